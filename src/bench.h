@@ -1,0 +1,216 @@
+/*
+ * bench.h — the bench on disk (DESIGN.md §1): finding it, and typed, strict loaders for
+ * registration.yaml, case.yaml, digests.yaml and trusted-signers.yaml.
+ *
+ * Every loader refuses unknown keys (naming the key and its line), wrong types, missing
+ * required keys and out-of-range values with the file's own *.schema_invalid code, and
+ * passes through the YAML limits of ydoc.h. Names are checked with bd_name_valid before
+ * any file is opened (case.bad_id).
+ *
+ * Ownership: every bd_*_load returns a new object the caller frees with its bd_*_free.
+ * Strings inside are owned by the object. Objects are immutable after load and may be
+ * read from several threads.
+ */
+#ifndef BD_BENCH_H
+#define BD_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "ydoc.h"
+
+#define BD_DIGEST_STR_LEN 71 /* "blake3:" + 64 hex */
+#define BD_FPR_LEN        40
+
+/* Hard caps (§4). */
+#define BD_RUBRIC_MAX_WALL_S        300
+#define BD_RUBRIC_MAX_MEMORY_MB     4096
+#define BD_RUBRIC_DEFAULT_WALL_S    60
+#define BD_RUBRIC_DEFAULT_MEMORY_MB 1024
+
+/* True when `name` matches ^[a-z0-9][a-z0-9._-]{0,127}$ and is not "." / "..". */
+bool bd_name_valid(const char *name);
+
+/* ---- registration.yaml ------------------------------------------------------------ */
+
+typedef enum { BD_TIER_BRONZE, BD_TIER_SILVER, BD_TIER_GOLD } bd_tier;
+typedef enum { BD_SEV_BLOCK, BD_SEV_WARN, BD_SEV_INFO } bd_severity;
+typedef enum { BD_SUT_CASSETTE, BD_SUT_COMMAND } bd_sut_kind;
+
+const char *bd_tier_str(bd_tier t);         /* "bronze" ... */
+const char *bd_severity_str(bd_severity s); /* "block" | "warn" | "info" */
+/* Parse "block"/"warn"/"info"; returns 0 or -1. */
+int bd_severity_parse(const char *s, bd_severity *out);
+
+typedef struct bd_failure_mode_def {
+    char *code; /* dotted lower-case, e.g. "cve.not_removed" */
+    bd_severity severity;
+    char *description;
+} bd_failure_mode_def;
+
+typedef struct bd_registration {
+    int schema_version; /* 1 */
+    char *name;         /* equals the task-class directory name */
+    char *description;
+    bd_tier current_tier;
+    int min_cases[3];      /* indexed by bd_tier */
+    double threshold[3];   /* indexed by bd_tier; [BRONZE] is 0 */
+    char **breakdown_keys; /* n_breakdown_keys entries */
+    size_t n_breakdown_keys;
+    bd_failure_mode_def *failure_modes;
+    size_t n_failure_modes;
+    int rubric_wall_clock_s; /* default 60, 1..300 */
+    int rubric_memory_mb;    /* default 1024, 16..4096 */
+    bd_sut_kind sut_kind;
+    char **sut_argv; /* BD_SUT_COMMAND: argv, argv[0] absolute; NULL-terminated */
+    size_t sut_argc;
+    int sut_wall_clock_s; /* BD_SUT_COMMAND: default 120, 1..300 */
+} bd_registration;
+
+/* Load `path`. `expect_name` (may be NULL) must equal the `name` key. */
+int bd_registration_load(bd_registration **out, const char *path, const char *expect_name,
+                         bd_err *err);
+void bd_registration_free(bd_registration *reg);
+/* Borrowed taxonomy entry for `code`, or NULL. */
+const bd_failure_mode_def *bd_registration_failure_mode(const bd_registration *reg,
+                                                        const char *code);
+bool bd_registration_has_breakdown_key(const bd_registration *reg, const char *key);
+
+/* ---- case.yaml --------------------------------------------------------------------- */
+
+typedef enum { BD_DISP_POSITIVE, BD_DISP_NEGATIVE, BD_DISP_AMBIGUOUS } bd_disposition;
+typedef enum { BD_DIFF_EASY, BD_DIFF_MEDIUM, BD_DIFF_HARD } bd_difficulty;
+const char *bd_disposition_str(bd_disposition d);
+const char *bd_difficulty_str(bd_difficulty d);
+
+typedef struct bd_signature_block {
+    bool present;
+    char *identity;
+    char fingerprint[BD_FPR_LEN + 1]; /* 40 upper-case hex */
+    char *signature;                  /* armored, as written */
+    int line;                         /* line of the block in case.yaml */
+} bd_signature_block;
+
+typedef struct bd_case {
+    int schema_version;
+    char *case_id;
+    char *title;
+    bd_disposition disposition;
+    bd_difficulty difficulty;
+    char *source;          /* curated | outcome-ledger-derived | regression-converted */
+    char *source_ref_type; /* ghsa | ledger | commit | synthetic */
+    char *source_ref_value;
+    char *added_at;          /* RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ" */
+    char *last_validated_at; /* same, or NULL */
+    bd_signature_block added_by;
+    bd_signature_block reviewed_by;
+    int wall_clock_s; /* rubric_limits override, 0 when absent */
+    int memory_mb;    /* rubric_limits override, 0 when absent */
+    bool has_cassette_digest;
+    char cassette_digest[BD_DIGEST_STR_LEN + 1]; /* "" when null */
+    bool has_case_digest;
+    char case_digest[BD_DIGEST_STR_LEN + 1]; /* "" when null (a fresh draft) */
+    char *path;                              /* path of case.yaml */
+    bd_ydoc *doc;       /* the parsed file, kept for `expected` and JSON export */
+    bd_ynode *expected; /* borrowed from doc: a mapping */
+} bd_case;
+
+/* Load case.yaml at `path`. `expect_id` (may be NULL) must equal `case_id`
+ * (else case.id_mismatch). */
+int bd_case_load(bd_case **out, const char *path, const char *expect_id, bd_err *err);
+void bd_case_free(bd_case *c);
+
+/* The case as JSON for the rubric's stdin: every case.yaml key, with the `signature`
+ * fields of added_by / reviewed_by removed. YAML plain scalars map to JSON by the YAML
+ * 1.2 core schema (null, true/false, integers, floats); quoted scalars are strings.
+ * Returns a new cJSON tree (caller frees with cJSON_Delete) or NULL on out-of-memory. */
+cJSON *bd_case_to_json(const bd_case *c);
+
+/* A YAML node as JSON, by the same rules. New tree or NULL. */
+cJSON *bd_ynode_to_json(const bd_ynode *node);
+
+/* ---- digests.yaml ------------------------------------------------------------------ */
+
+typedef struct bd_pin {
+    char *case_id;
+    char digest[BD_DIGEST_STR_LEN + 1];
+    int line;
+} bd_pin;
+
+typedef struct bd_digests {
+    int schema_version;
+    char rubric[BD_DIGEST_STR_LEN + 1];
+    bd_pin *pins; /* sorted by case_id */
+    size_t n_pins;
+} bd_digests;
+
+int bd_digests_load(bd_digests **out, const char *path, bd_err *err);
+void bd_digests_free(bd_digests *d);
+/* Borrowed pin for `case_id`, or NULL. */
+const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id);
+
+/* ---- trusted-signers.yaml ---------------------------------------------------------- */
+
+enum { BD_ROLE_AUTHOR = 1, BD_ROLE_REVIEWER = 2 };
+
+typedef struct bd_signer {
+    char fingerprint[BD_FPR_LEN + 1]; /* upper-case hex */
+    char *identity;
+    int roles; /* BD_ROLE_* bits */
+} bd_signer;
+
+typedef struct bd_signers {
+    int schema_version;
+    bd_signer *signers;
+    size_t n;
+} bd_signers;
+
+int bd_signers_load(bd_signers **out, const char *path, bd_err *err);
+void bd_signers_free(bd_signers *s);
+const bd_signer *bd_signers_find(const bd_signers *s, const char *fingerprint);
+
+/* ---- the bench --------------------------------------------------------------------- */
+
+typedef struct bd_bench {
+    char *root;          /* absolute bench root (holds bench/) */
+    char *bench_dir;     /* root + "/bench" */
+    char **task_classes; /* sorted names of bench/<name>/ holding registration.yaml */
+    size_t n_task_classes;
+} bd_bench;
+
+/* Find the bench root: `dir` itself when `explicit` (-C DIR; must hold bench/), else
+ * the nearest ancestor of `dir` that holds a bench/ folder. bench.not_found otherwise.
+ * *out is a new malloc'd absolute path. */
+int bd_bench_find_root(char **out, const char *dir, bool explicit_dir, bd_err *err);
+
+/* Open the bench at `root` and list its task classes. */
+int bd_bench_open(bd_bench **out, const char *root, bd_err *err);
+void bd_bench_free(bd_bench *b);
+
+typedef struct bd_task_class {
+    char *name;
+    char *dir;       /* <bench_dir>/<name> */
+    char *cases_dir; /* <dir>/cases */
+    char *rubric_path;
+    bd_registration *reg;
+    bd_digests *digests; /* NULL when cases/digests.yaml does not exist yet */
+    char **case_ids;     /* sorted names of the directories under cases/ */
+    size_t n_cases;
+} bd_task_class;
+
+/* Load task class `name`: case.bad_id for a bad name, bench.unknown_task_class when
+ * absent, then registration.yaml and digests.yaml (if present), and list cases/.
+ * A directory under cases/ whose name is not a valid id is case.bad_id. */
+int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *name, bd_err *err);
+void bd_task_class_free(bd_task_class *tc);
+
+/* Load the case `case_id` of `tc` (case.bad_id, bench.unknown_case, then case.yaml). */
+int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_id, bd_err *err);
+
+/* Join two path parts with '/'. New string or NULL on out-of-memory. */
+char *bd_path_join(const char *a, const char *b);
+
+#endif

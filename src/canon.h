@@ -1,0 +1,49 @@
+/*
+ * canon.h — canonical JSON: object keys sorted bytewise at every depth, no insignificant
+ * whitespace, strings escaped minimally ("\"", "\\", control characters as \uXXXX except
+ * \b \f \n \r \t), non-ASCII UTF-8 passed through, numbers as integers when they are
+ * integral and |x| < 2^53, otherwise the shortest "%.17g" form that round-trips.
+ * History records are hashed over exactly these bytes (DESIGN.md §5).
+ *
+ * Exactly:
+ *   - objects: members sorted by memcmp of their UTF-8 key bytes (= code-point order);
+ *     "{" k ":" v ("," k ":" v)* "}", arrays "[" v ("," v)* "]", no spaces anywhere;
+ *   - strings: `"` and `\` as \" and \\; U+0008 U+000C U+000A U+000D U+0009 as
+ *     \b \f \n \r \t; every other byte below 0x20 as \u00xx (lower-case hex); all other
+ *     bytes (including '/', DEL and non-ASCII UTF-8) raw;
+ *   - numbers: 0 for both zeros; integral with |x| < 2^53 as a plain integer ("-3",
+ *     "1700000000000"); otherwise the first of printf "%.15g", "%.16g", "%.17g" that
+ *     strtod() reads back as the same double ("0.75", "0.1", "1e+20", "1.5e-07"),
+ *     always in the C locale whatever the process locale;
+ *   - true, false, null.
+ * For ordinary records (strings, integers, floats such as 0.75 / 0.1 / 12.5, nested
+ * objects and arrays) these bytes equal Python's
+ *   json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).
+ * They differ for floats that are integral (Python "1.0", here "1"), for -0.0, and for
+ * the rare double whose shortest form needs fewer digits than %.15g gives (denormals).
+ */
+#ifndef BD_CANON_H
+#define BD_CANON_H
+
+#include <locale.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Serialize `item` canonically. Returns a new NUL-terminated string (caller frees with
+ * free()) and its length in *len (may be NULL), or NULL on out-of-memory or when the
+ * tree holds NaN/Infinity (which canonical JSON cannot express). Also NULL, because the
+ * bytes would not be one unambiguous JSON document, when the tree holds: an object with
+ * two members of the same key (cJSON keeps both when it parses such a document); a
+ * string or key that is not valid UTF-8; a cJSON_Raw or invalid item; a member without
+ * a key; nesting deeper than BD_CANON_MAX_DEPTH. */
+char *bd_canon_json(const cJSON *item, size_t *len);
+
+#define BD_CANON_MAX_DEPTH 1024
+
+/* The "C" locale object (created once, never freed), for number conversions that must
+ * not follow the process's LC_NUMERIC (the TUI calls setlocale). (locale_t)0 when it
+ * could not be created. Thread-safe. */
+locale_t bd_canon_c_locale(void);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * cli.h — shared plumbing of the headless commands (DESIGN.md §9). The commands are thin:
+ * parse arguments, call the core, print. Errors are one line on stderr,
+ * "benchdesk: <code>: <message>", or {"error":{"code":...,"message":...}} on stdout
+ * with --json; the exit status comes from the error table (err.h).
+ */
+#ifndef BD_CLI_H
+#define BD_CLI_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "bench.h"
+#include "err.h"
+
+typedef struct bd_cli {
+    const char *dir; /* -C DIR, or NULL */
+    const char *theme;
+    bool json;     /* --json given to the command */
+    bool no_color; /* NO_COLOR set, or not a terminal */
+} bd_cli;
+
+/* One command: argv[0] is the command's own name. Returns the process exit status. */
+typedef int (*bd_cmd_fn)(bd_cli *cli, int argc, char **argv);
+
+/* Print `err` as the one-line error (or JSON) and return its exit status. */
+int cli_fail(const bd_cli *cli, const bd_err *err);
+
+/* Report bad usage (usage.bad_args, exit 2) with a printf message; returns 2. */
+int cli_usage(const bd_cli *cli, const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Find and open the bench from -C or the working directory. On failure prints the
+ * error and returns its exit status (> 0); returns 0 and sets *out on success. */
+int cli_open_bench(const bd_cli *cli, bd_bench **out);
+
+/* Print `json` compactly on one line to stdout. */
+void cli_print_json(const cJSON *json);
+
+/* Scan argv for the options every command shares: --json, --help/-h. Removes --json
+ * from argv (setting cli->json) and returns true when help was asked for. Other
+ * arguments keep their order; *argc is updated. */
+bool cli_common_opts(bd_cli *cli, int *argc, char **argv);
+
+/* Print `help` (the command's usage text) to stdout and return 0. */
+int cli_help(const char *help);
+
+/* True when colour may be used on `fd`. */
+bool cli_color(const bd_cli *cli, int fd);
+
+/* The commands. */
+int cmd_list(bd_cli *cli, int argc, char **argv);
+int cmd_verify(bd_cli *cli, int argc, char **argv);
+int cmd_digest(bd_cli *cli, int argc, char **argv);
+int cmd_pin(bd_cli *cli, int argc, char **argv);
+int cmd_case(bd_cli *cli, int argc, char **argv);
+int cmd_run(bd_cli *cli, int argc, char **argv);
+int cmd_history(bd_cli *cli, int argc, char **argv);
+int cmd_anchor(bd_cli *cli, int argc, char **argv);
+int cmd_recommend(bd_cli *cli, int argc, char **argv);
+int cmd_promote(bd_cli *cli, int argc, char **argv);
+
+#endif

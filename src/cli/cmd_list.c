@@ -1,0 +1,154 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "verify.h"
+
+static const char list_help[] =
+    "usage: benchdesk list [TASK_CLASS] [--json]\n\n"
+    "Without TASK_CLASS: every task class with its tier, SUT kind, case count, provenance\n"
+    "(signed / awaiting review / draft) and whether all pins hold.\n"
+    "With TASK_CLASS: one row per case: id, disposition, difficulty, pin status,\n"
+    "provenance and title. Pins are checked by hashing each case (BLAKE3, DESIGN.md §2).\n";
+
+typedef struct tc_summary {
+    size_t prov[3];
+    bool pins_ok;
+} tc_summary;
+
+/* Verify `tc` once; summarize it, and print its case table when `print`. */
+static int list_cases(bd_cli *cli, const bd_task_class *tc, tc_summary *sum, bool print,
+                      bd_err *err)
+{
+    bd_verify_report rep;
+    if (bd_verify_task_class(&rep, tc, NULL, 0, err) < 0)
+        return -1;
+    sum->pins_ok = rep.n_failed == 0;
+    cJSON *arr = NULL;
+    if (print && cli->json)
+        arr = cJSON_CreateArray();
+    if (print && !cli->json)
+        printf("%-44s %-10s %-7s %-16s %-15s %s\n", "CASE", "DISP", "DIFF", "PIN", "PROVENANCE",
+               "TITLE");
+    for (size_t i = 0; i < rep.n_cases; i++) {
+        const bd_case_check *chk = &rep.cases[i];
+        const bd_case *c = chk->loaded;
+        bd_prov_claim prov = c ? bd_case_prov_claim(c) : BD_PROV_DRAFT;
+        sum->prov[prov]++;
+        const char *pin = chk->err.code == BD_OK ? "ok" : bd_code_str(chk->err.code);
+        if (arr) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "case_id", chk->case_id);
+            if (c) {
+                cJSON_AddStringToObject(o, "title", c->title);
+                cJSON_AddStringToObject(o, "disposition", bd_disposition_str(c->disposition));
+                cJSON_AddStringToObject(o, "difficulty", bd_difficulty_str(c->difficulty));
+            }
+            cJSON_AddStringToObject(o, "status", pin);
+            if (chk->err.code != BD_OK)
+                cJSON_AddStringToObject(o, "message", chk->err.msg);
+            cJSON_AddStringToObject(o, "digest", chk->digest);
+            cJSON_AddStringToObject(o, "pinned", chk->pinned);
+            cJSON_AddStringToObject(o, "provenance", bd_prov_claim_str(prov));
+            cJSON_AddItemToArray(arr, o);
+        } else if (print) {
+            printf("%-44s %-10s %-7s %-16s %-15s %s\n", chk->case_id,
+                   c ? bd_disposition_str(c->disposition) : "?",
+                   c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_claim_str(prov),
+                   c ? c->title : chk->err.msg);
+        }
+    }
+    if (print && !cli->json && rep.rubric_err.code != BD_OK)
+        printf("rubric: %s: %s\n", bd_code_str(rep.rubric_err.code), rep.rubric_err.msg);
+    if (arr) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "task_class", tc->name);
+        cJSON_AddStringToObject(
+            root, "rubric", rep.rubric_err.code == BD_OK ? "ok" : bd_code_str(rep.rubric_err.code));
+        cJSON_AddItemToObject(root, "cases", arr);
+        cli_print_json(root);
+        cJSON_Delete(root);
+    }
+    bd_verify_report_release(&rep);
+    return 0;
+}
+
+int cmd_list(bd_cli *cli, int argc, char **argv)
+{
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(list_help);
+    if (argc > 2)
+        return cli_usage(cli, "list", "list takes at most one task class");
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-')
+            return cli_usage(cli, "list", "unknown option '%s'", argv[i]);
+
+    bd_bench *bench = NULL;
+    int status = cli_open_bench(cli, &bench);
+    if (status)
+        return status;
+    bd_err err = BD_ERR_INIT;
+    bd_task_class *tc = NULL;
+
+    if (argc == 2) {
+        if (bd_task_class_load(&tc, bench, argv[1], &err) != 0) {
+            status = cli_fail(cli, &err);
+            goto out;
+        }
+        tc_summary sum = {0};
+        if (list_cases(cli, tc, &sum, true, &err) != 0)
+            status = cli_fail(cli, &err);
+        goto out;
+    }
+
+    cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
+    if (!cli->json)
+        printf("%-24s %-7s %-9s %6s %7s %9s %6s  %s\n", "TASK CLASS", "TIER", "SUT", "CASES",
+               "SIGNED", "AWAITING", "DRAFT", "PINS");
+    for (size_t i = 0; i < bench->n_task_classes; i++) {
+        if (bd_task_class_load(&tc, bench, bench->task_classes[i], &err) != 0) {
+            cJSON_Delete(arr);
+            status = cli_fail(cli, &err);
+            goto out;
+        }
+        tc_summary sum = {0};
+        if (list_cases(cli, tc, &sum, false, &err) != 0) {
+            cJSON_Delete(arr);
+            status = cli_fail(cli, &err);
+            goto out;
+        }
+        bool pins_ok = sum.pins_ok;
+        const char *sut = tc->reg->sut_kind == BD_SUT_CASSETTE ? "cassette" : "command";
+        if (arr) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", tc->name);
+            cJSON_AddStringToObject(o, "description", tc->reg->description);
+            cJSON_AddStringToObject(o, "tier", bd_tier_str(tc->reg->current_tier));
+            cJSON_AddStringToObject(o, "sut", sut);
+            cJSON_AddNumberToObject(o, "cases", (double)tc->n_cases);
+            cJSON_AddNumberToObject(o, "signed", (double)sum.prov[BD_PROV_COUNTERSIGNED]);
+            cJSON_AddNumberToObject(o, "awaiting_review", (double)sum.prov[BD_PROV_AUTHORED]);
+            cJSON_AddNumberToObject(o, "draft", (double)sum.prov[BD_PROV_DRAFT]);
+            cJSON_AddBoolToObject(o, "pins_ok", pins_ok);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            printf("%-24s %-7s %-9s %6zu %7zu %9zu %6zu  %s\n", tc->name,
+                   bd_tier_str(tc->reg->current_tier), sut, tc->n_cases,
+                   sum.prov[BD_PROV_COUNTERSIGNED], sum.prov[BD_PROV_AUTHORED],
+                   sum.prov[BD_PROV_DRAFT], pins_ok ? "ok" : "FAILING (run benchdesk verify)");
+        }
+        bd_task_class_free(tc);
+        tc = NULL;
+    }
+    if (arr) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "bench_root", bench->root);
+        cJSON_AddItemToObject(root, "task_classes", arr);
+        cli_print_json(root);
+        cJSON_Delete(root);
+    }
+out:
+    bd_task_class_free(tc);
+    bd_bench_free(bench);
+    return status;
+}

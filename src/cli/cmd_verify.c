@@ -1,0 +1,135 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "verify.h"
+
+static const char verify_help[] =
+    "usage: benchdesk verify [TASK_CLASS...] [--json]\n\n"
+    "Checks, for every task class (or the ones named): registration.yaml is valid; the\n"
+    "rubric's BLAKE3 equals its pin; every case's digest equals its pin in digests.yaml\n"
+    "and its own case_digest; every cassette equals its cassette_digest; no pin names a\n"
+    "missing case. Also checks bench/trusted-signers.yaml. Every failure is reported,\n"
+    "one line each, not just the first.\n\n"
+    "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
+
+/* Exit status of a set of failures: the first failure's status decides. */
+static void note(int *status, const bd_err *e)
+{
+    if (*status == 0)
+        *status = bd_code_exit(e->code);
+}
+
+static void add_failure(cJSON *arr, const bd_err *e, const char *case_id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "code", bd_code_str(e->code));
+    cJSON_AddStringToObject(o, "message", e->msg);
+    if (case_id)
+        cJSON_AddStringToObject(o, "case_id", case_id);
+    if (e->file[0])
+        cJSON_AddStringToObject(o, "file", e->file);
+    if (e->line > 0)
+        cJSON_AddNumberToObject(o, "line", e->line);
+    cJSON_AddItemToArray(arr, o);
+}
+
+static void report_failure(bd_cli *cli, cJSON *arr, const bd_err *e, const char *case_id,
+                           int *status)
+{
+    note(status, e);
+    if (cli->json)
+        add_failure(arr, e, case_id);
+    else
+        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(e->code), e->msg);
+}
+
+static void verify_signers(bd_cli *cli, const bd_bench *bench, cJSON *arr, int *status)
+{
+    char *path = bd_path_join(bench->bench_dir, "trusted-signers.yaml");
+    struct stat st;
+    if (path && lstat(path, &st) == 0) {
+        bd_err err = BD_ERR_INIT;
+        bd_signers *s = NULL;
+        if (bd_signers_load(&s, path, &err) != 0)
+            report_failure(cli, arr, &err, NULL, status);
+        bd_signers_free(s);
+    }
+    free(path);
+}
+
+int cmd_verify(bd_cli *cli, int argc, char **argv)
+{
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(verify_help);
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-')
+            return cli_usage(cli, "verify", "unknown option '%s'", argv[i]);
+
+    bd_bench *bench = NULL;
+    int status = cli_open_bench(cli, &bench);
+    if (status)
+        return status;
+
+    size_t n = argc > 1 ? (size_t)(argc - 1) : bench->n_task_classes;
+    const char *const *names =
+        argc > 1 ? (const char *const *)argv + 1 : (const char *const *)bench->task_classes;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *classes = cJSON_AddArrayToObject(root, "task_classes");
+    cJSON *bench_failures = cJSON_AddArrayToObject(root, "failures");
+    verify_signers(cli, bench, bench_failures, &status);
+
+    size_t total_cases = 0, total_failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        bd_err err = BD_ERR_INIT;
+        bd_task_class *tc = NULL;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", names[i]);
+        cJSON *fails = cJSON_AddArrayToObject(o, "failures");
+        cJSON_AddItemToArray(classes, o);
+        if (bd_task_class_load(&tc, bench, names[i], &err) != 0) {
+            report_failure(cli, fails, &err, NULL, &status);
+            total_failed++;
+            continue;
+        }
+        bd_verify_report rep;
+        if (bd_verify_task_class(&rep, tc, NULL, 0, &err) < 0) {
+            bd_task_class_free(tc);
+            cJSON_Delete(root);
+            bd_bench_free(bench);
+            return cli_fail(cli, &err);
+        }
+        if (rep.rubric_err.code != BD_OK)
+            report_failure(cli, fails, &rep.rubric_err, NULL, &status);
+        for (size_t k = 0; k < rep.n_cases; k++)
+            if (rep.cases[k].err.code != BD_OK)
+                report_failure(cli, fails, &rep.cases[k].err, rep.cases[k].case_id, &status);
+        for (size_t k = 0; k < rep.n_orphans; k++)
+            report_failure(cli, fails, &rep.orphans[k], NULL, &status);
+        cJSON_AddNumberToObject(o, "cases", (double)rep.n_cases);
+        cJSON_AddStringToObject(o, "rubric_digest", rep.rubric_digest);
+        cJSON_AddBoolToObject(o, "ok", rep.n_failed == 0);
+        if (!cli->json)
+            printf("%-24s %4zu cases  %s\n", tc->name, rep.n_cases,
+                   rep.n_failed ? "FAILED" : "verified");
+        total_cases += rep.n_cases;
+        total_failed += rep.n_failed;
+        bd_verify_report_release(&rep);
+        bd_task_class_free(tc);
+    }
+    cJSON_AddBoolToObject(root, "ok", status == 0);
+    if (cli->json)
+        cli_print_json(root);
+    else if (status == 0)
+        printf("verified: %zu task classes, %zu cases: pins, cassettes and rubric pins hold\n", n,
+               total_cases);
+    else
+        printf("verification failed: %zu problem%s (see above)\n", total_failed,
+               total_failed == 1 ? "" : "s");
+    cJSON_Delete(root);
+    bd_bench_free(bench);
+    return status;
+}

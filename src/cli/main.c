@@ -1,0 +1,97 @@
+/*
+ * benchdesk — the terminal workstation for an evaluation bench. With a subcommand it runs
+ * headless (this file dispatches); the TUI lands in ui/.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/*      name         function        one-line summary */
+#define BD_COMMANDS(X)                                                                             \
+    X("list", cmd_list, "task classes, or the cases of one, with their status")                    \
+    X("verify", cmd_verify, "check pins, cassettes and rubric pins")                               \
+    X("digest", cmd_digest, "print the BLAKE3 digest of a case directory or a file")               \
+    X("pin", cmd_pin, "rewrite a task class's pins after a deliberate change")                     \
+    X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
+    X("run", cmd_run, "run a task class's rubric over its cases")                                  \
+    X("history", cmd_history, "history verify | history log: the chained score history")           \
+    X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
+    X("recommend", cmd_recommend, "recommend a tier for a task class (never applies it)")          \
+    X("promote", cmd_promote, "always refuses: tiers move only by a reviewed human edit")
+
+typedef struct command {
+    const char *name;
+    bd_cmd_fn fn;
+    const char *summary;
+} command;
+
+static const command commands[] = {
+#define BD_X(name, fn, summary) {name, fn, summary},
+    BD_COMMANDS(BD_X)
+#undef BD_X
+};
+
+static int usage(FILE *to)
+{
+    fprintf(to, "usage: benchdesk [-C DIR] [--theme NAME] <command> [options]\n\n"
+                "Commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(to, "\nGlobal options:\n"
+                "  -C DIR        use the bench rooted at DIR (default: nearest ancestor of\n"
+                "                the working directory holding a bench/ folder)\n"
+                "  --theme NAME  TUI colour theme (default, light, high-contrast, monochrome)\n"
+                "  --version     print the version\n"
+                "  -h, --help    this help; `benchdesk <command> --help` for a command\n\n"
+                "Exit status: 0 done, 1 integrity or verification failure, 2 bad usage or\n"
+                "invalid input, 3 refused by policy, 4 environment or I/O failure.\n");
+    return to == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    /* A rubric closing its stdin must never kill benchdesk. */
+    signal(SIGPIPE, SIG_IGN);
+
+    bd_cli cli = {0};
+    const char *nc = getenv("NO_COLOR");
+    cli.no_color = nc && nc[0];
+
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-C") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage(&cli, NULL, "-C needs a directory");
+            cli.dir = argv[++i];
+        } else if (strcmp(a, "--theme") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage(&cli, NULL, "--theme needs a name");
+            cli.theme = argv[++i];
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            return usage(stdout);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("benchdesk %s\n", BD_VERSION);
+            return 0;
+        } else if (a[0] == '-') {
+            return cli_usage(&cli, NULL, "unknown option '%s'", a);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        /* The TUI opens here once it exists; until then show what there is to do. */
+        return usage(stdout);
+    }
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        if (strcmp(argv[i], commands[k].name) == 0)
+            return commands[k].fn(&cli, argc - i, argv + i);
+
+    bd_err err = BD_ERR_INIT;
+    bd_err_set(&err, BD_E_UNKNOWN_COMMAND, NULL, 0, 0,
+               "'%s' is not a benchdesk command; see `benchdesk --help`", argv[i]);
+    return cli_fail(&cli, &err);
+}

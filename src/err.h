@@ -1,0 +1,109 @@
+/*
+ * err.h — the one table of stable error codes, and the caller-owned error struct.
+ *
+ * Every failure a user can cause has a code here. The code string is stable (scripts
+ * match on it); the exit status is the one the CLI returns for it (DESIGN.md §9):
+ *   1 integrity/verification, 2 bad usage or invalid input, 3 refused by policy,
+ *   4 environment or I/O.
+ *
+ * Convention (libgit2-style): functions return 0 on success or -1 on failure and fill a
+ * caller-owned bd_err. A NULL bd_err is allowed and means "don't care".
+ */
+#ifndef BD_ERR_H
+#define BD_ERR_H
+
+#include <stddef.h>
+
+/*      enum name                    code string                   exit */
+#define BD_ERROR_CODES(X)                                                                          \
+    X(BD_OK, "ok", 0)                                                                              \
+    X(BD_E_USAGE, "usage.bad_args", 2)                                                             \
+    X(BD_E_UNKNOWN_COMMAND, "usage.unknown_command", 2)                                            \
+    X(BD_E_BENCH_NOT_FOUND, "bench.not_found", 2)                                                  \
+    X(BD_E_UNKNOWN_TASK_CLASS, "bench.unknown_task_class", 2)                                      \
+    X(BD_E_UNKNOWN_CASE, "bench.unknown_case", 2)                                                  \
+    X(BD_E_YAML_SYNTAX, "yaml.syntax", 2)                                                          \
+    X(BD_E_YAML_TOO_LARGE, "yaml.too_large", 2)                                                    \
+    X(BD_E_YAML_TOO_DEEP, "yaml.too_deep", 2)                                                      \
+    X(BD_E_YAML_ALIAS, "yaml.alias_refused", 2)                                                    \
+    X(BD_E_YAML_DUPLICATE_KEY, "yaml.duplicate_key", 2)                                            \
+    X(BD_E_YAML_ENCODING, "yaml.not_utf8", 2)                                                      \
+    X(BD_E_CASE_SCHEMA, "case.schema_invalid", 2)                                                  \
+    X(BD_E_REGISTRATION_SCHEMA, "registration.schema_invalid", 2)                                  \
+    X(BD_E_DIGESTS_SCHEMA, "digests.schema_invalid", 2)                                            \
+    X(BD_E_SIGNERS_SCHEMA, "signers.schema_invalid", 2)                                            \
+    X(BD_E_CONFIG_SCHEMA, "config.schema_invalid", 2)                                              \
+    X(BD_E_BAD_ID, "case.bad_id", 2)                                                               \
+    X(BD_E_CASE_EXISTS, "case.exists", 2)                                                          \
+    X(BD_E_UNSUPPORTED_ENTRY, "case.unsupported_entry", 1)                                         \
+    X(BD_E_DIGEST_MISMATCH, "case.digest_mismatch", 1)                                             \
+    X(BD_E_DIGEST_MISSING, "case.digest_missing", 1)                                               \
+    X(BD_E_PIN_ORPHAN, "case.pin_orphaned", 1)                                                     \
+    X(BD_E_CASE_ID_MISMATCH, "case.id_mismatch", 1)                                                \
+    X(BD_E_RUBRIC_DIGEST_MISMATCH, "rubric.digest_mismatch", 1)                                    \
+    X(BD_E_RUBRIC_MISSING, "rubric.missing", 1)                                                    \
+    X(BD_E_CASSETTE_DIGEST_MISMATCH, "cassette.digest_mismatch", 1)                                \
+    X(BD_E_CASSETTE_MISSING, "cassette.missing", 1)                                                \
+    X(BD_E_CHAIN_TAMPERED, "chain.tampered", 1)                                                    \
+    X(BD_E_ANCHOR_MISMATCH, "anchor.mismatch", 1)                                                  \
+    X(BD_E_PROVENANCE_MISSING, "provenance.missing", 3)                                            \
+    X(BD_E_PROVENANCE_BAD_SIGNATURE, "provenance.bad_signature", 1)                                \
+    X(BD_E_PROVENANCE_UNTRUSTED, "provenance.untrusted_signer", 1)                                 \
+    X(BD_E_PROVENANCE_SAME_SIGNER, "provenance.same_signer", 1)                                    \
+    X(BD_E_PROVENANCE_STALE, "provenance.stale_digest", 1)                                         \
+    X(BD_E_PROMOTION_REQUIRES_HUMAN, "promotion.requires_human", 3)                                \
+    X(BD_E_ISOLATION_UNAVAILABLE, "isolation.unavailable", 3)                                      \
+    X(BD_E_SCORE_INVALID, "score.invalid", 2)                                                      \
+    X(BD_E_INTERPRETER, "env.interpreter_missing", 4)                                              \
+    X(BD_E_SPAWN, "env.spawn_failed", 4)                                                           \
+    X(BD_E_EXEC_REFUSED, "exec.not_allowed", 4)                                                    \
+    X(BD_E_RUN_CANCELLED, "run.cancelled", 4)                                                      \
+    X(BD_E_IO, "io.error", 4)                                                                      \
+    X(BD_E_NOMEM, "env.out_of_memory", 4)                                                          \
+    X(BD_E_INTERNAL, "internal.bug", 4)
+
+typedef enum {
+#define BD_X(name, str, exitcode) name,
+    BD_ERROR_CODES(BD_X)
+#undef BD_X
+        BD_E__COUNT
+} bd_code;
+
+#define BD_ERR_MSG_MAX  1024
+#define BD_ERR_FILE_MAX 512
+
+/* Caller-owned error. `file` is empty, `line`/`col` are 0 when unknown. `msg` is one
+ * line: what went wrong, where, and what to do. */
+typedef struct bd_err {
+    bd_code code;
+    char file[BD_ERR_FILE_MAX];
+    int line;
+    int col;
+    char msg[BD_ERR_MSG_MAX];
+} bd_err;
+
+#define BD_ERR_INIT                                                                                \
+    {                                                                                              \
+        BD_OK, "", 0, 0, ""                                                                        \
+    }
+
+/* Stable code string, e.g. "case.digest_mismatch". Never NULL. */
+const char *bd_code_str(bd_code code);
+
+/* Exit status the CLI uses for `code` (0..4). */
+int bd_code_exit(bd_code code);
+
+/* Fill `err` (may be NULL) with code, location and a printf-formatted message. When
+ * `file` is non-NULL the message is prefixed "file:line:col: " (line/col left out when
+ * 0). Returns -1 so callers can `return bd_err_set(...)`. */
+int bd_err_set(bd_err *err, bd_code code, const char *file, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* Same, from errno: appends ": <strerror(errnum)>". Code is BD_E_IO unless given. */
+int bd_err_errno(bd_err *err, bd_code code, int errnum, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Reset to BD_OK. */
+void bd_err_clear(bd_err *err);
+
+#endif

@@ -1,0 +1,351 @@
+#include "pin.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+
+#define CASE_YAML_MAX (1024 * 1024)
+
+char *bd_yaml_set_top_scalar(const char *text, const char *key, const char *value,
+                             const char *label, bd_err *err)
+{
+    size_t klen = strlen(key);
+    int line = 1;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        const char *end = eol ? eol : p + strlen(p);
+        if ((size_t)(end - p) > klen && strncmp(p, key, klen) == 0 && p[klen] == ':') {
+            const char *v = p + klen + 1;
+            if (v < end && *v != ' ' && *v != '\t')
+                goto odd;
+            while (v < end && (*v == ' ' || *v == '\t'))
+                v++;
+            const char *ve = v;
+            while (ve < end && *ve != ' ' && *ve != '\t' && *ve != '#' && *ve != '\r')
+                ve++;
+            /* Only single-token scalars (null, a digest, a quoted digest) are ours to
+             * rewrite; anything else was written by hand and is left for a human. */
+            if (ve == v || *v == '|' || *v == '>' || *v == '{' || *v == '[' || *v == '&' ||
+                *v == '*')
+                goto odd;
+            size_t head = (size_t)(v - text), tail = strlen(ve), vlen = strlen(value);
+            char *out = malloc(head + vlen + tail + 1);
+            if (!out) {
+                bd_err_set(err, BD_E_NOMEM, label, 0, 0, "out of memory");
+                return NULL;
+            }
+            memcpy(out, text, head);
+            memcpy(out + head, value, vlen);
+            memcpy(out + head + vlen, ve, tail + 1);
+            return out;
+        odd:
+            bd_err_set(err, BD_E_CASE_SCHEMA, label, line, 1,
+                       "'%s' must be written on one line as `%s: <value>` for benchdesk to "
+                       "rewrite it; fix the line and retry",
+                       key, key);
+            return NULL;
+        }
+        if (!eol)
+            break;
+        p = eol + 1;
+        line++;
+    }
+    bd_err_set(err, BD_E_CASE_SCHEMA, label, 0, 0,
+               "has no top-level '%s:' line; add `%s: null` and retry", key, key);
+    return NULL;
+}
+
+/* What pinning one case will write, computed before anything is written. */
+typedef struct pending_case {
+    const char *case_id;
+    char *yaml_path;
+    char *new_yaml; /* NULL when case.yaml needs no change */
+    unsigned mode;
+    char digest[BD_DIGEST_BUF];
+} pending_case;
+
+static int prepare_case(pending_case *pc, const bd_task_class *tc, const char *case_id, bd_err *err)
+{
+    int rc = -1;
+    bd_case *c = NULL;
+    char *text = NULL, *step = NULL;
+    char *dir = bd_path_join(tc->cases_dir, case_id);
+    char *cassette = dir ? bd_path_join(dir, "cassette.json") : NULL;
+    pc->case_id = case_id;
+    pc->yaml_path = dir ? bd_path_join(dir, "case.yaml") : NULL;
+    if (!pc->yaml_path || !cassette) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    if (bd_task_class_case(&c, tc, case_id, err) != 0)
+        goto out;
+    if (bd_digest_case_dir(pc->digest, dir, NULL, err) != 0)
+        goto out;
+
+    char cassette_digest[BD_DIGEST_BUF] = "null";
+    struct stat st;
+    if (lstat(cassette, &st) == 0) {
+        if (bd_digest_file(cassette_digest, cassette, err) != 0)
+            goto out;
+    } else if (errno != ENOENT) {
+        bd_err_errno(err, BD_E_IO, errno, cassette, "cannot stat the cassette");
+        goto out;
+    }
+    size_t len;
+    if (bd_read_file(&text, &len, pc->yaml_path, CASE_YAML_MAX, BD_E_YAML_TOO_LARGE, err) != 0)
+        goto out;
+    if (stat(pc->yaml_path, &st) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, pc->yaml_path, "cannot stat");
+        goto out;
+    }
+    pc->mode = st.st_mode & 07777;
+    const char *want_case = c->has_case_digest ? c->case_digest : "null";
+    const char *want_cassette = c->has_cassette_digest ? c->cassette_digest : "null";
+    const char *cur = text;
+    if (strcmp(want_cassette, cassette_digest) != 0) {
+        step = bd_yaml_set_top_scalar(cur, "cassette_digest", cassette_digest, pc->yaml_path, err);
+        if (!step)
+            goto out;
+        cur = step;
+    }
+    if (strcmp(want_case, pc->digest) != 0) {
+        pc->new_yaml = bd_yaml_set_top_scalar(cur, "case_digest", pc->digest, pc->yaml_path, err);
+        if (!pc->new_yaml)
+            goto out;
+    } else if (step) {
+        pc->new_yaml = step;
+        step = NULL;
+    }
+    rc = 0;
+out:
+    bd_case_free(c);
+    free(text);
+    free(step);
+    free(dir);
+    free(cassette);
+    return rc;
+}
+
+static int add_change(bd_pin_report *r, const char *case_id, const char *before, const char *after,
+                      bd_err *err)
+{
+    bd_pin_change *grown = realloc(r->changes, (r->n_changes + 1) * sizeof(*grown));
+    if (!grown)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    r->changes = grown;
+    bd_pin_change *ch = &r->changes[r->n_changes++];
+    snprintf(ch->case_id, sizeof(ch->case_id), "%s", case_id);
+    snprintf(ch->before, sizeof(ch->before), "%s", before);
+    snprintf(ch->after, sizeof(ch->after), "%s", after);
+    return 0;
+}
+
+/* One pin line of the new digests.yaml. */
+typedef struct out_pin {
+    const char *case_id;
+    const char *digest;
+} out_pin;
+
+static int cmp_out_pin(const void *a, const void *b)
+{
+    return strcmp(((const out_pin *)a)->case_id, ((const out_pin *)b)->case_id);
+}
+
+static bool listed(const char *const *ids, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ids[i], id) == 0)
+            return true;
+    return false;
+}
+
+int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
+                      size_t n_case_ids, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = -1;
+    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
+    pending_case *pend = calloc(n ? n : 1, sizeof(*pend));
+    out_pin *pins = NULL;
+    char *yaml = NULL, *digests_path = NULL;
+    if (!pend)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+
+    /* Phase 1: compute everything; write nothing unless all of it succeeds. */
+    char rubric[BD_DIGEST_BUF];
+    const char *old_rubric = tc->digests ? tc->digests->rubric : "";
+    if (n_case_ids == 0 || !tc->digests) {
+        if (bd_digest_file(rubric, tc->rubric_path, err) != 0)
+            goto out;
+    } else {
+        snprintf(rubric, sizeof(rubric), "%s", old_rubric);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (prepare_case(&pend[i], tc, n_case_ids ? case_ids[i] : tc->case_ids[i], err) != 0)
+            goto out;
+
+    /* The new pin set: recomputed cases, plus (when pinning a subset) the other pins. */
+    size_t cap = n + (tc->digests ? tc->digests->n_pins : 0), np = 0;
+    pins = calloc(cap ? cap : 1, sizeof(*pins));
+    if (!pins) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pins[np++] = (out_pin){pend[i].case_id, pend[i].digest};
+        const bd_pin *old = tc->digests ? bd_digests_find(tc->digests, pend[i].case_id) : NULL;
+        if (!old || strcmp(old->digest, pend[i].digest) != 0)
+            if (add_change(out, pend[i].case_id, old ? old->digest : "", pend[i].digest, err))
+                goto out;
+    }
+    if (tc->digests) {
+        for (size_t i = 0; i < tc->digests->n_pins; i++) {
+            const bd_pin *p = &tc->digests->pins[i];
+            if (n_case_ids) {
+                if (!listed(case_ids, n_case_ids, p->case_id))
+                    pins[np++] = (out_pin){p->case_id, p->digest};
+            } else if (!listed((const char *const *)tc->case_ids, tc->n_cases, p->case_id)) {
+                if (add_change(out, p->case_id, p->digest, "", err))
+                    goto out;
+            }
+        }
+    }
+    if (strcmp(old_rubric, rubric) != 0 && add_change(out, "", old_rubric, rubric, err))
+        goto out;
+    qsort(pins, np, sizeof(*pins), cmp_out_pin);
+
+    size_t ylen = 128 + np * (BD_DIGEST_BUF + 140);
+    yaml = malloc(ylen);
+    if (!yaml) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    size_t off = (size_t)snprintf(yaml, ylen,
+                                  "# Pins written by `benchdesk pin`: BLAKE3 of rubric.py and "
+                                  "of each case (DESIGN.md section 2).\n"
+                                  "schema_version: 1\nrubric: %s\ncases:%s\n",
+                                  rubric, np ? "" : " {}");
+    for (size_t i = 0; i < np; i++)
+        off +=
+            (size_t)snprintf(yaml + off, ylen - off, "  %s: %s\n", pins[i].case_id, pins[i].digest);
+
+    /* Phase 2: write case.yaml files, then the pins (a crash in between leaves pins
+     * that verify flags, never pins that vouch for unpinned content). */
+    for (size_t i = 0; i < n; i++) {
+        if (pend[i].new_yaml &&
+            bd_write_file_atomic(pend[i].yaml_path, pend[i].new_yaml, strlen(pend[i].new_yaml),
+                                 pend[i].mode, err) != 0)
+            goto out;
+    }
+    digests_path = bd_path_join(tc->cases_dir, "digests.yaml");
+    if (!digests_path) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    if (bd_write_file_atomic(digests_path, yaml, off, 0644, err) != 0)
+        goto out;
+    out->n_pinned = n;
+    rc = 0;
+out:
+    for (size_t i = 0; i < n; i++) {
+        free(pend[i].yaml_path);
+        free(pend[i].new_yaml);
+    }
+    free(pend);
+    free(pins);
+    free(yaml);
+    free(digests_path);
+    if (rc != 0)
+        bd_pin_report_release(out);
+    return rc;
+}
+
+void bd_pin_report_release(bd_pin_report *r)
+{
+    if (!r)
+        return;
+    free(r->changes);
+    memset(r, 0, sizeof(*r));
+}
+
+int bd_case_scaffold(char **out_dir, const bd_task_class *tc, const char *case_id, bd_err *err)
+{
+    if (out_dir)
+        *out_dir = NULL;
+    if (!bd_name_valid(case_id))
+        return bd_err_set(err, BD_E_BAD_ID, NULL, 0, 0,
+                          "'%s' is not a valid case id: use 1-128 of a-z 0-9 . _ - "
+                          "starting with a letter or digit",
+                          case_id);
+    int rc = -1;
+    char *dir = bd_path_join(tc->cases_dir, case_id);
+    char *sub = NULL, *file = NULL;
+    if (!dir)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (bd_mkdir_p(tc->cases_dir, 0755, err) != 0)
+        goto out;
+    if (mkdir(dir, 0755) != 0) {
+        if (errno == EEXIST)
+            bd_err_set(err, BD_E_CASE_EXISTS, dir, 0, 0,
+                       "already exists; pick another id or edit that case");
+        else
+            bd_err_errno(err, BD_E_IO, errno, dir, "cannot create the case directory");
+        goto out;
+    }
+    const char *subs[] = {"input", "expected"};
+    for (size_t i = 0; i < 2; i++) {
+        sub = bd_path_join(dir, subs[i]);
+        if (!sub || mkdir(sub, 0755) != 0) {
+            bd_err_errno(err, BD_E_IO, sub ? errno : ENOMEM, sub ? sub : dir,
+                         "cannot create the folder");
+            goto out;
+        }
+        free(sub);
+        sub = NULL;
+    }
+    char cassette_digest[BD_DIGEST_BUF] = "null";
+    if (tc->reg->sut_kind == BD_SUT_CASSETTE) {
+        file = bd_path_join(dir, "cassette.json");
+        if (!file || bd_write_file_atomic(file, "{}\n", 3, 0644, err) != 0)
+            goto out;
+        bd_digest_bytes(cassette_digest, "{}\n", 3);
+        free(file);
+        file = NULL;
+    }
+    char now[21];
+    bd_utc_now(now);
+    char yaml[2048];
+    int len = snprintf(yaml, sizeof(yaml),
+                       "schema_version: 1\n"
+                       "case_id: %s\n"
+                       "title: \"%s\"  # one line a curator recognizes\n"
+                       "disposition: positive  # positive | negative | ambiguous\n"
+                       "difficulty: medium  # easy | medium | hard\n"
+                       "provenance:\n"
+                       "  source: curated  # curated | outcome-ledger-derived | "
+                       "regression-converted\n"
+                       "  source_ref: {type: synthetic, value: \"%s\"}\n"
+                       "  added_at: \"%s\"\n"
+                       "  last_validated_at: \"%s\"\n"
+                       "expected: {}  # the ground truth the rubric receives\n"
+                       "cassette_digest: %s\n"
+                       "case_digest: null  # set by `benchdesk pin %s %s`\n",
+                       case_id, case_id, case_id, now, now, cassette_digest, tc->name, case_id);
+    file = bd_path_join(dir, "case.yaml");
+    if (!file || bd_write_file_atomic(file, yaml, (size_t)len, 0644, err) != 0)
+        goto out;
+    if (out_dir) {
+        *out_dir = dir;
+        dir = NULL;
+    }
+    rc = 0;
+out:
+    free(dir);
+    free(sub);
+    free(file);
+    return rc;
+}

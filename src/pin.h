@@ -1,0 +1,56 @@
+/*
+ * pin.h — the curator's deliberate acts on a task class: rewriting pins
+ * (`benchdesk pin`) and scaffolding a draft case (`benchdesk case new`).
+ *
+ * Writes are atomic: a sibling temp file (O_EXCL|O_NOFOLLOW), fsync, rename over the
+ * original, fsync of the directory. case.yaml is edited in place, byte for byte except
+ * the value of the edited keys, so comments, signatures and key order survive.
+ */
+#ifndef BD_PIN_H
+#define BD_PIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench.h"
+#include "digest.h"
+#include "err.h"
+
+typedef struct bd_pin_change {
+    char case_id[129];          /* "" for the rubric */
+    char before[BD_DIGEST_BUF]; /* previous pin, "" if none */
+    char after[BD_DIGEST_BUF];  /* new pin; "" when the pin was dropped (orphan) */
+} bd_pin_change;
+
+typedef struct bd_pin_report {
+    bd_pin_change *changes; /* only entries whose pin changed */
+    size_t n_changes;
+    size_t n_pinned; /* cases pinned (changed or not) */
+} bd_pin_report;
+
+/* Pin `tc`. With n_case_ids == 0: the rubric and every case, dropping pins that name no
+ * case. Otherwise only the listed cases (each must exist: bench.unknown_case). For each
+ * case: compute its digest (refusing unsupported entries), set case_digest in
+ * case.yaml, and set cassette_digest to the BLAKE3 of cassette.json (null when there is
+ * none). Then write cases/digests.yaml. Nothing is written unless every listed case
+ * could be digested and loaded. Returns 0, or -1 with `err`. Release *out with
+ * bd_pin_report_release. */
+int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
+                      size_t n_case_ids, bd_err *err);
+void bd_pin_report_release(bd_pin_report *r);
+
+/* Replace the value of the top-level key `key` in the YAML text `text` (which must
+ * hold the key on its own line as `key: value [# comment]`) with `value`. Returns a new
+ * string (caller frees) or NULL with `err` (case.schema_invalid naming `label`, line). */
+char *bd_yaml_set_top_scalar(const char *text, const char *key, const char *value,
+                             const char *label, bd_err *err);
+
+/* Scaffold a draft case `case_id` in `tc`: cases/<id>/case.yaml (title from the id,
+ * added_at = now in UTC, expected: {}, no signatures, digests null), empty input/ and
+ * expected/ folders, and cassette.json `{}` for cassette SUTs. Refuses a bad id
+ * (case.bad_id) or an existing directory (case.exists). The new case is unpinned on
+ * purpose: the curator fills it in, then pins it. *out_dir (may be NULL) receives the
+ * new directory (caller frees). */
+int bd_case_scaffold(char **out_dir, const bd_task_class *tc, const char *case_id, bd_err *err);
+
+#endif

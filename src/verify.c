@@ -1,0 +1,241 @@
+#include "verify.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Relative label "<task-class>/cases/<id>/..." keeps messages short and copy-pastable. */
+static void check_cassette(bd_case_check *out, const bd_task_class *tc, const char *case_dir)
+{
+    const bd_case *c = out->loaded;
+    char *path = bd_path_join(case_dir, "cassette.json");
+    if (!path) {
+        bd_err_set(&out->err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        return;
+    }
+    struct stat st;
+    bool present = lstat(path, &st) == 0;
+    if (!present && errno != ENOENT) {
+        bd_err_errno(&out->err, BD_E_IO, errno, path, "cannot stat the cassette");
+        goto out;
+    }
+    if (!present) {
+        if (tc->reg->sut_kind == BD_SUT_CASSETTE)
+            bd_err_set(&out->err, BD_E_CASSETTE_MISSING, path, 0, 0,
+                       "cassette.json is missing but task class '%s' replays cassettes; "
+                       "record the system's output there, then run `benchdesk pin %s %s`",
+                       tc->name, tc->name, out->case_id);
+        else if (c->has_cassette_digest)
+            bd_err_set(&out->err, BD_E_CASSETTE_MISSING, c->path, 0, 0,
+                       "cassette_digest is set but cassette.json is missing; restore it or "
+                       "set cassette_digest: null");
+        goto out;
+    }
+    bd_err ferr = BD_ERR_INIT;
+    if (bd_digest_file(out->cassette, path, &ferr) != 0) {
+        out->err = ferr;
+        goto out;
+    }
+    if (!c->has_cassette_digest) {
+        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, c->path, 0, 0,
+                   "cassette_digest is null but cassette.json exists (%s); run `benchdesk "
+                   "pin %s %s` to pin it",
+                   out->cassette, tc->name, out->case_id);
+    } else if (strcmp(c->cassette_digest, out->cassette) != 0) {
+        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
+                   "cassette.json is %s but case.yaml pins %s; restore the recorded output, "
+                   "or re-pin deliberately with `benchdesk pin %s %s`",
+                   out->cassette, c->cassette_digest, tc->name, out->case_id);
+    }
+out:
+    free(path);
+}
+
+int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case_id)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
+    char *case_dir = NULL;
+
+    if (bd_task_class_case(&out->loaded, tc, case_id, &out->err) != 0)
+        goto out;
+    case_dir = bd_path_join(tc->cases_dir, case_id);
+    if (!case_dir) {
+        bd_err_set(&out->err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    if (bd_digest_case_dir(out->digest, case_dir, NULL, &out->err) != 0) {
+        out->digest[0] = '\0';
+        goto out;
+    }
+    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, case_id) : NULL;
+    if (pin)
+        snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
+
+    const bd_case *c = out->loaded;
+    if (!pin) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
+                   "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
+                   "`benchdesk pin %s %s`",
+                   case_id, tc->name, tc->name, case_id);
+        goto out;
+    }
+    if (strcmp(pin->digest, out->digest) != 0) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
+                   "content is %s but digests.yaml:%d pins %s; restore the case, or re-pin "
+                   "deliberately with `benchdesk pin %s %s`",
+                   out->digest, pin->line, pin->digest, tc->name, case_id);
+        goto out;
+    }
+    if (!c->has_case_digest) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISSING, c->path, 0, 0,
+                   "case_digest is null; run `benchdesk pin %s %s`", tc->name, case_id);
+        goto out;
+    }
+    if (strcmp(c->case_digest, out->digest) != 0) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, c->path, 0, 0,
+                   "case_digest %s differs from the content and its pin (%s); run "
+                   "`benchdesk pin %s %s`",
+                   c->case_digest, out->digest, tc->name, case_id);
+        goto out;
+    }
+    check_cassette(out, tc, case_dir);
+out:
+    free(case_dir);
+    return out->err.code == BD_OK ? 0 : -1;
+}
+
+void bd_case_check_release(bd_case_check *c)
+{
+    if (!c)
+        return;
+    bd_case_free(c->loaded);
+    c->loaded = NULL;
+}
+
+static void check_rubric(bd_verify_report *r, const bd_task_class *tc)
+{
+    bd_err *e = &r->rubric_err;
+    struct stat st;
+    if (lstat(tc->rubric_path, &st) != 0 && errno == ENOENT) {
+        bd_err_set(e, BD_E_RUBRIC_MISSING, tc->rubric_path, 0, 0,
+                   "the task class has no rubric.py; add the scorer, then pin it with "
+                   "`benchdesk pin %s`",
+                   tc->name);
+        return;
+    }
+    if (bd_digest_file(r->rubric_digest, tc->rubric_path, e) != 0) {
+        r->rubric_digest[0] = '\0';
+        return;
+    }
+    if (!tc->digests) {
+        bd_err_set(e, BD_E_DIGEST_MISSING, tc->cases_dir, 0, 0,
+                   "digests.yaml is missing, so nothing is pinned; run `benchdesk pin %s`",
+                   tc->name);
+        return;
+    }
+    if (strcmp(tc->digests->rubric, r->rubric_digest) != 0)
+        bd_err_set(e, BD_E_RUBRIC_DIGEST_MISMATCH, tc->rubric_path, 0, 0,
+                   "rubric.py is %s but digests.yaml pins %s; restore the rubric, or re-pin "
+                   "deliberately with `benchdesk pin %s`",
+                   r->rubric_digest, tc->digests->rubric, tc->name);
+}
+
+static bool has_case(const bd_task_class *tc, const char *id)
+{
+    for (size_t i = 0; i < tc->n_cases; i++)
+        if (strcmp(tc->case_ids[i], id) == 0)
+            return true;
+    return false;
+}
+
+int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
+                         const char *const *case_ids, size_t n_case_ids, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
+    check_rubric(out, tc);
+    if (out->rubric_err.code != BD_OK)
+        out->n_failed++;
+
+    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
+    if (n) {
+        out->cases = calloc(n, sizeof(*out->cases));
+        if (!out->cases)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *id = n_case_ids ? case_ids[i] : tc->case_ids[i];
+        if (bd_verify_case(&out->cases[i], tc, id) != 0)
+            out->n_failed++;
+        out->n_cases++;
+    }
+
+    if (!n_case_ids && tc->digests) {
+        for (size_t i = 0; i < tc->digests->n_pins; i++) {
+            const bd_pin *p = &tc->digests->pins[i];
+            if (has_case(tc, p->case_id))
+                continue;
+            bd_err *grown = realloc(out->orphans, (out->n_orphans + 1) * sizeof(*grown));
+            if (!grown)
+                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+            out->orphans = grown;
+            bd_err *e = &out->orphans[out->n_orphans++];
+            char *path = bd_path_join(tc->cases_dir, "digests.yaml");
+            bd_err_set(e, BD_E_PIN_ORPHAN, path ? path : "digests.yaml", p->line, 0,
+                       "pin for '%s' names no case directory; restore the case or run "
+                       "`benchdesk pin %s` to drop the pin",
+                       p->case_id, tc->name);
+            free(path);
+            out->n_failed++;
+        }
+    }
+    return out->n_failed ? 1 : 0;
+}
+
+void bd_verify_report_release(bd_verify_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_cases; i++)
+        bd_case_check_release(&r->cases[i]);
+    free(r->cases);
+    free(r->orphans);
+    memset(r, 0, sizeof(*r));
+}
+
+const bd_err *bd_verify_first_failure(const bd_verify_report *r)
+{
+    if (r->rubric_err.code != BD_OK)
+        return &r->rubric_err;
+    for (size_t i = 0; i < r->n_cases; i++)
+        if (r->cases[i].err.code != BD_OK)
+            return &r->cases[i].err;
+    if (r->n_orphans)
+        return &r->orphans[0];
+    return NULL;
+}
+
+bd_prov_claim bd_case_prov_claim(const bd_case *c)
+{
+    if (c->added_by.present && c->reviewed_by.present)
+        return BD_PROV_COUNTERSIGNED;
+    if (c->added_by.present || c->reviewed_by.present)
+        return BD_PROV_AUTHORED;
+    return BD_PROV_DRAFT;
+}
+
+const char *bd_prov_claim_str(bd_prov_claim p)
+{
+    switch (p) {
+    case BD_PROV_COUNTERSIGNED:
+        return "signed";
+    case BD_PROV_AUTHORED:
+        return "awaiting_review";
+    case BD_PROV_DRAFT:
+        break;
+    }
+    return "draft";
+}

@@ -1,0 +1,34 @@
+# Shared helpers for the command-line tests. Source it; it sets -euo pipefail.
+set -euo pipefail
+: "${BD_SOURCE_DIR:?run through ctest}" "${BD_BIN:?run through ctest}"
+BD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bd-clitest.XXXXXX")
+trap 'rm -rf "$BD_TMP"' EXIT
+fails=0
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; fails=$((fails + 1)); }
+
+# expect STATUS CODE -- cmd...: run cmd, check exit status and (if CODE != -) that
+# stderr's error line carries CODE.
+expect() {
+    local want=$1 code=$2; shift 3
+    local out rc=0
+    out=$("$@" 2>&1 >/dev/null) || rc=$?
+    if [ "$rc" != "$want" ]; then fail "$* -> exit $rc, wanted $want ($out)"; return; fi
+    if [ "$code" != "-" ] && ! grep -q "^benchdesk: $code: " <<<"$out"; then
+        fail "$* -> wanted error code $code, got: $out"; return
+    fi
+    pass "$* -> $want ${code}"
+}
+
+# A copy of the demo bench in a scratch dir; prints its root.
+demo_copy() {
+    local d="$BD_TMP/demo.$RANDOM"
+    mkdir -p "$d"
+    cp -a "$BD_SOURCE_DIR/bench" "$d/bench"
+    printf '%s\n' "$d"
+}
+
+finish() {
+    if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
+    echo "all passed"
+}

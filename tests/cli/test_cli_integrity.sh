@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The headless commands of DESIGN.md §9 over a copy of the demo bench: exit statuses,
+# one-line errors with stable codes, --json, --help, and every integrity failure that
+# `verify` must catch.
+. "$(dirname "$0")/lib.sh"
+bd() { "$BD_BIN" "$@"; }
+
+root=$(demo_copy)
+tc=$(ls "$root/bench" | while read -r d; do [ -f "$root/bench/$d/registration.yaml" ] && echo "$d"; done | head -1)
+case1=$(ls "$root/bench/$tc/cases" | grep -v digests.yaml | head -1)
+cdir="$root/bench/$tc/cases/$case1"
+
+# The shipped demo bench verifies.
+expect 0 - -- bd -C "$BD_SOURCE_DIR" verify
+expect 0 - -- bd -C "$root" verify
+expect 0 - -- bd -C "$root" list
+expect 0 - -- bd -C "$root" list "$tc"
+
+# --help on every command, exit 0, text on stdout.
+for c in list verify digest pin case run history anchor recommend promote; do
+    if bd "$c" --help | grep -q "^usage: benchdesk $c"; then pass "$c --help"; else fail "$c --help"; fi
+done
+bd --help | grep -q "^usage: benchdesk" && pass "--help" || fail "--help"
+
+# Bad usage and invalid input: exit 2 with their codes.
+expect 2 usage.unknown_command -- bd -C "$root" frobnicate
+expect 2 usage.bad_args -- bd -C "$root" list a b
+expect 2 usage.bad_args -- bd -C "$root" digest
+expect 2 bench.unknown_task_class -- bd -C "$root" list no-such-class
+expect 2 case.bad_id -- bd -C "$root" list ../etc
+expect 2 case.bad_id -- bd -C "$root" list 'a/b'
+expect 2 case.bad_id -- bd -C "$root" case new "$tc" ../../escape
+expect 2 case.bad_id -- bd -C "$root" case new "$tc" Upper
+expect 2 bench.not_found -- bd -C "$BD_TMP" list
+expect 2 case.exists -- bd -C "$root" case new "$tc" "$case1"
+[ ! -e "$root/escape" ] && pass "bad id created nothing" || fail "bad id created a file"
+
+# --json errors are one object on stdout.
+out=$(bd -C "$root" list no-such-class --json || true)
+python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"]=="bench.unknown_task_class" and e["message"]' "$out" \
+    && pass "--json error object" || fail "--json error object: $out"
+out=$(bd -C "$root" verify --json)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] is True and d["task_classes"]' "$out" \
+    && pass "verify --json" || fail "verify --json: $out"
+out=$(bd -C "$root" list --json)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["task_classes"])>=3 and all(t["pins_ok"] for t in d["task_classes"])' "$out" \
+    && pass "list --json" || fail "list --json: $out"
+
+# digest of a case equals its pin.
+pinned=$(awk -v id="$case1" '$1==id":" {print $2}' "$root/bench/$tc/cases/digests.yaml")
+[ "$(bd digest "$cdir")" = "$pinned" ] && pass "digest = pin" || fail "digest != pin"
+
+# Tampering, each caught with its own code, exit 1; then restored.
+cp -a "$root/bench" "$BD_TMP/pristine"
+restore() { rm -rf "$root/bench"; cp -a "$BD_TMP/pristine" "$root/bench"; }
+
+f=$(find "$cdir/input" -type f | head -1)
+printf 'x' >>"$f"
+expect 1 case.digest_mismatch -- bd -C "$root" verify
+restore
+chmod +x "$(find "$cdir/expected" -type f | head -1)"
+expect 1 case.digest_mismatch -- bd -C "$root" verify "$tc"
+restore
+printf '\n# tampered\n' >>"$root/bench/$tc/rubric.py"
+expect 1 rubric.digest_mismatch -- bd -C "$root" verify
+restore
+sed -i "s/^cassette_digest: .*/cassette_digest: blake3:$(printf '0%.0s' $(seq 64))/" "$cdir/case.yaml"
+expect 1 cassette.digest_mismatch -- bd -C "$root" verify
+restore
+sed -i "/^  $case1:/d" "$root/bench/$tc/cases/digests.yaml"
+expect 1 case.digest_missing -- bd -C "$root" verify
+restore
+mv "$cdir" "$root/bench/$tc/cases/zz-moved-away"
+expect 1 case.pin_orphaned -- bd -C "$root" verify
+restore
+ln -s /etc/passwd "$cdir/input/link"
+expect 1 case.unsupported_entry -- bd -C "$root" verify
+restore
+mkfifo "$cdir/input/fifo"
+expect 1 case.unsupported_entry -- bd -C "$root" verify
+restore
+printf 'surprise: 1\n' >>"$cdir/case.yaml"
+expect 2 case.schema_invalid -- bd -C "$root" verify
+restore
+# Every failure is reported, not just the first.
+printf 'x' >>"$(find "$cdir/input" -type f | head -1)"
+printf '\n# tampered\n' >>"$root/bench/$tc/rubric.py"
+n=$(bd -C "$root" verify 2>&1 >/dev/null | grep -c '^benchdesk: ' || true)
+[ "$n" -ge 2 ] && pass "verify reports every failure ($n)" || fail "verify reported $n failures"
+
+# pin: deliberate re-pin fixes both, and case.yaml keeps every other byte.
+before=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | sha256sum)
+expect 0 - -- bd -C "$root" pin "$tc"
+after=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | sha256sum)
+[ "$before" = "$after" ] && pass "pin keeps case.yaml bytes" || fail "pin changed other bytes"
+expect 0 - -- bd -C "$root" verify
+restore
+# pin of one case leaves the other pins alone.
+printf 'y' >>"$(find "$cdir/input" -type f | head -1)"
+cp "$root/bench/$tc/cases/digests.yaml" "$BD_TMP/d1"
+expect 0 - -- bd -C "$root" pin "$tc" "$case1"
+[ "$(diff "$BD_TMP/d1" "$root/bench/$tc/cases/digests.yaml" | grep -c '^[<>]')" = 2 ] \
+    && pass "pin one case changes one line" || fail "pin one case changed more"
+expect 0 - -- bd -C "$root" verify
+expect 2 bench.unknown_case -- bd -C "$root" pin "$tc" no-such-case
+# pin refuses a case it cannot digest and writes nothing.
+ln -s /etc/passwd "$cdir/input/link"
+cp "$root/bench/$tc/cases/digests.yaml" "$BD_TMP/d2"
+expect 1 case.unsupported_entry -- bd -C "$root" pin "$tc"
+cmp -s "$BD_TMP/d2" "$root/bench/$tc/cases/digests.yaml" && pass "failed pin wrote nothing" || fail "failed pin wrote"
+restore
+
+# case new: a draft that verify reports as unpinned until pinned.
+expect 0 - -- bd -C "$root" case new "$tc" brand-new-case
+[ -f "$root/bench/$tc/cases/brand-new-case/case.yaml" ] && pass "scaffolded" || fail "no case.yaml"
+expect 1 case.digest_missing -- bd -C "$root" verify "$tc"
+echo "hello" >"$root/bench/$tc/cases/brand-new-case/input/prompt.txt"
+expect 0 - -- bd -C "$root" pin "$tc" brand-new-case
+expect 0 - -- bd -C "$root" verify "$tc"
+bd -C "$root" list "$tc" | grep -q '^brand-new-case .* draft' && pass "new case listed as draft" || fail "draft not listed"
+
+# The bench root is found from a subdirectory.
+(cd "$cdir/input" && "$BD_BIN" verify >/dev/null) && pass "root from subdirectory" || fail "root from subdirectory"
+finish
