@@ -1,0 +1,116 @@
+/*
+ * fuzz_benchscore.c — libFuzzer target for the BenchScore parser (src/score.h).
+ *
+ * Invariants checked on every input, against a fixed registration:
+ *   - the parser never crashes, leaks or reads past `size` (ASan/UBSan);
+ *   - a refusal leaves the score zeroed and a one-line detail of printable text;
+ *   - the registration only ever adds unknown_* refusals: a document malformed with it
+ *     is malformed without it, and one valid with it is valid without it;
+ *   - a valid score serializes (bd_score_to_json + bd_canon_json), those canonical bytes
+ *     parse again as a valid score, and give the same canonical bytes.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon.h"
+#include "score.h"
+
+static char *bkeys[] = {"recipe_match", "cve_delta", "validator", "a", "b"};
+static bd_failure_mode_def taxonomy[] = {
+    {"recipe.wrong", BD_SEV_BLOCK, "Picked the wrong recipe"},
+    {"cve.not_removed", BD_SEV_BLOCK, "The CVE is still reachable"},
+    {"style.nit", BD_SEV_WARN, "Cosmetic"},
+    {"note.info", BD_SEV_INFO, "For the record"},
+    {"x", BD_SEV_WARN, "short"},
+};
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "fuzz_benchscore: invariant broken: %s\n", what);
+        abort();
+    }
+}
+
+static void check_detail(const char *detail, int want_empty)
+{
+    size_t n = strnlen(detail, BD_SCORE_DETAIL_MAX);
+    check(n < BD_SCORE_DETAIL_MAX, "detail is NUL-terminated within its buffer");
+    check(want_empty ? n == 0 : n > 0, "detail is set exactly when the score is refused");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)detail[i];
+        check(c >= 0x20 && c != 0x7F, "detail holds no control character");
+    }
+}
+
+static char *canonical(const bd_score *s, size_t *len)
+{
+    cJSON *j = bd_score_to_json(s);
+    check(j != NULL, "bd_score_to_json succeeds on a valid score");
+    char *c = bd_canon_json(j, len);
+    cJSON_Delete(j);
+    check(c != NULL, "bd_canon_json succeeds on a valid score");
+    return c;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    bd_registration reg;
+    memset(&reg, 0, sizeof(reg));
+    reg.schema_version = 1;
+    reg.name = "fuzz";
+    reg.breakdown_keys = bkeys;
+    reg.n_breakdown_keys = sizeof(bkeys) / sizeof(bkeys[0]);
+    reg.failure_modes = taxonomy;
+    reg.n_failure_modes = sizeof(taxonomy) / sizeof(taxonomy[0]);
+
+    /* an exact-size heap copy: ASan sees any read past `size` */
+    char *buf = malloc(size ? size : 1);
+    if (!buf)
+        return 0;
+    if (size)
+        memcpy(buf, data, size);
+
+    bd_score s, zero;
+    memset(&zero, 0, sizeof(zero));
+    char detail[BD_SCORE_DETAIL_MAX];
+    bd_harness_mode m = bd_score_parse(&s, buf, size, &reg, detail);
+    check(m == BD_HM_NONE || m == BD_HM_MALFORMED || m == BD_HM_UNKNOWN_BREAKDOWN_KEY ||
+              m == BD_HM_UNKNOWN_FAILURE_MODE,
+          "the parser returns only its own modes");
+    check_detail(detail, m == BD_HM_NONE);
+
+    bd_score s0;
+    char detail0[BD_SCORE_DETAIL_MAX];
+    bd_harness_mode m0 = bd_score_parse(&s0, buf, size, NULL, detail0);
+    if (m == BD_HM_MALFORMED)
+        check(m0 == BD_HM_MALFORMED, "malformed does not depend on the registration");
+    else
+        check(m0 == BD_HM_NONE, "only the registration adds unknown_* refusals");
+    bd_score_free(&s0);
+
+    if (m != BD_HM_NONE) {
+        check(memcmp(&s, &zero, sizeof(s)) == 0, "a refused score is zeroed");
+        free(buf);
+        return 0;
+    }
+
+    size_t len;
+    char *c1 = canonical(&s, &len);
+    bd_score s2;
+    check(bd_score_parse(&s2, c1, len, &reg, detail) == BD_HM_NONE,
+          "canonical bytes of a valid score parse as valid");
+    size_t len2;
+    char *c2 = canonical(&s2, &len2);
+    check(len == len2 && memcmp(c1, c2, len) == 0, "canonical bytes are a fixed point");
+    free(c1);
+    free(c2);
+    bd_score_free(&s2);
+    bd_score_free(&s);
+    free(buf);
+    return 0;
+}
