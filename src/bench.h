@@ -31,7 +31,8 @@
 #define BD_RUBRIC_DEFAULT_WALL_S    60
 #define BD_RUBRIC_DEFAULT_MEMORY_MB 1024
 
-/* True when `name` matches ^[a-z0-9][a-z0-9._-]{0,127}$ and is not "." / "..". */
+/* True when `name` matches ^[a-z0-9][a-z0-9._-]{0,127}$ and holds no ".." (so it is
+ * never a path step: no '/', no leading dot, no "..", at most 128 bytes). NULL: false. */
 bool bd_name_valid(const char *name);
 
 /* ---- registration.yaml ------------------------------------------------------------ */
@@ -42,6 +43,7 @@ typedef enum { BD_SUT_CASSETTE, BD_SUT_COMMAND } bd_sut_kind;
 
 const char *bd_tier_str(bd_tier t);         /* "bronze" ... */
 const char *bd_severity_str(bd_severity s); /* "block" | "warn" | "info" */
+const char *bd_sut_kind_str(bd_sut_kind k); /* "cassette" | "command" */
 /* Parse "block"/"warn"/"info"; returns 0 or -1. */
 int bd_severity_parse(const char *s, bd_severity *out);
 
@@ -70,9 +72,19 @@ typedef struct bd_registration {
     int sut_wall_clock_s; /* BD_SUT_COMMAND: default 120, 1..300 */
 } bd_registration;
 
-/* Load `path`. `expect_name` (may be NULL) must equal the `name` key. */
+/* Load `path`. `expect_name` (may be NULL) must equal the `name` key.
+ * Required keys: schema_version (integer 1), name (a valid name, else case.bad_id),
+ * description (string, may be empty), current_tier, min_cases_for_promotion {bronze,
+ * silver, gold: integers >= 1}, promotion_threshold {silver, gold: numbers in [0,1]},
+ * breakdown_keys (unique, ^[a-z0-9_]+$), failure_modes (list of {code, severity,
+ * description?}; codes unique, dotted lower case, never rubric.* / sut.*), sut.
+ * Optional: rubric {wall_clock_seconds 1..300, memory_mb 16..4096}. Anything else, or a
+ * value of the wrong type or range, is registration.schema_invalid at its line. */
 int bd_registration_load(bd_registration **out, const char *path, const char *expect_name,
                          bd_err *err);
+/* The same over a buffer; `name` is used in messages. */
+int bd_registration_parse(bd_registration **out, const char *buf, size_t len, const char *name,
+                          const char *expect_name, bd_err *err);
 void bd_registration_free(bd_registration *reg);
 /* Borrowed taxonomy entry for `code`, or NULL. */
 const bd_failure_mode_def *bd_registration_failure_mode(const bd_registration *reg,
@@ -119,8 +131,18 @@ typedef struct bd_case {
 } bd_case;
 
 /* Load case.yaml at `path`. `expect_id` (may be NULL) must equal `case_id`
- * (else case.id_mismatch). */
+ * (else case.id_mismatch). Required: schema_version (1), case_id (a valid name, else
+ * case.bad_id), title, disposition, difficulty, provenance {source, source_ref {type,
+ * value}, added_at; optional added_by / reviewed_by (null or {identity, fingerprint,
+ * signature}), last_validated_at (or null)}, expected (a mapping). Optional:
+ * rubric_limits {wall_clock_seconds 1..300, memory_mb 16..4096}, cassette_digest and
+ * case_digest (a digest, or null / absent for a draft). Timestamps are exactly
+ * "YYYY-MM-DDTHH:MM:SSZ" with a real date. Violations: case.schema_invalid at the line. */
 int bd_case_load(bd_case **out, const char *path, const char *expect_id, bd_err *err);
+/* The same over a buffer of `len` bytes; `name` becomes `path` and is used in messages.
+ * Used by bd_case_load and by the fuzz target. */
+int bd_case_parse(bd_case **out, const char *buf, size_t len, const char *name,
+                  const char *expect_id, bd_err *err);
 void bd_case_free(bd_case *c);
 
 /* The case as JSON for the rubric's stdin: every case.yaml key, with the `signature`
@@ -129,7 +151,11 @@ void bd_case_free(bd_case *c);
  * Returns a new cJSON tree (caller frees with cJSON_Delete) or NULL on out-of-memory. */
 cJSON *bd_case_to_json(const bd_case *c);
 
-/* A YAML node as JSON, by the same rules. New tree or NULL. */
+/* A YAML node as JSON, by the same rules: plain null/~/empty -> null; true/True/TRUE,
+ * false/... -> booleans; decimal, 0o and 0x integers -> numbers; floats -> numbers. What
+ * JSON cannot carry exactly stays the scalar's text as a string: .inf/.nan, floats that
+ * overflow, integers beyond +-2^53. Keys are the key scalars' text, in document order.
+ * A NULL node is JSON null. New tree (cJSON_Delete) or NULL on out-of-memory. */
 cJSON *bd_ynode_to_json(const bd_ynode *node);
 
 /* ---- digests.yaml ------------------------------------------------------------------ */
@@ -147,7 +173,11 @@ typedef struct bd_digests {
     size_t n_pins;
 } bd_digests;
 
+/* Required: schema_version (1), rubric (a digest), cases (a mapping case id -> digest,
+ * or null when empty). A case id that is not a valid name is case.bad_id at its line; a
+ * repeated one yaml.duplicate_key; everything else digests.schema_invalid. */
 int bd_digests_load(bd_digests **out, const char *path, bd_err *err);
+int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *name, bd_err *err);
 void bd_digests_free(bd_digests *d);
 /* Borrowed pin for `case_id`, or NULL. */
 const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id);
@@ -168,8 +198,13 @@ typedef struct bd_signers {
     size_t n;
 } bd_signers;
 
+/* Required: schema_version (1), signers (a list, may be empty) of {fingerprint (40 hex,
+ * stored upper-case, unique), identity, roles (non-empty list of author | reviewer, no
+ * repeats)}. Violations: signers.schema_invalid at the line. */
 int bd_signers_load(bd_signers **out, const char *path, bd_err *err);
+int bd_signers_parse(bd_signers **out, const char *buf, size_t len, const char *name, bd_err *err);
 void bd_signers_free(bd_signers *s);
+/* Borrowed signer whose fingerprint equals `fingerprint` (40 hex, any case), or NULL. */
 const bd_signer *bd_signers_find(const bd_signers *s, const char *fingerprint);
 
 /* ---- the bench --------------------------------------------------------------------- */
@@ -186,7 +221,11 @@ typedef struct bd_bench {
  * *out is a new malloc'd absolute path. */
 int bd_bench_find_root(char **out, const char *dir, bool explicit_dir, bd_err *err);
 
-/* Open the bench at `root` and list its task classes. */
+/* Open the bench at `root` and list its task classes: the subdirectories of bench/
+ * holding a registration.yaml, sorted, `keys` skipped. Other entries are not task classes
+ * and are ignored, except that a task-class directory with an invalid name is case.bad_id
+ * and a symlink to one is case.unsupported_entry. bench.not_found when bench/ can't be
+ * opened. */
 int bd_bench_open(bd_bench **out, const char *root, bd_err *err);
 void bd_bench_free(bd_bench *b);
 
@@ -203,7 +242,8 @@ typedef struct bd_task_class {
 
 /* Load task class `name`: case.bad_id for a bad name, bench.unknown_task_class when
  * absent, then registration.yaml and digests.yaml (if present), and list cases/.
- * A directory under cases/ whose name is not a valid id is case.bad_id. */
+ * A directory under cases/ whose name is not a valid id is case.bad_id; a symlink or
+ * special file there is case.unsupported_entry; regular files are not cases. */
 int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *name, bd_err *err);
 void bd_task_class_free(bd_task_class *tc);
 
