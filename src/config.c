@@ -1,0 +1,122 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+#include "ydoc.h"
+
+static int schema(bd_err *err, const char *path, const bd_ynode *n, const char *what)
+{
+    return bd_err_set(err, BD_E_CONFIG_SCHEMA, path, n ? n->line : 0, n ? n->col : 0,
+                      "%s; fix .benchdesk/config.yaml", what);
+}
+
+static int take_string(char **out, const bd_ynode *v, const char *path, const char *key,
+                       bd_err *err)
+{
+    if (v->kind != BD_Y_SCALAR || bd_ynode_is_null(v) || !v->str[0]) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "'%s' must be a non-empty string", key);
+        return schema(err, path, v, msg);
+    }
+    *out = strdup(v->str);
+    return *out ? 0 : bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+}
+
+int bd_config_load(bd_config *out, const char *root, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    char *dir = bd_path_join(root, ".benchdesk");
+    char *path = dir ? bd_path_join(dir, "config.yaml") : NULL;
+    bd_ydoc *doc = NULL;
+    int rc = -1;
+    if (!path) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) {
+            rc = 0;
+            goto out;
+        }
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot read the settings");
+        goto out;
+    }
+    if (bd_ydoc_load(&doc, path, err) != 0)
+        goto out;
+    const bd_ynode *r = doc->root;
+    if (!r || bd_ynode_is_null(r)) {
+        rc = 0;
+        goto out;
+    }
+    if (r->kind != BD_Y_MAP) {
+        schema(err, path, r, "the file must be a mapping of settings");
+        goto out;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        const char *k = r->pairs[i].key->str;
+        const bd_ynode *v = r->pairs[i].value;
+        if (strcmp(k, "theme") == 0) {
+            if (take_string(&out->theme, v, path, k, err))
+                goto out;
+        } else if (strcmp(k, "python") == 0) {
+            if (take_string(&out->python, v, path, k, err))
+                goto out;
+            if (out->python[0] != '/') {
+                schema(err, path, v, "'python' must be an absolute path");
+                goto out;
+            }
+        } else if (strcmp(k, "signing_key") == 0) {
+            if (take_string(&out->signing_key, v, path, k, err))
+                goto out;
+            size_t n = strlen(out->signing_key);
+            bool hex = n == 40;
+            for (size_t j = 0; hex && j < n; j++) {
+                hex = isxdigit((unsigned char)out->signing_key[j]) != 0;
+                out->signing_key[j] = (char)toupper((unsigned char)out->signing_key[j]);
+            }
+            if (!hex) {
+                schema(err, path, v, "'signing_key' must be a 40-hex-digit fingerprint");
+                goto out;
+            }
+        } else if (strcmp(k, "jobs") == 0) {
+            char *end = NULL;
+            long j = v->kind == BD_Y_SCALAR && v->plain ? strtol(v->str, &end, 10) : 0;
+            if (!end || *end || j < 1 || j > 256) {
+                schema(err, path, v, "'jobs' must be an integer from 1 to 256");
+                goto out;
+            }
+            out->jobs = (int)j;
+        } else {
+            char msg[192];
+            snprintf(msg, sizeof(msg),
+                     "unknown setting '%.64s' (known: theme, jobs, signing_key, python)", k);
+            schema(err, path, r->pairs[i].key, msg);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (rc != 0)
+        bd_config_release(out);
+    bd_ydoc_free(doc);
+    free(dir);
+    free(path);
+    return rc;
+}
+
+void bd_config_release(bd_config *c)
+{
+    if (!c)
+        return;
+    free(c->theme);
+    free(c->signing_key);
+    free(c->python);
+    memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,30 @@
+/*
+ * config.h — local settings in <bench root>/.benchdesk/config.yaml (DESIGN.md §1):
+ *
+ *   theme: default            # TUI theme name (themes/<name>.yaml) or a path
+ *   jobs: 4                   # default --jobs for run (1..256)
+ *   signing_key: <40 hex>     # default key for sign / anchor publish / commit --sign
+ *   python: /usr/bin/python3  # the rubric interpreter (an absolute path)
+ *
+ * Every key is optional; unknown keys are refused (config.schema_invalid with the line),
+ * so a typo never silently falls back to a default. A missing file is all defaults.
+ */
+#ifndef BD_CONFIG_H
+#define BD_CONFIG_H
+
+#include "err.h"
+
+typedef struct bd_config {
+    char *theme;       /* NULL when unset */
+    int jobs;          /* 0 when unset */
+    char *signing_key; /* NULL when unset; upper-case hex */
+    char *python;      /* NULL when unset; absolute path */
+} bd_config;
+
+/* Load <root>/.benchdesk/config.yaml into *out (zeroed first). Returns 0 (also when the
+ * file does not exist) or -1 with `err` (YAML errors, config.schema_invalid). Release
+ * with bd_config_release. */
+int bd_config_load(bd_config *out, const char *root, bd_err *err);
+void bd_config_release(bd_config *c);
+
+#endif
