@@ -30,6 +30,9 @@
 #define BD_DIGEST_MAX_DEPTH   64   /* directories nested below the case dir */
 #define BD_DIGEST_MAX_RELPATH 4095 /* bytes of a relative path, '/' separated */
 
+/* Bytes read and hashed at a time (one heap buffer per call). */
+#define BD_DIGEST_BLOCK (1u << 20)
+
 /* Digest of the case directory at `dir` into `out` ("blake3:<64 hex>"). Returns 0 or -1
  * (case.unsupported_entry naming the entry, io.error). `bytes_hashed` (may be NULL)
  * receives the number of file-content bytes read. `out` is untouched on failure.
@@ -46,7 +49,7 @@ typedef struct bd_digest_progress {
     uint64_t total_bytes;
 } bd_digest_progress;
 
-/* Called after every block read (at most 1 MiB). Return 0 to go on, non-zero to stop:
+/* Called after every read (at most BD_DIGEST_BLOCK bytes). Return 0 to go on, non-zero to stop:
  * the digest then fails with run.cancelled. Runs on the hashing thread. */
 typedef int (*bd_digest_progress_cb)(const bd_digest_progress *p, void *payload);
 
