@@ -60,6 +60,25 @@
     X(BD_E_RUN_CANCELLED, "run.cancelled", 4)                                                      \
     X(BD_E_IO, "io.error", 4)                                                                      \
     X(BD_E_NOMEM, "env.out_of_memory", 4)                                                          \
+    X(BD_E_HISTORY_RECORD_INVALID, "history.record_invalid", 2)                                    \
+    X(BD_E_ANCHOR_BAD_SIGNATURE, "anchor.bad_signature", 1)                                        \
+    X(BD_E_ANCHOR_UNTRUSTED, "anchor.untrusted_signer", 1)                                         \
+    X(BD_E_PROVENANCE_KEY_EXPIRED, "provenance.key_expired", 1)                                    \
+    X(BD_E_PROVENANCE_KEY_REVOKED, "provenance.key_revoked", 1)                                    \
+    X(BD_E_GPG, "gpg.error", 4)                                                                    \
+    X(BD_E_GPG_UNAVAILABLE, "gpg.unavailable", 4)                                                  \
+    X(BD_E_GPG_KEY_NOT_FOUND, "gpg.key_not_found", 2)                                              \
+    X(BD_E_GPG_SIGN_FAILED, "gpg.sign_failed", 4)                                                  \
+    X(BD_E_GPG_BAD_KEYFILE, "gpg.bad_keyfile", 2)                                                  \
+    X(BD_E_GIT, "git.error", 4)                                                                    \
+    X(BD_E_GIT_NOT_REPO, "git.not_a_repository", 2)                                                \
+    X(BD_E_GIT_NO_IDENTITY, "git.no_identity", 2)                                                  \
+    X(BD_E_GIT_PATH_OUTSIDE, "git.path_outside", 2)                                                \
+    X(BD_E_GIT_PATH_UNKNOWN, "git.path_unknown", 2)                                                \
+    X(BD_E_GIT_NOTHING_TO_COMMIT, "git.nothing_to_commit", 2)                                      \
+    X(BD_E_GIT_DETACHED_HEAD, "git.detached_head", 2)                                              \
+    X(BD_E_GIT_INDEX_CONFLICT, "git.index_conflict", 2)                                            \
+    X(BD_E_GIT_REF_MOVED, "git.ref_moved", 4)                                                      \
     X(BD_E_INTERNAL, "internal.bug", 4)
 
 typedef enum {

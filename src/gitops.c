@@ -1,0 +1,1043 @@
+/*
+ * gitops.c — status, staging and (signed) commits of bench/ and audit/ with libgit2.
+ */
+#include "gitops.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <git2.h>
+
+#include "bench.h"
+#include "blake3.h"
+#include "digest.h"
+#include "ydoc.h"
+
+#define CASE_HEADER "benchdesk-case-v1\n" /* the §2 stream's first bytes */
+
+struct bd_git {
+    git_repository *repo;
+    char *workdir; /* real path of the work tree, no trailing slash */
+    char *root;    /* real path of the bench root */
+    char *prefix;  /* root relative to workdir: "" or "sub/dir/" */
+};
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static int nomem(bd_err *err)
+{
+    return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+}
+
+static int git_fail(bd_err *err, bd_code code, const char *what)
+{
+    const git_error *e = git_error_last();
+    return bd_err_set(err, code, NULL, 0, 0, "%s: %s", what,
+                      e && e->message ? e->message : "libgit2 failed");
+}
+
+/* ---- opening ----------------------------------------------------------------------- */
+
+static char *strip_slash(char *s)
+{
+    size_t l = strlen(s);
+    while (l > 1 && s[l - 1] == '/')
+        s[--l] = '\0';
+    return s;
+}
+
+int bd_git_open(bd_git **out, const char *bench_root, bd_err *err)
+{
+    *out = NULL;
+    if (git_libgit2_init() < 0)
+        return git_fail(err, BD_E_GIT, "cannot initialise libgit2");
+    bd_git *g = calloc(1, sizeof(*g));
+    if (!g) {
+        git_libgit2_shutdown();
+        return nomem(err);
+    }
+    int rc = -1;
+    if (!(g->root = realpath(bench_root, NULL))) {
+        bd_err_errno(err, BD_E_IO, errno, bench_root, "cannot resolve the bench root");
+        goto out;
+    }
+    int e = git_repository_open_ext(&g->repo, g->root, 0, NULL);
+    if (e == GIT_ENOTFOUND) {
+        bd_err_set(err, BD_E_GIT_NOT_REPO, g->root, 0, 0,
+                   "is not inside a git work tree; run `git init` in the bench root first");
+        goto out;
+    }
+    if (e < 0) {
+        git_fail(err, BD_E_GIT, "cannot open the bench's git repository");
+        goto out;
+    }
+    const char *wd = git_repository_workdir(g->repo);
+    if (git_repository_is_bare(g->repo) || !wd) {
+        bd_err_set(err, BD_E_GIT_NOT_REPO, g->root, 0, 0,
+                   "is in a bare repository; benchdesk needs a work tree");
+        goto out;
+    }
+    if (!(g->workdir = realpath(wd, NULL))) {
+        bd_err_errno(err, BD_E_IO, errno, wd, "cannot resolve the git work tree");
+        goto out;
+    }
+    strip_slash(g->workdir);
+    size_t wl = strlen(g->workdir);
+    const char *rel = NULL;
+    if (strcmp(g->root, g->workdir) == 0)
+        rel = "";
+    else if (strncmp(g->root, g->workdir, wl) == 0 && (g->root[wl] == '/' || wl == 1))
+        rel = g->root + (wl == 1 ? 1 : wl + 1);
+    if (!rel) {
+        bd_err_set(err, BD_E_GIT_NOT_REPO, g->root, 0, 0,
+                   "is not inside the work tree %s that git found", g->workdir);
+        goto out;
+    }
+    size_t rl = strlen(rel);
+    if (!(g->prefix = malloc(rl + 2))) {
+        nomem(err);
+        goto out;
+    }
+    memcpy(g->prefix, rel, rl);
+    if (rl)
+        g->prefix[rl++] = '/';
+    g->prefix[rl] = '\0';
+    *out = g;
+    g = NULL;
+    rc = 0;
+out:
+    bd_git_close(g);
+    return rc;
+}
+
+void bd_git_close(bd_git *g)
+{
+    if (!g)
+        return;
+    git_repository_free(g->repo);
+    free(g->workdir);
+    free(g->root);
+    free(g->prefix);
+    free(g);
+    git_libgit2_shutdown();
+}
+
+const char *bd_git_prefix(const bd_git *g)
+{
+    return g->prefix;
+}
+
+/* ---- HEAD -------------------------------------------------------------------------- */
+
+/* The branch HEAD names (full ref name, new string) and its commit id when born. */
+static int head_branch(bd_git *g, char **branch, git_oid *id, bool *unborn, bd_err *err)
+{
+    git_reference *head = NULL;
+    *branch = NULL;
+    *unborn = false;
+    if (git_reference_lookup(&head, g->repo, "HEAD") < 0)
+        return git_fail(err, BD_E_GIT, "cannot read HEAD");
+    if (git_reference_type(head) != GIT_REFERENCE_SYMBOLIC) {
+        git_reference_free(head);
+        return bd_err_set(err, BD_E_GIT_DETACHED_HEAD, NULL, 0, 0,
+                          "HEAD is detached; check out a branch (`git switch BRANCH`) and "
+                          "try again");
+    }
+    *branch = strdup(git_reference_symbolic_target(head));
+    git_reference_free(head);
+    if (!*branch)
+        return nomem(err);
+    int e = git_reference_name_to_id(id, g->repo, *branch);
+    if (e == GIT_ENOTFOUND) {
+        *unborn = true;
+        return 0;
+    }
+    if (e < 0) {
+        free(*branch);
+        *branch = NULL;
+        return git_fail(err, BD_E_GIT, "cannot resolve the current branch");
+    }
+    return 0;
+}
+
+static const char *short_name(const char *ref)
+{
+    return strncmp(ref, "refs/heads/", 11) == 0 ? ref + 11 : ref;
+}
+
+int bd_git_branch(bd_git *g, char *out, size_t cap, bool *unborn, bd_err *err)
+{
+    char *b = NULL;
+    git_oid id;
+    if (head_branch(g, &b, &id, unborn, err) < 0)
+        return -1;
+    snprintf(out, cap, "%s", short_name(b));
+    free(b);
+    return 0;
+}
+
+/* ---- status ------------------------------------------------------------------------ */
+
+/* True when repo path `p` is under the bench root's bench/ or audit/. */
+static bool in_scope(const bd_git *g, const char *p)
+{
+    size_t pl = strlen(g->prefix);
+    if (strncmp(p, g->prefix, pl) != 0)
+        return false;
+    p += pl;
+    return strncmp(p, "bench/", 6) == 0 || strncmp(p, "audit/", 6) == 0;
+}
+
+static git_status_list *status_list(bd_git *g, bd_err *err)
+{
+    git_status_options so;
+    git_status_list *list = NULL;
+    git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+    so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+               GIT_STATUS_OPT_EXCLUDE_SUBMODULES | GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
+    if (git_status_list_new(&list, g->repo, &so) < 0) {
+        git_fail(err, BD_E_GIT, "cannot read the git status");
+        return NULL;
+    }
+    return list;
+}
+
+static const char *entry_path(const git_status_entry *e)
+{
+    const git_diff_delta *d = e->head_to_index ? e->head_to_index : e->index_to_workdir;
+    if (!d)
+        return NULL;
+    return d->new_file.path ? d->new_file.path : d->old_file.path;
+}
+
+static char kind_index(unsigned s)
+{
+    if (s & GIT_STATUS_INDEX_NEW)
+        return 'A';
+    if (s & GIT_STATUS_INDEX_DELETED)
+        return 'D';
+    if (s & GIT_STATUS_INDEX_TYPECHANGE)
+        return 'T';
+    if (s & (GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_RENAMED))
+        return 'M';
+    return 0;
+}
+
+static char kind_wt(unsigned s)
+{
+    if (s & GIT_STATUS_WT_DELETED)
+        return 'D';
+    if (s & GIT_STATUS_WT_TYPECHANGE)
+        return 'T';
+    if (s & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_RENAMED | GIT_STATUS_WT_UNREADABLE))
+        return 'M';
+    return 0;
+}
+
+void bd_git_status_release(bd_git_status *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->entries[i].path);
+    free(s->entries);
+    memset(s, 0, sizeof(*s));
+}
+
+int bd_git_status_get(bd_git_status *out, bd_git *g, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    char *branch = NULL;
+    git_oid id;
+    int rc = -1;
+    bd_err herr = BD_ERR_INIT;
+    if (head_branch(g, &branch, &id, &out->unborn, &herr) == 0)
+        snprintf(out->branch, sizeof(out->branch), "%s", short_name(branch));
+    else if (herr.code != BD_E_GIT_DETACHED_HEAD) {
+        if (err)
+            *err = herr;
+        return -1;
+    }
+    free(branch);
+    git_status_list *list = status_list(g, err);
+    if (!list)
+        return -1;
+    size_t cnt = git_status_list_entrycount(list);
+    if (cnt && !(out->entries = calloc(cnt, sizeof(*out->entries)))) {
+        nomem(err);
+        goto out;
+    }
+    size_t pl = strlen(g->prefix);
+    for (size_t i = 0; i < cnt; i++) {
+        const git_status_entry *e = git_status_byindex(list, i);
+        const char *p = entry_path(e);
+        unsigned s = (unsigned)e->status;
+        if (!p || !in_scope(g, p) || s == GIT_STATUS_CURRENT || (s & GIT_STATUS_IGNORED))
+            continue;
+        bd_git_entry *x = &out->entries[out->n];
+        if (!(x->path = strdup(p + pl))) {
+            nomem(err);
+            goto out;
+        }
+        out->n++;
+        x->conflicted = (s & GIT_STATUS_CONFLICTED) != 0;
+        x->untracked = (s & GIT_STATUS_WT_NEW) != 0;
+        x->staged = kind_index(s);
+        x->unstaged = x->untracked ? 0 : kind_wt(s);
+        out->n_staged += x->staged != 0;
+        out->n_unstaged += x->unstaged != 0 || x->conflicted;
+        out->n_untracked += x->untracked;
+    }
+    rc = 0;
+out:
+    git_status_list_free(list);
+    if (rc < 0)
+        bd_git_status_release(out);
+    return rc;
+}
+
+/* ---- paths ------------------------------------------------------------------------- */
+
+/* Lexically normalise an absolute path: no ".", "..", or repeated slashes. */
+static char *normalise(const char *abs)
+{
+    size_t l = strlen(abs);
+    char *out = malloc(l + 2);
+    if (!out)
+        return NULL;
+    size_t w = 0;
+    const char *p = abs;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *s = p;
+        while (*p && *p != '/')
+            p++;
+        size_t n = (size_t)(p - s);
+        if (n == 0 || (n == 1 && s[0] == '.'))
+            continue;
+        if (n == 2 && s[0] == '.' && s[1] == '.') {
+            while (w > 0 && out[w - 1] != '/')
+                w--;
+            if (w > 0)
+                w--;
+            continue;
+        }
+        out[w++] = '/';
+        memcpy(out + w, s, n);
+        w += n;
+    }
+    if (w == 0)
+        out[w++] = '/';
+    out[w] = '\0';
+    return out;
+}
+
+/* The physical path of `norm` (absolute, normalised): its longest existing parent
+ * resolved with realpath, the rest (which may not exist: a deleted file) appended. The
+ * last component itself is never resolved, so a symlink is staged as the link it is. */
+static char *physical(const char *norm)
+{
+    size_t cut = strlen(norm);
+    for (;;) {
+        size_t slash = cut;
+        while (slash > 0 && norm[slash - 1] != '/')
+            slash--;
+        if (slash == 0)
+            return NULL; /* not absolute */
+        slash--;         /* norm[slash] == '/' */
+        char *parent = slash == 0 ? strdup("/") : strndup(norm, slash);
+        if (!parent)
+            return NULL;
+        char *real = realpath(parent, NULL);
+        int saved = errno;
+        free(parent);
+        if (real) {
+            size_t rl = strcmp(real, "/") == 0 ? 0 : strlen(real);
+            const char *rest = norm + slash;
+            char *out = malloc(rl + strlen(rest) + 1);
+            if (out) {
+                memcpy(out, real, rl);
+                strcpy(out + rl, rest);
+            }
+            free(real);
+            return out;
+        }
+        if ((saved != ENOENT && saved != ENOTDIR) || slash == 0) {
+            errno = saved;
+            return NULL;
+        }
+        cut = slash;
+    }
+}
+
+/* True when any component of `p` is ".git". */
+static bool has_git_component(const char *p)
+{
+    for (const char *s = p; s;) {
+        if (strncmp(s, ".git", 4) == 0 && (s[4] == '/' || s[4] == '\0'))
+            return true;
+        s = strchr(s, '/');
+        s = s ? s + 1 : NULL;
+    }
+    return false;
+}
+
+/* Resolve a user path to a repo-relative path under bench/ or audit/. */
+static int resolve_path(char **out, const bd_git *g, const char *path, bd_err *err)
+{
+    char *abs = NULL, *norm = NULL, *phys = NULL;
+    int rc = -1;
+    *out = NULL;
+    if (!path || !path[0]) {
+        bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "an empty path was given");
+        return -1;
+    }
+    abs = path[0] == '/' ? strdup(path) : bd_path_join(g->root, path);
+    if (!abs || !(norm = normalise(abs))) {
+        nomem(err);
+        goto out;
+    }
+    if (!(phys = physical(norm))) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot resolve the path");
+        goto out;
+    }
+    size_t wl = strlen(g->workdir), pl = strlen(g->prefix);
+    const char *rel = NULL;
+    if (strncmp(phys, g->workdir, wl) == 0 && phys[wl] == '/')
+        rel = phys + wl + 1;
+    bool ok = rel && strncmp(rel, g->prefix, pl) == 0;
+    const char *in = ok ? rel + pl : "";
+    ok = ok && (strcmp(in, "bench") == 0 || strcmp(in, "audit") == 0 ||
+                strncmp(in, "bench/", 6) == 0 || strncmp(in, "audit/", 6) == 0);
+    ok = ok && !has_git_component(rel);
+    if (!ok) {
+        bd_err_set(err, BD_E_GIT_PATH_OUTSIDE, path, 0, 0,
+                   "is outside the bench's bench/ and audit/ folders; benchdesk stages only "
+                   "those (use git itself for anything else)");
+        goto out;
+    }
+    if (!(*out = strdup(rel))) {
+        nomem(err);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(abs);
+    free(norm);
+    free(phys);
+    return rc;
+}
+
+static void free_paths(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int resolve_all(char ***out, const bd_git *g, const char *const *paths, size_t n,
+                       bd_err *err)
+{
+    char **v = calloc(n ? n : 1, sizeof(*v));
+    *out = NULL;
+    if (!v)
+        return nomem(err);
+    for (size_t i = 0; i < n; i++)
+        if (resolve_path(&v[i], g, paths[i], err) < 0) {
+            free_paths(v, n);
+            return -1;
+        }
+    *out = v;
+    return 0;
+}
+
+static bool under(const char *p, const char *rp)
+{
+    size_t l = strlen(rp);
+    return strncmp(p, rp, l) == 0 && (p[l] == '\0' || p[l] == '/');
+}
+
+/* ---- staging ----------------------------------------------------------------------- */
+
+int bd_git_stage(bd_git *g, const char *const *paths, size_t n, size_t *n_changed, bd_err *err)
+{
+    char **rps = NULL;
+    git_status_list *list = NULL;
+    git_index *index = NULL;
+    size_t changed = 0;
+    int rc = -1;
+    bool dirty = false;
+    if (n_changed)
+        *n_changed = 0;
+    if (n == 0)
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "name at least one path to stage");
+    if (resolve_all(&rps, g, paths, n, err) < 0)
+        return -1;
+    if (!(list = status_list(g, err)))
+        goto out;
+    if (git_repository_index(&index, g->repo) < 0) {
+        git_fail(err, BD_E_GIT, "cannot open the git index");
+        goto out;
+    }
+    size_t cnt = git_status_list_entrycount(list);
+    /* First refuse unknown paths, so nothing is staged unless every path is good. */
+    for (size_t i = 0; i < n; i++) {
+        bool known = false;
+        for (size_t k = 0; k < cnt && !known; k++) {
+            const char *p = entry_path(git_status_byindex(list, k));
+            known = p && under(p, rps[i]);
+        }
+        if (!known) {
+            char *abs = bd_path_join(g->workdir, rps[i]);
+            struct stat st;
+            size_t pos;
+            char *pre = NULL;
+            if (abs && lstat(abs, &st) == 0)
+                known = true;
+            else if (git_index_get_bypath(index, rps[i], 0))
+                known = true;
+            else if ((pre = malloc(strlen(rps[i]) + 2))) {
+                sprintf(pre, "%s/", rps[i]);
+                known = git_index_find_prefix(&pos, index, pre) == 0;
+            }
+            free(pre);
+            free(abs);
+        }
+        if (!known) {
+            bd_err_set(err, BD_E_GIT_PATH_UNKNOWN, paths[i], 0, 0,
+                       "is neither in the work tree nor in the index; check the path");
+            goto out;
+        }
+    }
+    for (size_t k = 0; k < cnt; k++) {
+        const git_status_entry *e = git_status_byindex(list, k);
+        const char *p = entry_path(e);
+        bool hit = false;
+        for (size_t i = 0; p && i < n && !hit; i++)
+            hit = under(p, rps[i]);
+        if (!hit || !in_scope(g, p))
+            continue;
+        unsigned s = (unsigned)e->status;
+        int r = 0;
+        if (s & GIT_STATUS_WT_DELETED) {
+            r = git_index_remove_bypath(index, p);
+            changed++;
+        } else if (s & (GIT_STATUS_WT_NEW | GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_TYPECHANGE |
+                        GIT_STATUS_WT_RENAMED | GIT_STATUS_CONFLICTED)) {
+            r = git_index_add_bypath(index, p);
+            changed++;
+        }
+        dirty = dirty || changed;
+        if (r < 0) {
+            char what[600];
+            snprintf(what, sizeof(what), "cannot stage %s", p);
+            git_fail(err, BD_E_GIT, what);
+            goto out;
+        }
+    }
+    if (dirty && git_index_write(index) < 0) {
+        git_fail(err, BD_E_GIT, "cannot write the git index");
+        goto out;
+    }
+    dirty = false;
+    if (n_changed)
+        *n_changed = changed;
+    rc = 0;
+out:
+    /* A failure half way must not leave a half-staged index in memory. */
+    if (dirty && index)
+        git_index_read(index, 1);
+    git_index_free(index);
+    git_status_list_free(list);
+    free_paths(rps, n);
+    return rc;
+}
+
+/* `s` with the pathspec metacharacters *?[\ escaped (new string). */
+static char *escape_pathspec(const char *s)
+{
+    char *out = malloc(2 * strlen(s) + 1), *w = out;
+    if (!out)
+        return NULL;
+    for (; *s; s++) {
+        if (strchr("*?[\\", *s))
+            *w++ = '\\';
+        *w++ = *s;
+    }
+    *w = '\0';
+    return out;
+}
+
+int bd_git_unstage(bd_git *g, const char *const *paths, size_t n, bd_err *err)
+{
+    char **rps = NULL, *branch = NULL;
+    git_object *target = NULL;
+    git_oid id;
+    bool unborn = false;
+    int rc = -1;
+    if (n == 0)
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "name at least one path to unstage");
+    if (resolve_all(&rps, g, paths, n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char *x = escape_pathspec(rps[i]);
+        if (!x) {
+            nomem(err);
+            goto out;
+        }
+        free(rps[i]);
+        rps[i] = x;
+    }
+    if (head_branch(g, &branch, &id, &unborn, err) < 0)
+        goto out;
+    if (!unborn && git_object_lookup(&target, g->repo, &id, GIT_OBJECT_COMMIT) < 0) {
+        git_fail(err, BD_E_GIT, "cannot read HEAD's commit");
+        goto out;
+    }
+    git_strarray arr = {rps, n};
+    /* NULL target on an unborn branch removes the entries: nothing was committed yet. */
+    if (git_reset_default(g->repo, target, &arr) < 0) {
+        git_fail(err, BD_E_GIT, "cannot unstage");
+        goto out;
+    }
+    rc = 0;
+out:
+    git_object_free(target);
+    free(branch);
+    free_paths(rps, n);
+    return rc;
+}
+
+/* ---- the pin check of the index ---------------------------------------------------- */
+
+typedef struct tc_pins {
+    char *name;
+    bool has_digests, has_rubric;
+    git_oid digests, rubric;
+    bd_ydoc *doc; /* parsed digests.yaml, lazily */
+} tc_pins;
+
+typedef struct pin_check {
+    bd_git *g;
+    git_index *index;
+    tc_pins *tcs;
+    size_t n_tcs;
+} pin_check;
+
+static int read_blob(git_blob **out, bd_git *g, const git_oid *id, const char *path, bd_err *err)
+{
+    if (git_blob_lookup(out, g->repo, id) < 0) {
+        char what[600];
+        snprintf(what, sizeof(what), "cannot read the staged %s", path);
+        return git_fail(err, BD_E_GIT, what);
+    }
+    return 0;
+}
+
+static tc_pins *find_tc(pin_check *pc, const char *name, size_t len, bool add)
+{
+    for (size_t i = 0; i < pc->n_tcs; i++)
+        if (strlen(pc->tcs[i].name) == len && strncmp(pc->tcs[i].name, name, len) == 0)
+            return &pc->tcs[i];
+    if (!add)
+        return NULL;
+    tc_pins *nt = realloc(pc->tcs, (pc->n_tcs + 1) * sizeof(*nt));
+    if (!nt)
+        return NULL;
+    pc->tcs = nt;
+    tc_pins *t = &pc->tcs[pc->n_tcs];
+    memset(t, 0, sizeof(*t));
+    if (!(t->name = strndup(name, len)))
+        return NULL;
+    pc->n_tcs++;
+    return t;
+}
+
+/* Parse a staged YAML blob. */
+static int blob_yaml(bd_ydoc **doc, bd_git *g, const git_oid *id, const char *label, bd_err *err)
+{
+    git_blob *b = NULL;
+    *doc = NULL;
+    if (read_blob(&b, g, id, label, err) < 0)
+        return -1;
+    git_object_size_t sz = git_blob_rawsize(b);
+    int rc;
+    if (sz > BD_YAML_MAX_BYTES)
+        rc = bd_err_set(err, BD_E_YAML_TOO_LARGE, label, 0, 0, "is larger than 1 MiB");
+    else
+        rc = bd_ydoc_parse(doc, git_blob_rawcontent(b), (size_t)sz, label, err);
+    git_blob_free(b);
+    return rc;
+}
+
+/* The string scalar at `key` of map `m`, or NULL (absent, null or not a string). */
+static const char *scalar_at(const bd_ynode *m, const char *key)
+{
+    const bd_ynode *n = bd_ynode_get(m, key);
+    if (!n || n->kind != BD_Y_SCALAR || bd_ynode_is_null(n))
+        return NULL;
+    return n->str;
+}
+
+static int tc_doc(tc_pins *t, bd_git *g, bd_err *err)
+{
+    if (t->doc || !t->has_digests)
+        return 0;
+    char label[600];
+    snprintf(label, sizeof(label), "%sbench/%s/cases/digests.yaml (staged)", g->prefix, t->name);
+    return blob_yaml(&t->doc, g, &t->digests, label, err);
+}
+
+static void hash_entry(blake3_hasher *h, const char *rel, const git_index_entry *e,
+                       const git_blob *b)
+{
+    char size[32];
+    git_object_size_t sz = git_blob_rawsize(b);
+    int sl = snprintf(size, sizeof(size), "%" PRIu64, (uint64_t)sz);
+    const char *t = e->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? "x" : "f";
+    blake3_hasher_update(h, t, 1);
+    blake3_hasher_update(h, "", 1);
+    blake3_hasher_update(h, rel, strlen(rel));
+    blake3_hasher_update(h, "", 1);
+    blake3_hasher_update(h, size, (size_t)sl);
+    blake3_hasher_update(h, "", 1);
+    blake3_hasher_update(h, git_blob_rawcontent(b), (size_t)sz);
+}
+
+/* Check one staged case: index entries [from, to) all below `base` ("<prefix>bench/<tc>/
+ * cases/<id>/"). */
+static int check_case(pin_check *pc, tc_pins *t, const char *id, const char *base, size_t from,
+                      size_t to, bd_err *err)
+{
+    blake3_hasher h;
+    const git_index_entry *case_yaml = NULL;
+    bd_ydoc *cdoc = NULL;
+    size_t bl = strlen(base);
+    int rc = -1;
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, CASE_HEADER, sizeof(CASE_HEADER) - 1);
+    for (size_t i = from; i < to; i++) {
+        const git_index_entry *e = git_index_get_byindex(pc->index, i);
+        const char *rel = e->path + bl;
+        if (strcmp(rel, "case.yaml") == 0)
+            case_yaml = e;
+        if (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE) {
+            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, e->path, 0, 0,
+                       "is staged as a %s; a case holds regular files only",
+                       e->mode == GIT_FILEMODE_LINK ? "symlink" : "submodule or special entry");
+            goto out;
+        }
+        if (e == case_yaml)
+            continue;
+        git_blob *b = NULL;
+        if (read_blob(&b, pc->g, &e->id, e->path, err) < 0)
+            goto out;
+        hash_entry(&h, rel, e, b);
+        git_blob_free(b);
+    }
+    uint8_t raw[BLAKE3_OUT_LEN];
+    char hex[2 * BLAKE3_OUT_LEN + 1], digest[BD_DIGEST_BUF];
+    blake3_hasher_finalize(&h, raw, BLAKE3_OUT_LEN);
+    bd_hex(hex, raw, BLAKE3_OUT_LEN);
+    snprintf(digest, sizeof(digest), BD_DIGEST_PREFIX "%s", hex);
+
+    if (tc_doc(t, pc->g, err) < 0)
+        goto out;
+    const char *pin = t->doc ? scalar_at(bd_ynode_get(t->doc->root, "cases"), id) : NULL;
+    if (!pin) {
+        bd_err_set(err, BD_E_DIGEST_MISSING, NULL, 0, 0,
+                   "staged case %s/%s has no pin in the staged digests.yaml; run `benchdesk "
+                   "pin %s %s` and stage bench/%s/cases/digests.yaml with it",
+                   t->name, id, t->name, id, t->name);
+        goto out;
+    }
+    if (strcmp(pin, digest) != 0) {
+        bd_err_set(err, BD_E_DIGEST_MISMATCH, NULL, 0, 0,
+                   "staged case %s/%s is %s but its staged pin is %s; stage the case's files "
+                   "and digests.yaml together (`benchdesk stage bench/%s`), or re-pin "
+                   "deliberately",
+                   t->name, id, digest, pin, t->name);
+        goto out;
+    }
+    if (!case_yaml) {
+        bd_err_set(err, BD_E_CASE_SCHEMA, NULL, 0, 0,
+                   "staged case %s/%s has no staged case.yaml; stage it too", t->name, id);
+        goto out;
+    }
+    char label[600];
+    snprintf(label, sizeof(label), "%s (staged)", case_yaml->path);
+    if (blob_yaml(&cdoc, pc->g, &case_yaml->id, label, err) < 0)
+        goto out;
+    const char *field = cdoc->root ? scalar_at(cdoc->root, "case_digest") : NULL;
+    if (!field || strcmp(field, pin) != 0) {
+        bd_err_set(err, field ? BD_E_DIGEST_MISMATCH : BD_E_DIGEST_MISSING, NULL, 0, 0,
+                   "staged %s has case_digest %s but the staged pin is %s; run `benchdesk pin "
+                   "%s %s` and stage both",
+                   case_yaml->path, field ? field : "null", pin, t->name, id);
+        goto out;
+    }
+    rc = 0;
+out:
+    bd_ydoc_free(cdoc);
+    return rc;
+}
+
+static int check_rubric(pin_check *pc, tc_pins *t, bd_err *err)
+{
+    if (!t->has_rubric || !t->has_digests)
+        return 0;
+    if (tc_doc(t, pc->g, err) < 0)
+        return -1;
+    const char *pin = t->doc ? scalar_at(t->doc->root, "rubric") : NULL;
+    git_blob *b = NULL;
+    if (read_blob(&b, pc->g, &t->rubric, "rubric.py", err) < 0)
+        return -1;
+    char digest[BD_DIGEST_BUF];
+    bd_digest_bytes(digest, git_blob_rawcontent(b), (size_t)git_blob_rawsize(b));
+    git_blob_free(b);
+    if (!pin || strcmp(pin, digest) != 0)
+        return bd_err_set(err, BD_E_RUBRIC_DIGEST_MISMATCH, NULL, 0, 0,
+                          "staged %sbench/%s/rubric.py is %s but the staged pin is %s; run "
+                          "`benchdesk pin %s` and stage both",
+                          pc->g->prefix, t->name, digest, pin ? pin : "missing", t->name);
+    return 0;
+}
+
+int bd_git_check_index(bd_git *g, bd_err *err)
+{
+    pin_check pc = {g, NULL, NULL, 0};
+    int rc = -1;
+    char *pfx = NULL;
+    if (git_repository_index(&pc.index, g->repo) < 0)
+        return git_fail(err, BD_E_GIT, "cannot open the git index");
+    if (git_index_read(pc.index, 0) < 0) {
+        git_fail(err, BD_E_GIT, "cannot read the git index");
+        goto out;
+    }
+    size_t cnt = git_index_entrycount(pc.index);
+    if (!(pfx = malloc(strlen(g->prefix) + 8))) {
+        nomem(err);
+        goto out;
+    }
+    sprintf(pfx, "%sbench/", g->prefix);
+    size_t pl = strlen(pfx);
+    /* Pass 1: each task class's staged digests.yaml and rubric.py. */
+    for (size_t i = 0; i < cnt; i++) {
+        const git_index_entry *e = git_index_get_byindex(pc.index, i);
+        if (strncmp(e->path, pfx, pl) != 0)
+            continue;
+        const char *rest = e->path + pl, *slash = strchr(rest, '/');
+        if (!slash)
+            continue;
+        bool dig = strcmp(slash, "/cases/digests.yaml") == 0,
+             rub = strcmp(slash, "/rubric.py") == 0;
+        if (!dig && !rub)
+            continue;
+        tc_pins *t = find_tc(&pc, rest, (size_t)(slash - rest), true);
+        if (!t) {
+            nomem(err);
+            goto out;
+        }
+        if (dig) {
+            t->has_digests = true;
+            t->digests = e->id;
+        } else {
+            t->has_rubric = true;
+            t->rubric = e->id;
+        }
+    }
+    /* Pass 2: cases, each a contiguous run of entries below bench/<tc>/cases/<id>/. */
+    for (size_t i = 0; i < cnt;) {
+        const git_index_entry *e = git_index_get_byindex(pc.index, i);
+        const char *rest = strncmp(e->path, pfx, pl) == 0 ? e->path + pl : NULL;
+        const char *s1 = rest ? strchr(rest, '/') : NULL;
+        const char *s2 = s1 && strncmp(s1, "/cases/", 7) == 0 ? s1 + 7 : NULL;
+        const char *s3 = s2 ? strchr(s2, '/') : NULL;
+        if (!s3) {
+            i++;
+            continue;
+        }
+        size_t base_len = (size_t)(s3 + 1 - e->path);
+        char *base = strndup(e->path, base_len);
+        char *id = strndup(s2, (size_t)(s3 - s2));
+        size_t j = i + 1;
+        while (j < cnt && base &&
+               strncmp(git_index_get_byindex(pc.index, j)->path, base, base_len) == 0)
+            j++;
+        tc_pins *t = find_tc(&pc, rest, (size_t)(s1 - rest), true);
+        int r = (!base || !id || !t) ? nomem(err) : check_case(&pc, t, id, base, i, j, err);
+        free(base);
+        free(id);
+        if (r < 0)
+            goto out;
+        i = j;
+    }
+    for (size_t k = 0; k < pc.n_tcs; k++)
+        if (check_rubric(&pc, &pc.tcs[k], err) < 0)
+            goto out;
+    rc = 0;
+out:
+    for (size_t k = 0; k < pc.n_tcs; k++) {
+        free(pc.tcs[k].name);
+        bd_ydoc_free(pc.tcs[k].doc);
+    }
+    free(pc.tcs);
+    free(pfx);
+    git_index_free(pc.index);
+    return rc;
+}
+
+/* ---- committing -------------------------------------------------------------------- */
+
+int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err)
+{
+    git_index *index = NULL;
+    git_signature *me = NULL;
+    git_tree *tree = NULL;
+    git_commit *parent = NULL;
+    git_reference *moved = NULL;
+    git_buf msg = {0}, content = {0};
+    char *branch = NULL, *sig = NULL, *reflog = NULL;
+    git_oid parent_id, tree_id, id;
+    bool unborn = false;
+    int rc = -1, e;
+    memset(out, 0, sizeof(*out));
+    if (!opts || !opts->message)
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "a commit needs a message (-m MSG)");
+    if (git_message_prettify(&msg, opts->message, 0, '#') < 0) {
+        git_fail(err, BD_E_GIT, "cannot clean up the commit message");
+        goto out;
+    }
+    if (!msg.ptr || !msg.ptr[0]) {
+        bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "the commit message is empty; give one with -m");
+        goto out;
+    }
+    if (git_repository_index(&index, g->repo) < 0 || git_index_read(index, 0) < 0) {
+        git_fail(err, BD_E_GIT, "cannot read the git index");
+        goto out;
+    }
+    if (git_index_has_conflicts(index)) {
+        bd_err_set(err, BD_E_GIT_INDEX_CONFLICT, NULL, 0, 0,
+                   "the index has unresolved merge conflicts; resolve them with git first");
+        goto out;
+    }
+    if (bd_git_check_index(g, err) < 0)
+        goto out;
+    if (head_branch(g, &branch, &parent_id, &unborn, err) < 0)
+        goto out;
+    snprintf(out->branch, sizeof(out->branch), "%s", short_name(branch));
+    out->initial = unborn;
+    if (git_index_write_tree(&tree_id, index) < 0 ||
+        git_tree_lookup(&tree, g->repo, &tree_id) < 0) {
+        git_fail(err, BD_E_GIT, "cannot write the index as a tree");
+        goto out;
+    }
+    if (!unborn) {
+        if (git_commit_lookup(&parent, g->repo, &parent_id) < 0) {
+            git_fail(err, BD_E_GIT, "cannot read the branch's commit");
+            goto out;
+        }
+        if (git_oid_equal(git_commit_tree_id(parent), &tree_id)) {
+            bd_err_set(err, BD_E_GIT_NOTHING_TO_COMMIT, NULL, 0, 0,
+                       "nothing is staged; stage changes with `benchdesk stage PATH...`");
+            goto out;
+        }
+    } else if (git_index_entrycount(index) == 0) {
+        bd_err_set(err, BD_E_GIT_NOTHING_TO_COMMIT, NULL, 0, 0,
+                   "nothing is staged; stage changes with `benchdesk stage PATH...`");
+        goto out;
+    }
+    e = git_signature_default(&me, g->repo);
+    if (e == GIT_ENOTFOUND) {
+        bd_err_set(err, BD_E_GIT_NO_IDENTITY, NULL, 0, 0,
+                   "git does not know who you are: set `git config user.name \"Your Name\"` "
+                   "and `git config user.email you@example.org`");
+        goto out;
+    }
+    if (e < 0) {
+        git_fail(err, BD_E_GIT_NO_IDENTITY, "cannot read user.name/user.email from git config");
+        goto out;
+    }
+    const git_commit *parents[1] = {parent};
+    size_t np = unborn ? 0 : 1;
+    if (opts->sign) {
+        bd_sign_key key;
+        if (git_commit_create_buffer(&content, g->repo, me, me, NULL, msg.ptr, tree, np, parents) <
+            0) {
+            git_fail(err, BD_E_GIT, "cannot build the commit");
+            goto out;
+        }
+        if (bd_provenance_resolve_key(&key, &opts->sign_opts, err) < 0 ||
+            bd_provenance_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) <
+                0)
+            goto out;
+        /* libgit2 indents each line itself; a trailing newline would add a blank one. */
+        size_t sl = strlen(sig);
+        while (sl && sig[sl - 1] == '\n')
+            sig[--sl] = '\0';
+        if (git_commit_create_with_signature(&id, g->repo, content.ptr, sig, NULL) < 0) {
+            git_fail(err, BD_E_GIT, "cannot write the signed commit");
+            goto out;
+        }
+        out->is_signed = true;
+        snprintf(out->signer, sizeof(out->signer), "%s", key.fingerprint);
+    } else if (git_commit_create(&id, g->repo, NULL, me, me, NULL, msg.ptr, tree, np, parents) <
+               0) {
+        git_fail(err, BD_E_GIT, "cannot write the commit");
+        goto out;
+    }
+    git_oid_tostr(out->id, sizeof(out->id), &id);
+    if (opts->before_ref_update && opts->before_ref_update(opts->payload) != 0) {
+        bd_err_set(err, BD_E_GIT, NULL, 0, 0,
+                   "cancelled before moving %s; commit %s was written but not recorded",
+                   out->branch, out->id);
+        goto out;
+    }
+    size_t subj = strcspn(msg.ptr, "\n");
+    size_t rl = subj + 32;
+    if (!(reflog = malloc(rl))) {
+        nomem(err);
+        goto out;
+    }
+    snprintf(reflog, rl, "commit%s: %.*s", unborn ? " (initial)" : "", (int)subj, msg.ptr);
+    /* Compare-and-swap: move the branch only from where it was when we read it. */
+    if (unborn)
+        e = git_reference_create(&moved, g->repo, branch, &id, 0, reflog);
+    else
+        e = git_reference_create_matching(&moved, g->repo, branch, &id, 1, &parent_id, reflog);
+    if (e == GIT_EMODIFIED || e == GIT_EEXISTS || (e == GIT_ENOTFOUND && !unborn)) {
+        char was[GIT_OID_HEXSZ + 1] = "unborn";
+        if (!unborn)
+            git_oid_tostr(was, sizeof(was), &parent_id);
+        bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
+                   "%s moved while committing (it was %s); nothing was overwritten: your "
+                   "commit %s is in the object database and the index is unchanged; review "
+                   "`git log %s` and run `benchdesk commit` again",
+                   out->branch, was, out->id, out->branch);
+        goto out;
+    }
+    if (e < 0) {
+        git_fail(err, BD_E_GIT, "cannot move the branch");
+        goto out;
+    }
+    rc = 0;
+out:
+    git_reference_free(moved);
+    git_commit_free(parent);
+    git_tree_free(tree);
+    git_signature_free(me);
+    git_index_free(index);
+    git_buf_dispose(&msg);
+    git_buf_dispose(&content);
+    free(branch);
+    free(sig);
+    free(reflog);
+    return rc;
+}

@@ -1,0 +1,118 @@
+/*
+ * gitops.h — staging and committing the bench through libgit2 (DESIGN.md §8).
+ *
+ * Only changes under the bench root's bench/ and audit/ folders are shown, staged or
+ * unstaged. A commit is written as the user from git config (user.name, user.email),
+ * handles an unborn HEAD, may be signed with GPGME, and moves the branch with a
+ * compare-and-swap: if the branch moved while the commit was being made (another
+ * process committed), nothing is overwritten and git.ref_moved says so.
+ *
+ * Before committing, every case the index holds is digested from the index's own blobs
+ * (the bytes that would be committed, not the work tree) with the §2 stream and compared
+ * to the pin in the index's digests.yaml and to the index's case.yaml `case_digest`; the
+ * rubric likewise. Any mismatch refuses the commit (case.digest_mismatch,
+ * case.digest_missing, rubric.digest_mismatch, case.unsupported_entry).
+ *
+ * Threads: a bd_git may be used by one thread at a time (libuv's thread pool is fine);
+ * open one per thread for parallel work. Nothing here prints or spawns.
+ */
+#ifndef BD_GITOPS_H
+#define BD_GITOPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "provenance.h"
+
+typedef struct bd_git bd_git;
+
+/* Open the git work tree holding the bench root `bench_root` (which may be a
+ * sub-directory of the work tree). git.not_a_repository when there is none or it is
+ * bare; git.error for libgit2 failures. Free with bd_git_close. */
+int bd_git_open(bd_git **out, const char *bench_root, bd_err *err);
+void bd_git_close(bd_git *g);
+
+/* Borrowed: the bench root's path inside the work tree, "" or "sub/dir/". */
+const char *bd_git_prefix(const bd_git *g);
+
+/* The current branch's short name ("main") into `out` (`cap` bytes); *unborn is true
+ * when it has no commit yet. git.detached_head when HEAD is detached. */
+int bd_git_branch(bd_git *g, char *out, size_t cap, bool *unborn, bd_err *err);
+
+/* One changed path. A path may be both staged and unstaged. Kinds are git's letters:
+ * 'A' added, 'M' modified, 'D' deleted, 'T' type changed, 0 for none. */
+typedef struct bd_git_entry {
+    char *path;      /* relative to the bench root, e.g. "bench/tc/cases/c1/case.yaml" */
+    char staged;     /* HEAD -> index */
+    char unstaged;   /* index -> work tree */
+    bool untracked;  /* not in the index (then staged == unstaged == 0) */
+    bool conflicted; /* an unresolved merge conflict */
+} bd_git_entry;
+
+typedef struct bd_git_status {
+    bd_git_entry *entries; /* sorted by path */
+    size_t n;
+    size_t n_staged, n_unstaged, n_untracked;
+    char branch[256]; /* short name, "" when detached */
+    bool unborn;
+} bd_git_status;
+
+/* Changes under bench/ and audit/ (untracked folders listed file by file, ignored files
+ * left out). Release with bd_git_status_release. Returns 0 or -1. */
+int bd_git_status_get(bd_git_status *out, bd_git *g, bd_err *err);
+void bd_git_status_release(bd_git_status *s);
+
+/* Stage `paths` (absolute, or relative to the bench root): every change at or below
+ * each path — new and modified files are added (git_index_add_bypath), deleted ones
+ * removed (git_index_remove_bypath) — then the index is written. A path outside the
+ * bench root's bench/ and audit/ is git.path_outside; one that is neither in the work
+ * tree nor in the index is git.path_unknown; nothing is staged unless every path is
+ * acceptable. *n_changed (may be NULL) gets the number of index entries changed.
+ * Returns 0 or -1. */
+int bd_git_stage(bd_git *g, const char *const *paths, size_t n, size_t *n_changed, bd_err *err);
+
+/* Undo staging of `paths` (same rules): their index entries go back to HEAD's (or are
+ * removed on an unborn branch). Returns 0 or -1. */
+int bd_git_unstage(bd_git *g, const char *const *paths, size_t n, bd_err *err);
+
+/* The pin check of the commit, on its own (the stage view may show it early).
+ * Returns 0 when every case and rubric in the index matches its pin, -1 otherwise. */
+int bd_git_check_index(bd_git *g, bd_err *err);
+
+typedef struct bd_commit_opts {
+    const char *message;    /* required; cleaned up like git does (trailing newline) */
+    bool sign;              /* sign with GPGME (sign_opts picks the key) */
+    bd_sign_opts sign_opts; /* key, passphrase callback, GnuPG home */
+    /* Called after the commit object is written and before the branch is moved; a test
+     * hook for racing updates, or a last chance to cancel (non-zero return: nothing is
+     * moved, git.error). May be NULL. */
+    int (*before_ref_update)(void *payload);
+    void *payload;
+} bd_commit_opts;
+
+#define BD_COMMIT_OPTS_INIT                                                                        \
+    {                                                                                              \
+        NULL, false, BD_SIGN_OPTS_INIT, NULL, NULL                                                 \
+    }
+
+typedef struct bd_commit_result {
+    char id[41];      /* the new commit */
+    char branch[256]; /* short name of the branch moved */
+    bool initial;     /* the branch was unborn */
+    bool is_signed;
+    char signer[BD_FPR_LEN + 1]; /* primary fingerprint, "" when unsigned */
+} bd_commit_result;
+
+/* Commit the index to the current branch. Refuses: an index with conflicts
+ * (git.index_conflict), a case or rubric off its pin (see above), no user.name or
+ * user.email (git.no_identity), a detached HEAD (git.detached_head), nothing staged
+ * (git.nothing_to_commit), an empty message (usage.bad_args). With `sign`: a detached
+ * armored OpenPGP signature over the commit object in its gpgsig header (errors of
+ * bd_provenance_sign_bytes). The branch is then moved only if it still points where it
+ * did when the commit was built (or, unborn, still does not exist): git.ref_moved
+ * otherwise — the commit object stays in the object database, the index is untouched,
+ * and committing again is safe. Returns 0 or -1. */
+int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err);
+
+#endif
