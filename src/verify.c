@@ -206,6 +206,26 @@ void bd_verify_report_release(bd_verify_report *r)
     memset(r, 0, sizeof(*r));
 }
 
+int bd_verify_provenance(bd_verify_report *r, bd_prov_ctx *ctx, bd_err *err)
+{
+    for (size_t i = 0; i < r->n_cases; i++) {
+        bd_case_check *k = &r->cases[i];
+        if (!k->loaded)
+            continue;
+        int v = bd_provenance_verify_case(&k->prov, ctx, k->loaded, k->digest, err);
+        if (v < 0)
+            return -1;
+        k->prov_checked = true;
+        if (v == 1) {
+            if (k->err.code == BD_OK) {
+                k->err = k->prov.err;
+                r->n_failed++;
+            }
+        }
+    }
+    return 0;
+}
+
 const bd_err *bd_verify_first_failure(const bd_verify_report *r)
 {
     if (r->rubric_err.code != BD_OK)

@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "digest.h"
 #include "err.h"
+#include "provenance.h"
 
 /* What one case looks like on disk right now. */
 typedef struct bd_case_check {
@@ -22,6 +23,8 @@ typedef struct bd_case_check {
     char pinned[BD_DIGEST_BUF];   /* pin in digests.yaml, "" if none */
     char cassette[BD_DIGEST_BUF]; /* computed digest of cassette.json, "" if absent */
     bd_case *loaded;              /* the parsed case.yaml, or NULL when it failed */
+    bool prov_checked;            /* bd_verify_provenance ran on this case */
+    bd_prov_result prov;          /* its outcome when prov_checked */
 } bd_case_check;
 
 /* Check case `case_id` of `tc`: case.yaml loads (its schema code otherwise), the pin
@@ -52,6 +55,13 @@ typedef struct bd_verify_report {
 int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
                          const char *const *case_ids, size_t n_case_ids, bd_err *err);
 void bd_verify_report_release(bd_verify_report *r);
+
+/* Verify the signatures (DESIGN.md §6) of every case of `r` whose case.yaml loaded,
+ * against the current digests the report computed, using `ctx` (one per command).
+ * Fills each case's `prov`. A bad signature counts as a failure of the report
+ * (n_failed, and the case's `err` when it had none); draft and awaiting-review cases do
+ * not. Returns 0, or -1 with `err` when GnuPG itself failed (nothing else changed). */
+int bd_verify_provenance(bd_verify_report *r, bd_prov_ctx *ctx, bd_err *err);
 
 /* First failure of the report (rubric, then cases in order, then orphans), or NULL. */
 const bd_err *bd_verify_first_failure(const bd_verify_report *r);

@@ -7,22 +7,26 @@
 static const char list_help[] =
     "usage: benchdesk list [TASK_CLASS] [--json]\n\n"
     "Without TASK_CLASS: every task class with its tier, SUT kind, case count, provenance\n"
-    "(signed / awaiting review / draft) and whether all pins hold.\n"
+    "(signed / awaiting review / draft, verified against bench/keys) and whether all pins hold.\n"
     "With TASK_CLASS: one row per case: id, disposition, difficulty, pin status,\n"
     "provenance and title. Pins are checked by hashing each case (BLAKE3, DESIGN.md §2).\n";
 
 typedef struct tc_summary {
-    size_t prov[3];
+    size_t prov[4]; /* by bd_prov_status */
     bool pins_ok;
 } tc_summary;
 
 /* Verify `tc` once; summarize it, and print its case table when `print`. */
-static int list_cases(bd_cli *cli, const bd_task_class *tc, tc_summary *sum, bool print,
-                      bd_err *err)
+static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, tc_summary *sum,
+                      bool print, bd_err *err)
 {
     bd_verify_report rep;
     if (bd_verify_task_class(&rep, tc, NULL, 0, err) < 0)
         return -1;
+    if (bd_verify_provenance(&rep, pctx, err) != 0) {
+        bd_verify_report_release(&rep);
+        return -1;
+    }
     sum->pins_ok = rep.n_failed == 0;
     cJSON *arr = NULL;
     if (print && cli->json)
@@ -33,7 +37,7 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, tc_summary *sum, boo
     for (size_t i = 0; i < rep.n_cases; i++) {
         const bd_case_check *chk = &rep.cases[i];
         const bd_case *c = chk->loaded;
-        bd_prov_claim prov = c ? bd_case_prov_claim(c) : BD_PROV_DRAFT;
+        bd_prov_status prov = chk->prov_checked ? chk->prov.status : BD_PROV_ST_BAD;
         sum->prov[prov]++;
         const char *pin = chk->err.code == BD_OK ? "ok" : bd_code_str(chk->err.code);
         if (arr) {
@@ -49,12 +53,12 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, tc_summary *sum, boo
                 cJSON_AddStringToObject(o, "message", chk->err.msg);
             cJSON_AddStringToObject(o, "digest", chk->digest);
             cJSON_AddStringToObject(o, "pinned", chk->pinned);
-            cJSON_AddStringToObject(o, "provenance", bd_prov_claim_str(prov));
+            cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
             cJSON_AddItemToArray(arr, o);
         } else if (print) {
             printf("%-44s %-10s %-7s %-16s %-15s %s\n", chk->case_id,
                    c ? bd_disposition_str(c->disposition) : "?",
-                   c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_claim_str(prov),
+                   c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
                    c ? c->title : chk->err.msg);
         }
     }
@@ -89,6 +93,11 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
         return status;
     bd_err err = BD_ERR_INIT;
     bd_task_class *tc = NULL;
+    bd_prov_ctx *pctx = NULL;
+    if (bd_provenance_init(&err) != 0 || bd_prov_ctx_new(&pctx, bench->bench_dir, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
 
     if (argc == 2) {
         if (bd_task_class_load(&tc, bench, argv[1], &err) != 0) {
@@ -96,7 +105,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             goto out;
         }
         tc_summary sum = {0};
-        if (list_cases(cli, tc, &sum, true, &err) != 0)
+        if (list_cases(cli, tc, pctx, &sum, true, &err) != 0)
             status = cli_fail(cli, &err);
         goto out;
     }
@@ -112,7 +121,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             goto out;
         }
         tc_summary sum = {0};
-        if (list_cases(cli, tc, &sum, false, &err) != 0) {
+        if (list_cases(cli, tc, pctx, &sum, false, &err) != 0) {
             cJSON_Delete(arr);
             status = cli_fail(cli, &err);
             goto out;
@@ -126,16 +135,17 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             cJSON_AddStringToObject(o, "tier", bd_tier_str(tc->reg->current_tier));
             cJSON_AddStringToObject(o, "sut", sut);
             cJSON_AddNumberToObject(o, "cases", (double)tc->n_cases);
-            cJSON_AddNumberToObject(o, "signed", (double)sum.prov[BD_PROV_COUNTERSIGNED]);
-            cJSON_AddNumberToObject(o, "awaiting_review", (double)sum.prov[BD_PROV_AUTHORED]);
-            cJSON_AddNumberToObject(o, "draft", (double)sum.prov[BD_PROV_DRAFT]);
+            cJSON_AddNumberToObject(o, "signed", (double)sum.prov[BD_PROV_ST_SIGNED]);
+            cJSON_AddNumberToObject(o, "awaiting_review", (double)sum.prov[BD_PROV_ST_AWAITING]);
+            cJSON_AddNumberToObject(o, "draft", (double)sum.prov[BD_PROV_ST_DRAFT]);
+            cJSON_AddNumberToObject(o, "bad", (double)sum.prov[BD_PROV_ST_BAD]);
             cJSON_AddBoolToObject(o, "pins_ok", pins_ok);
             cJSON_AddItemToArray(arr, o);
         } else {
             printf("%-24s %-7s %-9s %6zu %7zu %9zu %6zu  %s\n", tc->name,
                    bd_tier_str(tc->reg->current_tier), sut, tc->n_cases,
-                   sum.prov[BD_PROV_COUNTERSIGNED], sum.prov[BD_PROV_AUTHORED],
-                   sum.prov[BD_PROV_DRAFT], pins_ok ? "ok" : "FAILING (run benchdesk verify)");
+                   sum.prov[BD_PROV_ST_SIGNED], sum.prov[BD_PROV_ST_AWAITING],
+                   sum.prov[BD_PROV_ST_DRAFT], pins_ok ? "ok" : "FAILING (run benchdesk verify)");
         }
         bd_task_class_free(tc);
         tc = NULL;
@@ -148,6 +158,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
         cJSON_Delete(root);
     }
 out:
+    bd_prov_ctx_free(pctx);
     bd_task_class_free(tc);
     bd_bench_free(bench);
     return status;

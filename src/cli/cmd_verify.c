@@ -12,7 +12,9 @@ static const char verify_help[] =
     "Checks, for every task class (or the ones named): registration.yaml is valid; the\n"
     "rubric's BLAKE3 equals its pin; every case's digest equals its pin in digests.yaml\n"
     "and its own case_digest; every cassette equals its cassette_digest; no pin names a\n"
-    "missing case. Also checks bench/trusted-signers.yaml. Every failure is reported,\n"
+    "missing case; every present signature verifies against bench/keys and\n"
+    "bench/trusted-signers.yaml only (DESIGN.md §6; drafts and cases awaiting review are\n"
+    "listed, not failures). Every failure is reported,\n"
     "one line each, not just the first.\n\n"
     "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
 
@@ -47,20 +49,6 @@ static void report_failure(bd_cli *cli, cJSON *arr, const bd_err *e, const char 
         fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(e->code), e->msg);
 }
 
-static void verify_signers(bd_cli *cli, const bd_bench *bench, cJSON *arr, int *status)
-{
-    char *path = bd_path_join(bench->bench_dir, "trusted-signers.yaml");
-    struct stat st;
-    if (path && lstat(path, &st) == 0) {
-        bd_err err = BD_ERR_INIT;
-        bd_signers *s = NULL;
-        if (bd_signers_load(&s, path, &err) != 0)
-            report_failure(cli, arr, &err, NULL, status);
-        bd_signers_free(s);
-    }
-    free(path);
-}
-
 int cmd_verify(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -79,10 +67,16 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         argc > 1 ? (const char *const *)argv + 1 : (const char *const *)bench->task_classes;
     cJSON *root = cJSON_CreateObject();
     cJSON *classes = cJSON_AddArrayToObject(root, "task_classes");
-    cJSON *bench_failures = cJSON_AddArrayToObject(root, "failures");
-    verify_signers(cli, bench, bench_failures, &status);
 
+    bd_err perr = BD_ERR_INIT;
+    bd_prov_ctx *pctx = NULL;
+    if (bd_provenance_init(&perr) != 0 || bd_prov_ctx_new(&pctx, bench->bench_dir, &perr) != 0) {
+        cJSON_Delete(root);
+        bd_bench_free(bench);
+        return cli_fail(cli, &perr);
+    }
     size_t total_cases = 0, total_failed = 0;
+    size_t n_prov[4] = {0};
     for (size_t i = 0; i < n; i++) {
         bd_err err = BD_ERR_INIT;
         bd_task_class *tc = NULL;
@@ -96,12 +90,24 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
             continue;
         }
         bd_verify_report rep;
-        if (bd_verify_task_class(&rep, tc, NULL, 0, &err) < 0) {
+        if (bd_verify_task_class(&rep, tc, NULL, 0, &err) < 0 ||
+            bd_verify_provenance(&rep, pctx, &err) != 0) {
+            bd_verify_report_release(&rep);
             bd_task_class_free(tc);
+            bd_prov_ctx_free(pctx);
             cJSON_Delete(root);
             bd_bench_free(bench);
             return cli_fail(cli, &err);
         }
+        size_t tc_prov[4] = {0};
+        for (size_t k = 0; k < rep.n_cases; k++)
+            if (rep.cases[k].prov_checked)
+                tc_prov[rep.cases[k].prov.status]++;
+        for (size_t k = 0; k < 4; k++)
+            n_prov[k] += tc_prov[k];
+        cJSON *pj = cJSON_AddObjectToObject(o, "provenance");
+        for (int k = 0; k < 4; k++)
+            cJSON_AddNumberToObject(pj, bd_prov_status_str((bd_prov_status)k), (double)tc_prov[k]);
         if (rep.rubric_err.code != BD_OK)
             report_failure(cli, fails, &rep.rubric_err, NULL, &status);
         for (size_t k = 0; k < rep.n_cases; k++)
@@ -113,8 +119,9 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         cJSON_AddStringToObject(o, "rubric_digest", rep.rubric_digest);
         cJSON_AddBoolToObject(o, "ok", rep.n_failed == 0);
         if (!cli->json)
-            printf("%-24s %4zu cases  %s\n", tc->name, rep.n_cases,
-                   rep.n_failed ? "FAILED" : "verified");
+            printf("%-24s %4zu cases  %-8s  signed %zu, awaiting review %zu, draft %zu\n", tc->name,
+                   rep.n_cases, rep.n_failed ? "FAILED" : "verified", tc_prov[BD_PROV_ST_SIGNED],
+                   tc_prov[BD_PROV_ST_AWAITING], tc_prov[BD_PROV_ST_DRAFT]);
         total_cases += rep.n_cases;
         total_failed += rep.n_failed;
         bd_verify_report_release(&rep);
@@ -124,12 +131,15 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
     if (cli->json)
         cli_print_json(root);
     else if (status == 0)
-        printf("verified: %zu task classes, %zu cases: pins, cassettes and rubric pins hold\n", n,
-               total_cases);
+        printf("verified: %zu task classes, %zu cases: pins, cassettes, rubric pins and "
+               "signatures hold (%zu signed, %zu awaiting review, %zu draft)\n",
+               n, total_cases, n_prov[BD_PROV_ST_SIGNED], n_prov[BD_PROV_ST_AWAITING],
+               n_prov[BD_PROV_ST_DRAFT]);
     else
         printf("verification failed: %zu problem%s (see above)\n", total_failed,
                total_failed == 1 ? "" : "s");
     cJSON_Delete(root);
+    bd_prov_ctx_free(pctx);
     bd_bench_free(bench);
     return status;
 }

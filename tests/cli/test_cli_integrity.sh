@@ -93,7 +93,9 @@ before=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | s
 expect 0 - -- bd -C "$root" pin "$tc"
 after=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | sha256sum)
 [ "$before" = "$after" ] && pass "pin keeps case.yaml bytes" || fail "pin changed other bytes"
-expect 0 - -- bd -C "$root" verify
+# Re-pinning changed content does not launder it: the signatures were over the old
+# digest, so the case must be signed again (DESIGN.md §6).
+expect 1 provenance.bad_signature -- bd -C "$root" verify
 restore
 # pin of one case leaves the other pins alone.
 printf 'y' >>"$(find "$cdir/input" -type f | head -1)"
@@ -101,7 +103,7 @@ cp "$root/bench/$tc/cases/digests.yaml" "$BD_TMP/d1"
 expect 0 - -- bd -C "$root" pin "$tc" "$case1"
 [ "$(diff "$BD_TMP/d1" "$root/bench/$tc/cases/digests.yaml" | grep -c '^[<>]')" = 2 ] \
     && pass "pin one case changes one line" || fail "pin one case changed more"
-expect 0 - -- bd -C "$root" verify
+expect 1 provenance.bad_signature -- bd -C "$root" verify
 expect 2 bench.unknown_case -- bd -C "$root" pin "$tc" no-such-case
 # pin refuses a case it cannot digest and writes nothing.
 ln -s /etc/passwd "$cdir/input/link"
