@@ -1,11 +1,206 @@
-#include "cli.h"
+/* benchdesk history verify | log — the chained score history (DESIGN.md §5, §9). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Placeholder until the runner lands; replaced wholesale by src/cli/cmd_history.c's owner. */
+#include "cli.h"
+#include "history.h"
+
+static const char history_help[] =
+    "usage: benchdesk history verify [--json]\n"
+    "       benchdesk history log [--task-class TC] [--case ID] [--limit N] [--before SEQ]\n"
+    "                             [--json]\n\n"
+    "verify  walks the chain in .benchdesk/history from record 1: contiguous file names,\n"
+    "        every record parseable, schema-valid and canonical, its seq field equal to its\n"
+    "        file name and its prev_hash equal to the previous record's hash. Exit 0 when\n"
+    "        intact (prints the record count and the chain head); exit 1 with\n"
+    "        chain.tampered naming the first bad record and why: edited, missing,\n"
+    "        reordered, inserted, spliced, unparseable or schema_invalid. A truncated tail\n"
+    "        is invisible to the chain alone: `benchdesk anchor verify` catches it.\n"
+    "log     lists records newest first (a page of --limit, default 20; --before SEQ for\n"
+    "        the page below SEQ), optionally only those of one task class or case. It\n"
+    "        reads only the records it shows and does not verify the chain.\n";
+
+static int history_verify(bd_cli *cli, const bd_bench *bench)
+{
+    bd_err err = BD_ERR_INIT;
+    bd_history *h = NULL;
+    bd_history_verify_result r;
+    memset(&r, 0, sizeof(r));
+    int status = 0;
+    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0)
+        return cli_fail(cli, &err);
+    int rc = bd_history_verify(h, 0, &r, &err);
+    if (rc != 0 && err.code != BD_E_CHAIN_TAMPERED) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddBoolToObject(o, "ok", rc == 0);
+        cJSON_AddNumberToObject(o, "count", (double)r.count);
+        cJSON_AddStringToObject(o, "head", r.head);
+        if (rc != 0) {
+            cJSON *e = cJSON_AddObjectToObject(o, "error");
+            cJSON_AddStringToObject(e, "code", bd_code_str(err.code));
+            cJSON_AddStringToObject(e, "message", err.msg);
+            if (err.file[0])
+                cJSON_AddStringToObject(e, "file", err.file);
+            cJSON_AddNumberToObject(e, "seq", (double)r.bad_seq);
+            cJSON_AddStringToObject(e, "reason", bd_chain_reason_str(r.reason));
+        }
+        cli_print_json(o);
+        cJSON_Delete(o);
+        status = rc == 0 ? 0 : bd_code_exit(err.code);
+    } else if (rc == 0) {
+        printf("history intact: %llu record%s, head %s\n", (unsigned long long)r.count,
+               r.count == 1 ? "" : "s", r.head);
+    } else {
+        fflush(stdout);
+        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err.code), err.msg);
+        fprintf(stderr,
+                "benchdesk: first bad record: seq %llu, reason %s; %llu record%s "
+                "before it intact\n",
+                (unsigned long long)r.bad_seq, bd_chain_reason_str(r.reason),
+                (unsigned long long)r.count, r.count == 1 ? "" : "s");
+        status = bd_code_exit(err.code);
+    }
+out:
+    bd_history_verify_result_release(&r);
+    bd_history_free(h);
+    return status;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v == 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void print_record_line(const bd_history_record *r)
+{
+    char hash12[13];
+    memcpy(hash12, r->hash, 12);
+    hash12[12] = '\0';
+    if (r->is_audit) {
+        char what[64];
+        snprintf(what, sizeof(what), "audit: %s", r->event);
+        printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5s  %-4s  %-10s  %s\n",
+               (unsigned long long)r->seq, r->at, r->task_class ? r->task_class : "-", what, "-",
+               "", "-", hash12);
+        return;
+    }
+    printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5.3f  %-4s  %-10s  %s\n",
+           (unsigned long long)r->seq, r->finished_at, r->task_class, r->case_id, r->score.score,
+           r->score.passed ? "pass" : "FAIL", r->isolation_class, hash12);
+}
+
+static int history_log(bd_cli *cli, const bd_bench *bench, const bd_history_log_opts *o)
+{
+    bd_err err = BD_ERR_INIT;
+    bd_history *h = NULL;
+    bd_history_record *recs = NULL;
+    size_t n = 0;
+    uint64_t next = 0;
+    int status = 0;
+    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0 ||
+        bd_history_log(h, o, &recs, &n, &next, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if (cli->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(root, "records");
+        for (size_t i = 0; i < n; i++) {
+            cJSON *rec = cJSON_Duplicate(recs[i].json, 1);
+            if (!rec)
+                continue;
+            cJSON_AddStringToObject(rec, "record_hash", recs[i].hash);
+            cJSON_AddItemToArray(arr, rec);
+        }
+        if (next)
+            cJSON_AddNumberToObject(root, "next_before", (double)next);
+        else
+            cJSON_AddNullToObject(root, "next_before");
+        cli_print_json(root);
+        cJSON_Delete(root);
+        goto out;
+    }
+    if (n == 0) {
+        printf("no history records%s\n", o->task_class || o->case_id ? " match" : " yet");
+        goto out;
+    }
+    printf("%10s  %-20s  %-20s  %-28s  %5s  %-4s  %-10s  %s\n", "SEQ", "FINISHED", "TASK CLASS",
+           "CASE", "SCORE", "", "ISOLATION", "HASH");
+    for (size_t i = 0; i < n; i++)
+        print_record_line(&recs[i]);
+    if (next)
+        printf("(older records: --before %llu)\n", (unsigned long long)next);
+out:
+    bd_history_records_free(recs, n);
+    bd_history_free(h);
+    return status;
+}
+
 int cmd_history(bd_cli *cli, int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    bd_err err = BD_ERR_INIT;
-    bd_err_set(&err, BD_E_USAGE, NULL, 0, 0, "history is not available in this build");
-    return cli_fail(cli, &err);
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(history_help);
+    if (argc < 2)
+        return cli_usage(cli, "history", "history needs a subcommand: verify or log");
+    const char *sub = argv[1];
+    bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    if (strcmp(sub, "verify") == 0) {
+        if (argc != 2)
+            return cli_usage(cli, "history", "history verify takes no arguments");
+    } else if (strcmp(sub, "log") == 0) {
+        for (int i = 2; i < argc; i++) {
+            const char *a = argv[i];
+            const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+            uint64_t num;
+            if (strcmp(a, "--task-class") == 0 && v) {
+                o.task_class = v;
+            } else if (strcmp(a, "--case") == 0 && v) {
+                o.case_id = v;
+            } else if (strcmp(a, "--limit") == 0 && v) {
+                if (parse_u64(v, 1000000, &num) != 0)
+                    return cli_usage(cli, "history", "--limit takes a number from 1 to 1000000");
+                o.limit = (size_t)num;
+            } else if (strcmp(a, "--before") == 0 && v) {
+                if (parse_u64(v, BD_HISTORY_SEQ_MAX + 1, &num) != 0)
+                    return cli_usage(cli, "history", "--before takes a record seq (1 or more)");
+                o.before = num;
+            } else {
+                return cli_usage(cli, "history", "unknown or incomplete option '%s'", a);
+            }
+            i++;
+        }
+        const char *names[2] = {o.task_class, o.case_id};
+        for (int i = 0; i < 2; i++) {
+            if (names[i] && !bd_name_valid(names[i])) {
+                bd_err err = BD_ERR_INIT;
+                bd_err_set(&err, BD_E_BAD_ID, NULL, 0, 0,
+                           "'%s' is not a valid %s name (^[a-z0-9][a-z0-9._-]{0,127}$)", names[i],
+                           i ? "case" : "task-class");
+                return cli_fail(cli, &err);
+            }
+        }
+    } else {
+        return cli_usage(cli, "history", "unknown history subcommand '%s'", sub);
+    }
+    bd_bench *bench = NULL;
+    int status = cli_open_bench(cli, &bench);
+    if (status != 0)
+        return status;
+    status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench) : history_log(cli, bench, &o);
+    bd_bench_free(bench);
+    return status;
 }

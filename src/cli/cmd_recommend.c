@@ -1,11 +1,103 @@
-#include "cli.h"
+/* benchdesk recommend TASK_CLASS — a tier recommendation from the verified history
+ * (DESIGN.md §7; src/promote.h). Never applies anything. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-/* Placeholder until the runner lands; replaced wholesale by src/cli/cmd_recommend.c's owner. */
+#include "cli.h"
+#include "promote.h"
+#include "provenance.h"
+
+static const char recommend_help[] =
+    "usage: benchdesk recommend TASK_CLASS [--json]\n\n"
+    "Recommends a tier for TASK_CLASS from the history, and only if the history and every\n"
+    "anchor verify. Evidence: the latest record per case of the last 30 days, from signed\n"
+    "cases (records with provenance_verified false are excluded), from one isolation class\n"
+    "(the strongest present; the others are excluded, never mixed). Reports the cases,\n"
+    "pass rate, mean score with its 95% BCa bootstrap interval (seeded from the chain\n"
+    "head: the same history gives the same numbers), the current tier and the highest\n"
+    "tier whose min_cases_for_promotion and promotion_threshold (on the interval's lower\n"
+    "bound) are met. Writes .benchdesk/recommendations/<utc>.json with\n"
+    "requires_human_approval: true. It never changes a tier: a human edits current_tier\n"
+    "in a reviewed commit.\n";
+
+static void print_text(const bd_recommendation *r, const char *path)
+{
+    printf("recommendation for %s (current tier: %s)\n", r->task_class,
+           bd_tier_str(r->current_tier));
+    printf("  history       %llu records, head %.16s…, %zu anchor%s verified\n",
+           (unsigned long long)r->chain_count, r->chain_head, r->anchors,
+           r->anchors == 1 ? "" : "s");
+    printf("  evidence      %zu case%s: latest record per case, last %d days, signed%s%s\n",
+           r->cases, r->cases == 1 ? "" : "s", BD_RECOMMEND_WINDOW_DAYS,
+           r->isolation_class[0] ? ", isolation " : "", r->isolation_class);
+    printf("  excluded      %zu unsigned, %zu other isolation, %zu older than %d days, "
+           "%zu of removed cases, %zu superseded (records)\n",
+           r->excluded_unsigned, r->excluded_isolation, r->excluded_outside_window,
+           BD_RECOMMEND_WINDOW_DAYS, r->excluded_unknown_case, r->superseded);
+    if (r->cases) {
+        printf("  pass rate     %.3f (%zu/%zu)\n", r->pass_rate, r->passed, r->cases);
+        printf("  mean score    %.3f, 95%% BCa [%.3f, %.3f] (seed %016llx)\n", r->mean_score,
+               r->ci_lo, r->ci_hi, (unsigned long long)r->seed);
+    }
+    for (int t = 0; t < 3; t++) {
+        const bd_tier_eval *te = &r->tiers[t];
+        printf("  %-12s  %s: %zu/%d cases %s", t == 0 ? "tiers" : "", bd_tier_str(te->tier),
+               r->cases, te->min_cases, te->cases_met ? "met" : "not met");
+        if (t != 0)
+            printf(", lower bound %s %.2f %s", r->has_ci ? "vs" : "(none) vs", te->threshold,
+                   te->threshold_met ? "met" : "not met");
+        printf("\n");
+    }
+    if (r->has_recommended)
+        printf("  recommended   %s%s\n", bd_tier_str(r->recommended),
+               r->recommended == r->current_tier ? " (unchanged)" : "");
+    else
+        printf("  recommended   none: not even bronze's min_cases is met\n");
+    printf("  requires human approval: a tier moves only when a human edits current_tier in\n"
+           "  bench/%s/registration.yaml in a reviewed commit\n",
+           r->task_class);
+    printf("wrote %s\n", path);
+}
+
 int cmd_recommend(bd_cli *cli, int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(recommend_help);
+    if (argc != 2 || argv[1][0] == '-')
+        return cli_usage(cli, "recommend", "recommend takes exactly one TASK_CLASS");
     bd_err err = BD_ERR_INIT;
-    bd_err_set(&err, BD_E_USAGE, NULL, 0, 0, "recommend is not available in this build");
-    return cli_fail(cli, &err);
+    if (bd_provenance_init(&err) != 0)
+        return cli_fail(cli, &err);
+    bd_bench *bench = NULL;
+    bd_task_class *tc = NULL;
+    bd_recommendation r;
+    char *path = NULL;
+    memset(&r, 0, sizeof(r));
+    int status = cli_open_bench(cli, &bench);
+    if (status != 0)
+        return status;
+    if (bd_task_class_load(&tc, bench, argv[1], &err) != 0 ||
+        bd_recommend(&r, bench, tc, time(NULL), &err) != 0 ||
+        bd_recommendation_write(&r, bench->root, &path, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if (cli->json) {
+        cJSON *j = bd_recommendation_json(&r);
+        if (j) {
+            cJSON_AddStringToObject(j, "file", path);
+            cli_print_json(j);
+        }
+        cJSON_Delete(j);
+    } else {
+        print_text(&r, path);
+    }
+out:
+    free(path);
+    bd_recommendation_release(&r);
+    bd_task_class_free(tc);
+    bd_bench_free(bench);
+    return status;
 }

@@ -1,0 +1,831 @@
+/*
+ * anchor.c — publishing and verifying signed chain-head anchors (anchor.h, DESIGN.md §5).
+ *
+ * Verification runs GnuPG through GPGME against a private home holding only the bench's
+ * own public keys; its gpg.conf turns off agent autostart and key retrieval, so verifying
+ * starts no daemon and touches no network. Signing uses the curator's keyring through
+ * provenance.h.
+ */
+#include "anchor.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <gpgme.h>
+
+#include "canon.h"
+#include "fsutil.h"
+
+#define ANCHOR_FILE_MAX (256 * 1024)
+#define KEYFILE_MAX     (1024 * 1024)
+
+static int nomem(bd_err *err)
+{
+    return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+}
+
+static void gpg_text(gpgme_error_t e, char *buf, size_t cap)
+{
+    if (gpgme_strerror_r(e, buf, cap) != 0)
+        snprintf(buf, cap, "GnuPG error %u", (unsigned)e);
+}
+
+static int gpg_fail(bd_err *err, gpgme_error_t e, const char *what)
+{
+    char t[256];
+    gpg_text(e, t, sizeof(t));
+    return bd_err_set(err, BD_E_GPG, NULL, 0, 0, "%s: %s", what, t);
+}
+
+/* ---- formats ------------------------------------------------------------------------ */
+
+static bool valid_date(const char *s)
+{
+    if (!s || strlen(s) != 10 || s[4] != '-' || s[7] != '-')
+        return false;
+    int v[3] = {0, 0, 0}, pos[3] = {0, 5, 8}, len[3] = {4, 2, 2};
+    for (int f = 0; f < 3; f++)
+        for (int i = 0; i < len[f]; i++) {
+            char c = s[pos[f] + i];
+            if (c < '0' || c > '9')
+                return false;
+            v[f] = v[f] * 10 + (c - '0');
+        }
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (v[1] < 1 || v[1] > 12 || v[2] < 1)
+        return false;
+    bool leap = (v[0] % 4 == 0 && v[0] % 100 != 0) || v[0] % 400 == 0;
+    return v[2] <= mdays[v[1] - 1] + (v[1] == 2 && leap ? 1 : 0);
+}
+
+static bool valid_hash(const char *s)
+{
+    if (!s || strlen(s) != BD_HASH_HEX_LEN)
+        return false;
+    for (size_t i = 0; i < BD_HASH_HEX_LEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+static bool valid_fpr(const char *s)
+{
+    if (!s || strlen(s) != BD_FPR_LEN)
+        return false;
+    for (size_t i = 0; i < BD_FPR_LEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'A' && s[i] <= 'F')))
+            return false;
+    return true;
+}
+
+static void fpr_upper(char out[BD_FPR_LEN + 1], const char *fpr)
+{
+    size_t i = 0;
+    for (; fpr && fpr[i] && i < BD_FPR_LEN; i++)
+        out[i] = (fpr[i] >= 'a' && fpr[i] <= 'f') ? (char)(fpr[i] - 'a' + 'A') : fpr[i];
+    out[i] = '\0';
+}
+
+void bd_anchor_release(bd_anchor *a)
+{
+    if (!a)
+        return;
+    free(a->signature);
+    memset(a, 0, sizeof(*a));
+}
+
+int bd_anchor_message(char **out, size_t *len, const char *date, uint64_t count,
+                      const char *chain_head, bd_err *err)
+{
+    *out = NULL;
+    if (!valid_date(date) || count == 0 || !valid_hash(chain_head))
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                          "an anchor needs a date YYYY-MM-DD, a count of at least 1 and a "
+                          "64-hex chain head");
+    size_t cap = 160;
+    char *m = malloc(cap);
+    if (!m)
+        return nomem(err);
+    int n = snprintf(m, cap, BD_ANCHOR_MAGIC "\ndate: %s\ncount: %llu\nchain_head: %s\n", date,
+                     (unsigned long long)count, chain_head);
+    if (n < 0 || (size_t)n >= cap) {
+        free(m);
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "anchor message too long");
+    }
+    *out = m;
+    if (len)
+        *len = (size_t)n;
+    return 0;
+}
+
+static cJSON *anchor_json(const bd_anchor *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "chain_head", a->chain_head) ||
+        !cJSON_AddNumberToObject(o, "count", (double)a->count) ||
+        !cJSON_AddStringToObject(o, "date", a->date) ||
+        !cJSON_AddNumberToObject(o, "schema_version", 1) ||
+        !cJSON_AddStringToObject(o, "signature", a->signature) ||
+        !cJSON_AddStringToObject(o, "signer", a->signer)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+int bd_anchor_parse(bd_anchor *out, const char *buf, size_t len, const char *expect_date,
+                    const char *path, bd_err *err)
+{
+    int rc = -1;
+    cJSON *root = NULL;
+    char *canon = NULL;
+    memset(out, 0, sizeof(*out));
+    const char *bad = NULL;
+    if (len == 0 || buf[len - 1] != '\n') {
+        bad = "does not end with a newline";
+        goto out;
+    }
+    const char *end = NULL;
+    root = cJSON_ParseWithLengthOpts(buf, len - 1, &end, 0);
+    if (!root || (size_t)(end - buf) != len - 1 || !cJSON_IsObject(root)) {
+        bad = "is not one JSON object";
+        goto out;
+    }
+    static const char *const keys[] = {"chain_head",     "count",     "date",
+                                       "schema_version", "signature", "signer"};
+    const cJSON *v[6] = {0};
+    for (const cJSON *c = root->child; c; c = c->next) {
+        int k = -1;
+        for (int i = 0; i < 6; i++)
+            if (strcmp(c->string, keys[i]) == 0)
+                k = i;
+        if (k < 0 || v[k]) {
+            bad = k < 0 ? "has an unexpected member" : "has a duplicate member";
+            goto out;
+        }
+        v[k] = c;
+    }
+    for (int i = 0; i < 6; i++)
+        if (!v[i]) {
+            bad = "lacks a member (chain_head, count, date, schema_version, signature, signer)";
+            goto out;
+        }
+    double cnt = cJSON_IsNumber(v[1]) ? v[1]->valuedouble : -1;
+    if (!cJSON_IsString(v[0]) || !valid_hash(v[0]->valuestring)) {
+        bad = "has a chain_head that is not 64 lower-case hex";
+    } else if (!(cnt >= 1 && cnt <= (double)BD_HISTORY_SEQ_MAX && cnt == (double)(uint64_t)cnt)) {
+        bad = "has a count that is not an integer of at least 1";
+    } else if (!cJSON_IsString(v[2]) || !valid_date(v[2]->valuestring)) {
+        bad = "has a date that is not YYYY-MM-DD";
+    } else if (!cJSON_IsNumber(v[3]) || v[3]->valuedouble != 1) {
+        bad = "has a schema_version other than 1";
+    } else if (!cJSON_IsString(v[4]) || v[4]->valuestring[0] == '\0') {
+        bad = "has no signature";
+    } else if (!cJSON_IsString(v[5]) || !valid_fpr(v[5]->valuestring)) {
+        bad = "has a signer that is not 40 upper-case hex";
+    } else if (expect_date && strcmp(expect_date, v[2]->valuestring) != 0) {
+        bad = "has a date that is not its file name's";
+    }
+    if (bad)
+        goto out;
+    size_t clen;
+    canon = bd_canon_json(root, &clen);
+    if (!canon || clen != len - 1 || memcmp(canon, buf, clen) != 0) {
+        bad = "is not in canonical form";
+        goto out;
+    }
+    memcpy(out->chain_head, v[0]->valuestring, BD_HASH_BUF);
+    out->count = (uint64_t)cnt;
+    memcpy(out->date, v[2]->valuestring, sizeof(out->date));
+    memcpy(out->signer, v[5]->valuestring, sizeof(out->signer));
+    if (!(out->signature = strdup(v[4]->valuestring))) {
+        nomem(err);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (bad)
+        bd_err_set(err, BD_E_ANCHOR_MISMATCH, path, 0, 0,
+                   "%s: this anchor file %s; restore it from git (`git checkout -- %s`)",
+                   "not a valid anchor", bad, path ? path : "the file");
+    if (rc != 0)
+        bd_anchor_release(out);
+    free(canon);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- the private GnuPG home --------------------------------------------------------- */
+
+typedef struct gpg_home {
+    char *dir;
+    gpgme_ctx_t g;
+} gpg_home;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void home_close(gpg_home *h)
+{
+    if (h->g)
+        gpgme_release(h->g);
+    if (h->dir)
+        nftw(h->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(h->dir);
+    memset(h, 0, sizeof(*h));
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int import_key(gpgme_ctx_t g, const char *path, bd_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    gpgme_data_t d = NULL;
+    int rc = -1;
+    if (bd_read_file(&buf, &len, path, KEYFILE_MAX, BD_E_GPG_BAD_KEYFILE, err) != 0)
+        goto out;
+    if (strstr(buf, "PRIVATE KEY BLOCK")) {
+        bd_err_set(err, BD_E_GPG_BAD_KEYFILE, path, 0, 0,
+                   "holds a secret key; remove it from the bench now and export only the "
+                   "public key (gpg --armor --export FPR)");
+        goto out;
+    }
+    gpgme_error_t e = gpgme_data_new_from_mem(&d, buf, len, 0);
+    if (e) {
+        gpg_fail(err, e, "cannot hand a key file to GPGME");
+        goto out;
+    }
+    e = gpgme_op_import(g, d);
+    gpgme_import_result_t r = e ? NULL : gpgme_op_import_result(g);
+    if (e || !r || r->considered == 0 || r->secret_read > 0 || r->imported + r->unchanged == 0) {
+        bd_err_set(err, BD_E_GPG_BAD_KEYFILE, path, 0, 0,
+                   "is not a usable armored public key; re-export it with "
+                   "`gpg --armor --export FPR`");
+        goto out;
+    }
+    rc = 0;
+out:
+    gpgme_data_release(d);
+    free(buf);
+    return rc;
+}
+
+/* A fresh 0700 home under $TMPDIR holding bench/keys/<name>.asc. */
+static int home_open(gpg_home *h, const char *bench_dir, bd_err *err)
+{
+    int rc = -1;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    char *keys = NULL;
+    DIR *d = NULL;
+    memset(h, 0, sizeof(*h));
+    if (bd_provenance_init(err) != 0)
+        return -1;
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/')
+        tmp = "/tmp";
+    size_t hl = strlen(tmp) + 40;
+    if (!(h->dir = malloc(hl)))
+        return nomem(err);
+    snprintf(h->dir, hl, "%s/benchdesk-anchor-gnupg-XXXXXX", tmp);
+    if (!mkdtemp(h->dir)) {
+        bd_err_errno(err, BD_E_IO, errno, h->dir,
+                     "cannot create a private GnuPG home (set TMPDIR to a writable directory)");
+        free(h->dir);
+        h->dir = NULL;
+        return -1;
+    }
+    static const char conf[] = "no-autostart\ntrust-model always\nno-auto-key-retrieve\n"
+                               "no-auto-key-locate\nno-greeting\nno-permission-warning\n";
+    char *cpath = bd_path_join(h->dir, "gpg.conf");
+    if (!cpath) {
+        nomem(err);
+        goto out;
+    }
+    int wrc = bd_write_file_atomic(cpath, conf, sizeof(conf) - 1, 0600, err);
+    free(cpath);
+    if (wrc != 0)
+        goto out;
+    gpgme_error_t e = gpgme_new(&h->g);
+    if (!e)
+        e = gpgme_set_protocol(h->g, GPGME_PROTOCOL_OpenPGP);
+    if (!e)
+        e = gpgme_ctx_set_engine_info(h->g, GPGME_PROTOCOL_OpenPGP, NULL, h->dir);
+    if (e) {
+        gpg_fail(err, e, "cannot set up GnuPG");
+        goto out;
+    }
+    gpgme_set_offline(h->g, 1);
+    if (!(keys = bd_path_join(bench_dir, "keys"))) {
+        nomem(err);
+        goto out;
+    }
+    d = opendir(keys);
+    if (!d && errno != ENOENT) {
+        bd_err_errno(err, BD_E_IO, errno, keys, "cannot list the bench's keys");
+        goto out;
+    }
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (de->d_name[0] == '.' || l < 5 || strcmp(de->d_name + l - 4, ".asc") != 0)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            char **nn = realloc(names, nc * sizeof(*nn));
+            if (!nn) {
+                nomem(err);
+                goto out;
+            }
+            names = nn;
+            cap = nc;
+        }
+        if (!(names[n] = strdup(de->d_name))) {
+            nomem(err);
+            goto out;
+        }
+        n++;
+    }
+    if (n > 1)
+        qsort(names, n, sizeof(*names), str_cmp);
+    for (size_t i = 0; i < n; i++) {
+        char *p = bd_path_join(keys, names[i]);
+        if (!p) {
+            nomem(err);
+            goto out;
+        }
+        int irc = import_key(h->g, p, err);
+        free(p);
+        if (irc != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    if (d)
+        closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(keys);
+    if (rc != 0)
+        home_close(h);
+    return rc;
+}
+
+/* Check `sig` over `msg` in the private home. Returns 0 with the verdict in *verdict
+ * (BD_OK or an anchor.* code with a message) and the signer's primary fingerprint in
+ * fpr_out ("" if unknown); -1 when GnuPG could not run (err). */
+static int check_signature(gpg_home *h, const char *msg, size_t mlen, const char *sig,
+                           const char *path, bd_err *verdict, char fpr_out[BD_FPR_LEN + 1],
+                           bd_err *err)
+{
+    gpgme_data_t ds = NULL, dm = NULL;
+    gpgme_key_t key = NULL;
+    int rc = -1;
+    fpr_out[0] = '\0';
+    bd_err_clear(verdict);
+    gpgme_error_t e = gpgme_data_new_from_mem(&ds, sig, strlen(sig), 0);
+    if (!e)
+        e = gpgme_data_new_from_mem(&dm, msg, mlen, 0);
+    if (e) {
+        gpg_fail(err, e, "cannot hand a signature to GPGME");
+        goto out;
+    }
+    e = gpgme_op_verify(h->g, ds, dm, NULL);
+    gpgme_verify_result_t r = gpgme_op_verify_result(h->g);
+    int nsigs = 0;
+    gpgme_signature_t s1 = NULL;
+    for (gpgme_signature_t s = r ? r->signatures : NULL; s; s = s->next)
+        if (nsigs++ == 0)
+            s1 = s;
+    if (e || nsigs == 0) {
+        char t[256] = "no signature found";
+        if (e)
+            gpg_text(e, t, sizeof(t));
+        bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
+                   "the anchor's signature is not a valid OpenPGP signature (%s)", t);
+        rc = 0;
+        goto out;
+    }
+    if (nsigs > 1) {
+        bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
+                   "the anchor holds %d signatures; exactly one is allowed", nsigs);
+        rc = 0;
+        goto out;
+    }
+    gpgme_err_code_t sc = gpgme_err_code(s1->status);
+    if (sc == GPG_ERR_NO_PUBKEY) {
+        bd_err_set(verdict, BD_E_ANCHOR_UNTRUSTED, path, 0, 0,
+                   "the anchor was signed by key %s, which is not in bench/keys/; only the "
+                   "bench's own keys are trusted",
+                   s1->fpr ? s1->fpr : "?");
+        rc = 0;
+        goto out;
+    }
+    if (sc != GPG_ERR_NO_ERROR && sc != GPG_ERR_KEY_EXPIRED && sc != GPG_ERR_CERT_REVOKED) {
+        bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
+                   "the anchor's signature does not verify over its date, count and "
+                   "chain_head: the anchor was altered or its signature replaced");
+        rc = 0;
+        goto out;
+    }
+    e = gpgme_get_key(h->g, s1->fpr, &key, 0);
+    if (e || !key || !key->subkeys || !key->subkeys->fpr) {
+        bd_err_set(verdict, BD_E_ANCHOR_UNTRUSTED, path, 0, 0,
+                   "the anchor was signed by key %s, which is not in bench/keys/",
+                   s1->fpr ? s1->fpr : "?");
+        rc = 0;
+        goto out;
+    }
+    fpr_upper(fpr_out, key->subkeys->fpr);
+    gpgme_subkey_t used = NULL;
+    for (gpgme_subkey_t sk = key->subkeys; sk; sk = sk->next)
+        if (sk->fpr && s1->fpr && strcasecmp(sk->fpr, s1->fpr) == 0)
+            used = sk;
+    if (sc == GPG_ERR_CERT_REVOKED || key->revoked || (used && used->revoked) ||
+        (s1->summary & GPGME_SIGSUM_KEY_REVOKED))
+        bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
+                   "the anchor was signed by key %s, which is revoked; publish a new anchor "
+                   "with a current key",
+                   fpr_out);
+    else if (sc == GPG_ERR_KEY_EXPIRED || key->expired || (used && used->expired) ||
+             (s1->summary & GPGME_SIGSUM_KEY_EXPIRED))
+        bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
+                   "the anchor was signed by key %s, which has expired", fpr_out);
+    else if (key->disabled || key->invalid || (used && (used->disabled || used->invalid)))
+        bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
+                   "the anchor was signed by key %s, which GnuPG reports unusable", fpr_out);
+    rc = 0;
+out:
+    if (key)
+        gpgme_key_unref(key);
+    gpgme_data_release(ds);
+    gpgme_data_release(dm);
+    return rc;
+}
+
+/* ---- verifying ---------------------------------------------------------------------- */
+
+typedef struct anchor_ctx {
+    bd_history_verify_result chain;
+    bd_signers *signers;
+    gpg_home home;
+    bool home_open;
+    char *bench_dir;
+} anchor_ctx;
+
+static int ctx_open(anchor_ctx *c, const char *bench_root, bd_err *err)
+{
+    bd_history *h = NULL;
+    memset(c, 0, sizeof(*c));
+    if (!(c->bench_dir = bd_path_join(bench_root, "bench")))
+        return nomem(err);
+    if (bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
+        return -1;
+    int rc = bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &c->chain, err);
+    bd_history_free(h);
+    if (rc != 0)
+        return -1;
+    char *sp = bd_path_join(c->bench_dir, "trusted-signers.yaml");
+    if (!sp)
+        return nomem(err);
+    struct stat st;
+    if (stat(sp, &st) == 0)
+        rc = bd_signers_load(&c->signers, sp, err);
+    else
+        rc = 0; /* no file: nobody is trusted */
+    free(sp);
+    return rc;
+}
+
+static void ctx_close(anchor_ctx *c)
+{
+    bd_history_verify_result_release(&c->chain);
+    bd_signers_free(c->signers);
+    if (c->home_open)
+        home_close(&c->home);
+    free(c->bench_dir);
+    memset(c, 0, sizeof(*c));
+}
+
+static int ctx_home(anchor_ctx *c, bd_err *err)
+{
+    if (c->home_open)
+        return 0;
+    if (home_open(&c->home, c->bench_dir, err) != 0)
+        return -1;
+    c->home_open = true;
+    return 0;
+}
+
+/* Check one parsed anchor: signature, signer, then the chain. */
+static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
+{
+    const bd_anchor *a = &ck->anchor;
+    char *msg = NULL;
+    size_t mlen;
+    char fpr[BD_FPR_LEN + 1];
+    int rc = -1;
+    if (bd_anchor_message(&msg, &mlen, a->date, a->count, a->chain_head, err) != 0)
+        goto out;
+    if (ctx_home(c, err) != 0)
+        goto out;
+    if (check_signature(&c->home, msg, mlen, a->signature, ck->path, &ck->err, fpr, err) != 0)
+        goto out;
+    rc = 0;
+    if (ck->err.code != BD_OK)
+        goto out;
+    if (strcmp(fpr, a->signer) != 0) {
+        bd_err_set(&ck->err, BD_E_ANCHOR_BAD_SIGNATURE, ck->path, 0, 0,
+                   "the anchor names signer %s but was signed by %s", a->signer, fpr);
+        goto out;
+    }
+    const bd_signer *s = c->signers ? bd_signers_find(c->signers, fpr) : NULL;
+    if (!s) {
+        bd_err_set(&ck->err, BD_E_ANCHOR_UNTRUSTED, ck->path, 0, 0,
+                   "the anchor was signed by %s, which is not in bench/trusted-signers.yaml", fpr);
+        goto out;
+    }
+    snprintf(ck->identity, sizeof(ck->identity), "%s", s->identity ? s->identity : "");
+    if (a->count > c->chain.count) {
+        bd_err_set(&ck->err, BD_E_ANCHOR_MISMATCH, ck->path, 0, 0,
+                   "the anchor of %s covers %llu records but the local history holds only "
+                   "%llu: records were removed from its end (truncated); restore "
+                   ".benchdesk/history from a backup and find out who removed them",
+                   a->date, (unsigned long long)a->count, (unsigned long long)c->chain.count);
+        goto out;
+    }
+    char hex[BD_HASH_BUF];
+    bd_hex(hex, c->chain.hashes[a->count - 1], 32);
+    if (strcmp(hex, a->chain_head) != 0)
+        bd_err_set(&ck->err, BD_E_ANCHOR_MISMATCH, ck->path, 0, 0,
+                   "the anchor of %s says record %llu has hash %s but the local record %llu "
+                   "has hash %s: the history was rewritten below the anchor; restore it from "
+                   "a backup and find out who rewrote it",
+                   a->date, (unsigned long long)a->count, a->chain_head,
+                   (unsigned long long)a->count, hex);
+out:
+    free(msg);
+    return rc;
+}
+
+static int anchor_name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const bd_anchor_check *)a)->path, ((const bd_anchor_check *)b)->path);
+}
+
+/* The anchor files: every *.json under audit/anchors/bench, sorted. */
+static int list_anchors(bd_anchor_report *out, const char *bench_root, bd_err *err)
+{
+    size_t dl = strlen(bench_root) + sizeof("/" BD_ANCHOR_DIR);
+    char *dir = malloc(dl);
+    if (!dir)
+        return nomem(err);
+    snprintf(dir, dl, "%s/%s", bench_root, BD_ANCHOR_DIR);
+    int rc = -1;
+    size_t cap = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        rc = errno == ENOENT ? 0 : bd_err_errno(err, BD_E_IO, errno, dir, "cannot list anchors");
+        free(dir);
+        return rc;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
+            continue;
+        if (out->n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            bd_anchor_check *p = realloc(out->checks, nc * sizeof(*p));
+            if (!p) {
+                nomem(err);
+                goto out;
+            }
+            out->checks = p;
+            cap = nc;
+        }
+        bd_anchor_check *ck = &out->checks[out->n++];
+        memset(ck, 0, sizeof(*ck));
+        if (snprintf(ck->path, sizeof(ck->path), "%s/%s", dir, de->d_name) >=
+            (int)sizeof(ck->path)) {
+            bd_err_set(err, BD_E_IO, dir, 0, 0, "anchor path too long");
+            goto out;
+        }
+    }
+    if (out->n > 1)
+        qsort(out->checks, out->n, sizeof(*out->checks), anchor_name_cmp);
+    rc = 0;
+out:
+    closedir(d);
+    free(dir);
+    return rc;
+}
+
+static int verify_with(bd_anchor_report *out, anchor_ctx *c, const char *bench_root, bd_err *err)
+{
+    out->chain_count = c->chain.count;
+    memcpy(out->chain_head, c->chain.head, BD_HASH_BUF);
+    if (list_anchors(out, bench_root, err) != 0)
+        return -1;
+    for (size_t i = 0; i < out->n; i++) {
+        bd_anchor_check *ck = &out->checks[i];
+        const char *base = strrchr(ck->path, '/');
+        base = base ? base + 1 : ck->path;
+        char date[11] = "";
+        bool named = strlen(base) == 15 && memcmp(base + 10, ".json", 5) == 0;
+        if (named) {
+            memcpy(date, base, 10);
+            date[10] = '\0';
+        }
+        char *buf = NULL;
+        size_t len = 0;
+        if (!named || !valid_date(date)) {
+            bd_err_set(&ck->err, BD_E_ANCHOR_MISMATCH, ck->path, 0, 0,
+                       "not a valid anchor: an anchor file is named YYYY-MM-DD.json");
+        } else if (bd_read_file(&buf, &len, ck->path, ANCHOR_FILE_MAX, BD_E_ANCHOR_MISMATCH,
+                                &ck->err) == 0 &&
+                   bd_anchor_parse(&ck->anchor, buf, len, date, ck->path, &ck->err) == 0) {
+            if (check_anchor(c, ck, err) != 0) {
+                free(buf);
+                return -1;
+            }
+        }
+        free(buf);
+        if (ck->err.code == BD_E_IO || ck->err.code == BD_E_NOMEM) {
+            *err = ck->err;
+            return -1;
+        }
+        if (ck->err.code != BD_OK)
+            out->n_failed++;
+    }
+    return out->n_failed ? 1 : 0;
+}
+
+int bd_anchor_verify(bd_anchor_report *out, const char *bench_root, bd_err *err)
+{
+    anchor_ctx c;
+    memset(out, 0, sizeof(*out));
+    int rc = -1;
+    if (ctx_open(&c, bench_root, err) == 0)
+        rc = verify_with(out, &c, bench_root, err);
+    ctx_close(&c);
+    return rc;
+}
+
+void bd_anchor_report_release(bd_anchor_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        bd_anchor_release(&r->checks[i].anchor);
+    free(r->checks);
+    memset(r, 0, sizeof(*r));
+}
+
+const bd_err *bd_anchor_report_first_failure(const bd_anchor_report *r)
+{
+    for (size_t i = 0; r && i < r->n; i++)
+        if (r->checks[i].err.code != BD_OK)
+            return &r->checks[i].err;
+    return NULL;
+}
+
+/* ---- publishing --------------------------------------------------------------------- */
+
+int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
+                      const bd_anchor_publish_opts *opts, bd_err *err)
+{
+    static const bd_anchor_publish_opts defaults = BD_ANCHOR_PUBLISH_OPTS_INIT;
+    anchor_ctx c;
+    bd_anchor_report rep;
+    bd_sign_key key;
+    char *msg = NULL, *json = NULL, *dir = NULL, *path = NULL, *bytes = NULL;
+    cJSON *j = NULL;
+    size_t mlen = 0, jlen = 0;
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    memset(&rep, 0, sizeof(rep));
+    if (path_out)
+        *path_out = NULL;
+    if (!opts)
+        opts = &defaults;
+    if (ctx_open(&c, bench_root, err) != 0)
+        goto out;
+    /* Never anchor over a broken chain or next to an anchor that does not hold. */
+    int vr = verify_with(&rep, &c, bench_root, err);
+    if (vr < 0)
+        goto out;
+    if (vr > 0) {
+        *err = *bd_anchor_report_first_failure(&rep);
+        goto out;
+    }
+    if (c.chain.count == 0) {
+        bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                   "the history is empty: there is nothing to anchor yet (run a task class "
+                   "first)");
+        goto out;
+    }
+    if (opts->date) {
+        if (!valid_date(opts->date)) {
+            bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "the anchor date '%s' is not YYYY-MM-DD",
+                       opts->date);
+            goto out;
+        }
+        memcpy(out->date, opts->date, sizeof(out->date));
+    } else {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(out->date, sizeof(out->date), "%Y-%m-%d", &tm);
+    }
+    out->count = c.chain.count;
+    memcpy(out->chain_head, c.chain.head, BD_HASH_BUF);
+    if (bd_provenance_resolve_key(&key, &opts->sign, err) != 0)
+        goto out;
+    memcpy(out->signer, key.fingerprint, sizeof(out->signer));
+    if (!c.signers || !bd_signers_find(c.signers, key.fingerprint)) {
+        bd_err_set(err, BD_E_ANCHOR_UNTRUSTED, NULL, 0, 0,
+                   "key %s (%s) is not in bench/trusted-signers.yaml: an anchor it signs "
+                   "would not verify; sign with a trusted key (--key FPR)",
+                   key.fingerprint, key.identity);
+        goto out;
+    }
+    if (bd_anchor_message(&msg, &mlen, out->date, out->count, out->chain_head, err) != 0 ||
+        bd_provenance_sign_bytes(&out->signature, &key, &opts->sign, msg, mlen, err) != 0)
+        goto out;
+    /* The check verify will make, before anything is written. */
+    bd_err verdict;
+    char fpr[BD_FPR_LEN + 1];
+    if (ctx_home(&c, err) != 0 ||
+        check_signature(&c.home, msg, mlen, out->signature, NULL, &verdict, fpr, err) != 0)
+        goto out;
+    if (verdict.code == BD_OK && strcmp(fpr, out->signer) != 0)
+        bd_err_set(&verdict, BD_E_ANCHOR_BAD_SIGNATURE, NULL, 0, 0,
+                   "the signature was made by %s, not the chosen key %s", fpr, out->signer);
+    if (verdict.code != BD_OK) {
+        *err = verdict;
+        size_t l = strlen(err->msg);
+        snprintf(err->msg + l, sizeof(err->msg) - l,
+                 "; nothing was written (is the signer's public key exported to "
+                 "bench/keys/?)");
+        goto out;
+    }
+    if (!(j = anchor_json(out)) || !(json = bd_canon_json(j, &jlen))) {
+        nomem(err);
+        goto out;
+    }
+    if (!(bytes = malloc(jlen + 2))) {
+        nomem(err);
+        goto out;
+    }
+    memcpy(bytes, json, jlen);
+    bytes[jlen] = '\n';
+    size_t dl = strlen(bench_root) + sizeof("/" BD_ANCHOR_DIR) + 16;
+    if (!(dir = malloc(dl)) || !(path = malloc(dl))) {
+        nomem(err);
+        goto out;
+    }
+    snprintf(dir, dl, "%s/%s", bench_root, BD_ANCHOR_DIR);
+    snprintf(path, dl, "%s/%s.json", dir, out->date);
+    if (bd_mkdir_p(dir, 0755, err) != 0 ||
+        bd_write_file_atomic(path, bytes, jlen + 1, 0644, err) != 0)
+        goto out;
+    if (path_out) {
+        *path_out = path;
+        path = NULL;
+    }
+    rc = 0;
+out:
+    if (rc != 0)
+        bd_anchor_release(out);
+    bd_anchor_report_release(&rep);
+    ctx_close(&c);
+    cJSON_Delete(j);
+    free(msg);
+    free(json);
+    free(bytes);
+    free(dir);
+    free(path);
+    return rc;
+}

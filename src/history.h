@@ -1,0 +1,274 @@
+/*
+ * history.h — the append-only, hash-chained score history (DESIGN.md §5).
+ *
+ * One file per record, <bench root>/.benchdesk/history/<seq, 10 digits>.json, mode 0600,
+ * holding one canonical JSON object (canon.h). Two kinds of record share the chain:
+ *
+ *   score record  exactly the §5 fields: schema_version, seq, run_id, task_class,
+ *                 case_id, case_digest, rubric_digest, cassette_digest, harness_version,
+ *                 isolation_class, provenance_verified, operator_fingerprint, started_at,
+ *                 finished_at, score, prev_hash — and no "kind" member;
+ *   audit record  schema_version, seq, kind ("audit"), event, task_class, detail,
+ *                 operator_fingerprint, harness_version, at, prev_hash (e.g. a refused
+ *                 promotion, DESIGN.md §7).
+ *
+ * record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev_hash) || BLAKE3(file bytes)),
+ * lower-case hex; the genesis prev_hash is 64 zeros. Every record's hash is computable
+ * from its own file, so anyone can recompute the chain with b3sum and sha256sum.
+ *
+ * Append is single-writer (flock on history/.lock, also between threads of one process),
+ * crash-safe (temp file O_EXCL|O_NOFOLLOW, fsync, no-overwrite rename, directory fsync)
+ * and O(1): the chain head comes from history/HEAD, a hint that is always checked
+ * against the last record file and rebuilt from a directory scan when it is stale.
+ *
+ * docs/history.md documents the formats and how verify names the first bad record.
+ */
+#ifndef BD_HISTORY_H
+#define BD_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "score.h"
+
+#define BD_HISTORY_DIR            ".benchdesk/history"
+#define BD_HISTORY_SCHEMA_VERSION 1
+#define BD_HASH_HEX_LEN           64
+/* 64 hex + NUL */
+#define BD_HASH_BUF 65
+/* The largest record file verify reads; anything bigger is unparseable. */
+#define BD_HISTORY_RECORD_MAX (2u * 1024u * 1024u)
+/* Highest sequence number a 10-digit file name can hold. */
+#define BD_HISTORY_SEQ_MAX 9999999999ull
+/* Default page of `log`. */
+#define BD_HISTORY_LOG_DEFAULT 20
+
+typedef struct bd_history bd_history;
+
+/* ---- opening ----------------------------------------------------------------------- */
+
+enum {
+    BD_HISTORY_READ = 0,   /* the directory may be absent: an empty chain */
+    BD_HISTORY_CREATE = 1, /* create .benchdesk/history (mode 0700) if absent */
+};
+
+/* Open the history of the bench at `bench_root` (<root>/.benchdesk/history). With
+ * BD_HISTORY_READ a missing directory is an empty chain; a path that exists but is not
+ * a directory (or is a symlink) is io.error. Returns 0 and a new handle (free with
+ * bd_history_free), or -1 with io.error / env.out_of_memory. A handle may be used from
+ * several threads; appends through it (or through other handles, or other processes)
+ * are serialised by the lock file. */
+int bd_history_open(bd_history **out, const char *bench_root, int flags, bd_err *err);
+
+/* Same, for the history directory `dir` itself (tests, tools). */
+int bd_history_open_dir(bd_history **out, const char *dir, int flags, bd_err *err);
+
+void bd_history_free(bd_history *h);
+
+/* The history directory (borrowed). */
+const char *bd_history_dir(const bd_history *h);
+
+/* ---- appending --------------------------------------------------------------------- */
+
+/* What the runner knows about one finished case. Every string is borrowed and copied
+ * into the record. Formats are checked before anything is written
+ * (history.record_invalid for a field out of format, naming the field):
+ *   run_id             ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$
+ *   task_class/case_id bd_name_valid
+ *   *_digest           "blake3:" + 64 lower-case hex; cassette_digest NULL -> null
+ *   harness_version    1..64 printable ASCII, no spaces; NULL -> BD_VERSION
+ *   isolation_class    "namespaces" | "subprocess"
+ *   operator_fingerprint  40 upper-case hex, or NULL -> null
+ *   started_at/finished_at "YYYY-MM-DDTHH:MM:SS[.fraction]Z" (UTC) */
+typedef struct bd_history_score_fields {
+    const char *run_id;
+    const char *task_class;
+    const char *case_id;
+    const char *case_digest;
+    const char *rubric_digest;
+    const char *cassette_digest;
+    const char *harness_version;
+    const char *isolation_class;
+    bool provenance_verified;
+    const char *operator_fingerprint;
+    const char *started_at;
+    const char *finished_at;
+} bd_history_score_fields;
+
+/* Append one score record for `f` and `s` (the BenchScore, as bd_score_to_json writes
+ * it). On success returns 0, the new record's seq in *seq_out and its record_hash in
+ * hash_out (each may be NULL). On failure returns -1 and nothing was added:
+ * history.record_invalid (a field out of format, or a score that canonical JSON cannot
+ * hold: NaN, invalid UTF-8), chain.tampered
+ * (the head record is unreadable or the next file already exists: run history verify),
+ * io.error (any open/write/fsync/rename failure — never retried; a temp file this call
+ * created is removed), env.out_of_memory. */
+int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, const bd_score *s,
+                            uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
+
+/* An audit event. `event` matches ^[a-z0-9][a-z0-9._-]{0,127}$ (e.g.
+ * "promotion.refused"); task_class is a valid name or NULL (-> null); detail is UTF-8
+ * of at most 4096 bytes (NULL -> ""); operator_fingerprint as above; harness_version
+ * NULL -> BD_VERSION; at NULL -> now (UTC). */
+typedef struct bd_history_audit_fields {
+    const char *event;
+    const char *task_class;
+    const char *detail;
+    const char *operator_fingerprint;
+    const char *harness_version;
+    const char *at;
+} bd_history_audit_fields;
+
+/* Append one audit record. Same contract as bd_history_append_score. */
+int bd_history_append_audit(bd_history *h, const bd_history_audit_fields *f, uint64_t *seq_out,
+                            char hash_out[BD_HASH_BUF], bd_err *err);
+
+/* The chain head: seq of the last record (0 for an empty chain) and its record_hash (64
+ * zeros when empty). O(1) when history/HEAD is current; otherwise one directory scan.
+ * Does not verify the chain. Returns 0, or -1 (chain.tampered when the last record is
+ * unreadable, io.error). */
+int bd_history_head(bd_history *h, uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
+
+/* ---- verifying --------------------------------------------------------------------- */
+
+#define BD_CHAIN_REASONS(X)                                                                        \
+    X(BD_CHAIN_OK, "ok")                                                                           \
+    X(BD_CHAIN_EDITED, "edited")                                                                   \
+    X(BD_CHAIN_MISSING, "missing")                                                                 \
+    X(BD_CHAIN_REORDERED, "reordered")                                                             \
+    X(BD_CHAIN_INSERTED, "inserted")                                                               \
+    X(BD_CHAIN_SPLICED, "spliced")                                                                 \
+    X(BD_CHAIN_UNPARSEABLE, "unparseable")                                                         \
+    X(BD_CHAIN_SCHEMA_INVALID, "schema_invalid")
+
+typedef enum {
+#define BD_X(name, str) name,
+    BD_CHAIN_REASONS(BD_X)
+#undef BD_X
+        BD_CHAIN__COUNT
+} bd_chain_reason;
+
+/* "edited", "missing", ... Never NULL. */
+const char *bd_chain_reason_str(bd_chain_reason r);
+
+enum {
+    BD_VERIFY_KEEP_HASHES = 1, /* keep every verified record's hash in result->hashes */
+};
+
+typedef struct bd_history_verify_result {
+    uint64_t count;         /* records verified intact, from seq 1 */
+    char head[BD_HASH_BUF]; /* hash of record `count` (64 zeros when 0) */
+    bd_chain_reason reason; /* BD_CHAIN_OK, or why the chain is broken */
+    uint64_t bad_seq;       /* the first bad seq (0 when OK, or for a record "0") */
+    uint8_t (*hashes)[32];  /* BD_VERIFY_KEEP_HASHES: hashes[i] is record i+1's */
+} bd_history_verify_result;
+
+/* Walk the chain from seq 1: contiguous file names, each record parseable, schema-valid
+ * and canonical, its seq field equal to its file name, its prev_hash equal to the
+ * previous record's hash. Stray "*.json.tmp" files and HEAD/.lock are ignored.
+ * Returns 0 when the chain is intact (result->reason BD_CHAIN_OK, count and head set).
+ * Returns -1 with chain.tampered when it is not: result->bad_seq and result->reason name
+ * the first bad record (rules in docs/history.md), result->count/head describe the
+ * intact prefix before it, and err's message says what was found, where, and what to do.
+ * Returns -1 with io.error / env.out_of_memory when the chain could not be read
+ * (result->reason stays BD_CHAIN_OK). Always release *result with
+ * bd_history_verify_result_release. */
+int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *result, bd_err *err);
+
+void bd_history_verify_result_release(bd_history_verify_result *r);
+
+/* ---- reading ----------------------------------------------------------------------- */
+
+/* One parsed record. Strings are owned; absent/null fields are NULL. */
+typedef struct bd_history_record {
+    uint64_t seq;
+    bool is_audit;
+    char hash[BD_HASH_BUF]; /* this record's record_hash */
+    char prev_hash[BD_HASH_BUF];
+    char *harness_version;
+    char *operator_fingerprint; /* NULL when null */
+    char *task_class;           /* NULL only for an audit record without one */
+    /* score records */
+    char *run_id;
+    char *case_id;
+    char *case_digest;
+    char *rubric_digest;
+    char *cassette_digest; /* NULL when null */
+    char *isolation_class;
+    bool provenance_verified;
+    char *started_at;
+    char *finished_at;
+    bd_score score; /* owned; released by bd_history_record_release */
+    /* audit records */
+    char *event;
+    char *detail;
+    char *at;
+    /* the record as stored (owned), for --json and the TUI's record view */
+    cJSON *json;
+} bd_history_record;
+
+/* Parse and validate the bytes of one record file. `out` may be NULL (validate only).
+ * Returns BD_CHAIN_OK and fills *out (release with bd_history_record_release), or
+ * BD_CHAIN_UNPARSEABLE (not UTF-8, not one JSON object) / BD_CHAIN_SCHEMA_INVALID (a
+ * missing, extra, duplicate or mistyped member, a value out of format, bytes that are not
+ * the canonical form) with a one-line reason in `why` (may be NULL), leaving *out zeroed.
+ * On out-of-memory returns BD_CHAIN_UNPARSEABLE with why "out of memory". out->hash is
+ * computed from the bytes. Never crashes on any input (fuzzed). */
+bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf, size_t len,
+                                        char why[256]);
+
+void bd_history_record_release(bd_history_record *r);
+
+/* Read and parse record `seq` (not verified against its neighbours). Returns 0 and fills
+ * *out (release with bd_history_record_release), or -1: chain.tampered when the file is
+ * missing, unparseable or schema-invalid, io.error, env.out_of_memory. */
+int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err);
+
+typedef struct bd_history_log_opts {
+    const char *task_class; /* only records of this task class, or NULL */
+    const char *case_id;    /* only score records of this case, or NULL */
+    size_t limit;           /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
+    uint64_t before;        /* start below this seq (paging); 0 = from the head */
+} bd_history_log_opts;
+
+#define BD_HISTORY_LOG_OPTS_INIT                                                                   \
+    {                                                                                              \
+        NULL, NULL, 0, 0                                                                           \
+    }
+
+/* The newest records matching `o`, newest first: reads from the head downwards and stops
+ * as soon as the page is full (a filter that matches rarely may read further). Does not
+ * verify the chain. Returns 0 with a new array in *out and its length in *n (free with
+ * bd_history_records_free), or -1: chain.tampered (a record in the way is missing or
+ * unreadable), io.error, env.out_of_memory. *next_before (may be NULL) receives the seq
+ * to pass as `before` for the next page, 0 when there is none. */
+int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_record **out, size_t *n,
+                   uint64_t *next_before, bd_err *err);
+
+void bd_history_records_free(bd_history_record *recs, size_t n);
+
+/* ---- hashing ----------------------------------------------------------------------- */
+
+/* record_hash of a record whose bytes are `buf` and whose prev_hash is `prev` (32 raw
+ * bytes). */
+void bd_history_record_hash(uint8_t out[32], const uint8_t prev[32], const void *buf, size_t len);
+
+/* Parse 64 hex digits (either case) into 32 bytes. Returns 0 or -1. */
+int bd_hash_unhex(uint8_t out[32], const char *hex);
+
+/* Tests only: make append use its link+unlink fallback instead of renameat2, as on a file
+ * system without RENAME_NOREPLACE. Not thread-safe; never call it in the program. */
+void bd_history_test_force_link(bool on);
+
+/* Tests only: records per parallel verify window (0 restores the default), so a small
+ * history crosses several windows. Not thread-safe. */
+void bd_history_test_verify_window(size_t n);
+
+/* The record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
+void bd_history_file_name(char out[16], uint64_t seq);
+
+#endif

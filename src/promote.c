@@ -1,0 +1,386 @@
+/*
+ * promote.c — recommendations from the verified history (promote.h, DESIGN.md §7).
+ */
+#include "promote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "anchor.h"
+#include "fsutil.h"
+#include "stats.h"
+
+static int nomem(bd_err *err)
+{
+    return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory making a recommendation");
+}
+
+/* "YYYY-MM-DDTHH:MM:SS[.f]Z" (already validated by the history) to UTC seconds. */
+static time_t parse_utc(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6)
+        return (time_t)-1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return timegm(&tm);
+}
+
+static bool case_exists(const bd_task_class *tc, const char *id)
+{
+    for (size_t i = 0; i < tc->n_cases; i++)
+        if (strcmp(tc->case_ids[i], id) == 0)
+            return true;
+    return false;
+}
+
+static int evidence_cmp(const void *a, const void *b)
+{
+    return strcmp(((const bd_rec_evidence *)a)->case_id, ((const bd_rec_evidence *)b)->case_id);
+}
+
+void bd_recommendation_release(bd_recommendation *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_evidence; i++)
+        free(r->evidence[i].case_id);
+    free(r->evidence);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Candidate records of the task class, newest first, before the isolation choice. */
+typedef struct cand {
+    const bd_history_record *rec;
+    bool namespaces;
+} cand;
+
+int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
+                 bd_err *err)
+{
+    int rc = -1;
+    bd_anchor_report rep;
+    bd_history *h = NULL;
+    bd_history_record *recs = NULL;
+    size_t n = 0;
+    cand *cands = NULL;
+    double *scores = NULL;
+    memset(out, 0, sizeof(*out));
+    memset(&rep, 0, sizeof(rep));
+    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
+    out->current_tier = tc->reg->current_tier;
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out->generated_at, sizeof(out->generated_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+    /* Only a verified history: the chain and every anchor. */
+    int vr = bd_anchor_verify(&rep, bench->root, err);
+    if (vr < 0)
+        goto out;
+    if (vr > 0) {
+        *err = *bd_anchor_report_first_failure(&rep);
+        goto out;
+    }
+    out->chain_count = rep.chain_count;
+    memcpy(out->chain_head, rep.chain_head, BD_HASH_BUF);
+    out->anchors = rep.n;
+
+    bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    o.task_class = tc->name;
+    o.limit = (size_t)-1;
+    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, err) != 0 ||
+        bd_history_log(h, &o, &recs, &n, NULL, err) != 0)
+        goto out;
+    if (n > 0 && !(cands = calloc(n, sizeof(*cands))))
+        goto oom;
+    size_t nc = 0;
+    bool any_ns = false;
+    time_t since = now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400;
+    for (size_t i = 0; i < n; i++) { /* newest first */
+        const bd_history_record *r = &recs[i];
+        if (r->is_audit)
+            continue;
+        if (r->seq > out->chain_count)
+            continue; /* appended after the verification: not verified evidence */
+        time_t t = parse_utc(r->finished_at);
+        if (t == (time_t)-1 || t < since) {
+            out->excluded_outside_window++;
+            continue;
+        }
+        if (!case_exists(tc, r->case_id)) {
+            out->excluded_unknown_case++;
+            continue;
+        }
+        if (!r->provenance_verified) {
+            out->excluded_unsigned++;
+            continue;
+        }
+        cands[nc].rec = r;
+        cands[nc].namespaces = strcmp(r->isolation_class, "namespaces") == 0;
+        any_ns |= cands[nc].namespaces;
+        nc++;
+    }
+    snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
+             nc == 0  ? ""
+             : any_ns ? "namespaces"
+                      : "subprocess");
+    if (nc > 0 && !(out->evidence = calloc(nc, sizeof(*out->evidence))))
+        goto oom;
+    for (size_t i = 0; i < nc; i++) {
+        const bd_history_record *r = cands[i].rec;
+        if (cands[i].namespaces != any_ns) {
+            out->excluded_isolation++;
+            continue;
+        }
+        bool seen = false; /* newest first: the first record of a case is its latest */
+        for (size_t j = 0; j < out->n_evidence && !seen; j++)
+            seen = strcmp(out->evidence[j].case_id, r->case_id) == 0;
+        if (seen) {
+            out->superseded++;
+            continue;
+        }
+        bd_rec_evidence *e = &out->evidence[out->n_evidence];
+        if (!(e->case_id = strdup(r->case_id)))
+            goto oom;
+        out->n_evidence++;
+        e->seq = r->seq;
+        memcpy(e->record_hash, r->hash, BD_HASH_BUF);
+        snprintf(e->finished_at, sizeof(e->finished_at), "%s", r->finished_at);
+        e->score = r->score.score;
+        e->passed = r->score.passed;
+    }
+    if (out->n_evidence > 1)
+        qsort(out->evidence, out->n_evidence, sizeof(*out->evidence), evidence_cmp);
+
+    out->cases = out->n_evidence;
+    out->seed = bd_stats_seed_from(out->chain_head, BD_HASH_HEX_LEN);
+    if (out->cases > 0) {
+        if (!(scores = malloc(out->cases * sizeof(*scores))))
+            goto oom;
+        for (size_t i = 0; i < out->cases; i++) {
+            scores[i] = out->evidence[i].score;
+            out->passed += out->evidence[i].passed ? 1 : 0;
+        }
+        out->pass_rate = (double)out->passed / (double)out->cases;
+        out->mean_score = bd_stats_mean(scores, out->cases);
+        if (bd_stats_bca(scores, out->cases, 0.95, 0, out->seed, &out->ci_lo, &out->ci_hi, err) !=
+            0)
+            goto out;
+        out->has_ci = true;
+    }
+    for (int t = BD_TIER_BRONZE; t <= BD_TIER_GOLD; t++) {
+        bd_tier_eval *te = &out->tiers[t];
+        te->tier = (bd_tier)t;
+        te->min_cases = tc->reg->min_cases[t];
+        te->threshold = t == BD_TIER_BRONZE ? 0.0 : tc->reg->threshold[t];
+        te->cases_met = out->cases >= (size_t)te->min_cases && out->cases > 0;
+        te->threshold_met = t == BD_TIER_BRONZE || (out->has_ci && out->ci_lo >= te->threshold);
+        te->met = te->cases_met && te->threshold_met;
+        if (te->met) {
+            out->has_recommended = true;
+            out->recommended = (bd_tier)t;
+        }
+    }
+    rc = 0;
+    goto out;
+oom:
+    nomem(err);
+out:
+    if (rc != 0)
+        bd_recommendation_release(out);
+    free(scores);
+    free(cands);
+    bd_history_records_free(recs, n);
+    bd_history_free(h);
+    bd_anchor_report_release(&rep);
+    return rc;
+}
+
+cJSON *bd_recommendation_json(const bd_recommendation *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    bool ok = true;
+#define ADD(x)                                                                                     \
+    do {                                                                                           \
+        if (!(x))                                                                                  \
+            ok = false;                                                                            \
+    } while (0)
+    ADD(cJSON_AddStringToObject(o, "task_class", r->task_class));
+    ADD(cJSON_AddStringToObject(o, "generated_at", r->generated_at));
+    ADD(cJSON_AddBoolToObject(o, "requires_human_approval", 1));
+    ADD(cJSON_AddStringToObject(o, "current_tier", bd_tier_str(r->current_tier)));
+    if (r->has_recommended)
+        ADD(cJSON_AddStringToObject(o, "recommended_tier", bd_tier_str(r->recommended)));
+    else
+        ADD(cJSON_AddNullToObject(o, "recommended_tier"));
+    ADD(cJSON_AddNumberToObject(o, "window_days", BD_RECOMMEND_WINDOW_DAYS));
+    if (r->isolation_class[0])
+        ADD(cJSON_AddStringToObject(o, "isolation_class", r->isolation_class));
+    else
+        ADD(cJSON_AddNullToObject(o, "isolation_class"));
+    ADD(cJSON_AddNumberToObject(o, "cases", (double)r->cases));
+    ADD(cJSON_AddNumberToObject(o, "passed", (double)r->passed));
+    ADD(cJSON_AddNumberToObject(o, "pass_rate", r->pass_rate));
+    if (r->cases) {
+        ADD(cJSON_AddNumberToObject(o, "mean_score", r->mean_score));
+        cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
+        ADD(ci);
+        if (ci) {
+            cJSON *lo = cJSON_CreateNumber(r->ci_lo), *hi = cJSON_CreateNumber(r->ci_hi);
+            ADD(lo && hi && cJSON_AddItemToArray(ci, lo) && cJSON_AddItemToArray(ci, hi));
+        }
+    } else {
+        ADD(cJSON_AddNullToObject(o, "mean_score"));
+        ADD(cJSON_AddNullToObject(o, "ci95"));
+    }
+    char seed[24];
+    snprintf(seed, sizeof(seed), "%016llx", (unsigned long long)r->seed);
+    ADD(cJSON_AddStringToObject(o, "bootstrap_seed", seed));
+    ADD(cJSON_AddNumberToObject(o, "bootstrap_resamples", BD_STATS_RESAMPLES));
+    cJSON *chain = cJSON_AddObjectToObject(o, "chain");
+    ADD(chain);
+    if (chain) {
+        ADD(cJSON_AddNumberToObject(chain, "count", (double)r->chain_count));
+        ADD(cJSON_AddStringToObject(chain, "head", r->chain_head));
+        ADD(cJSON_AddNumberToObject(chain, "anchors_verified", (double)r->anchors));
+    }
+    cJSON *ex = cJSON_AddObjectToObject(o, "excluded_records");
+    ADD(ex);
+    if (ex) {
+        ADD(cJSON_AddNumberToObject(ex, "outside_window", (double)r->excluded_outside_window));
+        ADD(cJSON_AddNumberToObject(ex, "unknown_case", (double)r->excluded_unknown_case));
+        ADD(cJSON_AddNumberToObject(ex, "unsigned", (double)r->excluded_unsigned));
+        ADD(cJSON_AddNumberToObject(ex, "other_isolation", (double)r->excluded_isolation));
+        ADD(cJSON_AddNumberToObject(ex, "superseded", (double)r->superseded));
+    }
+    cJSON *tiers = cJSON_AddArrayToObject(o, "tiers");
+    ADD(tiers);
+    for (int t = 0; tiers && t < 3; t++) {
+        const bd_tier_eval *te = &r->tiers[t];
+        cJSON *x = cJSON_CreateObject();
+        ADD(x && cJSON_AddItemToArray(tiers, x));
+        if (!x)
+            break;
+        ADD(cJSON_AddStringToObject(x, "tier", bd_tier_str(te->tier)));
+        ADD(cJSON_AddNumberToObject(x, "min_cases", te->min_cases));
+        if (t == BD_TIER_BRONZE)
+            ADD(cJSON_AddNullToObject(x, "threshold"));
+        else
+            ADD(cJSON_AddNumberToObject(x, "threshold", te->threshold));
+        ADD(cJSON_AddBoolToObject(x, "cases_met", te->cases_met));
+        ADD(cJSON_AddBoolToObject(x, "threshold_met", te->threshold_met));
+        ADD(cJSON_AddBoolToObject(x, "met", te->met));
+    }
+    cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
+    ADD(ev);
+    for (size_t i = 0; ev && i < r->n_evidence; i++) {
+        const bd_rec_evidence *e = &r->evidence[i];
+        cJSON *x = cJSON_CreateObject();
+        ADD(x && cJSON_AddItemToArray(ev, x));
+        if (!x)
+            break;
+        ADD(cJSON_AddStringToObject(x, "case_id", e->case_id));
+        ADD(cJSON_AddNumberToObject(x, "seq", (double)e->seq));
+        ADD(cJSON_AddStringToObject(x, "record_hash", e->record_hash));
+        ADD(cJSON_AddStringToObject(x, "finished_at", e->finished_at));
+        ADD(cJSON_AddNumberToObject(x, "score", e->score));
+        ADD(cJSON_AddBoolToObject(x, "passed", e->passed));
+    }
+#undef ADD
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+int bd_recommendation_write(const bd_recommendation *r, const char *bench_root, char **path_out,
+                            bd_err *err)
+{
+    int rc = -1, fd = -1;
+    bool created = false;
+    char *text = NULL, *dir = NULL, *path = NULL;
+    cJSON *j = bd_recommendation_json(r);
+    if (path_out)
+        *path_out = NULL;
+    if (!j || !(text = cJSON_Print(j))) {
+        nomem(err);
+        goto out;
+    }
+    size_t dl = strlen(bench_root) + sizeof("/" BD_RECOMMENDATIONS_DIR) + 40;
+    if (!(dir = malloc(dl)) || !(path = malloc(dl))) {
+        nomem(err);
+        goto out;
+    }
+    snprintf(dir, dl, "%s/%s", bench_root, BD_RECOMMENDATIONS_DIR);
+    if (bd_mkdir_p(dir, 0700, err) != 0)
+        goto out;
+    /* generated_at without separators: 2026-05-12T14:00:00Z -> 20260512T140000Z */
+    char stamp[24];
+    size_t k = 0;
+    for (const char *p = r->generated_at; *p && k < sizeof(stamp) - 1; p++)
+        if (*p != '-' && *p != ':')
+            stamp[k++] = *p;
+    stamp[k] = '\0';
+    for (int i = 1; i < 1000; i++) {
+        if (i == 1)
+            snprintf(path, dl, "%s/%s.json", dir, stamp);
+        else
+            snprintf(path, dl, "%s/%s-%d.json", dir, stamp, i);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot create the recommendation file");
+        goto out;
+    }
+    created = true;
+    size_t len = strlen(text);
+    text[len] = '\n'; /* cJSON_Print leaves no final newline; the NUL slot is ours */
+    size_t off = 0;
+    while (off < len + 1) {
+        ssize_t w = write(fd, text + off, len + 1 - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            bd_err_errno(err, BD_E_IO, w < 0 ? errno : EIO, path,
+                         "cannot write the recommendation file");
+            goto out;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot fsync the recommendation file");
+        goto out;
+    }
+    int cfd = fd;
+    fd = -1;
+    if (close(cfd) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot close the recommendation file");
+        goto out;
+    }
+    rc = 0;
+    if (path_out) {
+        *path_out = path;
+        path = NULL;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0 && created)
+        unlink(path);
+    cJSON_Delete(j);
+    free(text);
+    free(dir);
+    free(path);
+    return rc;
+}

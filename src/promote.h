@@ -1,0 +1,100 @@
+/*
+ * promote.h — promotion that only recommends (DESIGN.md §7).
+ *
+ * A recommendation reads only a verified history: the chain and every anchor must verify
+ * (bd_anchor_verify), else it refuses with their error. From the score records of the
+ * task class it takes, in this order:
+ *   1. records whose finished_at lies within the last 30 days (before `now`, or after it:
+ *      a clock ahead is not a reason to drop evidence);
+ *   2. of cases that exist in the task class now (others are counted as excluded);
+ *   3. with provenance_verified true (records of unsigned runs are counted as excluded);
+ *   4. of one isolation class: the strongest present (namespaces over subprocess); records
+ *      of the other class are counted as excluded, never mixed;
+ *   5. the latest record (highest seq) per case.
+ * It reports the cases, pass rate, mean score and its 95% BCa interval (stats.h,
+ * BD_STATS_RESAMPLES resamples, scores in case-id order, seed = bd_stats_seed_from(the
+ * 64 hex characters of the chain head)), the current tier, and the highest tier whose
+ * min_cases_for_promotion is met and — for silver and gold — whose promotion_threshold is
+ * at most the interval's lower bound. Nothing is ever applied: the recommendation file
+ * says requires_human_approval: true, and the tier moves only when a human edits
+ * current_tier in a reviewed commit. `benchdesk promote` refuses (cmd_promote.c).
+ */
+#ifndef BD_PROMOTE_H
+#define BD_PROMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "bench.h"
+#include "err.h"
+#include "history.h"
+
+#define BD_RECOMMEND_WINDOW_DAYS 30
+#define BD_RECOMMENDATIONS_DIR   ".benchdesk/recommendations"
+
+/* One case's evidence: its latest eligible record. */
+typedef struct bd_rec_evidence {
+    char *case_id;
+    uint64_t seq;
+    char record_hash[BD_HASH_BUF];
+    char finished_at[40];
+    double score;
+    bool passed;
+} bd_rec_evidence;
+
+typedef struct bd_tier_eval {
+    bd_tier tier;
+    int min_cases;
+    double threshold; /* 0 for bronze */
+    bool cases_met;
+    bool threshold_met; /* always true for bronze */
+    bool met;
+} bd_tier_eval;
+
+typedef struct bd_recommendation {
+    char task_class[129];
+    char generated_at[21];
+    bd_tier current_tier;
+    bool has_recommended; /* false when not even bronze's min_cases is met */
+    bd_tier recommended;
+    char isolation_class[16]; /* "" when no eligible record */
+    size_t cases;             /* = n_evidence */
+    size_t passed;
+    double pass_rate;
+    double mean_score;
+    bool has_ci;
+    double ci_lo, ci_hi;
+    uint64_t seed;
+    uint64_t chain_count;
+    char chain_head[BD_HASH_BUF];
+    size_t anchors; /* anchors that verified */
+    size_t excluded_outside_window, excluded_unknown_case, excluded_unsigned, excluded_isolation,
+        superseded; /* records (superseded: older records of a case) */
+    bd_tier_eval tiers[3];
+    bd_rec_evidence *evidence; /* sorted by case id */
+    size_t n_evidence;
+} bd_recommendation;
+
+/* Recommend a tier for `tc` of `bench` as of `now` (UTC seconds). Returns 0 and fills
+ * *out (release with bd_recommendation_release), or -1: chain.tampered, anchor.* (the
+ * history or an anchor does not verify: refused), io.error, gpg.*, env.out_of_memory. */
+int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
+                 bd_err *err);
+
+void bd_recommendation_release(bd_recommendation *r);
+
+/* The recommendation as JSON (what `recommend --json` prints and the file holds, with
+ * requires_human_approval: true). New tree or NULL (out of memory). */
+cJSON *bd_recommendation_json(const bd_recommendation *r);
+
+/* Write <root>/.benchdesk/recommendations/<YYYYMMDDTHHMMSSZ>[-N].json (mode 0600, the
+ * directory 0700; never replacing an existing file). *path_out (may be NULL) gets the
+ * new path (caller frees). Returns 0 or -1 (io.error, env.out_of_memory). */
+int bd_recommendation_write(const bd_recommendation *r, const char *bench_root, char **path_out,
+                            bd_err *err);
+
+#endif

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Known answer for the history written by the command line: the independent checker
+# (tests/kat/chain_check.py: hashlib + b3sum) and a plain shell pipeline (printf, b3sum
+# --raw, sha256sum) recompute every record hash and must agree with benchdesk.
+. "$(dirname "$0")/lib.sh"
+# pj EXPR [FILE]: evaluate the Python expression EXPR over the JSON document d (stdin, or
+# FILE); strings print raw, other values as JSON, the items of a tuple space-separated.
+pj() {
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[2]) if len(sys.argv) > 2 else sys.stdin)
+v = eval(sys.argv[1], {"d": d})
+for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
+    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
+print()' "$@"
+}
+
+root=$(demo_copy)
+bd() { "$BD_BIN" -C "$root" "$@"; }
+hist="$root/.benchdesk/history"
+
+for tc in vuln-remediation incident-triage distroless-migration; do
+    bd promote "$tc" silver >/dev/null 2>&1 || true
+done
+# Score records from a real run, when the runner records into the history in this build.
+rc=0
+bd run vuln-remediation --drafts --jobs 2 >"$BD_TMP/run.out" 2>&1 || rc=$?
+bd promote vuln-remediation gold >/dev/null 2>&1 || true
+scores=$(grep -L '"kind":"audit"' "$hist"/*.json | wc -l)
+if [ "$scores" -gt 0 ]; then
+    pass "run (exit $rc) appended $scores score records"
+else
+    echo "note: \`benchdesk run\` (exit $rc) appended no score records in this build;" \
+        "checking the audit records only (score records: unit.test_history_kat)"
+fi
+
+count=$(ls "$hist" | grep -c '^[0-9]\{10\}\.json$')
+[ "$count" -ge 4 ] && pass "$count records" || fail "only $count records"
+
+bdjson=$(bd history verify --json)
+py=$(python3 "$BD_SOURCE_DIR/tests/kat/chain_check.py" "$hist" --json) || fail "checker failed: $py"
+[ "$(pj 'd["ok"]' <<<"$py")" = true ] && pass "checker: chain intact" || fail "checker: $py"
+[ "$(pj 'd["count"]' <<<"$py")" = "$(pj 'd["count"]' <<<"$bdjson")" ] && pass "same count" \
+    || fail "count: $py / $bdjson"
+[ "$(pj 'd["head"]' <<<"$py")" = "$(pj 'd["head"]' <<<"$bdjson")" ] && pass "same chain head" \
+    || fail "head: $py / $bdjson"
+# every record hash: the checker's against benchdesk's log
+want=$(pj '"\n".join("%d %s" % (r["seq"], r["record_hash"]) for r in d["records"])' <<<"$py" |
+    sort -n)
+got=$(bd history log --limit 1000000 --json |
+    pj '"\n".join("%d %s" % (r["seq"], r["record_hash"]) for r in d["records"])' |
+    sort -n)
+[ "$want" = "$got" ] && pass "every record hash agrees" || fail "hashes differ"
+
+# the same with nothing but printf, b3sum and sha256sum
+prev=$(printf '0%.0s' $(seq 64))
+ok=1
+for f in $(ls "$hist" | grep '^[0-9]\{10\}\.json$' | sort); do
+    p=$(pj 'd["prev_hash"]' "$hist/$f")
+    [ "$p" = "$prev" ] || { ok=0; fail "$f: prev_hash does not link"; break; }
+    prev=$({ printf 'benchdesk-chain-v1\0'; printf "$(sed 's/../\\x&/g' <<<"$p")"; \
+        b3sum --raw "$hist/$f"; } | sha256sum | cut -d' ' -f1)
+done
+[ "$ok" = 1 ] && [ "$prev" = "$(pj 'd["head"]' <<<"$bdjson")" ] &&
+    pass "sha256sum + b3sum recompute the head" || fail "shell head $prev"
+
+# and the checker disagrees with a tampered chain exactly where benchdesk does
+sed -i 's/"task_class":"incident-triage"/"task_class":"incident-triagf"/' "$hist/0000000002.json"
+py=$(python3 "$BD_SOURCE_DIR/tests/kat/chain_check.py" "$hist" --json) && rc=0 || rc=$?
+bdjson=$(bd history verify --json) || true
+[ "$rc" = 1 ] && [ "$(pj 'd["seq"]' <<<"$py")" = 3 ] && [ "$(pj 'd["error"]["seq"]' <<<"$bdjson")" = 2 ] &&
+    [ "$(pj 'd["error"]["reason"]' <<<"$bdjson")" = edited ] &&
+    pass "both see the edit (checker at the broken link 3, benchdesk names record 2)" ||
+    fail "tamper: $py / $bdjson"
+
+finish

@@ -1,0 +1,594 @@
+/* Unit tests of the history: record format, hashing, append, head, log, refusals. */
+#include "test_history_util.h"
+
+#include <math.h>
+#include <openssl/sha.h>
+#include <sys/resource.h>
+#include <signal.h>
+
+#include "digest.h"
+
+static const char *const score_keys[] = {"case_digest",
+                                         "case_id",
+                                         "cassette_digest",
+                                         "finished_at",
+                                         "harness_version",
+                                         "isolation_class",
+                                         "operator_fingerprint",
+                                         "prev_hash",
+                                         "provenance_verified",
+                                         "rubric_digest",
+                                         "run_id",
+                                         "schema_version",
+                                         "score",
+                                         "seq",
+                                         "started_at",
+                                         "task_class"};
+
+static void record_has_exactly_the_design_fields(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 2);
+    cJSON *j = th_json_seq(h, 1);
+    size_t n = 0;
+    for (cJSON *c = j->child; c; c = c->next, n++) {
+        assert_true(n < sizeof(score_keys) / sizeof(score_keys[0]));
+        assert_string_equal(c->string, score_keys[n]); /* canonical: sorted */
+    }
+    assert_int_equal(n, sizeof(score_keys) / sizeof(score_keys[0]));
+    assert_int_equal(cJSON_GetObjectItem(j, "seq")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(j, "schema_version")->valueint, 1);
+    assert_string_equal(cJSON_GetObjectItem(j, "prev_hash")->valuestring,
+                        "0000000000000000000000000000000000000000000000000000000000000000");
+    assert_string_equal(cJSON_GetObjectItem(j, "cassette_digest")->valuestring, TH_DIGEST_A);
+    cJSON *s = cJSON_GetObjectItem(j, "score");
+    assert_non_null(cJSON_GetObjectItem(s, "breakdown"));
+    assert_non_null(cJSON_GetObjectItem(s, "failure_modes"));
+    cJSON_Delete(j);
+
+    /* Mode 0600, canonical bytes, no trailing newline. */
+    char p[1024];
+    th_path(p, sizeof(p), h, 2);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    size_t len;
+    char *b = th_read(p, &len);
+    cJSON *k = cJSON_ParseWithLength(b, len);
+    size_t clen;
+    char *c = bd_canon_json(k, &clen);
+    assert_int_equal(clen, len);
+    assert_memory_equal(c, b, len);
+    assert_true(b[len - 1] == '}');
+    free(c);
+    cJSON_Delete(k);
+    free(b);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev) || BLAKE3(bytes)),
+ * recomputed here from the pieces, independently of bd_history_record_hash. */
+static void record_hash_follows_the_formula(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 3);
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &r, &err), 0);
+    assert_int_equal(r.count, 3);
+    uint8_t prev[32] = {0};
+    for (uint64_t seq = 1; seq <= 3; seq++) {
+        size_t len;
+        char *b = th_read_seq(h, seq, &len);
+        uint8_t msg[19 + 64];
+        memcpy(msg, "benchdesk-chain-v1", 18);
+        msg[18] = 0;
+        memcpy(msg + 19, prev, 32);
+        bd_blake3_raw(msg + 51, b, len);
+        uint8_t want[32];
+        SHA256(msg, sizeof(msg), want);
+        assert_memory_equal(r.hashes[seq - 1], want, 32);
+        /* the next record's prev_hash is this hash */
+        if (seq < 3) {
+            cJSON *j = th_json_seq(h, seq + 1);
+            char hex[65];
+            bd_hex(hex, want, 32);
+            assert_string_equal(cJSON_GetObjectItem(j, "prev_hash")->valuestring, hex);
+            cJSON_Delete(j);
+        }
+        memcpy(prev, want, 32);
+        free(b);
+    }
+    char hex[65];
+    bd_hex(hex, prev, 32);
+    assert_string_equal(r.head, hex);
+    bd_history_verify_result_release(&r);
+
+    /* the head is what append returned, and what bd_history_head says */
+    uint64_t seq;
+    char head[BD_HASH_BUF];
+    assert_int_equal(bd_history_head(h, &seq, head, &err), 0);
+    assert_int_equal(seq, 3);
+    assert_string_equal(head, hex);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void append_returns_seq_and_hash(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 0);
+    bd_history_score_fields f;
+    char cid[32];
+    bd_score s;
+    th_fields(&f, cid, "x", 1);
+    th_score(&s, 1);
+    bd_err err = BD_ERR_INIT;
+    uint64_t seq = 0;
+    char hash[BD_HASH_BUF];
+    for (uint64_t want = 1; want <= 3; want++) {
+        assert_int_equal(bd_history_append_score(h, &f, &s, &seq, hash, &err), 0);
+        assert_int_equal(seq, want);
+        bd_history_verify_result r;
+        assert_int_equal(bd_history_verify(h, 0, &r, &err), 0);
+        assert_string_equal(r.head, hash);
+        assert_int_equal(r.count, want);
+    }
+    bd_score_free(&s);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void empty_and_absent_histories_verify(void **state)
+{
+    (void)state;
+    char *tmp = th_tmpdir();
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/nope", tmp);
+    bd_history *h = NULL;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_open_dir(&h, dir, BD_HISTORY_READ, &err), 0);
+    bd_history_verify_result r;
+    assert_int_equal(bd_history_verify(h, 0, &r, &err), 0);
+    assert_int_equal(r.count, 0);
+    assert_string_equal(r.head, "0000000000000000000000000000000000000000000000000000000000000000");
+    uint64_t seq = 99;
+    assert_int_equal(bd_history_head(h, &seq, NULL, &err), 0);
+    assert_int_equal(seq, 0);
+    bd_history_record *recs;
+    size_t n;
+    assert_int_equal(bd_history_log(h, NULL, &recs, &n, NULL, &err), 0);
+    assert_int_equal(n, 0);
+    bd_history_records_free(recs, n);
+    /* appending through a read handle creates the directory, 0700 */
+    th_append(h, "c", 1);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    bd_history_free(h);
+
+    /* a bench root: <root>/.benchdesk/history */
+    assert_int_equal(bd_history_open(&h, tmp, BD_HISTORY_CREATE, &err), 0);
+    char want[1100];
+    snprintf(want, sizeof(want), "%s/.benchdesk/history", tmp);
+    assert_string_equal(bd_history_dir(h), want);
+    assert_int_equal(stat(want, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    bd_history_free(h);
+
+    /* a symlink in place of the directory is refused */
+    char link[1100];
+    snprintf(link, sizeof(link), "%s/linked", tmp);
+    assert_int_equal(symlink(dir, link), 0);
+    assert_int_equal(bd_history_open_dir(&h, link, BD_HISTORY_READ, &err), -1);
+    assert_int_equal(err.code, BD_E_IO);
+    assert_null(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void audit_records_chain_and_verify(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 2);
+    bd_history_audit_fields a = {.event = "promotion.refused",
+                                 .task_class = "vuln-remediation",
+                                 .detail = "promote vuln-remediation to gold: refused",
+                                 .operator_fingerprint = NULL,
+                                 .harness_version = NULL,
+                                 .at = "2026-05-12T15:00:00Z"};
+    bd_err err = BD_ERR_INIT;
+    uint64_t seq;
+    char hash[BD_HASH_BUF];
+    assert_int_equal(bd_history_append_audit(h, &a, &seq, hash, &err), 0);
+    assert_int_equal(seq, 3);
+    th_append(h, "case", 4);
+    assert_intact(h, 4);
+    cJSON *j = th_json_seq(h, 3);
+    const char *keys[] = {
+        "at",        "detail",         "event", "harness_version", "kind", "operator_fingerprint",
+        "prev_hash", "schema_version", "seq",   "task_class"};
+    size_t n = 0;
+    for (cJSON *c = j->child; c; c = c->next, n++)
+        assert_string_equal(c->string, keys[n]);
+    assert_int_equal(n, 10);
+    assert_string_equal(cJSON_GetObjectItem(j, "kind")->valuestring, "audit");
+    assert_string_equal(cJSON_GetObjectItem(j, "harness_version")->valuestring, BD_VERSION);
+    cJSON_Delete(j);
+    bd_history_record rec;
+    assert_int_equal(bd_history_read(h, 3, &rec, &err), 0);
+    assert_true(rec.is_audit);
+    assert_string_equal(rec.event, "promotion.refused");
+    assert_string_equal(rec.hash, hash);
+    assert_null(rec.case_id);
+    bd_history_record_release(&rec);
+
+    /* an audit record without a task class (null), and a defaulted time */
+    a.task_class = NULL;
+    a.at = NULL;
+    a.detail = NULL;
+    assert_int_equal(bd_history_append_audit(h, &a, &seq, hash, &err), 0);
+    assert_int_equal(bd_history_read(h, seq, &rec, &err), 0);
+    assert_null(rec.task_class);
+    assert_string_equal(rec.detail, "");
+    assert_int_equal(strlen(rec.at), 20);
+    bd_history_record_release(&rec);
+    assert_intact(h, 5);
+
+    /* a kind other than "audit" is schema-invalid */
+    j = th_json_seq(h, 3);
+    cJSON_ReplaceItemInObject(j, "kind", cJSON_CreateString("score"));
+    th_write_json_seq(h, 3, j);
+    cJSON_Delete(j);
+    assert_tampered(h, BD_CHAIN_SCHEMA_INVALID, 3);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* Each bad field is refused before anything is written, naming the field. */
+static void append_refuses_bad_fields(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 1);
+    struct {
+        const char *name;
+        size_t off;
+        const char *bad;
+    } cases[] = {
+        {"run_id", offsetof(bd_history_score_fields, run_id), "has space"},
+        {"run_id", offsetof(bd_history_score_fields, run_id), NULL},
+        {"task_class", offsetof(bd_history_score_fields, task_class), "../etc"},
+        {"case_id", offsetof(bd_history_score_fields, case_id), "Upper"},
+        {"case_digest", offsetof(bd_history_score_fields, case_digest), "blake3:abc"},
+        {"rubric_digest", offsetof(bd_history_score_fields, rubric_digest), NULL},
+        {"cassette_digest", offsetof(bd_history_score_fields, cassette_digest), "sha256:00"},
+        {"harness_version", offsetof(bd_history_score_fields, harness_version), "1 0"},
+        {"isolation_class", offsetof(bd_history_score_fields, isolation_class), "none"},
+        {"operator_fingerprint", offsetof(bd_history_score_fields, operator_fingerprint),
+         "0123456789abcdef0123456789abcdef01234567"},
+        {"started_at", offsetof(bd_history_score_fields, started_at), "2026-02-30T00:00:00Z"},
+        {"finished_at", offsetof(bd_history_score_fields, finished_at), "2026-05-12 14:00:00"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bd_history_score_fields f;
+        char cid[32];
+        bd_score s;
+        th_fields(&f, cid, "x", 1);
+        th_score(&s, 1);
+        *(const char **)((char *)&f + cases[i].off) = cases[i].bad;
+        bd_err err = BD_ERR_INIT;
+        assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), -1);
+        assert_int_equal(err.code, BD_E_HISTORY_RECORD_INVALID);
+        assert_non_null(strstr(err.msg, cases[i].name));
+        bd_score_free(&s);
+    }
+    /* scores verify would reject: NaN, out of range, negative cost, bad UTF-8 */
+    for (int i = 0; i < 5; i++) {
+        bd_history_score_fields f;
+        char cid[32];
+        bd_score s;
+        th_fields(&f, cid, "x", 1);
+        th_score(&s, 1);
+        if (i == 0)
+            s.score = NAN;
+        else if (i == 1)
+            s.score = 1.5;
+        else if (i == 2)
+            s.cost_usd = -1;
+        else if (i == 3)
+            s.failure_modes[0].detail[0] = (char)0xff;
+        else
+            s.wall_clock_ms = -5;
+        bd_err err = BD_ERR_INIT;
+        assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), -1);
+        assert_int_equal(err.code, BD_E_HISTORY_RECORD_INVALID);
+        bd_score_free(&s);
+    }
+    bd_err err = BD_ERR_INIT;
+    bd_history_audit_fields a = {.event = "Bad Event"};
+    assert_int_equal(bd_history_append_audit(h, &a, NULL, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_HISTORY_RECORD_INVALID);
+    assert_non_null(strstr(err.msg, "event"));
+    /* nothing was written, no temp file left */
+    assert_intact(h, 1);
+    assert_false(th_exists_name(h, "0000000002.json"));
+    assert_false(th_exists_name(h, "0000000002.json.tmp"));
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void head_hint_is_only_a_hint(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 3);
+    char p[1024];
+    snprintf(p, sizeof(p), "%s/HEAD", bd_history_dir(h));
+    size_t len;
+    char *head = th_read(p, &len);
+    assert_int_equal(len, 76);
+    assert_memory_equal(head, "0000000003 ", 11);
+    bd_err err = BD_ERR_INIT;
+    uint64_t seq;
+    char hash[BD_HASH_BUF];
+
+    /* garbage HEAD: append scans and continues at 4 */
+    th_write(p, "garbage", 7);
+    th_append(h, "case", 4);
+    /* HEAD pointing at a wrong hash */
+    char forged[80];
+    snprintf(forged, sizeof(forged), "0000000004 %064d\n", 0);
+    th_write(p, forged, 76);
+    th_append(h, "case", 5);
+    /* HEAD that is stale (names an older record; as after a crash before its update) */
+    th_write(p, head, len);
+    th_append(h, "case", 6);
+    /* no HEAD at all */
+    unlink(p);
+    th_append(h, "case", 7);
+    /* HEAD naming a record beyond the chain */
+    snprintf(forged, sizeof(forged), "0000000099 %.64s\n", head + 11);
+    th_write(p, forged, 76);
+    assert_int_equal(bd_history_head(h, &seq, hash, &err), 0);
+    assert_int_equal(seq, 7);
+    th_append(h, "case", 8);
+    assert_intact(h, 8);
+    free(head);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void append_refuses_a_broken_head(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 3);
+    th_write_seq(h, 3, "{broken", 7);
+    bd_history_score_fields f;
+    char cid[32];
+    bd_score s;
+    th_fields(&f, cid, "x", 1);
+    th_score(&s, 1);
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
+    assert_non_null(strstr(err.msg, "history verify"));
+    assert_false(th_exists_name(h, "0000000004.json"));
+    bd_score_free(&s);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* A write error (here: the file-size limit) aborts the append with io.error, leaves no
+ * record and no temp file, and the next append works. */
+static void write_error_aborts_cleanly(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 2);
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 100; /* a record is several hundred bytes */
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    bd_history_score_fields f;
+    char cid[32];
+    bd_score s;
+    th_fields(&f, cid, "x", 3);
+    th_score(&s, 3);
+    bd_err err = BD_ERR_INIT;
+    int rc = bd_history_append_score(h, &f, &s, NULL, NULL, &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    assert_int_equal(rc, -1);
+    assert_int_equal(err.code, BD_E_IO);
+    assert_non_null(strstr(err.msg, "nothing was appended"));
+    assert_false(th_exists_name(h, "0000000003.json"));
+    assert_false(th_exists_name(h, "0000000003.json.tmp"));
+    assert_intact(h, 2);
+    uint64_t seq;
+    assert_int_equal(bd_history_append_score(h, &f, &s, &seq, NULL, &err), 0);
+    assert_int_equal(seq, 3);
+    assert_intact(h, 3);
+    bd_score_free(&s);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void read_returns_the_score(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 3);
+    bd_history_record r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_read(h, 3, &r, &err), 0);
+    assert_false(r.is_audit);
+    assert_int_equal(r.seq, 3);
+    assert_string_equal(r.case_id, "case-003");
+    assert_string_equal(r.task_class, "vuln-remediation");
+    assert_string_equal(r.cassette_digest, TH_DIGEST_A);
+    assert_string_equal(r.isolation_class, "namespaces");
+    assert_true(r.provenance_verified);
+    assert_null(r.operator_fingerprint); /* 3 % 3 == 0 */
+    assert_true(r.score.passed == false);
+    assert_true(r.score.score == 3 / 8.0);
+    assert_int_equal(r.score.n_breakdown, 2);
+    assert_string_equal(r.score.breakdown[1].key, "recipe_match");
+    assert_int_equal(r.score.n_failure_modes, 1);
+    assert_string_equal(r.score.failure_modes[0].detail,
+                        "still reachable via \"axios\" \xc3\xa9\n");
+    assert_int_equal(r.score.wall_clock_ms, 1003);
+    assert_non_null(r.json);
+    bd_history_record_release(&r);
+    assert_int_equal(bd_history_read(h, 4, &r, &err), -1);
+    assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void log_pages_newest_first_with_filters(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 0);
+    for (int i = 1; i <= 25; i++)
+        th_append(h, i % 5 == 0 ? "other" : "case", i);
+    bd_history_audit_fields a = {.event = "promotion.refused", .task_class = "incident-triage"};
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_audit(h, &a, NULL, NULL, &err), 0);
+
+    bd_history_record *recs;
+    size_t n;
+    uint64_t next;
+    bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    assert_int_equal(bd_history_log(h, &o, &recs, &n, &next, &err), 0);
+    assert_int_equal(n, BD_HISTORY_LOG_DEFAULT);
+    assert_int_equal(recs[0].seq, 26);
+    assert_true(recs[0].is_audit);
+    assert_int_equal(recs[19].seq, 7);
+    assert_int_equal(next, 7);
+    bd_history_records_free(recs, n);
+
+    o.before = next;
+    assert_int_equal(bd_history_log(h, &o, &recs, &n, &next, &err), 0);
+    assert_int_equal(n, 6);
+    assert_int_equal(recs[0].seq, 6);
+    assert_int_equal(recs[5].seq, 1);
+    assert_int_equal(next, 0);
+    bd_history_records_free(recs, n);
+
+    o.before = 0;
+    o.limit = 3;
+    o.task_class = "incident-triage";
+    assert_int_equal(bd_history_log(h, &o, &recs, &n, &next, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(recs[0].seq, 26);
+    bd_history_records_free(recs, n);
+
+    o.task_class = "vuln-remediation";
+    o.case_id = "other-015";
+    assert_int_equal(bd_history_log(h, &o, &recs, &n, &next, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(recs[0].seq, 15);
+    bd_history_records_free(recs, n);
+
+    /* the newest page does not read old records: a broken record 1 does not matter */
+    th_write_seq(h, 1, "junk", 4);
+    o = (bd_history_log_opts)BD_HISTORY_LOG_OPTS_INIT;
+    o.limit = 5;
+    assert_int_equal(bd_history_log(h, &o, &recs, &n, &next, &err), 0);
+    assert_int_equal(n, 5);
+    bd_history_records_free(recs, n);
+    /* ... but a page that reaches it reports it */
+    o.limit = 100;
+    assert_int_equal(bd_history_log(h, &o, &recs, &n, &next, &err), -1);
+    assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
+    assert_null(recs);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* The parser on its own: rejects, with the right class, what verify must reject. */
+static void parser_classifies_bad_bytes(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 1);
+    size_t len;
+    char *good = th_read_seq(h, 1, &len);
+    char why[256];
+    bd_history_record r;
+    assert_int_equal(bd_history_record_parse(&r, good, len, why), BD_CHAIN_OK);
+    bd_history_record_release(&r);
+    assert_int_equal(bd_history_record_parse(NULL, good, len, why), BD_CHAIN_OK);
+
+    struct {
+        const char *bytes;
+        bd_chain_reason want;
+    } cases[] = {
+        {"", BD_CHAIN_UNPARSEABLE},
+        {"{", BD_CHAIN_UNPARSEABLE},
+        {"[]", BD_CHAIN_UNPARSEABLE},
+        {"{} x", BD_CHAIN_UNPARSEABLE},
+        {"\xff{}", BD_CHAIN_UNPARSEABLE},
+        {"{}", BD_CHAIN_SCHEMA_INVALID},
+        {"{\"seq\":1}", BD_CHAIN_SCHEMA_INVALID},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(bd_history_record_parse(&r, cases[i].bytes, strlen(cases[i].bytes), why),
+                         cases[i].want);
+        assert_true(why[0] != '\0');
+        assert_null(r.json);
+    }
+    /* a NUL byte inside */
+    char nul[] = {'{', '}', '\0'};
+    assert_int_equal(bd_history_record_parse(NULL, nul, 3, why), BD_CHAIN_UNPARSEABLE);
+    /* whitespace makes it non-canonical */
+    char *sp = malloc(len + 2);
+    sp[0] = ' ';
+    memcpy(sp + 1, good, len);
+    assert_int_equal(bd_history_record_parse(NULL, sp, len + 1, why), BD_CHAIN_SCHEMA_INVALID);
+    assert_non_null(strstr(why, "canonical"));
+    free(sp);
+    free(good);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(record_has_exactly_the_design_fields),
+        cmocka_unit_test(record_hash_follows_the_formula),
+        cmocka_unit_test(append_returns_seq_and_hash),
+        cmocka_unit_test(empty_and_absent_histories_verify),
+        cmocka_unit_test(audit_records_chain_and_verify),
+        cmocka_unit_test(append_refuses_bad_fields),
+        cmocka_unit_test(head_hint_is_only_a_hint),
+        cmocka_unit_test(append_refuses_a_broken_head),
+        cmocka_unit_test(write_error_aborts_cleanly),
+        cmocka_unit_test(read_returns_the_score),
+        cmocka_unit_test(log_pages_newest_first_with_filters),
+        cmocka_unit_test(parser_classifies_bad_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,262 @@
+/* Recommendations from the history (DESIGN.md §7): which records are evidence, which are
+ * excluded and counted, the tier rules, determinism of the interval, and the refusal to
+ * read a history that does not verify. */
+#include "test_history_util.h"
+
+#include <time.h>
+
+#include "bench.h"
+#include "promote.h"
+#include "stats.h"
+#include "fsutil.h"
+
+/* 2026-05-12T14:00:00Z */
+#define NOW ((time_t)1778594400)
+
+static const char registration[] =
+    "schema_version: 1\nname: tc\ndescription: Test task class.\ncurrent_tier: bronze\n"
+    "min_cases_for_promotion: {bronze: 2, silver: 3, gold: 5}\n"
+    "promotion_threshold: {silver: 0.50, gold: 0.95}\nbreakdown_keys: [a]\n"
+    "failure_modes:\n  - {code: x.wrong, severity: block, description: Wrong}\n"
+    "rubric: {wall_clock_seconds: 10, memory_mb: 256}\nsut: {kind: cassette}\n";
+
+typedef struct fixture {
+    char *root;
+    bd_bench *bench;
+    bd_task_class *tc;
+    bd_history *h;
+} fixture;
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    fx->root = th_tmpdir();
+    char p[1024];
+    snprintf(p, sizeof(p), "%s/bench/tc/cases", fx->root);
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_mkdir_p(p, 0700, &err), 0);
+    for (int i = 1; i <= 6; i++) {
+        snprintf(p, sizeof(p), "%s/bench/tc/cases/c%d", fx->root, i);
+        assert_int_equal(mkdir(p, 0700), 0);
+    }
+    snprintf(p, sizeof(p), "%s/bench/tc/registration.yaml", fx->root);
+    write_text(p, registration);
+    snprintf(p, sizeof(p), "%s/bench/tc/rubric.py", fx->root);
+    write_text(p, "print('{}')\n");
+    if (bd_bench_open(&fx->bench, fx->root, &err) != 0 ||
+        bd_task_class_load(&fx->tc, fx->bench, "tc", &err) != 0 ||
+        bd_history_open(&fx->h, fx->root, BD_HISTORY_CREATE, &err) != 0) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    bd_history_free(fx->h);
+    bd_task_class_free(fx->tc);
+    bd_bench_free(fx->bench);
+    th_rmtree(fx->root);
+    free(fx->root);
+    free(fx);
+    return 0;
+}
+
+/* Append a score record for case `id` finished `age` seconds before NOW. */
+static void add(fixture *fx, const char *id, double score, bool passed, bool signed_,
+                const char *iso, long age)
+{
+    bd_history_score_fields f;
+    char cid[32];
+    th_fields(&f, cid, "x", 1);
+    f.task_class = "tc";
+    f.case_id = id;
+    f.provenance_verified = signed_;
+    f.isolation_class = iso;
+    char at[32];
+    time_t t = NOW - age;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    f.started_at = at;
+    f.finished_at = at;
+    bd_score s;
+    th_score(&s, 1);
+    s.score = score;
+    s.passed = passed;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_score(fx->h, &f, &s, NULL, NULL, &err), 0);
+    bd_score_free(&s);
+}
+
+#define DAY 86400L
+
+static void selects_and_counts_evidence(void **state)
+{
+    fixture *fx = *state;
+    add(fx, "c1", 0.2, false, true, "namespaces", 5 * DAY);  /* superseded by the next */
+    add(fx, "c1", 0.9, true, true, "namespaces", 4 * DAY);   /* evidence */
+    add(fx, "c2", 0.8, true, true, "namespaces", 3 * DAY);   /* evidence */
+    add(fx, "c3", 1.0, true, false, "namespaces", 2 * DAY);  /* unsigned */
+    add(fx, "c4", 0.7, true, true, "subprocess", 1 * DAY);   /* weaker isolation */
+    add(fx, "c5", 0.6, true, true, "namespaces", 31 * DAY);  /* too old */
+    add(fx, "gone", 0.6, true, true, "namespaces", 1 * DAY); /* not a case any more */
+    add(fx, "c6", 0.1, false, true, "namespaces", -3600);    /* a clock ahead: kept */
+    bd_history_audit_fields a = {.event = "promotion.refused", .task_class = "tc"};
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_audit(fx->h, &a, NULL, NULL, &err), 0);
+
+    bd_recommendation r;
+    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_string_equal(r.isolation_class, "namespaces");
+    assert_int_equal(r.cases, 3);
+    assert_string_equal(r.evidence[0].case_id, "c1");
+    assert_true(r.evidence[0].score == 0.9);
+    assert_int_equal(r.evidence[0].seq, 2);
+    assert_string_equal(r.evidence[1].case_id, "c2");
+    assert_string_equal(r.evidence[2].case_id, "c6");
+    assert_int_equal(r.passed, 2);
+    assert_true(r.pass_rate == 2.0 / 3.0);
+    assert_true(r.mean_score == (0.9 + 0.8 + 0.1) / 3);
+    assert_int_equal(r.superseded, 1);
+    assert_int_equal(r.excluded_unsigned, 1);
+    assert_int_equal(r.excluded_isolation, 1);
+    assert_int_equal(r.excluded_outside_window, 1);
+    assert_int_equal(r.excluded_unknown_case, 1);
+    assert_int_equal(r.chain_count, 9);
+
+    /* the interval: the evidence scores in case-id order, seeded from the chain head */
+    double x[3] = {0.9, 0.8, 0.1}, lo, hi;
+    assert_int_equal(r.seed, bd_stats_seed_from(r.chain_head, 64));
+    assert_int_equal(bd_stats_bca(x, 3, 0.95, 0, r.seed, &lo, &hi, &err), 0);
+    assert_true(r.has_ci && r.ci_lo == lo && r.ci_hi == hi);
+    /* same history, same numbers */
+    bd_recommendation r2;
+    assert_int_equal(bd_recommend(&r2, fx->bench, fx->tc, NOW, &err), 0);
+    assert_true(r2.ci_lo == r.ci_lo && r2.ci_hi == r.ci_hi && r2.seed == r.seed);
+    bd_recommendation_release(&r2);
+
+    /* tiers: 3 cases meet bronze (2) and silver's count (3); silver's threshold is on
+     * the lower bound */
+    assert_true(r.tiers[BD_TIER_BRONZE].met);
+    assert_true(r.tiers[BD_TIER_SILVER].cases_met);
+    assert_int_equal(r.tiers[BD_TIER_SILVER].threshold_met, r.ci_lo >= 0.50);
+    assert_false(r.tiers[BD_TIER_GOLD].cases_met);
+    assert_true(r.has_recommended);
+    assert_int_equal(r.recommended, r.ci_lo >= 0.50 ? BD_TIER_SILVER : BD_TIER_BRONZE);
+
+    /* the file: requires_human_approval, 0600, never replaced */
+    char *p1 = NULL, *p2 = NULL;
+    assert_int_equal(bd_recommendation_write(&r, fx->root, &p1, &err), 0);
+    assert_int_equal(bd_recommendation_write(&r, fx->root, &p2, &err), 0);
+    assert_string_not_equal(p1, p2);
+    assert_non_null(strstr(p1, "/.benchdesk/recommendations/20260512T140000Z.json"));
+    struct stat st;
+    assert_int_equal(stat(p1, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    size_t len;
+    char *text = th_read(p1, &len);
+    cJSON *j = cJSON_Parse(text);
+    assert_non_null(j);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "requires_human_approval")));
+    assert_string_equal(cJSON_GetObjectItem(j, "current_tier")->valuestring, "bronze");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "evidence")), 3);
+    cJSON_Delete(j);
+    free(text);
+    free(p1);
+    free(p2);
+    bd_recommendation_release(&r);
+}
+
+static void all_equal_scores_and_one_case(void **state)
+{
+    fixture *fx = *state;
+    add(fx, "c1", 0.75, true, true, "subprocess", DAY);
+    bd_recommendation r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(r.cases, 1);
+    assert_string_equal(r.isolation_class, "subprocess");
+    assert_true(r.ci_lo == 0.75 && r.ci_hi == 0.75);
+    assert_false(r.has_recommended); /* bronze needs 2 cases */
+    bd_recommendation_release(&r);
+    for (int i = 2; i <= 6; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "c%d", i);
+        add(fx, id, 0.75, true, true, "subprocess", DAY);
+    }
+    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(r.cases, 6);
+    assert_true(r.ci_lo == 0.75 && r.ci_hi == 0.75 && r.mean_score == 0.75);
+    assert_true(r.tiers[BD_TIER_SILVER].met);
+    assert_false(r.tiers[BD_TIER_GOLD].met); /* 0.75 < 0.95 */
+    assert_int_equal(r.recommended, BD_TIER_SILVER);
+    bd_recommendation_release(&r);
+}
+
+static void empty_history_recommends_nothing(void **state)
+{
+    fixture *fx = *state;
+    bd_recommendation r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(r.cases, 0);
+    assert_false(r.has_ci);
+    assert_false(r.has_recommended);
+    cJSON *j = bd_recommendation_json(&r);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "recommended_tier")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "ci95")));
+    cJSON_Delete(j);
+    bd_recommendation_release(&r);
+}
+
+static void refuses_a_history_that_does_not_verify(void **state)
+{
+    fixture *fx = *state;
+    for (int i = 1; i <= 4; i++)
+        add(fx, "c1", 0.5, true, true, "namespaces", DAY);
+    char p[1024];
+    snprintf(p, sizeof(p), "%s/.benchdesk/history/0000000002.json", fx->root);
+    unlink(p);
+    bd_recommendation r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), -1);
+    assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
+    assert_int_equal(r.cases, 0);
+    /* a history whose anchor does not hold is refused the same way */
+    snprintf(p, sizeof(p), "%s/.benchdesk/history", fx->root);
+    th_rmtree(p);
+    bd_history_free(fx->h);
+    assert_int_equal(bd_history_open(&fx->h, fx->root, BD_HISTORY_CREATE, &err), 0);
+    add(fx, "c1", 0.5, true, true, "namespaces", DAY);
+    snprintf(p, sizeof(p), "%s/audit/anchors/bench", fx->root);
+    assert_int_equal(bd_mkdir_p(p, 0755, &err), 0);
+    snprintf(p, sizeof(p), "%s/audit/anchors/bench/2026-05-12.json", fx->root);
+    write_text(p, "{}\n");
+    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), -1);
+    assert_int_equal(err.code, BD_E_ANCHOR_MISMATCH);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(selects_and_counts_evidence),
+        T(all_equal_scores_and_one_case),
+        T(empty_history_recommends_nothing),
+        T(refuses_a_history_that_does_not_verify),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
