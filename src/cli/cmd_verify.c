@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "anchor.h"
 #include "verify.h"
 
 static const char verify_help[] =
@@ -14,7 +15,8 @@ static const char verify_help[] =
     "and its own case_digest; every cassette equals its cassette_digest; no pin names a\n"
     "missing case; every present signature verifies against bench/keys and\n"
     "bench/trusted-signers.yaml only (DESIGN.md §6; drafts and cases awaiting review are\n"
-    "listed, not failures). Every failure is reported,\n"
+    "listed, not failures); the history chain verifies and every signed anchor under\n"
+    "audit/anchors/bench/ matches it. Every failure is reported,\n"
     "one line each, not just the first.\n\n"
     "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
 
@@ -127,6 +129,33 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         bd_verify_report_release(&rep);
         bd_task_class_free(tc);
     }
+    /* The chain, then every anchor against it (DESIGN.md §5): bench-wide, whatever task
+     * classes were named. */
+    bd_anchor_report arep;
+    bd_err aerr = BD_ERR_INIT;
+    int av = bd_anchor_verify(&arep, bench->root, &aerr);
+    cJSON *hist = cJSON_AddObjectToObject(root, "history");
+    cJSON *afails = cJSON_AddArrayToObject(hist, "failures");
+    if (av < 0) {
+        report_failure(cli, afails, &aerr, NULL, &status);
+        total_failed++;
+    } else {
+        for (size_t k = 0; k < arep.n; k++)
+            if (arep.checks[k].err.code != BD_OK) {
+                report_failure(cli, afails, &arep.checks[k].err, NULL, &status);
+                total_failed++;
+            }
+        cJSON_AddNumberToObject(hist, "records", (double)arep.chain_count);
+        cJSON_AddStringToObject(hist, "chain_head", arep.chain_head);
+        cJSON_AddNumberToObject(hist, "anchors", (double)arep.n);
+        if (!cli->json)
+            printf("%-24s %4llu records  %-8s  %zu anchor%s%s\n", "history",
+                   (unsigned long long)arep.chain_count, "verified", arep.n, arep.n == 1 ? "" : "s",
+                   arep.n_failed ? " (some FAILED)" : " verified");
+    }
+    cJSON_AddBoolToObject(hist, "ok", av == 0);
+    bd_anchor_report_release(&arep);
+
     cJSON_AddBoolToObject(root, "ok", status == 0);
     if (cli->json)
         cli_print_json(root);

@@ -121,6 +121,20 @@ expect 0 - -- bd -C "$root" pin "$tc" brand-new-case
 expect 0 - -- bd -C "$root" verify "$tc"
 bd -C "$root" list "$tc" | grep -q '^brand-new-case .* draft' && pass "new case listed as draft" || fail "draft not listed"
 
+# verify walks the history chain too: promote's refusals are audit records in it.
+restore
+expect 3 promotion.requires_human -- bd -C "$root" promote "$tc" silver
+expect 3 promotion.requires_human -- bd -C "$root" promote "$tc" gold
+expect 0 - -- bd -C "$root" verify
+rec="$root/.benchdesk/history/0000000001.json"
+[ -f "$rec" ] && pass "refusal recorded" || fail "no audit record at $rec"
+chmod u+w "$rec"; sed -i 's/gold/GOLD/; s/silver/SILVR/' "$rec"
+expect 1 chain.tampered -- bd -C "$root" verify
+out=$(bd -C "$root" verify --json || true)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] is False and d["history"]["failures"][0]["code"]=="chain.tampered"' "$out" \
+    && pass "verify --json names the tampered chain" || fail "verify --json chain: $out"
+
 # The bench root is found from a subdirectory.
+rm -rf "$root/.benchdesk"
 (cd "$cdir/input" && "$BD_BIN" verify >/dev/null) && pass "root from subdirectory" || fail "root from subdirectory"
 finish
