@@ -60,5 +60,9 @@ int cmd_history(bd_cli *cli, int argc, char **argv);
 int cmd_anchor(bd_cli *cli, int argc, char **argv);
 int cmd_recommend(bd_cli *cli, int argc, char **argv);
 int cmd_promote(bd_cli *cli, int argc, char **argv);
+int cmd_sign(bd_cli *cli, int argc, char **argv);
+int cmd_status(bd_cli *cli, int argc, char **argv);
+int cmd_stage(bd_cli *cli, int argc, char **argv);
+int cmd_commit(bd_cli *cli, int argc, char **argv);
 
 #endif

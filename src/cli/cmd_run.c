@@ -1,11 +1,474 @@
-#include "cli.h"
+/*
+ * benchdesk run — run a task class's rubric over its cases (DESIGN.md §3, §4, §9).
+ *
+ * A thin front end over runner.h: it subscribes to the run's events and shows them as
+ * a live progress line (stderr on a terminal), plain lines (stderr otherwise) or §9
+ * JSON events (stdout, --json), then prints the summary table. SIGINT/SIGTERM/SIGHUP
+ * cancel the run: running cases are killed and their temp dirs removed; exit 130.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-/* Placeholder until the runner lands; replaced wholesale by src/cli/cmd_run.c's owner. */
+#include <uv.h>
+
+#include "cli.h"
+#include "config.h"
+#include "exec.h"
+#include "history.h"
+#include "provenance.h"
+#include "runner.h"
+
+static const char help[] =
+    "usage: benchdesk run TASK_CLASS [--case ID]... [--jobs N] [--json] [--drafts]\n"
+    "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
+    "\n"
+    "Run the task class's rubric once per case (all cases, or those given with --case),\n"
+    "up to N at once (default: the number of CPUs). Before anything runs, the history\n"
+    "chain, every case, cassette and the rubric are checked (a mismatch: exit 1), and\n"
+    "every case must be signed by an author and a reviewer (exit 3 otherwise) unless\n"
+    "--drafts. A rubric that times out, crashes or prints a bad score fails its case with\n"
+    "a harness failure mode; the run goes on. Each finished case is appended to the\n"
+    "history (.benchdesk/history) before it is reported.\n"
+    "\n"
+    "  --case ID                 run only this case (repeatable)\n"
+    "  --jobs N                  cases at once (1..1024)\n"
+    "  --json                    one JSON event per line on stdout (DESIGN.md §9)\n"
+    "  --drafts                  allow unsigned cases (records say provenance_verified:\n"
+    "                            false, and promotion ignores them)\n"
+    "  --isolation CLASS         auto (default: the strongest available), namespaces or\n"
+    "                            subprocess; a class that is not available is refused\n"
+    "                            (exit 3) unless --allow-weaker-isolation\n"
+    "  --allow-weaker-isolation  consent to a weaker class than requested\n"
+    "\n"
+    "The interpreter is BENCHDESK_PYTHON (an absolute path), else `python:` from\n"
+    ".benchdesk/config.yaml, else python3 from /usr/bin or /bin; --jobs defaults to\n"
+    "`jobs:` there, else the number of CPUs. The summary is written to\n"
+    ".benchdesk/runs/<run-id>.json. Ctrl-C cancels: running cases are killed, nothing is\n"
+    "left behind, exit status 130.\n";
+
+/* Every case of the run signed by two trusted people (DESIGN.md §6), else the run is
+ * refused with the first case's provenance error: provenance.missing (exit 3) for a draft
+ * or a case awaiting review, its own code (exit 1) for a bad signature. */
+static int check_provenance(const bd_bench *bench, const bd_task_class *tc, const char **ids,
+                            size_t n, bd_err *err)
+{
+    bd_prov_ctx *ctx = NULL;
+    int rc = -1;
+    if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&ctx, bench->bench_dir, err) != 0)
+        goto out;
+    size_t count = n ? n : tc->n_cases;
+    for (size_t i = 0; i < count; i++) {
+        const char *id = n ? ids[i] : tc->case_ids[i];
+        bd_case *c = NULL;
+        if (bd_task_class_case(&c, tc, id, err) != 0)
+            goto out;
+        bd_prov_result pr;
+        int v = bd_provenance_verify_case(&pr, ctx, c, c->case_digest, err);
+        bd_case_free(c);
+        if (v < 0)
+            goto out;
+        if (pr.status == BD_PROV_ST_SIGNED)
+            continue;
+        if (pr.status == BD_PROV_ST_BAD)
+            *err = pr.err;
+        else
+            bd_err_set(err, BD_E_PROVENANCE_MISSING, NULL, 0, 0,
+                       "case '%s' is %s, not signed by an author and a reviewer; sign it "
+                       "(benchdesk sign), or run with --drafts",
+                       id, bd_prov_status_str(pr.status));
+        goto out;
+    }
+    rc = 0;
+out:
+    bd_prov_ctx_free(ctx);
+    return rc;
+}
+
+/* The recorder: every finished case lands in the chained history before any front end
+ * hears of it (DESIGN.md §5). */
+typedef struct recorder {
+    bd_history *hist;
+    bd_runner *runner;
+    bool verified; /* provenance checked: not a --drafts run */
+} recorder;
+
+static int on_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
+{
+    recorder *rec = payload;
+    bd_history_score_fields f = {0};
+    f.run_id = s->run_id;
+    f.task_class = s->task_class;
+    f.case_id = res->case_id;
+    f.case_digest = res->case_digest;
+    f.rubric_digest = s->rubric_digest;
+    f.cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
+    f.isolation_class = bd_isolation_str(s->isolation);
+    f.provenance_verified = rec->verified;
+    f.started_at = res->started_at;
+    f.finished_at = res->finished_at;
+    char hash[BD_HASH_BUF];
+    if (bd_history_append_score(rec->hist, &f, &res->score, NULL, hash, err) != 0)
+        return -1;
+    snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
+    bd_runner_set_chain_head(rec->runner, hash);
+    return 0;
+}
+
+typedef struct front {
+    const bd_cli *cli;
+    bool json;
+    bool tty;   /* live progress line on stderr */
+    bool color; /* on stderr */
+    bool line_drawn;
+    size_t total, done, passed, failed, running;
+    uint64_t t0;
+    uv_timer_t tick;
+    bool tick_open;
+    uv_signal_t sig[3];
+    int n_sig;
+    int got_signal;
+    bd_runner *runner;
+} front;
+
+static void clear_line(front *f)
+{
+    if (f->line_drawn) {
+        fputs("\r\033[K", stderr);
+        f->line_drawn = false;
+    }
+}
+
+static void draw_progress(front *f)
+{
+    if (!f->tty)
+        return;
+    double elapsed = (double)(uv_hrtime() - f->t0) / 1e9;
+    char eta[32] = "--";
+    if (f->done > 0 && f->done < f->total)
+        snprintf(eta, sizeof(eta), "%.1fs",
+                 elapsed / (double)f->done * (double)(f->total - f->done));
+    else if (f->done >= f->total)
+        snprintf(eta, sizeof(eta), "0.0s");
+    fprintf(
+        stderr,
+        "\r\033[K%zu/%zu done  %s%zu passed%s  %s%zu failed%s  %zu running  %.1fs elapsed  ETA %s",
+        f->done, f->total, f->color ? "\033[32m" : "", f->passed, f->color ? "\033[0m" : "",
+        f->color && f->failed ? "\033[31m" : "", f->failed, f->color && f->failed ? "\033[0m" : "",
+        f->running, elapsed, eta);
+    fflush(stderr);
+    f->line_drawn = true;
+}
+
+static void case_line(front *f, const bd_run_event *ev)
+{
+    const bd_score *s = &ev->result->score;
+    const char *mode = s->n_failure_modes ? s->failure_modes[0].code : "";
+    const char *detail =
+        s->n_failure_modes && s->failure_modes[0].detail ? s->failure_modes[0].detail : "";
+    const char *on = "", *off = "";
+    if (f->color) {
+        on = s->passed ? "\033[32m" : "\033[31m";
+        off = "\033[0m";
+    }
+    clear_line(f);
+    fprintf(stderr, "[%zu/%zu] %s: %s%s%s %.3f (%lld ms)%s%s%s%s\n", f->done, f->total, ev->case_id,
+            on, s->passed ? "pass" : "FAIL", off, s->score, (long long)ev->result->wall_ms,
+            mode[0] ? " " : "", mode, detail[0] ? ": " : "", detail);
+}
+
+static void on_event(const bd_run_event *ev, void *payload)
+{
+    front *f = payload;
+    f->running = ev->running;
+    f->done = ev->done;
+    if (f->json) {
+        cJSON *j = bd_run_event_json(ev);
+        if (j) {
+            cli_print_json(j);
+            cJSON_Delete(j);
+        }
+    }
+    switch (ev->kind) {
+    case BD_RUN_EV_STARTED:
+        f->total = ev->summary->cases_selected;
+        if (!f->json && !f->tty)
+            fprintf(stderr, "run %s: %s, %zu case(s), isolation %s\n", ev->summary->run_id,
+                    ev->summary->task_class, f->total, bd_isolation_str(ev->summary->isolation));
+        draw_progress(f);
+        break;
+    case BD_RUN_EV_CASE_FINISHED:
+        if (ev->result->score.passed)
+            f->passed++;
+        else
+            f->failed++;
+        /* Failures always get their own line; passes only when there is no live line. */
+        if (!f->json && (!f->tty || !ev->result->score.passed))
+            case_line(f, ev);
+        draw_progress(f);
+        break;
+    case BD_RUN_EV_FINISHED:
+        clear_line(f);
+        if (f->tick_open)
+            uv_timer_stop(&f->tick);
+        break;
+    default:
+        draw_progress(f);
+        break;
+    }
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    draw_progress(t->data);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    front *f = s->data;
+    if (!f->got_signal)
+        f->got_signal = signum;
+    bd_runner_cancel(f->runner);
+}
+
+static void print_table(const bd_cli *cli, const bd_runner *r)
+{
+    const bd_run_summary *s = bd_runner_summary(r);
+    bool color = cli_color(cli, 1);
+    printf("run %s  %s  isolation: %s%s\n", s->run_id, s->task_class,
+           bd_isolation_str(s->isolation), s->cancelled ? "  (cancelled)" : "");
+    printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
+    printf("  %-14s %s%zu%s\n", "passed", color ? "\033[32m" : "", s->passed,
+           color ? "\033[0m" : "");
+    printf("  %-14s %s%zu%s\n", "failed", color && s->failed ? "\033[31m" : "", s->failed,
+           color && s->failed ? "\033[0m" : "");
+    if (s->has_mean) {
+        printf("  %-14s %.1f%%\n", "pass rate", s->pass_rate * 100.0);
+        if (s->has_ci)
+            printf("  %-14s %.3f  (95%% BCa interval %.3f .. %.3f)\n", "mean score", s->mean_score,
+                   s->ci_lo, s->ci_hi);
+        else
+            printf("  %-14s %.3f\n", "mean score", s->mean_score);
+    } else {
+        printf("  %-14s -\n", "mean score");
+    }
+    printf("  %-14s $%.4f\n", "cost", s->cost_usd);
+    printf("  %-14s %.1f s\n", "wall time", (double)s->wall_ms / 1000.0);
+    if (s->n_failure_modes) {
+        printf("  failure modes\n");
+        for (size_t i = 0; i < s->n_failure_modes; i++)
+            printf("    %-32s %zu\n", s->failure_modes[i].code, s->failure_modes[i].count);
+    }
+    size_t n = 0;
+    const bd_case_result *const *res = bd_runner_results(r, &n);
+    bool header = false;
+    for (size_t i = 0; i < n; i++) {
+        if (res[i]->score.passed)
+            continue;
+        if (!header) {
+            printf("  failed cases\n");
+            header = true;
+        }
+        const bd_score *sc = &res[i]->score;
+        printf("    %-40s %.3f  %s\n", res[i]->case_id, sc->score,
+               sc->n_failure_modes ? sc->failure_modes[0].code : "(no failure mode)");
+    }
+    if (s->has_summary_path)
+        printf("  %-14s %s\n", "summary", s->summary_path);
+    fflush(stdout);
+}
+
+static void close_noop(uv_handle_t *h)
+{
+    (void)h;
+}
+
 int cmd_run(bd_cli *cli, int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(help);
+    const char *tc_name = NULL;
+    const char **case_ids = calloc((size_t)argc + 1, sizeof(char *));
+    size_t n_cases = 0;
+    int jobs = 0;
+    bool drafts = false, allow_weaker = false;
+    const char *isolation = "auto";
+    int status = 0;
+    bd_bench *bench = NULL;
+    bd_task_class *tc = NULL;
+    bd_runner *runner = NULL;
+    char *python = NULL;
     bd_err err = BD_ERR_INIT;
-    bd_err_set(&err, BD_E_USAGE, NULL, 0, 0, "run is not available in this build");
-    return cli_fail(cli, &err);
+    bd_config config = {0};
+    recorder rec = {0};
+    uv_loop_t loop;
+    bool loop_ok = false;
+    front f;
+    memset(&f, 0, sizeof(f));
+
+    if (!case_ids) {
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--case") == 0 || strcmp(a, "--jobs") == 0 || strcmp(a, "--isolation") == 0) {
+            if (i + 1 >= argc) {
+                status = cli_usage(cli, "run", "%s needs a value", a);
+                goto out;
+            }
+            const char *v = argv[++i];
+            if (a[2] == 'c') {
+                case_ids[n_cases++] = v;
+            } else if (a[2] == 'j') {
+                char *end = NULL;
+                errno = 0;
+                long n = strtol(v, &end, 10);
+                if (errno || !end || *end || n < 1 || n > 1024) {
+                    status =
+                        cli_usage(cli, "run", "--jobs wants a number from 1 to 1024, not '%s'", v);
+                    goto out;
+                }
+                jobs = (int)n;
+            } else {
+                isolation = v;
+            }
+        } else if (strcmp(a, "--drafts") == 0) {
+            drafts = true;
+        } else if (strcmp(a, "--allow-weaker-isolation") == 0) {
+            allow_weaker = true;
+        } else if (a[0] == '-') {
+            status = cli_usage(cli, "run", "unknown option '%s'", a);
+            goto out;
+        } else if (!tc_name) {
+            tc_name = a;
+        } else {
+            status = cli_usage(cli, "run", "one task class at a time ('%s' is extra)", a);
+            goto out;
+        }
+    }
+    if (!tc_name) {
+        status = cli_usage(cli, "run", "which task class? (benchdesk list shows them)");
+        goto out;
+    }
+
+    bd_isolation iso;
+    if (bd_isolation_choose(&iso, NULL, isolation, allow_weaker, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if ((status = cli_open_bench(cli, &bench)) != 0)
+        goto out;
+    if (bd_task_class_load(&tc, bench, tc_name, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    /* .benchdesk/config.yaml: the interpreter and the default --jobs. */
+    if (bd_config_load(&config, bench->root, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if (jobs == 0)
+        jobs = config.jobs;
+    const char *want = getenv("BENCHDESK_PYTHON");
+    if (!want || !want[0])
+        want = config.python ? config.python : "python3";
+    if (bd_exec_find_program(&python, want, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
+    opts.jobs = jobs;
+    opts.isolation = iso;
+    opts.python = python;
+    opts.drafts = drafts;
+    if (bd_runner_new(&runner, bench, tc, case_ids, n_cases, &opts, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    f.cli = cli;
+    f.json = cli->json;
+    f.tty = isatty(2) != 0;
+    f.color = f.tty && cli_color(cli, 2);
+    f.runner = runner;
+    if (bd_runner_subscribe(runner, on_event, &f) != 0) {
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    /* Startup integrity, before anything is spawned (DESIGN.md §2): the history chain,
+     * every pin, then (unless --drafts) every case's signatures. */
+    bd_history_verify_result vr;
+    memset(&vr, 0, sizeof(vr));
+    int hv = -1;
+    if (bd_history_open(&rec.hist, bench->root, BD_HISTORY_CREATE, &err) == 0)
+        hv = bd_history_verify(rec.hist, 0, &vr, &err);
+    if (hv == 0 && vr.count > 0)
+        bd_runner_set_chain_head(runner, vr.head);
+    bd_history_verify_result_release(&vr);
+    if (hv != 0 || bd_runner_prepare(runner, &err) != 0 ||
+        (!drafts && check_provenance(bench, tc, case_ids, n_cases, &err) != 0)) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    rec.runner = runner;
+    rec.verified = !drafts;
+    bd_runner_set_recorder(runner, on_record, &rec);
+    if (uv_loop_init(&loop) != 0) {
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "cannot create an event loop");
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    loop_ok = true;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        uv_signal_init(&loop, &f.sig[i]);
+        f.sig[i].data = &f;
+        uv_signal_start(&f.sig[i], on_signal, sigs[i]);
+        f.n_sig++;
+    }
+    if (f.tty) {
+        uv_timer_init(&loop, &f.tick);
+        f.tick.data = &f;
+        f.tick_open = true;
+        uv_timer_start(&f.tick, on_tick, 250, 250);
+    }
+    f.t0 = uv_hrtime();
+    if (bd_runner_start(runner, &loop, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    while (!bd_runner_finished(runner))
+        uv_run(&loop, UV_RUN_ONCE);
+
+    if (!cli->json)
+        print_table(cli, runner);
+    const bd_err *fatal = bd_runner_error(runner);
+    if (fatal)
+        status = cli_fail(cli, fatal);
+    else if (f.got_signal)
+        status = 130;
+out:
+    if (loop_ok) {
+        for (int i = 0; i < f.n_sig; i++)
+            uv_close((uv_handle_t *)&f.sig[i], close_noop);
+        if (f.tick_open)
+            uv_close((uv_handle_t *)&f.tick, close_noop);
+        bd_runner_free(runner); /* drains the loop if the run is still going */
+        runner = NULL;
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+    }
+    bd_runner_free(runner);
+    bd_history_free(rec.hist);
+    free(python);
+    bd_config_release(&config);
+    bd_task_class_free(tc);
+    bd_bench_free(bench);
+    free(case_ids);
+    return status;
 }

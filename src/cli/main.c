@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tui.h"
 
 /*      name         function        one-line summary */
 #define BD_COMMANDS(X)                                                                             \
@@ -20,7 +21,11 @@
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
     X("recommend", cmd_recommend, "recommend a tier for a task class (never applies it)")          \
-    X("promote", cmd_promote, "always refuses: tiers move only by a reviewed human edit")
+    X("promote", cmd_promote, "always refuses: tiers move only by a reviewed human edit")          \
+    X("sign", cmd_sign, "sign a case's provenance as author or reviewer (GnuPG)")                  \
+    X("status", cmd_status, "git status of bench/ and audit/")                                     \
+    X("stage", cmd_stage, "stage paths under bench/ and audit/ for commit")                        \
+    X("commit", cmd_commit, "commit the staged changes (optionally signed)")
 
 typedef struct command {
     const char *name;
@@ -83,8 +88,8 @@ int main(int argc, char **argv)
         }
     }
     if (i >= argc) {
-        /* The TUI opens here once it exists; until then show what there is to do. */
-        return usage(stdout);
+        bd_tui_opts opts = {cli.dir, cli.theme, cli.no_color};
+        return bd_tui_main(&opts);
     }
     for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
         if (strcmp(argv[i], commands[k].name) == 0)

@@ -1,0 +1,1057 @@
+/*
+ * jail.c — the `namespaces` isolation class (see jail.h for the order of the steps).
+ *
+ * Everything the program's side does (bd_jail_child) is plain system calls on stack
+ * buffers: the same code runs in the availability probe, whose parent may have threads.
+ * The jail's root is a small tmpfs mounted over /tmp of the program's private mount
+ * namespace; the host paths it shows are bound into it before pivot_root, the case's
+ * cwd through a descriptor opened beforehand (so a cwd under the host's /tmp is still
+ * reachable after the tmpfs covers it).
+ */
+#include "jail.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <grp.h>
+#include <seccomp.h>
+
+/* ---- Landlock, declared here so older kernel headers still build ------------------- */
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule       445
+#define SYS_landlock_restrict_self  446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1u << 0)
+#define LL_RULE_PATH_BENEATH      1
+#define LL_FS_EXECUTE             (1ull << 0)
+#define LL_FS_WRITE_FILE          (1ull << 1)
+#define LL_FS_READ_FILE           (1ull << 2)
+#define LL_FS_READ_DIR            (1ull << 3)
+#define LL_FS_MAKE_CHAR           (1ull << 6)
+#define LL_FS_MAKE_BLOCK          (1ull << 11)
+#define LL_FS_ABI1                ((1ull << 13) - 1) /* EXECUTE .. MAKE_SYM */
+#define LL_FS_REFER               (1ull << 13)       /* ABI 2 */
+#define LL_FS_TRUNCATE            (1ull << 14)       /* ABI 3 */
+#define LL_FS_IOCTL_DEV           (1ull << 15)       /* ABI 5 */
+#define LL_NET_BIND_TCP           (1ull << 0)        /* ABI 4 */
+#define LL_NET_CONNECT_TCP        (1ull << 1)
+#define LL_SCOPE_ABSTRACT_UNIX    (1ull << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL           (1ull << 1)
+
+struct ll_ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+/* ---- state of this process's one jail --------------------------------------------- */
+
+static struct {
+    bool ready;     /* bd_jail_prepare succeeded */
+    bool probe;     /* availability probe: no cwd, report pipe */
+    bool as_root;   /* benchdesk's effective uid is 0 */
+    uid_t host_uid; /* what BD_JAIL_UID maps to */
+    gid_t host_gid;
+    int sync_rd, sync_wr;     /* supervisor -> program: "maps written" */
+    int report_rd, report_wr; /* probe child -> probe parent: why it failed */
+    int cwd_fd;               /* O_PATH of the program's cwd (in its mount namespace), or -1 */
+    int shown_fd[BD_JAIL_MAX_SHOWN]; /* O_PATH of each file of argv shown, or -1 */
+    dev_t cwd_dev;                   /* what the supervisor checked, so the child opens the same */
+    ino_t cwd_ino;
+    char cwd_path[PATH_MAX];
+    char shown[BD_JAIL_MAX_SHOWN][PATH_MAX]; /* argv's files outside the system dirs */
+    int n_shown;
+    int landlock_abi;
+    struct sock_filter bpf[2048]; /* the compiled seccomp filter */
+    unsigned short bpf_len;
+    bool bpf_cached; /* compiled once by bd_jail_server_init: kept across prepares */
+} J = {.sync_rd = -1, .sync_wr = -1, .report_rd = -1, .report_wr = -1, .cwd_fd = -1};
+
+static int last_errno;
+
+int bd_jail_errno(void)
+{
+    return last_errno;
+}
+
+/* Record errno and fill err with "what" (no strerror: the caller pairs it with errno). */
+static int fail(bd_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(bd_err *err, const char *fmt, ...)
+{
+    int e = errno;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    last_errno = e;
+    bd_err_set(err, BD_E_ISOLATION_UNAVAILABLE, NULL, 0, 0, "%s", what);
+    errno = e;
+    return -1;
+}
+
+static int build_filter(bd_err *err);
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+unsigned long bd_jail_clone_flags(void)
+{
+    return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+           CLONE_NEWCGROUP;
+}
+
+int bd_jail_landlock_abi(void)
+{
+    long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    return v > 0 ? (int)v : 0;
+}
+
+/* ---- supervisor side ------------------------------------------------------------- */
+
+/* Directories of the host shown read-only (or re-created as the same symlink). */
+static const char *const system_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+
+/* True when `path` (absolute) lies under a directory the jail shows anyway. */
+static bool under_system_dirs(const char *path)
+{
+    if (strstr(path, "/../") || strstr(path, "/./"))
+        return false;
+    for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++) {
+        size_t n = strlen(system_dirs[i]);
+        if (path[0] == '/' && strncmp(path + 1, system_dirs[i], n) == 0 && path[1 + n] == '/')
+            return true;
+    }
+    return false;
+}
+
+/* False for a working directory that would show, or cover, what the jail builds
+ * itself: "/", "/tmp", and anything in the system dirs, /etc, /proc, /dev. */
+static bool private_dir(const char *path)
+{
+    static const char *const own[] = {"etc", "proc", "dev"};
+    if (strstr(path, "/../") || strstr(path, "/./") || strcmp(path, "/") == 0)
+        return false;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    if (n == 4 && strncmp(path, "/tmp", 4) == 0)
+        return false;
+    char probe[PATH_MAX + 2];
+    snprintf(probe, sizeof(probe), "%.*s/", (int)n, path);
+    if (under_system_dirs(probe))
+        return false;
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        size_t k = strlen(own[i]);
+        if (strncmp(path + 1, own[i], k) == 0 && (path[1 + k] == '/' || path[1 + k] == '\0'))
+            return false;
+    }
+    return true;
+}
+
+/* Hand the tree below `dirfd` to the jail's host uid: same file system only, symlinks
+ * never followed, depth bounded. Used only when benchdesk runs as root. */
+static int chown_tree(int dirfd, dev_t dev, int depth, bd_err *err)
+{
+    if (depth > 64)
+        return fail(err, "the case's temp dir is nested too deep to hand to the jail uid");
+    int dup_fd = dup(dirfd);
+    if (dup_fd < 0)
+        return fail(err, "dup the case's temp dir");
+    DIR *d = fdopendir(dup_fd);
+    if (!d) {
+        close(dup_fd);
+        return fail(err, "read the case's temp dir");
+    }
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = fail(err, "stat %s in the case's temp dir", de->d_name);
+            break;
+        }
+        if (st.st_dev != dev)
+            continue;
+        if (fchownat(dirfd, de->d_name, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID, AT_SYMLINK_NOFOLLOW) !=
+            0) {
+            rc = fail(err, "chown %s to the jail uid", de->d_name);
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) {
+                rc = fail(err, "open %s in the case's temp dir", de->d_name);
+                break;
+            }
+            rc = chown_tree(sub, dev, depth + 1, err);
+            close(sub);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static void close_shown(void)
+{
+    for (int i = 0; i < J.n_shown; i++)
+        close_fd(&J.shown_fd[i]);
+}
+
+static void release_all(void)
+{
+    close_fd(&J.sync_rd);
+    close_fd(&J.sync_wr);
+    close_fd(&J.report_rd);
+    close_fd(&J.report_wr);
+    close_fd(&J.cwd_fd);
+    close_shown();
+    J.ready = false;
+}
+
+int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
+{
+    int rc = -1;
+    int dfd = -1;
+    release_all();
+    last_errno = 0;
+    J.probe = cwd == NULL;
+    J.as_root = geteuid() == 0;
+    J.host_uid = J.as_root ? (uid_t)BD_JAIL_HOST_ID : geteuid();
+    J.host_gid = J.as_root ? (gid_t)BD_JAIL_HOST_ID : getegid();
+    J.landlock_abi = bd_jail_landlock_abi();
+    J.n_shown = 0;
+    J.cwd_path[0] = '\0';
+
+    if (cwd) {
+        size_t n = strlen(cwd);
+        if (cwd[0] != '/' || n >= sizeof(J.cwd_path) || !private_dir(cwd)) {
+            errno = EINVAL;
+            fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
+            goto out;
+        }
+        memcpy(J.cwd_path, cwd, n + 1);
+        struct stat st;
+        int ok = stat(cwd, &st) == 0;
+        if (!ok || !S_ISDIR(st.st_mode)) {
+            if (ok)
+                errno = ENOTDIR;
+            fail(err, "stat the working directory");
+            goto out;
+        }
+        J.cwd_dev = st.st_dev;
+        J.cwd_ino = st.st_ino;
+        if (J.as_root) {
+            /* Only a private directory benchdesk made (root's, 0700) or already handed
+             * over: a tree is chowned below, so never a shared or system directory, even
+             * if the path checks above were wrong. */
+            if ((st.st_uid != 0 && st.st_uid != (uid_t)BD_JAIL_HOST_ID) ||
+                (st.st_mode & 07777) != 0700) {
+                errno = EPERM;
+                fail(err, "not a private working directory (uid %u, mode %o)",
+                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+                goto out;
+            }
+            dfd = open(cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat now;
+            if (dfd < 0 || fstat(dfd, &now) != 0) {
+                fail(err, "open the working directory");
+                goto out;
+            }
+            if (now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+                errno = ESTALE;
+                fail(err, "the working directory changed while the jail was prepared");
+                goto out;
+            }
+            if (fchown(dfd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+                fail(err, "chown the working directory to the jail uid");
+                goto out;
+            }
+            if (chown_tree(dfd, st.st_dev, 0, err) != 0)
+                goto out;
+        }
+    }
+    /* argv[0], and any other argument naming a file by absolute path (a command SUT's
+     * script), is shown read-only at the same path when the system dirs do not hold it. */
+    for (size_t i = 0; argv && argv[i]; i++) {
+        const char *a = argv[i];
+        if (a[0] != '/' || under_system_dirs(a))
+            continue;
+        size_t n = strlen(a);
+        struct stat st;
+        int ok = n < PATH_MAX && stat(a, &st) == 0;
+        if (!ok || !S_ISREG(st.st_mode)) {
+            if (i > 0)
+                continue; /* an argument, not a file: nothing to show */
+            if (ok)
+                errno = EACCES;
+            fail(err, "stat the program to show it in the jail");
+            goto out;
+        }
+        bool dup = false;
+        for (int k = 0; k < J.n_shown; k++)
+            dup = dup || strcmp(J.shown[k], a) == 0;
+        if (dup)
+            continue;
+        if (J.n_shown == BD_JAIL_MAX_SHOWN) {
+            errno = E2BIG;
+            fail(err, "more than %d files of the command line to show in the jail",
+                 BD_JAIL_MAX_SHOWN);
+            goto out;
+        }
+        memcpy(J.shown[J.n_shown], a, n + 1);
+        J.shown_fd[J.n_shown++] = -1;
+    }
+    if (J.as_root && !J.probe) {
+        /* The stdio pipes are root's: hand them over too, so the program may reopen
+         * /dev/stdout (through /proc/self/fd) as any process can. */
+        for (int fd = 0; fd < 3; fd++) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+                fchown(fd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+                fail(err, "hand stdio descriptor %d to the jail uid", fd);
+                goto out;
+            }
+        }
+    }
+    if (!J.bpf_cached && build_filter(err) != 0)
+        goto out;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        fail(err, "create the jail's sync pipe");
+        goto out;
+    }
+    J.sync_rd = p[0];
+    J.sync_wr = p[1];
+    if (J.probe) {
+        if (pipe2(p, O_CLOEXEC) != 0) {
+            fail(err, "create the jail's report pipe");
+            goto out;
+        }
+        J.report_rd = p[0];
+        J.report_wr = p[1];
+    }
+    J.ready = true;
+    rc = 0;
+out:
+    if (dfd >= 0)
+        close(dfd);
+    if (rc != 0)
+        release_all();
+    return rc;
+}
+
+static int write_proc(pid_t pid, const char *file, const char *text, bd_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, "open %s", path);
+    size_t len = strlen(text);
+    ssize_t n = write(fd, text, len);
+    int e = errno;
+    close(fd);
+    if (n != (ssize_t)len) {
+        errno = n < 0 ? e : EIO;
+        return fail(err, "write %s", path);
+    }
+    return 0;
+}
+
+int bd_jail_parent(pid_t child, bd_err *err)
+{
+    if (!J.ready) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
+    }
+    close_fd(&J.sync_rd);
+    close_fd(&J.report_wr);
+    close_fd(&J.cwd_fd);
+    close_shown();
+    char map[64];
+    /* Unprivileged: a gid map needs setgroups denied first. Root keeps setgroups so the
+     * child can drop root's supplementary groups. */
+    if (!J.as_root && write_proc(child, "setgroups", "deny", err) != 0)
+        return -1;
+    snprintf(map, sizeof(map), "%d %u 1\n", BD_JAIL_UID, (unsigned)J.host_uid);
+    if (write_proc(child, "uid_map", map, err) != 0)
+        return -1;
+    snprintf(map, sizeof(map), "%d %u 1\n", BD_JAIL_UID, (unsigned)J.host_gid);
+    if (write_proc(child, "gid_map", map, err) != 0)
+        return -1;
+    ssize_t n;
+    while ((n = write(J.sync_wr, "g", 1)) < 0 && errno == EINTR)
+        ;
+    if (n != 1)
+        return fail(err, "release the jailed program");
+    /* J.sync_wr stays open until this process exits: its end tells the child we died. */
+    return 0;
+}
+
+/* ---- program side: building the root ------------------------------------------------ */
+
+static unsigned long locked_flags(const char *path)
+{
+    struct statvfs sv;
+    unsigned long f = 0;
+    if (statvfs(path, &sv) != 0)
+        return 0;
+    if (sv.f_flag & ST_NOSUID)
+        f |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV)
+        f |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC)
+        f |= MS_NOEXEC;
+    if (sv.f_flag & ST_RDONLY)
+        f |= MS_RDONLY;
+    if (sv.f_flag & ST_NODIRATIME)
+        f |= MS_NODIRATIME;
+    if (sv.f_flag & ST_NOATIME)
+        f |= MS_NOATIME;
+    else if (sv.f_flag & ST_RELATIME)
+        f |= MS_RELATIME;
+    else
+        f |= MS_STRICTATIME;
+    return f;
+}
+
+/* Bind `src` on `dst` and remount it with `flags`, keeping the flags a user namespace
+ * may not clear (the source mount's nosuid/nodev/noexec/ro/atime). */
+static int bind_to(const char *src, const char *dst, unsigned long flags, bd_err *err)
+{
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
+        return fail(err, "bind %s in the jail", dst);
+    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | flags | locked_flags(dst), NULL) != 0)
+        return fail(err, "remount %s in the jail", dst);
+    return 0;
+}
+
+static int make_file(const char *path, const char *text, bd_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return fail(err, "create %s in the jail", path);
+    size_t len = text ? strlen(text) : 0;
+    ssize_t n = len ? write(fd, text, len) : 0;
+    int e = errno;
+    close(fd);
+    if (n != (ssize_t)len) {
+        errno = n < 0 ? e : EIO;
+        return fail(err, "write %s in the jail", path);
+    }
+    return 0;
+}
+
+static int make_dir(const char *path, mode_t mode, bd_err *err)
+{
+    if (mkdir(path, mode) != 0 && errno != EEXIST)
+        return fail(err, "mkdir %s in the jail", path);
+    return 0;
+}
+
+/* Show the host's `/name` at `name` (relative to the new root): the same symlink, or a
+ * read-only bind of the directory or file. Missing: nothing, unless `required`. */
+static int show_host(const char *name, bool required, bd_err *err)
+{
+    char host[PATH_MAX];
+    snprintf(host, sizeof(host), "/%s", name);
+    struct stat st;
+    if (lstat(host, &st) != 0) {
+        if (errno == ENOENT && !required)
+            return 0;
+        return fail(err, "stat %s", host);
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(host, target, sizeof(target) - 1);
+        if (n < 0)
+            return fail(err, "readlink %s", host);
+        target[n] = '\0';
+        if (symlink(target, name) != 0)
+            return fail(err, "symlink %s in the jail", name);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (make_dir(name, 0755, err) != 0)
+            return -1;
+    } else if (S_ISREG(st.st_mode)) {
+        if (make_file(name, NULL, err) != 0)
+            return -1;
+    } else {
+        return 0;
+    }
+    return bind_to(host, name, MS_RDONLY | MS_NOSUID | MS_NODEV, err);
+}
+
+/* mkdir -p of the parents of `path` (relative, inside the new root). */
+static int make_parents(const char *path, bd_err *err)
+{
+    char buf[PATH_MAX];
+    size_t len = strlen(path);
+    if (len >= sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return fail(err, "the program's path is too long for the jail");
+    }
+    memcpy(buf, path, len + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = make_dir(buf, 0755, err);
+        *p = '/';
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static const char passwd_text[] = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+                                  "rubric:x:1000:1000:rubric:/nonexistent:/usr/sbin/nologin\n"
+                                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group_text[] = "root:x:0:\nrubric:x:1000:\nnogroup:x:65534:\n";
+/* No "dns": a name lookup fails at once instead of opening a socket. */
+static const char nsswitch_text[] = "passwd: files\ngroup: files\nhosts: files\n";
+
+static int build_root(bd_err *err)
+{
+    char fdpath[64];
+    /* The new root: a small tmpfs over /tmp of this (private) mount namespace. */
+    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "mode=0755,size=1m,nr_inodes=1024") != 0)
+        return fail(err, "mount the jail's root tmpfs");
+    if (chdir("/tmp") != 0)
+        return fail(err, "enter the jail's root");
+
+    for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+        if (show_host(system_dirs[i], i == 0, err) != 0)
+            return -1;
+
+    if (make_dir("etc", 0755, err) != 0 || make_file("etc/passwd", passwd_text, err) != 0 ||
+        make_file("etc/group", group_text, err) != 0 ||
+        make_file("etc/nsswitch.conf", nsswitch_text, err) != 0 ||
+        show_host("etc/ld.so.cache", false, err) != 0 ||
+        show_host("etc/localtime", false, err) != 0 ||
+        show_host("etc/alternatives", false, err) != 0)
+        return -1;
+
+    if (make_dir("dev", 0755, err) != 0)
+        return -1;
+    static const char *const devs[] = {"null", "zero", "full", "random", "urandom"};
+    for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+        char host[32], in[32];
+        snprintf(host, sizeof(host), "/dev/%s", devs[i]);
+        snprintf(in, sizeof(in), "dev/%s", devs[i]);
+        /* A plain bind: a device node is never executed, and remounting five of them
+         * would cost more than the rest of /dev. */
+        if (make_file(in, NULL, err) != 0)
+            return -1;
+        if (mount(host, in, NULL, MS_BIND, NULL) != 0)
+            return fail(err, "bind %s in the jail", in);
+    }
+    static const char *const links[][2] = {{"/proc/self/fd", "dev/fd"},
+                                           {"/proc/self/fd/0", "dev/stdin"},
+                                           {"/proc/self/fd/1", "dev/stdout"},
+                                           {"/proc/self/fd/2", "dev/stderr"},
+                                           {"/tmp", "dev/shm"}};
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+        if (symlink(links[i][0], links[i][1]) != 0)
+            return fail(err, "symlink %s in the jail", links[i][1]);
+
+    /* A fresh /proc of the new PID namespace: only its own processes. */
+    if (make_dir("proc", 0555, err) != 0)
+        return -1;
+    unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    if (mount("proc", "proc", "proc", pflags, "subset=pid") != 0 &&
+        mount("proc", "proc", "proc", pflags, NULL) != 0)
+        return fail(err, "mount a fresh /proc in the jail");
+
+    if (make_dir("tmp", 01777, err) != 0 ||
+        mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "mode=1777,size=" BD_JAIL_TMP_SIZE ",nr_inodes=" BD_JAIL_TMP_INODES) != 0)
+        return fail(err, "mount the jail's private /tmp");
+
+    if (J.cwd_fd >= 0) {
+        /* The cwd keeps its host path (under the private /tmp when it is in /tmp): no
+         * name of its own can collide with a file shown at its host path. */
+        const char *work = J.cwd_path + 1;
+        snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", J.cwd_fd);
+        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0 ||
+            bind_to(fdpath, work, MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+            return -1;
+        /* The case and the rubric's own bytes stay read-only even to their owner. */
+        static const char *const ro[] = {"case", "rubric.py"};
+        for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
+            struct stat st;
+            char p[PATH_MAX + 16];
+            size_t wl = strlen(work), rl = strlen(ro[i]);
+            if (wl + 1 + rl >= sizeof(p)) {
+                errno = ENAMETOOLONG;
+                return fail(err, "the working directory's path is too long");
+            }
+            memcpy(p, work, wl);
+            p[wl] = '/';
+            memcpy(p + wl + 1, ro[i], rl + 1);
+            if (fstatat(J.cwd_fd, ro[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                continue;
+            if (bind_to(p, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+                return -1;
+        }
+    }
+    for (int i = 0; i < J.n_shown; i++) {
+        const char *rel = J.shown[i] + 1;
+        snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", J.shown_fd[i]);
+        struct stat st;
+        if (make_parents(rel, err) != 0)
+            return -1;
+        if (lstat(rel, &st) != 0 && make_file(rel, NULL, err) != 0)
+            return -1;
+        if (bind_to(fdpath, rel, MS_RDONLY | MS_NOSUID | MS_NODEV, err) != 0)
+            return -1;
+    }
+    if (sethostname(BD_JAIL_HOSTNAME, strlen(BD_JAIL_HOSTNAME)) != 0)
+        return fail(err, "set the jail's host name");
+
+    /* Swap roots; the old one is detached whole, so nothing of the host stays reachable. */
+    if (syscall(SYS_pivot_root, ".", ".") != 0)
+        return fail(err, "pivot_root into the jail");
+    if (umount2(".", MNT_DETACH) != 0)
+        return fail(err, "detach the host's root");
+    if (chdir("/") != 0)
+        return fail(err, "enter the jail's root");
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              NULL) != 0)
+        return fail(err, "make the jail's root read-only");
+    return 0;
+}
+
+static int ll_rule(int ruleset, const char *path, uint64_t access, bd_err *err)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, "open %s for Landlock", path);
+    struct ll_path_beneath_attr pb = {access, fd};
+    long rc = syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
+    int e = errno;
+    close(fd);
+    if (rc != 0) {
+        errno = e;
+        return fail(err, "add the Landlock rule for %s", path);
+    }
+    return 0;
+}
+
+/* Inside the new root: read and execute everywhere; write only the cwd, /tmp and the
+ * /dev nodes; no TCP; no abstract unix sockets or signals beyond the jail (ABI 6). */
+static int apply_landlock(bd_err *err)
+{
+    int abi = J.landlock_abi;
+    if (abi <= 0)
+        return 0;
+    uint64_t fs = LL_FS_ABI1;
+    if (abi >= 2)
+        fs |= LL_FS_REFER;
+    if (abi >= 3)
+        fs |= LL_FS_TRUNCATE;
+    if (abi >= 5)
+        fs |= LL_FS_IOCTL_DEV;
+    struct ll_ruleset_attr attr = {fs, 0, 0};
+    size_t size = sizeof(uint64_t);
+    if (abi >= 4) {
+        attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+        size = 2 * sizeof(uint64_t);
+    }
+    if (abi >= 6) {
+        attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+        size = sizeof(attr);
+    }
+    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (rs < 0)
+        return fail(err, "create the Landlock ruleset (ABI %d)", abi);
+    uint64_t rx = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+    uint64_t rw = fs & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK);
+    uint64_t dev = LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_WRITE_FILE;
+    if (abi >= 3)
+        dev |= LL_FS_TRUNCATE;
+    if (abi >= 5)
+        dev |= LL_FS_IOCTL_DEV;
+    int rc = -1;
+    if (ll_rule(rs, "/", rx, err) != 0 || ll_rule(rs, "/dev", dev, err) != 0 ||
+        ll_rule(rs, "/tmp", rw, err) != 0 || (!J.probe && ll_rule(rs, J.cwd_path, rw, err) != 0))
+        goto out;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        fail(err, "set no_new_privs");
+        goto out;
+    }
+    if (syscall(SYS_landlock_restrict_self, rs, 0) != 0) {
+        fail(err, "apply the Landlock ruleset");
+        goto out;
+    }
+    rc = 0;
+out:
+    close(rs);
+    return rc;
+}
+
+int bd_jail_child(bd_err *err)
+{
+    if (!J.ready) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
+    }
+    close_fd(&J.sync_wr);
+    close_fd(&J.report_rd);
+    char go = 0;
+    ssize_t n;
+    while ((n = read(J.sync_rd, &go, 1)) < 0 && errno == EINTR)
+        ;
+    if (n != 1) {
+        if (n == 0)
+            errno = EPIPE;
+        return fail(err, "wait for the supervisor's uid map");
+    }
+    umask(022);
+    /* Descriptors of the cwd and the program, opened here: a bind source must be a mount
+     * of this (new) mount namespace, and before the identity switch the host-side owner
+     * may still walk to them. */
+    if (J.cwd_path[0]) {
+        struct stat st;
+        J.cwd_fd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (J.cwd_fd < 0 || fstat(J.cwd_fd, &st) != 0)
+            return fail(err, "open the working directory");
+        if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
+            errno = ESTALE;
+            return fail(err, "the working directory changed during the jail's setup");
+        }
+    }
+    for (int i = 0; i < J.n_shown; i++) {
+        J.shown_fd[i] = open(J.shown[i], O_PATH | O_CLOEXEC);
+        if (J.shown_fd[i] < 0)
+            return fail(err, "open %.100s to show it in the jail", J.shown[i]);
+    }
+    /* Become the jail's user. As root this is the drop to BD_JAIL_HOST_ID outside; the
+     * capabilities held inside this user namespace stay until execve. */
+    if (J.as_root && setgroups(0, NULL) != 0)
+        return fail(err, "drop supplementary groups");
+    if (setresgid(BD_JAIL_UID, BD_JAIL_UID, BD_JAIL_UID) != 0)
+        return fail(err, "setresgid %d", BD_JAIL_UID);
+    if (setresuid(BD_JAIL_UID, BD_JAIL_UID, BD_JAIL_UID) != 0)
+        return fail(err, "setresuid %d", BD_JAIL_UID);
+    /* A change of credentials clears the parent-death signal: set it again, then make
+     * sure the supervisor did not die in between (its end of the sync pipe closes). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        return fail(err, "set the parent-death signal");
+    struct pollfd pfd = {J.sync_rd, POLLIN, 0};
+    if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR))) {
+        errno = ESRCH;
+        return fail(err, "the supervisor died during the jail's setup");
+    }
+    close_fd(&J.sync_rd);
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return fail(err, "make the jail's mounts private");
+    if (build_root(err) != 0)
+        return -1;
+    close_fd(&J.cwd_fd);
+    close_shown();
+    if (!J.probe && chdir(J.cwd_path) != 0)
+        return fail(err, "enter the working directory in the jail");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return fail(err, "set no_new_privs");
+    return apply_landlock(err);
+}
+
+/* ---- program side: seccomp ---------------------------------------------------------- */
+
+/* Killed on sight: debugging other processes, kernel attack surface, and the mount and
+ * namespace calls that could undo the jail. */
+static const char *const killed_syscalls[] = {
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "perf_event_open",
+    "kexec_load",
+    "kexec_file_load",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "setns",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "userfaultfd",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "lookup_dcookie",
+    "uselib",
+    "vhangup",
+    "syslog",
+};
+
+/* Compile the filter into J.bpf (libseccomp allocates: this runs in the supervisor,
+ * before the program's rlimits; loading it later is one system call). */
+static int build_filter(bd_err *err)
+{
+    int rc = -1;
+    int mfd = -1;
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) {
+        errno = ENOMEM;
+        return fail(err, "create the seccomp filter");
+    }
+    const uint32_t kill = SCMP_ACT_KILL_PROCESS;
+    int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
+    for (size_t i = 0; r == 0 && i < sizeof(killed_syscalls) / sizeof(killed_syscalls[0]); i++) {
+        int nr = seccomp_syscall_resolve_name(killed_syscalls[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue; /* unknown to this libseccomp: the kernel lacks it, or no caps anyway */
+        r = seccomp_rule_add(ctx, kill, nr, 0);
+    }
+    if (r == 0)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(unshare), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    if (r == 0)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    if (r != 0) {
+        errno = -r;
+        fail(err, "build the seccomp filter");
+        goto out;
+    }
+    mfd = memfd_create("bd-seccomp", MFD_CLOEXEC);
+    if (mfd < 0) {
+        fail(err, "create a memfd for the seccomp filter");
+        goto out;
+    }
+    r = seccomp_export_bpf(ctx, mfd);
+    if (r != 0) {
+        errno = -r;
+        fail(err, "export the seccomp filter");
+        goto out;
+    }
+    off_t size = lseek(mfd, 0, SEEK_END);
+    if (size <= 0 || (size_t)size > sizeof(J.bpf) || size % (off_t)sizeof(J.bpf[0]) != 0) {
+        errno = EFBIG;
+        fail(err, "the seccomp filter has an unexpected size (%lld bytes)", (long long)size);
+        goto out;
+    }
+    if (pread(mfd, J.bpf, (size_t)size, 0) != (ssize_t)size) {
+        fail(err, "read the seccomp filter back");
+        goto out;
+    }
+    J.bpf_len = (unsigned short)(size / (off_t)sizeof(J.bpf[0]));
+    rc = 0;
+out:
+    if (mfd >= 0)
+        close(mfd);
+    seccomp_release(ctx);
+    return rc;
+}
+
+void bd_jail_server_init(void)
+{
+    bd_err e = BD_ERR_INIT;
+    J.bpf_cached = false;
+    if (build_filter(&e) == 0)
+        J.bpf_cached = true; /* else each prepare tries again and reports the failure */
+}
+
+int bd_jail_lockdown(bd_err *err)
+{
+    if (!J.ready || J.bpf_len == 0) {
+        errno = EINVAL;
+        return fail(err, "the seccomp filter was not prepared");
+    }
+    struct sock_fprog prog = {J.bpf_len, J.bpf};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return fail(err, "set no_new_privs");
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+        return fail(err, "load the seccomp filter");
+    return 0;
+}
+
+/* ---- availability probe --------------------------------------------------------------- */
+
+int bd_jail_probe_child(void)
+{
+    bd_err e = BD_ERR_INIT;
+    int code = 0;
+    if (bd_jail_child(&e) != 0) {
+        code = 1;
+    } else {
+        /* The real filter: proves the kernel takes it. */
+        if (bd_jail_lockdown(&e) != 0)
+            code = 2;
+    }
+    if (code != 0 && J.report_wr >= 0) {
+        char line[sizeof(e.msg) + 16];
+        int n = snprintf(line, sizeof(line), "%d %s", last_errno, e.msg);
+        if (n > 0) {
+            ssize_t w =
+                write(J.report_wr, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
+            (void)w;
+        }
+    }
+    return code;
+}
+
+/* -1 when unreadable. */
+static long read_knob(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[32];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return strtol(buf, NULL, 10);
+}
+
+/* The kernel knobs that explain a refusal, as one hint ("" when none applies). */
+static void knob_hint(char *hint, size_t len)
+{
+    hint[0] = '\0';
+    if (read_knob("/proc/sys/user/max_user_namespaces") == 0)
+        snprintf(hint, len, "; user namespaces are disabled (sysctl user.max_user_namespaces=0)");
+    else if (geteuid() != 0 && read_knob("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+        snprintf(hint, len,
+                 "; unprivileged user namespaces are disabled (sysctl "
+                 "kernel.unprivileged_userns_clone=0; set it to 1)");
+    else if (read_knob("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+        snprintf(hint, len,
+                 "; AppArmor restricts unprivileged user namespaces (sysctl "
+                 "kernel.apparmor_restrict_unprivileged_userns=1): give benchdesk an AppArmor "
+                 "profile with 'userns,' or set the sysctl to 0");
+}
+
+bool bd_jail_probe_finish(pid_t child, int clone_errno, char *why, size_t whylen)
+{
+    char hint[256];
+    knob_hint(hint, sizeof(hint));
+    bool ok = false;
+    if (child < 0) {
+        snprintf(why, whylen,
+                 "namespaces isolation is unavailable on this machine: the kernel refused new "
+                 "user/PID/mount/network namespaces (%s)%s",
+                 strerror(clone_errno), hint);
+        release_all();
+        return false;
+    }
+    bd_err e = BD_ERR_INIT;
+    if (bd_jail_parent(child, &e) != 0) {
+        snprintf(why, whylen, "namespaces isolation is unavailable on this machine: %s (%s)%s",
+                 e.msg, strerror(last_errno), hint);
+        kill(child, SIGKILL);
+    }
+    int status = 0;
+    pid_t w;
+    while ((w = waitpid(child, &status, 0)) < 0 && errno == EINTR)
+        ;
+    if (e.code != BD_OK)
+        goto out;
+    if (w == child && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        ok = true;
+        goto out;
+    }
+    char report[512] = "";
+    if (J.report_rd >= 0) {
+        int fl = fcntl(J.report_rd, F_GETFL);
+        fcntl(J.report_rd, F_SETFL, fl | O_NONBLOCK);
+        ssize_t n = read(J.report_rd, report, sizeof(report) - 1);
+        report[n > 0 ? n : 0] = '\0';
+    }
+    int err_no = 0;
+    char *what = report;
+    if (report[0]) {
+        err_no = (int)strtol(report, &what, 10);
+        while (*what == ' ')
+            what++;
+    }
+    if (what[0]) {
+        const char *extra = "";
+        if (strstr(what, "/proc") && err_no == EPERM)
+            extra = "; the host's /proc has masked or covered paths (inside a container?): "
+                    "the kernel refuses a fresh /proc there";
+        snprintf(why, whylen, "namespaces isolation is unavailable on this machine: %s (%s)%s%s",
+                 what, strerror(err_no), extra, hint);
+    } else if (w == child && WIFSIGNALED(status)) {
+        snprintf(why, whylen,
+                 "namespaces isolation is unavailable on this machine: the probe died of "
+                 "signal %d%s",
+                 WTERMSIG(status), hint);
+    } else {
+        snprintf(why, whylen,
+                 "namespaces isolation is unavailable on this machine: the probe failed%s", hint);
+    }
+out:
+    release_all();
+    return ok;
+}

@@ -1,0 +1,116 @@
+/*
+ * jail.h — the `namespaces` isolation class (DESIGN.md §4): what the per-case supervisor
+ * (exec.c) does around the program's process so a rubric sees a minimal, read-only,
+ * offline, private world.
+ *
+ * exec.c owns every process; this module only sets up the one it is handed. The order,
+ * in the supervisor of one case (a single-threaded fork of the exec server):
+ *
+ *   bd_jail_prepare(cwd, argv[0])   open what the jail will show, hand the case's temp
+ *                                    dir to the jail uid (when root), make the sync pipe
+ *   clone(bd_jail_clone_flags())    exec.c: the program starts in new user, PID, mount,
+ *                                    network, IPC and UTS namespaces — PID 1 of its own
+ *                                    PID namespace, so when it dies the kernel kills every
+ *                                    process left in it (setsid and double-fork included)
+ *   bd_jail_parent(pid)             supervisor: write the uid/gid maps, release the child
+ *   bd_jail_child()                 program: become the jail uid, build the root (tmpfs +
+ *                                    read-only binds + fresh /proc + private /tmp +
+ *                                    the writable cwd at its own path, its case/ and
+ *                                    rubric.py read-only), pivot_root into it, Landlock
+ *   (rlimits, PR_SET_NO_NEW_PRIVS)  exec.c
+ *   bd_jail_lockdown()              program: the seccomp filter, last thing before execve
+ *
+ * Identity: inside the jail the program is uid/gid BD_JAIL_UID with no capabilities.
+ * Outside it is the invoking user, or BD_JAIL_HOST_ID (nobody) when benchdesk runs as
+ * root — then the case's temp dir is chowned to BD_JAIL_HOST_ID first so the rubric
+ * can write its own cwd.
+ *
+ * State lives in this module's statics: one jail per process (the supervisor of one case,
+ * or the availability probe). Nothing here creates a process.
+ */
+#ifndef BD_JAIL_H
+#define BD_JAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* The rubric's uid and gid inside the jail. */
+#define BD_JAIL_UID 1000
+/* The host uid and gid the rubric runs as when benchdesk runs as root (nobody). */
+#define BD_JAIL_HOST_ID 65534
+/* Size caps of the jail's private /tmp. */
+#define BD_JAIL_TMP_SIZE   "256m"
+#define BD_JAIL_TMP_INODES "16384"
+/* At most this many files of a command line are shown in the jail (see bd_jail_prepare). */
+#define BD_JAIL_MAX_SHOWN 8
+/* The host name inside the jail. */
+#define BD_JAIL_HOSTNAME "benchdesk-jail"
+
+/* Exec server, once at its start: compile the seccomp filter so each case's
+ * bd_jail_prepare only copies it (a failure here is retried, and reported, per case). */
+void bd_jail_server_init(void);
+
+/* Flags for the program's clone(): CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
+ * CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS (the caller adds SIGCHLD). */
+unsigned long bd_jail_clone_flags(void);
+
+/* Supervisor, before the program's clone. `cwd` is the program's working directory
+ * (absolute; not "/", "/tmp", nor in the system dirs, /etc, /proc or /dev; as root it
+ * must be mode 0700 and root's or already BD_JAIL_HOST_ID's, as mkdtemp makes it; NULL
+ * for the availability probe). It appears at the same path in the jail (inside the
+ * private /tmp when under /tmp). `argv` is the program's NULL-terminated command line
+ * (may be NULL): argv[0] and every other argument that names a regular file by absolute
+ * path (a command SUT's script) are bound read-only at the same path when they are not
+ * under the system directories the jail shows (at most BD_JAIL_MAX_SHOWN; directories
+ * are never shown). As root, the cwd tree (same file system, no symlinks followed) and
+ * the stdio pipes are chowned to BD_JAIL_HOST_ID. Returns 0, or -1 with
+ * isolation.unavailable; the errno of the failing call is kept for bd_jail_errno(). */
+int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err);
+
+/* Supervisor, after the clone returned `child` (> 0): write the child's uid and gid
+ * maps and let it go on. Closes the module's descriptors the supervisor no longer needs
+ * (it keeps the sync pipe's write end until it exits: the child watches it to learn of
+ * the supervisor's death). Returns 0 or -1 (err set; the caller kills the child). */
+int bd_jail_parent(pid_t child, bd_err *err);
+
+/* Program, right after the clone: wait for the maps, become BD_JAIL_UID, build the
+ * jail's root and pivot into it, chdir to the cwd (same path), set PR_SET_PDEATHSIG
+ * (SIGKILL) again (a change of credentials clears it), PR_SET_NO_NEW_PRIVS, and apply
+ * Landlock when the kernel has it. Only system calls and stack buffers: it may run in
+ * the child of a multi-threaded process (the probe). Returns 0 or -1 (err set). */
+int bd_jail_child(bd_err *err);
+
+/* Program, the last step before execve (after the rlimits): install the seccomp filter
+ * (libseccomp): ptrace, process_vm_readv/writev, bpf, keyctl, add_key, request_key,
+ * io_uring_*, perf_event_open, kexec_*, mount and the other mount-API calls, umount2,
+ * pivot_root, chroot, setns, module loading, userfaultfd, open_by_handle_at, reboot,
+ * swapon/off, acct, unshare and clone with CLONE_NEWUSER, and socket/socketpair of
+ * any family but AF_UNIX all kill the process (SIGSYS, which the runner reports as
+ * rubric.sandbox_violation); clone3 fails with ENOSYS (its flags cannot be inspected;
+ * libc falls back to clone). Returns 0 or -1 (err set). */
+int bd_jail_lockdown(bd_err *err);
+
+/* The errno of the last failing step (0 when none). */
+int bd_jail_errno(void);
+
+/* ---- availability ------------------------------------------------------------------ */
+
+/* The availability probe's child: the whole of bd_jail_child (in probe mode: no cwd)
+ * plus loading a trivial seccomp filter, then returns the exit status to _exit with
+ * (0 = everything worked). On failure it writes the reason to the module's report pipe. */
+int bd_jail_probe_child(void);
+
+/* The probe's parent side, after the clone returned `child` (or -1 with `clone_errno`):
+ * write the maps, release the child, reap it, and read its report. Returns true when
+ * the jail works on this machine; otherwise false with a one-line reason in `why` that
+ * says what is missing and what to do (kernel knobs checked: user.max_user_namespaces,
+ * kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns). */
+bool bd_jail_probe_finish(pid_t child, int clone_errno, char *why, size_t whylen);
+
+/* The Landlock ABI version the kernel offers, 0 when none (not built, or disabled). */
+int bd_jail_landlock_abi(void);
+
+#endif

@@ -1,0 +1,1765 @@
+/*
+ * runner.c — the rubric runner (see runner.h): per-case temp dirs, the §3 document,
+ * the chokepoint, failure-mode mapping, fan-out on one loop, events, the run summary.
+ */
+#include "runner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "canon.h"
+#include "digest.h"
+#include "fsutil.h"
+#include "stats.h"
+#include "verify.h"
+
+#define CASSETTE_MAX        (64u * 1024 * 1024)
+#define STDERR_DETAIL_BYTES 200
+
+/* ---- small helpers ----------------------------------------------------------------- */
+
+void bd_runner_one_line(char *out, size_t max, const char *in, size_t len)
+{
+    size_t k = 0;
+    const unsigned char *s = (const unsigned char *)in;
+    if (len > max)
+        len = max;
+    size_t i = 0;
+    while (i < len && k < max) {
+        unsigned char c = s[i];
+        size_t need = c < 0x80           ? 1
+                      : (c >> 5) == 0x6  ? 2
+                      : (c >> 4) == 0xE  ? 3
+                      : (c >> 3) == 0x1E ? 4
+                                         : 0;
+        if (need == 1) {
+            out[k++] = (c < 0x20 || c == 0x7F) ? ' ' : (char)c;
+            i++;
+            continue;
+        }
+        if (need && i + need <= len && bd_utf8_valid(in + i, need)) {
+            memcpy(out + k, in + i, need);
+            k += need;
+            i += need;
+            continue;
+        }
+        out[k++] = '?';
+        i++;
+    }
+    /* Trim trailing blanks left by a final newline. */
+    while (k > 0 && out[k - 1] == ' ')
+        k--;
+    out[k] = '\0';
+}
+
+static bool mem_contains(const char *hay, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    return hay && n >= m && memmem(hay, n, needle, m) != NULL;
+}
+
+bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *c)
+{
+    bd_exec_limits l = BD_EXEC_LIMITS_INIT;
+    int wall = c && c->wall_clock_s > 0              ? c->wall_clock_s
+               : reg && reg->rubric_wall_clock_s > 0 ? reg->rubric_wall_clock_s
+                                                     : BD_RUBRIC_DEFAULT_WALL_S;
+    int mem = c && c->memory_mb > 0              ? c->memory_mb
+              : reg && reg->rubric_memory_mb > 0 ? reg->rubric_memory_mb
+                                                 : BD_RUBRIC_DEFAULT_MEMORY_MB;
+    if (wall > BD_RUBRIC_MAX_WALL_S)
+        wall = BD_RUBRIC_MAX_WALL_S;
+    if (mem > BD_RUBRIC_MAX_MEMORY_MB)
+        mem = BD_RUBRIC_MAX_MEMORY_MB;
+    l.wall_ms = (int64_t)wall * 1000;
+    l.cpu_s = (uint64_t)wall;
+    l.as_bytes = (uint64_t)mem * 1024 * 1024;
+    l.fsize_bytes = BD_EXEC_FSIZE_DEFAULT;
+    l.nofile = BD_EXEC_NOFILE_DEFAULT;
+    l.nproc = 0;
+    l.stdout_max = BD_EXEC_STDOUT_MAX;
+    l.stderr_keep = BD_EXEC_STDERR_KEEP;
+    return l;
+}
+
+/* "<prefix>: <first bytes of stderr as one line>" into detail. */
+static void detail_with_stderr(char detail[BD_SCORE_DETAIL_MAX], const char *prefix,
+                               const bd_exec_result *res, size_t max_err)
+{
+    char line[STDERR_DETAIL_BYTES + 1];
+    size_t room = BD_SCORE_DETAIL_MAX - strlen(prefix) - 3;
+    if (max_err > room)
+        max_err = room;
+    if (max_err > STDERR_DETAIL_BYTES)
+        max_err = STDERR_DETAIL_BYTES;
+    bd_runner_one_line(line, max_err, res->err_head, res->err_head_len);
+    if (line[0])
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s: %s", prefix, line);
+    else
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s (no stderr)", prefix);
+}
+
+bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limits *lim,
+                                   char detail[BD_SCORE_DETAIL_MAX])
+{
+    char sig[24];
+    char prefix[96];
+    detail[0] = '\0';
+    bool sigxcpu = res->term_signal == SIGXCPU;
+    /* A SIGKILL neither the supervisor (deadline) nor we (cap, cancel) sent: the CPU
+     * hard limit or the kernel's OOM killer. */
+    bool foreign_kill =
+        res->term_signal == SIGKILL && !res->killed && !res->timed_out && !res->supervisor_lost;
+
+    /* Wall clock: the deadline fired, or the CPU limit fired after the wall-clock limit
+     * had passed (one busy thread reaches both together; §3 ranks timeout first). */
+    if (res->timed_out || (sigxcpu && res->run_wall_us >= lim->wall_ms * 1000)) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX,
+                 "wall clock past the %lld ms limit; killed after %lld ms", (long long)lim->wall_ms,
+                 (long long)res->wall_ms);
+        return BD_HM_TIMEOUT;
+    }
+    /* wait4's CPU time is tick-sampled and may read up to ~20% below the clock the
+     * kernel's CPU limit uses: allow for it. */
+    if (sigxcpu || (foreign_kill && lim->cpu_s && res->cpu_us >= (int64_t)lim->cpu_s * 800000)) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "CPU limit of %llu s reached (%lld ms of CPU)",
+                 (unsigned long long)lim->cpu_s, (long long)(res->cpu_us / 1000));
+        return BD_HM_CPU_LIMIT;
+    }
+    bool memory_error = mem_contains(res->err, res->err_len, "MemoryError") ||
+                        mem_contains(res->err, res->err_len, "Cannot allocate memory");
+    bool failed = res->exited ? res->exit_code != 0 : true;
+    long long mb = lim->as_bytes ? (long long)(lim->as_bytes / (1024 * 1024)) : 0;
+    if (memory_error && failed) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "memory limit of %lld MB reached (MemoryError)", mb);
+        return BD_HM_KILLED_OOM;
+    }
+    if (foreign_kill &&
+        (lim->as_bytes == 0 || (uint64_t)res->maxrss_kb * 1024 >= lim->as_bytes / 2)) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX,
+                 "killed by SIGKILL at %lld MB resident (memory limit %lld MB)",
+                 (long long)(res->maxrss_kb / 1024), mb);
+        return BD_HM_KILLED_OOM;
+    }
+    if (res->output_limit) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "stdout exceeded %zu bytes; killed at the cap",
+                 lim->stdout_max ? lim->stdout_max : (size_t)BD_EXEC_STDOUT_MAX);
+        return BD_HM_OUTPUT_LIMIT;
+    }
+    if (res->term_signal == SIGSYS) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX,
+                 "killed by SIGSYS: a system call the sandbox forbids");
+        return BD_HM_SANDBOX_VIOLATION;
+    }
+    if (res->supervisor_lost) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX,
+                 "the rubric's supervisor was killed before it could report");
+        return BD_HM_CRASHED;
+    }
+    if (!res->exited) {
+        snprintf(prefix, sizeof(prefix), "killed by %s",
+                 bd_exec_signal_name(res->term_signal, sig));
+        detail_with_stderr(detail, prefix, res, 150);
+        return BD_HM_CRASHED;
+    }
+    if (res->exit_code != 0) {
+        snprintf(prefix, sizeof(prefix), "exit status %d", res->exit_code);
+        detail_with_stderr(detail, prefix, res, STDERR_DETAIL_BYTES);
+        return BD_HM_MALFORMED;
+    }
+    return BD_HM_NONE;
+}
+
+bd_harness_mode bd_runner_classify_sut(const bd_exec_result *res, char detail[BD_SCORE_DETAIL_MAX])
+{
+    char sig[24];
+    char prefix[96];
+    detail[0] = '\0';
+    if (!res->started) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "cannot start the SUT: %.180s",
+                 res->setup_error[0] ? res->setup_error : "unknown reason");
+        return BD_HM_SUT_EXCEPTION;
+    }
+    if (res->timed_out) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "SUT wall clock past its limit; killed after %lld ms",
+                 (long long)res->wall_ms);
+        return BD_HM_SUT_TIMEOUT;
+    }
+    if (res->output_limit) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "SUT stdout exceeded %u bytes; killed at the cap",
+                 (unsigned)BD_EXEC_STDOUT_MAX);
+        return BD_HM_SUT_MALFORMED;
+    }
+    if (res->supervisor_lost) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "the SUT's supervisor was killed");
+        return BD_HM_SUT_EXCEPTION;
+    }
+    if (!res->exited) {
+        snprintf(prefix, sizeof(prefix), "SUT killed by %s",
+                 bd_exec_signal_name(res->term_signal, sig));
+        detail_with_stderr(detail, prefix, res, 150);
+        return BD_HM_SUT_EXCEPTION;
+    }
+    if (res->exit_code != 0) {
+        snprintf(prefix, sizeof(prefix), "SUT exit status %d", res->exit_code);
+        detail_with_stderr(detail, prefix, res, STDERR_DETAIL_BYTES);
+        return BD_HM_SUT_EXCEPTION;
+    }
+    return BD_HM_NONE;
+}
+
+/* Exactly one JSON value (any type) in strict UTF-8, nothing but whitespace after it. */
+static cJSON *parse_one_json(const char *buf, size_t len, char detail[BD_SCORE_DETAIL_MAX],
+                             const char *what)
+{
+    if (len == 0) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s is empty", what);
+        return NULL;
+    }
+    if (!bd_utf8_valid(buf, len)) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s is not valid UTF-8", what);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(buf, len, &end, false);
+    if (!j) {
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s is not valid JSON (near byte %zu)", what,
+                 end ? (size_t)(end - buf) : (size_t)0);
+        return NULL;
+    }
+    while (end && end < buf + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (end != buf + len) {
+        cJSON_Delete(j);
+        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s holds more than one JSON value", what);
+        return NULL;
+    }
+    return j;
+}
+
+/* ---- file system: copy in, remove out ---------------------------------------------- */
+
+static int copy_file_at(int sfd, const char *name, int dfd, mode_t mode, bd_err *err)
+{
+    int rc = -1;
+    int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int out = -1;
+    char *buf = NULL;
+    if (in < 0) {
+        bd_err_errno(err, BD_E_IO, errno, name, "cannot open a case file to copy it");
+        goto out;
+    }
+    /* Created with its final read-only mode: the descriptor stays writable. */
+    out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (out < 0) {
+        bd_err_errno(err, BD_E_IO, errno, name, "cannot create a copy in the temp dir");
+        goto out;
+    }
+    buf = malloc(65536);
+    if (!buf) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, 65536);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            bd_err_errno(err, BD_E_IO, errno, name, "cannot read a case file");
+            goto out;
+        }
+        if (n == 0)
+            break;
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = write(out, buf + w, (size_t)(n - w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                bd_err_errno(err, BD_E_IO, errno, name, "cannot write a case file copy");
+                goto out;
+            }
+            w += k;
+        }
+    }
+    rc = 0;
+out:
+    free(buf);
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    return rc;
+}
+
+/* Copy the directory `sfd` into the (new, empty) directory `dfd`: regular files
+ * read-only (0444, 0555 with an execute bit), directories 0555. Anything else is
+ * case.unsupported_entry. Depth is bounded by the case on disk (it was digested). */
+static int copy_tree(int sfd, int dfd, int depth, bd_err *err)
+{
+    if (depth > 64)
+        return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
+                          "case directory nested deeper than 64 levels");
+    int dup_fd = dup(sfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    /* A dup shares the file offset: always start from the top. */
+    if (d)
+        rewinddir(d);
+    if (!d) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return bd_err_errno(err, BD_E_IO, errno, NULL, "cannot list a case directory");
+    }
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot stat a case file");
+        } else if (S_ISREG(st.st_mode)) {
+            rc = copy_file_at(sfd, name, dfd, (st.st_mode & 0111) ? 0555 : 0444, err);
+        } else if (S_ISDIR(st.st_mode)) {
+            if (mkdirat(dfd, name, 0700) != 0) {
+                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot create a directory copy");
+                break;
+            }
+            int s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int d2 = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (s2 < 0 || d2 < 0)
+                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot open a case directory");
+            else
+                rc = copy_tree(s2, d2, depth + 1, err);
+            if (rc == 0 && fchmod(d2, 0555) != 0)
+                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot make a copy read-only");
+            if (s2 >= 0)
+                close(s2);
+            if (d2 >= 0)
+                close(d2);
+        } else {
+            rc = bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
+                            "'%s' in the case is not a regular file or directory", name);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Copy <case_dir>/<sub> (if present) to <dst_dir>/<sub>. */
+static int copy_case_part(const char *case_dir, const char *sub, int dst_dirfd, bd_err *err)
+{
+    int cfd = open(case_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cfd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot open the case directory");
+    int rc = 0;
+    struct stat st;
+    if (fstatat(cfd, sub, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT)
+            rc = bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot stat %s/", sub);
+    } else if (!S_ISDIR(st.st_mode)) {
+        rc =
+            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, case_dir, 0, 0, "'%s' is not a directory", sub);
+    } else if (mkdirat(dst_dirfd, sub, 0700) != 0) {
+        rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot create case/%s in the temp dir", sub);
+    } else {
+        int s = openat(cfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int d = openat(dst_dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s < 0 || d < 0)
+            rc = bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot open %s/", sub);
+        else
+            rc = copy_tree(s, d, 0, err);
+        if (rc == 0 && fchmod(d, 0555) != 0)
+            rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot make case/%s read-only", sub);
+        if (s >= 0)
+            close(s);
+        if (d >= 0)
+            close(d);
+    }
+    close(cfd);
+    return rc;
+}
+
+/* The entry of directory `dfd` that is the directory (dev, ino), or -1. */
+static int find_dir_entry(int dfd, dev_t dev, ino_t ino, char name[256])
+{
+    int dup_fd = dup(dfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    /* A dup shares the file offset: always start from the top. */
+    if (d)
+        rewinddir(d);
+    if (!d) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return -1;
+    }
+    int found = -1;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            st.st_dev == dev && st.st_ino == ino) {
+            snprintf(name, 256, "%s", de->d_name);
+            found = 0;
+            break;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Remove `path` and everything below it: never follows a symlink, never leaves the
+ * file system it starts on, and uses no recursion and O(1) descriptors — a rubric may
+ * leave a tree thousands of levels deep, or with modes 000, behind. */
+static int remove_tree(const char *path, bd_err *err)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    char *slash = strrchr(copy, '/');
+    if (!slash || slash == copy || !slash[1]) {
+        free(copy);
+        return bd_err_set(err, BD_E_INTERNAL, path, 0, 0, "refusing to remove this path");
+    }
+    *slash = '\0';
+    const char *base = slash + 1;
+    int rc = -1, cur = -1;
+    int pfd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, copy, "cannot open the temp root");
+        goto out;
+    }
+    struct stat top;
+    if (fstatat(pfd, base, &top, AT_SYMLINK_NOFOLLOW) != 0) {
+        rc = errno == ENOENT ? 0 : bd_err_errno(err, BD_E_IO, errno, path, "cannot stat");
+        goto out;
+    }
+    if (!S_ISDIR(top.st_mode)) {
+        if (unlinkat(pfd, base, 0) != 0 && errno != ENOENT)
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot remove");
+        else
+            rc = 0;
+        goto out;
+    }
+    fchmodat(pfd, base, 0700, 0);
+    cur = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cur < 0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot open the temp dir to remove it");
+        goto out;
+    }
+    size_t depth = 0;
+    for (;;) {
+        int dup_fd = dup(cur);
+        DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+        /* A dup shares the file offset: always start from the top. */
+        if (d)
+            rewinddir(d);
+        if (!d) {
+            if (dup_fd >= 0)
+                close(dup_fd);
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot list the temp dir");
+            goto out;
+        }
+        bool descended = false;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            const char *name = de->d_name;
+            if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+                continue;
+            struct stat st;
+            if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            if (S_ISDIR(st.st_mode)) {
+                if (st.st_dev != top.st_dev) {
+                    closedir(d);
+                    bd_err_set(err, BD_E_IO, path, 0, 0,
+                               "a file system is mounted inside the temp dir (at '%s'); "
+                               "unmount it, then remove the directory",
+                               name);
+                    goto out;
+                }
+                /* Entries can be removed only from a directory we may write: the
+                 * read-only copies and a rubric's mode 000 need u+rwx first. */
+                if ((st.st_mode & 0700) != 0700)
+                    fchmodat(cur, name, 0700, 0);
+                int sub = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0) {
+                    closedir(d);
+                    bd_err_errno(err, BD_E_IO, errno, path, "cannot enter '%s'", name);
+                    goto out;
+                }
+                closedir(d);
+                close(cur);
+                cur = sub;
+                depth++;
+                descended = true;
+                break;
+            }
+            if (unlinkat(cur, name, 0) != 0 && errno != ENOENT) {
+                int e = errno;
+                closedir(d);
+                bd_err_errno(err, BD_E_IO, e, path, "cannot remove '%s'", name);
+                goto out;
+            }
+        }
+        if (descended)
+            continue;
+        closedir(d);
+        if (depth == 0)
+            break;
+        /* `cur` is empty: go up and remove it. */
+        struct stat me;
+        if (fstat(cur, &me) != 0) {
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot stat a directory");
+            goto out;
+        }
+        int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (up < 0) {
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot go back up");
+            goto out;
+        }
+        close(cur);
+        cur = up;
+        depth--;
+        char name[256];
+        if (find_dir_entry(cur, me.st_dev, me.st_ino, name) != 0 ||
+            unlinkat(cur, name, AT_REMOVEDIR) != 0) {
+            bd_err_errno(err, BD_E_IO, errno ? errno : EIO, path,
+                         "cannot remove an emptied directory");
+            goto out;
+        }
+    }
+    close(cur);
+    cur = -1;
+    if (unlinkat(pfd, base, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot remove the temp dir");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (cur >= 0)
+        close(cur);
+    if (pfd >= 0)
+        close(pfd);
+    free(copy);
+    return rc;
+}
+
+static int write_file_at(int dfd, const char *name, const void *data, size_t len, mode_t mode,
+                         bd_err *err)
+{
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, name, "cannot create in the temp dir");
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return bd_err_errno(err, BD_E_IO, e, name, "cannot write in the temp dir");
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (fchmod(fd, mode) != 0) {
+        int e = errno;
+        close(fd);
+        return bd_err_errno(err, BD_E_IO, e, name, "cannot set the mode");
+    }
+    close(fd);
+    return 0;
+}
+
+/* ---- the runner -------------------------------------------------------------------- */
+
+enum { C_QUEUED, C_RUNNING, C_DONE, C_DROPPED };
+
+typedef struct run_case {
+    struct bd_runner *r;
+    size_t index;
+    char *id;
+    const bd_case *c; /* borrowed from the verify report */
+    char *case_dir_path; /* <cases_dir>/<id> */
+    char case_digest[72];
+    char cassette_digest[72];
+    int state;
+    char *tmp;     /* the rubric's cwd */
+    char *sut_tmp; /* the SUT's cwd */
+    bd_exec *ex;
+    bool in_sut;
+    cJSON *harness;
+    char *sut_out;
+    size_t sut_out_len;
+    bd_exec_limits lim;
+    uint64_t t0;
+    bd_case_result res;
+    char *stderr_buf;
+    char *doc; /* the prepared stdin document (with tmp laid out), or NULL */
+    size_t doc_len;
+} run_case;
+
+typedef struct subscriber {
+    bd_run_event_fn fn;
+    void *payload;
+} subscriber;
+
+struct bd_runner {
+    const bd_bench *bench;
+    const bd_task_class *tc;
+    bd_runner_opts opts;
+    char *python;
+    char *helper;
+    char *tmp_root;
+    char *runs_dir;
+    int jobs;
+    run_case *cases;
+    size_t n;
+    subscriber *subs;
+    size_t n_subs;
+    bd_run_record_fn record;
+    void *record_payload;
+    bd_verify_report report;
+    bool have_report;
+    char *rubric;
+    size_t rubric_len;
+    bd_exec_ctx *ctx;
+    uv_loop_t *loop;
+    size_t next, running, done;
+    size_t finishing; /* running cases whose program ended, completion pending */
+    bool prepared, started, cancelled, finished;
+    bool has_fatal;
+    bd_err fatal;
+    bd_run_summary summary;
+    uint64_t t0;
+    bd_case_result **results;
+    size_t n_results;
+    bool runs_dir_made;
+};
+
+static const char *const event_names[] = {"run.started", "case.queued", "case.started",
+                                          "case.finished", "run.finished"};
+
+const char *bd_run_event_name(bd_run_event_kind k)
+{
+    if ((int)k < 0 || k > BD_RUN_EV_FINISHED)
+        return "?";
+    return event_names[k];
+}
+
+static void emit(bd_runner *r, bd_run_event_kind kind, const run_case *rc)
+{
+    bd_run_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = kind;
+    ev.summary = &r->summary;
+    if (rc) {
+        ev.case_id = rc->id;
+        ev.case_index = rc->index;
+        if (kind == BD_RUN_EV_CASE_FINISHED)
+            ev.result = &rc->res;
+    }
+    ev.running = r->running - r->finishing; /* programs running; not a case in cleanup */
+    ev.done = r->done;
+    for (size_t i = 0; i < r->n_subs; i++)
+        r->subs[i].fn(&ev, r->subs[i].payload);
+}
+
+static void set_fatal(bd_runner *r, const bd_err *e)
+{
+    if (!r->has_fatal) {
+        r->has_fatal = true;
+        r->fatal = *e;
+    }
+    if (!r->cancelled) {
+        r->cancelled = true;
+        for (size_t i = 0; i < r->n; i++)
+            if (r->cases[i].ex)
+                bd_exec_cancel(r->cases[i].ex);
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void make_run_id(char out[BD_RUN_ID_MAX])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    uint32_t rnd = 0;
+    if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        rnd = (uint32_t)getpid() ^ (uint32_t)clock();
+    snprintf(out, BD_RUN_ID_MAX, "%04d%02d%02dT%02d%02d%02dZ-%08x", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd);
+}
+
+static bool run_id_valid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= BD_RUN_ID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  (i > 0 && (c == '.' || c == '_' || c == '-' || c == ':'));
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *tc,
+                  const char *const *case_ids, size_t n_case_ids, const bd_runner_opts *opts,
+                  bd_err *err)
+{
+    *out = NULL;
+    const char **ids = NULL;
+    bd_runner *r = NULL;
+    int rc = -1;
+    if (!opts || !opts->python || opts->python[0] != '/')
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "the runner needs an absolute interpreter");
+    if (opts->jobs < 0 || opts->jobs > 1024)
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "--jobs must be between 1 and 1024");
+    if (opts->run_id && !run_id_valid(opts->run_id))
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "invalid run id '%s'", opts->run_id);
+    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
+    if (n == 0)
+        return bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
+                          "task class '%s' has no cases to run; add one with `benchdesk case "
+                          "new %s CASE_ID`",
+                          tc->name, tc->name);
+    ids = calloc(n, sizeof(*ids));
+    r = calloc(1, sizeof(*r));
+    if (!ids || !r) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *id = n_case_ids ? case_ids[i] : tc->case_ids[i];
+        if (!bd_name_valid(id)) {
+            bd_err_set(err, BD_E_BAD_ID, NULL, 0, 0,
+                       "'%s' is not a valid case id (^[a-z0-9][a-z0-9._-]{0,127}$)", id);
+            goto out;
+        }
+        bool known = false;
+        for (size_t k = 0; k < tc->n_cases && !known; k++)
+            known = strcmp(tc->case_ids[k], id) == 0;
+        if (!known) {
+            bd_err_set(err, BD_E_UNKNOWN_CASE, NULL, 0, 0,
+                       "task class '%s' has no case '%s'; see `benchdesk list %s`", tc->name, id,
+                       tc->name);
+            goto out;
+        }
+        ids[i] = id;
+    }
+    qsort(ids, n, sizeof(*ids), cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || strcmp(ids[u - 1], ids[i]) != 0)
+            ids[u++] = ids[i];
+    n = u;
+
+    r->bench = bench;
+    r->tc = tc;
+    r->opts = *opts;
+    r->opts.run_id = NULL;
+    r->python = strdup(opts->python);
+    r->helper = opts->helper ? strdup(opts->helper) : NULL;
+    const char *tmp = opts->tmp_root;
+    if (!tmp || !tmp[0]) {
+        tmp = getenv("TMPDIR");
+        if (!tmp || tmp[0] != '/')
+            tmp = "/tmp";
+    }
+    r->tmp_root = strdup(tmp);
+    r->runs_dir = bd_path_join(bench->root, BD_RUNS_DIR);
+    r->cases = calloc(n, sizeof(run_case));
+    if (!r->python || (opts->helper && !r->helper) || !r->tmp_root || !r->runs_dir || !r->cases) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    r->n = n;
+    for (size_t i = 0; i < n; i++) {
+        run_case *c = &r->cases[i];
+        c->r = r;
+        c->index = i;
+        c->id = strdup(ids[i]);
+        c->case_dir_path = c->id ? bd_path_join(tc->cases_dir, c->id) : NULL;
+        if (!c->id || !c->case_dir_path) {
+            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+            goto out;
+        }
+    }
+    int jobs = opts->jobs;
+    if (jobs == 0) {
+        unsigned p = uv_available_parallelism();
+        jobs = p ? (int)p : 1;
+    }
+    r->jobs = jobs;
+
+    bd_run_summary *s = &r->summary;
+    if (opts->run_id)
+        snprintf(s->run_id, sizeof(s->run_id), "%s", opts->run_id);
+    else
+        make_run_id(s->run_id);
+    snprintf(s->task_class, sizeof(s->task_class), "%s", tc->name);
+    s->isolation = opts->isolation;
+    s->cases_selected = n;
+    *out = r;
+    r = NULL;
+    rc = 0;
+out:
+    free(ids);
+    bd_runner_free(r);
+    return rc;
+}
+
+int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload)
+{
+    subscriber *grown = realloc(r->subs, (r->n_subs + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    r->subs = grown;
+    r->subs[r->n_subs].fn = fn;
+    r->subs[r->n_subs].payload = payload;
+    r->n_subs++;
+    return 0;
+}
+
+void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload)
+{
+    r->record = fn;
+    r->record_payload = payload;
+}
+
+void bd_runner_set_chain_head(bd_runner *r, const char *hex)
+{
+    r->summary.has_chain_head = hex != NULL;
+    snprintf(r->summary.chain_head, sizeof(r->summary.chain_head), "%s", hex ? hex : "");
+}
+
+int bd_runner_prepare(bd_runner *r, bd_err *err)
+{
+    if (r->prepared)
+        return 0;
+    const char **ids = calloc(r->n, sizeof(*ids));
+    if (!ids)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < r->n; i++)
+        ids[i] = r->cases[i].id;
+    int v = bd_verify_task_class(&r->report, r->tc, ids, r->n, err);
+    free(ids);
+    r->have_report = true;
+    if (v < 0)
+        return -1;
+    if (v > 0) {
+        const bd_err *first = bd_verify_first_failure(&r->report);
+        if (err && first)
+            *err = *first;
+        else
+            bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "verification failed");
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        run_case *c = &r->cases[i];
+        bd_case_check *chk = &r->report.cases[i];
+        c->c = chk->loaded;
+        snprintf(c->case_digest, sizeof(c->case_digest), "%s", chk->digest);
+        snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
+        c->lim = bd_runner_case_limits(r->tc->reg, c->c);
+    }
+    /* The rubric the run executes is exactly these bytes, checked against the pin. */
+    if (bd_read_file(&r->rubric, &r->rubric_len, r->tc->rubric_path, CASSETTE_MAX, BD_E_IO, err) !=
+        0)
+        return -1;
+    char dg[BD_DIGEST_BUF];
+    bd_digest_bytes(dg, r->rubric, r->rubric_len);
+    if (!r->tc->digests || strcmp(dg, r->tc->digests->rubric) != 0)
+        return bd_err_set(err, BD_E_RUBRIC_DIGEST_MISMATCH, r->tc->rubric_path, 0, 0,
+                          "rubric.py changed while the run was starting (%s); restore it or "
+                          "re-pin with `benchdesk pin %s`",
+                          dg, r->tc->name);
+    snprintf(r->summary.rubric_digest, sizeof(r->summary.rubric_digest), "%s", dg);
+
+    if (bd_exec_ctx_new(&r->ctx, r->opts.isolation, r->helper, err) != 0)
+        return -1;
+    if (bd_exec_ctx_allow(r->ctx, r->python, err) != 0)
+        return -1;
+    if (r->tc->reg->sut_kind == BD_SUT_COMMAND && r->tc->reg->sut_argv && r->tc->reg->sut_argv[0] &&
+        bd_exec_ctx_allow(r->ctx, r->tc->reg->sut_argv[0], err) != 0)
+        return -1;
+    r->prepared = true;
+    return 0;
+}
+
+/* ---- per case ---------------------------------------------------------------------- */
+
+static void pump(bd_runner *r);
+
+static void case_cleanup(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    bd_err e = BD_ERR_INIT;
+    if (rc->sut_tmp) {
+        if (remove_tree(rc->sut_tmp, &e) != 0)
+            set_fatal(r, &e);
+        free(rc->sut_tmp);
+        rc->sut_tmp = NULL;
+    }
+    if (rc->tmp) {
+        bd_err_clear(&e);
+        if (remove_tree(rc->tmp, &e) != 0)
+            set_fatal(r, &e);
+        free(rc->tmp);
+        rc->tmp = NULL;
+    }
+    cJSON_Delete(rc->harness);
+    rc->harness = NULL;
+    free(rc->doc);
+    rc->doc = NULL;
+}
+
+static void case_drop(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    case_cleanup(rc);
+    free(rc->sut_out);
+    rc->sut_out = NULL;
+    rc->state = C_DROPPED;
+    r->running--;
+}
+
+static void persist_case_files(bd_runner *r, run_case *rc)
+{
+    if (!r->opts.write_files)
+        return;
+    bool want_err = rc->res.stderr_len > 0;
+    bool want_ho = rc->sut_out != NULL;
+    if (!want_err && !want_ho)
+        return;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/%s", r->runs_dir, r->summary.run_id);
+    bd_err e = BD_ERR_INIT;
+    if (bd_mkdir_p(dir, 0700, &e) != 0) {
+        set_fatal(r, &e);
+        return;
+    }
+    char path[PATH_MAX + 160];
+    if (want_err) {
+        snprintf(path, sizeof(path), "%s/%s.stderr", dir, rc->id);
+        if (bd_write_file_atomic(path, rc->res.stderr_tail, rc->res.stderr_len, 0600, &e) != 0)
+            set_fatal(r, &e);
+    }
+    if (want_ho) {
+        snprintf(path, sizeof(path), "%s/%s.harness_output.json", dir, rc->id);
+        if (bd_write_file_atomic(path, rc->sut_out, rc->sut_out_len, 0600, &e) != 0)
+            set_fatal(r, &e);
+    }
+}
+
+/* The case has its score: clean up, record, publish. */
+static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *rubric)
+{
+    bd_runner *r = rc->r;
+    case_cleanup(rc);
+    rc->res.case_id = rc->id;
+    rc->res.index = rc->index;
+    rc->res.score = *score;
+    memset(score, 0, sizeof(*score));
+    rc->res.wall_ms = (int64_t)((uv_hrtime() - rc->t0) / 1000000u);
+    bd_utc_now(rc->res.finished_at);
+    snprintf(rc->res.case_digest, sizeof(rc->res.case_digest), "%s", rc->case_digest);
+    snprintf(rc->res.cassette_digest, sizeof(rc->res.cassette_digest), "%s", rc->cassette_digest);
+    if (rubric && rubric->err_len) {
+        rc->stderr_buf = malloc(rubric->err_len);
+        if (rc->stderr_buf) {
+            memcpy(rc->stderr_buf, rubric->err, rubric->err_len);
+            rc->res.stderr_tail = rc->stderr_buf;
+            rc->res.stderr_len = rubric->err_len;
+        }
+    }
+    persist_case_files(r, rc);
+    free(rc->sut_out);
+    rc->sut_out = NULL;
+    if (r->record && !r->has_fatal) {
+        bd_err e = BD_ERR_INIT;
+        if (r->record(&rc->res, &r->summary, r->record_payload, &e) != 0)
+            set_fatal(r, &e);
+    }
+    rc->state = C_DONE;
+    r->running--;
+    r->done++;
+    r->results[r->n_results++] = &rc->res;
+    /* Keep results in id order for the summary and readers. */
+    for (size_t i = r->n_results - 1; i > 0 && r->results[i - 1]->index > r->results[i]->index;
+         i--) {
+        bd_case_result *t = r->results[i - 1];
+        r->results[i - 1] = r->results[i];
+        r->results[i] = t;
+    }
+    r->summary.cases = r->n_results;
+    if (rc->res.score.passed)
+        r->summary.passed++;
+    else
+        r->summary.failed++;
+    emit(r, BD_RUN_EV_CASE_FINISHED, rc);
+}
+
+static void case_fail(run_case *rc, bd_harness_mode mode, const char *detail, int64_t wall_ms)
+{
+    bd_score s;
+    if (bd_score_harness_failure(&s, mode, detail, wall_ms) != 0) {
+        bd_err e = BD_ERR_INIT;
+        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        set_fatal(rc->r, &e);
+        case_drop(rc);
+        return;
+    }
+    case_complete(rc, &s, NULL);
+}
+
+static char *json_text(cJSON *doc, size_t *len)
+{
+    char *t = bd_canon_json(doc, len);
+    if (!t) {
+        t = cJSON_PrintUnformatted(doc);
+        if (t)
+            *len = strlen(t);
+    }
+    return t;
+}
+
+static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_err *err)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof(path), "%s/benchdesk-%s-%s%s-XXXXXX", r->tmp_root,
+                     r->summary.run_id, rc->id, suffix);
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        bd_err_set(err, BD_E_IO, r->tmp_root, 0, 0, "temp dir path too long");
+        return NULL;
+    }
+    if (!mkdtemp(path)) {
+        bd_err_errno(err, BD_E_IO, errno, r->tmp_root,
+                     "cannot create a temp dir for case '%s' (set TMPDIR to a writable "
+                     "directory)",
+                     rc->id);
+        return NULL;
+    }
+    char *p = strdup(path);
+    if (!p) {
+        rmdir(path);
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return p;
+}
+
+static void rubric_done(bd_exec_result *res, void *payload);
+static void sut_done(bd_exec_result *res, void *payload);
+
+/* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
+ * (err set) on an environment failure. */
+static int prepare_rubric(run_case *rc, bd_err *err)
+{
+    bd_runner *r = rc->r;
+    int rc_ = -1;
+    int dfd = -1, casefd = -1;
+    cJSON *doc = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    rc->tmp = make_temp(r, rc, "", err);
+    if (!rc->tmp)
+        goto out;
+    dfd = open(rc->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || mkdirat(dfd, "case", 0700) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot lay out the temp dir");
+        goto out;
+    }
+    casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (casefd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot open case/");
+        goto out;
+    }
+    if (copy_case_part(rc->case_dir_path, "input", casefd, err) != 0 ||
+        copy_case_part(rc->case_dir_path, "expected", casefd, err) != 0)
+        goto out;
+    if (fchmod(casefd, 0555) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot make case/ read-only");
+        goto out;
+    }
+    if (write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
+        goto out;
+
+    doc = cJSON_CreateObject();
+    cJSON *cj = bd_case_to_json(rc->c);
+    cJSON *ex = rc->c->expected ? bd_ynode_to_json(rc->c->expected) : cJSON_CreateNull();
+    if (!doc || !cj || !ex) {
+        cJSON_Delete(cj);
+        cJSON_Delete(ex);
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    cJSON_AddItemToObject(doc, "case", cj);
+    cJSON_AddItemToObject(doc, "expected", ex);
+    cJSON_AddItemToObject(doc, "harness_output", rc->harness ? rc->harness : cJSON_CreateNull());
+    cJSON_AddStringToObject(doc, "case_dir", "case");
+    text = json_text(doc, &len);
+    if (rc->harness)
+        cJSON_DetachItemFromObject(doc, "harness_output");
+    if (!text) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    rc->doc = text;
+    rc->doc_len = len;
+    text = NULL;
+    rc_ = 0;
+out:
+    free(text);
+    cJSON_Delete(doc);
+    if (casefd >= 0)
+        close(casefd);
+    if (dfd >= 0)
+        close(dfd);
+    return rc_;
+}
+
+/* Start the rubric of a prepared case. */
+static int launch_rubric(run_case *rc, bd_err *err)
+{
+    bd_runner *r = rc->r;
+    const char *argv[] = {r->python, "-s", "rubric.py", NULL};
+    bd_exec_spec spec = {argv, rc->tmp, rc->doc, rc->doc_len, rc->lim};
+    rc->in_sut = false;
+    int rc_ = bd_exec_start(&rc->ex, r->loop, r->ctx, &spec, rubric_done, rc, err);
+    free(rc->doc); /* the exec keeps its own copy */
+    rc->doc = NULL;
+    return rc_;
+}
+
+static int start_rubric(run_case *rc, bd_err *err)
+{
+    if (!rc->doc && prepare_rubric(rc, err) != 0)
+        return -1;
+    return launch_rubric(rc, err);
+}
+
+static int start_sut(run_case *rc, bd_err *err)
+{
+    bd_runner *r = rc->r;
+    const bd_registration *reg = r->tc->reg;
+    int rc_ = -1;
+    int dfd = -1, casefd = -1;
+    cJSON *doc = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    rc->sut_tmp = make_temp(r, rc, "-sut", err);
+    if (!rc->sut_tmp)
+        goto out;
+    dfd = open(rc->sut_tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || mkdirat(dfd, "case", 0700) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, rc->sut_tmp, "cannot lay out the SUT's temp dir");
+        goto out;
+    }
+    casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* The system under test sees the input, never the ground truth. */
+    if (casefd < 0 || copy_case_part(rc->case_dir_path, "input", casefd, err) != 0)
+        goto out;
+    fchmod(casefd, 0555);
+    doc = cJSON_CreateObject();
+    cJSON *cj = bd_case_to_json(rc->c);
+    if (!doc || !cj) {
+        cJSON_Delete(cj);
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(cj, "expected");
+    cJSON_AddItemToObject(doc, "case", cj);
+    cJSON_AddStringToObject(doc, "case_dir", "case");
+    text = json_text(doc, &len);
+    if (!text) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    bd_exec_limits lim = BD_EXEC_LIMITS_INIT;
+    int wall = reg->sut_wall_clock_s > 0 ? reg->sut_wall_clock_s : 120;
+    if (wall > BD_RUBRIC_MAX_WALL_S)
+        wall = BD_RUBRIC_MAX_WALL_S;
+    lim.wall_ms = (int64_t)wall * 1000;
+    lim.cpu_s = (uint64_t)wall;
+    lim.as_bytes = (uint64_t)BD_RUBRIC_MAX_MEMORY_MB * 1024 * 1024;
+    bd_exec_spec spec = {(const char *const *)reg->sut_argv, rc->sut_tmp, text, len, lim};
+    rc->in_sut = true;
+    if (bd_exec_start(&rc->ex, r->loop, r->ctx, &spec, sut_done, rc, err) != 0)
+        goto out;
+    rc_ = 0;
+out:
+    free(text);
+    cJSON_Delete(doc);
+    if (casefd >= 0)
+        close(casefd);
+    if (dfd >= 0)
+        close(dfd);
+    return rc_;
+}
+
+static void sut_done(bd_exec_result *res, void *payload)
+{
+    run_case *rc = payload;
+    bd_runner *r = rc->r;
+    rc->ex = NULL;
+    if (r->cancelled) {
+        bd_exec_result_delete(res);
+        case_drop(rc);
+        pump(r);
+        return;
+    }
+    char detail[BD_SCORE_DETAIL_MAX];
+    bd_harness_mode mode = bd_runner_classify_sut(res, detail);
+    if (mode == BD_HM_NONE) {
+        rc->harness = parse_one_json(res->out, res->out_len, detail, "the SUT's stdout");
+        if (!rc->harness)
+            mode = BD_HM_SUT_MALFORMED;
+    }
+    if (mode == BD_HM_NONE) {
+        rc->sut_out = res->out;
+        rc->sut_out_len = res->out_len;
+        res->out = NULL;
+    }
+    int64_t wall = res->wall_ms;
+    bd_exec_result_delete(res);
+    bd_err e = BD_ERR_INIT;
+    if (rc->sut_tmp && remove_tree(rc->sut_tmp, &e) != 0)
+        set_fatal(r, &e);
+    free(rc->sut_tmp);
+    rc->sut_tmp = NULL;
+    if (mode != BD_HM_NONE) {
+        case_fail(rc, mode, detail, wall);
+    } else if (r->has_fatal) {
+        case_drop(rc);
+    } else if (start_rubric(rc, &e) != 0) {
+        set_fatal(r, &e);
+        case_drop(rc);
+    }
+    pump(r);
+}
+
+static void rubric_done(bd_exec_result *res, void *payload)
+{
+    run_case *rc = payload;
+    bd_runner *r = rc->r;
+    rc->ex = NULL;
+    if (r->cancelled) {
+        bd_exec_result_delete(res);
+        case_drop(rc);
+        pump(r);
+        return;
+    }
+    if (!res->started) {
+        bd_err e = BD_ERR_INIT;
+        bd_err_set(&e, BD_E_SPAWN, NULL, 0, 0, "cannot start the rubric with %s: %s", r->python,
+                   res->setup_error[0] ? res->setup_error : "unknown reason");
+        bd_exec_result_delete(res);
+        set_fatal(r, &e);
+        case_drop(rc);
+        pump(r);
+        return;
+    }
+    char detail[BD_SCORE_DETAIL_MAX];
+    bd_harness_mode mode = bd_runner_classify(res, &rc->lim, detail);
+    bd_score s;
+    memset(&s, 0, sizeof(s));
+    if (mode == BD_HM_NONE) {
+        mode = bd_score_parse(&s, res->out, res->out_len, r->tc->reg, detail);
+        if (mode == BD_HM_NONE)
+            s.wall_clock_ms = res->wall_ms; /* the runner's measurement, never the rubric's */
+    }
+    if (mode != BD_HM_NONE && bd_score_harness_failure(&s, mode, detail, res->wall_ms) != 0) {
+        bd_err e = BD_ERR_INIT;
+        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        bd_exec_result_delete(res);
+        set_fatal(r, &e);
+        case_drop(rc);
+        pump(r);
+        return;
+    }
+    /* Refill the slot first: the next rubric starts while this case is cleaned up,
+     * recorded and published. */
+    r->finishing++;
+    pump(r);
+    r->finishing--;
+    case_complete(rc, &s, res);
+    bd_exec_result_delete(res);
+    pump(r);
+}
+
+/* Read the cassette: the bytes replayed are the bytes whose digest matches the pin.
+ * Returns 1 with rc->harness set, 0 when it is not one JSON value (detail set: the case
+ * fails with sut.malformed_output), -1 on an environment or integrity failure (err). */
+static int load_cassette(run_case *rc, char detail[BD_SCORE_DETAIL_MAX], bd_err *err)
+{
+    if (rc->harness)
+        return 1;
+    char *path = bd_path_join(rc->case_dir_path, "cassette.json");
+    char *buf = NULL;
+    size_t len = 0;
+    int rc_ = -1;
+    if (!path) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    if (bd_read_file(&buf, &len, path, CASSETTE_MAX, BD_E_IO, err) != 0) {
+        if (err && err->code == BD_E_IO && access(path, F_OK) != 0)
+            bd_err_set(err, BD_E_CASSETTE_MISSING, path, 0, 0,
+                       "cassette.json disappeared during the run");
+        goto out;
+    }
+    char dg[BD_DIGEST_BUF];
+    bd_digest_bytes(dg, buf, len);
+    if (strcmp(dg, rc->cassette_digest) != 0) {
+        bd_err_set(err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
+                   "cassette.json changed during the run (now %s, pinned %s)", dg,
+                   rc->cassette_digest);
+        goto out;
+    }
+    rc->harness = parse_one_json(buf, len, detail, "cassette.json");
+    rc_ = rc->harness ? 1 : 0;
+out:
+    free(buf);
+    free(path);
+    return rc_;
+}
+
+/* Prepare the next queued cases (temp dir, copies, document) while others run, so a
+ * finished case's slot is refilled at once. Cassette cases only; errors are left for
+ * the case's own start to report. */
+static void prefetch(bd_runner *r)
+{
+    if (r->cancelled || r->tc->reg->sut_kind != BD_SUT_CASSETTE)
+        return;
+    for (size_t i = r->next; i < r->n && i < r->next + (size_t)r->jobs; i++) {
+        run_case *rc = &r->cases[i];
+        if (rc->doc)
+            continue;
+        char detail[BD_SCORE_DETAIL_MAX];
+        bd_err e = BD_ERR_INIT;
+        if (load_cassette(rc, detail, &e) != 1)
+            return;
+        if (prepare_rubric(rc, &e) != 0) {
+            case_cleanup(rc);
+            return;
+        }
+    }
+}
+
+/* Start case `rc`. Never calls pump. */
+static void start_case(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    bd_err e = BD_ERR_INIT;
+    rc->state = C_RUNNING;
+    r->running++;
+    rc->t0 = uv_hrtime();
+    bd_utc_now(rc->res.started_at);
+    emit(r, BD_RUN_EV_CASE_STARTED, rc);
+
+    if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
+        if (start_sut(rc, &e) != 0) {
+            set_fatal(r, &e);
+            case_drop(rc);
+        }
+        return;
+    }
+    char detail[BD_SCORE_DETAIL_MAX];
+    int c = load_cassette(rc, detail, &e);
+    if (c == 0) {
+        case_fail(rc, BD_HM_SUT_MALFORMED, detail, 0);
+        return;
+    }
+    if (c < 0 || start_rubric(rc, &e) != 0) {
+        set_fatal(r, &e);
+        case_drop(rc);
+    }
+}
+
+static int cmp_fm(const void *a, const void *b)
+{
+    return strcmp(((const bd_fm_count *)a)->code, ((const bd_fm_count *)b)->code);
+}
+
+static void compute_summary(bd_runner *r)
+{
+    bd_run_summary *s = &r->summary;
+    s->cases = r->n_results;
+    s->wall_ms = (int64_t)((uv_hrtime() - r->t0) / 1000000u);
+    bd_utc_now(s->finished_at);
+    s->cancelled = r->cancelled;
+    s->cost_usd = 0;
+    double *x = r->n_results ? malloc(r->n_results * sizeof(double)) : NULL;
+    for (size_t i = 0; i < r->n_results; i++) {
+        const bd_score *sc = &r->results[i]->score;
+        if (x)
+            x[i] = sc->score;
+        s->cost_usd += sc->cost_usd;
+        for (size_t k = 0; k < sc->n_failure_modes; k++) {
+            const char *code = sc->failure_modes[k].code;
+            bool seen = false; /* count each code once per case */
+            for (size_t j = 0; j < k && !seen; j++)
+                seen = strcmp(sc->failure_modes[j].code, code) == 0;
+            if (seen)
+                continue;
+            size_t f = 0;
+            while (f < s->n_failure_modes && strcmp(s->failure_modes[f].code, code) != 0)
+                f++;
+            if (f == s->n_failure_modes) {
+                bd_fm_count *g = realloc(s->failure_modes, (s->n_failure_modes + 1) * sizeof(*g));
+                char *dup = strdup(code);
+                if (!g || !dup) {
+                    free(dup);
+                    if (g)
+                        s->failure_modes = g;
+                    continue;
+                }
+                s->failure_modes = g;
+                s->failure_modes[f].code = dup;
+                s->failure_modes[f].count = 0;
+                s->n_failure_modes++;
+            }
+            s->failure_modes[f].count++;
+        }
+    }
+    if (s->n_failure_modes > 1)
+        qsort(s->failure_modes, s->n_failure_modes, sizeof(bd_fm_count), cmp_fm);
+    s->has_mean = r->n_results > 0 && x;
+    if (s->has_mean) {
+        s->mean_score = bd_stats_mean(x, r->n_results);
+        s->pass_rate = (double)s->passed / (double)r->n_results;
+        bd_err e = BD_ERR_INIT;
+        s->has_ci = bd_stats_bca(x, r->n_results, 0.95, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED,
+                                 &s->ci_lo, &s->ci_hi, &e) == 0;
+    }
+    free(x);
+}
+
+static cJSON *summary_file_json(const bd_runner *r)
+{
+    const bd_run_summary *s = &r->summary;
+    cJSON *o = bd_run_summary_json(s);
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "schema_version", 1);
+    cJSON_AddStringToObject(o, "run_id", s->run_id);
+    cJSON_AddStringToObject(o, "task_class", s->task_class);
+    cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(s->isolation));
+    cJSON_AddStringToObject(o, "rubric_digest", s->rubric_digest);
+    cJSON_AddStringToObject(o, "harness_version", BD_VERSION);
+    cJSON_AddStringToObject(o, "started_at", s->started_at);
+    cJSON_AddStringToObject(o, "finished_at", s->finished_at);
+    cJSON_AddBoolToObject(o, "cancelled", s->cancelled);
+    cJSON_AddBoolToObject(o, "provenance_verified", false);
+    cJSON_AddNumberToObject(o, "cases_selected", (double)s->cases_selected);
+    if (s->has_mean)
+        cJSON_AddNumberToObject(o, "pass_rate", s->pass_rate);
+    else
+        cJSON_AddNullToObject(o, "pass_rate");
+    cJSON *ci = cJSON_AddObjectToObject(o, "ci");
+    if (ci) {
+        char seed[32];
+        snprintf(seed, sizeof(seed), "0x%016llx", (unsigned long long)BD_STATS_RUN_SEED);
+        cJSON_AddStringToObject(ci, "method", "bca");
+        cJSON_AddNumberToObject(ci, "level", 0.95);
+        cJSON_AddNumberToObject(ci, "resamples", BD_STATS_RESAMPLES);
+        cJSON_AddStringToObject(ci, "seed", seed);
+        cJSON_AddStringToObject(ci, "order", "case_id");
+    }
+    cJSON *results = cJSON_AddArrayToObject(o, "results");
+    for (size_t i = 0; results && i < r->n_results; i++) {
+        const bd_case_result *res = r->results[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(results, e)) {
+            cJSON_Delete(e);
+            break;
+        }
+        cJSON_AddStringToObject(e, "case_id", res->case_id);
+        cJSON *sc = bd_score_to_json(&res->score);
+        if (sc)
+            cJSON_AddItemToObject(e, "score", sc);
+        cJSON_AddNumberToObject(e, "wall_ms", (double)res->wall_ms);
+        cJSON_AddStringToObject(e, "started_at", res->started_at);
+        cJSON_AddStringToObject(e, "finished_at", res->finished_at);
+        cJSON_AddStringToObject(e, "case_digest", res->case_digest);
+        if (res->record_hash[0])
+            cJSON_AddStringToObject(e, "record_hash", res->record_hash);
+        else
+            cJSON_AddNullToObject(e, "record_hash");
+    }
+    return o;
+}
+
+static void write_summary(bd_runner *r)
+{
+    if (!r->opts.write_files)
+        return;
+    bd_err e = BD_ERR_INIT;
+    cJSON *o = summary_file_json(r);
+    size_t len = 0;
+    char *text = o ? json_text(o, &len) : NULL;
+    cJSON_Delete(o);
+    char path[PATH_MAX + 80];
+    snprintf(path, sizeof(path), "%s/%s.json", r->runs_dir, r->summary.run_id);
+    if (!text) {
+        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory writing the run summary");
+        set_fatal(r, &e);
+    } else if (bd_mkdir_p(r->runs_dir, 0700, &e) != 0 ||
+               bd_write_file_atomic(path, text, len, 0600, &e) != 0) {
+        set_fatal(r, &e);
+    } else {
+        r->summary.has_summary_path = true;
+        snprintf(r->summary.summary_path, sizeof(r->summary.summary_path), "%s", path);
+    }
+    free(text);
+}
+
+static void finish_run(bd_runner *r)
+{
+    if (r->finished)
+        return;
+    r->finished = true;
+    compute_summary(r);
+    write_summary(r);
+    r->summary.cancelled = r->cancelled;
+    emit(r, BD_RUN_EV_FINISHED, NULL);
+}
+
+static void pump(bd_runner *r)
+{
+    if (r->finished)
+        return;
+    while (!r->cancelled && r->running - r->finishing < (size_t)r->jobs && r->next < r->n)
+        start_case(&r->cases[r->next++]);
+    if (r->finishing)
+        return; /* the finished case completes (and calls pump) next */
+    if (r->running == 0 && (r->cancelled || r->next >= r->n)) {
+        /* Cases prepared ahead but never started leave nothing behind either. */
+        for (size_t i = r->next; i < r->n; i++)
+            case_cleanup(&r->cases[i]);
+        finish_run(r);
+        return;
+    }
+    prefetch(r);
+}
+
+int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
+{
+    if (!r->prepared)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "bd_runner_start before prepare");
+    if (r->started)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the run was already started");
+    r->results = calloc(r->n, sizeof(*r->results));
+    if (!r->results)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    r->loop = loop;
+    r->started = true;
+    r->t0 = uv_hrtime();
+    bd_utc_now(r->summary.started_at);
+    emit(r, BD_RUN_EV_STARTED, NULL);
+    for (size_t i = 0; i < r->n; i++)
+        emit(r, BD_RUN_EV_CASE_QUEUED, &r->cases[i]);
+    pump(r);
+    return 0;
+}
+
+void bd_runner_cancel(bd_runner *r)
+{
+    if (!r || r->finished)
+        return;
+    r->cancelled = true;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->cases[i].ex)
+            bd_exec_cancel(r->cases[i].ex);
+    if (r->started)
+        pump(r);
+}
+
+bool bd_runner_finished(const bd_runner *r)
+{
+    return r->finished;
+}
+
+int bd_runner_run(bd_runner *r, bd_err *err)
+{
+    if (bd_runner_prepare(r, err) != 0)
+        return -1;
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "cannot create an event loop");
+    int rc = bd_runner_start(r, &loop, err);
+    if (rc == 0)
+        uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    if (rc == 0 && r->has_fatal) {
+        if (err)
+            *err = r->fatal;
+        rc = -1;
+    }
+    return rc;
+}
+
+const bd_err *bd_runner_error(const bd_runner *r)
+{
+    return r->has_fatal ? &r->fatal : NULL;
+}
+
+const bd_run_summary *bd_runner_summary(const bd_runner *r)
+{
+    return &r->summary;
+}
+
+const bd_case_result *const *bd_runner_results(const bd_runner *r, size_t *n)
+{
+    *n = r->n_results;
+    return (const bd_case_result *const *)r->results;
+}
+
+cJSON *bd_run_summary_json(const bd_run_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "cases", (double)s->cases);
+    cJSON_AddNumberToObject(o, "passed", (double)s->passed);
+    cJSON_AddNumberToObject(o, "failed", (double)s->failed);
+    if (s->has_mean)
+        cJSON_AddNumberToObject(o, "mean_score", s->mean_score);
+    else
+        cJSON_AddNullToObject(o, "mean_score");
+    if (s->has_ci) {
+        cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
+        if (ci) {
+            cJSON_AddItemToArray(ci, cJSON_CreateNumber(s->ci_lo));
+            cJSON_AddItemToArray(ci, cJSON_CreateNumber(s->ci_hi));
+        }
+    } else {
+        cJSON_AddNullToObject(o, "ci95");
+    }
+    cJSON *fm = cJSON_AddObjectToObject(o, "failure_modes");
+    for (size_t i = 0; fm && i < s->n_failure_modes; i++)
+        cJSON_AddNumberToObject(fm, s->failure_modes[i].code, (double)s->failure_modes[i].count);
+    cJSON_AddNumberToObject(o, "cost_usd", s->cost_usd);
+    cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
+    if (s->has_chain_head)
+        cJSON_AddStringToObject(o, "chain_head", s->chain_head);
+    else
+        cJSON_AddNullToObject(o, "chain_head");
+    return o;
+}
+
+cJSON *bd_run_event_json(const bd_run_event *ev)
+{
+    cJSON *o = NULL;
+    switch (ev->kind) {
+    case BD_RUN_EV_STARTED:
+        o = cJSON_CreateObject();
+        if (!o)
+            return NULL;
+        cJSON_AddStringToObject(o, "event", "run.started");
+        cJSON_AddStringToObject(o, "run_id", ev->summary->run_id);
+        cJSON_AddStringToObject(o, "task_class", ev->summary->task_class);
+        cJSON_AddNumberToObject(o, "cases", (double)ev->summary->cases_selected);
+        cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(ev->summary->isolation));
+        return o;
+    case BD_RUN_EV_CASE_STARTED:
+        o = cJSON_CreateObject();
+        if (!o)
+            return NULL;
+        cJSON_AddStringToObject(o, "event", "case.started");
+        cJSON_AddStringToObject(o, "case_id", ev->case_id);
+        return o;
+    case BD_RUN_EV_CASE_FINISHED: {
+        o = cJSON_CreateObject();
+        cJSON *sc = bd_score_to_json(&ev->result->score);
+        if (!o || !sc) {
+            cJSON_Delete(o);
+            cJSON_Delete(sc);
+            return NULL;
+        }
+        cJSON_AddStringToObject(o, "event", "case.finished");
+        cJSON_AddStringToObject(o, "case_id", ev->case_id);
+        cJSON_AddItemToObject(o, "score", sc);
+        if (ev->result->record_hash[0])
+            cJSON_AddStringToObject(o, "record_hash", ev->result->record_hash);
+        else
+            cJSON_AddNullToObject(o, "record_hash");
+        return o;
+    }
+    case BD_RUN_EV_FINISHED: {
+        o = cJSON_CreateObject();
+        cJSON *s = bd_run_summary_json(ev->summary);
+        if (!o || !s) {
+            cJSON_Delete(o);
+            cJSON_Delete(s);
+            return NULL;
+        }
+        cJSON_AddStringToObject(o, "event", "run.finished");
+        cJSON_AddItemToObject(o, "summary", s);
+        return o;
+    }
+    default:
+        return NULL;
+    }
+}
+
+void bd_runner_free(bd_runner *r)
+{
+    if (!r)
+        return;
+    /* Freed mid-run (a front end giving up): cancel and drain the running cases on the
+     * loop first, so no process, temp dir or callback outlives the runner. */
+    if (r->started && !r->finished && r->loop) {
+        bd_runner_cancel(r);
+        while (r->running > 0)
+            uv_run(r->loop, UV_RUN_ONCE);
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        run_case *c = &r->cases[i];
+        if (c->ex)
+            bd_exec_cancel(c->ex);
+        case_cleanup(c);
+        bd_score_free(&c->res.score);
+        free(c->stderr_buf);
+        free(c->sut_out);
+        free(c->case_dir_path);
+        free(c->id);
+    }
+    free(r->cases);
+    free(r->results);
+    free(r->subs);
+    if (r->have_report)
+        bd_verify_report_release(&r->report);
+    for (size_t i = 0; i < r->summary.n_failure_modes; i++)
+        free(r->summary.failure_modes[i].code);
+    free(r->summary.failure_modes);
+    bd_exec_ctx_free(r->ctx);
+    free(r->rubric);
+    free(r->python);
+    free(r->helper);
+    free(r->tmp_root);
+    free(r->runs_dir);
+    free(r);
+}

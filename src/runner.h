@@ -1,0 +1,215 @@
+/*
+ * runner.h — run a task class's rubric once per case, many at once, on one libuv loop
+ * (DESIGN.md §3, §4, §9).
+ *
+ * Per case: a fresh 0700 temp dir "<tmp>/benchdesk-<run-id>-<case-id>-XXXXXX" as the
+ * rubric's cwd, holding case/input and case/expected (read-only copies) and rubric.py
+ * (the exact bytes whose digest matched the pin); stdin is the §3 document; the program
+ * is `<python> -s rubric.py` through the exec chokepoint (exec.h) with the case's
+ * limits; its outcome maps to a BenchScore or a harness failure mode (bd_runner_classify,
+ * precedence as §3); the temp dir is removed on every path. A rubric failure never
+ * stops the run; an environment failure (the interpreter cannot be started, a temp dir
+ * cannot be made or removed, a pinned file changed under the run) aborts it.
+ *
+ * Events: subscribers receive run.started, case.queued (every case, in order, right
+ * after run.started), case.started, case.finished and run.finished, on the loop thread,
+ * in subscription order. Pointers inside an event are borrowed for the call only. A
+ * recorder (history) may be set: it is called for each finished case before
+ * case.finished is published and may fill the result's record_hash; if it fails, the
+ * run is aborted with its error.
+ *
+ * Lifecycle: bd_runner_new → bd_runner_subscribe... → bd_runner_prepare (startup
+ * integrity: nothing is spawned before it passes; it touches no loop, so a front end
+ * may call it on a worker thread) → bd_runner_start (on the loop thread) → uv_run until
+ * bd_runner_finished → bd_runner_free. bd_runner_run does the last three on a private
+ * loop. Cancel with bd_runner_cancel: running cases are killed, their temp dirs removed,
+ * nothing is recorded for them; what finished is reported.
+ *
+ * At the end the run summary is written to <bench root>/.benchdesk/runs/<run-id>.json
+ * (mode 0600; the directory 0700), and each case's non-empty rubric stderr tail to
+ * .benchdesk/runs/<run-id>/<case-id>.stderr (and a command SUT's output to
+ * <case-id>.harness_output.json) for the reviewer's result view.
+ */
+#ifndef BD_RUNNER_H
+#define BD_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "bench.h"
+#include "err.h"
+#include "exec.h"
+#include "score.h"
+
+#define BD_RUN_ID_MAX 64
+#define BD_RUNS_DIR   ".benchdesk/runs"
+
+typedef struct bd_runner bd_runner;
+
+typedef struct bd_runner_opts {
+    int jobs;               /* cases at once; 0 = number of CPUs */
+    bd_isolation isolation; /* the class chosen for the run (bd_isolation_choose) */
+    const char *python;     /* the interpreter, absolute (bd_exec_find_program); required */
+    const char *helper;     /* exec helper binary; NULL = this executable */
+    const char *tmp_root;   /* parent of the per-case temp dirs; NULL = $TMPDIR or /tmp */
+    bool drafts;            /* --drafts: unsigned cases allowed */
+    const char *run_id;     /* NULL = generated "YYYYMMDDTHHMMSSZ-<8 hex>" */
+    bool write_files;       /* write the summary and per-case files (default true) */
+} bd_runner_opts;
+
+#define BD_RUNNER_OPTS_INIT                                                                        \
+    {                                                                                              \
+        0, BD_ISO_SUBPROCESS, NULL, NULL, NULL, false, NULL, true                                  \
+    }
+
+/* One failure-mode code and the number of finished cases whose score carries it. */
+typedef struct bd_fm_count {
+    char *code;
+    size_t count;
+} bd_fm_count;
+
+typedef struct bd_run_summary {
+    char run_id[BD_RUN_ID_MAX];
+    char task_class[129];
+    bd_isolation isolation;
+    char rubric_digest[72];
+    size_t cases_selected; /* cases in the run */
+    size_t cases;          /* cases with a result */
+    size_t passed, failed;
+    double pass_rate;  /* passed / cases; 0 when cases == 0 */
+    bool has_mean;     /* cases > 0 */
+    double mean_score; /* mean of the scores */
+    bool has_ci;
+    double ci_lo, ci_hi;        /* 95% BCa, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED, id order */
+    bd_fm_count *failure_modes; /* sorted by code */
+    size_t n_failure_modes;
+    double cost_usd;
+    int64_t wall_ms;
+    bool cancelled; /* stopped by bd_runner_cancel or an abort */
+    bool has_chain_head;
+    char chain_head[65];
+    char started_at[21], finished_at[21];
+    bool has_summary_path;
+    char summary_path[4352]; /* where the summary was written */
+} bd_run_summary;
+
+/* One finished case. */
+typedef struct bd_case_result {
+    const char *case_id;
+    size_t index; /* position in the run (cases sorted by id) */
+    bd_score score;
+    int64_t wall_ms; /* the case's whole time: SUT, setup, rubric, cleanup */
+    char started_at[21], finished_at[21];
+    char case_digest[72];
+    char cassette_digest[72]; /* "" when none */
+    const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
+    size_t stderr_len;
+    char record_hash[65]; /* filled by the recorder; "" when none */
+} bd_case_result;
+
+typedef enum {
+    BD_RUN_EV_STARTED,
+    BD_RUN_EV_CASE_QUEUED,
+    BD_RUN_EV_CASE_STARTED,
+    BD_RUN_EV_CASE_FINISHED,
+    BD_RUN_EV_FINISHED,
+} bd_run_event_kind;
+
+/* "run.started", "case.queued", ... */
+const char *bd_run_event_name(bd_run_event_kind k);
+
+typedef struct bd_run_event {
+    bd_run_event_kind kind;
+    const bd_run_summary *summary; /* every event: run id, class, isolation, counts so far */
+    const char *case_id;           /* case events */
+    size_t case_index;
+    const bd_case_result *result; /* case.finished */
+    size_t running;               /* cases running after this event */
+    size_t done;                  /* cases finished so far */
+} bd_run_event;
+
+typedef void (*bd_run_event_fn)(const bd_run_event *ev, void *payload);
+
+/* Fill res->record_hash (optional); 0, or -1 with err to abort the run. */
+typedef int (*bd_run_record_fn)(bd_case_result *res, const bd_run_summary *run, void *payload,
+                                bd_err *err);
+
+/* New runner for the cases `case_ids` (n > 0; duplicates are ignored) or all cases of
+ * `tc` (n == 0), run in id order. Checks ids (case.bad_id, bench.unknown_case), the
+ * options (usage.bad_args), and that the task class has cases (bench.unknown_case when
+ * empty). `bench` and `tc` are borrowed and must outlive the runner. */
+int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *tc,
+                  const char *const *case_ids, size_t n_case_ids, const bd_runner_opts *opts,
+                  bd_err *err);
+
+/* Subscribe `fn` (called with `payload`). Returns 0 or -1 (out of memory). */
+int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
+
+void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload);
+
+/* Set the chain head reported in the summary (64 hex), or NULL for none. */
+void bd_runner_set_chain_head(bd_runner *r, const char *hex);
+
+/* Startup integrity, before any spawn: the rubric, every selected case and cassette
+ * against their pins (the first failure: case.digest_mismatch, case.digest_missing,
+ * rubric.digest_mismatch, cassette.digest_mismatch, cassette.missing, ...), then the
+ * exec context for the run's isolation class with the interpreter and SUT binary on
+ * its allowlist. Reads the rubric once; the run uses exactly those bytes. */
+int bd_runner_prepare(bd_runner *r, bd_err *err);
+
+/* Publish run.started and case.queued, then start up to `jobs` cases on `loop`.
+ * The loop must be run until bd_runner_finished. */
+int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err);
+
+/* Stop: kill running cases, start no more. run.finished follows once they are gone. */
+void bd_runner_cancel(bd_runner *r);
+
+bool bd_runner_finished(const bd_runner *r);
+
+/* prepare + start + run a private loop to the end. Returns 0, or -1 with the
+ * preparation error or the run's abort error. */
+int bd_runner_run(bd_runner *r, bd_err *err);
+
+/* The run's abort error (environment failure, recorder failure, summary write failure),
+ * or NULL when none. */
+const bd_err *bd_runner_error(const bd_runner *r);
+
+const bd_run_summary *bd_runner_summary(const bd_runner *r);
+
+/* Finished cases in id order (borrowed); *n gets their count. */
+const bd_case_result *const *bd_runner_results(const bd_runner *r, size_t *n);
+
+/* The §9 "summary" object of run.finished: cases, passed, failed, mean_score, ci95,
+ * failure_modes, cost_usd, wall_ms, chain_head. New tree or NULL (out of memory). */
+cJSON *bd_run_summary_json(const bd_run_summary *s);
+
+/* One §9 event line as JSON (run.started, case.started, case.finished, run.finished),
+ * or NULL for events §9 does not print (case.queued) or out of memory. */
+cJSON *bd_run_event_json(const bd_run_event *ev);
+
+void bd_runner_free(bd_runner *r);
+
+/* ---- exposed for tests ------------------------------------------------------------- */
+
+/* The case's limits, per §4: wall clock = case override, else the registration's
+ * default, capped at 300 s; memory likewise (cap 4096 MB); CPU seconds = wall clock. */
+bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *c);
+
+/* Map a finished rubric process to its harness failure mode, by §3's precedence, with a
+ * one-line detail. BD_HM_NONE means: exited 0, parse stdout as the BenchScore. */
+bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limits *lim,
+                                   char detail[BD_SCORE_DETAIL_MAX]);
+
+/* Same for a command SUT: BD_HM_NONE when it exited 0 (its stdout is then parsed). */
+bd_harness_mode bd_runner_classify_sut(const bd_exec_result *res, char detail[BD_SCORE_DETAIL_MAX]);
+
+/* At most `max` bytes of `in` as one printable line: control characters become spaces,
+ * invalid UTF-8 bytes '?'; the result is NUL-terminated valid UTF-8 in `out` (size >=
+ * max + 1). */
+void bd_runner_one_line(char *out, size_t max, const char *in, size_t len);
+
+#endif

@@ -1,0 +1,25 @@
+# Helpers for the `benchdesk run` tests: a fixture bench and a private TMPDIR per test.
+# Source after lib.sh.
+FX="$BD_TMP/fx"
+STATE="$BD_TMP/state"
+RUNTMP="$BD_TMP/runtmp"
+mkdir -p "$RUNTMP"
+PY=$(command -v /usr/bin/python3 || command -v python3)
+"$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" >/dev/null
+bd() { TMPDIR="$RUNTMP" "$BD_BIN" -C "$FX" "$@"; }
+# These tests pin the `subprocess` class (whose guarantees they check); the namespaces
+# class has its own tests.
+SUB=(--isolation subprocess)
+
+# Number of entries left in the private TMPDIR.
+tmp_left() { find "$RUNTMP" -mindepth 1 -maxdepth 1 | wc -l; }
+
+# Processes whose working directory is under the private TMPDIR.
+procs_left() {
+    local n=0 p cwd
+    for p in /proc/[0-9]*; do
+        cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+        case "$cwd" in "$RUNTMP"/*) n=$((n + 1)) ;; esac
+    done
+    echo "$n"
+}

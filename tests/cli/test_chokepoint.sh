@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One chokepoint (DESIGN.md §4): no file in src/ or ui/ other than src/exec.c may create
+# a process — fork, vfork, exec*, system, popen, posix_spawn, uv_spawn, clone or a raw
+# syscall. Comments and string literals are ignored; everything else counts.
+. "$(dirname "$0")/lib.sh"
+scan="python3 $BD_SOURCE_DIR/tests/cli/chokepoint_scan.py"
+cd "$BD_SOURCE_DIR"
+
+mapfile -t files < <(find src ui -type f \( -name '*.c' -o -name '*.h' \) ! -path src/exec.c | sort)
+[ "${#files[@]}" -gt 10 ] && pass "scanning ${#files[@]} files of src/ and ui/" \
+    || fail "found only ${#files[@]} source files: is BD_SOURCE_DIR right?"
+if out=$($scan "${files[@]}"); then
+    pass "no process creation outside src/exec.c"
+else
+    fail "process creation outside the chokepoint:
+$out"
+fi
+
+# The chokepoint itself exists and is where the creation happens.
+out=$($scan src/exec.c || true)
+grep -q ': uv_spawn$' <<<"$out" && pass "src/exec.c holds the uv_spawn" || fail "no uv_spawn in src/exec.c"
+grep -q ': fork$' <<<"$out" && pass "src/exec.c holds the forks" || fail "no fork in src/exec.c"
+grep -q ': execve$' <<<"$out" && pass "src/exec.c holds the execve" || fail "no execve in src/exec.c"
+
+# The scanner can fail: planted uses are caught, comments/strings/members are not.
+p="$BD_TMP/planted.c"
+cat >"$p" <<'C'
+#include <unistd.h>
+void a(void) { fork(); }
+void b(void) { FILE *(*p)(const char *, const char *) = popen; (void)p; }
+void c(void) { syscall(SYS_clone, 0); }
+void d(char **v) { execvp (v[0], v); }
+void e(uv_loop_t *l) { uv_spawn(l, 0, 0); }
+void h(void) { void *q = &execve; return; }
+void f(void) { (system)("x"); }
+C
+out=$($scan "$p" || true)
+for want in "2: fork" "3: popen" "4: SYS_clone" "5: execvp" "6: uv_spawn" "7: execve" "8: system"; do
+    grep -q "planted.c:$want\$" <<<"$out" && pass "scan catches line $want" || fail "scan misses $want: $out"
+done
+q="$BD_TMP/quiet.c"
+cat >"$q" <<'C'
+/* fork() and system("ls") in a comment */
+// popen("x", "r");
+static const char *msg = "call fork() or uv_spawn( here";
+static const char c = 'x';
+struct s { int system; int fork; };
+int g(struct s *p, struct s q) { return p->system + q.fork; }
+int forked(void); int my_system(void); int execution;
+int rule(void *ctx) { return seccomp_rule_add(ctx, 0, SCMP_SYS(clone), 0); }
+/* multi-line comment
+   execve(path, argv, env);
+*/
+C
+if out=$($scan "$q"); then pass "comments, strings, members and longer names are ignored"
+else fail "false positives: $out"; fi
+finish

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# run_overhead.sh — what `benchdesk run` costs per case, against bare python and the
+# seeds' Python design, on the same trivial rubric (tests/fixtures/rubrics/trivial.py).
+#
+#   tests/perf/run_overhead.sh [N_CASES]        (default 200 cases, best of 3 rounds)
+#
+# Side by side, in one run:
+#   bare python         `python3 -s rubric.py < doc.json` in a shell loop, N times: the floor
+#   benchdesk --jobs 1  the whole command: open the bench, verify N pins, run N cases
+#                       through the chokepoint (temp dir, copies, scrubbed env, rlimits,
+#                       supervisor), write the summary
+#   benchdesk --jobs 2  the same, two at a time
+#   peer --jobs 1/2     tests/perf/peer_asyncio_runner.py: story S3-03's asyncio runner
+#                       (create_subprocess_exec + TemporaryDirectory + wait_for) with
+#                       S3-02's semaphore fan-out
+# Aims (reported, not enforced): benchdesk --jobs 1 per case <= 1.10x bare python;
+# --jobs 2 throughput >= 1.7x --jobs 1 (needs 2 CPUs); benchdesk never slower than the peer.
+#
+# Uses BD_BIN if set, else the release build in build/release (configured and built here).
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+n=${1:-200}
+rounds=3
+die() {
+    echo "run_overhead: $*" >&2
+    exit 1
+}
+PY=${BENCHDESK_PYTHON:-/usr/bin/python3}
+[ -x "$PY" ] || die "no python at $PY (set BENCHDESK_PYTHON)"
+
+if [ -z "${BD_BIN:-}" ]; then
+    rel="$src/build/release"
+    [ -f "$rel/CMakeCache.txt" ] || cmake -S "$src" -B "$rel" -DBD_FLAVOUR=release >/dev/null
+    cmake --build "$rel" -j"$(nproc)" --target benchdesk >/dev/null || die "release build failed"
+    BD_BIN="$rel/src/benchdesk"
+fi
+[ -x "$BD_BIN" ] || die "no benchdesk binary at $BD_BIN"
+grep -q -- "-fsanitize" "$(dirname "$BD_BIN")/../CMakeCache.txt" 2>/dev/null &&
+    echo "warning: $BD_BIN looks like a sanitizer build; numbers will be high" >&2
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/benchdesk-perf-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/tmp" "$work/cwd"
+export TMPDIR="$work/tmp"
+"$PY" -s "$src/tests/fixtures/rubrics/mkbench.py" "$work/fx" --only trivial --trivial "$n" \
+    --manifest "$work/manifest.json" >/dev/null
+rubric="$work/fx/bench/trivial/rubric.py"
+# The document benchdesk writes to the rubric's stdin, for the bare loop.
+"$PY" - "$work/manifest.json" >"$work/doc.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))[0]
+json.dump({"case": c["case"], "expected": c["case"]["expected"],
+           "harness_output": c["harness_output"], "case_dir": "case"}, sys.stdout)
+PY
+
+# Each variant runs in a child of this timer: wall time, and the CPU time of the whole
+# process tree (RUSAGE_CHILDREN; every level reaps its children, so rubrics count too).
+# Best of $rounds by wall time. CPU time is the fairer number on a busy machine.
+cat >"$work/timer.py" <<'PY'
+import resource, subprocess, sys, time
+rounds = int(sys.argv[1])
+best = None
+for _ in range(rounds):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    subprocess.run(sys.argv[2:], check=True)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if best is None or wall < best[0]:
+        best = (wall, cpu)
+print("%d %d" % (best[0] * 1000, best[1] * 1000))
+PY
+measure() { # name command... -> "$wall_ms $cpu_ms" in $best
+    local name=$1
+    shift
+    best=$("$PY" "$work/timer.py" "$rounds" "$@") || die "$name failed"
+    printf '  %-20s wall %6d ms  cpu %6d ms\n' "$name" ${best% *} ${best#* } >&2
+}
+
+cat >"$work/bare.sh" <<SH
+cd "$work/cwd" && for _ in \$(seq $n); do "$PY" -s "$rubric" <"$work/doc.json" >/dev/null; done
+SH
+cat >"$work/bench.sh" <<SH
+out=\$("$BD_BIN" -C "$work/fx" run trivial --isolation subprocess --drafts --jobs "\$1" 2>/dev/null) || exit 1
+grep -qE "^  passed +$n\\\$" <<<"\$out"
+SH
+cat >"$work/peer.sh" <<SH
+out=\$("$PY" "$src/tests/perf/peer_asyncio_runner.py" "$work/manifest.json" "$work/fx/bench" --jobs "\$1")
+grep -q "^cases $n passed $n " <<<"\$out"
+SH
+
+echo "run_overhead: $n cases, best of $rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+    "$("$PY" --version 2>&1), $BD_BIN" >&2
+measure "bare python" bash "$work/bare.sh"
+r_bare=$best
+measure "benchdesk --jobs 1" bash "$work/bench.sh" 1
+r_j1=$best
+measure "benchdesk --jobs 2" bash "$work/bench.sh" 2
+r_j2=$best
+measure "peer --jobs 1" bash "$work/peer.sh" 1
+r_p1=$best
+measure "peer --jobs 2" bash "$work/peer.sh" 2
+r_p2=$best
+
+"$PY" - "$n" $r_bare $r_j1 $r_j2 $r_p1 $r_p2 <<'PY'
+import sys
+n = int(sys.argv[1])
+v = [int(x) for x in sys.argv[2:]]
+names = ["bare python3 rubric.py", "benchdesk --jobs 1", "benchdesk --jobs 2",
+         "python peer --jobs 1", "python peer --jobs 2"]
+rows = [(names[i], v[2 * i], v[2 * i + 1]) for i in range(5)]
+bare_w, bare_c = rows[0][1], rows[0][2]
+print("%-24s %9s %9s %11s %9s %9s %9s" % ("variant", "wall ms", "ms/case", "cases/s", "wall/bare",
+                                          "cpu ms", "cpu/bare"))
+for name, w, c in rows:
+    print("%-24s %9d %9.2f %11.1f %8.2fx %9d %8.2fx" % (name, w, w / n, n * 1000.0 / w, w / bare_w,
+                                                         c, c / bare_c))
+(_, j1, j1c), (_, j2, j2c), (_, p1, p1c), (_, p2, p2c) = rows[1:]
+def aim(ok, text):
+    print("%-6s %s" % ("met" if ok else "MISSED", text))
+print()
+aim(j1 <= 1.10 * bare_w, "benchdesk --jobs 1 per case <= 1.10x bare python: wall %.2fx (cpu %.2fx)"
+    % (j1 / bare_w, j1c / bare_c))
+aim(j1 / j2 >= 1.7, "benchdesk --jobs 2 throughput >= 1.7x --jobs 1: %.2fx" % (j1 / j2))
+aim(j1 <= p1 and j2 <= p2, "benchdesk never slower than the peer: wall %.2fx / %.2fx of the peer's "
+    "(cpu %.2fx / %.2fx)" % (j1 / p1, j2 / p2, j1c / p1c, j2c / p2c))
+PY

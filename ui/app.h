@@ -1,0 +1,419 @@
+/*
+ * app.h — the TUI's skeleton (DESIGN.md §10, §11): one libuv loop that owns the
+ * terminal, a stack of views (one file each under ui/views/, a tig-style ops table),
+ * and the tables that generate key bindings, help text and colour roles.
+ *
+ * Threading: everything here runs on the loop thread. Work for libuv's thread pool goes
+ * through bd_work_queue (work.c); its results come back on the loop thread. No curses
+ * call happens anywhere else.
+ *
+ * Ownership: the app owns the views on its stack, the model and every libuv handle.
+ * A view owns its `state`; ops->close frees it.
+ */
+#ifndef BD_UI_APP_H
+#define BD_UI_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curses.h>
+#include <uv.h>
+
+#include "bench.h"
+#include "config.h"
+#include "err.h"
+
+/* ---- actions: one table gives the enum, the names, the hints and the help ----------- */
+
+/*      id                    name           hint          help text */
+#define BD_UI_ACTIONS(X)                                                                           \
+    X(BD_A_NONE, "none", "", "")                                                                   \
+    X(BD_A_UP, "up", "", "move the cursor up")                                                     \
+    X(BD_A_DOWN, "down", "", "move the cursor down")                                               \
+    X(BD_A_PAGE_UP, "page-up", "", "scroll one page up")                                           \
+    X(BD_A_PAGE_DOWN, "page-down", "", "scroll one page down")                                     \
+    X(BD_A_HOME, "first", "", "jump to the first row")                                             \
+    X(BD_A_END, "last", "", "jump to the last row")                                                \
+    X(BD_A_OPEN, "open", "open", "open the selected row")                                          \
+    X(BD_A_FOCUS, "pane", "pane", "move the cursor between the list and the preview pane")         \
+    X(BD_A_FILTER, "filter", "filter", "filter the list: type to narrow, Enter keeps, Esc clears") \
+    X(BD_A_SORT, "sort", "sort", "sort by the next column")                                        \
+    X(BD_A_SORT_REVERSE, "reverse", "", "reverse the sort order")                                  \
+    X(BD_A_RUN, "run", "run", "run the selected task class or case")                               \
+    X(BD_A_RUN_ALL, "run-all", "run all", "run every case of this task class")                     \
+    X(BD_A_CANCEL, "cancel", "cancel", "cancel the run in progress")                               \
+    X(BD_A_NEXT_FAIL, "next-failed", "next fail", "jump to the next failed case")                  \
+    X(BD_A_PREV_FAIL, "prev-failed", "prev fail", "jump to the previous failed case")              \
+    X(BD_A_FAILED_ONLY, "failed-only", "failed", "show only failed cases, or all again")           \
+    X(BD_A_DRAFTS, "drafts", "",                                                                   \
+      "run again allowing draft cases (records: provenance unverified)")                           \
+    X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
+    X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
+    X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
+    X(BD_A_RUNVIEW, "run-view", "run view", "return to the live run view")                         \
+    X(BD_A_RELOAD, "reload", "reload", "re-read the bench from disk")                              \
+    X(BD_A_REDRAW, "redraw", "", "redraw the whole screen")                                        \
+    X(BD_A_HELP, "help", "help", "show the keys of this view")                                     \
+    X(BD_A_BACK, "back", "back", "go back to the previous view (quits from the first)")            \
+    X(BD_A_QUIT, "quit", "quit", "quit benchdesk (cancels a run in progress)")                     \
+    X(BD_A_INTERRUPT, "interrupt", "", "quit now, exit status 130 (cancels a run in progress)")    \
+    X(BD_A_SUSPEND, "suspend", "", "suspend benchdesk; fg brings it back")
+
+typedef enum {
+#define BD_X(id, name, hint, help) id,
+    BD_UI_ACTIONS(BD_X)
+#undef BD_X
+        BD_A__COUNT
+} bd_action;
+
+/* Key bindings: several keys may map to one action; the first listed is the one shown
+ * in hints. Control keys are written as BD_CTRL('x'). */
+#define BD_CTRL(c) ((c)&0x1f)
+#define BD_UI_KEYS(X)                                                                              \
+    X(KEY_UP, BD_A_UP)                                                                             \
+    X('k', BD_A_UP)                                                                                \
+    X(KEY_DOWN, BD_A_DOWN)                                                                         \
+    X('j', BD_A_DOWN)                                                                              \
+    X(KEY_PPAGE, BD_A_PAGE_UP)                                                                     \
+    X(BD_CTRL('b'), BD_A_PAGE_UP)                                                                  \
+    X(KEY_NPAGE, BD_A_PAGE_DOWN)                                                                   \
+    X(' ', BD_A_PAGE_DOWN)                                                                         \
+    X(BD_CTRL('f'), BD_A_PAGE_DOWN)                                                                \
+    X(KEY_HOME, BD_A_HOME)                                                                         \
+    X('g', BD_A_HOME)                                                                              \
+    X(KEY_END, BD_A_END)                                                                           \
+    X('G', BD_A_END)                                                                               \
+    X('\r', BD_A_OPEN)                                                                             \
+    X('\n', BD_A_OPEN)                                                                             \
+    X(KEY_ENTER, BD_A_OPEN)                                                                        \
+    X(KEY_RIGHT, BD_A_OPEN)                                                                        \
+    X('\t', BD_A_FOCUS)                                                                            \
+    X('/', BD_A_FILTER)                                                                            \
+    X('s', BD_A_SORT)                                                                              \
+    X('S', BD_A_SORT_REVERSE)                                                                      \
+    X('r', BD_A_RUN)                                                                               \
+    X('R', BD_A_RUN_ALL)                                                                           \
+    X('c', BD_A_CANCEL)                                                                            \
+    X('n', BD_A_NEXT_FAIL)                                                                         \
+    X('p', BD_A_PREV_FAIL)                                                                         \
+    X('f', BD_A_FAILED_ONLY)                                                                       \
+    X('d', BD_A_DRAFTS)                                                                            \
+    X('h', BD_A_HISTORY)                                                                           \
+    X('a', BD_A_WIDEN)                                                                             \
+    X('m', BD_A_RECOMMEND)                                                                         \
+    X('v', BD_A_RUNVIEW)                                                                           \
+    X(BD_CTRL('r'), BD_A_RELOAD)                                                                   \
+    X(BD_CTRL('l'), BD_A_REDRAW)                                                                   \
+    X('?', BD_A_HELP)                                                                              \
+    X(KEY_F(1), BD_A_HELP)                                                                         \
+    X('q', BD_A_BACK)                                                                              \
+    X(27, BD_A_BACK)                                                                               \
+    X(KEY_LEFT, BD_A_BACK)                                                                         \
+    X('Q', BD_A_QUIT)                                                                              \
+    X(BD_CTRL('c'), BD_A_INTERRUPT)                                                                \
+    X(BD_CTRL('z'), BD_A_SUSPEND)
+
+/* The action bound to key `key` (a curses key code or a character), or BD_A_NONE. */
+bd_action bd_action_for_key(int key);
+const char *bd_action_name(bd_action a);
+const char *bd_action_hint(bd_action a);
+const char *bd_action_help(bd_action a);
+/* Every key bound to `a`, written for people ("Up, k"), into `out` (cap bytes). */
+void bd_action_keys(bd_action a, char *out, size_t cap);
+/* The first key bound to `a` ("Enter"), into `out`. */
+void bd_action_first_key(bd_action a, char *out, size_t cap);
+
+/* Actions that every view answers (help lists them under "Everywhere"). */
+extern const bd_action bd_global_actions[];
+
+/* ---- colour roles: names are the contract with the theme files in themes/ ---------- */
+
+/*      id                  name              default (dark) fg, bg, attrs */
+#define BD_UI_ROLES(X)                                                                             \
+    X(BD_R_TITLE, "title", COLOR_WHITE, COLOR_BLUE, A_BOLD)                                        \
+    X(BD_R_HEADER, "header", COLOR_WHITE, COLOR_BLUE, 0)                                           \
+    X(BD_R_STATUS, "status", COLOR_BLACK, COLOR_WHITE, 0)                                          \
+    X(BD_R_SELECTION, "selection", COLOR_BLACK, COLOR_CYAN, 0)                                     \
+    X(BD_R_OK, "ok", COLOR_GREEN, -1, 0)                                                           \
+    X(BD_R_FAIL, "fail", COLOR_RED, -1, A_BOLD)                                                    \
+    X(BD_R_WARN, "warn", COLOR_YELLOW, -1, 0)                                                      \
+    X(BD_R_MUTED, "muted", -1, -1, A_DIM)                                                          \
+    X(BD_R_BADGE_SIGNED, "badge_signed", COLOR_BLACK, COLOR_GREEN, 0)                              \
+    X(BD_R_BADGE_AWAITING, "badge_awaiting", COLOR_BLACK, COLOR_YELLOW, 0)                         \
+    X(BD_R_BADGE_DRAFT, "badge_draft", COLOR_WHITE, -1, A_DIM)                                     \
+    X(BD_R_BADGE_BAD, "badge_bad", COLOR_WHITE, COLOR_RED, A_BOLD)                                 \
+    X(BD_R_BAR_FILL, "bar_fill", COLOR_GREEN, -1, 0)                                               \
+    X(BD_R_BAR_EMPTY, "bar_empty", -1, -1, A_DIM)                                                  \
+    X(BD_R_DIFF_ADD, "diff_add", COLOR_GREEN, -1, 0)                                               \
+    X(BD_R_DIFF_DEL, "diff_del", COLOR_RED, -1, 0)                                                 \
+    X(BD_R_DIFF_CTX, "diff_ctx", -1, -1, 0)
+
+typedef enum {
+#define BD_X(id, name, fg, bg, attrs) id,
+    BD_UI_ROLES(BD_X)
+#undef BD_X
+        BD_R__COUNT
+} bd_role;
+
+typedef struct bd_role_spec {
+    short fg, bg; /* curses colour numbers; -1 is the terminal's default */
+    attr_t attrs; /* A_BOLD | A_DIM | A_REVERSE | A_UNDERLINE */
+} bd_role_spec;
+
+typedef struct bd_theme {
+    char name[64];
+    bd_role_spec roles[BD_R__COUNT];
+    bool colour; /* false: attributes only (monochrome, or a terminal without colour) */
+} bd_theme;
+
+const char *bd_role_name(bd_role r);
+
+/* Load theme `name_or_path`: a path when it contains '/', else <dir>/<name>.yaml for the
+ * first of $BENCHDESK_THEMES_DIR and the built-in themes directory that has it. Roles the
+ * file leaves out keep the built-in default. Returns 0 or -1 with config.schema_invalid
+ * (unknown role, colour or attribute, naming the line), yaml.* or io.error (no such
+ * theme: the message lists where it looked). */
+int bd_theme_load(bd_theme *out, const char *name_or_path, bd_err *err);
+
+/* Set up colour pairs for `t` after initscr. Turns colour off when the terminal has none. */
+void bd_theme_apply(bd_theme *t);
+
+/* The curses attributes of role `r` under the applied theme. */
+attr_t bd_role_attr(bd_role r);
+
+/* ---- glyphs: UTF-8 line drawing with an ASCII fallback ------------------------------ */
+
+typedef struct bd_glyphs {
+    const char *ok, *bad, *pending, *hline, *vline, *bar_full, *bar_empty, *ellipsis, *arrow, *up,
+        *down, *branch;
+    const char *const *spinner;
+    int n_spinner;
+} bd_glyphs;
+
+/* The glyph set for the locale: UTF-8 when the codeset is UTF-8, else ASCII. */
+const bd_glyphs *bd_glyphs_pick(void);
+extern const bd_glyphs *bd_gl;
+
+/* ---- drawing helpers (draw.c) ------------------------------------------------------- */
+
+/* Draw `s` at (y, x) in at most `width` columns with `attr`: invalid UTF-8 and control
+ * characters become '?', so untrusted text can never send escape sequences; text too
+ * wide ends in the ellipsis glyph. With `pad`, the rest of `width` is filled with spaces
+ * in `attr`. Returns the columns used (including padding). */
+int bd_draw_text(WINDOW *w, int y, int x, int width, const char *s, attr_t attr, bool pad);
+
+/* Same for at most `len` bytes of `s`. */
+int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr,
+                  bool pad);
+
+/* Word wrap: the number of bytes of `s` (len bytes) that fit in `width` columns,
+ * breaking after the last space that fits when there is one. At least one character
+ * is taken so wrapping always progresses. */
+size_t bd_wrap_next(const char *s, size_t len, int width);
+
+/* Display width of `s` as bd_draw_text would draw it. */
+int bd_text_width(const char *s);
+
+/* Draw `s` right-aligned so it ends at column x_end (exclusive). Returns its start. */
+int bd_draw_right(WINDOW *w, int y, int x_end, const char *s, attr_t attr);
+
+/* A horizontal bar of `width` columns filled to `frac` (0..1). */
+void bd_draw_bar(WINDOW *w, int y, int x, int width, double frac, bd_role fill, bd_role empty);
+
+/* A horizontal rule across the window at row y with an optional title. */
+void bd_draw_rule(WINDOW *w, int y, const char *title, attr_t attr);
+
+/* ---- the list widget (list.c): cursor, scrolling, filter, sort ---------------------- */
+
+typedef struct bd_list {
+    size_t n;    /* rows in the model */
+    size_t *vis; /* model row of each visible line (filter and sort applied) */
+    size_t n_vis, cap_vis;
+    size_t cursor;    /* index into vis */
+    size_t top;       /* first visible line */
+    int height;       /* lines the view gave the list at its last draw */
+    char filter[128]; /* "" = no filter */
+} bd_list;
+
+/* Row text used by the filter (case-insensitive substring over every field the row shows).
+ * Returns a string valid until the next call, or NULL to hide the row whatever the
+ * filter. */
+typedef const char *(*bd_list_text_fn)(size_t row, void *payload);
+/* Sort comparison of two model rows (0 = keep model order). */
+typedef int (*bd_list_cmp_fn)(size_t a, size_t b, void *payload);
+
+void bd_list_init(bd_list *l);
+void bd_list_release(bd_list *l);
+/* Rebuild the visible rows for `n` model rows with the current filter and `cmp` (may be
+ * NULL), keeping the cursor on the same model row when it is still visible. Returns 0 or
+ * -1 on out-of-memory (the list is then empty). */
+int bd_list_rebuild(bd_list *l, size_t n, bd_list_text_fn text, bd_list_cmp_fn cmp, void *payload);
+/* Handle a movement action; true when it was one. */
+bool bd_list_move(bd_list *l, bd_action a);
+/* Put the cursor on model row `row` if visible; returns true when it is. */
+bool bd_list_select_row(bd_list *l, size_t row);
+/* Adjust `top` so the cursor is visible in `height` lines. */
+void bd_list_scroll(bd_list *l, int height);
+/* Model row under the cursor, or SIZE_MAX when the list is empty. */
+size_t bd_list_selected(const bd_list *l);
+/* Handle a mouse event at body line `line` (relative to the list's first line): a click
+ * selects, the wheel scrolls. Returns true for a click on the row that was already
+ * selected (the caller opens it). */
+bool bd_list_mouse(bd_list *l, const MEVENT *ev, int line);
+
+/* ---- the app ------------------------------------------------------------------------ */
+
+typedef struct bd_app bd_app;
+typedef struct bd_view bd_view;
+typedef struct bd_model bd_model;
+typedef struct bd_ui_run bd_ui_run;
+
+/* What views hear about, besides keys. */
+typedef enum {
+    BD_EV_MODEL,   /* task class summaries or case rows changed (ev->tc_index) */
+    BD_EV_HISTORY, /* chain status or last scores changed */
+    BD_EV_RUN,     /* the live run changed (ev->case_index, or SIZE_MAX for the run) */
+    BD_EV_TICK,    /* 10 Hz while something animates; sent to the top view only */
+} bd_ev_kind;
+
+typedef struct bd_event {
+    bd_ev_kind kind;
+    size_t tc_index;
+    size_t case_index;
+} bd_event;
+
+/* Screen regions a view may ask to redraw. */
+enum { BD_DIRTY_HEADER = 1, BD_DIRTY_BODY = 2, BD_DIRTY_STATUS = 4, BD_DIRTY_ALL = 7 };
+
+typedef struct bd_view_ops {
+    const char *name;         /* shown in the header and help ("cases") */
+    const bd_action *actions; /* the view's own actions, BD_A_NONE-terminated, help order */
+    /* Set up v->state from `arg`. Returns 0, or -1 with a message already posted. */
+    int (*open)(bd_view *v, void *arg);
+    /* Draw the body window (its size is the body's). */
+    void (*draw)(bd_view *v, WINDOW *w);
+    /* Handle an action (ch is the raw key). Returns true when handled. */
+    bool (*key)(bd_view *v, bd_action a, int ch);
+    /* A model, history or run event (may be NULL). */
+    void (*event)(bd_view *v, const bd_event *ev);
+    /* The body changed size (may be NULL). */
+    void (*resize)(bd_view *v, int rows, int cols);
+    /* A mouse event at body-relative (y, x) (may be NULL). */
+    void (*mouse)(bd_view *v, const MEVENT *ev, int y, int x);
+    /* Position text for the status line ("12/300"), into out (may be NULL). */
+    void (*position)(bd_view *v, char *out, size_t cap);
+    /* Free v->state. */
+    void (*close)(bd_view *v);
+} bd_view_ops;
+
+struct bd_view {
+    const bd_view_ops *ops;
+    bd_app *app;
+    void *state;
+    char title[256]; /* the header's view part: "vuln-remediation › cases" */
+    bd_view *below;
+};
+
+typedef enum { BD_MSG_INFO, BD_MSG_WARN, BD_MSG_ERROR } bd_msg_level;
+
+/* The line editor of `/`, shown in the status line. */
+typedef struct bd_prompt {
+    bool active;
+    char buf[128];
+    size_t len;
+    bd_view *owner;
+    void (*changed)(bd_view *v, const char *text);
+    void (*done)(bd_view *v, const char *text, bool accepted);
+} bd_prompt;
+
+/* The app (tui.c). */
+struct bd_app {
+    uv_loop_t *loop;
+    bd_bench *bench;
+    bd_model *model;
+    bd_theme theme;
+    bd_view *top;
+    bd_ui_run *run; /* the live run, or NULL */
+    WINDOW *header, *body, *status, *input;
+    int rows, cols;
+    bool too_small;
+    unsigned dirty;
+    bool quitting;
+    int exit_status;
+    char branch[128];
+    bd_config config; /* .benchdesk/config.yaml: theme, jobs, python */
+    char msg[512];
+    bd_msg_level msg_level;
+    bd_prompt prompt; /* the line editor of `/` */
+    uint64_t start_ns;
+    void *priv; /* tui.c's loop state */
+};
+
+/* Push a new view of `ops` opened with `arg`. Returns 0, or -1 (message posted). */
+int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg);
+/* Pop and close the top view; popping the last one quits. */
+void bd_app_pop(bd_app *app);
+/* Ask for a redraw of `what` (BD_DIRTY_*), coalesced to at most ~60 frames a second. */
+void bd_app_invalidate(bd_app *app, unsigned what);
+/* Post a message on the status line (until the next key). */
+void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Post `err` as an error message: "<code>: <message>". */
+void bd_app_error(bd_app *app, const bd_err *err);
+/* Deliver `ev` to every view on the stack, top first. */
+void bd_app_broadcast(bd_app *app, const bd_event *ev);
+/* Start the `/` line editor for `v`, seeded with `initial`. */
+void bd_app_prompt(bd_app *app, bd_view *v, const char *initial,
+                   void (*changed)(bd_view *v, const char *text),
+                   void (*done)(bd_view *v, const char *text, bool accepted));
+/* Quit: cancels a run in progress first, then leaves the loop with `status`. */
+void bd_app_quit(bd_app *app, int status);
+/* Something in the background is moving (a run, loading): keep the spinner ticking. */
+void bd_app_animate(bd_app *app);
+/* Current spinner frame (advances with the 10 Hz tick while something animates). */
+const char *bd_app_spinner(const bd_app *app);
+/* Monotonic milliseconds since the TUI started. */
+uint64_t bd_app_now_ms(const bd_app *app);
+
+/* ---- thread-pool work (work.c) ------------------------------------------------------ */
+
+typedef struct bd_work bd_work;
+typedef void (*bd_work_fn)(bd_work *w);                /* on a pool thread: no curses */
+typedef void (*bd_work_done_fn)(bd_work *w, bool ran); /* on the loop; ran=false: cancelled */
+
+struct bd_work {
+    uv_work_t req;
+    bd_app *app;
+    bd_work_fn run;
+    bd_work_done_fn done;
+    void *data;
+    bd_work *prev, *next; /* the app's in-flight list */
+};
+
+/* Queue `w` (caller-allocated, filled with run/done/data) on libuv's thread pool. `done`
+ * always runs exactly once on the loop (it frees w if it owns it). Returns 0 or -1 (then
+ * nothing was queued and `done` will not run). */
+int bd_work_queue(bd_app *app, bd_work *w);
+/* Cancel every queued job that has not started (their done callbacks see ran=false) and
+ * set the stop flag that running jobs poll. */
+void bd_work_cancel_all(bd_app *app);
+/* True once bd_work_cancel_all was called: long jobs check it between steps. Safe from
+ * any thread. */
+bool bd_work_stopping(void);
+/* Jobs queued and not yet finished. */
+size_t bd_work_pending(void);
+
+/* ---- views (ui/views/) -------------------------------------------------------------- */
+
+extern const bd_view_ops bd_view_tclasses; /* task classes (the first view) */
+extern const bd_view_ops bd_view_cases;    /* arg: size_t * task-class index */
+extern const bd_view_ops bd_view_case;     /* arg: bd_case_ref * */
+extern const bd_view_ops bd_view_help;     /* arg: the view whose keys to show */
+
+typedef struct bd_case_ref {
+    size_t tc_index;
+    size_t case_index;
+} bd_case_ref;
+
+#endif

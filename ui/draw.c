@@ -1,0 +1,192 @@
+/*
+ * draw.c — text, bars and rules; UTF-8 glyphs with an ASCII fallback.
+ *
+ * Everything drawn passes through bd_draw_textn, which decodes with the locale, turns
+ * control characters and invalid bytes into '?', and clips by display width: text from a
+ * case, a rubric's stderr or a cassette can never move the cursor or change the terminal.
+ */
+#include <langinfo.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "app.h"
+
+static const char *const spin_utf8[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+static const char *const spin_ascii[] = {"|", "/", "-", "\\"};
+
+static const bd_glyphs glyphs_utf8 = {"✓", "✗", "·", "─", "│", "█",       "░",
+                                      "…", "▸", "▲", "▼", "⎇", spin_utf8, 10};
+static const bd_glyphs glyphs_ascii = {"+", "x", ".", "-", "|", "#",        ".",
+                                       "~", ">", "^", "v", "@", spin_ascii, 4};
+
+const bd_glyphs *bd_gl = &glyphs_ascii;
+
+const bd_glyphs *bd_glyphs_pick(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    bd_gl =
+        cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0) ? &glyphs_utf8 : &glyphs_ascii;
+    return bd_gl;
+}
+
+/* Decode one character of s[0..len): its wide char (or '?' for anything unsafe), its
+ * display width, and the bytes it took. */
+static size_t decode(const char *s, size_t len, wchar_t *wc, int *width)
+{
+    mbstate_t st;
+    memset(&st, 0, sizeof(st));
+    wchar_t c = 0;
+    size_t n = mbrtowc(&c, s, len, &st);
+    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+        *wc = L'?';
+        *width = 1;
+        return 1;
+    }
+    if (c == L'\t') {
+        *wc = L' ';
+        *width = 1;
+        return n;
+    }
+    int w = wcwidth(c);
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0) || w < 0) {
+        *wc = L'?';
+        *width = 1;
+        return n;
+    }
+    *wc = c;
+    *width = w;
+    return n;
+}
+
+int bd_text_width(const char *s)
+{
+    int w = 0;
+    size_t len = s ? strlen(s) : 0;
+    for (size_t i = 0; i < len;) {
+        wchar_t wc;
+        int cw;
+        i += decode(s + i, len - i, &wc, &cw);
+        w += cw;
+    }
+    return w;
+}
+
+size_t bd_wrap_next(const char *s, size_t len, int width)
+{
+    size_t i = 0, last_space = 0;
+    int used = 0;
+    while (i < len) {
+        wchar_t wc;
+        int cw;
+        size_t n = decode(s + i, len - i, &wc, &cw);
+        if (used + cw > width && i > 0)
+            return last_space ? last_space : i;
+        if (s[i] == ' ')
+            last_space = i + 1;
+        used += cw;
+        i += n;
+    }
+    return len;
+}
+
+int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr,
+                  bool pad)
+{
+    if (width <= 0)
+        return 0;
+    wchar_t buf[512];
+    size_t nb = 0;
+    int used = 0;
+    size_t i = 0;
+    /* Reserve one column for the ellipsis when the text does not fit. */
+    int total = 0;
+    for (size_t k = 0; k < len && total <= width;) {
+        wchar_t wc;
+        int cw;
+        k += decode(s + k, len - k, &wc, &cw);
+        total += cw;
+    }
+    bool clip = total > width;
+    int limit = clip ? width - 1 : width;
+    while (i < len && nb < sizeof(buf) / sizeof(buf[0]) - 2) {
+        wchar_t wc;
+        int cw;
+        size_t n = decode(s + i, len - i, &wc, &cw);
+        if (used + cw > limit)
+            break;
+        if (cw == 0 && nb == 0) { /* a combining mark cannot start the text */
+            i += n;
+            continue;
+        }
+        buf[nb++] = wc;
+        used += cw;
+        i += n;
+    }
+    buf[nb] = L'\0';
+    wattrset(w, attr);
+    mvwaddnwstr(w, y, x, buf, (int)nb);
+    if (clip && used < width) {
+        waddstr(w, bd_gl->ellipsis);
+        used++;
+    }
+    if (pad)
+        for (; used < width; used++)
+            waddch(w, ' ');
+    wattrset(w, A_NORMAL);
+    return used;
+}
+
+int bd_draw_text(WINDOW *w, int y, int x, int width, const char *s, attr_t attr, bool pad)
+{
+    return bd_draw_textn(w, y, x, width, s ? s : "", s ? strlen(s) : 0, attr, pad);
+}
+
+int bd_draw_right(WINDOW *w, int y, int x_end, const char *s, attr_t attr)
+{
+    int tw = bd_text_width(s);
+    int x = x_end - tw;
+    if (x < 0)
+        x = 0;
+    bd_draw_text(w, y, x, x_end - x, s, attr, false);
+    return x;
+}
+
+void bd_draw_bar(WINDOW *w, int y, int x, int width, double frac, bd_role fill, bd_role empty)
+{
+    if (width <= 0)
+        return;
+    if (!(frac >= 0))
+        frac = 0;
+    if (frac > 1)
+        frac = 1;
+    int full = (int)(frac * width + 0.5);
+    wmove(w, y, x);
+    wattrset(w, bd_role_attr(fill));
+    for (int i = 0; i < full; i++)
+        waddstr(w, bd_gl->bar_full);
+    wattrset(w, bd_role_attr(empty));
+    for (int i = full; i < width; i++)
+        waddstr(w, bd_gl->bar_empty);
+    wattrset(w, A_NORMAL);
+}
+
+void bd_draw_rule(WINDOW *w, int y, const char *title, attr_t attr)
+{
+    int cols = getmaxx(w);
+    wmove(w, y, 0);
+    wattrset(w, attr);
+    int x = 0;
+    if (title && title[0]) {
+        waddstr(w, bd_gl->hline);
+        waddstr(w, bd_gl->hline);
+        x = 2;
+        x += bd_draw_text(w, y, x, cols - x, " ", attr, false);
+        x += bd_draw_text(w, y, x, cols - x - 1, title, attr | A_BOLD, false);
+        x += bd_draw_text(w, y, x, cols - x, " ", attr, false);
+        wattrset(w, attr);
+    }
+    for (; x < cols; x++)
+        waddstr(w, bd_gl->hline);
+    wattrset(w, A_NORMAL);
+}

@@ -1,0 +1,336 @@
+/*
+ * history_model.c — the chain status and the last scores, read on libuv's thread pool.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "history_model.h"
+
+/* The newest score record of one case. */
+typedef struct last_entry {
+    char *tc, *case_id, *fm, *run_id;
+    bool passed;
+    double score;
+    uint64_t seq;
+} last_entry;
+
+/* The last run of one task class. */
+typedef struct last_run {
+    char *tc;
+    char *run_id;
+    size_t cases, passed;
+    double sum;
+} last_run;
+
+typedef struct hist_state {
+    unsigned gen;
+    int busy;
+    last_entry *last;
+    size_t n_last;
+    last_run *runs;
+    size_t n_runs;
+} hist_state;
+
+typedef struct hist_job {
+    bd_work work;
+    bd_model *model;
+    unsigned gen;
+    bool verify; /* else: scan */
+    char *root;
+    /* verify */
+    int rc;
+    bd_history_verify_result res;
+    bd_err err;
+    /* scan */
+    last_entry *last;
+    size_t n_last;
+    last_run *runs;
+    size_t n_runs;
+} hist_job;
+
+/* One history state per process: there is one model. */
+static hist_state hs;
+
+static void entries_free(last_entry *e, size_t n, last_run *r, size_t nr)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(e[i].tc);
+        free(e[i].case_id);
+        free(e[i].fm);
+        free(e[i].run_id);
+    }
+    free(e);
+    for (size_t i = 0; i < nr; i++) {
+        free(r[i].tc);
+        free(r[i].run_id);
+    }
+    free(r);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const last_entry *x = a, *y = b;
+    int c = strcmp(x->tc, y->tc);
+    if (!c)
+        c = strcmp(x->case_id, y->case_id);
+    if (!c)
+        c = x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0; /* newest first */
+    return c;
+}
+
+static void run_verify(hist_job *j)
+{
+    bd_history *h = NULL;
+    j->rc = -1;
+    if (bd_history_open(&h, j->root, BD_HISTORY_READ, &j->err) < 0)
+        return;
+    j->rc = bd_history_verify(h, 0, &j->res, &j->err);
+    bd_history_free(h);
+}
+
+static last_run *find_run(last_run *runs, size_t n, const char *tc)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(runs[i].tc, tc) == 0)
+            return &runs[i];
+    return NULL;
+}
+
+/* Read every score record newest first; keep the newest per case and the records of
+ * each task class's newest run. */
+static void run_scan(hist_job *j)
+{
+    bd_history *h = NULL;
+    bd_err err = BD_ERR_INIT;
+    size_t cap = 0;
+    if (bd_history_open(&h, j->root, BD_HISTORY_READ, &err) < 0)
+        return;
+    bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    o.limit = 512;
+    for (;;) {
+        bd_history_record *recs = NULL;
+        size_t n = 0;
+        uint64_t next = 0;
+        if (bd_work_stopping() || bd_history_log(h, &o, &recs, &n, &next, &err) < 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            const bd_history_record *r = &recs[i];
+            if (r->is_audit || !r->task_class || !r->case_id)
+                continue;
+            last_run *lr = find_run(j->runs, j->n_runs, r->task_class);
+            if (!lr) {
+                last_run *g = realloc(j->runs, (j->n_runs + 1) * sizeof(*g));
+                if (!g)
+                    goto oom;
+                j->runs = g;
+                lr = &j->runs[j->n_runs];
+                memset(lr, 0, sizeof(*lr));
+                lr->tc = strdup(r->task_class);
+                lr->run_id = strdup(r->run_id ? r->run_id : "");
+                j->n_runs++;
+                if (!lr->tc || !lr->run_id)
+                    goto oom;
+            }
+            if (r->run_id && strcmp(lr->run_id, r->run_id) == 0) {
+                lr->cases++;
+                lr->passed += r->score.passed;
+                lr->sum += r->score.score;
+            }
+            if (j->n_last == cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                last_entry *g = realloc(j->last, nc * sizeof(*g));
+                if (!g)
+                    goto oom;
+                j->last = g;
+                cap = nc;
+            }
+            last_entry *e = &j->last[j->n_last++];
+            memset(e, 0, sizeof(*e));
+            e->seq = r->seq;
+            e->passed = r->score.passed;
+            e->score = r->score.score;
+            e->tc = strdup(r->task_class);
+            e->case_id = strdup(r->case_id);
+            if (r->score.n_failure_modes)
+                e->fm = strdup(r->score.failure_modes[0].code);
+            if (!e->tc || !e->case_id)
+                goto oom;
+        }
+        bd_history_records_free(recs, n);
+        if (!next)
+            break;
+        o.before = next;
+        continue;
+    oom:
+        bd_history_records_free(recs, n);
+        break;
+    }
+    bd_history_free(h);
+    /* Keep the newest entry of each case. */
+    if (j->n_last) {
+        qsort(j->last, j->n_last, sizeof(*j->last), entry_cmp);
+        size_t w = 0;
+        for (size_t i = 0; i < j->n_last; i++) {
+            last_entry *e = &j->last[i];
+            if (w && e->tc && e->case_id && j->last[w - 1].tc && j->last[w - 1].case_id &&
+                strcmp(e->tc, j->last[w - 1].tc) == 0 &&
+                strcmp(e->case_id, j->last[w - 1].case_id) == 0) {
+                free(e->tc);
+                free(e->case_id);
+                free(e->fm);
+                free(e->run_id);
+                continue;
+            }
+            j->last[w++] = *e;
+        }
+        j->n_last = w;
+    }
+}
+
+static void job_run(bd_work *w)
+{
+    hist_job *j = (hist_job *)w;
+    if (j->verify)
+        run_verify(j);
+    else
+        run_scan(j);
+}
+
+static void apply_tc(bd_model *m, size_t ti)
+{
+    bd_ui_tc *t = &m->tcs[ti];
+    if (t->state != BD_LOAD_DONE)
+        return;
+    for (size_t i = 0; i < hs.n_last; i++) {
+        const last_entry *e = &hs.last[i];
+        if (!e->tc || strcmp(e->tc, t->name) != 0)
+            continue;
+        size_t ci = bd_model_find_case(m, ti, e->case_id);
+        if (ci == SIZE_MAX)
+            continue;
+        bd_ui_case *c = &t->cases[ci];
+        if (c->has_last && c->last_seq > e->seq)
+            continue;
+        c->has_last = true;
+        c->last_passed = e->passed;
+        c->last_score = e->score;
+        c->last_seq = e->seq;
+        free(c->last_fm);
+        c->last_fm = e->fm ? strdup(e->fm) : NULL;
+    }
+    const last_run *lr = find_run(hs.runs, hs.n_runs, t->name);
+    t->has_last_run = lr && lr->cases;
+    if (t->has_last_run) {
+        t->last_run_cases = lr->cases;
+        t->last_mean = lr->sum / (double)lr->cases;
+        t->last_pass_rate = (double)lr->passed / (double)lr->cases;
+    }
+}
+
+void bd_history_model_apply(bd_model *m, size_t tc_index)
+{
+    if (tc_index < m->n_tcs)
+        apply_tc(m, tc_index);
+}
+
+static void job_done(bd_work *w, bool ran)
+{
+    hist_job *j = (hist_job *)w;
+    bd_model *m = j->model;
+    hs.busy--;
+    if (ran && j->gen == hs.gen && !m->app->quitting) {
+        if (j->verify) {
+            snprintf(m->chain_head, sizeof(m->chain_head), "%s", j->res.head);
+            if (j->rc == 0) {
+                m->chain = j->res.count ? BD_CHAIN_VERIFIED : BD_CHAIN_NONE;
+                m->chain_count = j->res.count;
+            } else if (j->err.code == BD_E_CHAIN_TAMPERED) {
+                m->chain = BD_CHAIN_BROKEN;
+                m->chain_count = j->res.count;
+                m->chain_bad_seq = j->res.bad_seq;
+                snprintf(m->chain_reason, sizeof(m->chain_reason), "%s",
+                         bd_chain_reason_str(j->res.reason));
+                snprintf(m->chain_msg, sizeof(m->chain_msg), "%.200s", j->err.msg);
+            } else {
+                m->chain = BD_CHAIN_UNREADABLE;
+                snprintf(m->chain_msg, sizeof(m->chain_msg), "%.40s: %.200s",
+                         bd_code_str(j->err.code), j->err.msg);
+            }
+        } else {
+            entries_free(hs.last, hs.n_last, hs.runs, hs.n_runs);
+            hs.last = j->last;
+            hs.n_last = j->n_last;
+            hs.runs = j->runs;
+            hs.n_runs = j->n_runs;
+            j->last = NULL;
+            j->runs = NULL;
+            j->n_last = j->n_runs = 0;
+            for (size_t i = 0; i < m->n_tcs; i++)
+                apply_tc(m, i);
+        }
+        bd_event ev = {BD_EV_HISTORY, SIZE_MAX, SIZE_MAX};
+        bd_app_broadcast(m->app, &ev);
+        bd_app_invalidate(m->app, BD_DIRTY_ALL);
+    }
+    if (j->verify)
+        bd_history_verify_result_release(&j->res);
+    entries_free(j->last, j->n_last, j->runs, j->n_runs);
+    free(j->root);
+    free(j);
+}
+
+static void queue(bd_model *m, bool verify)
+{
+    hist_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->root = strdup(m->app->bench->root))) {
+        free(j);
+        bd_app_message(m->app, BD_MSG_ERROR, "out of memory reading the history");
+        return;
+    }
+    j->model = m;
+    j->gen = hs.gen;
+    j->verify = verify;
+    j->work.run = job_run;
+    j->work.done = job_done;
+    if (bd_work_queue(m->app, &j->work) < 0) {
+        free(j->root);
+        free(j);
+        bd_app_message(m->app, BD_MSG_ERROR, "cannot queue the history read");
+        return;
+    }
+    hs.busy++;
+    bd_app_animate(m->app);
+}
+
+void bd_history_model_start(bd_model *m)
+{
+    m->history_available = true;
+    m->chain = BD_CHAIN_VERIFYING;
+    queue(m, true);
+    queue(m, false);
+}
+
+void bd_model_refresh_history(bd_model *m)
+{
+    hs.gen++;
+    m->chain = BD_CHAIN_VERIFYING;
+    queue(m, true);
+    queue(m, false);
+}
+
+void bd_history_model_free(bd_model *m)
+{
+    (void)m;
+    hs.gen++;
+    entries_free(hs.last, hs.n_last, hs.runs, hs.n_runs);
+    hs.last = NULL;
+    hs.runs = NULL;
+    hs.n_last = hs.n_runs = 0;
+}
+
+bool bd_history_model_busy(const bd_model *m)
+{
+    (void)m;
+    return hs.busy > 0;
+}

@@ -1,0 +1,644 @@
+/*
+ * model.c — the bench as the TUI sees it, loaded lazily on libuv's thread pool (see
+ * model.h for the order). Pool jobs read only what they own or a reference-counted,
+ * immutable bd_task_class; they hand their results to the loop thread, which merges.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "history_model.h"
+#include "model.h"
+
+/* Which kind of pool job. */
+typedef enum { JOB_TC_LOAD, JOB_META, JOB_DIGEST } job_kind;
+
+typedef struct meta_result {
+    bd_load_state state;
+    uint8_t disposition, difficulty, prov;
+    char *title;
+    bd_code code;
+    char *msg;
+} meta_result;
+
+typedef struct digest_result {
+    bd_code code;
+    char *msg;
+    char digest[BD_DIGEST_BUF];
+    uint8_t prov_check; /* bd_load_state */
+    uint8_t prov_status;
+    bd_code prov_code;
+} digest_result;
+
+typedef struct model_job {
+    bd_work work;
+    bd_model *model;
+    unsigned gen;
+    job_kind kind;
+    size_t tc_index;
+    /* JOB_TC_LOAD */
+    char *bench_dir;
+    char *name;
+    bd_task_class *loaded;
+    bd_err err;
+    /* JOB_META / JOB_DIGEST: cases [lo, hi) of ref->tc */
+    bd_tc_ref *ref;
+    bd_prov_ctx *prov; /* shared, thread-safe; NULL: no verification */
+    size_t lo, hi;
+    meta_result *metas;
+    digest_result *digests;
+    bd_code rubric_code;
+    size_t orphans;
+    bool failed; /* out of memory: the chunk is retried later */
+} model_job;
+
+/* Per-model scheduling state that views never read. */
+typedef struct model_priv {
+    unsigned gen; /* bumped by reload: results of older jobs are dropped */
+    size_t prio_tc;
+    uint8_t **meta_chunks;   /* per tc: 0 todo, 1 queued, 2 done */
+    uint8_t **digest_chunks; /* per tc */
+    bool *tc_queued;
+} model_priv;
+
+static model_priv *priv_of(bd_model *m)
+{
+    return (model_priv *)(m + 1);
+}
+
+static void pump(bd_model *m);
+
+static void ref_drop(bd_tc_ref *r)
+{
+    if (r && --r->refs == 0) {
+        bd_task_class_free(r->tc);
+        free(r);
+    }
+}
+
+static void case_release(bd_ui_case *c)
+{
+    free(c->id);
+    free(c->title);
+    free(c->digest_msg);
+    free(c->last_fm);
+}
+
+static void tc_release(bd_ui_tc *t)
+{
+    for (size_t i = 0; i < t->n_cases; i++)
+        case_release(&t->cases[i]);
+    free(t->cases);
+    free(t->name);
+    ref_drop(t->ref);
+    memset(t, 0, sizeof(*t));
+}
+
+static size_t n_chunks(size_t n, size_t chunk)
+{
+    return n ? (n + chunk - 1) / chunk : 1; /* one digest job even for 0 cases: the rubric */
+}
+
+static void release_all(bd_model *m)
+{
+    model_priv *p = priv_of(m);
+    for (size_t i = 0; i < m->n_tcs; i++) {
+        tc_release(&m->tcs[i]);
+        if (p->meta_chunks)
+            free(p->meta_chunks[i]);
+        if (p->digest_chunks)
+            free(p->digest_chunks[i]);
+    }
+    free(m->tcs);
+    free(p->meta_chunks);
+    free(p->digest_chunks);
+    free(p->tc_queued);
+    m->tcs = NULL;
+    m->n_tcs = 0;
+    p->meta_chunks = p->digest_chunks = NULL;
+    p->tc_queued = NULL;
+}
+
+static int build(bd_model *m, bd_err *err)
+{
+    model_priv *p = priv_of(m);
+    const bd_bench *b = m->app->bench;
+    size_t n = b->n_task_classes;
+    m->tcs = calloc(n ? n : 1, sizeof(*m->tcs));
+    p->meta_chunks = calloc(n ? n : 1, sizeof(*p->meta_chunks));
+    p->digest_chunks = calloc(n ? n : 1, sizeof(*p->digest_chunks));
+    p->tc_queued = calloc(n ? n : 1, sizeof(*p->tc_queued));
+    if (!m->tcs || !p->meta_chunks || !p->digest_chunks || !p->tc_queued)
+        goto oom;
+    m->n_tcs = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!(m->tcs[i].name = strdup(b->task_classes[i])))
+            goto oom;
+        m->tcs[i].prio_case = SIZE_MAX;
+    }
+    p->prio_tc = SIZE_MAX;
+    return 0;
+oom:
+    release_all(m);
+    return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building the bench view");
+}
+
+int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
+{
+    *out = NULL;
+    bd_model *m = calloc(1, sizeof(*m) + sizeof(model_priv));
+    if (!m)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    m->app = app;
+    if (build(m, err) < 0) {
+        free(m);
+        return -1;
+    }
+    /* GnuPG was initialised by tui.c before any thread; a bench whose signers file is
+     * broken still browses, with the reason on screen. */
+    if (bd_prov_ctx_new(&m->prov, app->bench->bench_dir, &m->prov_err) < 0)
+        m->prov = NULL;
+    *out = m;
+    pump(m);
+    bd_history_model_start(m);
+    return 0;
+}
+
+void bd_model_free(bd_model *m)
+{
+    if (!m)
+        return;
+    bd_history_model_free(m);
+    release_all(m);
+    bd_prov_ctx_free(m->prov);
+    free(m);
+}
+
+int bd_model_reload(bd_model *m, bd_err *err)
+{
+    model_priv *p = priv_of(m);
+    release_all(m);
+    p->gen++;
+    bd_bench *fresh = NULL;
+    if (bd_bench_open(&fresh, m->app->bench->root, err) < 0)
+        return -1;
+    bd_bench_free(m->app->bench);
+    m->app->bench = fresh;
+    if (build(m, err) < 0)
+        return -1;
+    pump(m);
+    bd_model_refresh_history(m);
+    return 0;
+}
+
+const bd_task_class *bd_model_tc(const bd_model *m, size_t tc_index)
+{
+    if (tc_index >= m->n_tcs || !m->tcs[tc_index].ref)
+        return NULL;
+    return m->tcs[tc_index].ref->tc;
+}
+
+bd_tc_ref *bd_model_tc_hold(bd_model *m, size_t tc_index)
+{
+    if (tc_index >= m->n_tcs || !m->tcs[tc_index].ref)
+        return NULL;
+    m->tcs[tc_index].ref->refs++;
+    return m->tcs[tc_index].ref;
+}
+
+void bd_model_tc_release(bd_tc_ref *ref)
+{
+    ref_drop(ref);
+}
+
+static int id_cmp(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const bd_ui_case *)elem)->id);
+}
+
+size_t bd_model_find_case(const bd_model *m, size_t tc_index, const char *id)
+{
+    if (tc_index >= m->n_tcs || !id)
+        return SIZE_MAX;
+    const bd_ui_tc *t = &m->tcs[tc_index];
+    const bd_ui_case *c = t->n_cases ? bsearch(id, t->cases, t->n_cases, sizeof(*c), id_cmp) : NULL;
+    return c ? (size_t)(c - t->cases) : SIZE_MAX;
+}
+
+size_t bd_model_find_tc(const bd_model *m, const char *name)
+{
+    for (size_t i = 0; name && i < m->n_tcs; i++)
+        if (strcmp(m->tcs[i].name, name) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
+bool bd_model_busy(const bd_model *m)
+{
+    return m->jobs_in_flight > 0 || bd_history_model_busy(m);
+}
+
+void bd_model_prioritize(bd_model *m, size_t tc_index, size_t case_index)
+{
+    model_priv *p = priv_of(m);
+    p->prio_tc = tc_index;
+    if (tc_index < m->n_tcs)
+        m->tcs[tc_index].prio_case = case_index;
+    pump(m);
+}
+
+void bd_model_set_last(bd_model *m, size_t tc_index, size_t case_index, bool passed, double score,
+                       const char *first_fm)
+{
+    if (tc_index >= m->n_tcs || case_index >= m->tcs[tc_index].n_cases)
+        return;
+    bd_ui_case *c = &m->tcs[tc_index].cases[case_index];
+    c->has_last = true;
+    c->last_passed = passed;
+    c->last_score = score;
+    free(c->last_fm);
+    c->last_fm = first_fm ? strdup(first_fm) : NULL;
+    bd_event ev = {BD_EV_MODEL, tc_index, case_index};
+    bd_app_broadcast(m->app, &ev);
+}
+
+/* ---- pool work ---------------------------------------------------------------------- */
+
+static void run_tc_load(model_job *j)
+{
+    bd_bench b = {0};
+    b.bench_dir = j->bench_dir;
+    bd_task_class_load(&j->loaded, &b, j->name, &j->err);
+}
+
+static void run_meta(model_job *j)
+{
+    const bd_task_class *tc = j->ref->tc;
+    for (size_t i = j->lo; i < j->hi && !bd_work_stopping(); i++) {
+        meta_result *r = &j->metas[i - j->lo];
+        bd_case *c = NULL;
+        bd_err err = BD_ERR_INIT;
+        if (bd_task_class_case(&c, tc, tc->case_ids[i], &err) == 0) {
+            r->state = BD_LOAD_DONE;
+            r->disposition = (uint8_t)c->disposition;
+            r->difficulty = (uint8_t)c->difficulty;
+            r->prov = (uint8_t)bd_case_prov_claim(c);
+            r->title = c->title ? strdup(c->title) : NULL;
+            bd_case_free(c);
+        } else {
+            r->state = BD_LOAD_FAILED;
+            r->code = err.code;
+            r->msg = strdup(err.msg);
+        }
+    }
+}
+
+static void run_digest(model_job *j)
+{
+    const bd_task_class *tc = j->ref->tc;
+    bd_verify_report rep;
+    bd_err err = BD_ERR_INIT;
+    size_t n = j->hi - j->lo;
+    /* n == 0 only for a task class without cases: then "all" is nothing but the rubric
+     * and the orphaned pins, which is what we want. */
+    if (bd_verify_task_class(&rep, tc, (const char *const *)tc->case_ids + j->lo, n, &err) < 0) {
+        bd_verify_report_release(&rep);
+        j->failed = true;
+        return;
+    }
+    j->rubric_code = rep.rubric_err.code;
+    j->orphans = rep.n_orphans;
+    for (size_t i = 0; i < rep.n_cases && i < n; i++) {
+        digest_result *r = &j->digests[i];
+        const bd_case_check *chk = &rep.cases[i];
+        r->code = chk->err.code;
+        if (r->code != BD_OK)
+            r->msg = strdup(chk->err.msg);
+        memcpy(r->digest, chk->digest, sizeof(r->digest));
+        /* Signatures are checked against the digest computed just now. */
+        if (j->prov && chk->loaded && bd_case_prov_claim(chk->loaded) != BD_PROV_DRAFT &&
+            !bd_work_stopping()) {
+            bd_prov_result pr;
+            bd_err perr = BD_ERR_INIT;
+            int rc = bd_provenance_verify_case(&pr, j->prov, chk->loaded, chk->digest, &perr);
+            r->prov_check = rc < 0 ? BD_LOAD_FAILED : BD_LOAD_DONE;
+            r->prov_status = (uint8_t)pr.status;
+            r->prov_code = rc < 0 ? perr.code : pr.err.code;
+        } else if (chk->loaded) {
+            r->prov_check = BD_LOAD_DONE;
+            r->prov_status = BD_PROV_ST_DRAFT;
+            if (bd_case_prov_claim(chk->loaded) != BD_PROV_DRAFT) /* no GnuPG: unknown */
+                r->prov_check = BD_LOAD_FAILED;
+        }
+    }
+    bd_verify_report_release(&rep);
+}
+
+static void job_run(bd_work *w)
+{
+    model_job *j = (model_job *)w;
+    switch (j->kind) {
+    case JOB_TC_LOAD:
+        run_tc_load(j);
+        break;
+    case JOB_META:
+        run_meta(j);
+        break;
+    case JOB_DIGEST:
+        run_digest(j);
+        break;
+    }
+}
+
+static void job_free(model_job *j)
+{
+    if (j->metas) {
+        for (size_t i = 0; i < j->hi - j->lo; i++) {
+            free(j->metas[i].title);
+            free(j->metas[i].msg);
+        }
+        free(j->metas);
+    }
+    if (j->digests) {
+        for (size_t i = 0; i < j->hi - j->lo; i++)
+            free(j->digests[i].msg);
+        free(j->digests);
+    }
+    bd_task_class_free(j->loaded);
+    free(j->bench_dir);
+    free(j->name);
+    ref_drop(j->ref);
+    free(j);
+}
+
+static void merge_tc_load(bd_model *m, model_job *j)
+{
+    model_priv *p = priv_of(m);
+    bd_ui_tc *t = &m->tcs[j->tc_index];
+    if (!j->loaded) {
+        t->state = BD_LOAD_FAILED;
+        t->err = j->err;
+        return;
+    }
+    bd_tc_ref *ref = calloc(1, sizeof(*ref));
+    bd_task_class *tc = j->loaded;
+    size_t n = tc->n_cases;
+    bd_ui_case *cases = calloc(n ? n : 1, sizeof(*cases));
+    uint8_t *mc = calloc(n_chunks(n, BD_MODEL_META_CHUNK), 1);
+    uint8_t *dc = calloc(n_chunks(n, BD_MODEL_DIGEST_CHUNK), 1);
+    bool ok = ref && cases && mc && dc;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (cases[i].id = strdup(tc->case_ids[i])) != NULL;
+    if (!ok) {
+        for (size_t i = 0; cases && i < n; i++)
+            free(cases[i].id);
+        free(cases);
+        free(ref);
+        free(mc);
+        free(dc);
+        t->state = BD_LOAD_FAILED;
+        bd_err_set(&t->err, BD_E_NOMEM, NULL, 0, 0, "out of memory loading '%s'", t->name);
+        return;
+    }
+    ref->tc = tc;
+    ref->refs = 1;
+    j->loaded = NULL;
+    t->ref = ref;
+    t->cases = cases;
+    t->n_cases = n;
+    t->state = BD_LOAD_DONE;
+    p->meta_chunks[j->tc_index] = mc;
+    p->digest_chunks[j->tc_index] = dc;
+    if (n == 0)
+        mc[0] = 2; /* nothing to read */
+    /* Orphaned pins: pins whose case id is not a directory under cases/. */
+    if (tc->digests && n)
+        for (size_t i = 0; i < tc->digests->n_pins; i++)
+            if (bd_model_find_case(m, j->tc_index, tc->digests->pins[i].case_id) == SIZE_MAX)
+                t->orphans++;
+    bd_history_model_apply(m, j->tc_index);
+}
+
+static void merge_meta(bd_model *m, model_job *j)
+{
+    bd_ui_tc *t = &m->tcs[j->tc_index];
+    for (size_t i = j->lo; i < j->hi && i < t->n_cases; i++) {
+        meta_result *r = &j->metas[i - j->lo];
+        bd_ui_case *c = &t->cases[i];
+        if (r->state == BD_LOAD_PENDING)
+            continue;
+        c->meta = (uint8_t)r->state;
+        if (r->state == BD_LOAD_DONE) {
+            c->disposition = r->disposition;
+            c->difficulty = r->difficulty;
+            c->prov = r->prov;
+            c->title = r->title;
+            r->title = NULL;
+            if (c->prov < 3)
+                t->prov[c->prov]++;
+        } else if (!c->digest_msg) {
+            c->digest_msg = r->msg;
+            c->digest_code = r->code;
+            r->msg = NULL;
+        }
+        t->meta_done++;
+    }
+}
+
+static void merge_digest(bd_model *m, model_job *j)
+{
+    bd_ui_tc *t = &m->tcs[j->tc_index];
+    t->rubric = j->rubric_code == BD_OK ? BD_LOAD_DONE : BD_LOAD_FAILED;
+    t->rubric_code = j->rubric_code;
+    if (t->n_cases == 0)
+        t->orphans = j->orphans;
+    for (size_t i = j->lo; i < j->hi && i < t->n_cases; i++) {
+        digest_result *r = &j->digests[i - j->lo];
+        bd_ui_case *c = &t->cases[i];
+        memcpy(c->digest_hex, r->digest, sizeof(c->digest_hex));
+        c->digest_code = r->code;
+        c->prov_check = r->prov_check;
+        c->prov_status = r->prov_status;
+        c->prov_code = r->prov_code;
+        if (r->prov_check == BD_LOAD_DONE) {
+            t->prov_checked++;
+            if (r->prov_status == BD_PROV_ST_BAD)
+                t->prov_bad++;
+            if (r->prov_status < 4)
+                t->pstat[r->prov_status]++;
+        }
+        if (r->code == BD_OK) {
+            c->digest = BD_LOAD_DONE;
+        } else {
+            c->digest = BD_LOAD_FAILED;
+            free(c->digest_msg);
+            c->digest_msg = r->msg;
+            r->msg = NULL;
+            t->digest_bad++;
+        }
+        t->digest_done++;
+    }
+}
+
+static void job_done(bd_work *w, bool ran)
+{
+    model_job *j = (model_job *)w;
+    bd_model *m = j->model;
+    model_priv *p = priv_of(m);
+    m->jobs_in_flight--;
+    bool current = j->gen == p->gen && !m->app->quitting;
+    if (current && j->tc_index < m->n_tcs) {
+        uint8_t *chunks = j->kind == JOB_META     ? p->meta_chunks[j->tc_index]
+                          : j->kind == JOB_DIGEST ? p->digest_chunks[j->tc_index]
+                                                  : NULL;
+        size_t size = j->kind == JOB_META ? BD_MODEL_META_CHUNK : BD_MODEL_DIGEST_CHUNK;
+        if (!ran || j->failed) {
+            /* Not run (stopping) or out of memory: leave it to be tried again. */
+            if (chunks)
+                chunks[j->lo / size] = 0;
+            else
+                p->tc_queued[j->tc_index] = false;
+        } else {
+            if (j->kind == JOB_TC_LOAD)
+                merge_tc_load(m, j);
+            else if (j->kind == JOB_META)
+                merge_meta(m, j);
+            else
+                merge_digest(m, j);
+            if (chunks)
+                chunks[j->lo / size] = 2;
+            bd_event ev = {BD_EV_MODEL, j->tc_index, SIZE_MAX};
+            bd_app_broadcast(m->app, &ev);
+            bd_app_invalidate(m->app, BD_DIRTY_HEADER);
+        }
+    }
+    job_free(j);
+    if (current && !bd_work_stopping())
+        pump(m);
+}
+
+static int queue_job(bd_model *m, model_job *j)
+{
+    j->model = m;
+    j->gen = priv_of(m)->gen;
+    j->work.run = job_run;
+    j->work.done = job_done;
+    if (bd_work_queue(m->app, &j->work) < 0) {
+        job_free(j);
+        return -1;
+    }
+    m->jobs_in_flight++;
+    bd_app_animate(m->app);
+    return 0;
+}
+
+/* Queue the chunk `chunk` of task class `ti`. Returns 0, or -1 when nothing was queued. */
+static int queue_chunk(bd_model *m, size_t ti, job_kind kind, size_t chunk)
+{
+    model_priv *p = priv_of(m);
+    bd_ui_tc *t = &m->tcs[ti];
+    size_t size = kind == JOB_META ? BD_MODEL_META_CHUNK : BD_MODEL_DIGEST_CHUNK;
+    size_t lo = chunk * size;
+    size_t hi = lo + size < t->n_cases ? lo + size : t->n_cases;
+    model_job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return -1;
+    j->kind = kind;
+    j->tc_index = ti;
+    j->lo = lo;
+    j->hi = hi;
+    size_t n = hi > lo ? hi - lo : 1;
+    if (kind == JOB_META)
+        j->metas = calloc(n, sizeof(*j->metas));
+    else
+        j->digests = calloc(n, sizeof(*j->digests));
+    if ((kind == JOB_META && !j->metas) || (kind == JOB_DIGEST && !j->digests)) {
+        job_free(j);
+        return -1;
+    }
+    j->ref = t->ref;
+    t->ref->refs++;
+    j->prov = m->prov;
+    (kind == JOB_META ? p->meta_chunks : p->digest_chunks)[ti][chunk] = 1;
+    if (queue_job(m, j) < 0) {
+        (kind == JOB_META ? p->meta_chunks : p->digest_chunks)[ti][chunk] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* The chunk to do next in `chunks` (n of them), starting from the one holding `prio`
+ * and going forwards, then from the start. SIZE_MAX when none is left. */
+static size_t pick_chunk(const uint8_t *chunks, size_t n, size_t prio_chunk)
+{
+    if (prio_chunk >= n)
+        prio_chunk = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t c = (prio_chunk + k) % n;
+        if (chunks[c] == 0)
+            return c;
+    }
+    return SIZE_MAX;
+}
+
+/* Queue one job for task class `ti` if it has work left; returns true when it queued. */
+static bool pump_tc(bd_model *m, size_t ti, bool meta_only)
+{
+    model_priv *p = priv_of(m);
+    bd_ui_tc *t = &m->tcs[ti];
+    if (t->state != BD_LOAD_DONE)
+        return false;
+    size_t prio = t->prio_case == SIZE_MAX ? 0 : t->prio_case;
+    size_t nm = n_chunks(t->n_cases, BD_MODEL_META_CHUNK);
+    size_t c = pick_chunk(p->meta_chunks[ti], nm, prio / BD_MODEL_META_CHUNK);
+    if (c != SIZE_MAX)
+        return queue_chunk(m, ti, JOB_META, c) == 0;
+    if (meta_only)
+        return false;
+    size_t nd = n_chunks(t->n_cases, BD_MODEL_DIGEST_CHUNK);
+    c = pick_chunk(p->digest_chunks[ti], nd, prio / BD_MODEL_DIGEST_CHUNK);
+    if (c != SIZE_MAX)
+        return queue_chunk(m, ti, JOB_DIGEST, c) == 0;
+    return false;
+}
+
+/* Keep up to BD_MODEL_MAX_JOBS jobs going: task-class loads first, then the task class
+ * the user looks at, then metadata of every task class, then digests. */
+static void pump(bd_model *m)
+{
+    model_priv *p = priv_of(m);
+    if (m->app->quitting)
+        return;
+    while (m->jobs_in_flight < BD_MODEL_MAX_JOBS) {
+        bool queued = false;
+        for (size_t i = 0; i < m->n_tcs && !queued; i++) {
+            bd_ui_tc *t = &m->tcs[i];
+            if (t->state != BD_LOAD_PENDING || p->tc_queued[i])
+                continue;
+            model_job *j = calloc(1, sizeof(*j));
+            if (!j)
+                return;
+            j->kind = JOB_TC_LOAD;
+            j->tc_index = i;
+            j->bench_dir = strdup(m->app->bench->bench_dir);
+            j->name = strdup(t->name);
+            if (!j->bench_dir || !j->name) {
+                job_free(j);
+                return;
+            }
+            p->tc_queued[i] = true;
+            if (queue_job(m, j) < 0) {
+                p->tc_queued[i] = false;
+                return;
+            }
+            queued = true;
+        }
+        if (!queued && p->prio_tc < m->n_tcs)
+            queued = pump_tc(m, p->prio_tc, false);
+        for (size_t i = 0; i < m->n_tcs && !queued; i++)
+            queued = pump_tc(m, i, true);
+        for (size_t i = 0; i < m->n_tcs && !queued; i++)
+            queued = pump_tc(m, i, false);
+        if (!queued)
+            return;
+    }
+}

@@ -1,0 +1,158 @@
+/*
+ * model.h — what the TUI knows about the bench, filled in lazily on libuv's thread pool.
+ *
+ * The first screen must appear before anything is hashed (a bench may hold 10,000
+ * cases): the task-class names come from bd_bench_open on the loop thread; each task
+ * class is then loaded on the pool, its case.yaml files are read in chunks (metadata),
+ * and its cases are verified in chunks (digests), the chunk holding the cursor of the
+ * cases view on screen first. Every merge happens on the loop thread and is announced
+ * with a BD_EV_MODEL event.
+ *
+ * Ownership: the model owns every string in it. A bd_task_class is shared read-only with
+ * the pool jobs through a reference count, so a reload never frees one a job still reads.
+ */
+#ifndef BD_UI_MODEL_H
+#define BD_UI_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "bench.h"
+#include "provenance.h"
+#include "verify.h"
+
+typedef enum { BD_LOAD_PENDING, BD_LOAD_DONE, BD_LOAD_FAILED } bd_load_state;
+
+/* One case row. */
+typedef struct bd_ui_case {
+    char *id;
+    /* from case.yaml (meta) */
+    uint8_t meta;                          /* bd_load_state */
+    uint8_t disposition, difficulty, prov; /* bd_disposition, bd_difficulty, bd_prov_claim */
+    char *title;
+    /* from verification (digest) */
+    uint8_t digest; /* bd_load_state: DONE = intact, FAILED = see digest_code */
+    bd_code digest_code;
+    char *digest_msg; /* when FAILED; also the meta error when meta FAILED */
+    char digest_hex[BD_DIGEST_BUF];
+    /* provenance verified with GnuPG (in the digest job, for cases that carry a
+     * signature): DONE = prov_status valid; FAILED = could not verify (prov_code) */
+    uint8_t prov_check;  /* bd_load_state */
+    uint8_t prov_status; /* bd_prov_status */
+    bd_code prov_code;
+    /* from the history: the newest score record of this case */
+    bool has_last;
+    bool last_passed;
+    double last_score;
+    char *last_fm; /* first failure mode code, or NULL */
+    uint64_t last_seq;
+} bd_ui_case;
+
+typedef struct bd_tc_ref {
+    bd_task_class *tc;
+    int refs;
+} bd_tc_ref;
+
+/* One task class row. */
+typedef struct bd_ui_tc {
+    char *name;
+    uint8_t state; /* bd_load_state of registration + digests + case listing */
+    bd_err err;    /* when FAILED */
+    bd_tc_ref *ref;
+    bd_ui_case *cases;
+    size_t n_cases;
+    size_t meta_done, digest_done; /* cases whose meta / digest result arrived */
+    size_t prov[3];                /* by bd_prov_claim, over loaded metas */
+    size_t prov_bad;               /* cases whose signatures failed verification */
+    size_t pstat[4];               /* verified cases by bd_prov_status */
+    size_t prov_checked;           /* cases whose provenance was verified */
+    size_t digest_bad;             /* cases whose verification failed */
+    size_t orphans;                /* pins naming no case directory */
+    uint8_t rubric;                /* bd_load_state: DONE = pin holds */
+    bd_code rubric_code;
+    /* the last run of this task class in the history */
+    bool has_last_run;
+    double last_mean, last_pass_rate;
+    size_t last_run_cases;
+    /* scheduling */
+    size_t next_meta, next_digest; /* next chunk start */
+    size_t prio_case;              /* case the user looks at: its chunk goes first */
+    size_t saved_cursor;           /* cursor of the cases view when it was closed */
+    size_t saved_top;
+    bool cursor_saved;
+} bd_ui_tc;
+
+/* Chain status for the header. */
+typedef enum {
+    BD_CHAIN_UNKNOWN,
+    BD_CHAIN_VERIFYING,
+    BD_CHAIN_VERIFIED,
+    BD_CHAIN_BROKEN,
+    BD_CHAIN_UNREADABLE,
+    BD_CHAIN_NONE
+} bd_chain_state;
+
+struct bd_model {
+    bd_app *app;
+    bd_ui_tc *tcs;
+    size_t n_tcs;
+    size_t jobs_in_flight;
+    /* history */
+    bd_chain_state chain;
+    uint64_t chain_count;
+    char chain_head[65]; /* hash of record chain_count (verified prefix) */
+    uint64_t chain_bad_seq;
+    char chain_reason[32];
+    char chain_msg[256];
+    bool history_available; /* built with history.h */
+    /* provenance: NULL when GnuPG or trusted-signers.yaml is unusable (prov_err says
+     * why); then only what case.yaml claims is shown */
+    bd_prov_ctx *prov;
+    bd_err prov_err;
+};
+
+/* Build the model for app->bench (names only; nothing is read yet) and start loading.
+ * Returns 0 or -1 (env.out_of_memory). */
+int bd_model_new(bd_model **out, bd_app *app, bd_err *err);
+void bd_model_free(bd_model *m);
+
+/* Re-read everything from disk (task classes, cases, history). */
+int bd_model_reload(bd_model *m, bd_err *err);
+
+/* Ask the chunk scheduler to prefer the chunk holding `case_index` of task class
+ * `tc_index` (the cases view calls this when its cursor moves). */
+void bd_model_prioritize(bd_model *m, size_t tc_index, size_t case_index);
+
+/* Borrow the loaded task class of row `tc_index` (NULL while loading or failed). */
+const bd_task_class *bd_model_tc(const bd_model *m, size_t tc_index);
+
+/* A counted reference to the loaded task class of row `tc_index` for a pool job (NULL
+ * while loading or failed); release it with bd_model_tc_release on the loop thread. */
+bd_tc_ref *bd_model_tc_hold(bd_model *m, size_t tc_index);
+void bd_model_tc_release(bd_tc_ref *ref);
+
+/* Index of case `id` in task class `tc_index`, or SIZE_MAX. */
+size_t bd_model_find_case(const bd_model *m, size_t tc_index, const char *id);
+/* Index of task class `name`, or SIZE_MAX. */
+size_t bd_model_find_tc(const bd_model *m, const char *name);
+
+/* Loading still going on (for the header spinner). */
+bool bd_model_busy(const bd_model *m);
+
+/* Re-read the chain status and the last scores from the history (after a run). */
+void bd_model_refresh_history(bd_model *m);
+
+/* Record a finished case score as the case's last score (the run view calls this as
+ * results arrive, before the history is re-read). */
+void bd_model_set_last(bd_model *m, size_t tc_index, size_t case_index, bool passed, double score,
+                       const char *first_fm);
+
+/* Chunk sizes (cases per pool job). */
+#define BD_MODEL_META_CHUNK   256
+#define BD_MODEL_DIGEST_CHUNK 32
+/* Pool jobs the model keeps in flight at once (the rest of the pool stays free). */
+#define BD_MODEL_MAX_JOBS 2
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * run_api.h — the live run as the views see it (views/run.c owns it).
+ *
+ * One run at a time, hosted on the TUI's own loop: the startup integrity check (the
+ * chain, then bd_runner_prepare: pins, cassettes, rubric) runs on the thread pool, then
+ * bd_runner_start puts the cases on app->loop and the runner's events update the run
+ * view. Every finished case is appended to the history by the recorder before its
+ * case.finished event is published.
+ */
+#ifndef BD_UI_RUN_API_H
+#define BD_UI_RUN_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "model.h"
+#include "runner.h"
+
+/* A case of the run: queued, running (busy), finished with a score, or never finished
+ * (the run was cancelled or aborted first: nothing was recorded for it). */
+typedef enum { BD_UR_QUEUED, BD_UR_BUSY, BD_UR_DONE, BD_UR_NOT_RUN } bd_ur_state;
+
+/* One case of the run, as copied from the runner's events (owned here). */
+typedef struct bd_ur_case {
+    char *id;
+    size_t model_index; /* row in the model's task class, SIZE_MAX if unknown */
+    bd_ur_state state;
+    uint64_t started_ms, finished_ms; /* bd_app_now_ms */
+    bool has_score;
+    bd_score score;
+    char *stderr_tail;
+    size_t stderr_len;
+    char record_hash[65];
+    uint64_t seq;
+    char started_at[21], finished_at[21];
+    char case_digest[72];
+    int64_t wall_ms;
+} bd_ur_case;
+
+typedef enum {
+    BD_UR_PREPARING, /* integrity checks on the pool */
+    BD_UR_RUNNING,
+    BD_UR_FINISHED, /* completed or cancelled; see cancelled */
+    BD_UR_FAILED,   /* refused before anything ran; see error */
+} bd_ur_phase;
+
+struct bd_ui_run {
+    bd_app *app;
+    bd_runner *runner; /* NULL once released */
+    bd_tc_ref *ref;    /* keeps the task class alive for the runner */
+    size_t tc_index;
+    char task_class[129];
+    char run_id[BD_RUN_ID_MAX];
+    char isolation[16];
+    bd_ur_case *cases;
+    size_t n;
+    size_t passed, failed, running, done;
+    uint64_t t_start_ms, t_end_ms;
+    bd_ur_phase phase;
+    bool cancel_requested, cancelled;
+    bool drafts; /* unsigned cases allowed (records carry provenance_verified: false) */
+    bd_err error;
+    /* the summary, copied at run.finished */
+    bool has_mean, has_ci;
+    double mean, ci_lo, ci_hi, pass_rate;
+    char chain_head[65];
+    char summary_path[4096];
+    /* quitting while the run goes on */
+    bool quit_after;
+    int quit_status;
+    /* what to run again with `d` */
+    char **ids;
+    size_t n_ids;
+    void *prep; /* the preparation job in flight */
+};
+
+/* Start a run of task class `tc_index` over `case_ids` (n > 0) or all its cases (n == 0)
+ * and open the run view. Refused with a message while another run is going. */
+void bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n);
+
+/* A run is being prepared or is running. */
+bool bd_ui_run_active(const bd_app *app);
+
+/* Cancel the run in progress (no effect otherwise). */
+void bd_ui_run_cancel(bd_app *app);
+
+/* Release the finished run's runner (before a reload; the copied results stay). */
+void bd_ui_run_release_runner(bd_app *app);
+
+/* Free app->run (teardown: the loop must still be there for the runner's handles). */
+void bd_ui_run_free(bd_app *app);
+
+extern const bd_view_ops bd_view_run;
+
+#endif

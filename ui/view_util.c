@@ -1,0 +1,52 @@
+/*
+ * view_util.c — small pieces the list views share.
+ */
+#include <stdio.h>
+
+#include "view_util.h"
+
+void bd_view_list_position(const bd_list *l, char *out, size_t cap)
+{
+    if (!l->n_vis)
+        snprintf(out, cap, l->n ? "0 (of %zu)" : "empty", l->n);
+    else if (l->n_vis < l->n)
+        snprintf(out, cap, "%zu/%zu (of %zu)", l->cursor + 1, l->n_vis, l->n);
+    else
+        snprintf(out, cap, "%zu/%zu", l->cursor + 1, l->n_vis);
+}
+
+void bd_view_draw_filter_note(bd_view *v, WINDOW *w, const bd_list *l)
+{
+    (void)v;
+    if (!l->filter[0])
+        return;
+    char note[160];
+    snprintf(note, sizeof(note), " /%s ", l->filter);
+    bd_draw_right(w, getmaxy(w) - 1, getmaxx(w), note, bd_role_attr(BD_R_BADGE_AWAITING));
+}
+
+void bd_human_size(char *out, size_t cap, unsigned long long bytes)
+{
+    if (bytes < 1024)
+        snprintf(out, cap, "%llu B", bytes);
+    else if (bytes < 1024ull * 1024)
+        snprintf(out, cap, "%.1f KiB", (double)bytes / 1024.0);
+    else if (bytes < 1024ull * 1024 * 1024)
+        snprintf(out, cap, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+    else
+        snprintf(out, cap, "%.1f GiB", (double)bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+void bd_human_ms(char *out, size_t cap, long long ms)
+{
+    if (ms < 0)
+        ms = 0;
+    if (ms < 1000)
+        snprintf(out, cap, "%lld ms", ms);
+    else if (ms < 60000)
+        snprintf(out, cap, "%.1f s", (double)ms / 1000.0);
+    else if (ms < 3600000)
+        snprintf(out, cap, "%lldm%02llds", ms / 60000, (ms / 1000) % 60);
+    else
+        snprintf(out, cap, "%lldh%02lldm", ms / 3600000, (ms / 60000) % 60);
+}

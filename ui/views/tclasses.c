@@ -1,0 +1,262 @@
+/*
+ * tclasses.c — the first view: every task class with its tier, its cases by provenance,
+ * whether its pins hold, and its last run's mean score and pass rate (DESIGN.md §10).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "run_api.h"
+#include "tui_internal.h"
+#include "view_util.h"
+
+typedef struct tclasses {
+    bd_list list;
+    char text[512];
+} tclasses;
+
+static const bd_action actions[] = {BD_A_OPEN,    BD_A_RUN,       BD_A_FILTER,
+                                    BD_A_HISTORY, BD_A_RECOMMEND, BD_A_NONE};
+
+static const char *row_text(size_t row, void *payload)
+{
+    bd_view *v = payload;
+    tclasses *s = v->state;
+    const bd_ui_tc *t = &v->app->model->tcs[row];
+    const bd_task_class *tc = bd_model_tc(v->app->model, row);
+    snprintf(s->text, sizeof(s->text), "%s %s %s", t->name,
+             tc ? bd_tier_str(tc->reg->current_tier) : "",
+             tc && tc->reg->description ? tc->reg->description : "");
+    return s->text;
+}
+
+static void rebuild(bd_view *v)
+{
+    tclasses *s = v->state;
+    if (bd_list_rebuild(&s->list, v->app->model->n_tcs, row_text, NULL, v) < 0)
+        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory: cannot list task classes");
+}
+
+static int open_view(bd_view *v, void *arg)
+{
+    (void)arg;
+    tclasses *s = calloc(1, sizeof(*s));
+    if (!s) {
+        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory");
+        return -1;
+    }
+    bd_list_init(&s->list);
+    v->state = s;
+    snprintf(v->title, sizeof(v->title), "task classes");
+    rebuild(v);
+    return 0;
+}
+
+static void close_view(bd_view *v)
+{
+    tclasses *s = v->state;
+    bd_list_release(&s->list);
+    free(s);
+}
+
+/* Column layout for `cols` columns. */
+typedef struct cols_t {
+    int name, tier, cases, signed_, await, draft, pins, last;
+} cols_t;
+
+static cols_t layout(int cols)
+{
+    cols_t c = {0, 7, 6, 7, 6, 6, 11, 15};
+    int fixed = 1 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
+    c.name = cols - fixed;
+    if (c.name < 12)
+        c.name = 12;
+    return c;
+}
+
+static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const cols_t *c)
+{
+    const bd_model *m = v->app->model;
+    const bd_ui_tc *t = &m->tcs[row];
+    const bd_task_class *tc = bd_model_tc(m, row);
+    int cols = getmaxx(w);
+    attr_t base = sel ? bd_role_attr(BD_R_SELECTION) : A_NORMAL;
+    /* When the row is selected the whole line takes the selection colour. */
+#define ROLE(r) (sel ? base : bd_role_attr(r))
+    bd_draw_text(w, y, 0, cols, "", base, true);
+    int x = 1;
+    bd_draw_text(w, y, x, c->name, t->name, base | A_BOLD, true);
+    x += c->name + 1;
+    char buf[64];
+    if (t->state == BD_LOAD_FAILED) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "%s %s", bd_gl->bad, bd_code_str(t->err.code));
+        bd_draw_text(w, y, x, cols - x, msg, ROLE(BD_R_FAIL), false);
+        return;
+    }
+    if (!tc) {
+        snprintf(buf, sizeof(buf), "%s loading", bd_app_spinner(v->app));
+        bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_MUTED), false);
+        return;
+    }
+    bd_draw_text(w, y, x, c->tier, bd_tier_str(tc->reg->current_tier), base, false);
+    x += c->tier;
+    snprintf(buf, sizeof(buf), "%*zu", c->cases - 1, t->n_cases);
+    bd_draw_text(w, y, x, c->cases, buf, base, false);
+    x += c->cases;
+    bool metas = t->meta_done >= t->n_cases;
+    /* What GnuPG verified once every case is checked (bad ones count under PINS); until
+     * then, and without GnuPG, what case.yaml claims. */
+    size_t sig = t->prov[BD_PROV_COUNTERSIGNED], aw = t->prov[BD_PROV_AUTHORED],
+           dr = t->prov[BD_PROV_DRAFT];
+    if (v->app->model->prov && t->n_cases && t->prov_checked >= t->n_cases) {
+        sig = t->pstat[BD_PROV_ST_SIGNED];
+        aw = t->pstat[BD_PROV_ST_AWAITING];
+        dr = t->pstat[BD_PROV_ST_DRAFT];
+    }
+    if (metas) {
+        snprintf(buf, sizeof(buf), "%*zu", c->signed_ - 1, sig);
+        bd_draw_text(w, y, x, c->signed_, buf, ROLE(sig ? BD_R_OK : BD_R_MUTED), false);
+        snprintf(buf, sizeof(buf), "%*zu", c->await - 1, aw);
+        bd_draw_text(w, y, x + c->signed_, c->await, buf, ROLE(aw ? BD_R_WARN : BD_R_MUTED), false);
+        snprintf(buf, sizeof(buf), "%*zu", c->draft - 1, dr);
+        bd_draw_text(w, y, x + c->signed_ + c->await, c->draft, buf, ROLE(BD_R_MUTED), false);
+    } else {
+        snprintf(buf, sizeof(buf), "%*s", c->signed_ - 1, bd_gl->pending);
+        bd_draw_text(w, y, x, c->signed_ + c->await + c->draft, buf, ROLE(BD_R_MUTED), false);
+    }
+    x += c->signed_ + c->await + c->draft + 1;
+    /* Pins: every case verified, the rubric pin, no orphan. */
+    bool digests = t->digest_done >= t->n_cases && t->rubric != BD_LOAD_PENDING;
+    size_t bad = t->digest_bad + t->orphans + (t->rubric == BD_LOAD_FAILED);
+    if (bad) {
+        snprintf(buf, sizeof(buf), "%s %zu bad", bd_gl->bad, bad);
+        bd_draw_text(w, y, x, c->pins, buf, ROLE(BD_R_FAIL), false);
+    } else if (t->prov_bad) { /* pins hold, but signatures do not verify */
+        snprintf(buf, sizeof(buf), "%s %zu sig", bd_gl->bad, t->prov_bad);
+        bd_draw_text(w, y, x, c->pins, buf, ROLE(BD_R_FAIL), false);
+    } else if (digests) {
+        snprintf(buf, sizeof(buf), "%s ok", bd_gl->ok);
+        bd_draw_text(w, y, x, c->pins, buf, ROLE(BD_R_OK), false);
+    } else {
+        int pct = t->n_cases ? (int)(100 * t->digest_done / t->n_cases) : 0;
+        snprintf(buf, sizeof(buf), "%s %d%%", bd_app_spinner(v->app), pct);
+        bd_draw_text(w, y, x, c->pins, buf, ROLE(BD_R_MUTED), false);
+    }
+    x += c->pins;
+    if (t->has_last_run) {
+        snprintf(buf, sizeof(buf), "%.2f  %3.0f%%", t->last_mean, 100.0 * t->last_pass_rate);
+        bd_draw_text(w, y, x, cols - x, buf, ROLE(t->last_pass_rate >= 0.999 ? BD_R_OK : BD_R_WARN),
+                     false);
+    } else {
+        bd_draw_text(w, y, x, cols - x, "never run", ROLE(BD_R_MUTED), false);
+    }
+#undef ROLE
+}
+
+static void draw(bd_view *v, WINDOW *w)
+{
+    tclasses *s = v->state;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    cols_t c = layout(cols);
+    char head[256];
+    snprintf(head, sizeof(head), " %-*s %-*s%*s %*s%*s%*s %-*s%s", c.name, "TASK CLASS", c.tier,
+             "TIER", c.cases - 1, "CASES", c.signed_ - 1, "SIGNED", c.await, "AWAIT", c.draft,
+             "DRAFT", c.pins, "PINS", "LAST RUN");
+    bd_draw_text(w, 0, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
+    int list_h = rows - 2;
+    bd_list_scroll(&s->list, list_h);
+    for (int i = 0; i < list_h; i++) {
+        size_t vi = s->list.top + (size_t)i;
+        if (vi >= s->list.n_vis)
+            break;
+        draw_row(v, w, 1 + i, s->list.vis[vi], vi == s->list.cursor, &c);
+    }
+    if (!s->list.n_vis)
+        bd_draw_text(w, 1, 1, cols - 1,
+                     s->list.filter[0] ? "no task class matches the filter"
+                                       : "this bench has no task classes (bench/<name>/"
+                                         "registration.yaml)",
+                     bd_role_attr(BD_R_MUTED), false);
+    /* Footer: the selected task class's description, or why it failed to load. */
+    size_t row = bd_list_selected(&s->list);
+    if (row != SIZE_MAX) {
+        const bd_ui_tc *t = &v->app->model->tcs[row];
+        const bd_task_class *tc = bd_model_tc(v->app->model, row);
+        if (t->state == BD_LOAD_FAILED)
+            bd_draw_text(w, rows - 1, 1, cols - 1, t->err.msg, bd_role_attr(BD_R_FAIL), false);
+        else if (tc)
+            bd_draw_text(w, rows - 1, 1, cols - 1, tc->reg->description, bd_role_attr(BD_R_MUTED),
+                         false);
+    }
+    bd_view_draw_filter_note(v, w, &s->list);
+}
+
+static void filter_changed(bd_view *v, const char *text)
+{
+    tclasses *s = v->state;
+    snprintf(s->list.filter, sizeof(s->list.filter), "%s", text);
+    rebuild(v);
+}
+
+static void filter_done(bd_view *v, const char *text, bool accepted)
+{
+    filter_changed(v, accepted ? text : "");
+}
+
+static bool key(bd_view *v, bd_action a, int ch)
+{
+    (void)ch;
+    tclasses *s = v->state;
+    if (bd_list_move(&s->list, a))
+        return true;
+    size_t row = bd_list_selected(&s->list);
+    switch (a) {
+    case BD_A_OPEN:
+        if (row != SIZE_MAX)
+            bd_app_push(v->app, &bd_view_cases, &row);
+        return true;
+    case BD_A_FILTER:
+        bd_app_prompt(v->app, v, s->list.filter, filter_changed, filter_done);
+        return true;
+    case BD_A_RUN:
+        if (row != SIZE_MAX)
+            bd_ui_run_start(v->app, row, NULL, 0);
+        return true;
+    case BD_A_RECOMMEND:
+        if (row != SIZE_MAX)
+            bd_app_open_recommend(v->app, row);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void event(bd_view *v, const bd_event *ev)
+{
+    if (ev->kind == BD_EV_MODEL || ev->kind == BD_EV_HISTORY) {
+        rebuild(v);
+        bd_app_invalidate(v->app, BD_DIRTY_BODY);
+    } else if (ev->kind == BD_EV_TICK) {
+        bd_app_invalidate(v->app, BD_DIRTY_BODY); /* spinners in the rows */
+    }
+}
+
+static void mouse(bd_view *v, const MEVENT *ev, int y, int x)
+{
+    (void)x;
+    tclasses *s = v->state;
+    if (bd_list_mouse(&s->list, ev, y - 1))
+        key(v, BD_A_OPEN, '\r');
+}
+
+static void position(bd_view *v, char *out, size_t cap)
+{
+    tclasses *s = v->state;
+    bd_view_list_position(&s->list, out, cap);
+}
+
+const bd_view_ops bd_view_tclasses = {
+    "task classes", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+};
