@@ -285,8 +285,8 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             if ((st.st_uid != 0 && st.st_uid != (uid_t)BD_JAIL_HOST_ID) ||
                 (st.st_mode & 07777) != 0700) {
                 errno = EPERM;
-                fail(err, "not a private working directory (uid %u, mode %o)",
-                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+                fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st.st_uid,
+                     (unsigned)(st.st_mode & 07777));
                 goto out;
             }
             dfd = open(cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -875,9 +875,9 @@ static int build_filter(bd_err *err)
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     if (r == 0)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     if (r == 0)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     if (r != 0) {
         errno = -r;
         fail(err, "build the seccomp filter");

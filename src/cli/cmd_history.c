@@ -162,7 +162,8 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
         if (argc != 2)
             return cli_usage(cli, "history", "history verify takes no arguments");
     } else if (strcmp(sub, "log") == 0) {
-        for (int i = 2; i < argc; i++) {
+        /* Every option takes a value: step over option and value together. */
+        for (int i = 2; i < argc; i += 2) {
             const char *a = argv[i];
             const char *v = i + 1 < argc ? argv[i + 1] : NULL;
             uint64_t num;
@@ -181,7 +182,6 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
             } else {
                 return cli_usage(cli, "history", "unknown or incomplete option '%s'", a);
             }
-            i++;
         }
         const char *names[2] = {o.task_class, o.case_id};
         for (int i = 0; i < 2; i++) {

@@ -98,6 +98,31 @@ tui_keys C-c
 tui_expect_exit 130 "Ctrl-C"
 
 tui_open -C "$root"
+expect_screen "[task classes]" "SIGINT: the TUI opens"
+kill -INT "$(tui_pid)"
+tui_expect_exit 130 "SIGINT (kill -INT)"
+
+# Ctrl-Z suspends (the shell gets its terminal back), fg resumes where it was.
+tui_open -C "$root"
+expect_screen "[task classes]" "Ctrl-Z: the TUI opens"
+tui_keys Down
+expect_screen "2/3" "Ctrl-Z: the cursor moved"
+tui_keys C-z
+# The shell goes on with its command line while the job is stopped: the exit line says
+# 128 + SIGSTOP, and the terminal is checked while benchdesk is stopped.
+tui_expect_exit 147 "Ctrl-Z (stopped)"
+tui_type "fg; echo FG=\$?; stty -g >$BD_TMP/stty.after"
+tui_keys Enter
+expect_screen "2/3" "fg brings the TUI back where it was"
+tui_keys Q
+expect_screen "FG=0" "after a suspend, q quits normally"
+i=0
+while [ ! -s "$BD_TMP/stty.after" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+cmp -s "$BD_TMP/stty.before" "$BD_TMP/stty.after" && pass "after a suspend: terminal settings restored" ||
+    fail "after a suspend: terminal settings differ"
+rm -f "$BD_TMP/stty.after"
+
+tui_open -C "$root"
 expect_screen "[task classes]" "SIGTERM: the TUI opens"
 kill -TERM "$(tui_pid)"
 tui_expect_exit 143 "SIGTERM"

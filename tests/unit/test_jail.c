@@ -760,6 +760,23 @@ static void test_setup_failure_is_reported(void **state)
         assert_non_null(strstr(r.setup_error, "private working directory"));
         bd_exec_result_free(&r);
     }
+    /* As root the cwd tree is handed to nobody: only a 0700 directory, root's (a second,
+     * independent check, so a wrong path check cannot chown a shared directory). */
+    fresh_dir();
+    assert_int_equal(chmod(dir, 0755), 0);
+    spec.cwd = dir;
+    assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    if (geteuid() == 0) {
+        assert_false(r.started);
+        assert_non_null(strstr(r.setup_error, "not a private working directory"));
+        assert_int_equal(st.st_uid, 0); /* untouched */
+    } else {
+        assert_true(r.started); /* nothing is chowned for a user */
+        assert_int_equal(st.st_uid, geteuid());
+    }
+    done(&r);
 }
 
 static void test_program_outside_system_dirs_is_shown(void **state)
