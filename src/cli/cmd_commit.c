@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "config.h"
 #include "gitops.h"
 
 static const char commit_help[] =
@@ -14,8 +15,9 @@ static const char commit_help[] =
     "  -m MSG     the commit message\n"
     "  --sign     sign the commit with GnuPG (git's gpgsig header; `git verify-commit`\n"
     "             checks it)\n"
-    "  --key FPR  the signing key's 40-hex fingerprint (default: gpg.conf's default-key,\n"
-    "             else your first usable signing key)\n\n"
+    "  --key FPR  the signing key's 40-hex fingerprint (default: signing_key in\n"
+    "             .benchdesk/config.yaml, else gpg.conf's default-key, else your first\n"
+    "             usable signing key)\n\n"
     "The branch is moved with a compare-and-swap: if another commit lands meanwhile,\n"
     "nothing is overwritten and the command fails with git.ref_moved; run it again.\n"
     "Exit status: 0 committed; 1 a staged case off its pin; 2 bad usage, nothing staged\n"
@@ -53,6 +55,15 @@ int cmd_commit(bd_cli *cli, int argc, char **argv)
     bd_err err = BD_ERR_INIT;
     bd_git *g = NULL;
     bd_commit_result res;
+    bd_config cfg = {0};
+    /* --key, else .benchdesk/config.yaml's signing_key, else GnuPG's default. */
+    if (opts.sign && !opts.sign_opts.key) {
+        if (bd_config_load(&cfg, bench->root, &err) < 0) {
+            bd_bench_free(bench);
+            return cli_fail(cli, &err);
+        }
+        opts.sign_opts.key = cfg.signing_key;
+    }
     if ((opts.sign && bd_provenance_init(&err) < 0) || bd_git_open(&g, bench->root, &err) < 0 ||
         bd_git_commit(&res, g, &opts, &err) < 0) {
         status = cli_fail(cli, &err);
@@ -75,6 +86,7 @@ int cmd_commit(bd_cli *cli, int argc, char **argv)
             printf("signed with %s\n", res.signer);
     }
 out:
+    bd_config_release(&cfg);
     bd_git_close(g);
     bd_bench_free(bench);
     return status;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "config.h"
 #include "provenance.h"
 
 static const char sign_help[] =
@@ -24,8 +25,9 @@ static const char sign_help[] =
     "bench/trusted-signers.yaml, a review before the author has signed, a review with\n"
     "the author's own key.\n\n"
     "  --role ROLE   author or reviewer\n"
-    "  --key FPR     40-hex primary fingerprint of your secret key (default: gpg.conf's\n"
-    "                default-key, else your first usable signing key)\n"
+    "  --key FPR     40-hex primary fingerprint of your secret key (default:\n"
+    "                signing_key in .benchdesk/config.yaml, else gpg.conf's default-key,\n"
+    "                else your first usable signing key)\n"
     "  --json        print the result as JSON\n\n"
     "The passphrase is asked by gpg-agent's pinentry.\n"
     "Exit status: 0 signed; 1 the case or its author signature fails verification;\n"
@@ -110,9 +112,17 @@ int cmd_sign(bd_cli *cli, int argc, char **argv)
     bd_prov_ctx *ctx = NULL;
     bd_sign_result res = {0};
     bd_err err = BD_ERR_INIT;
+    bd_config cfg = {0};
     int status = split_case_dir(cli, dir, &root, &tcname, &id);
     if (status)
         goto out;
+    /* --key, else .benchdesk/config.yaml's signing_key, else GnuPG's default. */
+    if (bd_config_load(&cfg, root, &err) < 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if (!opts.key)
+        opts.key = cfg.signing_key;
     if (bd_provenance_init(&err) < 0 || bd_bench_open(&bench, root, &err) < 0 ||
         bd_task_class_load(&tc, bench, tcname, &err) < 0 ||
         bd_prov_ctx_new(&ctx, bench->bench_dir, &err) < 0 ||
@@ -141,6 +151,7 @@ int cmd_sign(bd_cli *cli, int argc, char **argv)
                            : "next: `benchdesk stage` the case and `benchdesk commit`");
     }
 out:
+    bd_config_release(&cfg);
     bd_sign_result_release(&res);
     bd_prov_ctx_free(ctx);
     bd_task_class_free(tc);

@@ -75,6 +75,14 @@ python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["fingerprint"]=
     && pass "default key from gpg.conf" || fail "default key: $out"
 rm -f "$GNUPGHOME/gpg.conf"
 
+# .benchdesk/config.yaml's signing_key is the default when --key is absent; --key wins.
+mkdir -p "$root/.benchdesk"
+echo "signing_key: $DAVE_FPR" >"$root/.benchdesk/config.yaml"
+expect 2 gpg.key_not_found -- bd sign "$c2" --role author
+echo "signing_kee: $DAVE_FPR" >"$root/.benchdesk/config.yaml"
+expect 2 config.schema_invalid -- bd sign "$c2" --role author
+rm -f "$root/.benchdesk/config.yaml"
+
 # An edited case after signing: signing again is refused until it is re-pinned.
 echo changed >"$c1/expected/answer.txt"
 expect 1 case.digest_mismatch -- bd sign "$c1" --role author --key "$ALICE_FPR"
