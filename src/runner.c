@@ -593,7 +593,7 @@ typedef struct run_case {
     struct bd_runner *r;
     size_t index;
     char *id;
-    const bd_case *c; /* borrowed from the verify report */
+    const bd_case *c;    /* borrowed from the verify report */
     char *case_dir_path; /* <cases_dir>/<id> */
     char case_digest[72];
     char cassette_digest[72];
