@@ -22,4 +22,8 @@ grep -qE '\bprintf\s*\(' "$probe" && pass "scan catches a planted printf" || fai
 # No BLAKE3 sources are vendored.
 vend=$(git ls-files 2>/dev/null | grep -iE '(^|/)blake3[^/]*\.(c|S|asm)$' || true)
 [ -z "$vend" ] && pass "BLAKE3 not vendored" || fail "BLAKE3 sources committed: $vend"
+# Every C file follows the committed .clang-format.
+unformatted=$(for f in $(git ls-files '*.c' '*.h'); do
+    clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"; done)
+[ -z "$unformatted" ] && pass "clang-format clean" || fail "not clang-formatted (run clang-format -i): $unformatted"
 finish
