@@ -28,11 +28,12 @@
  * (the TUI with a large bench loaded) and of the parent's shared libraries.
  *
  * Isolation classes plug in at the supervisor: `subprocess` is what is described
- * above; `namespaces` (a later module) adds its jail setup in the supervisor before the
- * program's fork, or runs an external jail helper given with bd_exec_ctx_set_wrapper:
- * the wrapper's argv is put in front of the real argv (the real interpreter after it),
- * and the rlimits apply to the wrapper and whatever it execs. The class is chosen once
- * per context (per run) and reported in every result.
+ * above; `namespaces` starts the program with clone() into new user, PID, mount,
+ * network, IPC, UTS and cgroup namespaces and builds the jail of jail.h (minimal
+ * read-only root, Landlock, seccomp, unprivileged uid) before the execve. An external
+ * wrapper given with bd_exec_ctx_set_wrapper is put in front of the real argv (the real
+ * interpreter after it); the rlimits apply to the wrapper and whatever it execs. The
+ * class is chosen once per context (per run) and reported in every result.
  *
  * Threading: a context and its execs belong to one thread — the one that runs the
  * loop; that thread must outlive the context (the server dies with it by
