@@ -1,10 +1,13 @@
 /*
  * test_stats.c — the seeded PRNG and the BCa interval.
  *
- * Known answers come from an independent Python transcription of the algorithm written
- * in stats.h (xoshiro256** seeded by splitmix64, Lemire draws, mid-rank z0, jackknife
- * acceleration, linear-interpolated percentiles); splitmix64(0)'s first output
- * 0xe220a8397b1dcdaf is the published reference value.
+ * Known answers come from tests/kat/bca_reference.py, an independent Python (stdlib)
+ * implementation of the algorithm written in stats.h (xoshiro256** seeded by
+ * splitmix64, Lemire draws, mid-rank z0, jackknife acceleration, linear-interpolated
+ * percentiles); regenerate them with `python3 tests/kat/bca_reference.py` (JSON).
+ * tests/cli/test_stats_kat.sh reads the inputs and literals below back out of this file
+ * and checks them against the script. splitmix64(0)'s first output 0xe220a8397b1dcdaf
+ * is the published reference value.
  */
 #include <setjmp.h>
 #include <stdarg.h>
