@@ -1,50 +1,30 @@
 /*
  * anchor.c — publishing and verifying signed chain-head anchors (anchor.h, DESIGN.md §5).
  *
- * Verification runs GnuPG through GPGME against a private home holding only the bench's
- * own public keys; its gpg.conf turns off agent autostart and key retrieval, so verifying
- * starts no daemon and touches no network. Signing uses the curator's keyring through
- * provenance.h.
+ * Signatures are checked with provenance.h's context (bd_prov_verify_detached): a private
+ * GnuPG home holding only the bench's own public keys, whose gpg.conf turns off agent
+ * autostart and key retrieval, so verifying starts no daemon and touches no network.
+ * Signing uses the curator's keyring through provenance.h.
  */
 #include "anchor.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <gpgme.h>
 
 #include "canon.h"
 #include "fsutil.h"
 
 #define ANCHOR_FILE_MAX (256 * 1024)
-#define KEYFILE_MAX     (1024 * 1024)
 
 static int nomem(bd_err *err)
 {
     return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-}
-
-static void gpg_text(gpgme_error_t e, char *buf, size_t cap)
-{
-    if (gpgme_strerror_r(e, buf, cap) != 0)
-        snprintf(buf, cap, "GnuPG error %u", (unsigned)e);
-}
-
-static int gpg_fail(bd_err *err, gpgme_error_t e, const char *what)
-{
-    char t[256];
-    gpg_text(e, t, sizeof(t));
-    return bd_err_set(err, BD_E_GPG, NULL, 0, 0, "%s: %s", what, t);
 }
 
 /* ---- formats ------------------------------------------------------------------------ */
@@ -86,14 +66,6 @@ static bool valid_fpr(const char *s)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'A' && s[i] <= 'F')))
             return false;
     return true;
-}
-
-static void fpr_upper(char out[BD_FPR_LEN + 1], const char *fpr)
-{
-    size_t i = 0;
-    for (; fpr && fpr[i] && i < BD_FPR_LEN; i++)
-        out[i] = (fpr[i] >= 'a' && fpr[i] <= 'f') ? (char)(fpr[i] - 'a' + 'A') : fpr[i];
-    out[i] = '\0';
 }
 
 void bd_anchor_release(bd_anchor *a)
@@ -225,317 +197,92 @@ out:
     return rc;
 }
 
-/* ---- the private GnuPG home --------------------------------------------------------- */
+/* ---- checking a signature ----------------------------------------------------------- */
 
-typedef struct gpg_home {
-    char *dir;
-    gpgme_ctx_t g;
-} gpg_home;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void home_close(gpg_home *h)
-{
-    if (h->g)
-        gpgme_release(h->g);
-    if (h->dir)
-        nftw(h->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(h->dir);
-    memset(h, 0, sizeof(*h));
-}
-
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int import_key(gpgme_ctx_t g, const char *path, bd_err *err)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    gpgme_data_t d = NULL;
-    int rc = -1;
-    if (bd_read_file(&buf, &len, path, KEYFILE_MAX, BD_E_GPG_BAD_KEYFILE, err) != 0)
-        goto out;
-    if (strstr(buf, "PRIVATE KEY BLOCK")) {
-        bd_err_set(err, BD_E_GPG_BAD_KEYFILE, path, 0, 0,
-                   "holds a secret key; remove it from the bench now and export only the "
-                   "public key (gpg --armor --export FPR)");
-        goto out;
-    }
-    gpgme_error_t e = gpgme_data_new_from_mem(&d, buf, len, 0);
-    if (e) {
-        gpg_fail(err, e, "cannot hand a key file to GPGME");
-        goto out;
-    }
-    e = gpgme_op_import(g, d);
-    gpgme_import_result_t r = e ? NULL : gpgme_op_import_result(g);
-    if (e || !r || r->considered == 0 || r->secret_read > 0 || r->imported + r->unchanged == 0) {
-        bd_err_set(err, BD_E_GPG_BAD_KEYFILE, path, 0, 0,
-                   "is not a usable armored public key; re-export it with "
-                   "`gpg --armor --export FPR`");
-        goto out;
-    }
-    rc = 0;
-out:
-    gpgme_data_release(d);
-    free(buf);
-    return rc;
-}
-
-/* A fresh 0700 home under $TMPDIR holding bench/keys/<name>.asc. */
-static int home_open(gpg_home *h, const char *bench_dir, bd_err *err)
-{
-    int rc = -1;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    char *keys = NULL;
-    DIR *d = NULL;
-    memset(h, 0, sizeof(*h));
-    if (bd_provenance_init(err) != 0)
-        return -1;
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || tmp[0] != '/')
-        tmp = "/tmp";
-    size_t hl = strlen(tmp) + 40;
-    if (!(h->dir = malloc(hl)))
-        return nomem(err);
-    snprintf(h->dir, hl, "%s/benchdesk-anchor-gnupg-XXXXXX", tmp);
-    if (!mkdtemp(h->dir)) {
-        bd_err_errno(err, BD_E_IO, errno, h->dir,
-                     "cannot create a private GnuPG home (set TMPDIR to a writable directory)");
-        free(h->dir);
-        h->dir = NULL;
-        return -1;
-    }
-    static const char conf[] = "no-autostart\ntrust-model always\nno-auto-key-retrieve\n"
-                               "no-auto-key-locate\nno-greeting\nno-permission-warning\n";
-    char *cpath = bd_path_join(h->dir, "gpg.conf");
-    if (!cpath) {
-        nomem(err);
-        goto out;
-    }
-    int wrc = bd_write_file_atomic(cpath, conf, sizeof(conf) - 1, 0600, err);
-    free(cpath);
-    if (wrc != 0)
-        goto out;
-    gpgme_error_t e = gpgme_new(&h->g);
-    if (!e)
-        e = gpgme_set_protocol(h->g, GPGME_PROTOCOL_OpenPGP);
-    if (!e)
-        e = gpgme_ctx_set_engine_info(h->g, GPGME_PROTOCOL_OpenPGP, NULL, h->dir);
-    if (e) {
-        gpg_fail(err, e, "cannot set up GnuPG");
-        goto out;
-    }
-    gpgme_set_offline(h->g, 1);
-    if (!(keys = bd_path_join(bench_dir, "keys"))) {
-        nomem(err);
-        goto out;
-    }
-    d = opendir(keys);
-    if (!d && errno != ENOENT) {
-        bd_err_errno(err, BD_E_IO, errno, keys, "cannot list the bench's keys");
-        goto out;
-    }
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        size_t l = strlen(de->d_name);
-        if (de->d_name[0] == '.' || l < 5 || strcmp(de->d_name + l - 4, ".asc") != 0)
-            continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            char **nn = realloc(names, nc * sizeof(*nn));
-            if (!nn) {
-                nomem(err);
-                goto out;
-            }
-            names = nn;
-            cap = nc;
-        }
-        if (!(names[n] = strdup(de->d_name))) {
-            nomem(err);
-            goto out;
-        }
-        n++;
-    }
-    if (n > 1)
-        qsort(names, n, sizeof(*names), str_cmp);
-    for (size_t i = 0; i < n; i++) {
-        char *p = bd_path_join(keys, names[i]);
-        if (!p) {
-            nomem(err);
-            goto out;
-        }
-        int irc = import_key(h->g, p, err);
-        free(p);
-        if (irc != 0)
-            goto out;
-    }
-    rc = 0;
-out:
-    if (d)
-        closedir(d);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    free(keys);
-    if (rc != 0)
-        home_close(h);
-    return rc;
-}
-
-/* Check `sig` over `msg` in the private home. Returns 0 with the verdict in *verdict
- * (BD_OK or an anchor.* code with a message) and the signer's primary fingerprint in
- * fpr_out ("" if unknown); -1 when GnuPG could not run (err). */
-static int check_signature(gpg_home *h, const char *msg, size_t mlen, const char *sig,
+/* Check `sig` over `msg` against bench/keys (provenance's private home). Returns 0 with
+ * the verdict in *verdict (BD_OK or an anchor.* code with a message) and the signer's
+ * primary fingerprint in fpr_out ("" if unknown); -1 when GnuPG could not run (err). */
+static int check_signature(bd_prov_ctx *prov, const char *msg, size_t mlen, const char *sig,
                            const char *path, bd_err *verdict, char fpr_out[BD_FPR_LEN + 1],
                            bd_err *err)
 {
-    gpgme_data_t ds = NULL, dm = NULL;
-    gpgme_key_t key = NULL;
-    int rc = -1;
-    fpr_out[0] = '\0';
+    bd_prov_detached d;
     bd_err_clear(verdict);
-    gpgme_error_t e = gpgme_data_new_from_mem(&ds, sig, strlen(sig), 0);
-    if (!e)
-        e = gpgme_data_new_from_mem(&dm, msg, mlen, 0);
-    if (e) {
-        gpg_fail(err, e, "cannot hand a signature to GPGME");
-        goto out;
-    }
-    e = gpgme_op_verify(h->g, ds, dm, NULL);
-    gpgme_verify_result_t r = gpgme_op_verify_result(h->g);
-    int nsigs = 0;
-    gpgme_signature_t s1 = NULL;
-    for (gpgme_signature_t s = r ? r->signatures : NULL; s; s = s->next)
-        if (nsigs++ == 0)
-            s1 = s;
-    if (e || nsigs == 0) {
-        char t[256] = "no signature found";
-        if (e)
-            gpg_text(e, t, sizeof(t));
+    fpr_out[0] = '\0';
+    if (bd_prov_verify_detached(&d, prov, msg, mlen, sig, err) != 0)
+        return -1;
+    memcpy(fpr_out, d.fingerprint, BD_FPR_LEN + 1);
+    switch (d.verdict) {
+    case BD_PROV_DET_GOOD:
+        break;
+    case BD_PROV_DET_NOT_SIGNATURE:
         bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
-                   "the anchor's signature is not a valid OpenPGP signature (%s)", t);
-        rc = 0;
-        goto out;
-    }
-    if (nsigs > 1) {
+                   "the anchor's signature is not a valid OpenPGP signature (%s)",
+                   d.detail[0] ? d.detail : "no signature found");
+        break;
+    case BD_PROV_DET_SEVERAL:
         bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
-                   "the anchor holds %d signatures; exactly one is allowed", nsigs);
-        rc = 0;
-        goto out;
-    }
-    gpgme_err_code_t sc = gpgme_err_code(s1->status);
-    if (sc == GPG_ERR_NO_PUBKEY) {
+                   "the anchor holds %d signatures; exactly one is allowed", d.nsigs);
+        break;
+    case BD_PROV_DET_UNKNOWN_KEY:
         bd_err_set(verdict, BD_E_ANCHOR_UNTRUSTED, path, 0, 0,
                    "the anchor was signed by key %s, which is not in bench/keys/; only the "
                    "bench's own keys are trusted",
-                   s1->fpr ? s1->fpr : "?");
-        rc = 0;
-        goto out;
-    }
-    if (sc != GPG_ERR_NO_ERROR && sc != GPG_ERR_KEY_EXPIRED && sc != GPG_ERR_CERT_REVOKED) {
+                   d.key_id[0] ? d.key_id : "?");
+        break;
+    case BD_PROV_DET_BAD:
         bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
                    "the anchor's signature does not verify over its date, count and "
                    "chain_head: the anchor was altered or its signature replaced");
-        rc = 0;
-        goto out;
-    }
-    e = gpgme_get_key(h->g, s1->fpr, &key, 0);
-    if (e || !key || !key->subkeys || !key->subkeys->fpr) {
-        bd_err_set(verdict, BD_E_ANCHOR_UNTRUSTED, path, 0, 0,
-                   "the anchor was signed by key %s, which is not in bench/keys/",
-                   s1->fpr ? s1->fpr : "?");
-        rc = 0;
-        goto out;
-    }
-    fpr_upper(fpr_out, key->subkeys->fpr);
-    gpgme_subkey_t used = NULL;
-    for (gpgme_subkey_t sk = key->subkeys; sk; sk = sk->next)
-        if (sk->fpr && s1->fpr && strcasecmp(sk->fpr, s1->fpr) == 0)
-            used = sk;
-    if (sc == GPG_ERR_CERT_REVOKED || key->revoked || (used && used->revoked) ||
-        (s1->summary & GPGME_SIGSUM_KEY_REVOKED))
+        break;
+    case BD_PROV_DET_REVOKED:
         bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
                    "the anchor was signed by key %s, which is revoked; publish a new anchor "
                    "with a current key",
                    fpr_out);
-    else if (sc == GPG_ERR_KEY_EXPIRED || key->expired || (used && used->expired) ||
-             (s1->summary & GPGME_SIGSUM_KEY_EXPIRED))
+        break;
+    case BD_PROV_DET_EXPIRED:
         bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
                    "the anchor was signed by key %s, which has expired", fpr_out);
-    else if (key->disabled || key->invalid || (used && (used->disabled || used->invalid)))
+        break;
+    case BD_PROV_DET_UNUSABLE:
         bd_err_set(verdict, BD_E_ANCHOR_BAD_SIGNATURE, path, 0, 0,
                    "the anchor was signed by key %s, which GnuPG reports unusable", fpr_out);
-    rc = 0;
-out:
-    if (key)
-        gpgme_key_unref(key);
-    gpgme_data_release(ds);
-    gpgme_data_release(dm);
-    return rc;
+        break;
+    }
+    return 0;
 }
 
 /* ---- verifying ---------------------------------------------------------------------- */
 
 typedef struct anchor_ctx {
     bd_history_verify_result chain;
-    bd_signers *signers;
-    gpg_home home;
-    bool home_open;
-    char *bench_dir;
+    bd_prov_ctx *prov; /* trusted signers and the private GnuPG home */
 } anchor_ctx;
 
 static int ctx_open(anchor_ctx *c, const char *bench_root, bd_err *err)
 {
     bd_history *h = NULL;
+    char *bench_dir = NULL;
     memset(c, 0, sizeof(*c));
-    if (!(c->bench_dir = bd_path_join(bench_root, "bench")))
-        return nomem(err);
     if (bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
         return -1;
     int rc = bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &c->chain, err);
     bd_history_free(h);
     if (rc != 0)
         return -1;
-    char *sp = bd_path_join(c->bench_dir, "trusted-signers.yaml");
-    if (!sp)
+    if (!(bench_dir = bd_path_join(bench_root, "bench")))
         return nomem(err);
-    struct stat st;
-    if (stat(sp, &st) == 0)
-        rc = bd_signers_load(&c->signers, sp, err);
-    else
-        rc = 0; /* no file: nobody is trusted */
-    free(sp);
+    rc = bd_prov_ctx_new(&c->prov, bench_dir, err);
+    free(bench_dir);
     return rc;
 }
 
 static void ctx_close(anchor_ctx *c)
 {
     bd_history_verify_result_release(&c->chain);
-    bd_signers_free(c->signers);
-    if (c->home_open)
-        home_close(&c->home);
-    free(c->bench_dir);
+    bd_prov_ctx_free(c->prov);
     memset(c, 0, sizeof(*c));
-}
-
-static int ctx_home(anchor_ctx *c, bd_err *err)
-{
-    if (c->home_open)
-        return 0;
-    if (home_open(&c->home, c->bench_dir, err) != 0)
-        return -1;
-    c->home_open = true;
-    return 0;
 }
 
 /* Check one parsed anchor: signature, signer, then the chain. */
@@ -548,9 +295,7 @@ static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
     int rc = -1;
     if (bd_anchor_message(&msg, &mlen, a->date, a->count, a->chain_head, err) != 0)
         goto out;
-    if (ctx_home(c, err) != 0)
-        goto out;
-    if (check_signature(&c->home, msg, mlen, a->signature, ck->path, &ck->err, fpr, err) != 0)
+    if (check_signature(c->prov, msg, mlen, a->signature, ck->path, &ck->err, fpr, err) != 0)
         goto out;
     rc = 0;
     if (ck->err.code != BD_OK)
@@ -560,7 +305,7 @@ static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
                    "the anchor names signer %s but was signed by %s", a->signer, fpr);
         goto out;
     }
-    const bd_signer *s = c->signers ? bd_signers_find(c->signers, fpr) : NULL;
+    const bd_signer *s = bd_signers_find(bd_prov_ctx_signers(c->prov), fpr);
     if (!s) {
         bd_err_set(&ck->err, BD_E_ANCHOR_UNTRUSTED, ck->path, 0, 0,
                    "the anchor was signed by %s, which is not in bench/trusted-signers.yaml", fpr);
@@ -764,7 +509,7 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
     if (bd_provenance_resolve_key(&key, &opts->sign, err) != 0)
         goto out;
     memcpy(out->signer, key.fingerprint, sizeof(out->signer));
-    if (!c.signers || !bd_signers_find(c.signers, key.fingerprint)) {
+    if (!bd_signers_find(bd_prov_ctx_signers(c.prov), key.fingerprint)) {
         bd_err_set(err, BD_E_ANCHOR_UNTRUSTED, NULL, 0, 0,
                    "key %s (%s) is not in bench/trusted-signers.yaml: an anchor it signs "
                    "would not verify; sign with a trusted key (--key FPR)",
@@ -777,8 +522,7 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
     /* The check verify will make, before anything is written. */
     bd_err verdict;
     char fpr[BD_FPR_LEN + 1];
-    if (ctx_home(&c, err) != 0 ||
-        check_signature(&c.home, msg, mlen, out->signature, NULL, &verdict, fpr, err) != 0)
+    if (check_signature(c.prov, msg, mlen, out->signature, NULL, &verdict, fpr, err) != 0)
         goto out;
     if (verdict.code == BD_OK && strcmp(fpr, out->signer) != 0)
         bd_err_set(&verdict, BD_E_ANCHOR_BAD_SIGNATURE, NULL, 0, 0,

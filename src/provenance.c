@@ -456,23 +456,18 @@ out:
 
 /* ---- verifying one signature ------------------------------------------------------- */
 
-typedef struct check_out {
-    int nsigs;            /* signatures found (0 when the data is no signature) */
-    gpgme_error_t status; /* of the single signature */
-    unsigned summary;     /* GPGME_SIGSUM_* of the single signature */
-    char fpr[128];        /* key (or subkey) fingerprint gpg reports */
-    char detail[256];     /* why it is not a signature, when nsigs == 0 */
-} check_out;
-
-/* Check `sig` over `msg`. Returns 0 with *co filled (whatever the verdict), -1 when
- * GnuPG could not run at all. */
-static int gpg_check(gpgme_ctx_t g, const char *msg, size_t mlen, const char *sig, check_out *co,
-                     bd_err *err)
+/* Check `sig` over `msg` with `g` (a context on the private home). Returns 0 with *out
+ * filled (whatever the verdict), -1 when GnuPG could not run at all. */
+static int detached_check(bd_prov_detached *out, gpgme_ctx_t g, const char *msg, size_t mlen,
+                          const char *sig, bd_err *err)
 {
     gpgme_data_t ds = NULL, dm = NULL;
-    gpgme_error_t e;
+    gpgme_key_t key = NULL;
+    gpgme_error_t e, status = 0;
+    unsigned summary = 0;
     int rc = -1;
-    memset(co, 0, sizeof(*co));
+    memset(out, 0, sizeof(*out));
+    out->verdict = BD_PROV_DET_NOT_SIGNATURE;
     if ((e = gpgme_data_new_from_mem(&ds, sig, strlen(sig), 0)) != 0 ||
         (e = gpgme_data_new_from_mem(&dm, msg, mlen, 0)) != 0) {
         gpg_fail(err, BD_E_GPG, e, "cannot hand a signature to GPGME");
@@ -481,10 +476,10 @@ static int gpg_check(gpgme_ctx_t g, const char *msg, size_t mlen, const char *si
     e = gpgme_op_verify(g, ds, dm, NULL);
     gpgme_verify_result_t r = gpgme_op_verify_result(g);
     for (gpgme_signature_t s = r ? r->signatures : NULL; s; s = s->next) {
-        if (co->nsigs++ == 0) {
-            co->status = s->status;
-            co->summary = (unsigned)s->summary;
-            snprintf(co->fpr, sizeof(co->fpr), "%s", s->fpr ? s->fpr : "");
+        if (out->nsigs++ == 0) {
+            status = s->status;
+            summary = (unsigned)s->summary;
+            snprintf(out->key_id, sizeof(out->key_id), "%s", s->fpr ? s->fpr : "");
         }
     }
     if (e) {
@@ -493,29 +488,76 @@ static int gpg_check(gpgme_ctx_t g, const char *msg, size_t mlen, const char *si
         if (c == GPG_ERR_NO_DATA || c == GPG_ERR_BAD_DATA || c == GPG_ERR_INV_DATA ||
             c == GPG_ERR_BAD_SIGNATURE || c == GPG_ERR_INV_PACKET || c == GPG_ERR_CHECKSUM ||
             c == GPG_ERR_UNKNOWN_PACKET || c == GPG_ERR_NOT_SUPPORTED || c == GPG_ERR_UNEXPECTED ||
-            c == GPG_ERR_INV_VALUE || co->nsigs) {
-            co->nsigs = 0;
-            err_text(e, co->detail, sizeof(co->detail));
+            c == GPG_ERR_INV_VALUE || out->nsigs) {
+            out->nsigs = 0;
+            err_text(e, out->detail, sizeof(out->detail));
         } else {
             gpg_fail(err, BD_E_GPG, e, "GnuPG could not verify a signature");
             goto out;
         }
     }
+    /* gpg reports EXPKEYSIG/REVKEYSIG only for otherwise good signatures. */
+    gpgme_err_code_t sc = gpgme_err_code(status);
+    out->crypto_good = out->nsigs == 1 && (sc == GPG_ERR_NO_ERROR || sc == GPG_ERR_KEY_EXPIRED ||
+                                           sc == GPG_ERR_CERT_REVOKED);
     rc = 0;
+    if (!out->crypto_good) {
+        out->verdict = out->nsigs == 0           ? BD_PROV_DET_NOT_SIGNATURE
+                       : out->nsigs > 1          ? BD_PROV_DET_SEVERAL
+                       : sc == GPG_ERR_NO_PUBKEY ? BD_PROV_DET_UNKNOWN_KEY
+                                                 : BD_PROV_DET_BAD;
+        goto out;
+    }
+    /* An empty pattern would list every key: no reported key is no key. */
+    if (!out->key_id[0] || gpgme_get_key(g, out->key_id, &key, 0) != 0 || !key || !key->subkeys ||
+        !key->subkeys->fpr) {
+        out->verdict = BD_PROV_DET_UNKNOWN_KEY;
+        goto out;
+    }
+    fpr_upper(out->fingerprint, key->subkeys->fpr);
+    gpgme_subkey_t used = NULL;
+    for (gpgme_subkey_t sk = key->subkeys; sk; sk = sk->next)
+        if (sk->fpr && strcasecmp(sk->fpr, out->key_id) == 0)
+            used = sk;
+    if (sc == GPG_ERR_CERT_REVOKED || key->revoked || (used && used->revoked) ||
+        (summary & GPGME_SIGSUM_KEY_REVOKED))
+        out->verdict = BD_PROV_DET_REVOKED;
+    else if (sc == GPG_ERR_KEY_EXPIRED || key->expired || (used && used->expired) ||
+             (summary & GPGME_SIGSUM_KEY_EXPIRED))
+        out->verdict = BD_PROV_DET_EXPIRED;
+    else if (key->disabled || key->invalid || (used && (used->disabled || used->invalid)))
+        out->verdict = BD_PROV_DET_UNUSABLE;
+    else
+        out->verdict = BD_PROV_DET_GOOD;
 out:
+    if (key)
+        gpgme_key_unref(key);
     gpgme_data_release(ds);
     gpgme_data_release(dm);
     return rc;
 }
 
-/* The signature is cryptographically good over the message (the key may be expired or
- * revoked: gpg reports EXPKEYSIG/REVKEYSIG only for otherwise good signatures). */
-static bool crypto_good(const check_out *co)
+/* A GPGME context on the context's private home (created on first use), offline. */
+static int home_gpg(gpgme_ctx_t *g, bd_prov_ctx *ctx, bd_err *err)
 {
-    if (co->nsigs != 1)
-        return false;
-    gpgme_err_code_t c = gpgme_err_code(co->status);
-    return c == GPG_ERR_NO_ERROR || c == GPG_ERR_KEY_EXPIRED || c == GPG_ERR_CERT_REVOKED;
+    *g = NULL;
+    if (ensure_home(ctx, err) < 0 || new_gpg(g, ctx->home, false, err) < 0)
+        return -1;
+    gpgme_set_offline(*g, 1);
+    return 0;
+}
+
+int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char *msg, size_t len,
+                            const char *armored_sig, bd_err *err)
+{
+    gpgme_ctx_t g = NULL;
+    memset(out, 0, sizeof(*out));
+    out->verdict = BD_PROV_DET_NOT_SIGNATURE;
+    if (home_gpg(&g, ctx, err) < 0)
+        return -1;
+    int rc = detached_check(out, g, msg, len, armored_sig, err);
+    gpgme_release(g);
+    return rc;
 }
 
 static void set_identity(bd_prov_sig *out, const char *identity)
@@ -531,8 +573,7 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const
     const char *rname = bd_provenance_role_str(role);
     char *msg = NULL, *msg_rec = NULL;
     size_t mlen = 0, rlen = 0;
-    check_out co, co_rec;
-    gpgme_key_t key = NULL;
+    bd_prov_detached d, d_rec;
     int rc = -1;
     memset(out, 0, sizeof(*out));
     out->present = b->present;
@@ -548,85 +589,73 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const
         rc = 0;
         goto out;
     }
-    if (gpg_check(g, msg, mlen, b->signature, &co, err) < 0)
+    if (detached_check(&d, g, msg, mlen, b->signature, err) < 0)
         goto out;
-    if (!crypto_good(&co)) {
-        /* Good over the recorded case_digest but not the current one: the case changed
-         * after it was signed. */
-        if (co.nsigs == 1 && c->has_case_digest && strcmp(c->case_digest, current) != 0 &&
-            bd_provenance_message(&msg_rec, &rlen, role, c->case_id, c->added_at, c->case_digest,
-                                  NULL) == 0) {
-            if (gpg_check(g, msg_rec, rlen, b->signature, &co_rec, err) < 0)
-                goto out;
-            if (crypto_good(&co_rec)) {
-                bd_err_set(&out->err, BD_E_PROVENANCE_STALE, c->path, b->line, 0,
-                           "%s was signed over case_digest %s but the case's digest is now "
-                           "%s: the case changed after signing; review the change, pin it "
-                           "and sign again",
-                           what, c->case_digest, current);
-                rc = 0;
-                goto out;
-            }
+    /* Good over the recorded case_digest but not the current one: the case changed after
+     * it was signed. */
+    if (!d.crypto_good && d.nsigs == 1 && c->has_case_digest &&
+        strcmp(c->case_digest, current) != 0 &&
+        bd_provenance_message(&msg_rec, &rlen, role, c->case_id, c->added_at, c->case_digest,
+                              NULL) == 0) {
+        if (detached_check(&d_rec, g, msg_rec, rlen, b->signature, err) < 0)
+            goto out;
+        if (d_rec.crypto_good) {
+            bd_err_set(&out->err, BD_E_PROVENANCE_STALE, c->path, b->line, 0,
+                       "%s was signed over case_digest %s but the case's digest is now "
+                       "%s: the case changed after signing; review the change, pin it "
+                       "and sign again",
+                       what, c->case_digest, current);
+            rc = 0;
+            goto out;
         }
-        gpgme_err_code_t sc = gpgme_err_code(co.status);
-        if (co.nsigs == 1 && sc == GPG_ERR_NO_PUBKEY) {
-            bd_err_set(&out->err, BD_E_PROVENANCE_UNTRUSTED, c->path, b->line, 0,
-                       "%s was made by key %s, which is not in bench/keys/; only the "
-                       "bench's own keys are trusted",
-                       what, co.fpr);
-        } else if (co.nsigs > 1) {
-            bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
-                       "%s holds %d signatures; exactly one is allowed", what, co.nsigs);
-        } else if (co.nsigs == 0) {
-            bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
-                       "%s is not a valid OpenPGP signature (%s); sign the case again", what,
-                       co.detail[0] ? co.detail : "no signature found");
-        } else {
-            bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
-                       "%s does not verify over this case's %s message (role %s, case %s, "
-                       "digest %s): it is forged, altered, or made for another case or "
-                       "role; sign the case again",
-                       what, rname, rname, c->case_id, current);
-        }
-        rc = 0;
-        goto out;
     }
-
-    gpgme_error_t e = gpgme_get_key(g, co.fpr, &key, 0);
-    if (e || !key || !key->subkeys || !key->subkeys->fpr) {
+    memcpy(out->fingerprint, d.fingerprint, sizeof(out->fingerprint));
+    const bd_signer *s = NULL;
+    switch (d.verdict) {
+    case BD_PROV_DET_UNKNOWN_KEY:
         bd_err_set(&out->err, BD_E_PROVENANCE_UNTRUSTED, c->path, b->line, 0,
-                   "%s was made by key %s, which is not in bench/keys/", what, co.fpr);
-        rc = 0;
-        goto out;
-    }
-    fpr_upper(out->fingerprint, key->subkeys->fpr);
-    gpgme_subkey_t used = NULL;
-    for (gpgme_subkey_t sk = key->subkeys; sk; sk = sk->next)
-        if (sk->fpr && strcasecmp(sk->fpr, co.fpr) == 0)
-            used = sk;
-    gpgme_err_code_t sc = gpgme_err_code(co.status);
-    if (sc == GPG_ERR_CERT_REVOKED || key->revoked || (used && used->revoked) ||
-        (co.summary & GPGME_SIGSUM_KEY_REVOKED)) {
+                   "%s was made by key %s, which is not in bench/keys/; only the "
+                   "bench's own keys are trusted",
+                   what, d.key_id);
+        break;
+    case BD_PROV_DET_SEVERAL:
+        bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
+                   "%s holds %d signatures; exactly one is allowed", what, d.nsigs);
+        break;
+    case BD_PROV_DET_NOT_SIGNATURE:
+        bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
+                   "%s is not a valid OpenPGP signature (%s); sign the case again", what,
+                   d.detail[0] ? d.detail : "no signature found");
+        break;
+    case BD_PROV_DET_BAD:
+        bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
+                   "%s does not verify over this case's %s message (role %s, case %s, "
+                   "digest %s): it is forged, altered, or made for another case or "
+                   "role; sign the case again",
+                   what, rname, rname, c->case_id, current);
+        break;
+    case BD_PROV_DET_REVOKED:
         bd_err_set(&out->err, BD_E_PROVENANCE_KEY_REVOKED, c->path, b->line, 0,
                    "%s was made by key %s, which is revoked; a trusted signer must sign "
                    "again with a current key",
                    what, out->fingerprint);
-    } else if (sc == GPG_ERR_KEY_EXPIRED || key->expired || (used && used->expired) ||
-               (co.summary & GPGME_SIGSUM_KEY_EXPIRED)) {
+        break;
+    case BD_PROV_DET_EXPIRED:
         bd_err_set(&out->err, BD_E_PROVENANCE_KEY_EXPIRED, c->path, b->line, 0,
                    "%s was made by key %s, which has expired; extend the key's expiry and "
                    "re-export it to bench/keys/, or sign again with a current key",
                    what, out->fingerprint);
-    } else if (key->disabled || key->invalid || (used && (used->disabled || used->invalid))) {
+        break;
+    case BD_PROV_DET_UNUSABLE:
         bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
                    "%s was made by key %s, which GnuPG reports unusable", what, out->fingerprint);
-    } else if (strcasecmp(out->fingerprint, b->fingerprint) != 0) {
-        bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
-                   "%s names fingerprint %s but was signed by %s; sign the case again", what,
-                   b->fingerprint, out->fingerprint);
-    } else {
-        const bd_signer *s = bd_signers_find(ctx->signers, out->fingerprint);
-        if (!s)
+        break;
+    case BD_PROV_DET_GOOD:
+        if (strcasecmp(out->fingerprint, b->fingerprint) != 0)
+            bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, c->path, b->line, 0,
+                       "%s names fingerprint %s but was signed by %s; sign the case again", what,
+                       b->fingerprint, out->fingerprint);
+        else if (!(s = bd_signers_find(ctx->signers, out->fingerprint)))
             bd_err_set(&out->err, BD_E_PROVENANCE_UNTRUSTED, c->path, b->line, 0,
                        "%s was signed by %s, which is not in bench/trusted-signers.yaml", what,
                        out->fingerprint);
@@ -635,11 +664,10 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const
                        "%s was signed by %s (%s), who is not trusted as %s in "
                        "bench/trusted-signers.yaml",
                        what, out->fingerprint, s->identity ? s->identity : "", rname);
+        break;
     }
     rc = 0;
 out:
-    if (key)
-        gpgme_key_unref(key);
     free(msg);
     free(msg_rec);
     return rc;
@@ -659,12 +687,11 @@ int bd_provenance_verify_case(bd_prov_result *out, bd_prov_ctx *ctx, const bd_ca
         out->status = BD_PROV_ST_DRAFT;
         return 0;
     }
-    if (ensure_home(ctx, &out->err) < 0 || new_gpg(&g, ctx->home, false, &out->err) < 0) {
+    if (home_gpg(&g, ctx, &out->err) < 0) {
         if (err)
             *err = out->err;
         return -1;
     }
-    gpgme_set_offline(g, 1);
     if (verify_block(&out->author, ctx, g, c, &c->added_by, BD_ROLE_AUTHOR, current, &out->err) <
             0 ||
         verify_block(&out->reviewer, ctx, g, c, &c->reviewed_by, BD_ROLE_REVIEWER, current,

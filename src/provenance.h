@@ -70,6 +70,37 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx);
 /* Borrowed trusted signers of the context (never NULL; may hold 0 signers). */
 const bd_signers *bd_prov_ctx_signers(const bd_prov_ctx *ctx);
 
+/* How one detached signature checked out against the context's bench/keys. */
+typedef enum {
+    BD_PROV_DET_GOOD,          /* one good signature by a usable key from bench/keys */
+    BD_PROV_DET_NOT_SIGNATURE, /* no OpenPGP signature in it (garbage, altered armor) */
+    BD_PROV_DET_SEVERAL,       /* more than one signature */
+    BD_PROV_DET_BAD,           /* one signature that does not verify over the bytes */
+    BD_PROV_DET_UNKNOWN_KEY,   /* made by a key that is not in bench/keys */
+    BD_PROV_DET_REVOKED,       /* good, but the (sub)key is revoked */
+    BD_PROV_DET_EXPIRED,       /* good, but the (sub)key has expired */
+    BD_PROV_DET_UNUSABLE,      /* good, but GnuPG reports the key disabled or invalid */
+} bd_prov_det_verdict;
+
+typedef struct bd_prov_detached {
+    bd_prov_det_verdict verdict;
+    bool crypto_good;                 /* the bytes verify (even if the key is not usable) */
+    int nsigs;                        /* signatures found */
+    char fingerprint[BD_FPR_LEN + 1]; /* signer's primary fingerprint, upper-case; "" if unknown */
+    char key_id[128];                 /* the key (or subkey) id GnuPG reports, "" if none */
+    char detail[256];                 /* why it is no signature (NOT_SIGNATURE), else "" */
+} bd_prov_detached;
+
+/* Check the detached ASCII-armored signature `armored_sig` over exactly `len` bytes at
+ * `msg` in the context's private home (created on first use: never the user's keyring,
+ * no agent, no key retrieval). Judges only the signature and its key; whether the
+ * fingerprint is trusted (bd_prov_ctx_signers) or the one a file names is the caller's
+ * to decide. Always fills *out. Returns 0 with the verdict in *out, or -1 when the check
+ * could not run: gpg.* (GnuPG failed, or a bad bench/keys file: gpg.bad_keyfile),
+ * io.error (no private home), env.out_of_memory (err). Thread-safe like the context. */
+int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char *msg, size_t len,
+                            const char *armored_sig, bd_err *err);
+
 typedef enum {
     BD_PROV_ST_DRAFT,    /* no signature */
     BD_PROV_ST_AWAITING, /* a valid author signature, no review yet */
