@@ -51,6 +51,14 @@
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
+    X(BD_A_SIGN, "sign", "sign", "sign the case as author or reviewer (the sign view)")            \
+    X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
+    X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
+    X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
+      "ask the passphrase in benchdesk (loopback) or through gpg-agent's own pinentry")            \
+    X(BD_A_STAGE_TOGGLE, "stage-toggle", "stage/unstage",                                          \
+      "stage or unstage the selected path (a heading: every path under it)")                       \
+    X(BD_A_COMMIT, "commit", "commit", "write a commit message, then commit (optionally signed)")  \
     X(BD_A_RUNVIEW, "run-view", "run view", "return to the live run view")                         \
     X(BD_A_RELOAD, "reload", "reload", "re-read the bench from disk")                              \
     X(BD_A_REDRAW, "redraw", "", "redraw the whole screen")                                        \
@@ -102,6 +110,12 @@ typedef enum {
     X('h', BD_A_HISTORY)                                                                           \
     X('a', BD_A_WIDEN)                                                                             \
     X('m', BD_A_RECOMMEND)                                                                         \
+    X('P', BD_A_SIGN)                                                                              \
+    X('w', BD_A_STAGE_VIEW)                                                                        \
+    X('t', BD_A_ROLE)                                                                              \
+    X('l', BD_A_PINENTRY)                                                                          \
+    X('u', BD_A_STAGE_TOGGLE)                                                                      \
+    X('C', BD_A_COMMIT)                                                                            \
     X('v', BD_A_RUNVIEW)                                                                           \
     X(BD_CTRL('r'), BD_A_RELOAD)                                                                   \
     X(BD_CTRL('l'), BD_A_REDRAW)                                                                   \
@@ -410,6 +424,8 @@ extern const bd_view_ops bd_view_tclasses; /* task classes (the first view) */
 extern const bd_view_ops bd_view_cases;    /* arg: size_t * task-class index */
 extern const bd_view_ops bd_view_case;     /* arg: bd_case_ref * */
 extern const bd_view_ops bd_view_help;     /* arg: the view whose keys to show */
+extern const bd_view_ops bd_view_sign;     /* arg: bd_case_ref * (sign.c) */
+extern const bd_view_ops bd_view_stage;    /* arg: NULL (stage.c) */
 
 typedef struct bd_case_ref {
     size_t tc_index;

@@ -576,7 +576,14 @@ static int start_curses(tui *t, bd_err *err)
     bd_app *app = &t->app;
     have_tio = tcgetattr(0, &saved_tio) == 0;
     saved_fl = fcntl(0, F_GETFL);
-    t->screen = newterm(NULL, stdout, stdin);
+    /* Ask terminfo first: newterm on an unknown type fails after allocating its screen. */
+    int tierr = 0;
+    if (setupterm(NULL, 1, &tierr) == OK)
+        del_curterm(cur_term);
+    else
+        tierr = -2;
+    if (tierr != -2)
+        t->screen = newterm(NULL, stdout, stdin);
     if (!t->screen) {
         const char *term = getenv("TERM");
         return bd_err_set(err, BD_E_IO, NULL, 0, 0,

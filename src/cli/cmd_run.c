@@ -20,6 +20,7 @@
 #include "exec.h"
 #include "history.h"
 #include "provenance.h"
+#include "rungate.h"
 #include "runner.h"
 
 static const char help[] =
@@ -49,74 +50,6 @@ static const char help[] =
     "`jobs:` there, else the number of CPUs. The summary is written to\n"
     ".benchdesk/runs/<run-id>.json. Ctrl-C cancels: running cases are killed, nothing is\n"
     "left behind, exit status 130.\n";
-
-/* Every case of the run signed by two trusted people (DESIGN.md §6), else the run is
- * refused with the first case's provenance error: provenance.missing (exit 3) for a draft
- * or a case awaiting review, its own code (exit 1) for a bad signature. */
-static int check_provenance(const bd_bench *bench, const bd_task_class *tc, const char **ids,
-                            size_t n, bd_err *err)
-{
-    bd_prov_ctx *ctx = NULL;
-    int rc = -1;
-    if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&ctx, bench->bench_dir, err) != 0)
-        goto out;
-    size_t count = n ? n : tc->n_cases;
-    for (size_t i = 0; i < count; i++) {
-        const char *id = n ? ids[i] : tc->case_ids[i];
-        bd_case *c = NULL;
-        if (bd_task_class_case(&c, tc, id, err) != 0)
-            goto out;
-        bd_prov_result pr;
-        int v = bd_provenance_verify_case(&pr, ctx, c, c->case_digest, err);
-        bd_case_free(c);
-        if (v < 0)
-            goto out;
-        if (pr.status == BD_PROV_ST_SIGNED)
-            continue;
-        if (pr.status == BD_PROV_ST_BAD)
-            *err = pr.err;
-        else
-            bd_err_set(err, BD_E_PROVENANCE_MISSING, NULL, 0, 0,
-                       "case '%s' is %s, not signed by an author and a reviewer; sign it "
-                       "(benchdesk sign), or run with --drafts",
-                       id, bd_prov_status_str(pr.status));
-        goto out;
-    }
-    rc = 0;
-out:
-    bd_prov_ctx_free(ctx);
-    return rc;
-}
-
-/* The recorder: every finished case lands in the chained history before any front end
- * hears of it (DESIGN.md §5). */
-typedef struct recorder {
-    bd_history *hist;
-    bd_runner *runner;
-    bool verified; /* provenance checked: not a --drafts run */
-} recorder;
-
-static int on_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
-{
-    recorder *rec = payload;
-    bd_history_score_fields f = {0};
-    f.run_id = s->run_id;
-    f.task_class = s->task_class;
-    f.case_id = res->case_id;
-    f.case_digest = res->case_digest;
-    f.rubric_digest = s->rubric_digest;
-    f.cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
-    f.isolation_class = bd_isolation_str(s->isolation);
-    f.provenance_verified = rec->verified;
-    f.started_at = res->started_at;
-    f.finished_at = res->finished_at;
-    char hash[BD_HASH_BUF];
-    if (bd_history_append_score(rec->hist, &f, &res->score, NULL, hash, err) != 0)
-        return -1;
-    snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
-    bd_runner_set_chain_head(rec->runner, hash);
-    return 0;
-}
 
 typedef struct front {
     const bd_cli *cli;
@@ -303,7 +236,7 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     char *python = NULL;
     bd_err err = BD_ERR_INIT;
     bd_config config = {0};
-    recorder rec = {0};
+    bd_run_recorder rec = {0};
     uv_loop_t loop;
     bool loop_ok = false;
     front f;
@@ -402,22 +335,15 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     }
     /* Startup integrity, before anything is spawned (DESIGN.md §2): the history chain,
      * every pin, then (unless --drafts) every case's signatures. */
-    bd_history_verify_result vr;
-    memset(&vr, 0, sizeof(vr));
-    int hv = -1;
-    if (bd_history_open(&rec.hist, bench->root, BD_HISTORY_CREATE, &err) == 0)
-        hv = bd_history_verify(rec.hist, 0, &vr, &err);
-    if (hv == 0 && vr.count > 0)
-        bd_runner_set_chain_head(runner, vr.head);
-    bd_history_verify_result_release(&vr);
-    if (hv != 0 || bd_runner_prepare(runner, &err) != 0 ||
-        (!drafts && check_provenance(bench, tc, case_ids, n_cases, &err) != 0)) {
+    bd_run_gate_opts gate = {.drafts = drafts, .drafts_hint = "run with --drafts"};
+    if (bd_run_gate(&rec.hist, runner, bench, tc, (const char *const *)case_ids, n_cases, &gate,
+                    &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
     rec.runner = runner;
-    rec.verified = !drafts;
-    bd_runner_set_recorder(runner, on_record, &rec);
+    rec.provenance_verified = !drafts;
+    bd_runner_set_recorder(runner, bd_run_record, &rec);
     if (uv_loop_init(&loop) != 0) {
         bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "cannot create an event loop");
         status = cli_fail(cli, &err);

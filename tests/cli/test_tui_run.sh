@@ -99,6 +99,15 @@ expect_screen_re "passed 4 +failed 4 +running 0 +queued 0" "the resized run fini
 expect_screen " finished" "and says finished"
 tmux -L "$TUI_SOCK" resize-window -x 100 -y 30
 
+# A rubric's stderr is untrusted: escape sequences are shown as text, never obeyed.
+tui_keys n
+expect_screen "Rubric stderr" "n opens the first failed slow case"
+expect_screen "?[2J?]0;pwned? EVIL" "control characters of the rubric's stderr are drawn as ?"
+title=$(tmux -L "$TUI_SOCK" display-message -p '#{pane_title}')
+[ "$title" != pwned ] && pass "the rubric could not retitle the terminal" ||
+    fail "the rubric's escape sequence reached the terminal (title: $title)"
+tui_keys q
+
 # Cancel: running cases are killed, the rest are not run, nothing is left behind.
 tui_keys r
 expect_screen_re "running [1-9]" "a second slow run is running"

@@ -76,6 +76,14 @@ tui_keys q
 tui_expect_exit 0 "--theme over config"
 rm "$root/.benchdesk/config.yaml"
 
+# ---- an unknown terminal type is an error before anything is drawn -------------------
+TUI_ENV="TERM=no-such-terminal"
+tui_open -C "$root"
+TUI_ENV=""
+tui_expect_exit 4 "an unknown TERM"
+grep -q "cannot drive terminal type 'no-such-terminal'" "$BD_TMP/stderr" &&
+    pass "an unknown TERM says what to set" || fail "unknown TERM: $(cat "$BD_TMP/stderr")"
+
 # ---- mouse: a click selects a row, a second click on it opens it -------------------------
 tui_open -C "$root"
 expect_screen "[task classes]" "mouse: the TUI opens"

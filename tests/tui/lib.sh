@@ -285,7 +285,10 @@ time.sleep(float(doc["expected"]["sleep"]))
 got = doc["harness_output"].get("answer")
 ok = got == doc["expected"]["answer"]
 if not ok:
-    sys.stderr.write("case %s: expected %s, got %s\n" % (doc["case"]["case_id"], doc["expected"]["answer"], got))
+    # Hostile bytes on stderr: clear-screen, a window-title change, a bell. The TUI must
+    # show them as text, never send them to the terminal.
+    sys.stderr.write("case %s: expected %s, got %s \x1b[2J\x1b]0;pwned\x07 EVIL\n"
+                     % (doc["case"]["case_id"], doc["expected"]["answer"], got))
 print(json.dumps({"passed": ok, "score": 1.0 if ok else 0.0,
                   "breakdown": {"answer": 1.0 if ok else 0.0},
                   "failure_modes": [] if ok else [{"code": "answer.wrong", "severity": "block",

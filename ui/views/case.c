@@ -76,7 +76,8 @@ struct prov_job {
     int rc;
 };
 
-static const bd_action actions[] = {BD_A_FOCUS, BD_A_RUN, BD_A_HISTORY, BD_A_NONE};
+static const bd_action actions[] = {BD_A_FOCUS, BD_A_RUN,        BD_A_HISTORY,
+                                    BD_A_SIGN,  BD_A_STAGE_VIEW, BD_A_NONE};
 
 static const bd_ui_case *row_of(bd_view *v)
 {
@@ -690,6 +691,12 @@ static bool key(bd_view *v, bd_action a, int ch)
     }
     case BD_A_HISTORY:
         bd_app_open_history(v->app, v->app->model->tcs[s->ref.tc_index].name, row_of(v)->id);
+        return true;
+    case BD_A_SIGN:
+        bd_app_push(v->app, &bd_view_sign, &s->ref);
+        return true;
+    case BD_A_STAGE_VIEW:
+        bd_app_push(v->app, &bd_view_stage, NULL);
         return true;
     default:
         return false;

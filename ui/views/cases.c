@@ -45,9 +45,9 @@ typedef struct cases {
     char text[768];
 } cases;
 
-static const bd_action actions[] = {BD_A_OPEN,    BD_A_RUN,       BD_A_RUN_ALL,
-                                    BD_A_FILTER,  BD_A_SORT,      BD_A_SORT_REVERSE,
-                                    BD_A_HISTORY, BD_A_RECOMMEND, BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN, BD_A_RUN,          BD_A_RUN_ALL, BD_A_FILTER,
+                                    BD_A_SORT, BD_A_SORT_REVERSE, BD_A_HISTORY, BD_A_RECOMMEND,
+                                    BD_A_SIGN, BD_A_STAGE_VIEW,   BD_A_NONE};
 
 static const bd_ui_tc *tc_of(bd_view *v)
 {
@@ -378,6 +378,15 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RECOMMEND:
         bd_app_open_recommend(v->app, s->tc);
+        return true;
+    case BD_A_SIGN:
+        if (row != SIZE_MAX) {
+            bd_case_ref ref = {s->tc, row};
+            bd_app_push(v->app, &bd_view_sign, &ref);
+        }
+        return true;
+    case BD_A_STAGE_VIEW:
+        bd_app_push(v->app, &bd_view_stage, NULL);
         return true;
     default:
         return false;

@@ -10,6 +10,7 @@
 
 #include "exec.h"
 #include "history.h"
+#include "rungate.h"
 #include "result_api.h"
 #include "run_api.h"
 #include "tui_internal.h"
@@ -26,6 +27,7 @@ typedef struct prep_job {
     bd_work work;
     bd_ui_run *run; /* NULL when the run was freed meanwhile */
     bd_runner *runner;
+    const bd_bench *bench; /* the app's, immutable while the app lives */
     char *root;
     bd_history *hist;
     /* provenance: every case of the run must be signed unless drafts are allowed */
@@ -194,89 +196,42 @@ static void on_event(const bd_run_event *ev, void *payload)
         bd_app_quit(app, run->quit_status);
 }
 
-/* The recorder: every finished case lands in the chained history before the front ends
- * hear about it (DESIGN.md §5). */
+/* The recorder (rungate.h): every finished case lands in the chained history before the
+ * front ends hear about it (DESIGN.md §5); the view remembers each case's seq. */
 static int on_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
 {
     bd_ui_run *run = payload;
-    if (!run_hist)
-        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the history is not open");
     /* Without drafts every case was verified signed, over its pinned digest, before the
      * run started; with drafts nothing was (DESIGN.md §6). */
-    bool verified = !run->drafts;
-    bd_history_score_fields f = {0};
-    f.run_id = s->run_id;
-    f.task_class = s->task_class;
-    f.case_id = res->case_id;
-    f.case_digest = res->case_digest;
-    f.rubric_digest = s->rubric_digest;
-    f.cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
-    f.isolation_class = bd_isolation_str(s->isolation);
-    f.provenance_verified = verified;
-    f.started_at = res->started_at;
-    f.finished_at = res->finished_at;
-    uint64_t seq = 0;
-    char hash[BD_HASH_BUF];
-    if (bd_history_append_score(run_hist, &f, &res->score, &seq, hash, err) < 0)
+    bd_run_recorder rec = {run_hist, run->runner, !run->drafts, 0};
+    if (bd_run_record(res, s, &rec, err) < 0)
         return -1;
-    snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
     if (res->index < run->n)
-        run->cases[res->index].seq = seq;
-    bd_runner_set_chain_head(run->runner, hash);
+        run->cases[res->index].seq = rec.last_seq;
     return 0;
 }
 
-/* Every case of the run signed by two trusted people (DESIGN.md §6), else the run is
- * refused with the first case's provenance error (drafts allowed: nothing to check). */
-static int check_provenance(prep_job *j)
+static bool prep_stopping(void *payload)
 {
-    if (j->drafts)
-        return 0;
-    if (!j->prov) {
-        j->err = j->prov_err;
-        return -1;
-    }
-    size_t n = j->n_ids ? j->n_ids : j->tc->n_cases;
-    for (size_t i = 0; i < n && !bd_work_stopping(); i++) {
-        const char *id = j->n_ids ? j->ids[i] : j->tc->case_ids[i];
-        bd_case *c = NULL;
-        if (bd_task_class_case(&c, j->tc, id, &j->err) < 0)
-            return -1;
-        bd_prov_result pr;
-        int rc = bd_provenance_verify_case(&pr, j->prov, c, c->case_digest, &j->err);
-        bd_case_free(c);
-        if (rc < 0)
-            return -1;
-        if (pr.status == BD_PROV_ST_SIGNED)
-            continue;
-        if (pr.status == BD_PROV_ST_BAD)
-            j->err = pr.err;
-        else
-            bd_err_set(&j->err, BD_E_PROVENANCE_MISSING, NULL, 0, 0,
-                       "case '%s' is %s, not signed by an author and a reviewer; sign it, or "
-                       "run with drafts allowed (d)",
-                       id, bd_prov_status_str(pr.status));
-        return -1;
-    }
-    return 0;
+    (void)payload;
+    return bd_work_stopping();
 }
 
 static void prep_run(bd_work *w)
 {
     prep_job *j = (prep_job *)w;
-    j->rc = -1;
-    bd_history_verify_result vr;
-    memset(&vr, 0, sizeof(vr));
-    /* A run never appends to a broken chain (DESIGN.md §2: startup integrity). */
-    if (bd_history_open(&j->hist, j->root, BD_HISTORY_CREATE, &j->err) < 0)
+    /* GnuPG unusable: a signed-only run cannot be checked, so it is refused. */
+    if (!j->drafts && !j->prov) {
+        j->err = j->prov_err;
+        j->rc = -1;
         return;
-    int v = bd_history_verify(j->hist, 0, &vr, &j->err);
-    bd_history_verify_result_release(&vr);
-    if (v < 0)
-        return;
-    if (bd_runner_prepare(j->runner, &j->err) < 0)
-        return;
-    j->rc = check_provenance(j);
+    }
+    bd_run_gate_opts o = {.drafts = j->drafts,
+                          .prov = j->prov,
+                          .drafts_hint = "run with drafts allowed (d)",
+                          .stop = prep_stopping};
+    j->rc = bd_run_gate(&j->hist, j->runner, j->bench, j->tc, (const char *const *)j->ids, j->n_ids,
+                        &o, &j->err);
 }
 
 static void prep_free(prep_job *j)
@@ -493,6 +448,7 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
     }
     j->run = run;
     j->runner = run->runner;
+    j->bench = app->bench;
     j->tc = run->ref->tc;
     j->prov = m->prov;
     j->prov_err = m->prov_err;
@@ -866,7 +822,13 @@ static void rerun(bd_view *v, bool drafts)
         bd_app_message(v->app, BD_MSG_WARN, "this run is still going: c cancels it");
         return;
     }
-    size_t tc = run->tc_index, n = run->n_ids;
+    /* By name: a reload since the run may have renumbered the task classes. */
+    size_t tc = bd_model_find_tc(v->app->model, run->task_class), n = run->n_ids;
+    if (tc == SIZE_MAX) {
+        bd_app_message(v->app, BD_MSG_WARN, "task class '%s' is no longer in the bench",
+                       run->task_class);
+        return;
+    }
     char **ids = run->ids;
     run->ids = NULL;
     run->n_ids = 0;

@@ -16,8 +16,8 @@ typedef struct tclasses {
     char text[512];
 } tclasses;
 
-static const bd_action actions[] = {BD_A_OPEN,    BD_A_RUN,       BD_A_FILTER,
-                                    BD_A_HISTORY, BD_A_RECOMMEND, BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN,      BD_A_RUN,        BD_A_FILTER, BD_A_HISTORY,
+                                    BD_A_RECOMMEND, BD_A_STAGE_VIEW, BD_A_NONE};
 
 static const char *row_text(size_t row, void *payload)
 {
@@ -227,6 +227,9 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RECOMMEND:
         if (row != SIZE_MAX)
             bd_app_open_recommend(v->app, row);
+        return true;
+    case BD_A_STAGE_VIEW:
+        bd_app_push(v->app, &bd_view_stage, NULL);
         return true;
     default:
         return false;

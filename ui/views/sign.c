@@ -1,0 +1,649 @@
+/*
+ * sign.c — the sign view (DESIGN.md §6, §10): the exact message to be signed, the key
+ * to sign with (GPGME's secret keys), the role; Enter signs. The passphrase is asked by
+ * benchdesk itself on a masked line (loopback, the default) or by gpg-agent's own
+ * pinentry (`l` switches); the whole screen is repainted afterwards in case a pinentry
+ * drew on the terminal. Then the case view below shows the new status.
+ *
+ * Everything GnuPG does — listing keys, preparing the message (which verifies the case
+ * and, for a review, the author's signature), signing — runs on libuv's thread pool.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model.h"
+#include "passphrase.h"
+#include "tui_internal.h"
+#include "view_util.h"
+
+typedef struct sign_job sign_job;
+
+typedef struct sign_view {
+    bd_case_ref ref;
+    char *case_id;
+    bool from_case_view; /* the case view of this case is below: reopen it after signing */
+    /* keys */
+    bd_sign_key *keys;
+    size_t n_keys;
+    uint8_t keys_state; /* bd_load_state */
+    bd_err keys_err;
+    bd_list list;
+    /* role and the prepared message for (role, key) */
+    int role;
+    bool may_review; /* an author signature exists */
+    uint8_t prep_state;
+    bd_sign_result prep;
+    bd_err prep_err;
+    bd_err sign_err; /* why the last attempt to sign failed (BD_OK: none yet) */
+    unsigned gen;    /* bumped whenever role or key changes: older answers are dropped */
+    /* signing */
+    bool loopback;
+    sign_job *job; /* the prepare or sign job in flight (NULL once reported) */
+    bool signing;
+    /* the masked passphrase line */
+    bool asking;
+    char hint[256];
+    bool bad_before;
+    char pass[512];
+    size_t pass_len;
+} sign_view;
+
+typedef enum { JOB_KEYS, JOB_PREPARE, JOB_SIGN } job_kind;
+
+struct sign_job {
+    bd_work work;
+    job_kind kind;
+    bd_view *view; /* NULL once the view closed */
+    unsigned gen;
+    bd_tc_ref *ref;
+    bd_prov_ctx *ctx;
+    char *case_id;
+    size_t tc_index;
+    int role;
+    char key[BD_FPR_LEN + 1];
+    bd_pass *pass; /* loopback bridge (JOB_SIGN), or NULL: the agent asks */
+    /* results */
+    int rc;
+    bd_err err;
+    bd_sign_key *keys;
+    size_t n_keys;
+    bd_sign_result prep;
+    /* after signing: what the case now claims and verifies to */
+    int claim;
+    int vrc;
+    bd_prov_result vres;
+};
+
+static const bd_action actions[] = {BD_A_OPEN, BD_A_ROLE, BD_A_PINENTRY, BD_A_NONE};
+
+static void wipe(void *p, size_t n)
+{
+    volatile unsigned char *c = p;
+    while (n--)
+        *c++ = 0;
+}
+
+static void job_free(sign_job *j)
+{
+    if (j->ref)
+        bd_model_tc_release(j->ref);
+    bd_pass_free(j->pass);
+    free(j->keys);
+    bd_sign_result_release(&j->prep);
+    free(j->case_id);
+    free(j);
+}
+
+/* ---- pool work ---------------------------------------------------------------------- */
+
+static void job_run(bd_work *w)
+{
+    sign_job *j = (sign_job *)w;
+    bd_sign_opts opts = BD_SIGN_OPTS_INIT;
+    opts.key = j->key[0] ? j->key : NULL;
+    j->rc = -1;
+    switch (j->kind) {
+    case JOB_KEYS:
+        j->rc = bd_provenance_list_keys(&j->keys, &j->n_keys, NULL, &j->err);
+        break;
+    case JOB_PREPARE:
+        j->rc = bd_provenance_prepare(&j->prep, j->ctx, j->ref->tc, j->case_id, j->role, &opts,
+                                      &j->err);
+        break;
+    case JOB_SIGN: {
+        if (j->pass) {
+            opts.passphrase = bd_pass_cb;
+            opts.payload = j->pass;
+        }
+        j->rc = bd_provenance_sign_prepared(&j->prep, j->ref->tc, j->case_id, &opts, &j->err);
+        if (j->rc < 0)
+            break;
+        /* What the case is now, for the model's row. */
+        bd_case *c = NULL;
+        bd_err e = BD_ERR_INIT;
+        j->vrc = -1;
+        if (bd_task_class_case(&c, j->ref->tc, j->case_id, &e) == 0) {
+            j->claim = (int)bd_case_prov_claim(c);
+            if (j->ctx)
+                j->vrc = bd_provenance_verify_case(&j->vres, j->ctx, c, j->prep.case_digest, &e);
+            bd_case_free(c);
+        }
+        break;
+    }
+    }
+}
+
+static void start_prepare(bd_view *v);
+
+/* The model's row of the signed case, as its own jobs would have left it. */
+static void update_model(bd_app *app, sign_job *j)
+{
+    bd_model *m = app->model;
+    if (j->tc_index >= m->n_tcs)
+        return;
+    size_t ci = bd_model_find_case(m, j->tc_index, j->case_id);
+    if (ci == SIZE_MAX)
+        return;
+    bd_ui_tc *t = &m->tcs[j->tc_index];
+    bd_ui_case *c = &t->cases[ci];
+    if (c->meta == BD_LOAD_DONE && j->claim >= 0 && j->claim < 3) {
+        if (c->prov < 3 && t->prov[c->prov])
+            t->prov[c->prov]--;
+        c->prov = (uint8_t)j->claim;
+        t->prov[c->prov]++;
+    }
+    if (c->digest != BD_LOAD_PENDING && j->vrc >= 0) {
+        if (c->prov_check == BD_LOAD_DONE) {
+            if (t->prov_checked)
+                t->prov_checked--;
+            if (c->prov_status < 4 && t->pstat[c->prov_status])
+                t->pstat[c->prov_status]--;
+            if (c->prov_status == BD_PROV_ST_BAD && t->prov_bad)
+                t->prov_bad--;
+        }
+        c->prov_check = BD_LOAD_DONE;
+        c->prov_status = (uint8_t)j->vres.status;
+        c->prov_code = j->vres.err.code;
+        t->prov_checked++;
+        if (c->prov_status < 4)
+            t->pstat[c->prov_status]++;
+        if (c->prov_status == BD_PROV_ST_BAD)
+            t->prov_bad++;
+    }
+    bd_event ev = {BD_EV_MODEL, j->tc_index, ci};
+    bd_app_broadcast(app, &ev);
+}
+
+static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
+{
+    /* An external pinentry may have drawn on the terminal: forget what it shows. */
+    bd_tui_redraw_all(app);
+    if (!ran) {
+        if (v)
+            bd_app_message(app, BD_MSG_WARN, "signing cancelled");
+        return;
+    }
+    if (j->rc < 0) {
+        if (v) {
+            /* The message is still the one shown: keep it, so Enter tries again (a
+             * mistyped passphrase), and say why this attempt failed. */
+            sign_view *s = v->state;
+            if (j->gen == s->gen && j->prep.message) {
+                bd_sign_result_release(&s->prep);
+                s->prep = j->prep;
+                memset(&j->prep, 0, sizeof(j->prep));
+                s->prep_state = BD_LOAD_DONE;
+            } else {
+                start_prepare(v);
+            }
+            s->sign_err = j->err;
+            bd_app_error(app, &j->err);
+        }
+        return;
+    }
+    update_model(app, j);
+    const char *st = j->vrc < 0   ? "signed (not verified)"
+                     : j->vrc > 0 ? "BAD"
+                                  : bd_prov_status_str(j->vres.status);
+    bd_app_message(app, j->vrc == 0 ? BD_MSG_INFO : BD_MSG_WARN, "signed %s as %s with %s: now %s",
+                   j->case_id, bd_provenance_role_str(j->role), j->prep.key.identity, st);
+    if (!v)
+        return;
+    sign_view *s = v->state;
+    bool reopen = s->from_case_view;
+    bd_case_ref ref = s->ref;
+    if (app->top != v)
+        return; /* something opened over us: leave the stack alone */
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", app->msg);
+    bd_app_pop(app);
+    if (reopen && app->top && app->top->ops == &bd_view_case && app->top->below) {
+        /* The case view read case.yaml when it opened: open it again to show the
+         * signature just written, verified. */
+        bd_app_pop(app);
+        bd_app_push(app, &bd_view_case, &ref);
+    }
+    bd_app_message(app, j->vrc == 0 ? BD_MSG_INFO : BD_MSG_WARN, "%s", msg);
+}
+
+static void job_done(bd_work *w, bool ran)
+{
+    sign_job *j = (sign_job *)w;
+    bd_view *v = j->view;
+    bd_app *app = j->work.app;
+    if (app->quitting)
+        goto out;
+    if (v) {
+        sign_view *s = v->state;
+        s->job = NULL;
+        s->asking = false;
+        wipe(s->pass, sizeof(s->pass));
+        s->pass_len = 0;
+    }
+    switch (j->kind) {
+    case JOB_KEYS:
+        if (!v)
+            break;
+        {
+            sign_view *s = v->state;
+            if (!ran || j->rc < 0) {
+                s->keys_state = BD_LOAD_FAILED;
+                s->prep_state = BD_LOAD_FAILED;
+                s->keys_err = j->err;
+                if (!ran)
+                    bd_err_set(&s->keys_err, BD_E_RUN_CANCELLED, NULL, 0, 0, "cancelled");
+                break;
+            }
+            s->keys = j->keys;
+            s->n_keys = j->n_keys;
+            j->keys = NULL;
+            s->keys_state = BD_LOAD_DONE;
+            bd_list_rebuild(&s->list, s->n_keys, NULL, NULL, NULL);
+            /* The configured signing key first, else GnuPG's default (listed first). */
+            const char *want = app->config.signing_key;
+            for (size_t i = 0; want && i < s->n_keys; i++)
+                if (strcasecmp(s->keys[i].fingerprint, want) == 0)
+                    bd_list_select_row(&s->list, i);
+            start_prepare(v);
+        }
+        break;
+    case JOB_PREPARE:
+        if (!v)
+            break;
+        {
+            sign_view *s = v->state;
+            if (j->gen != s->gen) {
+                start_prepare(v); /* role or key changed meanwhile */
+                break;
+            }
+            bd_sign_result_release(&s->prep);
+            s->prep = j->prep;
+            memset(&j->prep, 0, sizeof(j->prep));
+            s->prep_err = j->err;
+            s->prep_state = ran && j->rc == 0 ? BD_LOAD_DONE : BD_LOAD_FAILED;
+            if (!ran)
+                bd_err_set(&s->prep_err, BD_E_RUN_CANCELLED, NULL, 0, 0, "cancelled");
+        }
+        break;
+    case JOB_SIGN:
+        if (v)
+            ((sign_view *)v->state)->signing = false;
+        sign_finished(app, v, j, ran);
+        break;
+    }
+    bd_app_invalidate(app, BD_DIRTY_ALL);
+out:
+    job_free(j);
+}
+
+static sign_job *new_job(bd_view *v, job_kind kind)
+{
+    sign_view *s = v->state;
+    sign_job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->kind = kind;
+    j->view = v;
+    j->gen = s->gen;
+    j->role = s->role;
+    j->tc_index = s->ref.tc_index;
+    j->ctx = v->app->model->prov;
+    j->claim = -1;
+    j->work.run = job_run;
+    j->work.done = job_done;
+    if (kind != JOB_KEYS) {
+        if (!(j->case_id = strdup(s->case_id)) ||
+            !(j->ref = bd_model_tc_hold(v->app->model, s->ref.tc_index))) {
+            job_free(j);
+            return NULL;
+        }
+        size_t k = bd_list_selected(&s->list);
+        if (k < s->n_keys)
+            snprintf(j->key, sizeof(j->key), "%s", s->keys[k].fingerprint);
+    }
+    return j;
+}
+
+static bool queue(bd_view *v, sign_job *j)
+{
+    sign_view *s = v->state;
+    if (!j) {
+        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory: cannot start GnuPG work");
+        return false;
+    }
+    if (bd_work_queue(v->app, &j->work) < 0) {
+        bd_app_message(v->app, BD_MSG_ERROR, "env.error: cannot queue GnuPG work");
+        job_free(j);
+        return false;
+    }
+    s->job = j;
+    bd_app_animate(v->app);
+    return true;
+}
+
+static void start_prepare(bd_view *v)
+{
+    sign_view *s = v->state;
+    s->prep_state = BD_LOAD_PENDING;
+    if (s->job)
+        return; /* the job in flight restarts it when it reports (gen differs) */
+    if (!v->app->model->prov) {
+        s->prep_state = BD_LOAD_FAILED;
+        s->prep_err = v->app->model->prov_err;
+        return;
+    }
+    if (s->keys_state != BD_LOAD_DONE || !s->n_keys) {
+        s->prep_state = BD_LOAD_FAILED;
+        return;
+    }
+    queue(v, new_job(v, JOB_PREPARE));
+}
+
+/* ---- the passphrase line ------------------------------------------------------------ */
+
+static void ask(void *owner, const char *hint, bool bad_before)
+{
+    bd_view *v = owner;
+    sign_view *s = v->state;
+    s->asking = true;
+    s->bad_before = bad_before;
+    snprintf(s->hint, sizeof(s->hint), "%s", hint);
+    wipe(s->pass, sizeof(s->pass));
+    s->pass_len = 0;
+    bd_app_invalidate(v->app, BD_DIRTY_ALL);
+}
+
+static void answer(bd_view *v, bool accept)
+{
+    sign_view *s = v->state;
+    if (s->job && s->job->pass)
+        bd_pass_answer(s->job->pass, accept ? s->pass : NULL);
+    s->asking = false;
+    wipe(s->pass, sizeof(s->pass));
+    s->pass_len = 0;
+}
+
+static void pass_key(bd_view *v, int ch)
+{
+    sign_view *s = v->state;
+    bd_edit_result r = bd_edit_key(s->pass, sizeof(s->pass), &s->pass_len, ch);
+    if (r == BD_EDIT_ACCEPT || r == BD_EDIT_CANCEL)
+        answer(v, r == BD_EDIT_ACCEPT);
+}
+
+/* ---- the view ----------------------------------------------------------------------- */
+
+static int open_view(bd_view *v, void *arg)
+{
+    const bd_case_ref *ref = arg;
+    bd_model *m = v->app->model;
+    if (!bd_model_tc(m, ref->tc_index) || ref->case_index >= m->tcs[ref->tc_index].n_cases) {
+        bd_app_message(v->app, BD_MSG_WARN, "the task class is still loading");
+        return -1;
+    }
+    const bd_ui_case *row = &m->tcs[ref->tc_index].cases[ref->case_index];
+    if (row->meta != BD_LOAD_DONE) {
+        bd_app_message(v->app, BD_MSG_WARN, "%s: case.yaml is %s", row->id,
+                       row->meta == BD_LOAD_FAILED ? "unreadable" : "still loading");
+        return -1;
+    }
+    sign_view *s = calloc(1, sizeof(*s));
+    if (!s || !(s->case_id = strdup(row->id))) {
+        free(s);
+        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory");
+        return -1;
+    }
+    v->state = s;
+    s->ref = *ref;
+    s->from_case_view = v->below && v->below->ops == &bd_view_case;
+    s->may_review = row->prov != BD_PROV_DRAFT;
+    s->role = row->prov == BD_PROV_AUTHORED ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
+    s->loopback = true;
+    s->keys_state = s->prep_state = BD_LOAD_PENDING;
+    bd_list_init(&s->list);
+    snprintf(v->title, sizeof(v->title), "sign %s", row->id);
+    queue(v, new_job(v, JOB_KEYS));
+    return 0;
+}
+
+static void close_view(bd_view *v)
+{
+    sign_view *s = v->state;
+    if (s->job) {
+        s->job->view = NULL; /* it frees itself when it reports */
+        bd_pass_detach(s->job->pass);
+    }
+    wipe(s->pass, sizeof(s->pass));
+    free(s->keys);
+    bd_sign_result_release(&s->prep);
+    bd_list_release(&s->list);
+    free(s->case_id);
+    free(s);
+}
+
+static int label(WINDOW *w, int y, const char *l)
+{
+    bd_draw_text(w, y, 1, 12, l, A_BOLD, false);
+    return 13;
+}
+
+static void draw(bd_view *v, WINDOW *w)
+{
+    sign_view *s = v->state;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    char buf[1024];
+    bd_draw_text(w, 0, 0, cols, "", bd_role_attr(BD_R_TITLE), true);
+    snprintf(buf, sizeof(buf), " sign as %s ", bd_provenance_role_str(s->role));
+    int rx = bd_draw_right(w, 0, cols, buf, bd_role_attr(BD_R_TITLE));
+    snprintf(buf, sizeof(buf), "%s / %s", v->app->model->tcs[s->ref.tc_index].name, s->case_id);
+    bd_draw_text(w, 0, 1, rx - 2, buf, bd_role_attr(BD_R_TITLE), false);
+
+    int y = 1;
+    int x = label(w, y, "role");
+    snprintf(buf, sizeof(buf), "%s", bd_provenance_role_str(s->role));
+    x += bd_draw_text(w, y, x, cols - x, buf, A_BOLD, false);
+    bd_draw_text(w, y, x, cols - x,
+                 s->may_review ? "   (t: author / reviewer)"
+                               : "   (reviewer needs an author signature first)",
+                 bd_role_attr(BD_R_MUTED), false);
+    y++;
+    x = label(w, y, "passphrase");
+    bd_draw_text(w, y, x, cols - x,
+                 s->loopback ? "asked here, masked (loopback)   (l: gpg-agent's pinentry)"
+                             : "gpg-agent's pinentry   (l: ask here instead)",
+                 A_NORMAL, false);
+    y++;
+    bd_draw_rule(w, ++y, "message to be signed (exact bytes, every line ends in \\n)",
+                 bd_role_attr(BD_R_MUTED));
+    y++;
+    if (s->prep_state == BD_LOAD_DONE && s->prep.message) {
+        const char *p = s->prep.message;
+        while (*p && y < rows - 1) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) : strlen(p);
+            bd_draw_textn(w, y++, 2, cols - 2, p, len, bd_role_attr(BD_R_DIFF_CTX), false);
+            p += len + (nl ? 1 : 0);
+        }
+    } else if (s->prep_state == BD_LOAD_PENDING) {
+        snprintf(buf, sizeof(buf), "%s preparing (verifying the case against its pin)",
+                 bd_app_spinner(v->app));
+        bd_draw_text(w, y++, 2, cols - 2, buf, bd_role_attr(BD_R_MUTED), false);
+    } else {
+        const bd_err *e = s->keys_state == BD_LOAD_FAILED ? &s->keys_err : &s->prep_err;
+        if (s->keys_state == BD_LOAD_DONE && !s->n_keys)
+            snprintf(buf, sizeof(buf),
+                     "%s no secret key that can sign in your keyring (GNUPGHOME); create or "
+                     "import one",
+                     bd_gl->bad);
+        else
+            snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
+        int h = 0;
+        size_t len = strlen(buf), off = 0;
+        while (off < len && h < 4 && y < rows - 1) {
+            size_t n = bd_wrap_next(buf + off, len - off, cols - 3);
+            bd_draw_textn(w, y++, 2, cols - 2, buf + off, n, bd_role_attr(BD_R_FAIL), false);
+            off += n;
+            while (off < len && buf[off] == ' ')
+                off++;
+            h++;
+        }
+    }
+    y++;
+    if (y >= rows - 1)
+        return;
+    bd_draw_rule(w, y++, "key to sign with (your secret keys)", bd_role_attr(BD_R_MUTED));
+    int list_h = rows - y - 2;
+    if (list_h < 1)
+        list_h = 1;
+    if (s->keys_state == BD_LOAD_PENDING) {
+        snprintf(buf, sizeof(buf), "%s listing your secret keys", bd_app_spinner(v->app));
+        bd_draw_text(w, y, 2, cols - 2, buf, bd_role_attr(BD_R_MUTED), false);
+    } else {
+        bd_list_scroll(&s->list, list_h);
+        for (size_t i = s->list.top; i < s->list.n_vis && (int)(i - s->list.top) < list_h; i++) {
+            size_t k = s->list.vis[i];
+            bool sel = i == s->list.cursor;
+            attr_t base = sel ? bd_role_attr(BD_R_SELECTION) : A_NORMAL;
+            int ly = y + (int)(i - s->list.top);
+            bd_draw_text(w, ly, 0, cols, "", base, true);
+            snprintf(buf, sizeof(buf), "%s %s  %s%s", sel ? bd_gl->arrow : " ",
+                     s->keys[k].fingerprint, s->keys[k].uid,
+                     s->keys[k].is_default ? "  (default)" : "");
+            bd_draw_text(w, ly, 1, cols - 1, buf, base, false);
+        }
+    }
+    /* The last line: what Enter does, or the passphrase line. */
+    int ly = rows - 1;
+    if (s->asking) {
+        bd_pass_draw(w, ly, s->hint, s->bad_before, s->pass, s->pass_len);
+    } else if (s->signing) {
+        snprintf(buf, sizeof(buf), "%s signing%s", bd_app_spinner(v->app),
+                 s->loopback ? "" : " (gpg-agent may ask for the passphrase)");
+        bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_MUTED), false);
+    } else if (s->prep_state == BD_LOAD_DONE) {
+        if (s->sign_err.code != BD_OK && ly - 1 > y) {
+            snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->sign_err.code),
+                     s->sign_err.msg);
+            bd_draw_text(w, ly - 1, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
+        }
+        snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s", s->case_id,
+                 bd_provenance_role_str(s->role), s->prep.key.identity);
+        bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_OK) | A_BOLD, false);
+    }
+}
+
+static void start_sign(bd_view *v)
+{
+    sign_view *s = v->state;
+    if (s->signing || s->job) {
+        bd_app_message(v->app, BD_MSG_WARN, "wait: GnuPG is still working");
+        return;
+    }
+    if (s->prep_state != BD_LOAD_DONE) {
+        bd_app_message(v->app, BD_MSG_WARN, "nothing to sign: %s",
+                       s->prep_state == BD_LOAD_PENDING ? "still preparing"
+                                                        : "the message could not be prepared");
+        return;
+    }
+    sign_job *j = new_job(v, JOB_SIGN);
+    if (!j) {
+        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory");
+        return;
+    }
+    if (s->loopback && bd_pass_new(&j->pass, v->app, ask, v) < 0) {
+        job_free(j);
+        bd_app_message(v->app, BD_MSG_ERROR, "env.error: cannot set up the passphrase prompt");
+        return;
+    }
+    /* The prepared message goes with the job: it is what the user saw. */
+    j->prep = s->prep;
+    memset(&s->prep, 0, sizeof(s->prep));
+    s->prep_state = BD_LOAD_PENDING;
+    if (queue(v, j))
+        s->signing = true;
+    else
+        start_prepare(v);
+}
+
+static bool key(bd_view *v, bd_action a, int ch)
+{
+    sign_view *s = v->state;
+    if (s->asking) {
+        pass_key(v, ch);
+        return true;
+    }
+    if (s->signing) {
+        /* Only leaving is possible while GnuPG signs. */
+        if (a == BD_A_BACK || a == BD_A_QUIT || a == BD_A_HELP)
+            return false;
+        return true;
+    }
+    if (bd_list_move(&s->list, a)) {
+        s->gen++;
+        start_prepare(v);
+        return true;
+    }
+    switch (a) {
+    case BD_A_OPEN:
+        start_sign(v);
+        return true;
+    case BD_A_ROLE:
+        if (!s->may_review) {
+            bd_app_message(v->app, BD_MSG_WARN,
+                           "provenance.missing: %s has no author signature; sign it as author "
+                           "first",
+                           s->case_id);
+            return true;
+        }
+        s->role = s->role == BD_ROLE_AUTHOR ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
+        s->gen++;
+        start_prepare(v);
+        return true;
+    case BD_A_PINENTRY:
+        s->loopback = !s->loopback;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void event(bd_view *v, const bd_event *ev)
+{
+    (void)ev;
+    bd_app_invalidate(v->app, BD_DIRTY_BODY);
+}
+
+static void position(bd_view *v, char *out, size_t cap)
+{
+    sign_view *s = v->state;
+    if (s->keys_state == BD_LOAD_DONE)
+        snprintf(out, cap, "key %zu/%zu", s->n_keys ? s->list.cursor + 1 : 0, s->n_keys);
+    else
+        out[0] = '\0';
+}
+
+const bd_view_ops bd_view_sign = {
+    "sign", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
+};
