@@ -253,6 +253,24 @@ static int set_limit(int resource, uint64_t soft, uint64_t hard)
     return setrlimit(resource, &nl);
 }
 
+/* The limits a program starts under, in the order they are applied. A macro, not a
+ * function, so the vfork child builds the table on its own stack with no call. */
+typedef struct rlimit_spec {
+    int res;
+    uint64_t soft, hard;
+    const char *name;
+} rlimit_spec;
+
+#define RLIMIT_SPECS(h)                                                                            \
+    {                                                                                              \
+        {RLIMIT_AS, (h)->as_bytes, (h)->as_bytes, "RLIMIT_AS"},                                    \
+            {RLIMIT_CPU, (h)->cpu_s, (h)->cpu_s + 1, "RLIMIT_CPU"},                                \
+            {RLIMIT_NPROC, (h)->nproc, (h)->nproc, "RLIMIT_NPROC"},                                \
+            {RLIMIT_FSIZE, (h)->fsize, (h)->fsize, "RLIMIT_FSIZE"},                                \
+            {RLIMIT_NOFILE, (h)->nofile, (h)->nofile, "RLIMIT_NOFILE"},                            \
+            {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},                                                    \
+    }
+
 /* In the program's process, between fork and exec. Never returns. */
 static void __attribute__((noreturn))
 program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd)
@@ -274,18 +292,7 @@ program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd)
     }
     umask(077);
 
-    struct {
-        int res;
-        uint64_t soft, hard;
-        const char *name;
-    } lim[] = {
-        {RLIMIT_AS, h->as_bytes, h->as_bytes, "RLIMIT_AS"},
-        {RLIMIT_CPU, h->cpu_s, h->cpu_s + 1, "RLIMIT_CPU"},
-        {RLIMIT_NPROC, h->nproc, h->nproc, "RLIMIT_NPROC"},
-        {RLIMIT_FSIZE, h->fsize, h->fsize, "RLIMIT_FSIZE"},
-        {RLIMIT_NOFILE, h->nofile, h->nofile, "RLIMIT_NOFILE"},
-        {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},
-    };
+    const rlimit_spec lim[] = RLIMIT_SPECS(h);
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
         if (lim[i].res != RLIMIT_CORE && lim[i].soft == 0)
             continue;
@@ -380,18 +387,7 @@ static NOSAN int vfork_child(void *arg)
         syscall(SYS_getppid) != a->supervisor)
         syscall(SYS_exit, 127);
     syscall(SYS_umask, 077);
-    const struct {
-        int res;
-        uint64_t soft, hard;
-        const char *name;
-    } lim[] = {
-        {RLIMIT_AS, h->as_bytes, h->as_bytes, "RLIMIT_AS"},
-        {RLIMIT_CPU, h->cpu_s, h->cpu_s + 1, "RLIMIT_CPU"},
-        {RLIMIT_NPROC, h->nproc, h->nproc, "RLIMIT_NPROC"},
-        {RLIMIT_FSIZE, h->fsize, h->fsize, "RLIMIT_FSIZE"},
-        {RLIMIT_NOFILE, h->nofile, h->nofile, "RLIMIT_NOFILE"},
-        {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},
-    };
+    const rlimit_spec lim[] = RLIMIT_SPECS(h);
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
         if (lim[i].res != RLIMIT_CORE && lim[i].soft == 0)
             continue;
@@ -733,6 +729,32 @@ static int parse_request(const char *buf, size_t len, req_hdr *h, const char **c
     return 0;
 }
 
+/* Room for the REQ_FDS descriptors that travel with a request. */
+typedef union fd_cmsg {
+    char b[CMSG_SPACE(sizeof(int) * REQ_FDS)];
+    struct cmsghdr align;
+} fd_cmsg;
+
+/* Point `msg` at `iov` and at `u` for the descriptors: with `fds` (REQ_FDS of them) to
+ * send them, with NULL to receive up to REQ_FDS. */
+static void fd_msg_init(struct msghdr *msg, struct iovec *iov, size_t iovlen, fd_cmsg *u,
+                        const int *fds)
+{
+    memset(u, 0, sizeof(*u));
+    memset(msg, 0, sizeof(*msg));
+    msg->msg_iov = iov;
+    msg->msg_iovlen = iovlen;
+    msg->msg_control = u->b;
+    msg->msg_controllen = sizeof(u->b);
+    if (!fds)
+        return;
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * REQ_FDS);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * REQ_FDS);
+}
+
 /* In the spare: wait for one forwarded request, then become its supervisor. */
 static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
 {
@@ -743,16 +765,9 @@ static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
     if (!buf)
         _exit(0);
     struct iovec iov = {buf, cap};
-    union {
-        char b[CMSG_SPACE(sizeof(int) * REQ_FDS)];
-        struct cmsghdr align;
-    } u;
+    fd_cmsg u;
     struct msghdr msg;
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = u.b;
-    msg.msg_controllen = sizeof(u.b);
+    fd_msg_init(&msg, &iov, 1, &u, NULL);
     ssize_t n;
     while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
@@ -820,22 +835,9 @@ static pid_t spare_take(const char *buf, size_t len, const int *fds, int *pidfd)
     if (the_spare.pid <= 0)
         return -1;
     struct iovec iov = {(void *)buf, len};
-    union {
-        char b[CMSG_SPACE(sizeof(int) * REQ_FDS)];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
+    fd_cmsg u;
     struct msghdr msg;
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = u.b;
-    msg.msg_controllen = sizeof(u.b);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * REQ_FDS);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * REQ_FDS);
+    fd_msg_init(&msg, &iov, 1, &u, fds);
     ssize_t n;
     while ((n = sendmsg(the_spare.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
@@ -934,16 +936,9 @@ static int server_loop(int sock)
             ;
         spare_make(sock);
         struct iovec iov = {buf, cap};
-        union {
-            char b[CMSG_SPACE(sizeof(int) * REQ_FDS)];
-            struct cmsghdr align;
-        } u;
+        fd_cmsg u;
         struct msghdr msg;
-        memset(&msg, 0, sizeof(msg));
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = u.b;
-        msg.msg_controllen = sizeof(u.b);
+        fd_msg_init(&msg, &iov, 1, &u, NULL);
         ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
         if (n < 0 && errno == EINTR)
             continue;
@@ -1303,22 +1298,9 @@ static int server_call(bd_exec_ctx *ctx, const req_hdr *h, const char *strings,
                        const int fds[REQ_FDS], pid_t *pid, int *pidfd, bd_err *err)
 {
     struct iovec iov[2] = {{(void *)h, sizeof(*h)}, {(void *)strings, h->strings_len}};
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * REQ_FDS)];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
+    fd_cmsg u;
     struct msghdr msg;
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = iov;
-    msg.msg_iovlen = 2;
-    msg.msg_control = u.buf;
-    msg.msg_controllen = sizeof(u.buf);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * REQ_FDS);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * REQ_FDS);
+    fd_msg_init(&msg, iov, 2, &u, fds);
     ssize_t n;
     while ((n = sendmsg(ctx->ctl, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;

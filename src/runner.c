@@ -109,11 +109,31 @@ static void detail_with_stderr(char detail[BD_SCORE_DETAIL_MAX], const char *pre
         snprintf(detail, BD_SCORE_DETAIL_MAX, "%s (no stderr)", prefix);
 }
 
-bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limits *lim,
-                                   char detail[BD_SCORE_DETAIL_MAX])
+/* The last checks both classifiers share: killed by a signal, else a failing exit status,
+ * else no harness failure. `who` prefixes the detail ("" for the rubric, "SUT "). */
+static bd_harness_mode classify_end(const bd_exec_result *res, const char *who,
+                                    bd_harness_mode signalled, bd_harness_mode failed,
+                                    char detail[BD_SCORE_DETAIL_MAX])
 {
     char sig[24];
     char prefix[96];
+    if (!res->exited) {
+        snprintf(prefix, sizeof(prefix), "%skilled by %s", who,
+                 bd_exec_signal_name(res->term_signal, sig));
+        detail_with_stderr(detail, prefix, res, 150);
+        return signalled;
+    }
+    if (res->exit_code != 0) {
+        snprintf(prefix, sizeof(prefix), "%sexit status %d", who, res->exit_code);
+        detail_with_stderr(detail, prefix, res, STDERR_DETAIL_BYTES);
+        return failed;
+    }
+    return BD_HM_NONE;
+}
+
+bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limits *lim,
+                                   char detail[BD_SCORE_DETAIL_MAX])
+{
     detail[0] = '\0';
     bool sigxcpu = res->term_signal == SIGXCPU;
     /* A SIGKILL neither the supervisor (deadline) nor we (cap, cancel) sent: the CPU
@@ -166,24 +186,11 @@ bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limi
                  "the rubric's supervisor was killed before it could report");
         return BD_HM_CRASHED;
     }
-    if (!res->exited) {
-        snprintf(prefix, sizeof(prefix), "killed by %s",
-                 bd_exec_signal_name(res->term_signal, sig));
-        detail_with_stderr(detail, prefix, res, 150);
-        return BD_HM_CRASHED;
-    }
-    if (res->exit_code != 0) {
-        snprintf(prefix, sizeof(prefix), "exit status %d", res->exit_code);
-        detail_with_stderr(detail, prefix, res, STDERR_DETAIL_BYTES);
-        return BD_HM_MALFORMED;
-    }
-    return BD_HM_NONE;
+    return classify_end(res, "", BD_HM_CRASHED, BD_HM_MALFORMED, detail);
 }
 
 bd_harness_mode bd_runner_classify_sut(const bd_exec_result *res, char detail[BD_SCORE_DETAIL_MAX])
 {
-    char sig[24];
-    char prefix[96];
     detail[0] = '\0';
     if (!res->started) {
         snprintf(detail, BD_SCORE_DETAIL_MAX, "cannot start the SUT: %.180s",
@@ -204,18 +211,7 @@ bd_harness_mode bd_runner_classify_sut(const bd_exec_result *res, char detail[BD
         snprintf(detail, BD_SCORE_DETAIL_MAX, "the SUT's supervisor was killed");
         return BD_HM_SUT_EXCEPTION;
     }
-    if (!res->exited) {
-        snprintf(prefix, sizeof(prefix), "SUT killed by %s",
-                 bd_exec_signal_name(res->term_signal, sig));
-        detail_with_stderr(detail, prefix, res, 150);
-        return BD_HM_SUT_EXCEPTION;
-    }
-    if (res->exit_code != 0) {
-        snprintf(prefix, sizeof(prefix), "SUT exit status %d", res->exit_code);
-        detail_with_stderr(detail, prefix, res, STDERR_DETAIL_BYTES);
-        return BD_HM_SUT_EXCEPTION;
-    }
-    return BD_HM_NONE;
+    return classify_end(res, "SUT ", BD_HM_SUT_EXCEPTION, BD_HM_SUT_EXCEPTION, detail);
 }
 
 /* Exactly one JSON value (any type) in strict UTF-8, nothing but whitespace after it. */
@@ -301,6 +297,20 @@ out:
     return rc;
 }
 
+/* A listing of the directory `fd` from its first entry, leaving `fd` itself open (the
+ * caller closedir()s the result). NULL with errno set on failure. */
+static DIR *open_dir_listing(int fd)
+{
+    int dup_fd = dup(fd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    /* A dup shares the file offset: always start from the top. */
+    if (d)
+        rewinddir(d);
+    else if (dup_fd >= 0)
+        close(dup_fd);
+    return d;
+}
+
 /* Copy the directory `sfd` into the (new, empty) directory `dfd`: regular files
  * read-only (0444, 0555 with an execute bit), directories 0555. Anything else is
  * case.unsupported_entry. Depth is bounded by the case on disk (it was digested). */
@@ -309,14 +319,8 @@ static int copy_tree(int sfd, int dfd, int depth, bd_err *err)
     if (depth > 64)
         return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
                           "case directory nested deeper than 64 levels");
-    int dup_fd = dup(sfd);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    /* A dup shares the file offset: always start from the top. */
-    if (d)
-        rewinddir(d);
+    DIR *d = open_dir_listing(sfd);
     if (!d) {
-        if (dup_fd >= 0)
-            close(dup_fd);
         return bd_err_errno(err, BD_E_IO, errno, NULL, "cannot list a case directory");
     }
     int rc = 0;
@@ -393,14 +397,8 @@ static int copy_case_part(const char *case_dir, const char *sub, int dst_dirfd, 
 /* The entry of directory `dfd` that is the directory (dev, ino), or -1. */
 static int find_dir_entry(int dfd, dev_t dev, ino_t ino, char name[256])
 {
-    int dup_fd = dup(dfd);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    /* A dup shares the file offset: always start from the top. */
-    if (d)
-        rewinddir(d);
+    DIR *d = open_dir_listing(dfd);
     if (!d) {
-        if (dup_fd >= 0)
-            close(dup_fd);
         return -1;
     }
     int found = -1;
@@ -461,14 +459,8 @@ static int remove_tree(const char *path, bd_err *err)
     }
     size_t depth = 0;
     for (;;) {
-        int dup_fd = dup(cur);
-        DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-        /* A dup shares the file offset: always start from the top. */
-        if (d)
-            rewinddir(d);
+        DIR *d = open_dir_listing(cur);
         if (!d) {
-            if (dup_fd >= 0)
-                close(dup_fd);
             bd_err_errno(err, BD_E_IO, errno, path, "cannot list the temp dir");
             goto out;
         }
@@ -1071,6 +1063,23 @@ static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_
 }
 
 static void rubric_done(bd_exec_result *res, void *payload);
+
+/* Make a temp dir for the case (make_temp's `suffix`) into *path (caller frees) with an
+ * empty case/ in it; *dfd gets the dir open (caller closes, also on failure). Returns 0,
+ * or -1 (err set; `what` says what could not be done). */
+static int make_case_dir(run_case *rc, const char *suffix, const char *what, char **path, int *dfd,
+                         bd_err *err)
+{
+    *path = make_temp(rc->r, rc, suffix, err);
+    if (!*path)
+        return -1;
+    *dfd = open(*path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*dfd < 0 || mkdirat(*dfd, "case", 0700) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, *path, what);
+        return -1;
+    }
+    return 0;
+}
 static void sut_done(bd_exec_result *res, void *payload);
 
 /* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
@@ -1083,14 +1092,8 @@ static int prepare_rubric(run_case *rc, bd_err *err)
     cJSON *doc = NULL;
     char *text = NULL;
     size_t len = 0;
-    rc->tmp = make_temp(r, rc, "", err);
-    if (!rc->tmp)
+    if (make_case_dir(rc, "", "cannot lay out the temp dir", &rc->tmp, &dfd, err) != 0)
         goto out;
-    dfd = open(rc->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0 || mkdirat(dfd, "case", 0700) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot lay out the temp dir");
-        goto out;
-    }
     casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (casefd < 0) {
         bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot open case/");
@@ -1169,14 +1172,9 @@ static int start_sut(run_case *rc, bd_err *err)
     cJSON *doc = NULL;
     char *text = NULL;
     size_t len = 0;
-    rc->sut_tmp = make_temp(r, rc, "-sut", err);
-    if (!rc->sut_tmp)
+    if (make_case_dir(rc, "-sut", "cannot lay out the SUT's temp dir", &rc->sut_tmp, &dfd, err) !=
+        0)
         goto out;
-    dfd = open(rc->sut_tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0 || mkdirat(dfd, "case", 0700) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, rc->sut_tmp, "cannot lay out the SUT's temp dir");
-        goto out;
-    }
     casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     /* The system under test sees the input, never the ground truth. */
     if (casefd < 0 || copy_case_part(rc->case_dir_path, "input", casefd, err) != 0)
@@ -1219,17 +1217,26 @@ out:
     return rc_;
 }
 
+/* The start of both exec callbacks: the exec is over; after a cancel the result is
+ * dropped with the case. Returns true when it was (nothing more to do). */
+static bool exec_done_cancelled(run_case *rc, bd_exec_result *res)
+{
+    bd_runner *r = rc->r;
+    rc->ex = NULL;
+    if (!r->cancelled)
+        return false;
+    bd_exec_result_delete(res);
+    case_drop(rc);
+    pump(r);
+    return true;
+}
+
 static void sut_done(bd_exec_result *res, void *payload)
 {
     run_case *rc = payload;
     bd_runner *r = rc->r;
-    rc->ex = NULL;
-    if (r->cancelled) {
-        bd_exec_result_delete(res);
-        case_drop(rc);
-        pump(r);
+    if (exec_done_cancelled(rc, res))
         return;
-    }
     char detail[BD_SCORE_DETAIL_MAX];
     bd_harness_mode mode = bd_runner_classify_sut(res, detail);
     if (mode == BD_HM_NONE) {
@@ -1264,13 +1271,8 @@ static void rubric_done(bd_exec_result *res, void *payload)
 {
     run_case *rc = payload;
     bd_runner *r = rc->r;
-    rc->ex = NULL;
-    if (r->cancelled) {
-        bd_exec_result_delete(res);
-        case_drop(rc);
-        pump(r);
+    if (exec_done_cancelled(rc, res))
         return;
-    }
     if (!res->started) {
         bd_err e = BD_ERR_INIT;
         bd_err_set(&e, BD_E_SPAWN, NULL, 0, 0, "cannot start the rubric with %s: %s", r->python,
