@@ -960,28 +960,65 @@ out:
     return rc;
 }
 
+/* ---- reading a document as one of the files above ------------------------------------ */
+
+/* Which validator a document goes through. */
+typedef enum { DOC_REGISTRATION, DOC_CASE, DOC_DIGESTS, DOC_SIGNERS } doc_kind;
+
+/* Where a document comes from: the file `path` (from_file), else buf/len shown as `name`. */
+typedef struct doc_src {
+    bool from_file;
+    const char *path;
+    const char *buf;
+    size_t len;
+    const char *name;
+} doc_src;
+
+static int case_from_doc(bd_case **out, bd_ydoc *doc, const char *expect_id, bd_err *err);
+static int digests_from_doc(bd_digests **out, const bd_ydoc *doc, bd_err *err);
+static int signers_from_doc(bd_signers **out, const bd_ydoc *doc, bd_err *err);
+
+/* Read `src` and validate it as `kind` into `out` (a bd_<kind> **, set to NULL first by the
+ * caller); `expect` is the expected name or case id where the kind has one. The parse and load
+ * entry points differ only in where the text comes from, so they all come through here. */
+static int doc_read(doc_kind kind, void *out, const doc_src *src, const char *expect, bd_err *err)
+{
+    bd_ydoc *doc = NULL;
+    int rc = src->from_file ? bd_ydoc_load(&doc, src->path, err)
+                            : bd_ydoc_parse(&doc, src->buf, src->len, src->name, err);
+    if (rc < 0)
+        return -1;
+    switch (kind) {
+    case DOC_REGISTRATION:
+        rc = registration_from_doc(out, doc, expect, err);
+        break;
+    case DOC_CASE:
+        return case_from_doc(out, doc, expect, err); /* it keeps the document */
+    case DOC_DIGESTS:
+        rc = digests_from_doc(out, doc, err);
+        break;
+    case DOC_SIGNERS:
+        rc = signers_from_doc(out, doc, err);
+        break;
+    }
+    bd_ydoc_free(doc);
+    return rc;
+}
+
 int bd_registration_parse(bd_registration **out, const char *buf, size_t len, const char *name,
                           const char *expect_name, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.buf = buf, .len = len, .name = name};
     *out = NULL;
-    if (bd_ydoc_parse(&doc, buf, len, name, err) < 0)
-        return -1;
-    int rc = registration_from_doc(out, doc, expect_name, err);
-    bd_ydoc_free(doc);
-    return rc;
+    return doc_read(DOC_REGISTRATION, out, &src, expect_name, err);
 }
 
 int bd_registration_load(bd_registration **out, const char *path, const char *expect_name,
                          bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.from_file = true, .path = path};
     *out = NULL;
-    if (bd_ydoc_load(&doc, path, err) < 0)
-        return -1;
-    int rc = registration_from_doc(out, doc, expect_name, err);
-    bd_ydoc_free(doc);
-    return rc;
+    return doc_read(DOC_REGISTRATION, out, &src, expect_name, err);
 }
 
 const bd_failure_mode_def *bd_registration_failure_mode(const bd_registration *reg,
@@ -1180,20 +1217,16 @@ out:
 int bd_case_parse(bd_case **out, const char *buf, size_t len, const char *name,
                   const char *expect_id, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.buf = buf, .len = len, .name = name};
     *out = NULL;
-    if (bd_ydoc_parse(&doc, buf, len, name, err) < 0)
-        return -1;
-    return case_from_doc(out, doc, expect_id, err);
+    return doc_read(DOC_CASE, out, &src, expect_id, err);
 }
 
 int bd_case_load(bd_case **out, const char *path, const char *expect_id, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.from_file = true, .path = path};
     *out = NULL;
-    if (bd_ydoc_load(&doc, path, err) < 0)
-        return -1;
-    return case_from_doc(out, doc, expect_id, err);
+    return doc_read(DOC_CASE, out, &src, expect_id, err);
 }
 
 /* ---- digests.yaml --------------------------------------------------------------------- */
@@ -1279,24 +1312,16 @@ out:
 
 int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *name, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.buf = buf, .len = len, .name = name};
     *out = NULL;
-    if (bd_ydoc_parse(&doc, buf, len, name, err) < 0)
-        return -1;
-    int rc = digests_from_doc(out, doc, err);
-    bd_ydoc_free(doc);
-    return rc;
+    return doc_read(DOC_DIGESTS, out, &src, NULL, err);
 }
 
 int bd_digests_load(bd_digests **out, const char *path, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.from_file = true, .path = path};
     *out = NULL;
-    if (bd_ydoc_load(&doc, path, err) < 0)
-        return -1;
-    int rc = digests_from_doc(out, doc, err);
-    bd_ydoc_free(doc);
-    return rc;
+    return doc_read(DOC_DIGESTS, out, &src, NULL, err);
 }
 
 const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id)
@@ -1408,24 +1433,16 @@ out:
 
 int bd_signers_parse(bd_signers **out, const char *buf, size_t len, const char *name, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.buf = buf, .len = len, .name = name};
     *out = NULL;
-    if (bd_ydoc_parse(&doc, buf, len, name, err) < 0)
-        return -1;
-    int rc = signers_from_doc(out, doc, err);
-    bd_ydoc_free(doc);
-    return rc;
+    return doc_read(DOC_SIGNERS, out, &src, NULL, err);
 }
 
 int bd_signers_load(bd_signers **out, const char *path, bd_err *err)
 {
-    bd_ydoc *doc = NULL;
+    doc_src src = {.from_file = true, .path = path};
     *out = NULL;
-    if (bd_ydoc_load(&doc, path, err) < 0)
-        return -1;
-    int rc = signers_from_doc(out, doc, err);
-    bd_ydoc_free(doc);
-    return rc;
+    return doc_read(DOC_SIGNERS, out, &src, NULL, err);
 }
 
 const bd_signer *bd_signers_find(const bd_signers *s, const char *fingerprint)
@@ -1473,6 +1490,34 @@ static void namelist_free(namelist *l)
 static int str_ptr_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sort the names and hand them over: *v and *n take the array, and `l` is left empty. */
+static void namelist_take_sorted(namelist *l, char ***v, size_t *n)
+{
+    if (l->n)
+        qsort(l->v, l->n, sizeof(*l->v), str_ptr_cmp);
+    *v = l->v;
+    *n = l->n;
+    memset(l, 0, sizeof(*l));
+}
+
+/* The next entry of `d` other than "." and "..": *name is its name, or NULL at the end.
+ * Returns 0, or -1 with errno set when the directory cannot be read. */
+static int next_entry(DIR *d, const char **name)
+{
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de) {
+            *name = NULL;
+            return errno ? -1 : 0;
+        }
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+            *name = de->d_name;
+            return 0;
+        }
+    }
 }
 
 static bool has_bench_dir(const char *dir)
@@ -1581,17 +1626,14 @@ int bd_bench_open(bd_bench **out, const char *root, bd_err *err)
     }
     int dfd = dirfd(d);
     for (;;) {
-        errno = 0;
-        struct dirent *de = readdir(d);
-        if (!de) {
-            if (errno) {
-                bd_err_errno(err, BD_E_IO, errno, b->bench_dir, "cannot list");
-                goto out;
-            }
-            break;
+        const char *name;
+        if (next_entry(d, &name) < 0) {
+            bd_err_errno(err, BD_E_IO, errno, b->bench_dir, "cannot list");
+            goto out;
         }
-        const char *name = de->d_name;
-        if (!strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "keys"))
+        if (!name)
+            break;
+        if (!strcmp(name, "keys"))
             continue;
         struct stat st;
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -1624,11 +1666,7 @@ int bd_bench_open(bd_bench **out, const char *root, bd_err *err)
             goto out;
         }
     }
-    if (names.n)
-        qsort(names.v, names.n, sizeof(*names.v), str_ptr_cmp);
-    b->task_classes = names.v;
-    b->n_task_classes = names.n;
-    memset(&names, 0, sizeof(names));
+    namelist_take_sorted(&names, &b->task_classes, &b->n_task_classes);
     *out = b;
     b = NULL;
     rc = 0;
@@ -1669,18 +1707,13 @@ static int list_cases(bd_task_class *tc, bd_err *err)
     }
     int dfd = dirfd(d);
     for (;;) {
-        errno = 0;
-        struct dirent *de = readdir(d);
-        if (!de) {
-            if (errno) {
-                bd_err_errno(err, BD_E_IO, errno, tc->cases_dir, "cannot list the cases");
-                goto out;
-            }
-            break;
+        const char *name;
+        if (next_entry(d, &name) < 0) {
+            bd_err_errno(err, BD_E_IO, errno, tc->cases_dir, "cannot list the cases");
+            goto out;
         }
-        const char *name = de->d_name;
-        if (!strcmp(name, ".") || !strcmp(name, ".."))
-            continue;
+        if (!name)
+            break;
         struct stat st;
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue; /* vanished while listing */
@@ -1708,11 +1741,7 @@ static int list_cases(bd_task_class *tc, bd_err *err)
             goto out;
         }
     }
-    if (names.n)
-        qsort(names.v, names.n, sizeof(*names.v), str_ptr_cmp);
-    tc->case_ids = names.v;
-    tc->n_cases = names.n;
-    memset(&names, 0, sizeof(names));
+    namelist_take_sorted(&names, &tc->case_ids, &tc->n_cases);
     rc = 0;
 out:
     closedir(d);

@@ -25,6 +25,44 @@ void bd_view_draw_filter_note(bd_view *v, WINDOW *w, const bd_list *l)
     bd_draw_right(w, getmaxy(w) - 1, getmaxx(w), note, bd_role_attr(BD_R_BADGE_AWAITING));
 }
 
+bool bd_view_queue_work(bd_app *app, bd_work *w, const char *what)
+{
+    if (!w) {
+        bd_app_message(app, BD_MSG_ERROR, "env.out_of_memory: cannot start %s", what);
+        return false;
+    }
+    if (bd_work_queue(app, w) < 0) {
+        bd_app_message(app, BD_MSG_ERROR, "env.error: cannot queue %s", what);
+        return false;
+    }
+    bd_app_animate(app);
+    return true;
+}
+
+/* The list and the rebuild of the view whose filter the prompt edits. */
+static struct {
+    bd_list *list;
+    void (*rebuild)(bd_view *v);
+} filter_target;
+
+static void filter_changed(bd_view *v, const char *text)
+{
+    snprintf(filter_target.list->filter, sizeof(filter_target.list->filter), "%s", text);
+    filter_target.rebuild(v);
+}
+
+static void filter_done(bd_view *v, const char *text, bool accepted)
+{
+    filter_changed(v, accepted ? text : "");
+}
+
+void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v))
+{
+    filter_target.list = l;
+    filter_target.rebuild = rebuild;
+    bd_app_prompt(v->app, v, l->filter, filter_changed, filter_done);
+}
+
 void bd_human_size(char *out, size_t cap, unsigned long long bytes)
 {
     if (bytes < 1024)

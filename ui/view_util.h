@@ -14,6 +14,16 @@ void bd_view_list_position(const bd_list *l, char *out, size_t cap);
 /* While the list is filtered, show "/<filter>" at the right of the body's last line. */
 void bd_view_draw_filter_note(bd_view *v, WINDOW *w, const bd_list *l);
 
+/* Queue a view's background job `w` (NULL: allocating the job failed); when it cannot start,
+ * post an error naming it `what` ("git work"). Returns true when queued (the spinner starts);
+ * false when not, and the caller still owns its job and frees it. */
+bool bd_view_queue_work(bd_app *app, bd_work *w, const char *what);
+
+/* Open the `/` prompt over `l->filter` for view `v`: while typing and on Enter the text becomes
+ * the filter, Esc clears it, and `rebuild(v)` follows each change. There is one prompt (the
+ * app's), so the one list it edits is remembered here until the next call. */
+void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v));
+
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);
 

@@ -323,18 +323,6 @@ static void draw(bd_view *v, WINDOW *w)
     bd_view_draw_filter_note(v, w, &s->list);
 }
 
-static void filter_changed(bd_view *v, const char *text)
-{
-    cases *s = v->state;
-    snprintf(s->list.filter, sizeof(s->list.filter), "%s", text);
-    rebuild(v);
-}
-
-static void filter_done(bd_view *v, const char *text, bool accepted)
-{
-    filter_changed(v, accepted ? text : "");
-}
-
 static bool key(bd_view *v, bd_action a, int ch)
 {
     (void)ch;
@@ -352,7 +340,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         }
         return true;
     case BD_A_FILTER:
-        bd_app_prompt(v->app, v, s->list.filter, filter_changed, filter_done);
+        bd_view_filter_prompt(v, &s->list, rebuild);
         return true;
     case BD_A_SORT:
         s->sort = (sort_key)((s->sort + 1) % SORT__COUNT);

@@ -329,17 +329,12 @@ static sign_job *new_job(bd_view *v, job_kind kind)
 static bool queue(bd_view *v, sign_job *j)
 {
     sign_view *s = v->state;
-    if (!j) {
-        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory: cannot start GnuPG work");
-        return false;
-    }
-    if (bd_work_queue(v->app, &j->work) < 0) {
-        bd_app_message(v->app, BD_MSG_ERROR, "env.error: cannot queue GnuPG work");
-        job_free(j);
+    if (!bd_view_queue_work(v->app, j ? &j->work : NULL, "GnuPG work")) {
+        if (j)
+            job_free(j);
         return false;
     }
     s->job = j;
-    bd_app_animate(v->app);
     return true;
 }
 

@@ -281,17 +281,12 @@ static git_job *new_job(bd_view *v, job_kind kind)
 static bool queue(bd_view *v, git_job *j)
 {
     stage_view *s = v->state;
-    if (!j) {
-        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory: cannot start git work");
-        return false;
-    }
-    if (bd_work_queue(v->app, &j->work) < 0) {
-        bd_app_message(v->app, BD_MSG_ERROR, "env.error: cannot queue git work");
-        job_free(j);
+    if (!bd_view_queue_work(v->app, j ? &j->work : NULL, "git work")) {
+        if (j)
+            job_free(j);
         return false;
     }
     s->job = j;
-    bd_app_animate(v->app);
     return true;
 }
 
