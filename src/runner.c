@@ -1075,11 +1075,12 @@ static int make_case_dir(run_case *rc, const char *suffix, const char *what, cha
         return -1;
     *dfd = open(*path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (*dfd < 0 || mkdirat(*dfd, "case", 0700) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, *path, what);
+        bd_err_errno(err, BD_E_IO, errno, *path, "%s", what);
         return -1;
     }
     return 0;
 }
+
 static void sut_done(bd_exec_result *res, void *payload);
 
 /* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
