@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "test_locale.h"
+
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -232,31 +234,11 @@ static void test_empty_containers_and_scalars(void **state)
 }
 
 /* The TUI calls setlocale(LC_ALL, ""): a comma-decimal LC_NUMERIC must not leak into
- * the hashed bytes. Uses an installed comma locale, else compiles de_DE into the build
- * dir with localedef. */
-static int set_comma_locale(void)
-{
-    const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "nl_NL.UTF-8"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (setlocale(LC_NUMERIC, names[i]))
-            return 0;
-    const char *bdir = getenv("BD_BUILD_DIR");
-    if (!bdir)
-        return -1;
-    char dir[1024], cmd[2300];
-    snprintf(dir, sizeof(dir), "%s/test-locale", bdir);
-    mkdir(dir, 0700);
-    snprintf(cmd, sizeof(cmd), "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", dir);
-    if (system(cmd) != 0)
-        return -1;
-    setenv("LOCPATH", dir, 1);
-    return setlocale(LC_NUMERIC, "de_DE.UTF-8") ? 0 : -1;
-}
-
+ * the hashed bytes. */
 static void test_locale_independent(void **state)
 {
     (void)state;
-    if (set_comma_locale() != 0) {
+    if (bd_test_comma_locale("canon") != 0) {
         printf("SKIP test_locale_independent: no comma-decimal locale installed and "
                "localedef could not build de_DE.UTF-8\n");
         skip();

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_locale.h"
+
 #include <errno.h>
 #include <locale.h>
 #include <stdio.h>
@@ -488,31 +490,10 @@ static void test_length_bounds_input(void **state)
     assert_int_equal(bd_score_parse(&s, doc, strlen(doc), NULL, detail), BD_HM_MALFORMED);
 }
 
-/* ---- numbers whatever the locale ------------------------------------------------------ */
-
-static int set_comma_locale(void)
-{
-    const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "nl_NL.UTF-8"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (setlocale(LC_NUMERIC, names[i]))
-            return 0;
-    const char *bdir = getenv("BD_BUILD_DIR");
-    if (!bdir)
-        return -1;
-    char dir[1024], cmd[2300];
-    snprintf(dir, sizeof(dir), "%s/test-locale-score", bdir);
-    mkdir(dir, 0700);
-    snprintf(cmd, sizeof(cmd), "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", dir);
-    if (system(cmd) != 0)
-        return -1;
-    setenv("LOCPATH", dir, 1);
-    return setlocale(LC_NUMERIC, "de_DE.UTF-8") ? 0 : -1;
-}
-
 static void test_locale_independent(void **state)
 {
     (void)state;
-    if (set_comma_locale() != 0) {
+    if (bd_test_comma_locale("score") != 0) {
         printf("SKIP test_locale_independent: no comma-decimal locale installed and "
                "localedef could not build de_DE.UTF-8\n");
         skip();
