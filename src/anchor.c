@@ -506,7 +506,7 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
     }
     out->count = c.chain.count;
     memcpy(out->chain_head, c.chain.head, BD_HASH_BUF);
-    if (bd_provenance_resolve_key(&key, &opts->sign, err) != 0)
+    if (bd_sign_resolve_key(&key, &opts->sign, err) != 0)
         goto out;
     memcpy(out->signer, key.fingerprint, sizeof(out->signer));
     if (!bd_signers_find(bd_prov_ctx_signers(c.prov), key.fingerprint)) {
@@ -517,7 +517,7 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
         goto out;
     }
     if (bd_anchor_message(&msg, &mlen, out->date, out->count, out->chain_head, err) != 0 ||
-        bd_provenance_sign_bytes(&out->signature, &key, &opts->sign, msg, mlen, err) != 0)
+        bd_sign_bytes(&out->signature, &key, &opts->sign, msg, mlen, err) != 0)
         goto out;
     /* The check verify will make, before anything is written. */
     bd_err verdict;

@@ -39,7 +39,7 @@
 #include "bench.h"
 #include "err.h"
 #include "history.h"
-#include "provenance.h"
+#include "sign.h"
 
 #define BD_ANCHOR_MAGIC "benchdesk-anchor-v1"
 #define BD_ANCHOR_DIR   "audit/anchors/bench"

@@ -25,6 +25,21 @@
 
 /* ---- names, paths, enum strings ------------------------------------------------------- */
 
+bool bd_env_name_valid(const char *s)
+{
+    static const char *const fixed[] = {"PATH", "LANG", "PYTHONHASHSEED", "PYTHONIOENCODING"};
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return false;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        if (strcmp(s, fixed[i]) == 0)
+            return false;
+    return true;
+}
+
 bool bd_name_valid(const char *name)
 {
     if (!name)
@@ -327,13 +342,6 @@ cJSON *bd_case_to_json(const bd_case *c)
     cJSON *root = bd_ynode_to_json(c->doc->root);
     if (!root)
         return NULL;
-    cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
-    static const char *const blocks[] = {"added_by", "reviewed_by"};
-    for (size_t i = 0; i < COUNT(blocks); i++) {
-        cJSON *blk = cJSON_GetObjectItemCaseSensitive(prov, blocks[i]);
-        if (cJSON_IsObject(blk))
-            cJSON_DeleteItemFromObjectCaseSensitive(blk, "signature");
-    }
     return root;
 }
 
@@ -574,27 +582,32 @@ static int get_timestamp(const vctx *v, const bd_ynode *n, const char *what, cha
     return *out ? 0 : vnomem(v);
 }
 
-/* The document must be a mapping whose schema_version is the integer 1. */
-static int check_root(const vctx *v, const bd_ydoc *doc)
+/* The root must be a mapping whose schema_version is `version`. A format-v1 file where
+ * v2 is wanted is bench.format_v1 with the one command that converts it. */
+static int check_root(const vctx *v, const bd_ydoc *doc, int version)
 {
     const bd_ynode *root = doc->root;
     if (!root || root->kind != BD_Y_MAP)
         return vfail(v, BD_OK, root,
                      "the document must be a mapping, not %s; write its keys as "
-                     "'key: value' lines, starting with 'schema_version: 1'",
-                     root ? type_name(root) : "empty");
+                     "'key: value' lines, starting with 'schema_version: %d'",
+                     root ? type_name(root) : "empty", version);
     const bd_ynode *sv = need(v, root, "schema_version", "the document");
     if (!sv)
         return -1;
-    if (!sv || sv->kind != BD_Y_SCALAR || scalar_type(sv) != YT_INT)
-        return vfail(v, BD_OK, sv, "schema_version must be the integer 1, not %s; write 1",
-                     type_name(sv));
+    if (sv->kind != BD_Y_SCALAR || scalar_type(sv) != YT_INT)
+        return vfail(v, BD_OK, sv, "schema_version must be the integer %d, not %s; write %d",
+                     version, type_name(sv), version);
     long long x;
-    if (!core_int_value(sv->str, &x) || x != 1)
+    if (core_int_value(sv->str, &x) && x == 1 && version == 2)
+        return vfail(v, BD_E_FORMAT_V1, sv,
+                     "this file is bench format v1; convert the bench with `benchdesk migrate` "
+                     "(every signature must then be made again)");
+    if (!core_int_value(sv->str, &x) || x != version)
         return vfail(v, BD_OK, sv,
-                     "schema_version %.24s is not supported (only 1); upgrade benchdesk or "
-                     "write 1",
-                     sv->str);
+                     "schema_version %.24s is not supported (only %d); upgrade benchdesk or "
+                     "write %d",
+                     sv->str, version, version);
     return 0;
 }
 
@@ -691,6 +704,9 @@ void bd_registration_free(bd_registration *reg)
         for (size_t i = 0; i < reg->sut_argc; i++)
             free(reg->sut_argv[i]);
     free(reg->sut_argv);
+    for (size_t i = 0; i < reg->n_sut_env_pass; i++)
+        free(reg->sut_env_pass[i]);
+    free(reg->sut_env_pass);
     free(reg);
 }
 
@@ -805,7 +821,8 @@ static int reg_failure_modes(const vctx *v, bd_registration *r, const bd_ynode *
 static int reg_sut(const vctx *v, bd_registration *r, const bd_ynode *n)
 {
     static const char *const cassette_keys[] = {"kind", NULL};
-    static const char *const command_keys[] = {"kind", "argv", "wall_clock_seconds", NULL};
+    static const char *const command_keys[] = {"kind",    "argv",     "wall_clock_seconds",
+                                               "network", "env_pass", NULL};
     if (want_map(v, n, "sut") < 0)
         return -1;
     const bd_ynode *kind = need(v, n, "kind", "sut");
@@ -844,6 +861,41 @@ static int reg_sut(const vctx *v, bd_registration *r, const bd_ynode *n)
     if (wc &&
         get_int(v, wc, "sut.wall_clock_seconds", 1, BD_RUBRIC_MAX_WALL_S, &r->sut_wall_clock_s) < 0)
         return -1;
+    const bd_ynode *net = bd_ynode_get(n, "network");
+    if (net && !(net->kind == BD_Y_SCALAR && scalar_type(net) == YT_BOOL &&
+                 (net->str[0] == 'f' || net->str[0] == 'F')))
+        return vfail(v, BD_OK, net,
+                     "sut.network must be false: a run's SUT never has the network (a curator "
+                     "records with `benchdesk record --unsafe-network`)");
+    const bd_ynode *ep = bd_ynode_get(n, "env_pass");
+    if (ep && !bd_ynode_is_null(ep)) {
+        if (want_seq(v, ep, "sut.env_pass") < 0)
+            return -1;
+        if (ep->n > 64)
+            return vfail(v, BD_OK, ep, "sut.env_pass names more than 64 variables; name fewer");
+        r->sut_env_pass = calloc(ep->n + 1, sizeof(char *));
+        if (!r->sut_env_pass)
+            return vnomem(v);
+        for (size_t i = 0; i < ep->n; i++) {
+            char what[48];
+            snprintf(what, sizeof(what), "sut.env_pass[%zu]", i);
+            const bd_ynode *it = ep->items[i];
+            if (want_str(v, it, what, false) < 0)
+                return -1;
+            if (!bd_env_name_valid(it->str))
+                return vfail(v, BD_OK, it,
+                             "%s must be an environment variable name (^[A-Z_][A-Z0-9_]{0,127}$) "
+                             "other than PATH, LANG, PYTHONHASHSEED and PYTHONIOENCODING",
+                             what);
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(r->sut_env_pass[j], it->str) == 0)
+                    return vfail(v, BD_OK, it, "%s repeats '%s'; name each variable once", what,
+                                 it->str);
+            if (!(r->sut_env_pass[i] = strdup(it->str)))
+                return vnomem(v);
+            r->n_sut_env_pass = i + 1;
+        }
+    }
     return 0;
 }
 
@@ -874,9 +926,9 @@ static int registration_from_doc(bd_registration **out, const bd_ydoc *doc, cons
         vnomem(&v);
         goto out;
     }
-    if (check_root(&v, doc) < 0 || check_keys(&v, root, "registration.yaml", keys) < 0)
+    if (check_root(&v, doc, 2) < 0 || check_keys(&v, root, "registration.yaml", keys) < 0)
         goto out;
-    r->schema_version = 1;
+    r->schema_version = 2;
 
     if (!(n = need(&v, root, "name", "registration.yaml")) ||
         dup_str(&v, n, "name", false, &r->name) < 0)
@@ -963,7 +1015,7 @@ out:
 /* ---- reading a document as one of the files above ------------------------------------ */
 
 /* Which validator a document goes through. */
-typedef enum { DOC_REGISTRATION, DOC_CASE, DOC_DIGESTS, DOC_SIGNERS } doc_kind;
+typedef enum { DOC_REGISTRATION, DOC_CASE, DOC_DIGESTS, DOC_SIGNERS, DOC_PROVENANCE } doc_kind;
 
 /* Where a document comes from: the file `path` (from_file), else buf/len shown as `name`. */
 typedef struct doc_src {
@@ -977,6 +1029,7 @@ typedef struct doc_src {
 static int case_from_doc(bd_case **out, bd_ydoc *doc, const char *expect_id, bd_err *err);
 static int digests_from_doc(bd_digests **out, const bd_ydoc *doc, bd_err *err);
 static int signers_from_doc(bd_signers **out, const bd_ydoc *doc, bd_err *err);
+static int provfile_from_doc(bd_provfile **out, const bd_ydoc *doc, bd_err *err);
 
 /* Read `src` and validate it as `kind` into `out` (a bd_<kind> **, set to NULL first by the
  * caller); `expect` is the expected name or case id where the kind has one. The parse and load
@@ -999,6 +1052,9 @@ static int doc_read(doc_kind kind, void *out, const doc_src *src, const char *ex
         break;
     case DOC_SIGNERS:
         rc = signers_from_doc(out, doc, err);
+        break;
+    case DOC_PROVENANCE:
+        rc = provfile_from_doc(out, doc, err);
         break;
     }
     bd_ydoc_free(doc);
@@ -1050,77 +1106,38 @@ void bd_case_free(bd_case *c)
     free(c->source_ref_type);
     free(c->source_ref_value);
     free(c->added_at);
-    free(c->last_validated_at);
-    free(c->added_by.identity);
-    free(c->added_by.signature);
-    free(c->reviewed_by.identity);
-    free(c->reviewed_by.signature);
     free(c->path);
     bd_ydoc_free(c->doc);
     free(c);
 }
 
-static int case_sig_block(const vctx *v, const bd_ynode *n, const char *what, bd_signature_block *b)
+static int case_origin(const vctx *v, bd_case *c, const bd_ynode *p)
 {
-    static const char *const keys[] = {"identity", "fingerprint", "signature", NULL};
-    memset(b, 0, sizeof(*b));
-    if (!n || bd_ynode_is_null(n))
-        return 0;
-    char w[64];
-    if (want_map(v, n, what) < 0 || check_keys(v, n, what, keys) < 0)
-        return -1;
-    b->line = n->line;
-    const bd_ynode *x;
-    snprintf(w, sizeof(w), "%s.identity", what);
-    if (!(x = need(v, n, "identity", what)) || dup_str(v, x, w, false, &b->identity) < 0)
-        return -1;
-    snprintf(w, sizeof(w), "%s.fingerprint", what);
-    if (!(x = need(v, n, "fingerprint", what)) || get_fpr(v, x, w, b->fingerprint) < 0)
-        return -1;
-    snprintf(w, sizeof(w), "%s.signature", what);
-    if (!(x = need(v, n, "signature", what)) || dup_str(v, x, w, false, &b->signature) < 0)
-        return -1;
-    b->present = true;
-    return 0;
-}
-
-static int case_provenance(const vctx *v, bd_case *c, const bd_ynode *p)
-{
-    static const char *const keys[] = {"source",      "source_ref",        "added_at", "added_by",
-                                       "reviewed_by", "last_validated_at", NULL};
+    static const char *const keys[] = {"source", "source_ref", "added_at", NULL};
     static const char *const ref_keys[] = {"type", "value", NULL};
     const bd_ynode *n;
     int e;
-    if (want_map(v, p, "provenance") < 0 || check_keys(v, p, "provenance", keys) < 0)
+    if (want_map(v, p, "origin") < 0 || check_keys(v, p, "origin", keys) < 0)
         return -1;
-    if (!(n = need(v, p, "source", "provenance")) ||
-        get_enum(v, n, "provenance.source", source_names, COUNT(source_names), &e) < 0)
+    if (!(n = need(v, p, "source", "origin")) ||
+        get_enum(v, n, "origin.source", source_names, COUNT(source_names), &e) < 0)
         return -1;
     if (!(c->source = strdup(source_names[e])))
         return vnomem(v);
-    const bd_ynode *ref = need(v, p, "source_ref", "provenance");
-    if (!ref || want_map(v, ref, "provenance.source_ref") < 0 ||
-        check_keys(v, ref, "provenance.source_ref", ref_keys) < 0)
+    const bd_ynode *ref = need(v, p, "source_ref", "origin");
+    if (!ref || want_map(v, ref, "origin.source_ref") < 0 ||
+        check_keys(v, ref, "origin.source_ref", ref_keys) < 0)
         return -1;
-    if (!(n = need(v, ref, "type", "provenance.source_ref")) ||
-        get_enum(v, n, "provenance.source_ref.type", source_ref_names, COUNT(source_ref_names),
-                 &e) < 0)
+    if (!(n = need(v, ref, "type", "origin.source_ref")) ||
+        get_enum(v, n, "origin.source_ref.type", source_ref_names, COUNT(source_ref_names), &e) < 0)
         return -1;
     if (!(c->source_ref_type = strdup(source_ref_names[e])))
         return vnomem(v);
-    if (!(n = need(v, ref, "value", "provenance.source_ref")) ||
-        dup_str(v, n, "provenance.source_ref.value", false, &c->source_ref_value) < 0)
+    if (!(n = need(v, ref, "value", "origin.source_ref")) ||
+        dup_str(v, n, "origin.source_ref.value", false, &c->source_ref_value) < 0)
         return -1;
-    if (!(n = need(v, p, "added_at", "provenance")) ||
-        get_timestamp(v, n, "provenance.added_at", &c->added_at) < 0)
-        return -1;
-    if ((n = bd_ynode_get(p, "last_validated_at")) && !bd_ynode_is_null(n) &&
-        get_timestamp(v, n, "provenance.last_validated_at", &c->last_validated_at) < 0)
-        return -1;
-    if (case_sig_block(v, bd_ynode_get(p, "added_by"), "provenance.added_by", &c->added_by) < 0)
-        return -1;
-    if (case_sig_block(v, bd_ynode_get(p, "reviewed_by"), "provenance.reviewed_by",
-                       &c->reviewed_by) < 0)
+    if (!(n = need(v, p, "added_at", "origin")) ||
+        get_timestamp(v, n, "origin.added_at", &c->added_at) < 0)
         return -1;
     return 0;
 }
@@ -1128,10 +1145,9 @@ static int case_provenance(const vctx *v, bd_case *c, const bd_ynode *p)
 /* Validate `doc` as a case.yaml; takes ownership of `doc` whatever happens. */
 static int case_from_doc(bd_case **out, bd_ydoc *doc, const char *expect_id, bd_err *err)
 {
-    static const char *const keys[] = {
-        "schema_version",  "case_id",     "title",    "disposition",
-        "difficulty",      "provenance",  "expected", "rubric_limits",
-        "cassette_digest", "case_digest", NULL};
+    static const char *const keys[] = {"schema_version",  "case_id", "title",    "disposition",
+                                       "difficulty",      "origin",  "expected", "rubric_limits",
+                                       "cassette_digest", NULL};
     static const char *const limit_keys[] = {"wall_clock_seconds", "memory_mb", NULL};
     vctx v = {doc->name, BD_E_CASE_SCHEMA, err};
     int rc = -1, e;
@@ -1149,9 +1165,20 @@ static int case_from_doc(bd_case **out, bd_ydoc *doc, const char *expect_id, bd_
         vnomem(&v);
         goto out;
     }
-    if (check_root(&v, doc) < 0 || check_keys(&v, root, "case.yaml", keys) < 0)
+    if (check_root(&v, doc, 2) < 0)
         goto out;
-    c->schema_version = 1;
+    /* A v1 case that says schema_version 2 still carries its v1 members: name the format
+     * rather than an unknown key. */
+    if ((n = bd_ynode_get(root, "provenance")) || (n = bd_ynode_get(root, "case_digest"))) {
+        vfail(&v, BD_E_FORMAT_V1, n,
+              "'%s' belongs to bench format v1 (signatures now live in provenance.yaml, pins in "
+              "digests.yaml); convert the bench with `benchdesk migrate`",
+              n == bd_ynode_get(root, "provenance") ? "provenance" : "case_digest");
+        goto out;
+    }
+    if (check_keys(&v, root, "case.yaml", keys) < 0)
+        goto out;
+    c->schema_version = 2;
     if (!(n = need(&v, root, "case_id", "case.yaml")) ||
         dup_str(&v, n, "case_id", false, &c->case_id) < 0)
         goto out;
@@ -1181,7 +1208,7 @@ static int case_from_doc(bd_case **out, bd_ydoc *doc, const char *expect_id, bd_
         get_enum(&v, n, "difficulty", difficulty_names, COUNT(difficulty_names), &e) < 0)
         goto out;
     c->difficulty = (bd_difficulty)e;
-    if (!(n = need(&v, root, "provenance", "case.yaml")) || case_provenance(&v, c, n) < 0)
+    if (!(n = need(&v, root, "origin", "case.yaml")) || case_origin(&v, c, n) < 0)
         goto out;
     if (!(n = need(&v, root, "expected", "case.yaml")) || want_map(&v, n, "expected") < 0)
         goto out;
@@ -1202,9 +1229,6 @@ static int case_from_doc(bd_case **out, bd_ydoc *doc, const char *expect_id, bd_
     }
     if (get_digest(&v, bd_ynode_get(root, "cassette_digest"), "cassette_digest", true,
                    c->cassette_digest, &c->has_cassette_digest) < 0)
-        goto out;
-    if (get_digest(&v, bd_ynode_get(root, "case_digest"), "case_digest", true, c->case_digest,
-                   &c->has_case_digest) < 0)
         goto out;
     *out = c;
     c = NULL;
@@ -1248,7 +1272,7 @@ static int pin_cmp(const void *a, const void *b)
 
 static int digests_from_doc(bd_digests **out, const bd_ydoc *doc, bd_err *err)
 {
-    static const char *const keys[] = {"schema_version", "rubric", "cases", NULL};
+    static const char *const keys[] = {"schema_version", "task_class", "cases", NULL};
     vctx v = {doc->name, BD_E_DIGESTS_SCHEMA, err};
     int rc = -1;
     const bd_ynode *n, *root = doc->root;
@@ -1259,11 +1283,15 @@ static int digests_from_doc(bd_digests **out, const bd_ydoc *doc, bd_err *err)
         vnomem(&v);
         goto out;
     }
-    if (check_root(&v, doc) < 0 || check_keys(&v, root, "digests.yaml", keys) < 0)
+    if (check_root(&v, doc, 2) < 0)
         goto out;
-    d->schema_version = 1;
-    if (!(n = need(&v, root, "rubric", "digests.yaml")) ||
-        get_digest(&v, n, "rubric", false, d->rubric, NULL) < 0)
+    if (bd_ynode_get(root, "rubric"))
+        goto v1;
+    if (check_keys(&v, root, "digests.yaml", keys) < 0)
+        goto out;
+    d->schema_version = 2;
+    if (!(n = need(&v, root, "task_class", "digests.yaml")) ||
+        get_digest(&v, n, "task_class", false, d->task_class, NULL) < 0)
         goto out;
     const bd_ynode *cases = need(&v, root, "cases", "digests.yaml");
     if (!cases)
@@ -1305,6 +1333,11 @@ static int digests_from_doc(bd_digests **out, const bd_ydoc *doc, bd_err *err)
     *out = d;
     d = NULL;
     rc = 0;
+    goto out;
+v1:
+    vfail(&v, BD_E_FORMAT_V1, bd_ynode_get(root, "rubric"),
+          "this file pins the rubric alone (bench format v1); convert the bench with "
+          "`benchdesk migrate` (every signature must then be made again)");
 out:
     bd_digests_free(d);
     return rc;
@@ -1330,6 +1363,112 @@ const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id)
         return NULL;
     bd_pin key = {.case_id = (char *)case_id};
     return bsearch(&key, d->pins, d->n_pins, sizeof(*d->pins), pin_cmp);
+}
+
+/* ---- provenance.yaml ------------------------------------------------------------------ */
+
+void bd_provfile_free(bd_provfile *p)
+{
+    if (!p)
+        return;
+    bd_signature_block *b[] = {&p->author, &p->reviewer};
+    for (size_t i = 0; i < 2; i++) {
+        free(b[i]->identity);
+        free(b[i]->signed_at);
+        free(b[i]->signature);
+    }
+    free(p->last_validated_at);
+    free(p->path);
+    free(p);
+}
+
+static int sig_block(const vctx *v, const bd_ynode *n, const char *what, bd_signature_block *b)
+{
+    static const char *const keys[] = {"identity", "fingerprint", "signed_at", "signature", NULL};
+    memset(b, 0, sizeof(*b));
+    if (!n || bd_ynode_is_null(n))
+        return 0;
+    char w[64];
+    if (want_map(v, n, what) < 0 || check_keys(v, n, what, keys) < 0)
+        return -1;
+    b->line = n->line;
+    const bd_ynode *x;
+    snprintf(w, sizeof(w), "%s.identity", what);
+    if (!(x = need(v, n, "identity", what)) || dup_str(v, x, w, false, &b->identity) < 0)
+        return -1;
+    snprintf(w, sizeof(w), "%s.fingerprint", what);
+    if (!(x = need(v, n, "fingerprint", what)) || get_fpr(v, x, w, b->fingerprint) < 0)
+        return -1;
+    snprintf(w, sizeof(w), "%s.signed_at", what);
+    if (!(x = need(v, n, "signed_at", what)) || get_timestamp(v, x, w, &b->signed_at) < 0)
+        return -1;
+    snprintf(w, sizeof(w), "%s.signature", what);
+    if (!(x = need(v, n, "signature", what)) || dup_str(v, x, w, false, &b->signature) < 0)
+        return -1;
+    b->present = true;
+    return 0;
+}
+
+static int provfile_from_doc(bd_provfile **out, const bd_ydoc *doc, bd_err *err)
+{
+    static const char *const keys[] = {"schema_version", "author", "reviewer", "last_validated_at",
+                                       NULL};
+    vctx v = {doc->name, BD_E_PROVENANCE_SCHEMA, err};
+    int rc = -1;
+    const bd_ynode *n, *root = doc->root;
+    bd_provfile *p = calloc(1, sizeof(*p));
+    *out = NULL;
+    if (!p || !(p->path = strdup(doc->name))) {
+        vnomem(&v);
+        goto out;
+    }
+    if (check_root(&v, doc, 2) < 0 || check_keys(&v, root, "provenance.yaml", keys) < 0)
+        goto out;
+    p->schema_version = 2;
+    if (sig_block(&v, bd_ynode_get(root, "author"), "author", &p->author) < 0 ||
+        sig_block(&v, bd_ynode_get(root, "reviewer"), "reviewer", &p->reviewer) < 0)
+        goto out;
+    if ((n = bd_ynode_get(root, "last_validated_at")) && !bd_ynode_is_null(n) &&
+        get_timestamp(&v, n, "last_validated_at", &p->last_validated_at) < 0)
+        goto out;
+    *out = p;
+    p = NULL;
+    rc = 0;
+out:
+    bd_provfile_free(p);
+    return rc;
+}
+
+int bd_provfile_parse(bd_provfile **out, const char *buf, size_t len, const char *name, bd_err *err)
+{
+    doc_src src = {.buf = buf, .len = len, .name = name};
+    *out = NULL;
+    return doc_read(DOC_PROVENANCE, out, &src, NULL, err);
+}
+
+int bd_provfile_load(bd_provfile **out, const char *path, bd_err *err)
+{
+    struct stat st;
+    *out = NULL;
+    if (lstat(path, &st) != 0) {
+        if (errno != ENOENT)
+            return bd_err_errno(err, BD_E_IO, errno, path, "cannot stat");
+        /* No file: signed in neither role. */
+        bd_provfile *p = calloc(1, sizeof(*p));
+        if (!p || !(p->path = strdup(path))) {
+            free(p);
+            return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+        }
+        p->schema_version = 2;
+        *out = p;
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+        return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, path, 0, 0,
+                          "is not a regular file (a link?); refused (never followed): make it "
+                          "a regular file or remove it");
+    doc_src src = {.from_file = true, .path = path};
+    return doc_read(DOC_PROVENANCE, out, &src, NULL, err);
 }
 
 /* ---- trusted-signers.yaml ------------------------------------------------------------- */
@@ -1394,7 +1533,7 @@ static int signers_from_doc(bd_signers **out, const bd_ydoc *doc, bd_err *err)
         vnomem(&v);
         goto out;
     }
-    if (check_root(&v, doc) < 0 || check_keys(&v, root, "trusted-signers.yaml", keys) < 0)
+    if (check_root(&v, doc, 1) < 0 || check_keys(&v, root, "trusted-signers.yaml", keys) < 0)
         goto out;
     s->schema_version = 1;
     const bd_ynode *list = need(&v, root, "signers", "trusted-signers.yaml");
@@ -1686,6 +1825,8 @@ void bd_task_class_free(bd_task_class *tc)
     free(tc->dir);
     free(tc->cases_dir);
     free(tc->rubric_path);
+    free(tc->prov_path);
+    bd_provfile_free(tc->prov);
     bd_registration_free(tc->reg);
     bd_digests_free(tc->digests);
     for (size_t i = 0; i < tc->n_cases; i++)
@@ -1694,22 +1835,24 @@ void bd_task_class_free(bd_task_class *tc)
     free(tc);
 }
 
-static int list_cases(bd_task_class *tc, bd_err *err)
+int bd_list_case_dirs(char ***ids, size_t *n, const char *cases_dir, bd_err *err)
 {
     int rc = -1;
     namelist names = {0};
-    DIR *d = opendir(tc->cases_dir);
+    *ids = NULL;
+    *n = 0;
+    DIR *d = opendir(cases_dir);
     if (!d) {
         if (errno == ENOENT)
             return 0; /* a task class without cases yet */
-        bd_err_errno(err, BD_E_IO, errno, tc->cases_dir, "cannot list the cases");
+        bd_err_errno(err, BD_E_IO, errno, cases_dir, "cannot list the cases");
         return -1;
     }
     int dfd = dirfd(d);
     for (;;) {
         const char *name;
         if (next_entry(d, &name) < 0) {
-            bd_err_errno(err, BD_E_IO, errno, tc->cases_dir, "cannot list the cases");
+            bd_err_errno(err, BD_E_IO, errno, cases_dir, "cannot list the cases");
             goto out;
         }
         if (!name)
@@ -1722,31 +1865,35 @@ static int list_cases(bd_task_class *tc, bd_err *err)
         if (S_ISREG(st.st_mode))
             continue; /* digests.yaml, a README: not cases */
         if (!S_ISDIR(st.st_mode)) {
-            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, tc->cases_dir, 0, 0,
+            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, cases_dir, 0, 0,
                        "'%s' is a symbolic link or special file; refused (never followed): "
                        "replace it with a real case directory or remove it",
                        shown);
             goto out;
         }
         if (!bd_name_valid(name)) {
-            bd_err_set(err, BD_E_BAD_ID, tc->cases_dir, 0, 0,
+            bd_err_set(err, BD_E_BAD_ID, cases_dir, 0, 0,
                        "case directory '%s' is not a valid case id "
                        "(^[a-z0-9][a-z0-9._-]{0,127}$, no '..'); rename it",
                        shown);
             goto out;
         }
         if (namelist_add(&names, name) < 0) {
-            bd_err_set(err, BD_E_NOMEM, tc->cases_dir, 0, 0,
-                       "out of memory; free memory and retry");
+            bd_err_set(err, BD_E_NOMEM, cases_dir, 0, 0, "out of memory; free memory and retry");
             goto out;
         }
     }
-    namelist_take_sorted(&names, &tc->case_ids, &tc->n_cases);
+    namelist_take_sorted(&names, ids, n);
     rc = 0;
 out:
     closedir(d);
     namelist_free(&names);
     return rc;
+}
+
+static int list_cases(bd_task_class *tc, bd_err *err)
+{
+    return bd_list_case_dirs(&tc->case_ids, &tc->n_cases, tc->cases_dir, err);
 }
 
 int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *name, bd_err *err)
@@ -1770,6 +1917,7 @@ int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *n
         !(tc->dir = bd_path_join(bench->bench_dir, name)) ||
         !(tc->cases_dir = bd_path_join(tc->dir, "cases")) ||
         !(tc->rubric_path = bd_path_join(tc->dir, "rubric.py")) ||
+        !(tc->prov_path = bd_path_join(tc->dir, "provenance.yaml")) ||
         !(reg_path = bd_path_join(tc->dir, "registration.yaml")) ||
         !(dig_path = bd_path_join(tc->cases_dir, "digests.yaml"))) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory; free memory and retry");
@@ -1787,7 +1935,8 @@ int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *n
                    name, name);
         goto out;
     }
-    if (bd_registration_load(&tc->reg, reg_path, name, err) < 0)
+    if (bd_registration_load(&tc->reg, reg_path, name, err) < 0 ||
+        bd_provfile_load(&tc->prov, tc->prov_path, err) < 0)
         goto out;
     if (lstat(dig_path, &st) == 0) {
         if (bd_digests_load(&tc->digests, dig_path, err) < 0)
@@ -1856,4 +2005,23 @@ out:
     free(dir);
     free(path);
     return rc;
+}
+
+int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const char *case_id,
+                            bd_err *err)
+{
+    *out = NULL;
+    if (!bd_name_valid(case_id)) {
+        char shown[72];
+        bd_ydoc_clip(shown, sizeof(shown), case_id ? case_id : "");
+        return bd_err_set(err, BD_E_BAD_ID, NULL, 0, 0,
+                          "'%s' is not a valid case id (^[a-z0-9][a-z0-9._-]{0,127}$, no '..'); "
+                          "check the id",
+                          shown);
+    }
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s/%s/provenance.yaml", tc->cases_dir, case_id);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return bd_err_set(err, BD_E_IO, tc->cases_dir, 0, 0, "path too long");
+    return bd_provfile_load(out, path, err);
 }

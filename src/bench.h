@@ -1,6 +1,9 @@
 /*
- * bench.h — the bench on disk (DESIGN.md §1): finding it, and typed, strict loaders for
- * registration.yaml, case.yaml, digests.yaml and trusted-signers.yaml.
+ * bench.h — the bench on disk in format v2 (DESIGN.md §1): finding it, and typed, strict
+ * loaders for registration.yaml, case.yaml, provenance.yaml, digests.yaml and
+ * trusted-signers.yaml. A format-v1 file (registration, case or digests with
+ * schema_version 1, a case.yaml with `provenance:` or `case_digest`, a digests.yaml
+ * pinning `rubric`) is bench.format_v1, naming `benchdesk migrate`.
  *
  * Every loader refuses unknown keys (naming the key and its line), wrong types, missing
  * required keys and out-of-range values with the file's own *.schema_invalid code, and
@@ -35,6 +38,10 @@
  * never a path step: no '/', no leading dot, no "..", at most 128 bytes). NULL: false. */
 bool bd_name_valid(const char *name);
 
+/* True when `s` is an environment variable name ^[A-Z_][A-Z0-9_]{0,127}$ other than the
+ * four keys of the scrubbed environment (§4), which are never passed through. */
+bool bd_env_name_valid(const char *s);
+
 /* ---- registration.yaml ------------------------------------------------------------ */
 
 typedef enum { BD_TIER_BRONZE, BD_TIER_SILVER, BD_TIER_GOLD } bd_tier;
@@ -54,7 +61,7 @@ typedef struct bd_failure_mode_def {
 } bd_failure_mode_def;
 
 typedef struct bd_registration {
-    int schema_version; /* 1 */
+    int schema_version; /* 2 */
     char *name;         /* equals the task-class directory name */
     char *description;
     bd_tier current_tier;
@@ -70,15 +77,19 @@ typedef struct bd_registration {
     char **sut_argv; /* BD_SUT_COMMAND: argv, argv[0] absolute; NULL-terminated */
     size_t sut_argc;
     int sut_wall_clock_s; /* BD_SUT_COMMAND: default 120, 1..300 */
+    char **sut_env_pass;  /* BD_SUT_COMMAND: variables passed to the SUT (§15); may be NULL */
+    size_t n_sut_env_pass;
 } bd_registration;
 
 /* Load `path`. `expect_name` (may be NULL) must equal the `name` key.
- * Required keys: schema_version (integer 1), name (a valid name, else case.bad_id),
+ * Required keys: schema_version (integer 2), name (a valid name, else case.bad_id),
  * description (string, may be empty), current_tier, min_cases_for_promotion {bronze,
  * silver, gold: integers >= 1}, promotion_threshold {silver, gold: numbers in [0,1]},
  * breakdown_keys (unique, ^[a-z0-9_]+$), failure_modes (list of {code, severity,
  * description?}; codes unique, dotted lower case, never rubric.* / sut.*), sut.
- * Optional: rubric {wall_clock_seconds 1..300, memory_mb 16..4096}. Anything else, or a
+ * Optional: rubric {wall_clock_seconds 1..300, memory_mb 16..4096}; for a command SUT
+ * sut.wall_clock_seconds, sut.network (only false) and sut.env_pass (variable names,
+ * bd_env_name_valid, unique, at most 64). Anything else, or a
  * value of the wrong type or range, is registration.schema_invalid at its line. */
 int bd_registration_load(bd_registration **out, const char *path, const char *expect_name,
                          bd_err *err);
@@ -98,46 +109,32 @@ typedef enum { BD_DIFF_EASY, BD_DIFF_MEDIUM, BD_DIFF_HARD } bd_difficulty;
 const char *bd_disposition_str(bd_disposition d);
 const char *bd_difficulty_str(bd_difficulty d);
 
-typedef struct bd_signature_block {
-    bool present;
-    char *identity;
-    char fingerprint[BD_FPR_LEN + 1]; /* 40 upper-case hex */
-    char *signature;                  /* armored, as written */
-    int line;                         /* line of the block in case.yaml */
-} bd_signature_block;
-
 typedef struct bd_case {
-    int schema_version;
+    int schema_version; /* 2 */
     char *case_id;
     char *title;
     bd_disposition disposition;
     bd_difficulty difficulty;
-    char *source;          /* curated | outcome-ledger-derived | regression-converted */
+    char *source; /* origin.source: curated | outcome-ledger-derived | regression-converted */
     char *source_ref_type; /* ghsa | ledger | commit | synthetic */
     char *source_ref_value;
-    char *added_at;          /* RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ" */
-    char *last_validated_at; /* same, or NULL */
-    bd_signature_block added_by;
-    bd_signature_block reviewed_by;
+    char *added_at;   /* RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ" */
     int wall_clock_s; /* rubric_limits override, 0 when absent */
     int memory_mb;    /* rubric_limits override, 0 when absent */
     bool has_cassette_digest;
     char cassette_digest[BD_DIGEST_STR_LEN + 1]; /* "" when null */
-    bool has_case_digest;
-    char case_digest[BD_DIGEST_STR_LEN + 1]; /* "" when null (a fresh draft) */
-    char *path;                              /* path of case.yaml */
+    char *path;                                  /* path of case.yaml */
     bd_ydoc *doc;       /* the parsed file, kept for `expected` and JSON export */
     bd_ynode *expected; /* borrowed from doc: a mapping */
 } bd_case;
 
 /* Load case.yaml at `path`. `expect_id` (may be NULL) must equal `case_id`
- * (else case.id_mismatch). Required: schema_version (1), case_id (a valid name, else
- * case.bad_id), title, disposition, difficulty, provenance {source, source_ref {type,
- * value}, added_at; optional added_by / reviewed_by (null or {identity, fingerprint,
- * signature}), last_validated_at (or null)}, expected (a mapping). Optional:
- * rubric_limits {wall_clock_seconds 1..300, memory_mb 16..4096}, cassette_digest and
- * case_digest (a digest, or null / absent for a draft). Timestamps are exactly
- * "YYYY-MM-DDTHH:MM:SSZ" with a real date. Violations: case.schema_invalid at the line. */
+ * (else case.id_mismatch). Required: schema_version (2), case_id (a valid name, else
+ * case.bad_id), title, disposition, difficulty, origin {source, source_ref {type,
+ * value}, added_at}, expected (a mapping). Optional: rubric_limits {wall_clock_seconds
+ * 1..300, memory_mb 16..4096}, cassette_digest (a digest, or null). Timestamps are
+ * exactly "YYYY-MM-DDTHH:MM:SSZ" with a real date. Violations: case.schema_invalid at
+ * the line; v1 members (provenance, case_digest) or schema_version 1: bench.format_v1. */
 int bd_case_load(bd_case **out, const char *path, const char *expect_id, bd_err *err);
 /* The same over a buffer of `len` bytes; `name` becomes `path` and is used in messages.
  * Used by bd_case_load and by the fuzz target. */
@@ -145,9 +142,8 @@ int bd_case_parse(bd_case **out, const char *buf, size_t len, const char *name,
                   const char *expect_id, bd_err *err);
 void bd_case_free(bd_case *c);
 
-/* The case as JSON for the rubric's stdin: every case.yaml key, with the `signature`
- * fields of added_by / reviewed_by removed. YAML plain scalars map to JSON by the YAML
- * 1.2 core schema (null, true/false, integers, floats); quoted scalars are strings.
+/* The case as JSON for the rubric's stdin: every case.yaml key. YAML plain scalars map to JSON by
+ * the YAML 1.2 core schema (null, true/false, integers, floats); quoted scalars are strings.
  * Returns a new cJSON tree (caller frees with cJSON_Delete) or NULL on out-of-memory. */
 cJSON *bd_case_to_json(const bd_case *c);
 
@@ -167,13 +163,13 @@ typedef struct bd_pin {
 } bd_pin;
 
 typedef struct bd_digests {
-    int schema_version;
-    char rubric[BD_DIGEST_STR_LEN + 1];
-    bd_pin *pins; /* sorted by case_id */
+    int schema_version;                     /* 2 */
+    char task_class[BD_DIGEST_STR_LEN + 1]; /* the task-class digest (§2) */
+    bd_pin *pins;                           /* sorted by case_id */
     size_t n_pins;
 } bd_digests;
 
-/* Required: schema_version (1), rubric (a digest), cases (a mapping case id -> digest,
+/* Required: schema_version (2), task_class (a digest), cases (a mapping case id -> digest,
  * or null when empty). A case id that is not a valid name is case.bad_id at its line; a
  * repeated one yaml.duplicate_key; everything else digests.schema_invalid. */
 int bd_digests_load(bd_digests **out, const char *path, bd_err *err);
@@ -181,6 +177,37 @@ int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *
 void bd_digests_free(bd_digests *d);
 /* Borrowed pin for `case_id`, or NULL. */
 const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id);
+
+/* ---- provenance.yaml --------------------------------------------------------------- */
+
+/* One role's signature as provenance.yaml holds it. */
+typedef struct bd_signature_block {
+    bool present;
+    char *identity;
+    char fingerprint[BD_FPR_LEN + 1]; /* 40 upper-case hex */
+    char *signed_at;                  /* "YYYY-MM-DDTHH:MM:SSZ" */
+    char *signature;                  /* armored, as written */
+    int line;                         /* line of the block */
+} bd_signature_block;
+
+/* The signatures of one subject (a case or a task class). Never hashed (§1). */
+typedef struct bd_provfile {
+    int schema_version; /* 2 */
+    bd_signature_block author;
+    bd_signature_block reviewer;
+    char *last_validated_at; /* or NULL */
+    char *path;              /* where it was (or would be) read */
+} bd_provfile;
+
+/* Load provenance.yaml at `path`. An absent file is a valid empty one (signed in
+ * neither role). Required when present: schema_version (2). Optional: author and
+ * reviewer (null, or {identity, fingerprint (40 hex), signed_at, signature}),
+ * last_validated_at. Violations: provenance.schema_invalid at the line; a link or special
+ * file: case.unsupported_entry. Returns 0 with *out (bd_provfile_free), or -1. */
+int bd_provfile_load(bd_provfile **out, const char *path, bd_err *err);
+int bd_provfile_parse(bd_provfile **out, const char *buf, size_t len, const char *name,
+                      bd_err *err);
+void bd_provfile_free(bd_provfile *p);
 
 /* ---- trusted-signers.yaml ---------------------------------------------------------- */
 
@@ -234,21 +261,35 @@ typedef struct bd_task_class {
     char *dir;       /* <bench_dir>/<name> */
     char *cases_dir; /* <dir>/cases */
     char *rubric_path;
+    char *prov_path; /* <dir>/provenance.yaml */
     bd_registration *reg;
     bd_digests *digests; /* NULL when cases/digests.yaml does not exist yet */
+    bd_provfile *prov;   /* the task class's signatures (empty when the file is absent) */
     char **case_ids;     /* sorted names of the directories under cases/ */
     size_t n_cases;
 } bd_task_class;
 
 /* Load task class `name`: case.bad_id for a bad name, bench.unknown_task_class when
- * absent, then registration.yaml and digests.yaml (if present), and list cases/.
+ * absent, then registration.yaml, provenance.yaml and digests.yaml (if present), and
+ * list cases/.
  * A directory under cases/ whose name is not a valid id is case.bad_id; a symlink or
  * special file there is case.unsupported_entry; regular files are not cases. */
 int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *name, bd_err *err);
 void bd_task_class_free(bd_task_class *tc);
 
+/* The sorted names of the case directories under `cases_dir` (a missing folder: none).
+ * A directory with an invalid id is case.bad_id; a link or special file is
+ * case.unsupported_entry; regular files are not cases. *ids is a new array of new
+ * strings (caller frees each and the array). Returns 0 or -1. */
+int bd_list_case_dirs(char ***ids, size_t *n, const char *cases_dir, bd_err *err);
+
 /* Load the case `case_id` of `tc` (case.bad_id, bench.unknown_case, then case.yaml). */
 int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_id, bd_err *err);
+
+/* Load the provenance.yaml of case `case_id` of `tc` (bd_provfile_load's contract; the
+ * id is checked first: case.bad_id). */
+int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const char *case_id,
+                            bd_err *err);
 
 /* Join two path parts with '/'. New string or NULL on out-of-memory. */
 char *bd_path_join(const char *a, const char *b);

@@ -31,7 +31,8 @@
 
 /* One read: big enough that BLAKE3 hashes many 1 KiB chunks per call with SIMD. */
 #define READ_BUF_SIZE BD_DIGEST_BLOCK
-#define CASE_HEADER   "benchdesk-case-v1\n"
+#define CASE_HEADER   "benchdesk-case-v2\n"
+#define TC_HEADER     "benchdesk-task-class-v2\n"
 /* Escaped path shown in an error message; longer ones end in "...". */
 #define SHOW_MAX 400
 
@@ -496,8 +497,8 @@ static int walk_dir(walk *w, int dfd, int depth)
             unsupported(w, w->rel, st.st_mode);
             goto out;
         }
-        /* §2: only the top-level case.yaml file is outside the digest. */
-        if (depth == 0 && S_ISREG(st.st_mode) && strcmp(name, "case.yaml") == 0)
+        /* §2: only the top-level provenance.yaml file is outside the digest. */
+        if (depth == 0 && S_ISREG(st.st_mode) && strcmp(name, BD_PROVENANCE_FILE) == 0)
             continue;
         if (n_ents == cap_ents) {
             size_t nc = cap_ents ? cap_ents * 2 : 32;
@@ -755,4 +756,178 @@ out:
         close(fd);
     free(hs.buf);
     return rc;
+}
+
+/* ---- the task-class digest ---------------------------------------------------------- */
+
+void bd_tc_files_release(bd_tc_files *f)
+{
+    if (!f)
+        return;
+    free(f->registration);
+    free(f->rubric);
+    memset(f, 0, sizeof(*f));
+}
+
+/* Read the regular file `name` of the directory open on `dfd` whole (O_NOFOLLOW, at most
+ * `max` bytes), with whether any execute bit is set. */
+static int read_member(int dfd, const char *dir, const char *name, size_t max, char **out,
+                       size_t *len, bool *exec, bd_err *err)
+{
+    char shown[SHOW_MAX];
+    char full[SHOW_MAX];
+    snprintf(full, sizeof(full), "%s/%s", dir, name);
+    show_path(shown, full, NULL);
+    int rc = -1;
+    char *buf = NULL;
+    struct stat lst, st;
+    int fd = -1;
+    if (fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT)
+            bd_err_set(err, strcmp(name, "rubric.py") == 0 ? BD_E_RUBRIC_MISSING : BD_E_IO, shown,
+                       0, 0, "%s is missing; a task class holds registration.yaml and rubric.py",
+                       name);
+        else
+            bd_err_errno(err, BD_E_IO, errno, shown, "cannot stat the file");
+        goto out;
+    }
+    if (!S_ISREG(lst.st_mode)) {
+        bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
+                   "is %s, not a regular file; links are never followed: give a regular file",
+                   kind_name(lst.st_mode));
+        goto out;
+    }
+    fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, shown, "cannot open the file");
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+        bd_err_set(err, BD_E_IO, shown, 0, 0,
+                   "file was replaced while being opened; digest again when nothing is "
+                   "writing to it");
+        goto out;
+    }
+    if ((uint64_t)st.st_size > max) {
+        bd_err_set(err, BD_E_IO, shown, 0, 0, "is larger than %zu bytes, the limit for %s", max,
+                   name);
+        goto out;
+    }
+    size_t size = (size_t)st.st_size;
+    buf = malloc(size + 1);
+    if (!buf) {
+        bd_err_set(err, BD_E_NOMEM, shown, 0, 0, "out of memory reading the file");
+        goto out;
+    }
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + got, size + 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            bd_err_errno(err, BD_E_IO, errno, shown, "cannot read the file");
+            goto out;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+        if (got > size)
+            break;
+    }
+    if (got != size) {
+        bd_err_set(err, BD_E_IO, shown, 0, 0,
+                   "file changed size while being read; digest again when nothing is writing "
+                   "to it");
+        goto out;
+    }
+    buf[size] = '\0';
+    *out = buf;
+    buf = NULL;
+    *len = size;
+    *exec = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return rc;
+}
+
+int bd_tc_files_read(bd_tc_files *out, const char *tc_dir, bd_err *err)
+{
+    char shown[SHOW_MAX];
+    memset(out, 0, sizeof(*out));
+    int dfd = open(tc_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (dfd < 0) {
+        show_path(shown, tc_dir, NULL);
+        return bd_err_errno(err, errno == ELOOP ? BD_E_UNSUPPORTED_ENTRY : BD_E_IO, errno, shown,
+                            "cannot open the task-class directory (links are never followed)");
+    }
+    int rc = -1;
+    if (read_member(dfd, tc_dir, "registration.yaml", BD_TC_REGISTRATION_MAX, &out->registration,
+                    &out->registration_len, &out->registration_exec, err) != 0 ||
+        read_member(dfd, tc_dir, "rubric.py", BD_TC_RUBRIC_MAX, &out->rubric, &out->rubric_len,
+                    &out->rubric_exec, err) != 0)
+        goto out;
+    rc = 0;
+out:
+    close(dfd);
+    if (rc != 0)
+        bd_tc_files_release(out);
+    return rc;
+}
+
+_Static_assert(sizeof(blake3_hasher) <= sizeof(((bd_digest_stream *)0)->state),
+               "bd_digest_stream too small for a BLAKE3 hasher");
+
+void bd_digest_stream_begin(bd_digest_stream *ds, bd_digest_kind kind)
+{
+    blake3_hasher *h = (blake3_hasher *)ds->state;
+    blake3_hasher_init(h);
+    if (kind == BD_DIGEST_TASK_CLASS)
+        blake3_hasher_update(h, TC_HEADER, sizeof(TC_HEADER) - 1);
+    else
+        blake3_hasher_update(h, CASE_HEADER, sizeof(CASE_HEADER) - 1);
+}
+
+void bd_digest_stream_entry(bd_digest_stream *ds, const char *rel, bool exec, const void *data,
+                            size_t len)
+{
+    blake3_hasher *h = (blake3_hasher *)ds->state;
+    char size_str[24];
+    int sl = snprintf(size_str, sizeof(size_str), "%zu", len);
+    const char type = exec ? 'x' : 'f';
+    blake3_hasher_update(h, &type, 1);
+    blake3_hasher_update(h, "", 1);
+    blake3_hasher_update(h, rel, strlen(rel) + 1);
+    blake3_hasher_update(h, size_str, (size_t)sl + 1);
+    blake3_hasher_update(h, data, len);
+}
+
+void bd_digest_stream_end(bd_digest_stream *ds, char out[BD_DIGEST_BUF])
+{
+    uint8_t raw[BLAKE3_OUT_LEN];
+    blake3_hasher_finalize((blake3_hasher *)ds->state, raw, BLAKE3_OUT_LEN);
+    format_digest(out, raw);
+}
+
+void bd_digest_task_class_files(char out[BD_DIGEST_BUF], const bd_tc_files *f)
+{
+    bd_digest_stream ds;
+    bd_digest_stream_begin(&ds, BD_DIGEST_TASK_CLASS);
+    /* Sorted bytewise: "registration.yaml" < "rubric.py". */
+    bd_digest_stream_entry(&ds, "registration.yaml", f->registration_exec, f->registration,
+                           f->registration_len);
+    bd_digest_stream_entry(&ds, "rubric.py", f->rubric_exec, f->rubric, f->rubric_len);
+    bd_digest_stream_end(&ds, out);
+}
+
+int bd_digest_task_class_dir(char out[BD_DIGEST_BUF], const char *tc_dir, bd_err *err)
+{
+    bd_tc_files f;
+    if (bd_tc_files_read(&f, tc_dir, err) != 0)
+        return -1;
+    bd_digest_task_class_files(out, &f);
+    bd_tc_files_release(&f);
+    return 0;
 }

@@ -4,10 +4,14 @@
  * Reentrant: no global state, each call uses its own hasher and buffers, so digests
  * may be computed on libuv's thread pool while the loop thread draws.
  *
- * Case digest stream:
- *   "benchdesk-case-v1\n", then for every regular file below the case dir except the
- *   top-level case.yaml, sorted bytewise by relative path ('/' separator):
+ * Case digest stream (format v2):
+ *   "benchdesk-case-v2\n", then for every regular file below the case dir except the
+ *   top-level provenance.yaml (case.yaml included), sorted bytewise by relative path
+ *   ('/' separator):
  *   T "\0" relpath "\0" size-in-decimal "\0" bytes     (T = "x" if any execute bit, else "f")
+ * Task-class digest stream:
+ *   "benchdesk-task-class-v2\n", then the entries of exactly registration.yaml and
+ *   rubric.py of the task-class dir, in that (sorted) order.
  * Symlinks, devices, sockets, FIFOs anywhere: case.unsupported_entry. Files and
  * directories are opened with O_NOFOLLOW. A file that changes size while being read is
  * io.error (never a silently wrong digest).
@@ -15,6 +19,7 @@
 #ifndef BD_DIGEST_H
 #define BD_DIGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +29,11 @@
 #define BD_DIGEST_PREFIX  "blake3:"
 /* "blake3:" + 64 hex + NUL */
 #define BD_DIGEST_BUF 72
+/* The one file of a case (and of a task class) outside its digest: the signatures. */
+#define BD_PROVENANCE_FILE "provenance.yaml"
+/* Largest registration.yaml (the YAML limit) and rubric.py a task class may hold. */
+#define BD_TC_REGISTRATION_MAX (1u << 20)
+#define BD_TC_RUBRIC_MAX       (16u << 20)
 
 /* Limits of a case tree. Deeper nesting or a longer relative path is refused with
  * case.unsupported_entry naming the entry (never truncated, never skipped). */
@@ -63,6 +73,48 @@ int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64
  * is case.unsupported_entry and is never opened; a missing file or one that changes size
  * while being read is io.error). Returns 0 or -1; `out` is untouched on failure. */
 int bd_digest_file(char out[BD_DIGEST_BUF], const char *path, bd_err *err);
+
+/* The two hashed files of a task class, read once: what the digest covers is what a
+ * run executes and parses (DESIGN.md §2 use-time integrity). Buffers are NUL-terminated
+ * and owned; release with bd_tc_files_release. */
+typedef struct bd_tc_files {
+    char *registration;
+    size_t registration_len;
+    bool registration_exec;
+    char *rubric;
+    size_t rubric_len;
+    bool rubric_exec;
+} bd_tc_files;
+
+/* Read registration.yaml and rubric.py of the task-class dir `tc_dir` (O_NOFOLLOW, each
+ * re-checked after open). Returns 0, or -1: rubric.missing, io.error (a missing
+ * registration.yaml, a file over its limit, a read failure), case.unsupported_entry (a
+ * link or special file), env.out_of_memory. *out is zeroed on failure. */
+int bd_tc_files_read(bd_tc_files *out, const char *tc_dir, bd_err *err);
+void bd_tc_files_release(bd_tc_files *f);
+
+/* Task-class digest of files already read. Never fails. */
+void bd_digest_task_class_files(char out[BD_DIGEST_BUF], const bd_tc_files *f);
+
+/* Task-class digest of the directory `tc_dir` (bd_tc_files_read's errors). */
+int bd_digest_task_class_dir(char out[BD_DIGEST_BUF], const char *tc_dir, bd_err *err);
+
+/* ---- the §2 entry stream over bytes already in memory (e.g. staged git blobs) ---- */
+
+/* Which digest a stream computes. */
+typedef enum { BD_DIGEST_CASE, BD_DIGEST_TASK_CLASS } bd_digest_kind;
+
+/* A digest being computed: begin, then entries in bytewise-sorted path order, then end.
+ * Opaque; lives on the caller's stack. */
+typedef struct bd_digest_stream {
+    _Alignas(16) unsigned char state[2048];
+} bd_digest_stream;
+
+void bd_digest_stream_begin(bd_digest_stream *ds, bd_digest_kind kind);
+/* One regular file: T "\0" rel "\0" size "\0" bytes (T "x" when `exec`). */
+void bd_digest_stream_entry(bd_digest_stream *ds, const char *rel, bool exec, const void *data,
+                            size_t len);
+void bd_digest_stream_end(bd_digest_stream *ds, char out[BD_DIGEST_BUF]);
 
 /* Digest of a memory buffer. Never fails. */
 void bd_digest_bytes(char out[BD_DIGEST_BUF], const void *data, size_t len);

@@ -41,6 +41,10 @@
     X(BD_E_PIN_ORPHAN, "case.pin_orphaned", 1)                                                     \
     X(BD_E_CASE_ID_MISMATCH, "case.id_mismatch", 1)                                                \
     X(BD_E_RUBRIC_DIGEST_MISMATCH, "rubric.digest_mismatch", 1)                                    \
+    X(BD_E_TC_DIGEST_MISMATCH, "task_class.digest_mismatch", 1)                                    \
+    X(BD_E_TC_DIGEST_MISSING, "task_class.digest_missing", 1)                                      \
+    X(BD_E_FORMAT_V1, "bench.format_v1", 2)                                                        \
+    X(BD_E_PROVENANCE_SCHEMA, "provenance.schema_invalid", 2)                                      \
     X(BD_E_RUBRIC_MISSING, "rubric.missing", 1)                                                    \
     X(BD_E_CASSETTE_DIGEST_MISMATCH, "cassette.digest_mismatch", 1)                                \
     X(BD_E_CASSETTE_MISSING, "cassette.missing", 1)                                                \

@@ -14,11 +14,8 @@
 #include <git2.h>
 
 #include "bench.h"
-#include "blake3.h"
 #include "digest.h"
 #include "ydoc.h"
-
-#define CASE_HEADER "benchdesk-case-v1\n" /* the §2 stream's first bytes */
 
 struct bd_git {
     git_repository *repo;
@@ -250,6 +247,11 @@ void bd_git_status_release(bd_git_status *s)
     memset(s, 0, sizeof(*s));
 }
 
+bool bd_git_path_is_trust(const char *path)
+{
+    return strcmp(path, "bench/trusted-signers.yaml") == 0 || strncmp(path, "bench/keys/", 11) == 0;
+}
+
 int bd_git_status_get(bd_git_status *out, bd_git *g, bd_err *err)
 {
     memset(out, 0, sizeof(*out));
@@ -293,6 +295,23 @@ int bd_git_status_get(bd_git_status *out, bd_git *g, bd_err *err)
         out->n_staged += x->staged != 0;
         out->n_unstaged += x->unstaged != 0 || x->conflicted;
         out->n_untracked += x->untracked;
+        x->trust = bd_git_path_is_trust(x->path);
+        out->n_trust += x->trust;
+    }
+    /* Who may sign first (DESIGN.md §8): a stable partition keeps the path order. */
+    if (out->n_trust && out->n_trust < out->n) {
+        bd_git_entry *sorted = calloc(out->n, sizeof(*sorted));
+        if (!sorted) {
+            nomem(err);
+            goto out;
+        }
+        size_t k = 0;
+        for (int pass = 1; pass >= 0; pass--)
+            for (size_t i = 0; i < out->n; i++)
+                if (out->entries[i].trust == (pass == 1))
+                    sorted[k++] = out->entries[i];
+        free(out->entries);
+        out->entries = sorted;
     }
     rc = 0;
 out:
@@ -619,8 +638,9 @@ out:
 
 typedef struct tc_pins {
     char *name;
-    bool has_digests, has_rubric;
-    git_oid digests, rubric;
+    bool has_digests, has_rubric, has_registration;
+    git_oid digests, rubric, registration;
+    bool rubric_exec, registration_exec;
     bd_ydoc *doc; /* parsed digests.yaml, lazily */
 } tc_pins;
 
@@ -695,20 +715,9 @@ static int tc_doc(tc_pins *t, bd_git *g, bd_err *err)
     return blob_yaml(&t->doc, g, &t->digests, label, err);
 }
 
-static void hash_entry(blake3_hasher *h, const char *rel, const git_index_entry *e,
-                       const git_blob *b)
+static bool entry_exec(const git_index_entry *e)
 {
-    char size[32];
-    git_object_size_t sz = git_blob_rawsize(b);
-    int sl = snprintf(size, sizeof(size), "%" PRIu64, (uint64_t)sz);
-    const char *t = e->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? "x" : "f";
-    blake3_hasher_update(h, t, 1);
-    blake3_hasher_update(h, "", 1);
-    blake3_hasher_update(h, rel, strlen(rel));
-    blake3_hasher_update(h, "", 1);
-    blake3_hasher_update(h, size, (size_t)sl);
-    blake3_hasher_update(h, "", 1);
-    blake3_hasher_update(h, git_blob_rawcontent(b), (size_t)sz);
+    return e->mode == GIT_FILEMODE_BLOB_EXECUTABLE;
 }
 
 /* Check one staged case: index entries [from, to) all below `base` ("<prefix>bench/<tc>/
@@ -716,37 +725,33 @@ static void hash_entry(blake3_hasher *h, const char *rel, const git_index_entry 
 static int check_case(pin_check *pc, tc_pins *t, const char *id, const char *base, size_t from,
                       size_t to, bd_err *err)
 {
-    blake3_hasher h;
-    const git_index_entry *case_yaml = NULL;
-    bd_ydoc *cdoc = NULL;
+    bd_digest_stream ds;
+    bool has_case_yaml = false;
     size_t bl = strlen(base);
     int rc = -1;
-    blake3_hasher_init(&h);
-    blake3_hasher_update(&h, CASE_HEADER, sizeof(CASE_HEADER) - 1);
+    bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
     for (size_t i = from; i < to; i++) {
         const git_index_entry *e = git_index_get_byindex(pc->index, i);
         const char *rel = e->path + bl;
         if (strcmp(rel, "case.yaml") == 0)
-            case_yaml = e;
+            has_case_yaml = true;
         if (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE) {
             bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, e->path, 0, 0,
                        "is staged as a %s; a case holds regular files only",
                        e->mode == GIT_FILEMODE_LINK ? "symlink" : "submodule or special entry");
             goto out;
         }
-        if (e == case_yaml)
-            continue;
+        if (strcmp(rel, BD_PROVENANCE_FILE) == 0)
+            continue; /* the signatures: the one file outside the digest */
         git_blob *b = NULL;
         if (read_blob(&b, pc->g, &e->id, e->path, err) < 0)
             goto out;
-        hash_entry(&h, rel, e, b);
+        bd_digest_stream_entry(&ds, rel, entry_exec(e), git_blob_rawcontent(b),
+                               (size_t)git_blob_rawsize(b));
         git_blob_free(b);
     }
-    uint8_t raw[BLAKE3_OUT_LEN];
-    char hex[2 * BLAKE3_OUT_LEN + 1], digest[BD_DIGEST_BUF];
-    blake3_hasher_finalize(&h, raw, BLAKE3_OUT_LEN);
-    bd_hex(hex, raw, BLAKE3_OUT_LEN);
-    snprintf(digest, sizeof(digest), BD_DIGEST_PREFIX "%s", hex);
+    char digest[BD_DIGEST_BUF];
+    bd_digest_stream_end(&ds, digest);
 
     if (tc_doc(t, pc->g, err) < 0)
         goto out;
@@ -766,46 +771,56 @@ static int check_case(pin_check *pc, tc_pins *t, const char *id, const char *bas
                    t->name, id, digest, pin, t->name);
         goto out;
     }
-    if (!case_yaml) {
+    if (!has_case_yaml) {
         bd_err_set(err, BD_E_CASE_SCHEMA, NULL, 0, 0,
                    "staged case %s/%s has no staged case.yaml; stage it too", t->name, id);
         goto out;
     }
-    char label[600];
-    snprintf(label, sizeof(label), "%s (staged)", case_yaml->path);
-    if (blob_yaml(&cdoc, pc->g, &case_yaml->id, label, err) < 0)
-        goto out;
-    const char *field = cdoc->root ? scalar_at(cdoc->root, "case_digest") : NULL;
-    if (!field || strcmp(field, pin) != 0) {
-        bd_err_set(err, field ? BD_E_DIGEST_MISMATCH : BD_E_DIGEST_MISSING, NULL, 0, 0,
-                   "staged %s has case_digest %s but the staged pin is %s; run `benchdesk pin "
-                   "%s %s` and stage both",
-                   case_yaml->path, field ? field : "null", pin, t->name, id);
-        goto out;
-    }
     rc = 0;
 out:
-    bd_ydoc_free(cdoc);
     return rc;
 }
 
-static int check_rubric(pin_check *pc, tc_pins *t, bd_err *err)
+/* The staged task class (registration.yaml + rubric.py) against the staged pin. */
+static int check_task_class(pin_check *pc, tc_pins *t, bd_err *err)
 {
-    if (!t->has_rubric || !t->has_digests)
+    if (!t->has_digests && !t->has_rubric && !t->has_registration)
         return 0;
+    if (!t->has_digests || !t->has_rubric || !t->has_registration)
+        return bd_err_set(err, BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
+                          "the index holds task class %s without its %s; stage "
+                          "registration.yaml, rubric.py and cases/digests.yaml together "
+                          "(`benchdesk stage bench/%s`)",
+                          t->name,
+                          !t->has_registration ? "registration.yaml"
+                          : !t->has_rubric     ? "rubric.py"
+                                               : "pins (cases/digests.yaml)",
+                          t->name);
     if (tc_doc(t, pc->g, err) < 0)
         return -1;
-    const char *pin = t->doc ? scalar_at(t->doc->root, "rubric") : NULL;
-    git_blob *b = NULL;
-    if (read_blob(&b, pc->g, &t->rubric, "rubric.py", err) < 0)
+    const char *pin = t->doc ? scalar_at(t->doc->root, "task_class") : NULL;
+    git_blob *reg = NULL, *rub = NULL;
+    if (read_blob(&reg, pc->g, &t->registration, "registration.yaml", err) < 0)
         return -1;
+    if (read_blob(&rub, pc->g, &t->rubric, "rubric.py", err) < 0) {
+        git_blob_free(reg);
+        return -1;
+    }
+    bd_digest_stream ds;
     char digest[BD_DIGEST_BUF];
-    bd_digest_bytes(digest, git_blob_rawcontent(b), (size_t)git_blob_rawsize(b));
-    git_blob_free(b);
+    bd_digest_stream_begin(&ds, BD_DIGEST_TASK_CLASS);
+    bd_digest_stream_entry(&ds, "registration.yaml", t->registration_exec, git_blob_rawcontent(reg),
+                           (size_t)git_blob_rawsize(reg));
+    bd_digest_stream_entry(&ds, "rubric.py", t->rubric_exec, git_blob_rawcontent(rub),
+                           (size_t)git_blob_rawsize(rub));
+    bd_digest_stream_end(&ds, digest);
+    git_blob_free(reg);
+    git_blob_free(rub);
     if (!pin || strcmp(pin, digest) != 0)
-        return bd_err_set(err, BD_E_RUBRIC_DIGEST_MISMATCH, NULL, 0, 0,
-                          "staged %sbench/%s/rubric.py is %s but the staged pin is %s; run "
-                          "`benchdesk pin %s` and stage both",
+        return bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, NULL, 0, 0,
+                          "staged task class %sbench/%s (registration.yaml + rubric.py) is %s "
+                          "but the staged pin is %s; run `benchdesk pin %s`, have it signed "
+                          "again, and stage it all",
                           pc->g->prefix, t->name, digest, pin ? pin : "missing", t->name);
     return 0;
 }
@@ -837,8 +852,8 @@ int bd_git_check_index(bd_git *g, bd_err *err)
         if (!slash)
             continue;
         bool dig = strcmp(slash, "/cases/digests.yaml") == 0,
-             rub = strcmp(slash, "/rubric.py") == 0;
-        if (!dig && !rub)
+             rub = strcmp(slash, "/rubric.py") == 0, reg = strcmp(slash, "/registration.yaml") == 0;
+        if (!dig && !rub && !reg)
             continue;
         tc_pins *t = find_tc(&pc, rest, (size_t)(slash - rest), true);
         if (!t) {
@@ -848,9 +863,14 @@ int bd_git_check_index(bd_git *g, bd_err *err)
         if (dig) {
             t->has_digests = true;
             t->digests = e->id;
-        } else {
+        } else if (rub) {
             t->has_rubric = true;
             t->rubric = e->id;
+            t->rubric_exec = entry_exec(e);
+        } else {
+            t->has_registration = true;
+            t->registration = e->id;
+            t->registration_exec = entry_exec(e);
         }
     }
     /* Pass 2: cases, each a contiguous run of entries below bench/<tc>/cases/<id>/. */
@@ -880,7 +900,7 @@ int bd_git_check_index(bd_git *g, bd_err *err)
         i = j;
     }
     for (size_t k = 0; k < pc.n_tcs; k++)
-        if (check_rubric(&pc, &pc.tcs[k], err) < 0)
+        if (check_task_class(&pc, &pc.tcs[k], err) < 0)
             goto out;
     rc = 0;
 out:
@@ -974,9 +994,8 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
             git_fail(err, BD_E_GIT, "cannot build the commit");
             goto out;
         }
-        if (bd_provenance_resolve_key(&key, &opts->sign_opts, err) < 0 ||
-            bd_provenance_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) <
-                0)
+        if (bd_sign_resolve_key(&key, &opts->sign_opts, err) < 0 ||
+            bd_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) < 0)
             goto out;
         /* libgit2 indents each line itself; a trailing newline would add a blank one. */
         size_t sl = strlen(sig);
@@ -1040,4 +1059,159 @@ out:
     free(sig);
     free(reflog);
     return rc;
+}
+
+/* ---- the case as it was: a past commit whose case has a given digest ----------------- */
+
+/* Hash the tree `t` (the case dir at depth 0) into `ds`; `rel` holds the path so far.
+ * Returns 0, 1 when the tree holds something a case may not (a link, a submodule: no
+ * digest), -1 on a git failure. */
+static int hash_tree(bd_digest_stream *ds, git_repository *repo, git_tree *t, char *rel,
+                     size_t rel_len, int depth, bd_err *err)
+{
+    size_t n = git_tree_entrycount(t);
+    for (size_t i = 0; i < n; i++) {
+        const git_tree_entry *e = git_tree_entry_byindex(t, i);
+        const char *name = git_tree_entry_name(e);
+        size_t nl = strlen(name);
+        if (rel_len + nl + 2 > BD_DIGEST_MAX_RELPATH)
+            return 1;
+        size_t at = rel_len;
+        if (at)
+            rel[at++] = '/';
+        memcpy(rel + at, name, nl + 1);
+        git_filemode_t mode = git_tree_entry_filemode(e);
+        int rc = 0;
+        if (mode == GIT_FILEMODE_TREE) {
+            git_tree *sub = NULL;
+            if (depth + 1 > BD_DIGEST_MAX_DEPTH)
+                rc = 1;
+            else if (git_tree_lookup(&sub, repo, git_tree_entry_id(e)) < 0)
+                rc = git_fail(err, BD_E_GIT, "cannot read a tree of the history");
+            else
+                rc = hash_tree(ds, repo, sub, rel, at + nl, depth + 1, err);
+            git_tree_free(sub);
+        } else if (mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE) {
+            if (depth == 0 && strcmp(name, BD_PROVENANCE_FILE) == 0)
+                goto next;
+            git_blob *b = NULL;
+            if (git_blob_lookup(&b, repo, git_tree_entry_id(e)) < 0)
+                return git_fail(err, BD_E_GIT, "cannot read a blob of the history");
+            bd_digest_stream_entry(ds, rel, mode == GIT_FILEMODE_BLOB_EXECUTABLE,
+                                   git_blob_rawcontent(b), (size_t)git_blob_rawsize(b));
+            git_blob_free(b);
+        } else {
+            rc = 1;
+        }
+        if (rc != 0)
+            return rc;
+    next:
+        rel[rel_len] = '\0';
+    }
+    return 0;
+}
+
+int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_class,
+                          const char *case_id, const char *digest, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (!bd_name_valid(task_class) || !bd_name_valid(case_id) || !bd_digest_str_valid(digest))
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "bad task class, case id or digest");
+    char path[700];
+    snprintf(path, sizeof(path), "%sbench/%s/cases/%s", g->prefix, task_class, case_id);
+    git_revwalk *walk = NULL;
+    git_oid oid, last_tree;
+    bool have_last = false;
+    char *rel = malloc(BD_DIGEST_MAX_RELPATH + 1);
+    int rc = -1;
+    if (!rel)
+        return nomem(err);
+    if (git_revwalk_new(&walk, g->repo) < 0) {
+        git_fail(err, BD_E_GIT, "cannot walk the history");
+        goto out;
+    }
+    git_revwalk_sorting(walk, GIT_SORT_TIME);
+    if (git_revwalk_push_head(walk) < 0) {
+        rc = 0; /* an unborn branch: no history to look in */
+        goto out;
+    }
+    for (int seen = 0; seen < BD_GIT_CASE_SEARCH_MAX && git_revwalk_next(&oid, walk) == 0; seen++) {
+        git_commit *c = NULL;
+        git_tree *root = NULL, *sub = NULL;
+        git_tree_entry *te = NULL;
+        int found = 0;
+        if (git_commit_lookup(&c, g->repo, &oid) < 0 || git_commit_tree(&root, c) < 0) {
+            git_commit_free(c);
+            git_fail(err, BD_E_GIT, "cannot read a commit of the history");
+            goto out;
+        }
+        if (git_tree_entry_bypath(&te, root, path) == 0 &&
+            git_tree_entry_type(te) == GIT_OBJECT_TREE &&
+            !(have_last && git_oid_equal(&last_tree, git_tree_entry_id(te)))) {
+            last_tree = *git_tree_entry_id(te);
+            have_last = true;
+            bd_digest_stream ds;
+            bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
+            rel[0] = '\0';
+            int h = git_tree_lookup(&sub, g->repo, git_tree_entry_id(te)) < 0
+                        ? git_fail(err, BD_E_GIT, "cannot read a tree of the history")
+                        : hash_tree(&ds, g->repo, sub, rel, 0, 0, err);
+            if (h < 0) {
+                git_tree_entry_free(te);
+                git_tree_free(sub);
+                git_tree_free(root);
+                git_commit_free(c);
+                goto out;
+            }
+            char got[BD_DIGEST_BUF];
+            bd_digest_stream_end(&ds, got);
+            if (h == 0 && strcmp(got, digest) == 0) {
+                const git_tree_entry *ye = git_tree_entry_byname(sub, "case.yaml");
+                git_blob *b = NULL;
+                if (ye && git_blob_lookup(&b, g->repo, git_tree_entry_id(ye)) == 0) {
+                    size_t len = (size_t)git_blob_rawsize(b);
+                    out->case_yaml = malloc(len + 1);
+                    if (out->case_yaml) {
+                        memcpy(out->case_yaml, git_blob_rawcontent(b), len);
+                        out->case_yaml[len] = '\0';
+                        out->case_yaml_len = len;
+                    }
+                    git_blob_free(b);
+                }
+                git_oid_tostr(out->commit, sizeof(out->commit), &oid);
+                const git_signature *a = git_commit_author(c);
+                if (a)
+                    out->when = (int64_t)a->when.time;
+                const char *summary = git_commit_summary(c);
+                snprintf(out->summary, sizeof(out->summary), "%s", summary ? summary : "");
+                out->found = true;
+                found = out->case_yaml ? 1 : -1;
+            }
+        }
+        git_tree_entry_free(te);
+        git_tree_free(sub);
+        git_tree_free(root);
+        git_commit_free(c);
+        if (found < 0) {
+            nomem(err);
+            goto out;
+        }
+        if (found)
+            break;
+    }
+    rc = out->found ? 1 : 0;
+out:
+    free(rel);
+    git_revwalk_free(walk);
+    if (rc < 0)
+        bd_git_case_version_release(out);
+    return rc;
+}
+
+void bd_git_case_version_release(bd_git_case_version *v)
+{
+    if (!v)
+        return;
+    free(v->case_yaml);
+    memset(v, 0, sizeof(*v));
 }

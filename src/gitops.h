@@ -21,9 +21,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
-#include "provenance.h"
+#include "sign.h"
 
 typedef struct bd_git bd_git;
 
@@ -48,18 +49,25 @@ typedef struct bd_git_entry {
     char unstaged;   /* index -> work tree */
     bool untracked;  /* not in the index (then staged == unstaged == 0) */
     bool conflicted; /* an unresolved merge conflict */
+    bool trust;      /* bench/trusted-signers.yaml or under bench/keys/: changes who may sign */
 } bd_git_entry;
+
+/* True for a path (relative to the bench root) that decides who may sign:
+ * bench/trusted-signers.yaml and everything under bench/keys/. */
+bool bd_git_path_is_trust(const char *path);
 
 typedef struct bd_git_status {
     bd_git_entry *entries; /* sorted by path */
     size_t n;
     size_t n_staged, n_unstaged, n_untracked;
+    size_t n_trust;   /* entries with `trust`, listed first */
     char branch[256]; /* short name, "" when detached */
     bool unborn;
 } bd_git_status;
 
 /* Changes under bench/ and audit/ (untracked folders listed file by file, ignored files
- * left out). Release with bd_git_status_release. Returns 0 or -1. */
+ * left out), sorted by path except that changes to who may sign (`trust`) come first.
+ * Release with bd_git_status_release. Returns 0 or -1. */
 int bd_git_status_get(bd_git_status *out, bd_git *g, bd_err *err);
 void bd_git_status_release(bd_git_status *s);
 
@@ -109,10 +117,36 @@ typedef struct bd_commit_result {
  * user.email (git.no_identity), a detached HEAD (git.detached_head), nothing staged
  * (git.nothing_to_commit), an empty message (usage.bad_args). With `sign`: a detached
  * armored OpenPGP signature over the commit object in its gpgsig header (errors of
- * bd_provenance_sign_bytes). The branch is then moved only if it still points where it
+ * bd_sign_bytes). The branch is then moved only if it still points where it
  * did when the commit was built (or, unborn, still does not exist): git.ref_moved
  * otherwise — the commit object stays in the object database, the index is untouched,
  * and committing again is safe. Returns 0 or -1. */
 int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err);
+
+/* ---- the case as it was -------------------------------------------------------------- */
+
+/* Commits searched back from HEAD, at most. */
+#define BD_GIT_CASE_SEARCH_MAX 5000
+
+/* A past version of a case found in git. */
+typedef struct bd_git_case_version {
+    bool found;
+    char commit[41];   /* the newest commit holding the case with that digest */
+    int64_t when;      /* its author time (Unix seconds) */
+    char summary[256]; /* its subject line */
+    char *case_yaml;   /* case.yaml as it was (owned, NUL-terminated; untrusted text) */
+    size_t case_yaml_len;
+} bd_git_case_version;
+
+/* The case `case_id` of `task_class` as it was when its case digest was `digest`
+ * (DESIGN.md §5: the result view of a stale record shows the case it was scored on):
+ * walks the commits reachable from HEAD (newest first, at most BD_GIT_CASE_SEARCH_MAX),
+ * hashing bench/<tc>/cases/<id>/ of each distinct tree exactly as §2, and returns the
+ * first match. Returns 1 and fills *out (release with bd_git_case_version_release), 0
+ * when no commit has it (never committed, or beyond the search), -1 with git.error or
+ * env.out_of_memory. Reads only; safe on a worker thread with its own bd_git. */
+int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_class,
+                          const char *case_id, const char *digest, bd_err *err);
+void bd_git_case_version_release(bd_git_case_version *v);
 
 #endif

@@ -189,15 +189,26 @@ static bool valid_event(const char *s)
     return true;
 }
 
-static bool valid_version(const char *s)
+/* 1..`max` printable ASCII characters, no spaces. */
+static bool printable_token(const char *s, size_t max)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 64)
+    if (n == 0 || n > max)
         return false;
     for (size_t i = 0; i < n; i++)
         if (s[i] <= ' ' || s[i] > '~')
             return false;
     return true;
+}
+
+static bool valid_host(const char *s)
+{
+    return printable_token(s, 255);
+}
+
+static bool valid_version(const char *s)
+{
+    return printable_token(s, 64);
 }
 
 static bool digits(const char *s, int n, int *v)
@@ -263,15 +274,19 @@ enum field {
     F_ISOLATION_CLASS,
     F_KIND,
     F_OPERATOR_FINGERPRINT,
+    F_ORIGIN,
     F_PREV_HASH,
     F_PROVENANCE_VERIFIED,
     F_RUBRIC_DIGEST,
+    F_RUN_CASES,
     F_RUN_ID,
+    F_RUN_SCOPE,
     F_SCHEMA_VERSION,
     F_SCORE,
     F_SEQ,
     F_STARTED_AT,
     F_TASK_CLASS,
+    F_TASK_CLASS_DIGEST,
     F__COUNT
 };
 
@@ -287,26 +302,37 @@ static const char *const field_names[F__COUNT] = {
     "isolation_class",
     "kind",
     "operator_fingerprint",
+    "origin",
     "prev_hash",
     "provenance_verified",
     "rubric_digest",
+    "run_cases",
     "run_id",
+    "run_scope",
     "schema_version",
     "score",
     "seq",
     "started_at",
     "task_class",
+    "task_class_digest",
 };
 
 #define BIT(f) (1u << (f))
 #define COMMON_FIELDS                                                                              \
     (BIT(F_SCHEMA_VERSION) | BIT(F_SEQ) | BIT(F_TASK_CLASS) | BIT(F_HARNESS_VERSION) |             \
      BIT(F_OPERATOR_FINGERPRINT) | BIT(F_PREV_HASH))
-#define SCORE_FIELDS                                                                               \
-    (COMMON_FIELDS | BIT(F_RUN_ID) | BIT(F_CASE_ID) | BIT(F_CASE_DIGEST) | BIT(F_RUBRIC_DIGEST) |  \
+#define SCORE_FIELDS_ANY                                                                           \
+    (COMMON_FIELDS | BIT(F_RUN_ID) | BIT(F_CASE_ID) | BIT(F_CASE_DIGEST) |                         \
      BIT(F_CASSETTE_DIGEST) | BIT(F_ISOLATION_CLASS) | BIT(F_PROVENANCE_VERIFIED) |                \
      BIT(F_STARTED_AT) | BIT(F_FINISHED_AT) | BIT(F_SCORE))
-#define AUDIT_FIELDS (COMMON_FIELDS | BIT(F_KIND) | BIT(F_EVENT) | BIT(F_DETAIL) | BIT(F_AT))
+/* Version 1 pinned the rubric alone; version 2 pins the task class (registration + rubric)
+ * and says which run selection the record belongs to (DESIGN.md §5). */
+#define SCORE_FIELDS_V1 (SCORE_FIELDS_ANY | BIT(F_RUBRIC_DIGEST))
+#define SCORE_FIELDS_V2                                                                            \
+    (SCORE_FIELDS_ANY | BIT(F_TASK_CLASS_DIGEST) | BIT(F_RUN_SCOPE) | BIT(F_RUN_CASES))
+/* Members a version-2 score record may carry or not (imported shard records, §14). */
+#define SCORE_OPTIONAL_V2 BIT(F_ORIGIN)
+#define AUDIT_FIELDS      (COMMON_FIELDS | BIT(F_KIND) | BIT(F_EVENT) | BIT(F_DETAIL) | BIT(F_AT))
 
 static int field_lookup(const char *k)
 {
@@ -504,6 +530,67 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
     return true;
 }
 
+/* The `origin` object of a record imported from a shard bundle (DESIGN.md §14):
+ * exactly run_id, shard, shards, bundle_record_hash, host. Fills `o` when non-NULL. */
+static bool check_origin(const cJSON *c, bd_history_origin *o, bool *oom, char *why)
+{
+    enum { O_HASH, O_HOST, O_RUN_ID, O_SHARD, O_SHARDS, O__COUNT };
+    static const char *const names[O__COUNT] = {"bundle_record_hash", "host", "run_id", "shard",
+                                                "shards"};
+    const cJSON *m[O__COUNT] = {0};
+    if (!cJSON_IsObject(c)) {
+        WHY("origin: not an object");
+        return false;
+    }
+    for (const cJSON *e = c->child; e; e = e->next) {
+        int f = -1;
+        for (int i = 0; i < O__COUNT; i++)
+            if (strcmp(e->string, names[i]) == 0)
+                f = i;
+        if (f < 0 || m[f]) {
+            WHY("origin: unexpected or duplicate member \"%.64s\"", e->string);
+            return false;
+        }
+        m[f] = e;
+    }
+    for (int i = 0; i < O__COUNT; i++)
+        if (!m[i]) {
+            WHY("origin: member \"%s\" is missing", names[i]);
+            return false;
+        }
+    double shard, shards;
+    if (!integral_in(m[O_SHARDS], 1, BD_SHARDS_MAX, &shards) ||
+        !integral_in(m[O_SHARD], 0, shards - 1, &shard)) {
+        WHY("origin: shard/shards not integers with 0 <= shard < shards <= %d", BD_SHARDS_MAX);
+        return false;
+    }
+    if (!cJSON_IsString(m[O_RUN_ID]) || !valid_run_id(m[O_RUN_ID]->valuestring)) {
+        WHY("origin.run_id: not a run id");
+        return false;
+    }
+    if (!cJSON_IsString(m[O_HASH]) || !lower_hex(m[O_HASH]->valuestring, BD_HASH_HEX_LEN)) {
+        WHY("origin.bundle_record_hash: not 64 lower-case hex digits");
+        return false;
+    }
+    if (!cJSON_IsString(m[O_HOST]) || !valid_host(m[O_HOST]->valuestring)) {
+        WHY("origin.host: not 1..255 printable ASCII characters without spaces");
+        return false;
+    }
+    if (!o)
+        return true;
+    o->present = true;
+    o->shard = (uint32_t)shard;
+    o->shards = (uint32_t)shards;
+    memcpy(o->bundle_record_hash, m[O_HASH]->valuestring, BD_HASH_BUF);
+    o->run_id = strdup(m[O_RUN_ID]->valuestring);
+    o->host = strdup(m[O_HOST]->valuestring);
+    if (!o->run_id || !o->host) {
+        *oom = true;
+        return false;
+    }
+    return true;
+}
+
 /* Validate string-or-null fields by format. Returns NULL when fine, else the reason. */
 static const char *check_string_field(int f, const cJSON *c, bool is_audit)
 {
@@ -524,6 +611,7 @@ static const char *check_string_field(int f, const cJSON *c, bool is_audit)
         return bd_name_valid(s) ? NULL : "is not a valid name ([a-z0-9][a-z0-9._-]{0,127})";
     case F_CASE_DIGEST:
     case F_RUBRIC_DIGEST:
+    case F_TASK_CLASS_DIGEST:
     case F_CASSETTE_DIGEST:
         return bd_digest_str_valid(s) ? NULL : "is not \"blake3:\" + 64 lower-case hex";
     case F_HARNESS_VERSION:
@@ -546,6 +634,9 @@ static const char *check_string_field(int f, const cJSON *c, bool is_audit)
         return strlen(s) <= DETAIL_MAX ? NULL : "is longer than 4096 bytes";
     case F_KIND:
         return strcmp(s, "audit") == 0 ? NULL : "is not \"audit\"";
+    case F_RUN_SCOPE:
+        return strcmp(s, "full") == 0 || strcmp(s, "subset") == 0 ? NULL
+                                                                  : "is not \"full\" or \"subset\"";
     default:
         return "is not expected";
     }
@@ -581,12 +672,21 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
         by_field[f] = c;
     }
     bool is_audit = (seen & BIT(F_KIND)) != 0;
-    unsigned want = is_audit ? AUDIT_FIELDS : SCORE_FIELDS;
-    if (seen & ~want) {
+    double v;
+    /* The version decides the member set, so it is read first. */
+    if (!(seen & BIT(F_SCHEMA_VERSION)) ||
+        !integral_in(by_field[F_SCHEMA_VERSION], 1, BD_HISTORY_SCHEMA_VERSION, &v)) {
+        WHY("schema_version: not 1 or %d", BD_HISTORY_SCHEMA_VERSION);
+        return BD_CHAIN_SCHEMA_INVALID;
+    }
+    int version = (int)v;
+    unsigned want = is_audit ? AUDIT_FIELDS : version == 1 ? SCORE_FIELDS_V1 : SCORE_FIELDS_V2;
+    unsigned optional = !is_audit && version >= 2 ? SCORE_OPTIONAL_V2 : 0;
+    if (seen & ~(want | optional)) {
         for (int f = 0; f < F__COUNT; f++)
-            if (seen & ~want & BIT(f)) {
-                WHY("member \"%s\" does not belong in a%s record", field_names[f],
-                    is_audit ? "n audit" : " score");
+            if (seen & ~(want | optional) & BIT(f)) {
+                WHY("member \"%s\" does not belong in a%s version-%d record", field_names[f],
+                    is_audit ? "n audit" : " score", version);
                 break;
             }
         return BD_CHAIN_SCHEMA_INVALID;
@@ -599,12 +699,7 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
             }
         return BD_CHAIN_SCHEMA_INVALID;
     }
-    double v;
-    if (!integral_in(by_field[F_SCHEMA_VERSION], BD_HISTORY_SCHEMA_VERSION,
-                     BD_HISTORY_SCHEMA_VERSION, &v)) {
-        WHY("schema_version: not %d", BD_HISTORY_SCHEMA_VERSION);
-        return BD_CHAIN_SCHEMA_INVALID;
-    }
+    want |= seen & optional;
     if (!integral_in(by_field[F_SEQ], 1, (double)BD_HISTORY_SEQ_MAX, &v)) {
         WHY("seq: not an integer in 1..9999999999");
         return BD_CHAIN_SCHEMA_INVALID;
@@ -622,6 +717,20 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
             }
             continue;
         }
+        if (f == F_RUN_CASES) {
+            if (!integral_in(c, 1, (double)BD_HISTORY_SEQ_MAX, &v)) {
+                WHY("run_cases: not an integer in 1..9999999999");
+                return BD_CHAIN_SCHEMA_INVALID;
+            }
+            if (out)
+                out->run_cases = (uint64_t)v;
+            continue;
+        }
+        if (f == F_ORIGIN) {
+            if (!check_origin(c, out ? &out->origin : NULL, oom, why))
+                return *oom ? BD_CHAIN_UNPARSEABLE : BD_CHAIN_SCHEMA_INVALID;
+            continue;
+        }
         if (f == F_SCORE) {
             if (!check_score(c, out ? &out->score : NULL, oom, why))
                 return *oom ? BD_CHAIN_UNPARSEABLE : BD_CHAIN_SCHEMA_INVALID;
@@ -637,6 +746,7 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
     if (!out)
         return BD_CHAIN_OK;
     out->seq = core->seq;
+    out->schema_version = version;
     out->is_audit = is_audit;
     memcpy(out->prev_hash, by_field[F_PREV_HASH]->valuestring, BD_HASH_BUF);
     if (!is_audit)
@@ -652,6 +762,8 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
         {&out->case_id, F_CASE_ID},
         {&out->case_digest, F_CASE_DIGEST},
         {&out->rubric_digest, F_RUBRIC_DIGEST},
+        {&out->task_class_digest, F_TASK_CLASS_DIGEST},
+        {&out->run_scope, F_RUN_SCOPE},
         {&out->cassette_digest, F_CASSETTE_DIGEST},
         {&out->isolation_class, F_ISOLATION_CLASS},
         {&out->started_at, F_STARTED_AT},
@@ -770,7 +882,9 @@ void bd_history_record_release(bd_history_record *r)
     char **strs[] = {&r->harness_version, &r->operator_fingerprint,
                      &r->task_class,      &r->run_id,
                      &r->case_id,         &r->case_digest,
-                     &r->rubric_digest,   &r->cassette_digest,
+                     &r->rubric_digest,   &r->task_class_digest,
+                     &r->run_scope,       &r->origin.run_id,
+                     &r->origin.host,     &r->cassette_digest,
                      &r->isolation_class, &r->started_at,
                      &r->finished_at,     &r->event,
                      &r->detail,          &r->at};
@@ -1358,7 +1472,8 @@ int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, con
     }
     if (!set_str(rec, "run_id", f->run_id) || !set_str(rec, "task_class", f->task_class) ||
         !set_str(rec, "case_id", f->case_id) || !set_str(rec, "case_digest", f->case_digest) ||
-        !set_str(rec, "rubric_digest", f->rubric_digest) ||
+        !set_str(rec, "task_class_digest", f->task_class_digest) ||
+        !set_str(rec, "run_scope", f->run_full ? "full" : "subset") ||
         !set_str(rec, "cassette_digest", f->cassette_digest) ||
         !set_str(rec, "harness_version", f->harness_version ? f->harness_version : BD_VERSION) ||
         !set_str(rec, "isolation_class", f->isolation_class) ||
@@ -1369,6 +1484,20 @@ int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, con
     if (!pv || !cJSON_AddItemToObject(rec, "provenance_verified", pv)) {
         cJSON_Delete(pv);
         goto oom;
+    }
+    cJSON *rc_n = cJSON_CreateNumber((double)f->run_cases);
+    if (!rc_n || !cJSON_AddItemToObject(rec, "run_cases", rc_n)) {
+        cJSON_Delete(rc_n);
+        goto oom;
+    }
+    if (f->origin && f->origin->present) {
+        cJSON *o = cJSON_AddObjectToObject(rec, "origin");
+        if (!o || !set_str(o, "run_id", f->origin->run_id) ||
+            !cJSON_AddNumberToObject(o, "shard", f->origin->shard) ||
+            !cJSON_AddNumberToObject(o, "shards", f->origin->shards) ||
+            !set_str(o, "bundle_record_hash", f->origin->bundle_record_hash) ||
+            !set_str(o, "host", f->origin->host))
+            goto oom;
     }
     if (!cJSON_AddItemToObject(rec, "score", score))
         goto oom;

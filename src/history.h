@@ -4,10 +4,13 @@
  * One file per record, <bench root>/.benchdesk/history/<seq, 10 digits>.json, mode 0600,
  * holding one canonical JSON object (canon.h). Two kinds of record share the chain:
  *
- *   score record  exactly the §5 fields: schema_version, seq, run_id, task_class,
- *                 case_id, case_digest, rubric_digest, cassette_digest, harness_version,
- *                 isolation_class, provenance_verified, operator_fingerprint, started_at,
- *                 finished_at, score, prev_hash — and no "kind" member;
+ *   score record  exactly the §5 fields. Version 2 (written now): schema_version, seq,
+ *                 run_id, run_scope, run_cases, task_class, case_id, case_digest,
+ *                 task_class_digest, cassette_digest, harness_version, isolation_class,
+ *                 provenance_verified, operator_fingerprint, started_at, finished_at,
+ *                 score, prev_hash, and `origin` on records imported from a shard (§14).
+ *                 Version 1 (still valid in a chain) had rubric_digest instead of
+ *                 task_class_digest and no run_scope/run_cases. No "kind" member;
  *   audit record  schema_version, seq, kind ("audit"), event, task_class, detail,
  *                 operator_fingerprint, harness_version, at, prev_hash (e.g. a refused
  *                 promotion, DESIGN.md §7).
@@ -36,8 +39,10 @@
 #include "score.h"
 
 #define BD_HISTORY_DIR            ".benchdesk/history"
-#define BD_HISTORY_SCHEMA_VERSION 1
-#define BD_HASH_HEX_LEN           64
+#define BD_HISTORY_SCHEMA_VERSION 2
+/* Most shards one run may be split into (DESIGN.md §14). */
+#define BD_SHARDS_MAX   65536
+#define BD_HASH_HEX_LEN 64
 /* 64 hex + NUL */
 #define BD_HASH_BUF 65
 /* The largest record file verify reads; anything bigger is unparseable. */
@@ -80,16 +85,30 @@ const char *bd_history_dir(const bd_history *h);
  *   run_id             ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$
  *   task_class/case_id bd_name_valid
  *   *_digest           "blake3:" + 64 lower-case hex; cassette_digest NULL -> null
+ *   run_cases          1..9999999999
+ *   origin             NULL for a local record
  *   harness_version    1..64 printable ASCII, no spaces; NULL -> BD_VERSION
  *   isolation_class    "namespaces" | "subprocess"
  *   operator_fingerprint  40 upper-case hex, or NULL -> null
  *   started_at/finished_at "YYYY-MM-DDTHH:MM:SS[.fraction]Z" (UTC) */
+/* Where an imported record came from (DESIGN.md §14); present == false: a local record.
+ * In a parsed record the strings are owned; in score fields they are borrowed. */
+typedef struct bd_history_origin {
+    bool present;
+    uint32_t shard, shards;
+    char *run_id;
+    char *host;
+    char bundle_record_hash[BD_HASH_BUF];
+} bd_history_origin;
+
 typedef struct bd_history_score_fields {
     const char *run_id;
+    bool run_full;      /* run_scope "full" (the default selection) or "subset" */
+    uint64_t run_cases; /* how many cases the run selected, >= 1 */
     const char *task_class;
     const char *case_id;
     const char *case_digest;
-    const char *rubric_digest;
+    const char *task_class_digest;
     const char *cassette_digest;
     const char *harness_version;
     const char *isolation_class;
@@ -97,6 +116,7 @@ typedef struct bd_history_score_fields {
     const char *operator_fingerprint;
     const char *started_at;
     const char *finished_at;
+    const bd_history_origin *origin;
 } bd_history_score_fields;
 
 /* Append one score record for `f` and `s` (the BenchScore, as bd_score_to_json writes
@@ -186,6 +206,7 @@ void bd_history_verify_result_release(bd_history_verify_result *r);
 /* One parsed record. Strings are owned; absent/null fields are NULL. */
 typedef struct bd_history_record {
     uint64_t seq;
+    int schema_version; /* 1 or 2 */
     bool is_audit;
     char hash[BD_HASH_BUF]; /* this record's record_hash */
     char prev_hash[BD_HASH_BUF];
@@ -196,7 +217,11 @@ typedef struct bd_history_record {
     char *run_id;
     char *case_id;
     char *case_digest;
-    char *rubric_digest;
+    char *rubric_digest;     /* version 1 only */
+    char *task_class_digest; /* version 2 only */
+    char *run_scope;         /* version 2: "full" | "subset"; NULL in version 1 */
+    uint64_t run_cases;      /* version 2; 0 in version 1 */
+    bd_history_origin origin;
     char *cassette_digest; /* NULL when null */
     char *isolation_class;
     bool provenance_verified;

@@ -62,6 +62,7 @@ char *bd_yaml_set_top_scalar(const char *text, const char *key, const char *valu
 /* What pinning one case will write, computed before anything is written. */
 typedef struct pending_case {
     const char *case_id;
+    char *dir;
     char *yaml_path;
     char *new_yaml; /* NULL when case.yaml needs no change */
     unsigned mode;
@@ -72,18 +73,20 @@ static int prepare_case(pending_case *pc, const bd_task_class *tc, const char *c
 {
     int rc = -1;
     bd_case *c = NULL;
-    char *text = NULL, *step = NULL;
-    char *dir = bd_path_join(tc->cases_dir, case_id);
-    char *cassette = dir ? bd_path_join(dir, "cassette.json") : NULL;
+    char *text = NULL;
+    char *cassette = NULL;
     pc->case_id = case_id;
-    pc->yaml_path = dir ? bd_path_join(dir, "case.yaml") : NULL;
+    pc->dir = bd_path_join(tc->cases_dir, case_id);
+    cassette = pc->dir ? bd_path_join(pc->dir, "cassette.json") : NULL;
+    pc->yaml_path = pc->dir ? bd_path_join(pc->dir, "case.yaml") : NULL;
     if (!pc->yaml_path || !cassette) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
     if (bd_task_class_case(&c, tc, case_id, err) != 0)
         goto out;
-    if (bd_digest_case_dir(pc->digest, dir, NULL, err) != 0)
+    /* Digest now: refuses unsupported entries before anything is written. */
+    if (bd_digest_case_dir(pc->digest, pc->dir, NULL, err) != 0)
         goto out;
 
     char cassette_digest[BD_DIGEST_BUF] = "null";
@@ -95,43 +98,45 @@ static int prepare_case(pending_case *pc, const bd_task_class *tc, const char *c
         bd_err_errno(err, BD_E_IO, errno, cassette, "cannot stat the cassette");
         goto out;
     }
-    size_t len;
-    if (bd_read_file(&text, &len, pc->yaml_path, CASE_YAML_MAX, BD_E_YAML_TOO_LARGE, err) != 0)
-        goto out;
-    if (stat(pc->yaml_path, &st) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, pc->yaml_path, "cannot stat");
-        goto out;
-    }
-    pc->mode = st.st_mode & 07777;
-    const char *want_case = c->has_case_digest ? c->case_digest : "null";
     const char *want_cassette = c->has_cassette_digest ? c->cassette_digest : "null";
-    const char *cur = text;
     if (strcmp(want_cassette, cassette_digest) != 0) {
-        step = bd_yaml_set_top_scalar(cur, "cassette_digest", cassette_digest, pc->yaml_path, err);
-        if (!step)
+        /* case.yaml (hashed) records the cassette's digest: pinning takes the new one. */
+        size_t len;
+        if (bd_read_file(&text, &len, pc->yaml_path, CASE_YAML_MAX, BD_E_YAML_TOO_LARGE, err) != 0)
             goto out;
-        cur = step;
-    }
-    if (strcmp(want_case, pc->digest) != 0) {
-        pc->new_yaml = bd_yaml_set_top_scalar(cur, "case_digest", pc->digest, pc->yaml_path, err);
+        if (stat(pc->yaml_path, &st) != 0) {
+            bd_err_errno(err, BD_E_IO, errno, pc->yaml_path, "cannot stat");
+            goto out;
+        }
+        pc->mode = st.st_mode & 07777;
+        pc->new_yaml =
+            bd_yaml_set_top_scalar(text, "cassette_digest", cassette_digest, pc->yaml_path, err);
         if (!pc->new_yaml)
             goto out;
-    } else if (step) {
-        pc->new_yaml = step;
-        step = NULL;
     }
     rc = 0;
 out:
     bd_case_free(c);
     free(text);
-    free(step);
-    free(dir);
     free(cassette);
     return rc;
 }
 
-static int add_change(bd_pin_report *r, const char *case_id, const char *before, const char *after,
-                      bd_err *err)
+/* Signatures of the subject whose provenance.yaml is at `prov_path` that a new pin breaks:
+ * every present block (each was made over the old digest). */
+static void count_broken(bd_pin_change *ch, const char *prov_path)
+{
+    bd_provfile *pf = NULL;
+    bd_err e = BD_ERR_INIT;
+    if (bd_provfile_load(&pf, prov_path, &e) != 0)
+        return; /* verify reports a broken file; pin only counts */
+    ch->author_broken = pf->author.present;
+    ch->reviewer_broken = pf->reviewer.present;
+    bd_provfile_free(pf);
+}
+
+static int add_change(bd_pin_report *r, const bd_task_class *tc, const char *case_id,
+                      const char *before, const char *after, bd_err *err)
 {
     bd_pin_change *grown = realloc(r->changes, (r->n_changes + 1) * sizeof(*grown));
     if (!grown)
@@ -141,6 +146,16 @@ static int add_change(bd_pin_report *r, const char *case_id, const char *before,
     snprintf(ch->case_id, sizeof(ch->case_id), "%s", case_id);
     snprintf(ch->before, sizeof(ch->before), "%s", before);
     snprintf(ch->after, sizeof(ch->after), "%s", after);
+    ch->author_broken = ch->reviewer_broken = false;
+    if (after[0]) {
+        /* A new pin: any signature present was made over another digest. */
+        char path[4096];
+        if (case_id[0])
+            snprintf(path, sizeof(path), "%s/%s/provenance.yaml", tc->cases_dir, case_id);
+        else
+            snprintf(path, sizeof(path), "%s", tc->prov_path);
+        count_broken(ch, path);
+    }
     return 0;
 }
 
@@ -176,17 +191,27 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
 
     /* Phase 1: compute everything; write nothing unless all of it succeeds. */
-    char rubric[BD_DIGEST_BUF];
-    const char *old_rubric = tc->digests ? tc->digests->rubric : "";
+    char tcd[BD_DIGEST_BUF];
+    const char *old_tcd = tc->digests ? tc->digests->task_class : "";
     if (n_case_ids == 0 || !tc->digests) {
-        if (bd_digest_file(rubric, tc->rubric_path, err) != 0)
+        if (bd_digest_task_class_dir(tcd, tc->dir, err) != 0)
             goto out;
     } else {
-        snprintf(rubric, sizeof(rubric), "%s", old_rubric);
+        snprintf(tcd, sizeof(tcd), "%s", old_tcd);
     }
     for (size_t i = 0; i < n; i++)
         if (prepare_case(&pend[i], tc, n_case_ids ? case_ids[i] : tc->case_ids[i], err) != 0)
             goto out;
+    /* Phase 2a: case.yaml edits (cassette_digest), then the final digests of those cases.
+     * A crash here leaves edited cases that verify flags until they are pinned. */
+    for (size_t i = 0; i < n; i++) {
+        if (!pend[i].new_yaml)
+            continue;
+        if (bd_write_file_atomic(pend[i].yaml_path, pend[i].new_yaml, strlen(pend[i].new_yaml),
+                                 pend[i].mode, err) != 0 ||
+            bd_digest_case_dir(pend[i].digest, pend[i].dir, NULL, err) != 0)
+            goto out;
+    }
 
     /* The new pin set: recomputed cases, plus (when pinning a subset) the other pins. */
     size_t cap = n + (tc->digests ? tc->digests->n_pins : 0), np = 0;
@@ -199,7 +224,7 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
         pins[np++] = (out_pin){pend[i].case_id, pend[i].digest};
         const bd_pin *old = tc->digests ? bd_digests_find(tc->digests, pend[i].case_id) : NULL;
         if (!old || strcmp(old->digest, pend[i].digest) != 0)
-            if (add_change(out, pend[i].case_id, old ? old->digest : "", pend[i].digest, err))
+            if (add_change(out, tc, pend[i].case_id, old ? old->digest : "", pend[i].digest, err))
                 goto out;
     }
     if (tc->digests) {
@@ -209,12 +234,12 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
                 if (!listed(case_ids, n_case_ids, p->case_id))
                     pins[np++] = (out_pin){p->case_id, p->digest};
             } else if (!listed((const char *const *)tc->case_ids, tc->n_cases, p->case_id)) {
-                if (add_change(out, p->case_id, p->digest, "", err))
+                if (add_change(out, tc, p->case_id, p->digest, "", err))
                     goto out;
             }
         }
     }
-    if (strcmp(old_rubric, rubric) != 0 && add_change(out, "", old_rubric, rubric, err))
+    if (strcmp(old_tcd, tcd) != 0 && add_change(out, tc, "", old_tcd, tcd, err))
         goto out;
     qsort(pins, np, sizeof(*pins), cmp_out_pin);
 
@@ -225,22 +250,16 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
         goto out;
     }
     size_t off = (size_t)snprintf(yaml, ylen,
-                                  "# Pins written by `benchdesk pin`: BLAKE3 of rubric.py and "
-                                  "of each case (DESIGN.md section 2).\n"
-                                  "schema_version: 1\nrubric: %s\ncases:%s\n",
-                                  rubric, np ? "" : " {}");
+                                  "# Pins written by `benchdesk pin`: the task-class digest "
+                                  "(registration.yaml + rubric.py) and each case's digest "
+                                  "(DESIGN.md section 2).\n"
+                                  "schema_version: 2\ntask_class: %s\ncases:%s\n",
+                                  tcd, np ? "" : " {}");
     for (size_t i = 0; i < np; i++)
         off +=
             (size_t)snprintf(yaml + off, ylen - off, "  %s: %s\n", pins[i].case_id, pins[i].digest);
 
-    /* Phase 2: write case.yaml files, then the pins (a crash in between leaves pins
-     * that verify flags, never pins that vouch for unpinned content). */
-    for (size_t i = 0; i < n; i++) {
-        if (pend[i].new_yaml &&
-            bd_write_file_atomic(pend[i].yaml_path, pend[i].new_yaml, strlen(pend[i].new_yaml),
-                                 pend[i].mode, err) != 0)
-            goto out;
-    }
+    /* Phase 2b: the pins. */
     digests_path = bd_path_join(tc->cases_dir, "digests.yaml");
     if (!digests_path) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
@@ -252,6 +271,7 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
     rc = 0;
 out:
     for (size_t i = 0; i < n; i++) {
+        free(pend[i].dir);
         free(pend[i].yaml_path);
         free(pend[i].new_yaml);
     }
@@ -320,21 +340,21 @@ int bd_case_scaffold(char **out_dir, const bd_task_class *tc, const char *case_i
     bd_utc_now(now);
     char yaml[2048];
     int len = snprintf(yaml, sizeof(yaml),
-                       "schema_version: 1\n"
+                       "schema_version: 2\n"
                        "case_id: %s\n"
                        "title: \"%s\"  # one line a curator recognizes\n"
                        "disposition: positive  # positive | negative | ambiguous\n"
                        "difficulty: medium  # easy | medium | hard\n"
-                       "provenance:\n"
+                       "origin:\n"
                        "  source: curated  # curated | outcome-ledger-derived | "
                        "regression-converted\n"
                        "  source_ref: {type: synthetic, value: \"%s\"}\n"
                        "  added_at: \"%s\"\n"
-                       "  last_validated_at: \"%s\"\n"
                        "expected: {}  # the ground truth the rubric receives\n"
-                       "cassette_digest: %s\n"
-                       "case_digest: null  # set by `benchdesk pin %s %s`\n",
-                       case_id, case_id, case_id, now, now, cassette_digest, tc->name, case_id);
+                       "# Every byte of this file is hashed: after editing, `benchdesk pin %s %s`, "
+                       "then two signatures.\n"
+                       "cassette_digest: %s\n",
+                       case_id, case_id, case_id, now, tc->name, case_id, cassette_digest);
     file = bd_path_join(dir, "case.yaml");
     if (!file || bd_write_file_atomic(file, yaml, (size_t)len, 0644, err) != 0)
         goto out;

@@ -4,7 +4,7 @@
  *
  * Writes are atomic: a sibling temp file (O_EXCL|O_NOFOLLOW), fsync, rename over the
  * original, fsync of the directory. case.yaml is edited in place, byte for byte except
- * the value of the edited keys, so comments, signatures and key order survive.
+ * the value of cassette_digest, so comments and key order survive.
  */
 #ifndef BD_PIN_H
 #define BD_PIN_H
@@ -17,9 +17,11 @@
 #include "err.h"
 
 typedef struct bd_pin_change {
-    char case_id[129];          /* "" for the rubric */
+    char case_id[129];          /* "" for the task class (registration.yaml + rubric.py) */
     char before[BD_DIGEST_BUF]; /* previous pin, "" if none */
     char after[BD_DIGEST_BUF];  /* new pin; "" when the pin was dropped (orphan) */
+    bool author_broken;         /* a signature in that role no longer holds (it was over */
+    bool reviewer_broken;       /* the old digest) and must be made again */
 } bd_pin_change;
 
 typedef struct bd_pin_report {
@@ -28,12 +30,13 @@ typedef struct bd_pin_report {
     size_t n_pinned; /* cases pinned (changed or not) */
 } bd_pin_report;
 
-/* Pin `tc`. With n_case_ids == 0: the rubric and every case, dropping pins that name no
- * case. Otherwise only the listed cases (each must exist: bench.unknown_case). For each
- * case: compute its digest (refusing unsupported entries), set case_digest in
- * case.yaml, and set cassette_digest to the BLAKE3 of cassette.json (null when there is
- * none). Then write cases/digests.yaml. Nothing is written unless every listed case
- * could be digested and loaded. Returns 0, or -1 with `err`. Release *out with
+/* Pin `tc`. With n_case_ids == 0: the task class (registration.yaml + rubric.py) and every
+ * case, dropping pins that name no case. Otherwise only the listed cases (each must
+ * exist: bench.unknown_case). For each case: set cassette_digest in case.yaml to the
+ * BLAKE3 of cassette.json (null when there is none) when it differs, then compute its
+ * digest (refusing unsupported entries). Then write cases/digests.yaml (format v2). No
+ * file is written unless every listed case could be digested and loaded first. Each
+ * change says which signatures it breaks. Returns 0, or -1 with `err`. Release *out with
  * bd_pin_report_release. */
 int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
                       size_t n_case_ids, bd_err *err);

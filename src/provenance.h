@@ -1,17 +1,19 @@
 /*
- * provenance.h — two-person provenance of a case (DESIGN.md §6), with GPGME.
+ * provenance.h — verifying the two-person provenance of a case or a task class
+ * (DESIGN.md §6), with GPGME. Signing is sign.h's.
  *
  * The signed message is exactly these bytes, every line ending in "\n" (the last one
  * too), nothing before or after:
  *
- *     benchdesk-provenance-v1\n
+ *     benchdesk-provenance-v2\n
  *     role: <author|reviewer>\n
- *     case_id: <case_id>\n
- *     added_at: <added_at>\n
- *     case_digest: blake3:<64 hex>\n
+ *     subject: <case|task-class>\n
+ *     task_class: <task-class name>\n
+ *     case_id: <case id>\n                 (only when the subject is a case)
+ *     digest: blake3:<64 hex>\n
  *
- * Signing uses the curator's own keyring (GPGME's default home, or $GNUPGHOME) and writes
- * a detached, ASCII-armored signature into case.yaml. Verification never touches the
+ * Signatures live in the subject's provenance.yaml (bench.h: bd_provfile). Verification
+ * never touches the
  * user's keyring or trust database: a bd_prov_ctx imports bench/keys/<name>.asc into a
  * private temporary GnuPG home (mode 0700, removed by bd_prov_ctx_free) and checks each
  * signature against bench/trusted-signers.yaml.
@@ -31,7 +33,7 @@
 #include "digest.h"
 #include "err.h"
 
-#define BD_PROV_MAGIC "benchdesk-provenance-v1"
+#define BD_PROV_MAGIC "benchdesk-provenance-v2"
 
 /* Initialise GPGME (gpgme_check_version, locale). Idempotent; call it from the main
  * thread before starting threads. Returns 0, or -1 with gpg.unavailable when GPGME or
@@ -44,13 +46,28 @@ const char *bd_provenance_role_str(int role);
 /* Parse "author" / "reviewer" into BD_ROLE_*. Returns 0, or -1 for anything else. */
 int bd_provenance_role_parse(const char *s, int *role);
 
-/* The exact message above for `role` over `case_id`, `added_at` and `case_digest`
- * ("blake3:<hex>"). *out is a new NUL-terminated string (caller frees), *len (may be
- * NULL) its length. Refuses a bad role, a bad id, a value holding a newline, or a
- * malformed digest (usage.bad_args: these come from a loaded case, so a failure here is a
- * caller bug or an unpinned case). Returns 0 or -1. */
-int bd_provenance_message(char **out, size_t *len, int role, const char *case_id,
-                          const char *added_at, const char *case_digest, bd_err *err);
+/* What is signed: a case (its case digest) or a task class (its task-class digest). */
+typedef enum { BD_SUBJECT_CASE, BD_SUBJECT_TASK_CLASS } bd_subject_kind;
+
+/* "case" | "task-class", as in the message. */
+const char *bd_subject_kind_str(bd_subject_kind k);
+
+/* One subject and what is known of it now. Every pointer is borrowed. */
+typedef struct bd_subject {
+    bd_subject_kind kind;
+    const char *task_class;  /* its name (for a case: the task class it belongs to) */
+    const char *case_id;     /* BD_SUBJECT_CASE only */
+    const char *current;     /* its digest computed now, or NULL/"" when it could not be */
+    const char *pinned;      /* its pin in digests.yaml, or NULL/"" when none */
+    const bd_provfile *prov; /* its provenance.yaml (NULL: no signatures) */
+} bd_subject;
+
+/* The exact message above for `role` over subject `s` with `digest` ("blake3:<hex>").
+ * *out is a new NUL-terminated string (caller frees), *len (may be NULL) its length.
+ * Refuses a bad role (usage.bad_args), a bad name (case.bad_id), a missing or malformed
+ * digest (case.digest_missing / task_class.digest_missing: pin first). Returns 0 or -1. */
+int bd_provenance_message(char **out, size_t *len, int role, const bd_subject *s,
+                          const char *digest, bd_err *err);
 
 /* ---- verification -------------------------------------------------------------------- */
 
@@ -113,7 +130,7 @@ const char *bd_prov_status_str(bd_prov_status s);
 
 /* What one signature block verified to. */
 typedef struct bd_prov_sig {
-    bool present;                     /* the block is in case.yaml */
+    bool present;                     /* the block is in provenance.yaml */
     bd_err err;                       /* BD_OK when it verified */
     char fingerprint[BD_FPR_LEN + 1]; /* the primary fingerprint that signed, "" if unknown */
     char identity[256];               /* the block's identity (informational) */
@@ -126,13 +143,11 @@ typedef struct bd_prov_result {
     bd_err err; /* the case's first failure (BD_OK unless status is BD_PROV_ST_BAD) */
 } bd_prov_result;
 
-/* Verify the provenance of the loaded case `c` whose digest, computed now, is
- * `current_digest` (NULL or "" when it could not be computed: then the case's
- * case_digest field is used and no staleness is judged). For each present block:
+/* Verify the provenance of subject `s`. For each present block of s->prov:
  *   - the signature must hold exactly one signature, good over the exact message for
- *     its role (provenance.bad_signature; a signature that is good over the message with
- *     the case's recorded case_digest but not the current digest is
- *     provenance.stale_digest);
+ *     its role and subject with the current digest (provenance.bad_signature; one that is
+ *     good over the message with the pinned digest but not the current one is
+ *     provenance.stale_digest: the subject changed after it was signed);
  *   - the signing key must not be expired (provenance.key_expired) or revoked
  *     (provenance.key_revoked), and must be in bench/keys (provenance.untrusted_signer);
  *   - its primary fingerprint must be the block's `fingerprint` (provenance.bad_signature)
@@ -142,100 +157,6 @@ typedef struct bd_prov_result {
  * Always fills *out. Returns 0 when the status is draft, awaiting_review or signed, 1 when
  * it is bad (out->err says why), -1 when verification could not run (GnuPG failure,
  * out of memory: `err`, and out->status is BD_PROV_ST_BAD with the same error). */
-int bd_provenance_verify_case(bd_prov_result *out, bd_prov_ctx *ctx, const bd_case *c,
-                              const char *current_digest, bd_err *err);
-
-/* ---- signing ------------------------------------------------------------------------- */
-
-/* Ask for the passphrase of `uid_hint` (a key id and user id, for display). Write it,
- * without a newline, into `buf` (`cap` bytes, NUL-terminated) and return 0; return
- * non-zero to cancel. `bad_before` is true when the previous try was wrong. Runs on the
- * signing thread. */
-typedef int (*bd_passphrase_cb)(char *buf, size_t cap, const char *uid_hint, bool bad_before,
-                                void *payload);
-
-typedef struct bd_sign_opts {
-    const char *key;             /* signing key fingerprint (40 hex), or NULL: default */
-    bd_passphrase_cb passphrase; /* NULL: gpg-agent and its pinentry ask */
-    void *payload;               /* passed to `passphrase` */
-    const char *gnupg_home;      /* NULL: the user's default home ($GNUPGHOME) */
-} bd_sign_opts;
-
-#define BD_SIGN_OPTS_INIT                                                                          \
-    {                                                                                              \
-        NULL, NULL, NULL, NULL                                                                     \
-    }
-
-/* A secret key usable for signing. */
-typedef struct bd_sign_key {
-    char fingerprint[BD_FPR_LEN + 1]; /* primary */
-    char identity[256];               /* primary user id's email, else its full text */
-    char uid[512];                    /* primary user id as written */
-    bool is_default;                  /* what signing picks without an explicit key */
-} bd_sign_key;
-
-/* List the secret keys of the user's keyring that can sign now (not expired, revoked,
- * disabled or invalid), default key first. *out is a new array (caller frees), *n its
- * length (0 is not an error). `gnupg_home` NULL means the user's default home.
- * Returns 0 or -1 (gpg.error). */
-int bd_provenance_list_keys(bd_sign_key **out, size_t *n, const char *gnupg_home, bd_err *err);
-
-/* Resolve the key signing will use: opts->key when set (it must be a usable secret key:
- * gpg.key_not_found otherwise), else the first `default-key` of gpg.conf that is usable,
- * else the first usable secret key (gpg.key_not_found when there is none). */
-int bd_provenance_resolve_key(bd_sign_key *out, const bd_sign_opts *opts, bd_err *err);
-
-/* Detached, ASCII-armored signature over `len` bytes at `data` with `key` (resolved by
- * bd_provenance_resolve_key). *sig is a new NUL-terminated string (caller frees).
- * gpg.sign_failed (a cancelled or wrong passphrase says so), gpg.error otherwise. */
-int bd_provenance_sign_bytes(char **sig, const bd_sign_key *key, const bd_sign_opts *opts,
-                             const void *data, size_t len, bd_err *err);
-
-/* What signing a case did. */
-typedef struct bd_sign_result {
-    int role;
-    bd_sign_key key;
-    char case_digest[BD_DIGEST_BUF]; /* the digest the message carries */
-    char *message;                   /* the exact signed bytes (caller frees via release) */
-    char *signature;                 /* the armored signature written */
-    char *case_yaml;                 /* path of the case.yaml written */
-} bd_sign_result;
-
-void bd_sign_result_release(bd_sign_result *r);
-
-/* Prepare to sign case `case_id` of `tc` as `role`: the case must be intact
- * (bd_verify_case: its digest equals its pin and its case_digest; its code otherwise),
- * the key must be resolvable, and listed in trusted-signers.yaml with `role`
- * (provenance.untrusted_signer). A reviewer additionally needs a valid author signature
- * (provenance.missing when absent, its own code when bad) by a different key
- * (provenance.same_signer). Fills out->role, out->key, out->case_digest and
- * out->message (the exact bytes to sign) — what the TUI shows before confirming.
- * `ctx` (required) supplies the trusted signers and verifies the author signature.
- * Returns 0 or -1. Release *out with bd_sign_result_release either way. */
-int bd_provenance_prepare(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *tc,
-                          const char *case_id, int role, const bd_sign_opts *opts, bd_err *err);
-
-/* Sign a prepared case: sign out->message, then write identity, primary fingerprint and
- * signature into provenance.added_by (author) or provenance.reviewed_by (reviewer) of
- * case.yaml — replacing that block if present, leaving every other byte of the file as
- * it was — after proving the new text loads and carries exactly those values. The
- * write is atomic. Refuses (case.digest_mismatch) when the case changed since
- * bd_provenance_prepare. Returns 0 or -1. */
-int bd_provenance_sign_prepared(bd_sign_result *prep, const bd_task_class *tc, const char *case_id,
-                                const bd_sign_opts *opts, bd_err *err);
-
-/* bd_provenance_prepare then bd_provenance_sign_prepared: `benchdesk sign`. */
-int bd_provenance_sign_case(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *tc,
-                            const char *case_id, int role, const bd_sign_opts *opts, bd_err *err);
-
-/* The text of case.yaml `text` with the block `key` ("added_by" or "reviewed_by") under
- * the top-level `provenance:` mapping set to identity / fingerprint / signature (a
- * literal block scalar). Replaces an existing block, else inserts it (added_by after
- * added_at, reviewed_by after added_by, else at the end of the mapping). Every other
- * byte is kept. New string (caller frees), or NULL with case.schema_invalid naming
- * `label` when the provenance mapping is not written in block style. */
-char *bd_provenance_set_block(const char *text, const char *key, const char *identity,
-                              const char *fingerprint, const char *signature, const char *label,
-                              bd_err *err);
+int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *s, bd_err *err);
 
 #endif

@@ -1,49 +1,107 @@
 #include "rungate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static int check_signatures(bd_prov_ctx *ctx, const bd_task_class *tc, const char *const *ids,
-                            size_t n, const bd_run_gate_opts *o, bd_err *err)
+#include "verify.h"
+
+void bd_run_plan_release(bd_run_plan *p)
 {
-    size_t count = n ? n : tc->n_cases;
-    for (size_t i = 0; i < count; i++) {
-        if (o->stop && o->stop(o->stop_payload))
-            return bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0,
-                              "the run was cancelled before it started");
-        const char *id = n ? ids[i] : tc->case_ids[i];
-        bd_case *c = NULL;
-        if (bd_task_class_case(&c, tc, id, err) != 0)
-            return -1;
-        bd_prov_result pr;
-        int v = bd_provenance_verify_case(&pr, ctx, c, c->case_digest, err);
-        bd_case_free(c);
-        if (v < 0)
-            return -1;
-        if (pr.status == BD_PROV_ST_SIGNED)
-            continue;
-        if (pr.status == BD_PROV_ST_BAD) {
-            *err = pr.err;
-            return -1;
-        }
-        return bd_err_set(err, BD_E_PROVENANCE_MISSING, NULL, 0, 0,
-                          "case '%s' is %s, not signed by an author and a reviewer; sign it "
-                          "(benchdesk sign), or %s",
-                          id, bd_prov_status_str(pr.status),
-                          o->drafts_hint ? o->drafts_hint : "allow drafts");
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_verified; i++)
+        free(p->verified_ids[i]);
+    free(p->verified_ids);
+    memset(p, 0, sizeof(*p));
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+bool bd_run_plan_verified(const bd_run_plan *p, const char *id)
+{
+    return p && id && p->n_verified &&
+           bsearch(&id, p->verified_ids, p->n_verified, sizeof(char *), str_cmp) != NULL;
+}
+
+static bool stop_now(const bd_run_gate_opts *o)
+{
+    return o->stop && o->stop(o->stop_payload);
+}
+
+/* Steps 2 and 3 of bd_run_gate: fills `plan` and the ids to keep (borrowed from `rep`). */
+static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep,
+                  const bd_verify_report *rep, const bd_task_class *tc, bool subset,
+                  const bd_run_gate_opts *o, bd_err *err)
+{
+    const char *hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
+    const bd_err *first = bd_verify_first_failure(rep);
+    if (first) {
+        *err = *first;
+        return -1;
     }
+    plan->tc_signed = rep->tc_prov.status == BD_PROV_ST_SIGNED;
+    if (!plan->tc_signed && !o->drafts)
+        return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->prov_path, 0, 0,
+                          "task class '%s' is %s, not signed by an author and a reviewer, so "
+                          "its rubric and registration are not vouched for; sign it "
+                          "(`benchdesk sign bench/%s --role author`, then a second person as "
+                          "reviewer), or %s",
+                          tc->name, bd_prov_status_str(rep->tc_prov.status), tc->name, hint);
+    *keep = calloc(rep->n_cases ? rep->n_cases : 1, sizeof(**keep));
+    plan->verified_ids = calloc(rep->n_cases ? rep->n_cases : 1, sizeof(char *));
+    if (!*keep || !plan->verified_ids)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < rep->n_cases; i++) {
+        const bd_case_check *k = &rep->cases[i];
+        bool is_signed = k->prov.status == BD_PROV_ST_SIGNED;
+        if (!is_signed && !o->drafts) {
+            if (subset)
+                return bd_err_set(err, BD_E_PROVENANCE_MISSING,
+                                  k->prov_file ? k->prov_file->path : NULL, 0, 0,
+                                  "case '%s' is %s, not signed by an author and a reviewer; "
+                                  "sign it (benchdesk sign), or %s",
+                                  k->case_id, bd_prov_status_str(k->prov.status), hint);
+            if (k->prov.status == BD_PROV_ST_AWAITING)
+                plan->skipped_awaiting++;
+            else
+                plan->skipped_draft++;
+            continue;
+        }
+        (*keep)[(*n_keep)++] = k->case_id;
+        if (is_signed && plan->tc_signed) {
+            if (!(plan->verified_ids[plan->n_verified] = strdup(k->case_id)))
+                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+            plan->n_verified++;
+        }
+    }
+    if (*n_keep == 0)
+        return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->cases_dir, 0, 0,
+                          "task class '%s' has no signed case to run (%zu drafts, %zu awaiting "
+                          "review); sign them, or %s",
+                          tc->name, plan->skipped_draft, plan->skipped_awaiting, hint);
+    plan->run_cases = *n_keep;
+    plan->full = !subset;
     return 0;
 }
 
-int bd_run_gate(bd_history **hist, bd_runner *runner, const bd_bench *bench,
+int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
                 const bd_task_class *tc, const char *const *ids, size_t n,
                 const bd_run_gate_opts *opts, bd_err *err)
 {
     static const bd_run_gate_opts defaults = {0};
     const bd_run_gate_opts *o = opts ? opts : &defaults;
     *hist = NULL;
+    memset(plan, 0, sizeof(*plan));
     bd_history *h = NULL;
     bd_prov_ctx *own = NULL;
+    bd_verify_report rep;
+    memset(&rep, 0, sizeof(rep));
+    const char **keep = NULL;
+    size_t n_keep = 0;
     int rc = -1;
 
     /* A run never appends to a broken chain. */
@@ -57,22 +115,34 @@ int bd_run_gate(bd_history **hist, bd_runner *runner, const bd_bench *bench,
     bd_history_verify_result_release(&vr);
     if (v != 0)
         goto out;
-    if (bd_runner_prepare(runner, err) != 0)
+    if (stop_now(o)) {
+        bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");
         goto out;
-    if (!o->drafts) {
-        bd_prov_ctx *ctx = o->prov;
-        if (!ctx) {
-            if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&own, bench->bench_dir, err) != 0)
-                goto out;
-            ctx = own;
-        }
-        if (check_signatures(ctx, tc, ids, n, o, err) != 0)
-            goto out;
     }
+    bd_prov_ctx *ctx = o->prov;
+    if (!ctx) {
+        if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&own, bench->bench_dir, err) != 0)
+            goto out;
+        ctx = own;
+    }
+    if (bd_verify_check(&rep, tc, ids, n, ctx, err) < 0)
+        goto out;
+    if (stop_now(o)) {
+        bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");
+        goto out;
+    }
+    if (decide(plan, &keep, &n_keep, &rep, tc, n > 0, o, err) != 0)
+        goto out;
+    if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
+        goto out;
     *hist = h;
     h = NULL;
     rc = 0;
 out:
+    if (rc != 0)
+        bd_run_plan_release(plan);
+    free(keep);
+    bd_verify_report_release(&rep);
     bd_prov_ctx_free(own);
     bd_history_free(h);
     return rc;
@@ -81,17 +151,19 @@ out:
 int bd_run_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
 {
     bd_run_recorder *rec = payload;
-    if (!rec || !rec->hist)
+    if (!rec || !rec->hist || !rec->plan)
         return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the history is not open");
     bd_history_score_fields f = {0};
     f.run_id = s->run_id;
+    f.run_full = rec->plan->full;
+    f.run_cases = rec->plan->run_cases;
     f.task_class = s->task_class;
     f.case_id = res->case_id;
     f.case_digest = res->case_digest;
-    f.rubric_digest = s->rubric_digest;
+    f.task_class_digest = s->task_class_digest;
     f.cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
     f.isolation_class = bd_isolation_str(s->isolation);
-    f.provenance_verified = rec->provenance_verified;
+    f.provenance_verified = bd_run_plan_verified(rec->plan, res->case_id);
     f.started_at = res->started_at;
     f.finished_at = res->finished_at;
     char hash[BD_HASH_BUF];

@@ -823,6 +823,30 @@ out:
     return rc;
 }
 
+int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_err *err)
+{
+    if (r->prepared || r->started)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0,
+                          "the runner's cases are fixed once prepared");
+    size_t u = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        bool kept = false;
+        for (size_t k = 0; k < n_keep && !kept; k++)
+            kept = strcmp(keep[k], r->cases[i].id) == 0;
+        if (!kept) {
+            free(r->cases[i].id);
+            free(r->cases[i].case_dir_path);
+            continue;
+        }
+        r->cases[u] = r->cases[i];
+        r->cases[u].index = u;
+        u++;
+    }
+    r->n = u;
+    r->summary.cases_selected = u;
+    return 0;
+}
+
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload)
 {
     subscriber *grown = realloc(r->subs, (r->n_subs + 1) * sizeof(*grown));
@@ -877,18 +901,23 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
         snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
         c->lim = bd_runner_case_limits(r->tc->reg, c->c);
     }
-    /* The rubric the run executes is exactly these bytes, checked against the pin. */
-    if (bd_read_file(&r->rubric, &r->rubric_len, r->tc->rubric_path, CASSETTE_MAX, BD_E_IO, err) !=
-        0)
+    /* The rubric the run executes is exactly these bytes, read once with the registration
+     * and checked, as the task-class digest, against the pin. */
+    bd_tc_files tf;
+    if (bd_tc_files_read(&tf, r->tc->dir, err) != 0)
         return -1;
     char dg[BD_DIGEST_BUF];
-    bd_digest_bytes(dg, r->rubric, r->rubric_len);
-    if (!r->tc->digests || strcmp(dg, r->tc->digests->rubric) != 0)
-        return bd_err_set(err, BD_E_RUBRIC_DIGEST_MISMATCH, r->tc->rubric_path, 0, 0,
-                          "rubric.py changed while the run was starting (%s); restore it or "
-                          "re-pin with `benchdesk pin %s`",
+    bd_digest_task_class_files(dg, &tf);
+    r->rubric = tf.rubric;
+    r->rubric_len = tf.rubric_len;
+    tf.rubric = NULL;
+    bd_tc_files_release(&tf);
+    if (!r->tc->digests || strcmp(dg, r->tc->digests->task_class) != 0)
+        return bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, r->tc->dir, 0, 0,
+                          "registration.yaml or rubric.py changed while the run was starting "
+                          "(%s); restore them or re-pin with `benchdesk pin %s`",
                           dg, r->tc->name);
-    snprintf(r->summary.rubric_digest, sizeof(r->summary.rubric_digest), "%s", dg);
+    snprintf(r->summary.task_class_digest, sizeof(r->summary.task_class_digest), "%s", dg);
 
     if (bd_exec_ctx_new(&r->ctx, r->opts.isolation, r->helper, err) != 0)
         return -1;
@@ -1470,7 +1499,7 @@ static cJSON *summary_file_json(const bd_runner *r)
     cJSON_AddStringToObject(o, "run_id", s->run_id);
     cJSON_AddStringToObject(o, "task_class", s->task_class);
     cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(s->isolation));
-    cJSON_AddStringToObject(o, "rubric_digest", s->rubric_digest);
+    cJSON_AddStringToObject(o, "task_class_digest", s->task_class_digest);
     cJSON_AddStringToObject(o, "harness_version", BD_VERSION);
     cJSON_AddStringToObject(o, "started_at", s->started_at);
     cJSON_AddStringToObject(o, "finished_at", s->finished_at);

@@ -76,9 +76,9 @@ typedef struct bd_run_summary {
     char run_id[BD_RUN_ID_MAX];
     char task_class[129];
     bd_isolation isolation;
-    char rubric_digest[72];
-    size_t cases_selected; /* cases in the run */
-    size_t cases;          /* cases with a result */
+    char task_class_digest[72]; /* registration.yaml + rubric.py as run (§2) */
+    size_t cases_selected;      /* cases in the run */
+    size_t cases;               /* cases with a result */
     size_t passed, failed;
     double pass_rate;  /* passed / cases; 0 when cases == 0 */
     bool has_mean;     /* cases > 0 */
@@ -145,6 +145,11 @@ typedef int (*bd_run_record_fn)(bd_case_result *res, const bd_run_summary *run, 
 int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *tc,
                   const char *const *case_ids, size_t n_case_ids, const bd_runner_opts *opts,
                   bd_err *err);
+
+/* Keep only the runner's cases whose ids are in `keep` (the run gate's selection, §4
+ * "What gets run"); order and indices follow the kept cases. Only before prepare
+ * (internal.bug after). Returns 0 or -1. */
+int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_err *err);
 
 /* Subscribe `fn` (called with `payload`). Returns 0 or -1 (out of memory). */
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);

@@ -59,6 +59,12 @@ int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case
     snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
     char *case_dir = NULL;
 
+    /* The signatures are read even when the case is broken: list shows what it claims. */
+    bd_err perr = BD_ERR_INIT;
+    if (bd_task_class_case_prov(&out->prov_file, tc, case_id, &perr) != 0) {
+        out->err = perr;
+        goto out;
+    }
     if (bd_task_class_case(&out->loaded, tc, case_id, &out->err) != 0)
         goto out;
     case_dir = bd_path_join(tc->cases_dir, case_id);
@@ -74,7 +80,6 @@ int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case
     if (pin)
         snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
 
-    const bd_case *c = out->loaded;
     if (!pin) {
         bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
                    "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
@@ -85,20 +90,9 @@ int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case
     if (strcmp(pin->digest, out->digest) != 0) {
         bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
                    "content is %s but digests.yaml:%d pins %s; restore the case, or re-pin "
-                   "deliberately with `benchdesk pin %s %s`",
+                   "deliberately with `benchdesk pin %s %s` (its signatures must then be made "
+                   "again)",
                    out->digest, pin->line, pin->digest, tc->name, case_id);
-        goto out;
-    }
-    if (!c->has_case_digest) {
-        bd_err_set(&out->err, BD_E_DIGEST_MISSING, c->path, 0, 0,
-                   "case_digest is null; run `benchdesk pin %s %s`", tc->name, case_id);
-        goto out;
-    }
-    if (strcmp(c->case_digest, out->digest) != 0) {
-        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, c->path, 0, 0,
-                   "case_digest %s differs from the content and its pin (%s); run "
-                   "`benchdesk pin %s %s`",
-                   c->case_digest, out->digest, tc->name, case_id);
         goto out;
     }
     check_cassette(out, tc, case_dir);
@@ -113,42 +107,41 @@ void bd_case_check_release(bd_case_check *c)
         return;
     bd_case_free(c->loaded);
     c->loaded = NULL;
+    bd_provfile_free(c->prov_file);
+    c->prov_file = NULL;
 }
 
-static void check_rubric(bd_verify_report *r, const bd_task_class *tc)
+static void check_task_class(bd_verify_report *r, const bd_task_class *tc)
 {
-    bd_err *e = &r->rubric_err;
-    struct stat st;
-    if (lstat(tc->rubric_path, &st) != 0 && errno == ENOENT) {
-        bd_err_set(e, BD_E_RUBRIC_MISSING, tc->rubric_path, 0, 0,
-                   "the task class has no rubric.py; add the scorer, then pin it with "
-                   "`benchdesk pin %s`",
-                   tc->name);
+    bd_err *e = &r->tc_err;
+    if (bd_digest_task_class_dir(r->tc_digest, tc->dir, e) != 0) {
+        r->tc_digest[0] = '\0';
         return;
     }
-    if (bd_digest_file(r->rubric_digest, tc->rubric_path, e) != 0) {
-        r->rubric_digest[0] = '\0';
-        return;
-    }
+    if (tc->digests)
+        snprintf(r->tc_pinned, sizeof(r->tc_pinned), "%s", tc->digests->task_class);
     if (!tc->digests) {
-        bd_err_set(e, BD_E_DIGEST_MISSING, tc->cases_dir, 0, 0,
+        bd_err_set(e, BD_E_TC_DIGEST_MISSING, tc->cases_dir, 0, 0,
                    "digests.yaml is missing, so nothing is pinned; run `benchdesk pin %s`",
                    tc->name);
         return;
     }
-    if (strcmp(tc->digests->rubric, r->rubric_digest) != 0)
-        bd_err_set(e, BD_E_RUBRIC_DIGEST_MISMATCH, tc->rubric_path, 0, 0,
-                   "rubric.py is %s but digests.yaml pins %s; restore the rubric, or re-pin "
-                   "deliberately with `benchdesk pin %s`",
-                   r->rubric_digest, tc->digests->rubric, tc->name);
+    if (strcmp(tc->digests->task_class, r->tc_digest) != 0)
+        bd_err_set(e, BD_E_TC_DIGEST_MISMATCH, tc->dir, 0, 0,
+                   "registration.yaml + rubric.py are %s but digests.yaml pins %s; restore "
+                   "them, or re-pin deliberately with `benchdesk pin %s` (the task class's "
+                   "signatures must then be made again)",
+                   r->tc_digest, tc->digests->task_class, tc->name);
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static bool has_case(const bd_task_class *tc, const char *id)
 {
-    for (size_t i = 0; i < tc->n_cases; i++)
-        if (strcmp(tc->case_ids[i], id) == 0)
-            return true;
-    return false;
+    return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), id_cmp);
 }
 
 int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
@@ -156,8 +149,8 @@ int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
 {
     memset(out, 0, sizeof(*out));
     snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
-    check_rubric(out, tc);
-    if (out->rubric_err.code != BD_OK)
+    check_task_class(out, tc);
+    if (out->tc_err.code != BD_OK)
         out->n_failed++;
 
     size_t n = n_case_ids ? n_case_ids : tc->n_cases;
@@ -173,15 +166,15 @@ int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
         out->n_cases++;
     }
 
-    if (!n_case_ids && tc->digests) {
+    if (!n_case_ids && tc->digests && tc->digests->n_pins) {
+        /* At most one orphan per pin: one allocation, whatever the count. */
+        out->orphans = calloc(tc->digests->n_pins, sizeof(*out->orphans));
+        if (!out->orphans)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         for (size_t i = 0; i < tc->digests->n_pins; i++) {
             const bd_pin *p = &tc->digests->pins[i];
             if (has_case(tc, p->case_id))
                 continue;
-            bd_err *grown = realloc(out->orphans, (out->n_orphans + 1) * sizeof(*grown));
-            if (!grown)
-                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-            out->orphans = grown;
             bd_err *e = &out->orphans[out->n_orphans++];
             char *path = bd_path_join(tc->cases_dir, "digests.yaml");
             bd_err_set(e, BD_E_PIN_ORPHAN, path ? path : "digests.yaml", p->line, 0,
@@ -206,43 +199,80 @@ void bd_verify_report_release(bd_verify_report *r)
     memset(r, 0, sizeof(*r));
 }
 
-int bd_verify_provenance(bd_verify_report *r, bd_prov_ctx *ctx, bd_err *err)
+int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_ctx *ctx,
+                         bd_err *err)
 {
+    bd_subject tsj = {BD_SUBJECT_TASK_CLASS, tc->name, NULL, r->tc_digest, r->tc_pinned, tc->prov};
+    int v = bd_provenance_verify(&r->tc_prov, ctx, &tsj, err);
+    if (v < 0)
+        return -1;
+    r->tc_prov_checked = true;
+    if (v == 1 && r->tc_err.code == BD_OK)
+        r->n_failed++;
     for (size_t i = 0; i < r->n_cases; i++) {
         bd_case_check *k = &r->cases[i];
-        if (!k->loaded)
+        if (!k->prov_file)
             continue;
-        int v = bd_provenance_verify_case(&k->prov, ctx, k->loaded, k->digest, err);
+        bd_subject sj = {BD_SUBJECT_CASE, tc->name, k->case_id, k->digest, k->pinned, k->prov_file};
+        v = bd_provenance_verify(&k->prov, ctx, &sj, err);
         if (v < 0)
             return -1;
         k->prov_checked = true;
-        if (v == 1) {
-            if (k->err.code == BD_OK) {
-                k->err = k->prov.err;
-                r->n_failed++;
-            }
-        }
+        if (v == 1 && k->err.code == BD_OK)
+            r->n_failed++;
     }
     return 0;
 }
 
+int bd_verify_check(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,
+                    size_t n_case_ids, bd_prov_ctx *ctx, bd_err *err)
+{
+    int v = bd_verify_task_class(out, tc, case_ids, n_case_ids, err);
+    if (v < 0)
+        return -1;
+    if (ctx && bd_verify_provenance(out, tc, ctx, err) != 0)
+        return -1;
+    return out->n_failed ? 1 : 0;
+}
+
+const bd_err *bd_case_check_failure(const bd_case_check *c)
+{
+    if (c->err.code != BD_OK)
+        return &c->err;
+    if (c->prov_checked && c->prov.status == BD_PROV_ST_BAD)
+        return &c->prov.err;
+    return NULL;
+}
+
+const bd_err *bd_verify_tc_failure(const bd_verify_report *r)
+{
+    if (r->tc_err.code != BD_OK)
+        return &r->tc_err;
+    if (r->tc_prov_checked && r->tc_prov.status == BD_PROV_ST_BAD)
+        return &r->tc_prov.err;
+    return NULL;
+}
+
 const bd_err *bd_verify_first_failure(const bd_verify_report *r)
 {
-    if (r->rubric_err.code != BD_OK)
-        return &r->rubric_err;
+    const bd_err *e = bd_verify_tc_failure(r);
+    if (e)
+        return e;
     for (size_t i = 0; i < r->n_cases; i++)
-        if (r->cases[i].err.code != BD_OK)
-            return &r->cases[i].err;
+        if ((e = bd_case_check_failure(&r->cases[i])))
+            return e;
     if (r->n_orphans)
         return &r->orphans[0];
     return NULL;
 }
 
-bd_prov_claim bd_case_prov_claim(const bd_case *c)
+bd_prov_claim bd_prov_claim_of(const bd_provfile *p)
 {
-    if (c->added_by.present && c->reviewed_by.present)
+    if (!p)
+        return BD_PROV_DRAFT;
+    if (p->author.present && p->reviewer.present)
         return BD_PROV_COUNTERSIGNED;
-    if (c->added_by.present || c->reviewed_by.present)
+    if (p->author.present || p->reviewer.present)
         return BD_PROV_AUTHORED;
     return BD_PROV_DRAFT;
 }

@@ -51,7 +51,8 @@
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
-    X(BD_A_SIGN, "sign", "sign", "sign the case as author or reviewer (the sign view)")            \
+    X(BD_A_SIGN, "sign", "sign",                                                                   \
+      "sign the case (or, in the task classes view, the task class) as author or reviewer")        \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \

@@ -46,7 +46,11 @@ typedef struct model_job {
     size_t lo, hi;
     meta_result *metas;
     digest_result *digests;
-    bd_code rubric_code;
+    bd_code tc_pin_code;
+    bool tc_prov_done;      /* the chunk at lo == 0 also verified the task class */
+    uint8_t tc_prov_check;  /* bd_load_state */
+    uint8_t tc_prov_status; /* bd_prov_status */
+    bd_code tc_prov_code;
     size_t orphans;
     bool failed; /* out of memory: the chunk is retried later */
 } model_job;
@@ -277,11 +281,14 @@ static void run_meta(model_job *j)
         meta_result *r = &j->metas[i - j->lo];
         bd_case *c = NULL;
         bd_err err = BD_ERR_INIT;
-        if (bd_task_class_case(&c, tc, tc->case_ids[i], &err) == 0) {
+        bd_provfile *pf = NULL;
+        if (bd_task_class_case(&c, tc, tc->case_ids[i], &err) == 0 &&
+            bd_task_class_case_prov(&pf, tc, tc->case_ids[i], &err) == 0) {
             r->state = BD_LOAD_DONE;
             r->disposition = (uint8_t)c->disposition;
             r->difficulty = (uint8_t)c->difficulty;
-            r->prov = (uint8_t)bd_case_prov_claim(c);
+            r->prov = (uint8_t)bd_prov_claim_of(pf);
+            bd_provfile_free(pf);
             r->title = c->title ? strdup(c->title) : NULL;
             bd_case_free(c);
         } else {
@@ -298,15 +305,30 @@ static void run_digest(model_job *j)
     bd_verify_report rep;
     bd_err err = BD_ERR_INIT;
     size_t n = j->hi - j->lo;
-    /* n == 0 only for a task class without cases: then "all" is nothing but the rubric
-     * and the orphaned pins, which is what we want. */
-    if (bd_verify_task_class(&rep, tc, (const char *const *)tc->case_ids + j->lo, n, &err) < 0) {
+    /* The one core check (pins and, when GnuPG is usable, signatures). n == 0 only for a
+     * task class without cases: then "all" is the task class and its orphaned pins. */
+    bd_prov_ctx *prov = bd_work_stopping() ? NULL : j->prov;
+    const char *const *ids = (const char *const *)tc->case_ids + j->lo;
+    int rc = bd_verify_check(&rep, tc, ids, n, prov, &err);
+    if (rc < 0 && prov) {
+        /* GnuPG failed: show the pins, and the signatures as not verified. */
+        bd_verify_report_release(&rep);
+        prov = NULL;
+        rc = bd_verify_check(&rep, tc, ids, n, NULL, &err);
+    }
+    if (rc < 0) {
         bd_verify_report_release(&rep);
         j->failed = true;
         return;
     }
-    j->rubric_code = rep.rubric_err.code;
+    j->tc_pin_code = rep.tc_err.code;
     j->orphans = rep.n_orphans;
+    if (j->lo == 0) {
+        j->tc_prov_done = true;
+        j->tc_prov_check = rep.tc_prov_checked ? BD_LOAD_DONE : BD_LOAD_FAILED;
+        j->tc_prov_status = (uint8_t)rep.tc_prov.status;
+        j->tc_prov_code = rep.tc_prov.err.code;
+    }
     for (size_t i = 0; i < rep.n_cases && i < n; i++) {
         digest_result *r = &j->digests[i];
         const bd_case_check *chk = &rep.cases[i];
@@ -314,20 +336,15 @@ static void run_digest(model_job *j)
         if (r->code != BD_OK)
             r->msg = strdup(chk->err.msg);
         memcpy(r->digest, chk->digest, sizeof(r->digest));
-        /* Signatures are checked against the digest computed just now. */
-        if (j->prov && chk->loaded && bd_case_prov_claim(chk->loaded) != BD_PROV_DRAFT &&
-            !bd_work_stopping()) {
-            bd_prov_result pr;
-            bd_err perr = BD_ERR_INIT;
-            int rc = bd_provenance_verify_case(&pr, j->prov, chk->loaded, chk->digest, &perr);
-            r->prov_check = rc < 0 ? BD_LOAD_FAILED : BD_LOAD_DONE;
-            r->prov_status = (uint8_t)pr.status;
-            r->prov_code = rc < 0 ? perr.code : pr.err.code;
-        } else if (chk->loaded) {
+        if (chk->prov_checked) {
             r->prov_check = BD_LOAD_DONE;
+            r->prov_status = (uint8_t)chk->prov.status;
+            r->prov_code = chk->prov.err.code;
+        } else if (chk->prov_file) {
+            /* No GnuPG: a draft is a draft; a claimed signature is unknown. */
+            bool draft = bd_prov_claim_of(chk->prov_file) == BD_PROV_DRAFT;
+            r->prov_check = draft ? BD_LOAD_DONE : BD_LOAD_FAILED;
             r->prov_status = BD_PROV_ST_DRAFT;
-            if (bd_case_prov_claim(chk->loaded) != BD_PROV_DRAFT) /* no GnuPG: unknown */
-                r->prov_check = BD_LOAD_FAILED;
         }
     }
     bd_verify_report_release(&rep);
@@ -447,8 +464,13 @@ static void merge_meta(bd_model *m, model_job *j)
 static void merge_digest(bd_model *m, model_job *j)
 {
     bd_ui_tc *t = &m->tcs[j->tc_index];
-    t->rubric = j->rubric_code == BD_OK ? BD_LOAD_DONE : BD_LOAD_FAILED;
-    t->rubric_code = j->rubric_code;
+    t->tc_pin = j->tc_pin_code == BD_OK ? BD_LOAD_DONE : BD_LOAD_FAILED;
+    t->tc_pin_code = j->tc_pin_code;
+    if (j->tc_prov_done) {
+        t->tc_prov_check = j->tc_prov_check;
+        t->tc_prov_status = j->tc_prov_status;
+        t->tc_prov_code = j->tc_prov_code;
+    }
     if (t->n_cases == 0)
         t->orphans = j->orphans;
     for (size_t i = j->lo; i < j->hi && i < t->n_cases; i++) {

@@ -70,8 +70,12 @@ typedef struct bd_ui_tc {
     size_t prov_checked;           /* cases whose provenance was verified */
     size_t digest_bad;             /* cases whose verification failed */
     size_t orphans;                /* pins naming no case directory */
-    uint8_t rubric;                /* bd_load_state: DONE = pin holds */
-    bd_code rubric_code;
+    uint8_t tc_pin;                /* bd_load_state: DONE = the task-class pin holds */
+    bd_code tc_pin_code;
+    /* the task class's own two signatures (registration + rubric, §6) */
+    uint8_t tc_prov_check;  /* bd_load_state: DONE = tc_prov_status valid */
+    uint8_t tc_prov_status; /* bd_prov_status */
+    bd_code tc_prov_code;
     /* the last run of this task class in the history */
     bool has_last_run;
     double last_mean, last_pass_rate;

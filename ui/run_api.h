@@ -17,6 +17,7 @@
 #include "app.h"
 #include "model.h"
 #include "runner.h"
+#include "rungate.h"
 
 /* A case of the run: queued, running (busy), finished with a score, or never finished
  * (the run was cancelled or aborted first: nothing was recorded for it). */
@@ -60,7 +61,8 @@ struct bd_ui_run {
     uint64_t t_start_ms, t_end_ms;
     bd_ur_phase phase;
     bool cancel_requested, cancelled;
-    bool drafts; /* unsigned cases allowed (records carry provenance_verified: false) */
+    bool drafts;      /* unsigned cases allowed (records carry provenance_verified per case) */
+    bd_run_plan plan; /* what the gate selected (owned; filled before the run starts) */
     bd_err error;
     /* the summary, copied at run.finished */
     bool has_mean, has_ci;

@@ -54,6 +54,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv);
 int cmd_verify(bd_cli *cli, int argc, char **argv);
 int cmd_digest(bd_cli *cli, int argc, char **argv);
 int cmd_pin(bd_cli *cli, int argc, char **argv);
+int cmd_migrate(bd_cli *cli, int argc, char **argv);
 int cmd_case(bd_cli *cli, int argc, char **argv);
 int cmd_run(bd_cli *cli, int argc, char **argv);
 int cmd_history(bd_cli *cli, int argc, char **argv);

@@ -7,9 +7,11 @@
 
 static const char digest_help[] =
     "usage: benchdesk digest PATH [--json]\n\n"
-    "Prints the digest of PATH as blake3:<64 hex>. For a case directory this is the\n"
-    "case digest of DESIGN.md §2 (every regular file except the top-level case.yaml,\n"
-    "sorted, with type, path and size framing); for a file, the BLAKE3 of its bytes.\n"
+    "Prints the digest of PATH as blake3:<64 hex> (DESIGN.md section 2). For a task-class\n"
+    "directory (one holding registration.yaml) this is the task-class digest over\n"
+    "registration.yaml and rubric.py; for any other directory, the case digest (every\n"
+    "regular file except the top-level provenance.yaml, sorted, with type, path and size\n"
+    "framing); for a file, the BLAKE3 of its bytes.\n"
     "Symbolic links and special files are refused, never followed.\n";
 
 int cmd_digest(bd_cli *cli, int argc, char **argv)
@@ -27,8 +29,16 @@ int cmd_digest(bd_cli *cli, int argc, char **argv)
     }
     char out[BD_DIGEST_BUF];
     int rc;
-    const char *kind = S_ISDIR(st.st_mode) ? "case" : "file";
-    if (S_ISDIR(st.st_mode))
+    const char *kind = "file";
+    if (S_ISDIR(st.st_mode)) {
+        char reg[4200];
+        struct stat rs;
+        snprintf(reg, sizeof(reg), "%s/registration.yaml", path);
+        kind = lstat(reg, &rs) == 0 ? "task-class" : "case";
+    }
+    if (kind[0] == 't')
+        rc = bd_digest_task_class_dir(out, path, &err);
+    else if (kind[0] == 'c')
         rc = bd_digest_case_dir(out, path, NULL, &err);
     else
         rc = bd_digest_file(out, path, &err);

@@ -6,13 +6,15 @@
 
 static const char list_help[] =
     "usage: benchdesk list [TASK_CLASS] [--json]\n\n"
-    "Without TASK_CLASS: every task class with its tier, SUT kind, case count, provenance\n"
-    "(signed / awaiting review / draft, verified against bench/keys) and whether all pins hold.\n"
+    "Without TASK_CLASS: every task class with its tier, SUT kind, its own signatures\n"
+    "(registration.yaml + rubric.py), case count, case provenance (signed / awaiting review /\n"
+    "draft, verified against bench/keys) and whether all pins hold.\n"
     "With TASK_CLASS: one row per case: id, disposition, difficulty, pin status,\n"
     "provenance and title. Pins are checked by hashing each case (BLAKE3, DESIGN.md §2).\n";
 
 typedef struct tc_summary {
-    size_t prov[4]; /* by bd_prov_status */
+    size_t prov[4];         /* cases by bd_prov_status */
+    bd_prov_status tc_prov; /* the task class's own signatures */
     bool pins_ok;
 } tc_summary;
 
@@ -21,13 +23,12 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
                       bool print, bd_err *err)
 {
     bd_verify_report rep;
-    if (bd_verify_task_class(&rep, tc, NULL, 0, err) < 0)
-        return -1;
-    if (bd_verify_provenance(&rep, pctx, err) != 0) {
+    if (bd_verify_check(&rep, tc, NULL, 0, pctx, err) < 0) {
         bd_verify_report_release(&rep);
         return -1;
     }
     sum->pins_ok = rep.n_failed == 0;
+    sum->tc_prov = rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD;
     cJSON *arr = NULL;
     if (print && cli->json)
         arr = cJSON_CreateArray();
@@ -39,7 +40,8 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
         const bd_case *c = chk->loaded;
         bd_prov_status prov = chk->prov_checked ? chk->prov.status : BD_PROV_ST_BAD;
         sum->prov[prov]++;
-        const char *pin = chk->err.code == BD_OK ? "ok" : bd_code_str(chk->err.code);
+        const bd_err *fail = bd_case_check_failure(chk);
+        const char *pin = !fail ? "ok" : bd_code_str(fail->code);
         if (arr) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "case_id", chk->case_id);
@@ -49,8 +51,8 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
                 cJSON_AddStringToObject(o, "difficulty", bd_difficulty_str(c->difficulty));
             }
             cJSON_AddStringToObject(o, "status", pin);
-            if (chk->err.code != BD_OK)
-                cJSON_AddStringToObject(o, "message", chk->err.msg);
+            if (fail)
+                cJSON_AddStringToObject(o, "message", fail->msg);
             cJSON_AddStringToObject(o, "digest", chk->digest);
             cJSON_AddStringToObject(o, "pinned", chk->pinned);
             cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
@@ -59,16 +61,24 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
             printf("%-44s %-10s %-7s %-16s %-15s %s\n", chk->case_id,
                    c ? bd_disposition_str(c->disposition) : "?",
                    c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
-                   c ? c->title : chk->err.msg);
+                   c ? c->title : (fail ? fail->msg : ""));
         }
     }
-    if (print && !cli->json && rep.rubric_err.code != BD_OK)
-        printf("rubric: %s: %s\n", bd_code_str(rep.rubric_err.code), rep.rubric_err.msg);
+    if (print && !cli->json) {
+        const bd_err *tf = bd_verify_tc_failure(&rep);
+        printf("task class %s (registration.yaml + rubric.py): %s, %s\n", tc->name,
+               rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
+               bd_prov_status_str(sum->tc_prov));
+        if (tf)
+            printf("  %s: %s\n", bd_code_str(tf->code), tf->msg);
+    }
     if (arr) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "task_class", tc->name);
-        cJSON_AddStringToObject(
-            root, "rubric", rep.rubric_err.code == BD_OK ? "ok" : bd_code_str(rep.rubric_err.code));
+        cJSON_AddStringToObject(root, "task_class_status",
+                                rep.tc_err.code == BD_OK ? "ok" : bd_code_str(rep.tc_err.code));
+        cJSON_AddStringToObject(root, "task_class_digest", rep.tc_digest);
+        cJSON_AddStringToObject(root, "task_class_provenance", bd_prov_status_str(sum->tc_prov));
         cJSON_AddItemToObject(root, "cases", arr);
         cli_print_json(root);
         cJSON_Delete(root);
@@ -112,8 +122,8 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
 
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
     if (!cli->json)
-        printf("%-24s %-7s %-9s %6s %7s %9s %6s  %s\n", "TASK CLASS", "TIER", "SUT", "CASES",
-               "SIGNED", "AWAITING", "DRAFT", "PINS");
+        printf("%-24s %-7s %-9s %-15s %6s %7s %9s %6s  %s\n", "TASK CLASS", "TIER", "SUT",
+               "SIGNATURES", "CASES", "SIGNED", "AWAITING", "DRAFT", "PINS");
     for (size_t i = 0; i < bench->n_task_classes; i++) {
         if (bd_task_class_load(&tc, bench, bench->task_classes[i], &err) != 0) {
             cJSON_Delete(arr);
@@ -134,6 +144,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             cJSON_AddStringToObject(o, "description", tc->reg->description);
             cJSON_AddStringToObject(o, "tier", bd_tier_str(tc->reg->current_tier));
             cJSON_AddStringToObject(o, "sut", sut);
+            cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(sum.tc_prov));
             cJSON_AddNumberToObject(o, "cases", (double)tc->n_cases);
             cJSON_AddNumberToObject(o, "signed", (double)sum.prov[BD_PROV_ST_SIGNED]);
             cJSON_AddNumberToObject(o, "awaiting_review", (double)sum.prov[BD_PROV_ST_AWAITING]);
@@ -142,9 +153,9 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             cJSON_AddBoolToObject(o, "pins_ok", pins_ok);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-24s %-7s %-9s %6zu %7zu %9zu %6zu  %s\n", tc->name,
-                   bd_tier_str(tc->reg->current_tier), sut, tc->n_cases,
-                   sum.prov[BD_PROV_ST_SIGNED], sum.prov[BD_PROV_ST_AWAITING],
+            printf("%-24s %-7s %-9s %-15s %6zu %7zu %9zu %6zu  %s\n", tc->name,
+                   bd_tier_str(tc->reg->current_tier), sut, bd_prov_status_str(sum.tc_prov),
+                   tc->n_cases, sum.prov[BD_PROV_ST_SIGNED], sum.prov[BD_PROV_ST_AWAITING],
                    sum.prov[BD_PROV_ST_DRAFT], pins_ok ? "ok" : "FAILING (run benchdesk verify)");
         }
         bd_task_class_free(tc);

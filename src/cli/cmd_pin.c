@@ -5,11 +5,13 @@
 
 static const char pin_help[] =
     "usage: benchdesk pin TASK_CLASS [CASE_ID...] [--json]\n\n"
-    "The curator's deliberate act: recompute digests and rewrite the pins.\n"
-    "Without CASE_IDs: the rubric pin and every case pin, and pins naming no case are\n"
-    "dropped. With CASE_IDs: only those cases. Each pinned case's case.yaml gets its\n"
-    "case_digest (and cassette_digest) updated in place; the rest of the file is kept\n"
-    "byte for byte. Nothing is written unless every case could be digested.\n"
+    "The curator's deliberate act: recompute digests and rewrite the pins in\n"
+    "cases/digests.yaml. Without CASE_IDs: the task-class pin (registration.yaml +\n"
+    "rubric.py) and every case pin, and pins naming no case are dropped. With CASE_IDs:\n"
+    "only those cases. A case whose cassette.json changed gets its cassette_digest updated\n"
+    "in case.yaml first (the rest of the file is kept byte for byte). Nothing is written\n"
+    "unless every case could be digested. Every signature a new pin breaks is named: the\n"
+    "subject must then be signed again, by an author and a reviewer.\n"
     "Review the change with `git diff` before committing it.\n";
 
 int cmd_pin(bd_cli *cli, int argc, char **argv)
@@ -41,12 +43,17 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
         cJSON *arr = cJSON_AddArrayToObject(o, "changes");
         for (size_t i = 0; i < rep.n_changes; i++) {
             cJSON *c = cJSON_CreateObject();
-            if (rep.changes[i].case_id[0])
-                cJSON_AddStringToObject(c, "case_id", rep.changes[i].case_id);
-            else
-                cJSON_AddStringToObject(c, "rubric", "rubric.py");
-            cJSON_AddStringToObject(c, "before", rep.changes[i].before);
-            cJSON_AddStringToObject(c, "after", rep.changes[i].after);
+            const bd_pin_change *ch = &rep.changes[i];
+            cJSON_AddStringToObject(c, "subject", ch->case_id[0] ? "case" : "task-class");
+            if (ch->case_id[0])
+                cJSON_AddStringToObject(c, "case_id", ch->case_id);
+            cJSON_AddStringToObject(c, "before", ch->before);
+            cJSON_AddStringToObject(c, "after", ch->after);
+            cJSON *broken = cJSON_AddArrayToObject(c, "signatures_broken");
+            if (ch->author_broken)
+                cJSON_AddItemToArray(broken, cJSON_CreateString("author"));
+            if (ch->reviewer_broken)
+                cJSON_AddItemToArray(broken, cJSON_CreateString("reviewer"));
             cJSON_AddItemToArray(arr, c);
         }
         cli_print_json(o);
@@ -54,13 +61,20 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
     } else {
         for (size_t i = 0; i < rep.n_changes; i++) {
             const bd_pin_change *c = &rep.changes[i];
-            const char *what = c->case_id[0] ? c->case_id : "rubric.py";
+            const char *what = c->case_id[0] ? c->case_id : "(task class)";
             if (!c->after[0])
                 printf("dropped  %-44s (no such case)\n", what);
             else if (!c->before[0])
                 printf("pinned   %-44s %s\n", what, c->after);
             else
                 printf("re-pinned %-43s %s (was %s)\n", what, c->after, c->before);
+            int broken = (int)c->author_broken + (int)c->reviewer_broken;
+            if (broken)
+                printf("         %d signature%s no longer hold%s: sign it again %s\n", broken,
+                       broken == 1 ? "" : "s", broken == 1 ? "s" : "",
+                       c->author_broken && c->reviewer_broken ? "as author, then as reviewer"
+                       : c->author_broken                     ? "as author"
+                                                              : "as reviewer");
         }
         printf("%s: %zu case%s pinned, %zu pin%s changed\n", tc->name, rep.n_pinned,
                rep.n_pinned == 1 ? "" : "s", rep.n_changes, rep.n_changes == 1 ? "" : "s");

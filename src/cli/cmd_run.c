@@ -27,19 +27,22 @@ static const char help[] =
     "usage: benchdesk run TASK_CLASS [--case ID]... [--jobs N] [--json] [--drafts]\n"
     "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
     "\n"
-    "Run the task class's rubric once per case (all cases, or those given with --case),\n"
-    "up to N at once (default: the number of CPUs). Before anything runs, the history\n"
-    "chain, every case, cassette and the rubric are checked (a mismatch: exit 1), and\n"
-    "every case must be signed by an author and a reviewer (exit 3 otherwise) unless\n"
-    "--drafts. A rubric that times out, crashes or prints a bad score fails its case with\n"
+    "Run the task class's rubric once per case, up to N at once (default: the number of\n"
+    "CPUs). Before anything runs, the history chain, the task class (registration.yaml +\n"
+    "rubric.py), every case and cassette are checked against their pins and every\n"
+    "signature is verified (a mismatch or a bad signature: exit 1). By default the run\n"
+    "scores the signed cases and says how many unsigned ones it skipped; a task class not\n"
+    "signed by two people, or an unsigned --case, is refused (exit 3) unless --drafts.\n"
+    "A rubric that times out, crashes or prints a bad score fails its case with\n"
     "a harness failure mode; the run goes on. Each finished case is appended to the\n"
     "history (.benchdesk/history) before it is reported.\n"
     "\n"
     "  --case ID                 run only this case (repeatable)\n"
     "  --jobs N                  cases at once (1..1024)\n"
     "  --json                    one JSON event per line on stdout (DESIGN.md §9)\n"
-    "  --drafts                  allow unsigned cases (records say provenance_verified:\n"
-    "                            false, and promotion ignores them)\n"
+    "  --drafts                  include unsigned cases and an unsigned task class; each\n"
+    "                            record says whether its case was signed\n"
+    "                            (provenance_verified), and promotion counts only those\n"
     "  --isolation CLASS         auto (default: the strongest available), namespaces or\n"
     "                            subprocess; a class that is not available is refused\n"
     "                            (exit 3) unless --allow-weaker-isolation\n"
@@ -237,6 +240,7 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     bd_err err = BD_ERR_INIT;
     bd_config config = {0};
     bd_run_recorder rec = {0};
+    bd_run_plan plan = {0};
     uv_loop_t loop;
     bool loop_ok = false;
     front f;
@@ -334,15 +338,23 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         goto out;
     }
     /* Startup integrity, before anything is spawned (DESIGN.md §2): the history chain,
-     * every pin, then (unless --drafts) every case's signatures. */
+     * every pin and signature, then what gets run (§4). */
     bd_run_gate_opts gate = {.drafts = drafts, .drafts_hint = "run with --drafts"};
-    if (bd_run_gate(&rec.hist, runner, bench, tc, (const char *const *)case_ids, n_cases, &gate,
-                    &err) != 0) {
+    if (bd_run_gate(&rec.hist, &plan, runner, bench, tc, (const char *const *)case_ids, n_cases,
+                    &gate, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
+    size_t skipped = plan.skipped_draft + plan.skipped_awaiting;
+    if (skipped && !cli->json)
+        fprintf(stderr,
+                "benchdesk: skipping %zu unsigned case%s of %s (%zu draft%s, %zu awaiting "
+                "review); run with --drafts to include them (their records say "
+                "provenance_verified: false)\n",
+                skipped, skipped == 1 ? "" : "s", tc->name, plan.skipped_draft,
+                plan.skipped_draft == 1 ? "" : "s", plan.skipped_awaiting);
     rec.runner = runner;
-    rec.provenance_verified = !drafts;
+    rec.plan = &plan;
     bd_runner_set_recorder(runner, bd_run_record, &rec);
     if (uv_loop_init(&loop) != 0) {
         bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "cannot create an event loop");
@@ -391,6 +403,7 @@ out:
     }
     bd_runner_free(runner);
     bd_history_free(rec.hist);
+    bd_run_plan_release(&plan);
     free(python);
     bd_config_release(&config);
     bd_task_class_free(tc);

@@ -9,7 +9,9 @@ static const char status_help[] =
     "Git status of the bench's bench/ and audit/ folders (new cases, edited case.yaml,\n"
     "changed pins, anchors): one line per path, `XY path` relative to the bench root,\n"
     "X the staged change and Y the unstaged one (A added, M modified, D deleted,\n"
-    "T type changed), `??` untracked, `UU` conflicted. Stage with `benchdesk stage`.\n\n"
+    "T type changed), `??` untracked, `UU` conflicted. Changes to who may sign\n"
+    "(bench/trusted-signers.yaml, bench/keys/) are listed first and marked `!! changes who\n"
+    "may sign`: review them as carefully as code. Stage with `benchdesk stage`.\n\n"
     "Exit status: 0 listed; 2 not a git work tree; 4 git failure.\n";
 
 static void add_list(cJSON *arr, const bd_git_entry *e, char kind)
@@ -17,6 +19,7 @@ static void add_list(cJSON *arr, const bd_git_entry *e, char kind)
     cJSON *o = cJSON_CreateObject();
     char k[2] = {kind, '\0'};
     cJSON_AddStringToObject(o, "path", e->path);
+    cJSON_AddBoolToObject(o, "changes_who_may_sign", e->trust);
     if (kind)
         cJSON_AddStringToObject(o, "change", k);
     cJSON_AddItemToArray(arr, o);
@@ -68,13 +71,14 @@ int cmd_status(bd_cli *cli, int argc, char **argv)
             printf("## HEAD (detached)\n");
         for (size_t i = 0; i < st.n; i++) {
             const bd_git_entry *e = &st.entries[i];
+            const char *flag = e->trust ? "   !! changes who may sign" : "";
             if (e->conflicted)
-                printf("UU %s\n", e->path);
+                printf("UU %s%s\n", e->path, flag);
             else if (e->untracked)
-                printf("?? %s\n", e->path);
+                printf("?? %s%s\n", e->path, flag);
             else
-                printf("%c%c %s\n", e->staged ? e->staged : ' ', e->unstaged ? e->unstaged : ' ',
-                       e->path);
+                printf("%c%c %s%s\n", e->staged ? e->staged : ' ', e->unstaged ? e->unstaged : ' ',
+                       e->path, flag);
         }
         if (st.n == 0)
             printf("nothing changed under bench/ or audit/\n");

@@ -11,11 +11,12 @@
 static const char verify_help[] =
     "usage: benchdesk verify [TASK_CLASS...] [--json]\n\n"
     "Checks, for every task class (or the ones named): registration.yaml is valid; the\n"
-    "rubric's BLAKE3 equals its pin; every case's digest equals its pin in digests.yaml\n"
-    "and its own case_digest; every cassette equals its cassette_digest; no pin names a\n"
-    "missing case; every present signature verifies against bench/keys and\n"
-    "bench/trusted-signers.yaml only (DESIGN.md §6; drafts and cases awaiting review are\n"
-    "listed, not failures); the history chain verifies and every signed anchor under\n"
+    "task-class digest (registration.yaml + rubric.py) equals its pin; every case's digest\n"
+    "(all of its files but provenance.yaml) equals its pin in digests.yaml; every cassette\n"
+    "equals its cassette_digest; no pin names a missing case; every present signature of\n"
+    "the task class and of each case verifies against bench/keys and\n"
+    "bench/trusted-signers.yaml only (DESIGN.md section 6; drafts and subjects awaiting\n"
+    "review are listed, not failures); the history chain verifies and every signed anchor under\n"
     "audit/anchors/bench/ matches it. Every failure is reported,\n"
     "one line each, not just the first.\n\n"
     "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
@@ -92,8 +93,7 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
             continue;
         }
         bd_verify_report rep;
-        if (bd_verify_task_class(&rep, tc, NULL, 0, &err) < 0 ||
-            bd_verify_provenance(&rep, pctx, &err) != 0) {
+        if (bd_verify_check(&rep, tc, NULL, 0, pctx, &err) < 0) {
             bd_verify_report_release(&rep);
             bd_task_class_free(tc);
             bd_prov_ctx_free(pctx);
@@ -110,20 +110,29 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         cJSON *pj = cJSON_AddObjectToObject(o, "provenance");
         for (int k = 0; k < 4; k++)
             cJSON_AddNumberToObject(pj, bd_prov_status_str((bd_prov_status)k), (double)tc_prov[k]);
-        if (rep.rubric_err.code != BD_OK)
-            report_failure(cli, fails, &rep.rubric_err, NULL, &status);
-        for (size_t k = 0; k < rep.n_cases; k++)
-            if (rep.cases[k].err.code != BD_OK)
-                report_failure(cli, fails, &rep.cases[k].err, rep.cases[k].case_id, &status);
+        const bd_err *tf = bd_verify_tc_failure(&rep);
+        if (tf)
+            report_failure(cli, fails, tf, NULL, &status);
+        for (size_t k = 0; k < rep.n_cases; k++) {
+            const bd_err *cf = bd_case_check_failure(&rep.cases[k]);
+            if (cf)
+                report_failure(cli, fails, cf, rep.cases[k].case_id, &status);
+        }
         for (size_t k = 0; k < rep.n_orphans; k++)
             report_failure(cli, fails, &rep.orphans[k], NULL, &status);
         cJSON_AddNumberToObject(o, "cases", (double)rep.n_cases);
-        cJSON_AddStringToObject(o, "rubric_digest", rep.rubric_digest);
+        cJSON_AddStringToObject(o, "task_class_digest", rep.tc_digest);
+        cJSON_AddStringToObject(
+            o, "task_class_provenance",
+            bd_prov_status_str(rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD));
         cJSON_AddBoolToObject(o, "ok", rep.n_failed == 0);
         if (!cli->json)
-            printf("%-24s %4zu cases  %-8s  signed %zu, awaiting review %zu, draft %zu\n", tc->name,
-                   rep.n_cases, rep.n_failed ? "FAILED" : "verified", tc_prov[BD_PROV_ST_SIGNED],
-                   tc_prov[BD_PROV_ST_AWAITING], tc_prov[BD_PROV_ST_DRAFT]);
+            printf("%-24s %4zu cases  %-8s  task class %s; cases signed %zu, awaiting review "
+                   "%zu, draft %zu\n",
+                   tc->name, rep.n_cases, rep.n_failed ? "FAILED" : "verified",
+                   bd_prov_status_str(rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD),
+                   tc_prov[BD_PROV_ST_SIGNED], tc_prov[BD_PROV_ST_AWAITING],
+                   tc_prov[BD_PROV_ST_DRAFT]);
         total_cases += rep.n_cases;
         total_failed += rep.n_failed;
         bd_verify_report_release(&rep);
@@ -160,8 +169,8 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
     if (cli->json)
         cli_print_json(root);
     else if (status == 0)
-        printf("verified: %zu task classes, %zu cases: pins, cassettes, rubric pins and "
-               "signatures hold (%zu signed, %zu awaiting review, %zu draft)\n",
+        printf("verified: %zu task classes, %zu cases: pins, cassettes and signatures hold "
+               "(cases: %zu signed, %zu awaiting review, %zu draft)\n",
                n, total_cases, n_prov[BD_PROV_ST_SIGNED], n_prov[BD_PROV_ST_AWAITING],
                n_prov[BD_PROV_ST_DRAFT]);
     else

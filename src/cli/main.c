@@ -13,9 +13,10 @@
 /*      name         function        one-line summary */
 #define BD_COMMANDS(X)                                                                             \
     X("list", cmd_list, "task classes, or the cases of one, with their status")                    \
-    X("verify", cmd_verify, "check pins, cassettes and rubric pins")                               \
+    X("verify", cmd_verify, "check pins, cassettes, signatures, the history chain and anchors")    \
     X("digest", cmd_digest, "print the BLAKE3 digest of a case directory or a file")               \
     X("pin", cmd_pin, "rewrite a task class's pins after a deliberate change")                     \
+    X("migrate", cmd_migrate, "convert a format-v1 bench to format v2")                            \
     X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
     X("history", cmd_history, "history verify | history log: the chained score history")           \

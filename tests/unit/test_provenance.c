@@ -179,9 +179,9 @@ static char *sign_msg(const char *fpr, const char *msg)
     o.gnupg_home = K.home;
     bd_sign_key key;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_provenance_resolve_key(&key, &o, &err), 0);
+    assert_int_equal(bd_sign_resolve_key(&key, &o, &err), 0);
     char *sig = NULL;
-    assert_int_equal(bd_provenance_sign_bytes(&sig, &key, &o, msg, strlen(msg), &err), 0);
+    assert_int_equal(bd_sign_bytes(&sig, &key, &o, msg, strlen(msg), &err), 0);
     return sig;
 }
 
@@ -408,7 +408,7 @@ static void default_key_follows_gpg_conf(void **state)
     bd_sign_key *keys = NULL;
     size_t n = 0;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_provenance_list_keys(&keys, &n, NULL, &err), 0);
+    assert_int_equal(bd_sign_list_keys(&keys, &n, NULL, &err), 0);
     /* alice bob carol mallory eve; dave's key expired. */
     assert_int_equal(n, 5);
     for (size_t i = 0; i < n; i++)
@@ -422,7 +422,7 @@ static void default_key_follows_gpg_conf(void **state)
     snprintf(line, sizeof(line), "# test\ndefault-key %s\n", K.bob);
     fx_write(conf, line);
     bd_sign_key k;
-    assert_int_equal(bd_provenance_resolve_key(&k, NULL, &err), 0);
+    assert_int_equal(bd_sign_resolve_key(&k, NULL, &err), 0);
     assert_string_equal(k.fingerprint, K.bob);
     assert_string_equal(k.identity, "bob@bench.example");
     unlink(conf);

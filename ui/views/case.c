@@ -42,6 +42,7 @@ typedef struct prov_job prov_job;
 typedef struct case_view {
     bd_case_ref ref;
     bd_case *c;
+    bd_provfile *pf; /* its provenance.yaml; NULL when it failed to load (load_err) */
     bd_err load_err;
     doc_line *lines;
     size_t n_lines, cap_lines;
@@ -222,9 +223,9 @@ static void build_doc(bd_view *v)
                  c->source_ref_type ? c->source_ref_type : "",
                  c->source_ref_value ? c->source_ref_value : "");
         add_line(s, "source", buf, BD_R_DIFF_CTX, false, -1);
+        const char *validated = s->pf ? s->pf->last_validated_at : NULL;
         snprintf(buf, sizeof(buf), "%s%s%s", c->added_at ? c->added_at : "",
-                 c->last_validated_at ? ", validated " : "",
-                 c->last_validated_at ? c->last_validated_at : "");
+                 validated ? ", validated " : "", validated ? validated : "");
         add_line(s, "added", buf, BD_R_DIFF_CTX, false, -1);
         if (c->wall_clock_s || c->memory_mb) {
             snprintf(buf, sizeof(buf), "wall clock %d s, memory %d MB", c->wall_clock_s,
@@ -261,14 +262,16 @@ static void build_doc(bd_view *v)
                                                              : BD_R_MUTED,
                      false, -1);
         }
-        add_sig(v, "author", &c->added_by, s->prov_done ? &s->prov.author : NULL);
-        add_sig(v, "reviewer", &c->reviewed_by, s->prov_done ? &s->prov.reviewer : NULL);
+        static const bd_signature_block none = {0};
+        add_sig(v, "author", s->pf ? &s->pf->author : &none, s->prov_done ? &s->prov.author : NULL);
+        add_sig(v, "reviewer", s->pf ? &s->pf->reviewer : &none,
+                s->prov_done ? &s->prov.reviewer : NULL);
         add_line(s, NULL, "Expected", BD_R_TITLE, true, -1);
         add_yaml(s, c->expected, 0);
     }
     add_line(s, NULL, "Files", BD_R_TITLE, true, -1);
-    add_line(s, "case.yaml", "(the case's metadata, not part of its digest)", BD_R_MUTED, false,
-             -2);
+    add_line(s, "case.yaml", "(metadata, ground truth and limits: hashed into the digest)",
+             BD_R_MUTED, false, -2);
     for (size_t i = 0; i < s->n_files; i++) {
         char size[32];
         if (s->files[i].regular)
@@ -450,9 +453,10 @@ static void sync_preview(bd_view *v)
 static void prov_run(bd_work *w)
 {
     prov_job *j = (prov_job *)w;
-    bd_case *c = NULL;
+    bd_provfile *pf = NULL;
+    const bd_task_class *tc = j->ref->tc;
     j->rc = -1;
-    if (bd_task_class_case(&c, j->ref->tc, j->case_id, &j->err) < 0)
+    if (bd_task_class_case_prov(&pf, tc, j->case_id, &j->err) < 0)
         return;
     if (!j->digest[0]) {
         char dir[4096];
@@ -461,8 +465,11 @@ static void prov_run(bd_work *w)
         if (bd_digest_case_dir(j->digest, dir, NULL, &derr) < 0)
             j->digest[0] = '\0';
     }
-    j->rc = bd_provenance_verify_case(&j->res, j->ctx, c, j->digest[0] ? j->digest : NULL, &j->err);
-    bd_case_free(c);
+    const bd_pin *pin = bd_digests_find(tc->digests, j->case_id);
+    bd_subject sj = {BD_SUBJECT_CASE,          tc->name, j->case_id, j->digest,
+                     pin ? pin->digest : NULL, pf};
+    j->rc = bd_provenance_verify(&j->res, j->ctx, &sj, &j->err);
+    bd_provfile_free(pf);
 }
 
 static void prov_done(bd_work *w, bool ran)
@@ -493,9 +500,9 @@ static void start_prov(bd_view *v)
 {
     case_view *s = v->state;
     bd_model *m = v->app->model;
-    if (!s->c || !m->prov || bd_case_prov_claim(s->c) == BD_PROV_DRAFT) {
+    if (!s->c || !s->pf || !m->prov || bd_prov_claim_of(s->pf) == BD_PROV_DRAFT) {
         /* Nothing to verify: a draft is a draft. */
-        s->prov_done = s->c && bd_case_prov_claim(s->c) == BD_PROV_DRAFT;
+        s->prov_done = s->c && s->pf && bd_prov_claim_of(s->pf) == BD_PROV_DRAFT;
         s->prov.status = BD_PROV_ST_DRAFT;
         s->prov_rc = 0;
         return;
@@ -546,6 +553,8 @@ static int open_view(bd_view *v, void *arg)
     snprintf(v->title, sizeof(v->title), "%s", row_of(v)->id);
     if (bd_task_class_case(&s->c, tc, row_of(v)->id, &s->load_err) < 0)
         s->c = NULL;
+    else if (bd_task_class_case_prov(&s->pf, tc, row_of(v)->id, &s->load_err) < 0)
+        s->pf = NULL;
     list_files(v);
     start_prov(v);
     build_doc(v);
@@ -566,6 +575,7 @@ static void close_view(bd_view *v)
     preview_clear(s);
     bd_list_release(&s->list);
     bd_case_free(s->c);
+    bd_provfile_free(s->pf);
     free(s);
 }
 

@@ -30,6 +30,7 @@ typedef struct prep_job {
     const bd_bench *bench; /* the app's, immutable while the app lives */
     char *root;
     bd_history *hist;
+    bd_run_plan plan;
     /* provenance: every case of the run must be signed unless drafts are allowed */
     const bd_task_class *tc; /* held by run->ref */
     bd_prov_ctx *prov;       /* NULL: GnuPG unusable (prov_err says why) */
@@ -201,9 +202,9 @@ static void on_event(const bd_run_event *ev, void *payload)
 static int on_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
 {
     bd_ui_run *run = payload;
-    /* Without drafts every case was verified signed, over its pinned digest, before the
-     * run started; with drafts nothing was (DESIGN.md §6). */
-    bd_run_recorder rec = {run_hist, run->runner, !run->drafts, 0};
+    /* The gate's plan says which cases were verified signed, in a signed task class,
+     * over their pinned digests before the run started (DESIGN.md §4, §6). */
+    bd_run_recorder rec = {run_hist, run->runner, &run->plan, 0};
     if (bd_run_record(res, s, &rec, err) < 0)
         return -1;
     if (res->index < run->n)
@@ -230,12 +231,13 @@ static void prep_run(bd_work *w)
                           .prov = j->prov,
                           .drafts_hint = "run with drafts allowed (d)",
                           .stop = prep_stopping};
-    j->rc = bd_run_gate(&j->hist, j->runner, j->bench, j->tc, (const char *const *)j->ids, j->n_ids,
-                        &o, &j->err);
+    j->rc = bd_run_gate(&j->hist, &j->plan, j->runner, j->bench, j->tc, (const char *const *)j->ids,
+                        j->n_ids, &o, &j->err);
 }
 
 static void prep_free(prep_job *j)
 {
+    bd_run_plan_release(&j->plan);
     for (size_t i = 0; i < j->n_ids; i++)
         free(j->ids[i]);
     free(j->ids);
@@ -269,7 +271,16 @@ static void prep_done(bd_work *w, bool ran)
         return;
     }
     run_hist = j->hist;
+    run->plan = j->plan;
+    memset(&j->plan, 0, sizeof(j->plan));
     prep_free(j);
+    size_t skipped = run->plan.skipped_draft + run->plan.skipped_awaiting;
+    if (skipped)
+        bd_app_message(app, BD_MSG_WARN,
+                       "%zu unsigned case%s skipped (%zu draft, %zu awaiting review): d runs "
+                       "them too, as drafts",
+                       skipped, skipped == 1 ? "" : "s", run->plan.skipped_draft,
+                       run->plan.skipped_awaiting);
     bd_err err = BD_ERR_INIT;
     if (bd_runner_start(run->runner, app->loop, &err) < 0) {
         run->phase = BD_UR_FAILED;
@@ -300,6 +311,7 @@ void bd_ui_run_release_runner(bd_app *app)
     run->runner = NULL;
     bd_history_free(run_hist);
     run_hist = NULL;
+    bd_run_plan_release(&run->plan);
     bd_model_tc_release(run->ref);
     run->ref = NULL;
 }
@@ -315,6 +327,7 @@ void bd_ui_run_free(bd_app *app)
     bd_runner_free(run->runner);
     bd_history_free(run_hist);
     run_hist = NULL;
+    bd_run_plan_release(&run->plan);
     bd_model_tc_release(run->ref);
     run_free_cases(run);
     for (size_t i = 0; i < run->n_ids; i++)

@@ -15,14 +15,15 @@
 
 #include "model.h"
 #include "passphrase.h"
+#include "sign.h"
 #include "tui_internal.h"
 #include "view_util.h"
 
 typedef struct sign_job sign_job;
 
 typedef struct sign_view {
-    bd_case_ref ref;
-    char *case_id;
+    bd_case_ref ref;     /* case_index SIZE_MAX: the task class itself is signed */
+    char *case_id;       /* NULL when the subject is the task class */
     bool from_case_view; /* the case view of this case is below: reopen it after signing */
     /* keys */
     bd_sign_key *keys;
@@ -106,29 +107,37 @@ static void job_run(bd_work *w)
     j->rc = -1;
     switch (j->kind) {
     case JOB_KEYS:
-        j->rc = bd_provenance_list_keys(&j->keys, &j->n_keys, NULL, &j->err);
+        j->rc = bd_sign_list_keys(&j->keys, &j->n_keys, NULL, &j->err);
         break;
     case JOB_PREPARE:
-        j->rc = bd_provenance_prepare(&j->prep, j->ctx, j->ref->tc, j->case_id, j->role, &opts,
-                                      &j->err);
+        j->rc = bd_sign_prepare(&j->prep, j->ctx, j->ref->tc, j->case_id, j->role, &opts, &j->err);
         break;
     case JOB_SIGN: {
         if (j->pass) {
             opts.passphrase = bd_pass_cb;
             opts.payload = j->pass;
         }
-        j->rc = bd_provenance_sign_prepared(&j->prep, j->ref->tc, j->case_id, &opts, &j->err);
+        j->rc = bd_sign_prepared(&j->prep, j->ref->tc, &opts, &j->err);
         if (j->rc < 0)
             break;
-        /* What the case is now, for the model's row. */
-        bd_case *c = NULL;
+        /* What the subject is now, for the model's row. */
+        const bd_task_class *tc = j->ref->tc;
+        bd_provfile *pf = NULL;
         bd_err e = BD_ERR_INIT;
         j->vrc = -1;
-        if (bd_task_class_case(&c, j->ref->tc, j->case_id, &e) == 0) {
-            j->claim = (int)bd_case_prov_claim(c);
+        int lrc = j->case_id ? bd_task_class_case_prov(&pf, tc, j->case_id, &e)
+                             : bd_provfile_load(&pf, tc->prov_path, &e);
+        if (lrc == 0) {
+            j->claim = (int)bd_prov_claim_of(pf);
+            bd_subject sj = {j->case_id ? BD_SUBJECT_CASE : BD_SUBJECT_TASK_CLASS,
+                             tc->name,
+                             j->case_id,
+                             j->prep.digest,
+                             j->prep.digest,
+                             pf};
             if (j->ctx)
-                j->vrc = bd_provenance_verify_case(&j->vres, j->ctx, c, j->prep.case_digest, &e);
-            bd_case_free(c);
+                j->vrc = bd_provenance_verify(&j->vres, j->ctx, &sj, &e);
+            bd_provfile_free(pf);
         }
         break;
     }
@@ -143,6 +152,17 @@ static void update_model(bd_app *app, sign_job *j)
     bd_model *m = app->model;
     if (j->tc_index >= m->n_tcs)
         return;
+    if (!j->case_id) {
+        bd_ui_tc *t = &m->tcs[j->tc_index];
+        if (j->vrc >= 0) {
+            t->tc_prov_check = BD_LOAD_DONE;
+            t->tc_prov_status = (uint8_t)j->vres.status;
+            t->tc_prov_code = j->vres.err.code;
+        }
+        bd_event ev = {BD_EV_MODEL, j->tc_index, SIZE_MAX};
+        bd_app_broadcast(app, &ev);
+        return;
+    }
     size_t ci = bd_model_find_case(m, j->tc_index, j->case_id);
     if (ci == SIZE_MAX)
         return;
@@ -207,8 +227,10 @@ static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
     const char *st = j->vrc < 0   ? "signed (not verified)"
                      : j->vrc > 0 ? "BAD"
                                   : bd_prov_status_str(j->vres.status);
-    bd_app_message(app, j->vrc == 0 ? BD_MSG_INFO : BD_MSG_WARN, "signed %s as %s with %s: now %s",
-                   j->case_id, bd_provenance_role_str(j->role), j->prep.key.identity, st);
+    bd_app_message(app, j->vrc == 0 ? BD_MSG_INFO : BD_MSG_WARN,
+                   "signed %s%s as %s with %s: now %s", j->case_id ? "" : "task class ",
+                   j->case_id ? j->case_id : j->prep.task_class, bd_provenance_role_str(j->role),
+                   j->prep.key.identity, st);
     if (!v)
         return;
     sign_view *s = v->state;
@@ -314,7 +336,7 @@ static sign_job *new_job(bd_view *v, job_kind kind)
     j->work.run = job_run;
     j->work.done = job_done;
     if (kind != JOB_KEYS) {
-        if (!(j->case_id = strdup(s->case_id)) ||
+        if ((s->case_id && !(j->case_id = strdup(s->case_id))) ||
             !(j->ref = bd_model_tc_hold(v->app->model, s->ref.tc_index))) {
             job_free(j);
             return NULL;
@@ -394,31 +416,51 @@ static int open_view(bd_view *v, void *arg)
 {
     const bd_case_ref *ref = arg;
     bd_model *m = v->app->model;
-    if (!bd_model_tc(m, ref->tc_index) || ref->case_index >= m->tcs[ref->tc_index].n_cases) {
+    const bd_task_class *tc = bd_model_tc(m, ref->tc_index);
+    bool whole = ref->case_index == SIZE_MAX;
+    if (!tc || (!whole && ref->case_index >= m->tcs[ref->tc_index].n_cases)) {
         bd_app_message(v->app, BD_MSG_WARN, "the task class is still loading");
         return -1;
     }
-    const bd_ui_case *row = &m->tcs[ref->tc_index].cases[ref->case_index];
-    if (row->meta != BD_LOAD_DONE) {
-        bd_app_message(v->app, BD_MSG_WARN, "%s: case.yaml is %s", row->id,
-                       row->meta == BD_LOAD_FAILED ? "unreadable" : "still loading");
-        return -1;
+    int claim;
+    const char *name;
+    if (whole) {
+        /* The task class's signatures as they are on disk now (it may have been signed
+         * since the model loaded it). */
+        bd_provfile *pf = NULL;
+        bd_err e = BD_ERR_INIT;
+        if (bd_provfile_load(&pf, tc->prov_path, &e) < 0) {
+            bd_app_error(v->app, &e);
+            return -1;
+        }
+        claim = (int)bd_prov_claim_of(pf);
+        bd_provfile_free(pf);
+        name = tc->name;
+    } else {
+        const bd_ui_case *row = &m->tcs[ref->tc_index].cases[ref->case_index];
+        if (row->meta != BD_LOAD_DONE) {
+            bd_app_message(v->app, BD_MSG_WARN, "%s: case.yaml is %s", row->id,
+                           row->meta == BD_LOAD_FAILED ? "unreadable" : "still loading");
+            return -1;
+        }
+        claim = row->prov;
+        name = row->id;
     }
     sign_view *s = calloc(1, sizeof(*s));
-    if (!s || !(s->case_id = strdup(row->id))) {
+    if (!s || (!whole && !(s->case_id = strdup(name)))) {
         free(s);
         bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory");
         return -1;
     }
     v->state = s;
     s->ref = *ref;
-    s->from_case_view = v->below && v->below->ops == &bd_view_case;
-    s->may_review = row->prov != BD_PROV_DRAFT;
-    s->role = row->prov == BD_PROV_AUTHORED ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
+    s->from_case_view = !whole && v->below && v->below->ops == &bd_view_case;
+    s->may_review = claim != BD_PROV_DRAFT;
+    s->role = claim == BD_PROV_AUTHORED ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
     s->loopback = true;
     s->keys_state = s->prep_state = BD_LOAD_PENDING;
     bd_list_init(&s->list);
-    snprintf(v->title, sizeof(v->title), "sign %s", row->id);
+    snprintf(v->title, sizeof(v->title), "sign %s%s", whole ? "task class " : "", name);
     queue(v, new_job(v, JOB_KEYS));
     return 0;
 }
@@ -452,7 +494,8 @@ static void draw(bd_view *v, WINDOW *w)
     bd_draw_text(w, 0, 0, cols, "", bd_role_attr(BD_R_TITLE), true);
     snprintf(buf, sizeof(buf), " sign as %s ", bd_provenance_role_str(s->role));
     int rx = bd_draw_right(w, 0, cols, buf, bd_role_attr(BD_R_TITLE));
-    snprintf(buf, sizeof(buf), "%s / %s", v->app->model->tcs[s->ref.tc_index].name, s->case_id);
+    snprintf(buf, sizeof(buf), "%s / %s", v->app->model->tcs[s->ref.tc_index].name,
+             s->case_id ? s->case_id : "(the task class: registration.yaml + rubric.py)");
     bd_draw_text(w, 0, 1, rx - 2, buf, bd_role_attr(BD_R_TITLE), false);
 
     int y = 1;
@@ -609,7 +652,7 @@ static bool key(bd_view *v, bd_action a, int ch)
             bd_app_message(v->app, BD_MSG_WARN,
                            "provenance.missing: %s has no author signature; sign it as author "
                            "first",
-                           s->case_id);
+                           s->case_id ? s->case_id : "the task class");
             return true;
         }
         s->role = s->role == BD_ROLE_AUTHOR ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;

@@ -494,7 +494,10 @@ static void draw(bd_view *v, WINDOW *w)
                                                 : BD_R_WARN;
             snprintf(buf, sizeof(buf), "%c", k ? k : ' ');
             bd_draw_text(w, y, 3, 2, buf, sel ? base : bd_role_attr(role) | A_BOLD, false);
-            bd_draw_text(w, y, 5, cols - 5, e->path, base, false);
+            int used = bd_draw_text(w, y, 5, cols - 5, e->path, base, false);
+            if (e->trust && 5 + used + 2 < cols)
+                bd_draw_text(w, y, 5 + used + 2, cols - 5 - used - 2, "!! changes who may sign",
+                             sel ? base : bd_role_attr(BD_R_FAIL) | A_BOLD, false);
         }
     }
     if (s->job && s->loaded && !s->asking)

@@ -1,6 +1,7 @@
 /*
- * tclasses.c — the first view: every task class with its tier, its cases by provenance,
- * whether its pins hold, and its last run's mean score and pass rate (DESIGN.md §10).
+ * tclasses.c — the first view: every task class with its own signature status, its tier,
+ * its cases by provenance, whether its pins hold, and its last run's mean score and pass
+ * rate (DESIGN.md §10). `P` signs the task class itself (registration + rubric).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,31 @@ typedef struct tclasses {
 } tclasses;
 
 static const bd_action actions[] = {BD_A_OPEN,      BD_A_RUN,        BD_A_FILTER, BD_A_HISTORY,
-                                    BD_A_RECOMMEND, BD_A_STAGE_VIEW, BD_A_NONE};
+                                    BD_A_RECOMMEND, BD_A_STAGE_VIEW, BD_A_SIGN,   BD_A_NONE};
+
+/* The task class's own signatures: a glyph for the row, words for the footer. */
+static const char *tc_sig_glyph(const bd_ui_tc *t, bd_role *role)
+{
+    *role = BD_R_MUTED;
+    if (t->tc_prov_check == BD_LOAD_PENDING)
+        return bd_gl->pending;
+    if (t->tc_prov_check == BD_LOAD_FAILED)
+        return "?";
+    switch ((bd_prov_status)t->tc_prov_status) {
+    case BD_PROV_ST_SIGNED:
+        *role = BD_R_OK;
+        return bd_gl->ok;
+    case BD_PROV_ST_AWAITING:
+        *role = BD_R_WARN;
+        return "~";
+    case BD_PROV_ST_BAD:
+        *role = BD_R_FAIL;
+        return bd_gl->bad;
+    case BD_PROV_ST_DRAFT:
+        break;
+    }
+    return "-";
+}
 
 static const char *row_text(size_t row, void *payload)
 {
@@ -68,7 +93,7 @@ typedef struct cols_t {
 static cols_t layout(int cols)
 {
     cols_t c = {0, 7, 6, 7, 6, 6, 11, 15};
-    int fixed = 1 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
+    int fixed = 3 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
     c.name = cols - fixed;
     if (c.name < 12)
         c.name = 12;
@@ -85,7 +110,10 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
     /* When the row is selected the whole line takes the selection colour. */
 #define ROLE(r) (sel ? base : bd_role_attr(r))
     bd_draw_text(w, y, 0, cols, "", base, true);
-    int x = 1;
+    bd_role sig_role;
+    const char *glyph = tc_sig_glyph(t, &sig_role);
+    bd_draw_text(w, y, 1, 1, glyph, ROLE(sig_role) | A_BOLD, false);
+    int x = 3;
     bd_draw_text(w, y, x, c->name, t->name, base | A_BOLD, true);
     x += c->name + 1;
     char buf[64];
@@ -127,9 +155,9 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
         bd_draw_text(w, y, x, c->signed_ + c->await + c->draft, buf, ROLE(BD_R_MUTED), false);
     }
     x += c->signed_ + c->await + c->draft + 1;
-    /* Pins: every case verified, the rubric pin, no orphan. */
-    bool digests = t->digest_done >= t->n_cases && t->rubric != BD_LOAD_PENDING;
-    size_t bad = t->digest_bad + t->orphans + (t->rubric == BD_LOAD_FAILED);
+    /* Pins: every case verified, the task-class pin, no orphan. */
+    bool digests = t->digest_done >= t->n_cases && t->tc_pin != BD_LOAD_PENDING;
+    size_t bad = t->digest_bad + t->orphans + (t->tc_pin == BD_LOAD_FAILED);
     if (bad) {
         snprintf(buf, sizeof(buf), "%s %zu bad", bd_gl->bad, bad);
         bd_draw_text(w, y, x, c->pins, buf, ROLE(BD_R_FAIL), false);
@@ -161,7 +189,7 @@ static void draw(bd_view *v, WINDOW *w)
     int rows = getmaxy(w), cols = getmaxx(w);
     cols_t c = layout(cols);
     char head[256];
-    snprintf(head, sizeof(head), " %-*s %-*s%*s %*s%*s%*s %-*s%s", c.name, "TASK CLASS", c.tier,
+    snprintf(head, sizeof(head), "   %-*s %-*s%*s %*s%*s%*s %-*s%s", c.name, "TASK CLASS", c.tier,
              "TIER", c.cases - 1, "CASES", c.signed_ - 1, "SIGNED", c.await, "AWAIT", c.draft,
              "DRAFT", c.pins, "PINS", "LAST RUN");
     bd_draw_text(w, 0, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
@@ -186,9 +214,24 @@ static void draw(bd_view *v, WINDOW *w)
         const bd_task_class *tc = bd_model_tc(v->app->model, row);
         if (t->state == BD_LOAD_FAILED)
             bd_draw_text(w, rows - 1, 1, cols - 1, t->err.msg, bd_role_attr(BD_R_FAIL), false);
-        else if (tc)
-            bd_draw_text(w, rows - 1, 1, cols - 1, tc->reg->description, bd_role_attr(BD_R_MUTED),
-                         false);
+        else if (tc) {
+            /* The task class's signatures first: they vouch for its rubric and thresholds. */
+            char foot[600];
+            const char *st =
+                t->tc_prov_check == BD_LOAD_PENDING        ? "checking its signatures"
+                : t->tc_prov_check == BD_LOAD_FAILED       ? "signatures not verified"
+                : t->tc_prov_status == BD_PROV_ST_SIGNED   ? "task class signed"
+                : t->tc_prov_status == BD_PROV_ST_AWAITING ? "task class awaiting review (P signs)"
+                : t->tc_prov_status == BD_PROV_ST_BAD      ? "task class signature BAD"
+                                                           : "task class unsigned (P signs)";
+            snprintf(foot, sizeof(foot), "%s: %s", st, tc->reg->description);
+            bd_draw_text(
+                w, rows - 1, 1, cols - 1, foot,
+                bd_role_attr(t->tc_prov_check == BD_LOAD_DONE && t->tc_prov_status == BD_PROV_ST_BAD
+                                 ? BD_R_FAIL
+                                 : BD_R_MUTED),
+                false);
+        }
     }
     bd_view_draw_filter_note(v, w, &s->list);
 }
@@ -218,6 +261,13 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_STAGE_VIEW:
         bd_app_push(v->app, &bd_view_stage, NULL);
+        return true;
+    case BD_A_SIGN:
+        if (row != SIZE_MAX) {
+            /* case_index SIZE_MAX: the sign view signs the task class itself. */
+            bd_case_ref ref = {row, SIZE_MAX};
+            bd_app_push(v->app, &bd_view_sign, &ref);
+        }
         return true;
     default:
         return false;

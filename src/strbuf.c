@@ -1,0 +1,51 @@
+#include "strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void bd_strbuf_add(bd_strbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 1024;
+        while (b->len + n + 1 > nc)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void bd_strbuf_str(bd_strbuf *b, const char *s)
+{
+    bd_strbuf_add(b, s, strlen(s));
+}
+
+char *bd_strbuf_take(bd_strbuf *b)
+{
+    if (!b->oom && !b->p)
+        bd_strbuf_add(b, "", 0);
+    char *p = b->oom ? NULL : b->p;
+    if (b->oom)
+        free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+    return p;
+}
+
+void bd_strbuf_release(bd_strbuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
