@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 /* ---- names, paths, enum strings ------------------------------------------------------- */
 
 bool bd_env_name_valid(const char *s)
@@ -1014,6 +1016,19 @@ out:
 
 /* ---- reading a document as one of the files above ------------------------------------ */
 
+size_t bd_yaml_max_bytes(bd_ykind_limit kind)
+{
+    switch (kind) {
+    case BD_YKIND_DIGESTS:
+        return BD_DIGESTS_MAX_BYTES;
+    case BD_YKIND_SIGNERS:
+        return BD_SIGNERS_MAX_BYTES;
+    case BD_YKIND_OTHER:
+        break;
+    }
+    return BD_YAML_MAX_BYTES;
+}
+
 /* Which validator a document goes through. */
 typedef enum { DOC_REGISTRATION, DOC_CASE, DOC_DIGESTS, DOC_SIGNERS, DOC_PROVENANCE } doc_kind;
 
@@ -1037,8 +1052,15 @@ static int provfile_from_doc(bd_provfile **out, const bd_ydoc *doc, bd_err *err)
 static int doc_read(doc_kind kind, void *out, const doc_src *src, const char *expect, bd_err *err)
 {
     bd_ydoc *doc = NULL;
-    int rc = src->from_file ? bd_ydoc_load(&doc, src->path, err)
-                            : bd_ydoc_parse(&doc, src->buf, src->len, src->name, err);
+    size_t max = bd_yaml_max_bytes(kind == DOC_DIGESTS   ? BD_YKIND_DIGESTS
+                                   : kind == DOC_SIGNERS ? BD_YKIND_SIGNERS
+                                                         : BD_YKIND_OTHER);
+    const char *what = kind == DOC_DIGESTS   ? "digests.yaml files"
+                       : kind == DOC_SIGNERS ? "trusted-signers.yaml"
+                                             : NULL;
+    int rc = src->from_file
+                 ? bd_ydoc_load_max(&doc, src->path, max, what, err)
+                 : bd_ydoc_parse_max(&doc, src->buf, src->len, src->name, max, what, err);
     if (rc < 0)
         return -1;
     switch (kind) {
@@ -2024,4 +2046,29 @@ int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const ch
     if (n < 0 || (size_t)n >= sizeof(path))
         return bd_err_set(err, BD_E_IO, tc->cases_dir, 0, 0, "path too long");
     return bd_provfile_load(out, path, err);
+}
+
+int bd_case_leftover_check(const char *case_dir, bd_err *err)
+{
+    DIR *d = opendir(case_dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!bd_tmp_is_leftover(de->d_name))
+            continue;
+        char shown[160];
+        bd_ydoc_clip(shown, sizeof(shown), de->d_name);
+        bd_err_set(err, BD_E_LEFTOVER_TEMP, case_dir, 0, 0,
+                   "'%s' is a temporary file left by an interrupted write (a crash or kill "
+                   "during pin, sign or migrate); it is not part of the case and is not hashed: "
+                   "check that case.yaml and provenance.yaml are whole, delete it, then run the "
+                   "command again",
+                   shown);
+        found = 1;
+        break;
+    }
+    closedir(d);
+    return found;
 }
