@@ -1,8 +1,11 @@
 #include "fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +232,104 @@ int bd_mkdir_p(const char *path, unsigned mode, bd_err *err)
     }
     free(copy);
     return rc;
+}
+
+/* ---- owner tags and the sweep of dead owners' temp dirs ---------------------------- */
+
+/* Start time of process `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot), or
+ * 0 when it is gone or unreadable. */
+static unsigned long long proc_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The command name may hold spaces and parentheses: fields start after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 3; field < 22 && p; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+void bd_owner_tag(char out[BD_OWNER_TAG_MAX])
+{
+    long pid = (long)getpid();
+    snprintf(out, BD_OWNER_TAG_MAX, "p%lds%llu", pid, proc_start(pid));
+}
+
+/* Parse "p<pid>s<start>" at s, ending at '-'. Returns 0 with *pid and *start set. */
+static int parse_tag(const char *s, long *pid, unsigned long long *start)
+{
+    char *end;
+    if (s[0] != 'p' || s[1] < '1' || s[1] > '9')
+        return -1;
+    *pid = strtol(s + 1, &end, 10);
+    if (*end != 's' || end[1] < '0' || end[1] > '9')
+        return -1;
+    *start = strtoull(end + 1, &end, 10);
+    return *end == '-' ? 0 : -1;
+}
+
+static int sweep_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+int bd_tmp_sweep(const char *tmp_root)
+{
+    DIR *d = opendir(tmp_root);
+    if (!d)
+        return 0;
+    uid_t me = geteuid();
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (strncmp(name, "benchdesk-", 10) != 0)
+            continue;
+        /* benchdesk-<kind>-p<pid>s<start>-...: the kind holds no '-'. */
+        const char *kind_end = strchr(name + 10, '-');
+        long pid;
+        unsigned long long start;
+        if (!kind_end || parse_tag(kind_end + 1, &pid, &start) != 0)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s/%s", tmp_root, name) >= (int)sizeof(path))
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me)
+            continue;
+        unsigned long long now = proc_start(pid);
+        if (now != 0 && now == start)
+            continue; /* the owner is alive */
+        /* FTW_PHYS: never follow a link out of the dir while deleting it. */
+        nftw(path, sweep_entry, 16, FTW_DEPTH | FTW_PHYS);
+        if (lstat(path, &st) != 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+const char *bd_tmp_root(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' ? t : "/tmp";
 }
 
 void bd_utc_now(char out[21])

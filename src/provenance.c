@@ -24,6 +24,7 @@
 
 #include "fsutil.h"
 #include "gpg_util.h"
+#include "sigclean.h"
 
 #define KEYFILE_MAX    (1024 * 1024)
 #define GPG_MIN_ENGINE "2.1.0"
@@ -203,6 +204,7 @@ struct bd_prov_ctx {
     char *home;         /* the private GnuPG home, once created */
     bool setup_done;
     bd_err setup_err; /* BD_OK, or why the home could not be set up (sticky) */
+    int sig_slot;     /* bd_sigclean slot of `home`, or -1 */
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -214,6 +216,7 @@ int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
     if (!ctx)
         return nomem(err);
     pthread_mutex_init(&ctx->mu, NULL);
+    ctx->sig_slot = -1;
     ctx->bench_dir = strdup(bench_dir);
     ctx->keys_dir = bd_path_join(bench_dir, "keys");
     path = bd_path_join(bench_dir, "trusted-signers.yaml");
@@ -257,6 +260,7 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx)
     if (!ctx)
         return;
     if (ctx->home) {
+        bd_sigclean_remove(ctx->sig_slot);
         /* FTW_PHYS: never follow a link out of the home while deleting it. */
         nftw(ctx->home, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         free(ctx->home);
@@ -386,16 +390,18 @@ static int ensure_home(bd_prov_ctx *ctx, bd_err *err)
     char **names = NULL;
     size_t n = 0;
     char *conf = NULL;
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !tmp[0] || tmp[0] != '/')
-        tmp = "/tmp";
-    size_t hl = strlen(tmp) + 32;
+    const char *tmp = bd_tmp_root();
+    char tag[BD_OWNER_TAG_MAX];
+    bd_owner_tag(tag);
+    /* Owner-tagged, so a later start sweeps it when this process is SIGKILLed. */
+    (void)bd_tmp_sweep(tmp);
+    size_t hl = strlen(tmp) + 32 + sizeof(tag);
     char *home = malloc(hl);
     if (!home) {
         nomem(&e);
         goto out;
     }
-    snprintf(home, hl, "%s/benchdesk-gnupg-XXXXXX", tmp);
+    snprintf(home, hl, "%s/benchdesk-gnupg-%s-XXXXXX", tmp, tag);
     /* mkdtemp creates it 0700: only this user can read or plant keys in it. */
     if (!mkdtemp(home)) {
         bd_err_errno(&e, BD_E_IO, errno, home,
@@ -405,6 +411,8 @@ static int ensure_home(bd_prov_ctx *ctx, bd_err *err)
         goto out;
     }
     ctx->home = home;
+    /* Ctrl-C, SIGTERM or SIGHUP in the middle of a verify must not leave it behind. */
+    ctx->sig_slot = bd_sigclean_add(home);
     static const char gpg_conf[] = "# benchdesk: a throwaway home that only verifies.\n"
                                    "no-autostart\n"
                                    "trust-model always\n"
