@@ -1032,6 +1032,24 @@ size_t bd_yaml_max_bytes(bd_ykind_limit kind)
 /* Which validator a document goes through. */
 typedef enum { DOC_REGISTRATION, DOC_CASE, DOC_DIGESTS, DOC_SIGNERS, DOC_PROVENANCE } doc_kind;
 
+/* The schema code of a kind of file. */
+static bd_code schema_code_of(doc_kind kind)
+{
+    switch (kind) {
+    case DOC_REGISTRATION:
+        return BD_E_REGISTRATION_SCHEMA;
+    case DOC_DIGESTS:
+        return BD_E_DIGESTS_SCHEMA;
+    case DOC_SIGNERS:
+        return BD_E_SIGNERS_SCHEMA;
+    case DOC_PROVENANCE:
+        return BD_E_PROVENANCE_SCHEMA;
+    case DOC_CASE:
+        break;
+    }
+    return BD_E_CASE_SCHEMA;
+}
+
 /* Where a document comes from: the file `path` (from_file), else buf/len shown as `name`. */
 typedef struct doc_src {
     bool from_file;
@@ -1061,8 +1079,17 @@ static int doc_read(doc_kind kind, void *out, const doc_src *src, const char *ex
     int rc = src->from_file
                  ? bd_ydoc_load_max(&doc, src->path, max, what, err)
                  : bd_ydoc_parse_max(&doc, src->buf, src->len, src->name, max, what, err);
-    if (rc < 0)
+    if (rc < 0) {
+        /* A directory where the file belongs is invalid input (exit 2), not an I/O
+         * failure of the machine: it takes the file's own schema code. */
+        struct stat st;
+        if (src->from_file && err && err->code == BD_E_IO && lstat(src->path, &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            bd_err_set(err, schema_code_of(kind), src->path, 0, 0,
+                       "is a directory; it must be a regular YAML file: move the directory "
+                       "away and restore the file");
         return -1;
+    }
     switch (kind) {
     case DOC_REGISTRATION:
         rc = registration_from_doc(out, doc, expect, err);

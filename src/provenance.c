@@ -333,6 +333,17 @@ out:
     return rc;
 }
 
+/* Whether an import error is about the bytes handed over (a bad key file) rather than
+ * GnuPG failing to run. */
+static bool import_data_error(gpgme_err_code_t c)
+{
+    return c == GPG_ERR_NO_DATA || c == GPG_ERR_BAD_DATA || c == GPG_ERR_INV_DATA ||
+           c == GPG_ERR_INV_PACKET || c == GPG_ERR_CHECKSUM || c == GPG_ERR_UNKNOWN_PACKET ||
+           c == GPG_ERR_INV_KEYRING || c == GPG_ERR_BAD_KEY || c == GPG_ERR_BAD_PUBKEY ||
+           c == GPG_ERR_INV_ARMOR || c == GPG_ERR_NOT_SUPPORTED ||
+           c == GPG_ERR_UNSUPPORTED_ALGORITHM || c == GPG_ERR_NO_PUBKEY || c == GPG_ERR_INV_VALUE;
+}
+
 static int import_keyfile(gpgme_ctx_t g, const char *path, bd_err *err)
 {
     char *buf = NULL;
@@ -354,6 +365,17 @@ static int import_keyfile(gpgme_ctx_t g, const char *path, bd_err *err)
         goto out;
     }
     e = gpgme_op_import(g, d);
+    if (e && !import_data_error(gpgme_err_code(e))) {
+        /* GnuPG itself did not run (spawn failure, a broken engine, an unusable home):
+         * an environment failure, not a bad key file. */
+        char msg[256];
+        bd_gpg_err_text(e, msg, sizeof(msg));
+        bd_err_set(err, BD_E_GPG, path, 0, 0,
+                   "GnuPG could not run to import this key (%s); check that `gpg --version` "
+                   "works and that TMPDIR is a writable directory",
+                   msg);
+        goto out;
+    }
     gpgme_import_result_t r = e ? NULL : gpgme_op_import_result(g);
     if (e || !r || r->considered == 0 || r->secret_read > 0 || r->imported + r->unchanged == 0) {
         char msg[256] = "no OpenPGP public key in it";

@@ -31,11 +31,11 @@ typedef struct bd_case_check {
 } bd_case_check;
 
 /* Check case `case_id` of `tc`: provenance.yaml and case.yaml load (their schema codes
- * otherwise), the pin exists (case.digest_missing), the computed digest equals the pin
- * (case.digest_mismatch), cassette.json
- * exists for cassette SUTs (cassette.missing) and matches cassette_digest
- * (cassette.digest_mismatch). Always fills *out (release with bd_case_check_release);
- * returns 0 when the case is intact, -1 otherwise (details in out->err). */
+ * otherwise), no temp file of an interrupted write is in the case dir (case.leftover_temp,
+ * and the case is not hashed), the pin exists (case.digest_missing), the computed digest equals the
+ * pin (case.digest_mismatch), cassette.json exists for cassette SUTs (cassette.missing) and matches
+ * cassette_digest (cassette.digest_mismatch). Always fills *out (release with
+ * bd_case_check_release); returns 0 when the case is intact, -1 otherwise (details in out->err). */
 int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case_id);
 void bd_case_check_release(bd_case_check *c);
 

@@ -235,6 +235,26 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
                    arep.n_failed ? " (some FAILED)" : " verified");
     }
     cJSON_AddBoolToObject(hist, "ok", av == 0);
+    /* A folder every user may write to lets any of them append to, reorder or truncate
+     * the history below what anchors cover: say so, even when the chain verifies. */
+    cJSON *warns = cJSON_AddArrayToObject(hist, "warnings");
+    const char *const state_dirs[] = {".benchdesk", ".benchdesk/history"};
+    for (size_t k = 0; k < 2; k++) {
+        char *p = bd_path_join(bench->root, state_dirs[k]);
+        struct stat st;
+        if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH)) {
+            char w[1200];
+            snprintf(w, sizeof(w),
+                     "%s is writable by every user (mode %03o): anyone on this machine can "
+                     "append to or remove history records; run `chmod o-w %s`",
+                     p, (unsigned)(st.st_mode & 0777), p);
+            if (cli->json)
+                cJSON_AddItemToArray(warns, cJSON_CreateString(w));
+            else
+                fprintf(stderr, "benchdesk: warning: %s\n", w);
+        }
+        free(p);
+    }
     bd_anchor_report_release(&arep);
 
     cJSON_AddBoolToObject(root, "ok", status == 0);

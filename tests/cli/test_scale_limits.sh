@@ -176,10 +176,33 @@ rm "$c1/.benchdesk-tmp.provenance.yaml.99.Ab12Cd"
 expect 0 - -- bd -C "$small" verify bulk
 rm "$tc/cases/.benchdesk-tmp.digests.yaml.99.Zz12Zz"
 
+# ---- messages that say what is true ------------------------------------------------------
+mv "$c1/case.yaml" "$BD_TMP/case.yaml.saved"
+mkdir "$c1/case.yaml"
+expect 2 case.schema_invalid -- bd -C "$small" verify bulk
+out=$(bd -C "$small" verify bulk 2>&1 || true)
+grep -q "case.yaml: is a directory; it must be a regular YAML file" <<<"$out" &&
+    pass "case.yaml as a directory: invalid input (exit 2), said as such" || fail "case.yaml dir: $out"
+rmdir "$c1/case.yaml"
+mv "$BD_TMP/case.yaml.saved" "$c1/case.yaml"
+mkdir -p "$small/.benchdesk/history"
+chmod 777 "$small/.benchdesk/history"
+out=$(bd -C "$small" verify bulk 2>&1 || true)
+grep -q "^benchdesk: warning: .*/.benchdesk/history is writable by every user (mode 777)" <<<"$out" &&
+    pass "verify warns about a world-writable history dir" || fail "no warning: $out"
+chmod 755 "$small/.benchdesk/history"
+mv "$small/.benchdesk" "$BD_TMP/state.saved"
+: >"$small/.benchdesk"
+out=$(bd -C "$small" sign "$c1" --role author --key 0000000000000000000000000000000000000000 2>&1 || true)
+grep -q "config.yaml" <<<"$out" && fail "a config.yaml that does not exist is named: $out" ||
+    pass "an unusable .benchdesk is named, not config.yaml"
+rm "$small/.benchdesk"
+mv "$BD_TMP/state.saved" "$small/.benchdesk"
+
 # ---- private GnuPG homes: SIGTERM during verify and during sign, sweep --------------------
 homes() { find "$TMPDIR" -maxdepth 1 -name 'benchdesk-gnupg-*' | wc -l; }
 sig="$BD_TMP/sig"
-SIGNED=12 gen "$sig" 12 >/dev/null 2>&1 || fail "generating a signed bench"
+SIGNED=6 gen "$sig" 6 >/dev/null 2>&1 || fail "generating a signed bench"
 for signal in TERM HUP; do
     "$BD_BIN" -C "$sig" verify >/dev/null 2>&1 &
     pid=$!
