@@ -28,6 +28,7 @@ typedef struct arena_chunk {
 
 typedef struct arena {
     arena_chunk *head;
+    size_t first_cap; /* size of the first chunk (0: ARENA_CHUNK_MIN) */
 } arena;
 
 #define ARENA_CHUNK_MIN (64 * 1024)
@@ -38,7 +39,10 @@ static void *arena_alloc(arena *a, size_t size)
     if (size == 0)
         size = 16;
     if (!a->head || a->head->cap - a->head->used < size) {
-        size_t cap = size > ARENA_CHUNK_MIN ? size : ARENA_CHUNK_MIN;
+        /* The first chunk is sized from the input: a 500-byte case.yaml must not hold
+         * 64 KiB while it stays loaded (a verify report keeps one per case). */
+        size_t min = a->head || !a->first_cap ? ARENA_CHUNK_MIN : a->first_cap;
+        size_t cap = size > min ? size : min;
         arena_chunk *c = malloc(sizeof(*c) + cap);
         if (!c)
             return NULL;
@@ -559,6 +563,8 @@ int bd_ydoc_parse_max(bd_ydoc **out, const char *buf, size_t len, const char *na
         bd_err_set(err, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
         goto out;
     }
+    /* Nodes and strings take a few times the text: start there, grow by 64 KiB chunks. */
+    ar->first_cap = len < ARENA_CHUNK_MIN / 8 ? len * 6 + 1024 : ARENA_CHUNK_MIN;
     doc = arena_alloc(ar, sizeof(*doc));
     if (!doc || !(doc->name = arena_strndup(ar, name, strlen(name)))) {
         bd_err_set(err, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
