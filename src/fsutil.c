@@ -279,7 +279,7 @@ static int parse_tag(const char *s, long *pid, unsigned long long *start)
     return *end == '-' ? 0 : -1;
 }
 
-static int sweep_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
     (void)ftw;
@@ -287,6 +287,18 @@ static int sweep_entry(const char *path, const struct stat *st, int flag, struct
         rmdir(path);
     else
         unlink(path);
+    return 0;
+}
+
+int bd_remove_tree(const char *path, bd_err *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : bd_err_errno(err, BD_E_IO, errno, path, "cannot remove");
+    /* FTW_PHYS: never follow a link out of the tree while deleting it. */
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (lstat(path, &st) == 0)
+        return bd_err_set(err, BD_E_IO, path, 0, 0, "could not be removed entirely");
     return 0;
 }
 
@@ -317,9 +329,7 @@ int bd_tmp_sweep(const char *tmp_root)
         unsigned long long now = proc_start(pid);
         if (now != 0 && now == start)
             continue; /* the owner is alive */
-        /* FTW_PHYS: never follow a link out of the dir while deleting it. */
-        nftw(path, sweep_entry, 16, FTW_DEPTH | FTW_PHYS);
-        if (lstat(path, &st) != 0)
+        if (bd_remove_tree(path, NULL) == 0)
             removed++;
     }
     closedir(d);

@@ -39,6 +39,10 @@ bool bd_tmp_is_leftover(const char *name);
 /* mkdir -p with `mode` for each created component. Returns 0 or -1 (io.error). */
 int bd_mkdir_p(const char *path, unsigned mode, bd_err *err);
 
+/* Remove `path` and everything below it, never following a symlink. A missing `path` is
+ * success. Returns 0 or -1 (io.error: something could not be removed). */
+int bd_remove_tree(const char *path, bd_err *err);
+
 /* Owner tags: every temp dir benchdesk makes (per-case dirs, private GnuPG homes) is named
  * "benchdesk-<kind>-<tag>-..." where <kind> holds no '-' and <tag> is "p<pid>s<start>" of
  * the process that made it (its start time from /proc, so a reused pid is told apart).

@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <locale.h>
 #include <pthread.h>
@@ -244,25 +243,13 @@ out:
     return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
 void bd_prov_ctx_free(bd_prov_ctx *ctx)
 {
     if (!ctx)
         return;
     if (ctx->home) {
         bd_sigclean_remove(ctx->sig_slot);
-        /* FTW_PHYS: never follow a link out of the home while deleting it. */
-        nftw(ctx->home, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        (void)bd_remove_tree(ctx->home, NULL); /* what is left, the next sweep takes */
         free(ctx->home);
     }
     pthread_mutex_destroy(&ctx->mu);
