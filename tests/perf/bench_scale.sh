@@ -34,7 +34,8 @@ measure() {
     local t="$work/time.$$" rc=0
     /usr/bin/time -f '%e %M' -o "$t" "$@" >/dev/null 2>"$work/stderr.$$" || rc=$?
     local e m
-    read -r e m <"$t"
+    # The last line: time writes "Command exited with non-zero status N" above it.
+    read -r e m < <(tail -n 1 "$t")
     printf '%s %s %s\n' "$e" "$((m / 1024))" "$rc"
 }
 
