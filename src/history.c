@@ -2006,3 +2006,18 @@ out:
         *next_before = next;
     return rc;
 }
+
+bool bd_history_run_id_valid(const char *s)
+{
+    return s && valid_run_id(s);
+}
+
+bool bd_history_host_valid(const char *s)
+{
+    return s && valid_host(s);
+}
+
+bool bd_history_time_valid(const char *s)
+{
+    return s && valid_time(s);
+}
