@@ -36,8 +36,8 @@ static bool stop_now(const bd_run_gate_opts *o)
 }
 
 /* A shard run keeps the cases of its shard (in place) and lists them in the plan. */
-static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep,
-                      const bd_shard_spec *sh, bd_err *err)
+static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, const bd_shard_spec *sh,
+                      bd_err *err)
 {
     size_t u = 0;
     for (size_t i = 0; i < *n_keep; i++)

@@ -1513,8 +1513,7 @@ static void compute_summary(bd_runner *r)
     bd_run_summary_tally(s, (const bd_case_result *const *)r->results, r->n_results);
 }
 
-cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res,
-                                size_t n)
+cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
 {
     cJSON *o = bd_run_summary_json(s);
     if (!o)
@@ -1573,8 +1572,8 @@ static void write_summary(bd_runner *r)
     if (!r->opts.write_files)
         return;
     bd_err e = BD_ERR_INIT;
-    cJSON *o = bd_run_summary_file_json(
-        &r->summary, (const bd_case_result *const *)r->results, r->n_results);
+    cJSON *o = bd_run_summary_file_json(&r->summary, (const bd_case_result *const *)r->results,
+                                        r->n_results);
     size_t len = 0;
     char *text = o ? json_text(o, &len) : NULL;
     cJSON_Delete(o);

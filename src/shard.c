@@ -140,10 +140,10 @@ int bd_shard_spec_parse(bd_shard_spec *out, const char *spec, const char *run_id
     const char *id = run_id && *run_id ? run_id : sched_run_id;
     if (!id || !*id)
         return spec_fail(err, "a shard run needs the run id every shard shares%s%s",
-                         "; give --run-id ID (under a Slurm array SLURM_ARRAY_JOB_ID is used)",
-                         "");
+                         "; give --run-id ID (under a Slurm array SLURM_ARRAY_JOB_ID is used)", "");
     if (!bd_history_run_id_valid(id))
-        return spec_fail(err, "run id '%.60s' is not 1..128 of [A-Za-z0-9._:-] starting with a "
+        return spec_fail(err,
+                         "run id '%.60s' is not 1..128 of [A-Za-z0-9._:-] starting with a "
                          "letter or digit%s",
                          id, "");
     snprintf(out->run_id, sizeof(out->run_id), "%s", id);
@@ -197,9 +197,9 @@ enum {
 };
 
 static const char *const member_names[M__COUNT] = {
-    "bundle_version",  "run_id",      "task_class",  "task_class_digest", "shard",
-    "shards",          "cases",       "bench_commit", "isolation_class",  "harness_version",
-    "host",            "started_at",  "finished_at", "count",             "chain_head",
+    "bundle_version", "run_id",       "task_class",      "task_class_digest", "shard", "shards",
+    "cases",          "bench_commit", "isolation_class", "harness_version",   "host",  "started_at",
+    "finished_at",    "count",        "chain_head",
 };
 
 static bool integral(const cJSON *c, double lo, double hi, uint64_t *out)
@@ -306,8 +306,8 @@ static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const cha
     return parse_cases(m, v[M_CASES], name, err);
 }
 
-int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t len,
-                             const char *name, bd_err *err)
+int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t len, const char *name,
+                             bd_err *err)
 {
     memset(out, 0, sizeof(*out));
     if (!name)
@@ -377,8 +377,9 @@ char *bd_bundle_manifest_json(const bd_bundle_manifest *m, size_t *len)
               cJSON_AddNumberToObject(o, "count", (double)m->count) &&
               cJSON_AddStringToObject(o, "chain_head", m->chain_head);
     if (ok)
-        ok = m->bench_commit[0] ? cJSON_AddStringToObject(o, "bench_commit", m->bench_commit) != NULL
-                                : cJSON_AddNullToObject(o, "bench_commit") != NULL;
+        ok = m->bench_commit[0]
+                 ? cJSON_AddStringToObject(o, "bench_commit", m->bench_commit) != NULL
+                 : cJSON_AddNullToObject(o, "bench_commit") != NULL;
     cJSON *cases = ok ? cJSON_AddObjectToObject(o, "cases") : NULL;
     for (size_t i = 0; cases && i < m->n_cases; i++)
         if (!cJSON_AddStringToObject(cases, m->cases[i].id, m->cases[i].digest))
@@ -398,6 +399,11 @@ char *bd_bundle_manifest_json(const bd_bundle_manifest *m, size_t *len)
 }
 
 /* ---- writing ----------------------------------------------------------------------- */
+
+static int cmp_case(const void *a, const void *b)
+{
+    return strcmp(((const bd_bundle_case *)a)->id, ((const bd_bundle_case *)b)->id);
+}
 
 int bd_bundle_create(bd_bundle_writer *w, const char *dir, bd_err *err)
 {
@@ -482,6 +488,48 @@ int bd_bundle_finish(bd_bundle_writer *w, bd_bundle_manifest *m, bd_err *err)
     return rc;
 }
 
+int bd_bundle_seal(bd_bundle_writer *w, const bd_shard_spec *sp, const bd_task_class *tc,
+                   const bd_run_summary *s, const char *const *ids, size_t n,
+                   const char *bench_root, bd_err *err)
+{
+    bd_bundle_manifest m;
+    memset(&m, 0, sizeof(m));
+    snprintf(m.run_id, sizeof(m.run_id), "%s", sp->run_id);
+    snprintf(m.task_class, sizeof(m.task_class), "%s", tc->name);
+    snprintf(m.task_class_digest, sizeof(m.task_class_digest), "%s", s->task_class_digest);
+    m.shard = sp->k;
+    m.shards = sp->n;
+    snprintf(m.isolation_class, sizeof(m.isolation_class), "%s", bd_isolation_str(s->isolation));
+    snprintf(m.started_at, sizeof(m.started_at), "%s", s->started_at);
+    snprintf(m.finished_at, sizeof(m.finished_at), "%s", s->finished_at);
+    bd_bundle_manifest_fill_env(&m, bench_root);
+    int rc = -1;
+    m.cases = calloc(n ? n : 1, sizeof(*m.cases));
+    if (!m.cases) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const bd_pin *p = tc->digests ? bd_digests_find(tc->digests, ids[i]) : NULL;
+        if (!p) {
+            bd_err_set(err, BD_E_DIGEST_MISSING, tc->cases_dir, 0, 0,
+                       "case '%s' has no pin; run `benchdesk pin %s`", ids[i], tc->name);
+            goto out;
+        }
+        if (!(m.cases[i].id = strdup(ids[i]))) {
+            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+            goto out;
+        }
+        snprintf(m.cases[i].digest, sizeof(m.cases[i].digest), "%s", p->digest);
+        m.n_cases++;
+    }
+    qsort(m.cases, m.n_cases, sizeof(*m.cases), cmp_case);
+    rc = bd_bundle_finish(w, &m, err);
+out:
+    bd_bundle_manifest_release(&m);
+    return rc;
+}
+
 void bd_bundle_writer_release(bd_bundle_writer *w)
 {
     if (!w)
@@ -501,11 +549,6 @@ void bd_bundle_release(bd_bundle *b)
     bd_bundle_manifest_release(&b->m);
     free(b->dir);
     memset(b, 0, sizeof(*b));
-}
-
-static int cmp_case(const void *a, const void *b)
-{
-    return strcmp(((const bd_bundle_case *)a)->id, ((const bd_bundle_case *)b)->id);
 }
 
 static int tampered(bd_err *err, const char *dir, uint64_t seq, const char *what)
@@ -564,8 +607,8 @@ static int check_records(bd_bundle *b, bd_err *err)
             bd_err_set(err, BD_E_BUNDLE_PARTITION, b->dir, 0, 0,
                        "case '%s' belongs to shard %u of %u, not to this bundle's shard %u; "
                        "the bundle was not written by `benchdesk run --shard %u/%u`",
-                       m->cases[i].id, bd_shard_of(m->cases[i].id, m->shards), m->shards,
-                       m->shard, m->shard, m->shards);
+                       m->cases[i].id, bd_shard_of(m->cases[i].id, m->shards), m->shards, m->shard,
+                       m->shard, m->shards);
             goto out;
         }
     rc = 0;
@@ -580,7 +623,8 @@ int bd_bundle_load(bd_bundle *out, const char *dir, bd_err *err)
     bd_history *h = NULL;
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
-    char *mpath = bd_path_join(dir, BD_BUNDLE_MANIFEST), *rpath = bd_path_join(dir, BD_BUNDLE_RECORDS);
+    char *mpath = bd_path_join(dir, BD_BUNDLE_MANIFEST),
+         *rpath = bd_path_join(dir, BD_BUNDLE_RECORDS);
     char *buf = NULL;
     size_t len = 0;
     int rc = -1;

@@ -21,8 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench.h"
 #include "err.h"
 #include "history.h"
+#include "runner.h"
 
 #define BD_BUNDLE_VERSION  1
 #define BD_BUNDLE_MANIFEST "manifest.json"
@@ -84,8 +86,8 @@ void bd_bundle_manifest_release(bd_bundle_manifest *m);
  * BD_SHARDS_MAX, cases sorted and unique by construction of JSON objects). Returns 0
  * and fills *out (release it), or -1 with bundle.invalid naming the member (`name` is
  * the file, for the message). Never crashes on any input (fuzzed). */
-int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t len,
-                             const char *name, bd_err *err);
+int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t len, const char *name,
+                             bd_err *err);
 
 /* The manifest's canonical bytes (new string, caller frees; *len its length), or NULL
  * when out of memory or a field is out of format. */
@@ -110,6 +112,15 @@ void bd_bundle_manifest_fill_env(bd_bundle_manifest *m, const char *bench_root);
 /* Seal the bundle: verify its records chain, set m->count and m->chain_head from it, and
  * write manifest.json atomically. Returns 0 or -1 (bundle.tampered, io.error). */
 int bd_bundle_finish(bd_bundle_writer *w, bd_bundle_manifest *m, bd_err *err);
+
+/* Seal the bundle of a finished shard run: the manifest of run `s` (run id, task class,
+ * task-class digest as run, isolation class, times), shard `sp`, the cases `ids` (the
+ * shard's selection; their digests are tc's pins, which the run checked before and while
+ * it ran), host/version/commit (bd_bundle_manifest_fill_env), then bd_bundle_finish.
+ * Returns 0 or -1 (case.digest_missing for an id without a pin, bd_bundle_finish's). */
+int bd_bundle_seal(bd_bundle_writer *w, const bd_shard_spec *sp, const bd_task_class *tc,
+                   const bd_run_summary *s, const char *const *ids, size_t n,
+                   const char *bench_root, bd_err *err);
 
 void bd_bundle_writer_release(bd_bundle_writer *w);
 
