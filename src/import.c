@@ -41,6 +41,11 @@ static int check_set(imp *im, bd_import_result *res, const bd_import_opts *o, bd
 {
     const bd_bundle_manifest *m0 = &im->b[0].m;
     const bd_history_record *first = NULL;
+    if (strlen(m0->run_id) >= BD_RUN_ID_MAX)
+        return bd_err_set(err, BD_E_BUNDLE_INVALID, im->b[0].dir, 0, 0,
+                          "run id '%.64s...' is longer than a run's %d characters; no shard run "
+                          "writes it",
+                          m0->run_id, BD_RUN_ID_MAX - 1);
     for (size_t i = 0; i < im->nb; i++) {
         const bd_bundle *b = &im->b[i];
         if (strcmp(b->m.run_id, m0->run_id) != 0 || strcmp(b->m.task_class, m0->task_class) != 0 ||
@@ -304,7 +309,7 @@ static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, 
     qsort(p, u, sizeof(*p), cmp_result);
     bd_run_summary *s = &res->summary;
     const bd_bundle_manifest *m0 = &im->b[0].m;
-    snprintf(s->run_id, sizeof(s->run_id), "%s", m0->run_id);
+    snprintf(s->run_id, sizeof(s->run_id), "%.*s", BD_RUN_ID_MAX - 1, m0->run_id);
     snprintf(s->task_class, sizeof(s->task_class), "%s", m0->task_class);
     snprintf(s->task_class_digest, sizeof(s->task_class_digest), "%s", m0->task_class_digest);
     if (bd_isolation_parse(m0->isolation_class, &s->isolation) != 0)
