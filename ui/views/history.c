@@ -226,6 +226,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->finished_at = r->finished_at;
     out->case_digest = r->case_digest;
     out->wall_ms = r->score.wall_clock_ms;
+    out->origin = r->origin.present ? &r->origin : NULL;
     return true;
 }
 

@@ -231,6 +231,13 @@ static void build(bd_view *v)
     } else {
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, "not in the history", BD_R_WARN, 0);
     }
+    if (src.origin) {
+        /* The host passed the record parser: printable ASCII without spaces. */
+        snprintf(buf, sizeof(buf), "shard %u of %u on %s, bundle record %.16s%s", src.origin->shard,
+                 src.origin->shards, src.origin->host, src.origin->bundle_record_hash,
+                 bd_gl->ellipsis);
+        add(r, L_FIELD, "origin", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
+    }
     snprintf(buf, sizeof(buf), "%.2f", sc->score);
     add(r, L_BAR, "score", BD_R_TITLE, buf, sc->passed ? BD_R_OK : BD_R_FAIL, sc->score);
     if (sc->cost_usd > 0) {
