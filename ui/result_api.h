@@ -28,7 +28,8 @@ typedef struct bd_result_src {
     const char *started_at;
     const char *finished_at;
     const char *case_digest;
-    int64_t wall_ms; /* -1 when unknown */
+    const char *task_class_digest; /* NULL for a version-1 record */
+    int64_t wall_ms;               /* -1 when unknown */
     /* Where an imported record came from (a shard bundle, DESIGN.md §14); NULL: local. */
     const bd_history_origin *origin;
 } bd_result_src;
