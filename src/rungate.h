@@ -73,7 +73,8 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
 
 /* The recorder's state; pass it as the payload of bd_run_record. */
 typedef struct bd_run_recorder {
-    bd_history *hist;        /* borrowed, open */
+    bd_history *hist;        /* borrowed, open: the bench's history, or for a shard run the
+                              * bundle's own records chain (bd_bundle_writer.records) */
     bd_runner *runner;       /* its chain head follows every append */
     const bd_run_plan *plan; /* borrowed: run_scope, run_cases, provenance per case */
     uint64_t last_seq;       /* seq of the last appended record */

@@ -154,13 +154,13 @@ out:
 
 int cmd_history(bd_cli *cli, int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "import") == 0)
+        return cmd_history_import(cli, argc - 1, argv + 1);
     if (cli_common_opts(cli, &argc, argv))
         return cli_help(history_help);
     if (argc < 2)
         return cli_usage(cli, "history", "history needs a subcommand: verify, log or import");
     const char *sub = argv[1];
-    if (strcmp(sub, "import") == 0)
-        return cmd_history_import(cli, argc - 1, argv + 1);
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
     if (strcmp(sub, "verify") == 0) {
         if (argc != 2)

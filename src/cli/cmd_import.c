@@ -21,7 +21,9 @@ static const char import_help[] =
 
 int cmd_history_import(bd_cli *cli, int argc, char **argv)
 {
-    /* argv[0] is "import"; --json was taken by cmd_history. */
+    /* argv[0] is "import". */
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(import_help);
     const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
     size_t n = 0;
     bd_import_opts o = {0};
@@ -37,10 +39,7 @@ int cmd_history_import(bd_cli *cli, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--partial") == 0)
             o.partial = true;
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            free(dirs);
-            return cli_help(import_help);
-        } else if (argv[i][0] == '-') {
+        else if (argv[i][0] == '-') {
             free(dirs);
             return cli_usage(cli, "history", "unknown option '%s' for history import", argv[i]);
         } else
