@@ -3,11 +3,15 @@
  */
 #include "import.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "canon.h"
 #include "exec.h"
@@ -212,6 +216,33 @@ out:
     return rc;
 }
 
+/* One import at a time per bench: two imports of the same run must not both find it
+ * absent and both append it. (The history's own lock serialises single appends.) Returns
+ * the locked descriptor (closing it unlocks), or -1 with io.error. */
+static int import_lock(const bd_bench *bench, bd_err *err)
+{
+    char *dir = bd_path_join(bench->root, ".benchdesk");
+    char *path = dir ? bd_path_join(dir, "import.lock") : NULL;
+    int fd = -1;
+    if (!path) {
+        nomem(err);
+        goto out;
+    }
+    if (bd_mkdir_p(dir, 0700, err) != 0)
+        goto out;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        bd_err_set(err, BD_E_IO, path, 0, 0, "cannot lock it: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+out:
+    free(path);
+    free(dir);
+    return fd;
+}
+
 /* Append every record not yet in the chain, shard by shard, in bundle seq order. */
 static int append_all(imp *im, bd_import_result *res, bd_err *err)
 {
@@ -368,7 +399,7 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
     memset(&im, 0, sizeof(im));
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
-    int rc = -1;
+    int rc = -1, lock = -1;
     if (n == 0)
         return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "no bundle given");
     if (!(im.b = calloc(n, sizeof(*im.b))))
@@ -380,7 +411,9 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
     if (check_set(&im, res, o, err) != 0 || check_pins(&im, bench, err) != 0)
         goto out;
     res->bundles = im.nb;
-    /* Everything below runs on a verified chain; appends are serialised by its lock. */
+    /* Everything below runs on a verified chain, one import at a time. */
+    if ((lock = import_lock(bench, err)) < 0)
+        goto out;
     if (bd_history_open(&im.h, bench->root, BD_HISTORY_CREATE, err) != 0 ||
         bd_history_verify(im.h, 0, &vr, err) != 0)
         goto out;
@@ -402,6 +435,8 @@ out:
     free(im.local);
     bd_task_class_free(im.tc);
     bd_history_free(im.h);
+    if (lock >= 0)
+        close(lock);
     if (rc != 0) {
         free(res->missing);
         res->missing = NULL;

@@ -10,7 +10,8 @@
  * history's lock, shard 0..N-1 and within a shard the bundle's seq order, each record
  * with `origin`, through bd_history_append_score — so the chain's bytes do not depend on
  * the order the bundles were given in — and writes the run summary as a local run does
- * (bd_run_summary_tally). Records of the run already in the chain (an earlier import, or
+ * (bd_run_summary_tally). Imports take turns on <root>/.benchdesk/import.lock (flock).
+ * Records of the run already in the chain (an earlier import, or
  * one interrupted part-way) are recognised by their origin and not appended again.
  */
 #ifndef BD_IMPORT_H

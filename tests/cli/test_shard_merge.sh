@@ -204,4 +204,21 @@ k=$(first_full "$B")
 alt=("${fwd[@]}"); alt[$k]="$BD_TMP/rerun"
 want "the same shard from a second run of it" 1 bundle.conflict -- bd "$A" history import "${alt[@]}"
 
+# Two imports of the same run at once: one appends, the other finds it done.
+Two=$(copy two)
+bd "$Two" history import "${fwd[@]}" >"$BD_TMP/two1" 2>&1 &
+p1=$!
+bd "$Two" history import "${rev[@]}" >"$BD_TMP/two2" 2>&1 &
+p2=$!
+r1=0; r2=0
+wait "$p1" || r1=$?
+wait "$p2" || r2=$?
+n_two=$(bd "$Two" history verify | sed -n 's/history intact: \([0-9]*\).*/\1/p')
+if [ "$r1$r2" = 00 ] && [ "$n_two" = 40 ] && [ "$(head_of "$Two")" = "$ha" ] &&
+    cat "$BD_TMP/two1" "$BD_TMP/two2" | grep -q "nothing changed"; then
+    pass "two concurrent imports of one run append it once"
+else
+    fail "concurrent imports: exits $r1/$r2, $n_two records: $(cat "$BD_TMP/two1" "$BD_TMP/two2")"
+fi
+
 finish
