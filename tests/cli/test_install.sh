@@ -119,7 +119,7 @@ check_root() {
     out=$(MANPATH="$r/usr/share/man" man -w benchdesk 2>&1) &&
         [ "$out" = "$r/usr/share/man/man1/benchdesk.1.gz" ] && pass "$r: man -w benchdesk" ||
         fail "$r: man -w benchdesk: $out"
-    out=$(MANWIDTH=80 man -l "$r/usr/share/man/man1/benchdesk.1.gz" 2>&1 | col -b)
+    out=$(MANWIDTH=80 man -l "$r/usr/share/man/man1/benchdesk.1.gz" 2>&1)
     grep -q "benchdesk migrate" <<<"$out" && pass "$r: the man page renders" ||
         fail "$r: man page did not render: $(head -5 <<<"$out")"
     # The completion file registers itself from its installed place.
