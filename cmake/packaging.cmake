@@ -20,14 +20,19 @@ if(NOT BD_CHANGELOG_HEAD MATCHES "^benchdesk \\(${PROJECT_VERSION}\\) ")
                       "not version ${PROJECT_VERSION} from VERSION: add a changelog entry")
 endif()
 
-# Man page and changelog go in gzip'd (-n: no name or time stamp, so builds repeat).
+# Man page (its footer given the version) and changelog go in gzip'd (-n: no name or
+# time stamp, so builds repeat).
 find_program(BD_GZIP gzip REQUIRED)
 add_custom_command(
   OUTPUT ${BD_PKG_DIR}/benchdesk.1.gz ${BD_PKG_DIR}/changelog.gz
   COMMAND ${CMAKE_COMMAND} -E make_directory ${BD_PKG_DIR}
-  COMMAND ${BD_GZIP} -9n -c ${PROJECT_SOURCE_DIR}/docs/benchdesk.1 > ${BD_PKG_DIR}/benchdesk.1.gz
+  COMMAND ${CMAKE_COMMAND} -DIN=${PROJECT_SOURCE_DIR}/docs/benchdesk.1
+          -DOUT=${BD_PKG_DIR}/benchdesk.1 -DVERSION=${PROJECT_VERSION}
+          -P ${PROJECT_SOURCE_DIR}/cmake/manpage.cmake
+  COMMAND ${BD_GZIP} -9n -f ${BD_PKG_DIR}/benchdesk.1
   COMMAND ${BD_GZIP} -9n -c ${PROJECT_SOURCE_DIR}/cmake/debian/changelog > ${BD_PKG_DIR}/changelog.gz
-  DEPENDS ${PROJECT_SOURCE_DIR}/docs/benchdesk.1 ${PROJECT_SOURCE_DIR}/cmake/debian/changelog
+  DEPENDS ${PROJECT_SOURCE_DIR}/docs/benchdesk.1 ${PROJECT_SOURCE_DIR}/cmake/manpage.cmake
+          ${PROJECT_SOURCE_DIR}/cmake/debian/changelog
   COMMENT "Compressing the man page and the changelog"
   VERBATIM)
 add_custom_target(benchdesk_pkgdocs ALL DEPENDS ${BD_PKG_DIR}/benchdesk.1.gz ${BD_PKG_DIR}/changelog.gz)

@@ -122,6 +122,9 @@ check_root() {
     out=$(MANWIDTH=80 man -l "$r/usr/share/man/man1/benchdesk.1.gz" 2>&1)
     grep -q "benchdesk migrate" <<<"$out" && pass "$r: the man page renders" ||
         fail "$r: man page did not render: $(head -5 <<<"$out")"
+    grep -qE "^benchdesk $version +" <<<"$(tail -n1 <<<"$out")" &&
+        pass "$r: the man page footer says benchdesk $version" ||
+        fail "$r: man page footer: $(tail -n1 <<<"$out")"
     # The completion file registers itself from its installed place.
     out=$(bash --noprofile --norc -c \
         'source "$1" && complete -p benchdesk' _ "$r/usr/share/bash-completion/completions/benchdesk")
