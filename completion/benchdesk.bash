@@ -18,8 +18,8 @@ declare -gA _benchdesk_opts=(
     [pin]="--json --help"
     [migrate]="--json --help"
     [case]="--json --help"
-    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --help"
-    [history]="--task-class --case --limit --before --json --help"
+    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --help"
+    [history]="--task-class --case --limit --before --partial --json --help"
     [anchor]="--key --json --help"
     [recommend]="--json --help"
     [promote]="--json --help"
@@ -31,11 +31,11 @@ declare -gA _benchdesk_opts=(
 # Subcommand words of the commands that have them.
 declare -gA _benchdesk_actions=(
     [case]="new"
-    [history]="verify log"
+    [history]="verify log import"
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --limit --before --key --role -m "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --limit --before --key --role -m --shard --run-id --out "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -151,7 +151,15 @@ _benchdesk()
         _benchdesk_add $(_benchdesk_case_ids "$tc")
         return
         ;;
-    --jobs | --limit | --before | --key | -m)
+    --shard)
+        _benchdesk_add auto
+        return
+        ;;
+    --out)
+        COMPREPLY=($(compgen -d -- "$cur"))
+        return
+        ;;
+    --jobs | --limit | --before | --key | -m | --run-id)
         return
         ;;
     esac
@@ -197,6 +205,10 @@ _benchdesk()
         elif ((npos == 1)); then
             _benchdesk_add bronze silver gold
         fi
+        ;;
+    history)
+        # history import BUNDLE_DIR...
+        [[ $action == import ]] && COMPREPLY=($(compgen -d -- "$cur"))
         ;;
     digest | sign | stage)
         # A case or task-class directory, a file, a path under bench/ or audit/.

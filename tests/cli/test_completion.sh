@@ -65,6 +65,8 @@ offers reviewer benchdesk sign bench/vuln-remediation --role r
 offers namespaces benchdesk run vuln-remediation --isolation ""
 offers light benchdesk --theme ""
 offers log benchdesk history ""
+offers import benchdesk history ""
+offers auto benchdesk run vuln-remediation --shard ""
 offers publish benchdesk anchor ""
 offers new benchdesk case ""
 offers silver benchdesk promote vuln-remediation ""
