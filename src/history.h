@@ -37,6 +37,7 @@
 
 #include "err.h"
 #include "score.h"
+#include "version.h" /* BD_VERSION, the default harness_version */
 
 #define BD_HISTORY_DIR            ".benchdesk/history"
 #define BD_HISTORY_SCHEMA_VERSION 2

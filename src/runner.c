@@ -22,6 +22,7 @@
 #include "fsutil.h"
 #include "stats.h"
 #include "verify.h"
+#include "version.h"
 
 #define CASSETTE_MAX        (64u * 1024 * 1024)
 #define STDERR_DETAIL_BYTES 200
