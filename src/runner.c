@@ -243,340 +243,6 @@ static cJSON *parse_one_json(const char *buf, size_t len, char detail[BD_SCORE_D
     return j;
 }
 
-/* ---- file system: copy in, remove out ---------------------------------------------- */
-
-static int copy_file_at(int sfd, const char *name, int dfd, mode_t mode, bd_err *err)
-{
-    int rc = -1;
-    int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    int out = -1;
-    char *buf = NULL;
-    if (in < 0) {
-        bd_err_errno(err, BD_E_IO, errno, name, "cannot open a case file to copy it");
-        goto out;
-    }
-    /* Created with its final read-only mode: the descriptor stays writable. */
-    out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (out < 0) {
-        bd_err_errno(err, BD_E_IO, errno, name, "cannot create a copy in the temp dir");
-        goto out;
-    }
-    buf = malloc(65536);
-    if (!buf) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, 65536);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            bd_err_errno(err, BD_E_IO, errno, name, "cannot read a case file");
-            goto out;
-        }
-        if (n == 0)
-            break;
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = write(out, buf + w, (size_t)(n - w));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                bd_err_errno(err, BD_E_IO, errno, name, "cannot write a case file copy");
-                goto out;
-            }
-            w += k;
-        }
-    }
-    rc = 0;
-out:
-    free(buf);
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
-    return rc;
-}
-
-/* A listing of the directory `fd` from its first entry, leaving `fd` itself open (the
- * caller closedir()s the result). NULL with errno set on failure. */
-static DIR *open_dir_listing(int fd)
-{
-    int dup_fd = dup(fd);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    /* A dup shares the file offset: always start from the top. */
-    if (d)
-        rewinddir(d);
-    else if (dup_fd >= 0)
-        close(dup_fd);
-    return d;
-}
-
-/* Copy the directory `sfd` into the (new, empty) directory `dfd`: regular files
- * read-only (0444, 0555 with an execute bit), directories 0555. Anything else is
- * case.unsupported_entry. Depth is bounded by the case on disk (it was digested). */
-static int copy_tree(int sfd, int dfd, int depth, bd_err *err)
-{
-    if (depth > 64)
-        return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
-                          "case directory nested deeper than 64 levels");
-    DIR *d = open_dir_listing(sfd);
-    if (!d) {
-        return bd_err_errno(err, BD_E_IO, errno, NULL, "cannot list a case directory");
-    }
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        const char *name = de->d_name;
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot stat a case file");
-        } else if (S_ISREG(st.st_mode)) {
-            rc = copy_file_at(sfd, name, dfd, (st.st_mode & 0111) ? 0555 : 0444, err);
-        } else if (S_ISDIR(st.st_mode)) {
-            if (mkdirat(dfd, name, 0700) != 0) {
-                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot create a directory copy");
-                break;
-            }
-            int s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            int d2 = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (s2 < 0 || d2 < 0)
-                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot open a case directory");
-            else
-                rc = copy_tree(s2, d2, depth + 1, err);
-            if (rc == 0 && fchmod(d2, 0555) != 0)
-                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot make a copy read-only");
-            if (s2 >= 0)
-                close(s2);
-            if (d2 >= 0)
-                close(d2);
-        } else {
-            rc = bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
-                            "'%s' in the case is not a regular file or directory", name);
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-/* Copy <case_dir>/<sub> (if present) to <dst_dir>/<sub>. */
-static int copy_case_part(const char *case_dir, const char *sub, int dst_dirfd, bd_err *err)
-{
-    int cfd = open(case_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (cfd < 0)
-        return bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot open the case directory");
-    int rc = 0;
-    struct stat st;
-    if (fstatat(cfd, sub, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT)
-            rc = bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot stat %s/", sub);
-    } else if (!S_ISDIR(st.st_mode)) {
-        rc =
-            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, case_dir, 0, 0, "'%s' is not a directory", sub);
-    } else if (mkdirat(dst_dirfd, sub, 0700) != 0) {
-        rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot create case/%s in the temp dir", sub);
-    } else {
-        int s = openat(cfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int d = openat(dst_dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (s < 0 || d < 0)
-            rc = bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot open %s/", sub);
-        else
-            rc = copy_tree(s, d, 0, err);
-        if (rc == 0 && fchmod(d, 0555) != 0)
-            rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot make case/%s read-only", sub);
-        if (s >= 0)
-            close(s);
-        if (d >= 0)
-            close(d);
-    }
-    close(cfd);
-    return rc;
-}
-
-/* The entry of directory `dfd` that is the directory (dev, ino), or -1. */
-static int find_dir_entry(int dfd, dev_t dev, ino_t ino, char name[256])
-{
-    DIR *d = open_dir_listing(dfd);
-    if (!d) {
-        return -1;
-    }
-    int found = -1;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            st.st_dev == dev && st.st_ino == ino) {
-            snprintf(name, 256, "%s", de->d_name);
-            found = 0;
-            break;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
-/* Remove `path` and everything below it: never follows a symlink, never leaves the
- * file system it starts on, and uses no recursion and O(1) descriptors — a rubric may
- * leave a tree thousands of levels deep, or with modes 000, behind. */
-static int remove_tree(const char *path, bd_err *err)
-{
-    char *copy = strdup(path);
-    if (!copy)
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    char *slash = strrchr(copy, '/');
-    if (!slash || slash == copy || !slash[1]) {
-        free(copy);
-        return bd_err_set(err, BD_E_INTERNAL, path, 0, 0, "refusing to remove this path");
-    }
-    *slash = '\0';
-    const char *base = slash + 1;
-    int rc = -1, cur = -1;
-    int pfd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (pfd < 0) {
-        bd_err_errno(err, BD_E_IO, errno, copy, "cannot open the temp root");
-        goto out;
-    }
-    struct stat top;
-    if (fstatat(pfd, base, &top, AT_SYMLINK_NOFOLLOW) != 0) {
-        rc = errno == ENOENT ? 0 : bd_err_errno(err, BD_E_IO, errno, path, "cannot stat");
-        goto out;
-    }
-    if (!S_ISDIR(top.st_mode)) {
-        if (unlinkat(pfd, base, 0) != 0 && errno != ENOENT)
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot remove");
-        else
-            rc = 0;
-        goto out;
-    }
-    fchmodat(pfd, base, 0700, 0);
-    cur = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (cur < 0) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot open the temp dir to remove it");
-        goto out;
-    }
-    size_t depth = 0;
-    for (;;) {
-        DIR *d = open_dir_listing(cur);
-        if (!d) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot list the temp dir");
-            goto out;
-        }
-        bool descended = false;
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-            const char *name = de->d_name;
-            if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-                continue;
-            struct stat st;
-            if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                continue;
-            if (S_ISDIR(st.st_mode)) {
-                if (st.st_dev != top.st_dev) {
-                    closedir(d);
-                    bd_err_set(err, BD_E_IO, path, 0, 0,
-                               "a file system is mounted inside the temp dir (at '%s'); "
-                               "unmount it, then remove the directory",
-                               name);
-                    goto out;
-                }
-                /* Entries can be removed only from a directory we may write: the
-                 * read-only copies and a rubric's mode 000 need u+rwx first. */
-                if ((st.st_mode & 0700) != 0700)
-                    fchmodat(cur, name, 0700, 0);
-                int sub = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0) {
-                    closedir(d);
-                    bd_err_errno(err, BD_E_IO, errno, path, "cannot enter '%s'", name);
-                    goto out;
-                }
-                closedir(d);
-                close(cur);
-                cur = sub;
-                depth++;
-                descended = true;
-                break;
-            }
-            if (unlinkat(cur, name, 0) != 0 && errno != ENOENT) {
-                int e = errno;
-                closedir(d);
-                bd_err_errno(err, BD_E_IO, e, path, "cannot remove '%s'", name);
-                goto out;
-            }
-        }
-        if (descended)
-            continue;
-        closedir(d);
-        if (depth == 0)
-            break;
-        /* `cur` is empty: go up and remove it. */
-        struct stat me;
-        if (fstat(cur, &me) != 0) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot stat a directory");
-            goto out;
-        }
-        int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (up < 0) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot go back up");
-            goto out;
-        }
-        close(cur);
-        cur = up;
-        depth--;
-        char name[256];
-        if (find_dir_entry(cur, me.st_dev, me.st_ino, name) != 0 ||
-            unlinkat(cur, name, AT_REMOVEDIR) != 0) {
-            bd_err_errno(err, BD_E_IO, errno ? errno : EIO, path,
-                         "cannot remove an emptied directory");
-            goto out;
-        }
-    }
-    close(cur);
-    cur = -1;
-    if (unlinkat(pfd, base, AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot remove the temp dir");
-        goto out;
-    }
-    rc = 0;
-out:
-    if (cur >= 0)
-        close(cur);
-    if (pfd >= 0)
-        close(pfd);
-    free(copy);
-    return rc;
-}
-
-static int write_file_at(int dfd, const char *name, const void *data, size_t len, mode_t mode,
-                         bd_err *err)
-{
-    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return bd_err_errno(err, BD_E_IO, errno, name, "cannot create in the temp dir");
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            return bd_err_errno(err, BD_E_IO, e, name, "cannot write in the temp dir");
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (fchmod(fd, mode) != 0) {
-        int e = errno;
-        close(fd);
-        return bd_err_errno(err, BD_E_IO, e, name, "cannot set the mode");
-    }
-    close(fd);
-    return 0;
-}
-
 /* ---- the runner -------------------------------------------------------------------- */
 
 enum { C_QUEUED, C_RUNNING, C_DONE, C_DROPPED };
@@ -617,6 +283,7 @@ struct bd_runner {
     char *python;
     char *helper;
     char *tmp_root;
+    char owner_tag[BD_OWNER_TAG_MAX];
     char *runs_dir;
     int jobs;
     run_case *cases;
@@ -775,12 +442,10 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
     r->python = strdup(opts->python);
     r->helper = opts->helper ? strdup(opts->helper) : NULL;
     const char *tmp = opts->tmp_root;
-    if (!tmp || !tmp[0]) {
-        tmp = getenv("TMPDIR");
-        if (!tmp || tmp[0] != '/')
-            tmp = "/tmp";
-    }
+    if (!tmp || !tmp[0])
+        tmp = bd_tmp_root();
     r->tmp_root = strdup(tmp);
+    bd_owner_tag(r->owner_tag);
     r->runs_dir = bd_path_join(bench->root, BD_RUNS_DIR);
     r->cases = calloc(n, sizeof(run_case));
     if (!r->python || (opts->helper && !r->helper) || !r->tmp_root || !r->runs_dir || !r->cases) {
@@ -919,6 +584,8 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
                           dg, r->tc->name);
     snprintf(r->summary.task_class_digest, sizeof(r->summary.task_class_digest), "%s", dg);
 
+    /* Temp dirs of runs that were SIGKILLed go before this run makes its own. */
+    (void)bd_tmp_sweep(r->tmp_root);
     if (bd_exec_ctx_new(&r->ctx, r->opts.isolation, r->helper, err) != 0)
         return -1;
     if (bd_exec_ctx_allow(r->ctx, r->python, err) != 0)
@@ -939,14 +606,14 @@ static void case_cleanup(run_case *rc)
     bd_runner *r = rc->r;
     bd_err e = BD_ERR_INIT;
     if (rc->sut_tmp) {
-        if (remove_tree(rc->sut_tmp, &e) != 0)
+        if (bd_remove_tree(rc->sut_tmp, &e) != 0)
             set_fatal(r, &e);
         free(rc->sut_tmp);
         rc->sut_tmp = NULL;
     }
     if (rc->tmp) {
         bd_err_clear(&e);
-        if (remove_tree(rc->tmp, &e) != 0)
+        if (bd_remove_tree(rc->tmp, &e) != 0)
             set_fatal(r, &e);
         free(rc->tmp);
         rc->tmp = NULL;
@@ -1019,10 +686,18 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
     persist_case_files(r, rc);
     free(rc->sut_out);
     rc->sut_out = NULL;
-    if (r->record && !r->has_fatal) {
+    /* §4, §5: a case is reported only once its record is in the history. A case whose
+     * append failed (or that ended after the run had to stop) is not recorded and is
+     * never reported as finished. */
+    if (r->record) {
         bd_err e = BD_ERR_INIT;
-        if (r->record(&rc->res, &r->summary, r->record_payload, &e) != 0)
-            set_fatal(r, &e);
+        if (r->has_fatal || r->record(&rc->res, &r->summary, r->record_payload, &e) != 0) {
+            if (!r->has_fatal)
+                set_fatal(r, &e);
+            rc->state = C_DROPPED;
+            r->running--;
+            return;
+        }
     }
     rc->state = C_DONE;
     r->running--;
@@ -1070,8 +745,9 @@ static char *json_text(cJSON *doc, size_t *len)
 static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_err *err)
 {
     char path[PATH_MAX];
-    int n = snprintf(path, sizeof(path), "%s/benchdesk-%s-%s%s-XXXXXX", r->tmp_root,
-                     r->summary.run_id, rc->id, suffix);
+    /* The owner tag lets a later benchdesk sweep the dir if this one is SIGKILLed. */
+    int n = snprintf(path, sizeof(path), "%s/benchdesk-run-%s-%s%s-XXXXXX", r->tmp_root,
+                     r->owner_tag, rc->id, suffix);
     if (n < 0 || (size_t)n >= sizeof(path)) {
         bd_err_set(err, BD_E_IO, r->tmp_root, 0, 0, "temp dir path too long");
         return NULL;
@@ -1112,6 +788,23 @@ static int make_case_dir(run_case *rc, const char *suffix, const char *what, cha
 
 static void sut_done(bd_exec_result *res, void *payload);
 
+/* Use-time integrity (§2): copy the case's `tops` into `casefd` while hashing the whole
+ * case in the same pass, and compare with the pin now, before any program sees the copy.
+ * A case changed since the run started is case.digest_mismatch: the run aborts and
+ * nothing is recorded for it. */
+static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_err *err)
+{
+    char now[BD_DIGEST_BUF];
+    if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, err) != 0)
+        return -1;
+    if (strcmp(now, rc->case_digest) != 0)
+        return bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
+                          "case '%s' changed during the run (now %s, pinned %s): it was not "
+                          "run; restore it, or re-pin with `benchdesk pin` and sign again",
+                          rc->id, now, rc->case_digest);
+    return 0;
+}
+
 /* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
  * (err set) on an environment failure. */
 static int prepare_rubric(run_case *rc, bd_err *err)
@@ -1129,14 +822,14 @@ static int prepare_rubric(run_case *rc, bd_err *err)
         bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot open case/");
         goto out;
     }
-    if (copy_case_part(rc->case_dir_path, "input", casefd, err) != 0 ||
-        copy_case_part(rc->case_dir_path, "expected", casefd, err) != 0)
+    static const char *const rubric_tops[] = {"input", "expected", NULL};
+    if (copy_verified(rc, casefd, rubric_tops, err) != 0)
         goto out;
     if (fchmod(casefd, 0555) != 0) {
         bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot make case/ read-only");
         goto out;
     }
-    if (write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
+    if (bd_write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
         goto out;
 
     doc = cJSON_CreateObject();
@@ -1207,7 +900,12 @@ static int start_sut(run_case *rc, bd_err *err)
         goto out;
     casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     /* The system under test sees the input, never the ground truth. */
-    if (casefd < 0 || copy_case_part(rc->case_dir_path, "input", casefd, err) != 0)
+    static const char *const sut_tops[] = {"input", NULL};
+    if (casefd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, rc->sut_tmp, "cannot open case/");
+        goto out;
+    }
+    if (copy_verified(rc, casefd, sut_tops, err) != 0)
         goto out;
     fchmod(casefd, 0555);
     doc = cJSON_CreateObject();
@@ -1282,7 +980,7 @@ static void sut_done(bd_exec_result *res, void *payload)
     int64_t wall = res->wall_ms;
     bd_exec_result_delete(res);
     bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp && remove_tree(rc->sut_tmp, &e) != 0)
+    if (rc->sut_tmp && bd_remove_tree(rc->sut_tmp, &e) != 0)
         set_fatal(r, &e);
     free(rc->sut_tmp);
     rc->sut_tmp = NULL;
