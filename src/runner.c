@@ -269,6 +269,7 @@ typedef struct run_case {
     char *stderr_buf;
     char *doc; /* the prepared stdin document (with tmp laid out), or NULL */
     size_t doc_len;
+    bool started_pending; /* started while a case was finishing: announce after it */
 } run_case;
 
 typedef struct subscriber {
@@ -631,6 +632,7 @@ static void case_drop(run_case *rc)
     free(rc->sut_out);
     rc->sut_out = NULL;
     rc->state = C_DROPPED;
+    rc->started_pending = false;
     r->running--;
 }
 
@@ -715,6 +717,10 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         r->summary.passed++;
     else
         r->summary.failed++;
+    if (rc->started_pending) {
+        rc->started_pending = false;
+        emit(r, BD_RUN_EV_CASE_STARTED, rc);
+    }
     emit(r, BD_RUN_EV_CASE_FINISHED, rc);
 }
 
@@ -995,6 +1001,16 @@ static void sut_done(bd_exec_result *res, void *payload)
     pump(r);
 }
 
+/* Emit the `started` events held back while a case was finishing. */
+static void announce_pending(bd_runner *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->cases[i].started_pending) {
+            r->cases[i].started_pending = false;
+            emit(r, BD_RUN_EV_CASE_STARTED, &r->cases[i]);
+        }
+}
+
 static void rubric_done(bd_exec_result *res, void *payload)
 {
     run_case *rc = payload;
@@ -1036,6 +1052,7 @@ static void rubric_done(bd_exec_result *res, void *payload)
     r->finishing--;
     case_complete(rc, &s, res);
     bd_exec_result_delete(res);
+    announce_pending(r);
     pump(r);
 }
 
@@ -1107,7 +1124,12 @@ static void start_case(run_case *rc)
     r->running++;
     rc->t0 = uv_hrtime();
     bd_utc_now(rc->res.started_at);
-    emit(r, BD_RUN_EV_CASE_STARTED, rc);
+    /* Causal order (§4): a case that takes the slot of a finishing case is announced
+     * after that case's `finished`, though its program may already be running. */
+    if (r->finishing)
+        rc->started_pending = true;
+    else
+        emit(r, BD_RUN_EV_CASE_STARTED, rc);
 
     if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
         if (start_sut(rc, &e) != 0) {
