@@ -271,9 +271,60 @@ typedef struct rlimit_spec {
             {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},                                                    \
     }
 
-/* In the program's process, between fork and exec. Never returns. */
+/* namespaces: the minimal init, PID 1 of the case's PID namespace (§4). The rubric is its
+ * child, PID 2, so signals reach it with their usual meaning (a PID 1 ignores what it
+ * has no handler for, its own SIGSEGV included). The init reaps every orphan, relays
+ * every signal it gets to the rubric, and when the rubric ends writes its raw wait
+ * status to `report_fd` and exits: the kernel then kills whatever is left in the
+ * namespace. All signals are blocked on entry. */
+static void __attribute__((noreturn)) ns_init(pid_t rubric, int report_fd)
+{
+    sigset_t all;
+    sigfillset(&all);
+    for (;;) {
+        int st = 0;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+            if (p == rubric) {
+                write_all(report_fd, (const char *)&st, sizeof(st));
+                _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+            }
+        }
+        if (p < 0 && errno == ECHILD)
+            _exit(127);
+        siginfo_t si;
+        int sig = sigwaitinfo(&all, &si);
+        if (sig > 0 && sig != SIGCHLD)
+            kill(rubric, sig);
+    }
+}
+
+/* namespaces, in the jailed process just before execve: fork the rubric off and stay
+ * behind as its init. Returns in the rubric's process only. */
+static void ns_init_fork(int report_fd, int status_fd)
+{
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    pid_t rubric = fork();
+    if (rubric < 0) {
+        status_line(status_fd, "error fork %d\n", errno);
+        _exit(127);
+    }
+    if (rubric > 0) {
+        close(status_fd);
+        ns_init(rubric, report_fd);
+    }
+    close(report_fd);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* In the program's process, between fork and exec. Never returns. `report_fd` is the
+ * init's report pipe (namespaces) or -1. */
 static void __attribute__((noreturn))
-program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd)
+program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd, int report_fd)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -308,6 +359,8 @@ program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd)
         _exit(127);
     }
     fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+    if (h->iso == BD_ISO_NAMESPACES)
+        ns_init_fork(report_fd, status_fd);
     execve(argv[0], argv, (char *const *)scrubbed_env);
     status_line(status_fd, "error exec %d %s\n", errno, argv[0]);
     _exit(127);
@@ -563,7 +616,14 @@ supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS
     int64_t start = mono_us();
     int64_t deadline = start + h->wall_ms * 1000;
     pid_t self = getpid();
-    /* namespaces: the program starts in new namespaces, PID 1 of its PID namespace. */
+    /* namespaces: the init's report of the rubric's wait status (see ns_init). */
+    int rep[2] = {-1, -1};
+    if (h->iso == BD_ISO_NAMESPACES && pipe2(rep, O_CLOEXEC | O_NONBLOCK) != 0) {
+        status_line(st, "error pipe %d\n", errno);
+        _exit(0);
+    }
+    /* namespaces: the program starts in new namespaces, its init PID 1 of its PID
+     * namespace and the program PID 2. */
     pid_t prog =
         h->iso == BD_ISO_NAMESPACES
             ? (pid_t)syscall(SYS_clone, bd_jail_clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL)
@@ -572,8 +632,13 @@ supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS
         status_line(st, "error fork %d\n", errno);
         _exit(0);
     }
-    if (prog == 0)
-        program_child(h, argv, self, st);
+    if (prog == 0) {
+        if (rep[0] >= 0)
+            close(rep[0]);
+        program_child(h, argv, self, st, rep[1]);
+    }
+    if (rep[1] >= 0)
+        close(rep[1]);
     if (h->iso == BD_ISO_NAMESPACES && bd_jail_parent(prog, &jerr) != 0) {
         kill(prog, SIGKILL);
         waitpid(prog, NULL, 0);
@@ -631,6 +696,14 @@ supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS
     memset(&ru, 0, sizeof(ru));
     while (wait4(prog, &status, 0, &ru) < 0 && errno == EINTR)
         ;
+    /* namespaces: `prog` is the init; the rubric's own status is what it reported (none
+     * when the init was killed with the whole namespace: then the init's status is it). */
+    if (rep[0] >= 0) {
+        int rs;
+        if (read(rep[0], &rs, sizeof(rs)) == (ssize_t)sizeof(rs))
+            status = rs;
+        close(rep[0]);
+    }
     int64_t end = mono_us();
     bool stuck = false;
     int leftovers = kill_leftovers(prog, &stuck);
@@ -1144,6 +1217,10 @@ int bd_exec_ctx_new(bd_exec_ctx **out, bd_isolation iso, const char *helper, bd_
     }
     long procs = bd_exec_uid_process_count();
     ctx->nproc = (procs > 0 ? (uint64_t)procs : 0) + BD_EXEC_NPROC_EXTRA;
+    /* As root, a namespaces case runs as a host uid of its own (jail.h): the limit is
+     * then exactly the case's — its processes plus its init. */
+    if (iso == BD_ISO_NAMESPACES && geteuid() == 0)
+        ctx->nproc = BD_EXEC_NPROC_EXTRA + 1;
     /* A program closing its stdin early must not kill us; a same-uid program must not
      * read our /proc/<pid>/environ or memory. */
     signal(SIGPIPE, SIG_IGN);

@@ -210,7 +210,7 @@ static int chown_tree(int dirfd, dev_t dev, int depth, bd_err *err)
         }
         if (st.st_dev != dev)
             continue;
-        if (fchownat(dirfd, de->d_name, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID, AT_SYMLINK_NOFOLLOW) !=
+        if (fchownat(dirfd, de->d_name, J.host_uid, J.host_gid, AT_SYMLINK_NOFOLLOW) !=
             0) {
             rc = fail(err, "chown %s to the jail uid", de->d_name);
             break;
@@ -254,8 +254,11 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
     last_errno = 0;
     J.probe = cwd == NULL;
     J.as_root = geteuid() == 0;
-    J.host_uid = J.as_root ? (uid_t)BD_JAIL_HOST_ID : geteuid();
-    J.host_gid = J.as_root ? (gid_t)BD_JAIL_HOST_ID : getegid();
+    /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
+     * while the case runs. */
+    uid_t own = (uid_t)(BD_JAIL_HOST_BASE + (unsigned)getpid() % BD_JAIL_HOST_RANGE);
+    J.host_uid = J.as_root ? own : geteuid();
+    J.host_gid = J.as_root ? (gid_t)own : getegid();
     J.landlock_abi = bd_jail_landlock_abi();
     J.n_shown = 0;
     J.cwd_path[0] = '\0';
@@ -282,7 +285,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             /* Only a private directory benchdesk made (root's, 0700) or already handed
              * over: a tree is chowned below, so never a shared or system directory, even
              * if the path checks above were wrong. */
-            if ((st.st_uid != 0 && st.st_uid != (uid_t)BD_JAIL_HOST_ID) ||
+            if ((st.st_uid != 0 && st.st_uid != J.host_uid) ||
                 (st.st_mode & 07777) != 0700) {
                 errno = EPERM;
                 fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st.st_uid,
@@ -300,7 +303,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
                 fail(err, "the working directory changed while the jail was prepared");
                 goto out;
             }
-            if (fchown(dfd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+            if (fchown(dfd, J.host_uid, J.host_gid) != 0) {
                 fail(err, "chown the working directory to the jail uid");
                 goto out;
             }
@@ -345,7 +348,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
         for (int fd = 0; fd < 3; fd++) {
             struct stat st;
             if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-                fchown(fd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+                fchown(fd, J.host_uid, J.host_gid) != 0) {
                 fail(err, "hand stdio descriptor %d to the jail uid", fd);
                 goto out;
             }
@@ -768,7 +771,7 @@ int bd_jail_child(bd_err *err)
         if (J.shown_fd[i] < 0)
             return fail(err, "open %.100s to show it in the jail", J.shown[i]);
     }
-    /* Become the jail's user. As root this is the drop to BD_JAIL_HOST_ID outside; the
+    /* Become the jail's user. As root this is the drop to the case's own host uid outside; the
      * capabilities held inside this user namespace stay until execve. */
     if (J.as_root && setgroups(0, NULL) != 0)
         return fail(err, "drop supplementary groups");
@@ -847,6 +850,14 @@ static const char *const killed_syscalls[] = {
     "syslog",
 };
 
+/* Refused with EPERM: kernel memory a program could fill without it counting in
+ * RLIMIT_AS — anonymous memory files, System V shared memory and message queues, POSIX
+ * message queues. (POSIX shared memory is files in /dev/shm, which is the jail's /tmp:
+ * the size-capped tmpfs.) */
+static const char *const denied_syscalls[] = {
+    "memfd_create", "memfd_secret", "shmget", "shmat", "msgget", "mq_open",
+};
+
 /* Compile the filter into J.bpf (libseccomp allocates: this runs in the supervisor,
  * before the program's rlimits; loading it later is one system call). */
 static int build_filter(bd_err *err)
@@ -874,6 +885,13 @@ static int build_filter(bd_err *err)
                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* Memory outside RLIMIT_AS and the tmpfs cap: refused with EPERM (a library falls
+     * back; nothing to kill for). */
+    for (size_t i = 0; r == 0 && i < sizeof(denied_syscalls) / sizeof(denied_syscalls[0]); i++) {
+        int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
+        if (nr != __NR_SCMP_ERROR)
+            r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
     if (r == 0)
         r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     if (r == 0)
