@@ -330,7 +330,7 @@ typedef struct {
     char *prev; /* previous file's relative path, to check the global order */
     int have_prev;
     bd_err *err;
-    int copy_top;              /* bd_digest_case_copy: the destination dir, or -1 */
+    int copy_top;                 /* bd_digest_case_copy: the destination dir, or -1 */
     const char *const *copy_tops; /* the top-level directories copied there */
 } walk;
 

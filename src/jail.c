@@ -210,8 +210,7 @@ static int chown_tree(int dirfd, dev_t dev, int depth, bd_err *err)
         }
         if (st.st_dev != dev)
             continue;
-        if (fchownat(dirfd, de->d_name, J.host_uid, J.host_gid, AT_SYMLINK_NOFOLLOW) !=
-            0) {
+        if (fchownat(dirfd, de->d_name, J.host_uid, J.host_gid, AT_SYMLINK_NOFOLLOW) != 0) {
             rc = fail(err, "chown %s to the jail uid", de->d_name);
             break;
         }
@@ -285,8 +284,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             /* Only a private directory benchdesk made (root's, 0700) or already handed
              * over: a tree is chowned below, so never a shared or system directory, even
              * if the path checks above were wrong. */
-            if ((st.st_uid != 0 && st.st_uid != J.host_uid) ||
-                (st.st_mode & 07777) != 0700) {
+            if ((st.st_uid != 0 && st.st_uid != J.host_uid) || (st.st_mode & 07777) != 0700) {
                 errno = EPERM;
                 fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st.st_uid,
                      (unsigned)(st.st_mode & 07777));

@@ -620,7 +620,7 @@ static void test_no_secret_through_proc(void **state)
     bd_exec_result r;
     cJSON *j = run_json(&r, code);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "found")), 0);
-    assert_true(jnum(j, "read") > 5); /* it did read /proc */
+    assert_true(jnum(j, "read") > 5);          /* it did read /proc */
     assert_int_equal((int)jnum(j, "ppid"), 1); /* its init */
     assert_null(strstr(r.out, secret));
     cJSON_Delete(j);
