@@ -204,7 +204,9 @@ int bd_run_record(bd_case_result *res, const bd_run_summary *s, void *payload, b
     if (bd_history_append_score(rec->hist, &f, &res->score, &seq, hash, err) != 0)
         return -1;
     snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
+    res->record_seq = seq;
     rec->last_seq = seq;
-    bd_runner_set_chain_head(rec->runner, hash);
+    /* The runner moves its chain head from res->record_hash on the loop thread: this may
+     * run on the recording worker. */
     return 0;
 }

@@ -20,10 +20,11 @@
 #include "canon.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "serial.h"
 #include "stats.h"
 #include "verify.h"
 
-#define CASSETTE_MAX        (64u * 1024 * 1024)
+#define CASSETTE_MAX (64u * 1024 * 1024)
 
 /* ---- small helpers ----------------------------------------------------------------- */
 
@@ -82,7 +83,7 @@ static cJSON *parse_one_json(const char *buf, size_t len, char detail[BD_SCORE_D
 
 /* ---- the runner -------------------------------------------------------------------- */
 
-enum { C_QUEUED, C_RUNNING, C_DONE, C_DROPPED };
+enum { C_QUEUED, C_RUNNING, C_RECORDING, C_DONE, C_DROPPED };
 
 typedef struct run_case {
     struct bd_runner *r;
@@ -106,7 +107,10 @@ typedef struct run_case {
     char *stderr_buf;
     char *doc; /* the prepared stdin document (with tmp laid out), or NULL */
     size_t doc_len;
-    bool started_pending; /* started while a case was finishing: announce after it */
+    size_t wait_for; /* 1 + index of the case whose slot this one took, until that one
+                        is published; then its `started` is emitted; 0 = none */
+    bool slot_freed; /* its slot went on r->freed */
+    bd_err rec_err;  /* the recorder's error (written on the worker thread) */
 } run_case;
 
 typedef struct subscriber {
@@ -138,6 +142,10 @@ struct bd_runner {
     uv_loop_t *loop;
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
+    size_t recording; /* cases whose record is queued on the recorder */
+    bd_serial *recorder;
+    size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
+    size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
     bool has_fatal;
     bd_err fatal;
@@ -438,6 +446,30 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
 /* ---- per case ---------------------------------------------------------------------- */
 
 static void pump(bd_runner *r);
+static void publish(run_case *rc);
+static int record_work(void *payload);
+static void record_done(void *payload, int status);
+
+/* The case's slot is free for the next case (once). */
+static void free_slot(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    if (rc->slot_freed)
+        return;
+    rc->slot_freed = true;
+    r->freed[r->freed_tail++] = rc->index;
+}
+
+/* Causal order (§4): emit the held-back `started` of the cases that took `done`'s slot,
+ * now that `done` is reported (or dropped). */
+static void announce_waiting(bd_runner *r, const run_case *done)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->cases[i].wait_for == done->index + 1) {
+            r->cases[i].wait_for = 0;
+            emit(r, BD_RUN_EV_CASE_STARTED, &r->cases[i]);
+        }
+}
 
 static void case_cleanup(run_case *rc)
 {
@@ -468,9 +500,10 @@ static void case_drop(run_case *rc)
     case_cleanup(rc);
     free(rc->sut_out);
     rc->sut_out = NULL;
+    free_slot(rc);
     rc->state = C_DROPPED;
-    rc->started_pending = false;
     r->running--;
+    announce_waiting(r, rc);
 }
 
 static void persist_case_files(bd_runner *r, run_case *rc)
@@ -525,21 +558,66 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
     persist_case_files(r, rc);
     free(rc->sut_out);
     rc->sut_out = NULL;
-    /* §4, §5: a case is reported only once its record is in the history. A case whose
-     * append failed (or that ended after the run had to stop) is not recorded and is
-     * never reported as finished. */
-    if (r->record) {
-        bd_err e = BD_ERR_INIT;
-        if (r->has_fatal || r->record(&rc->res, &r->summary, r->record_payload, &e) != 0) {
-            if (!r->has_fatal)
-                set_fatal(r, &e);
-            rc->state = C_DROPPED;
-            r->running--;
-            return;
-        }
-    }
-    rc->state = C_DONE;
+    /* §4, §5: a case is reported only once its record is in the history. The append
+     * runs on the serial recording worker (an fsync never stalls the loop) and the case
+     * is published when it is done. A case whose append failed (or that ended after the
+     * run had to stop) is not recorded and is never reported as finished. */
+    free_slot(rc);
     r->running--;
+    if (!r->record) {
+        publish(rc);
+        return;
+    }
+    bd_err e = BD_ERR_INIT;
+    if (!r->has_fatal && !r->recorder)
+        (void)bd_serial_new(&r->recorder, r->loop, &e);
+    if (r->has_fatal || !r->recorder ||
+        bd_serial_submit(r->recorder, record_work, record_done, rc) != 0) {
+        if (!r->has_fatal && !e.code)
+            bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory queueing a record");
+        if (!r->has_fatal)
+            set_fatal(r, &e);
+        rc->state = C_DROPPED;
+        announce_waiting(r, rc);
+        return;
+    }
+    rc->state = C_RECORDING;
+    r->recording++;
+}
+
+/* Worker thread: append the case's record. Reads only what no one writes during the run
+ * (the summary's run id, task class, digests, class; the case's result). */
+static int record_work(void *payload)
+{
+    run_case *rc = payload;
+    bd_runner *r = rc->r;
+    bd_err_clear(&rc->rec_err);
+    return r->record(&rc->res, &r->summary, r->record_payload, &rc->rec_err);
+}
+
+/* Loop thread: the record is in (publish the case) or the append failed (stop the run). */
+static void record_done(void *payload, int status)
+{
+    run_case *rc = payload;
+    bd_runner *r = rc->r;
+    r->recording--;
+    if (status != 0) {
+        set_fatal(r, &rc->rec_err);
+        rc->state = C_DROPPED;
+        announce_waiting(r, rc);
+    } else {
+        if (rc->res.record_hash[0])
+            bd_runner_set_chain_head(r, rc->res.record_hash);
+        publish(rc);
+    }
+    pump(r);
+}
+
+/* The case is done (and recorded, when there is a recorder): count it, report it. */
+static void publish(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    rc->state = C_DONE;
     r->done++;
     r->results[r->n_results++] = &rc->res;
     /* Keep results in id order for the summary and readers. */
@@ -554,11 +632,12 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         r->summary.passed++;
     else
         r->summary.failed++;
-    if (rc->started_pending) {
-        rc->started_pending = false;
+    if (rc->wait_for) {
+        rc->wait_for = 0;
         emit(r, BD_RUN_EV_CASE_STARTED, rc);
     }
     emit(r, BD_RUN_EV_CASE_FINISHED, rc);
+    announce_waiting(r, rc);
 }
 
 static void case_fail(run_case *rc, bd_harness_mode mode, const char *detail, int64_t wall_ms)
@@ -838,16 +917,6 @@ static void sut_done(bd_exec_result *res, void *payload)
     pump(r);
 }
 
-/* Emit the `started` events held back while a case was finishing. */
-static void announce_pending(bd_runner *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (r->cases[i].started_pending) {
-            r->cases[i].started_pending = false;
-            emit(r, BD_RUN_EV_CASE_STARTED, &r->cases[i]);
-        }
-}
-
 static void rubric_done(bd_exec_result *res, void *payload)
 {
     run_case *rc = payload;
@@ -884,12 +953,12 @@ static void rubric_done(bd_exec_result *res, void *payload)
     }
     /* Refill the slot first: the next rubric starts while this case is cleaned up,
      * recorded and published. */
+    free_slot(rc);
     r->finishing++;
     pump(r);
     r->finishing--;
     case_complete(rc, &s, res);
     bd_exec_result_delete(res);
-    announce_pending(r);
     pump(r);
 }
 
@@ -961,11 +1030,15 @@ static void start_case(run_case *rc)
     r->running++;
     rc->t0 = uv_hrtime();
     bd_utc_now(rc->res.started_at);
-    /* Causal order (§4): a case that takes the slot of a finishing case is announced
-     * after that case's `finished`, though its program may already be running. */
-    if (r->finishing)
-        rc->started_pending = true;
-    else
+    /* Causal order (§4): a case that takes the slot of a case not yet reported (its
+     * program ended; it is being cleaned up or recorded) is announced after that case's
+     * `finished`, though its own program may already be running. */
+    if (r->freed_head < r->freed_tail) {
+        const run_case *prev = &r->cases[r->freed[r->freed_head++]];
+        if (prev->state != C_DONE && prev->state != C_DROPPED)
+            rc->wait_for = prev->index + 1;
+    }
+    if (!rc->wait_for)
         emit(r, BD_RUN_EV_CASE_STARTED, rc);
 
     if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
@@ -1130,6 +1203,9 @@ static void finish_run(bd_runner *r)
     if (r->finished)
         return;
     r->finished = true;
+    /* Every record is in (recording == 0): the worker has nothing left. */
+    bd_serial_close(r->recorder);
+    r->recorder = NULL;
     compute_summary(r);
     write_summary(r);
     r->summary.cancelled = r->cancelled;
@@ -1144,7 +1220,7 @@ static void pump(bd_runner *r)
         start_case(&r->cases[r->next++]);
     if (r->finishing)
         return; /* the finished case completes (and calls pump) next */
-    if (r->running == 0 && (r->cancelled || r->next >= r->n)) {
+    if (r->running == 0 && r->recording == 0 && (r->cancelled || r->next >= r->n)) {
         /* Cases prepared ahead but never started leave nothing behind either. */
         for (size_t i = r->next; i < r->n; i++)
             case_cleanup(&r->cases[i]);
@@ -1161,7 +1237,8 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
     if (r->started)
         return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the run was already started");
     r->results = calloc(r->n, sizeof(*r->results));
-    if (!r->results)
+    r->freed = calloc(r->n ? r->n : 1, sizeof(*r->freed));
+    if (!r->results || !r->freed)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     r->loop = loop;
     r->started = true;
@@ -1322,7 +1399,7 @@ void bd_runner_free(bd_runner *r)
      * loop first, so no process, temp dir or callback outlives the runner. */
     if (r->started && !r->finished && r->loop) {
         bd_runner_cancel(r);
-        while (r->running > 0)
+        while (r->running > 0 || r->recording > 0)
             uv_run(r->loop, UV_RUN_ONCE);
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -1336,8 +1413,10 @@ void bd_runner_free(bd_runner *r)
         free(c->case_dir_path);
         free(c->id);
     }
+    bd_serial_close(r->recorder);
     free(r->cases);
     free(r->results);
+    free(r->freed);
     free(r->subs);
     if (r->have_report)
         bd_verify_report_release(&r->report);
