@@ -944,6 +944,21 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
         bytes += strlen(ctx->wrapper[i]) + 1;
     for (size_t i = 0; spec->argv[i]; i++, argc++)
         bytes += strlen(spec->argv[i]) + 1;
+    /* Extra environment (a SUT's env_pass): NAME=value, never one of the scrubbed keys. */
+    size_t envc = 0;
+    for (; spec->env_extra && spec->env_extra[envc]; envc++) {
+        const char *kv = spec->env_extra[envc];
+        const char *eq = strchr(kv, '=');
+        bool scrubbed = false;
+        for (size_t k = 0; eq && scrubbed_env[k]; k++)
+            scrubbed = scrubbed || (strncmp(scrubbed_env[k], kv, (size_t)(eq - kv) + 1) == 0);
+        if (!eq || eq == kv || scrubbed || envc >= REQ_ENV_MAX)
+            return bd_err_set(err, BD_E_EXEC_REFUSED, NULL, 0, 0,
+                              "refusing environment entry %zu for '%s': not NAME=value, one of "
+                              "the scrubbed keys, or more than %d entries",
+                              envc + 1, prog, REQ_ENV_MAX);
+        bytes += strlen(kv) + 1;
+    }
     if (bytes > REQ_STRINGS_MAX)
         return bd_err_set(err, BD_E_EXEC_REFUSED, NULL, 0, 0,
                           "the command line of '%s' is too long (%zu bytes, at most %u)", prog,
@@ -983,6 +998,11 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
         memcpy(strings + off, spec->argv[i], l);
         off += l;
     }
+    for (size_t i = 0; i < envc; i++) {
+        l = strlen(spec->env_extra[i]) + 1;
+        memcpy(strings + off, spec->env_extra[i], l);
+        off += l;
+    }
     req_hdr h;
     memset(&h, 0, sizeof(h));
     h.magic = REQ_MAGIC;
@@ -995,6 +1015,8 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
     h.nofile = spec->limits.nofile;
     h.argc = (uint32_t)argc;
     h.strings_len = (uint32_t)bytes;
+    h.envc = (uint32_t)envc;
+    h.flags = spec->host_network ? REQ_F_HOST_NETWORK : 0;
 
     ex->loop = loop;
     ex->stdin_len = spec->stdin_len;

@@ -165,8 +165,8 @@ static void ns_init_fork(int report_fd, int status_fd)
 
 /* In the program's process, between fork and exec. Never returns. `report_fd` is the
  * init's report pipe (namespaces) or -1. */
-static void __attribute__((noreturn))
-program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd, int report_fd)
+static void __attribute__((noreturn)) program_child(const req_hdr *h, char **argv, char **envp,
+                                                    pid_t supervisor, int status_fd, int report_fd)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -203,7 +203,7 @@ program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd, in
     fcntl(status_fd, F_SETFD, FD_CLOEXEC);
     if (h->iso == BD_ISO_NAMESPACES)
         ns_init_fork(report_fd, status_fd);
-    execve(argv[0], argv, (char *const *)scrubbed_env);
+    execve(argv[0], argv, envp);
     status_line(status_fd, "error exec %d %s\n", errno, argv[0]);
     _exit(127);
 }
@@ -217,6 +217,7 @@ program_child(const req_hdr *h, char **argv, pid_t supervisor, int status_fd, in
 typedef struct vfork_args {
     const req_hdr *h;
     char **argv;
+    char **envp;
     pid_t supervisor;
     int status_fd;
 } vfork_args;
@@ -294,7 +295,7 @@ static NOSAN int vfork_child(void *arg)
     }
     syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     syscall(SYS_fcntl, st, F_SETFD, FD_CLOEXEC);
-    long rc = syscall(SYS_execve, a->argv[0], a->argv, scrubbed_env);
+    long rc = syscall(SYS_execve, a->argv[0], a->argv, a->envp);
     /* syscall() returns -1 and sets errno (in the supervisor's TLS, which is ours too). */
     raw_error(st, "exec", rc == -1 ? errno : -rc, a->argv[0]);
     syscall(SYS_exit, 127);
@@ -304,9 +305,9 @@ static NOSAN int vfork_child(void *arg)
 static char vfork_stack[64 * 1024] __attribute__((aligned(64)));
 
 /* Start the program for the subprocess class. Returns its pid, or -1 (errno). */
-static pid_t vfork_program(const req_hdr *h, char **argv, pid_t self, int status_fd)
+static pid_t vfork_program(const req_hdr *h, char **argv, char **envp, pid_t self, int status_fd)
 {
-    vfork_args a = {h, argv, self, status_fd};
+    vfork_args a = {h, argv, envp, self, status_fd};
     return clone(vfork_child, vfork_stack + sizeof(vfork_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
                  &a);
 }
@@ -409,8 +410,8 @@ static int kill_leftovers(pid_t prog, bool *stuck)
 }
 
 /* The per-case supervisor. Never returns. */
-static void __attribute__((noreturn))
-supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS], pid_t server)
+static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *cwd, char **argv,
+                                                 char **envp, const int fds[REQ_FDS], pid_t server)
 {
     sigset_t block;
     sigemptyset(&block);
@@ -445,6 +446,8 @@ supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS
     }
     /* Isolation classes set up here, before the program's fork. */
     bd_err jerr = BD_ERR_INIT;
+    if (h->iso == BD_ISO_NAMESPACES)
+        bd_jail_set_host_network((h->flags & REQ_F_HOST_NETWORK) != 0);
     if (h->iso == BD_ISO_NAMESPACES &&
         bd_jail_prepare(cwd, (const char *const *)argv, &jerr) != 0) {
         status_line(st, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
@@ -469,7 +472,7 @@ supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS
     pid_t prog =
         h->iso == BD_ISO_NAMESPACES
             ? (pid_t)syscall(SYS_clone, bd_jail_clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL)
-            : vfork_program(h, argv, self, st);
+            : vfork_program(h, argv, envp, self, st);
     if (prog < 0) {
         status_line(st, "error fork %d\n", errno);
         _exit(0);
@@ -477,7 +480,7 @@ supervisor(const req_hdr *h, const char *cwd, char **argv, const int fds[REQ_FDS
     if (prog == 0) {
         if (rep[0] >= 0)
             close(rep[0]);
-        program_child(h, argv, self, st, rep[1]);
+        program_child(h, argv, envp, self, st, rep[1]);
     }
     if (rep[1] >= 0)
         close(rep[1]);
@@ -613,34 +616,45 @@ typedef struct spare {
 
 static spare the_spare;
 
-/* Parse a request buffer (already validated by the server). Returns 0, or -1. */
+/* Parse a request buffer: *cwd, and one allocation holding argv (argc + 1 entries)
+ * followed by envp (the scrubbed keys, then the request's envc entries, then NULL);
+ * free *argv_out only. Returns 0, or an errno (EPROTO for a malformed request). */
 static int parse_request(const char *buf, size_t len, req_hdr *h, const char **cwd,
-                         char ***argv_out)
+                         char ***argv_out, char ***envp_out)
 {
     if (len < sizeof(*h))
-        return -1;
+        return EPROTO;
     memcpy(h, buf, sizeof(*h));
     const char *s = buf + sizeof(*h);
     size_t slen = len - sizeof(*h);
     if (h->magic != REQ_MAGIC || h->strings_len != slen || slen == 0 || s[slen - 1] != '\0' ||
-        h->argc == 0 || h->argc > 4096 || h->wall_ms <= 0)
-        return -1;
-    char **argv = calloc((size_t)h->argc + 1, sizeof(char *));
+        h->argc == 0 || h->argc > 4096 || h->envc > REQ_ENV_MAX || h->wall_ms <= 0)
+        return EPROTO;
+    size_t n_scrub = sizeof(scrubbed_env) / sizeof(scrubbed_env[0]) - 1;
+    char **argv = calloc((size_t)h->argc + 1 + n_scrub + h->envc + 1, sizeof(char *));
     if (!argv)
-        return -1;
+        return ENOMEM;
+    char **envp = argv + h->argc + 1;
+    for (size_t k = 0; k < n_scrub; k++)
+        envp[k] = (char *)scrubbed_env[k];
     const char *p = s + strlen(s) + 1;
     const char *end = s + slen;
-    uint32_t i = 0;
+    uint32_t i = 0, e = 0;
     for (; i < h->argc && p < end; i++) {
         argv[i] = (char *)p;
         p += strlen(p) + 1;
     }
-    if (i != h->argc || p != end || argv[0][0] != '/') {
+    for (; e < h->envc && p < end; e++) {
+        envp[n_scrub + e] = (char *)p;
+        p += strlen(p) + 1;
+    }
+    if (i != h->argc || e != h->envc || p != end || argv[0][0] != '/') {
         free(argv);
-        return -1;
+        return EPROTO;
     }
     *cwd = s;
     *argv_out = argv;
+    *envp_out = envp;
     return 0;
 }
 
@@ -673,11 +687,11 @@ static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
     }
     req_hdr h;
     const char *cwd = NULL;
-    char **argv = NULL;
-    if (nfds != REQ_FDS || parse_request(buf, (size_t)n, &h, &cwd, &argv) != 0)
+    char **argv = NULL, **envp = NULL;
+    if (nfds != REQ_FDS || parse_request(buf, (size_t)n, &h, &cwd, &argv, &envp) != 0)
         _exit(0);
     close(sock);
-    supervisor(&h, cwd, argv, fds, server);
+    supervisor(&h, cwd, argv, envp, fds, server);
 }
 
 static void spare_drop(void)
@@ -745,37 +759,11 @@ static void server_request(int sock, const char *buf, size_t len, int *fds, int 
 {
     char reply[64];
     req_hdr h;
-    if (len < sizeof(h) || nfds != REQ_FDS) {
-        snprintf(reply, sizeof(reply), "err %d", EPROTO);
-        server_reply(sock, reply, -1);
-        return;
-    }
-    memcpy(&h, buf, sizeof(h));
-    const char *s = buf + sizeof(h);
-    size_t slen = len - sizeof(h);
-    if (h.magic != REQ_MAGIC || h.strings_len != slen || slen == 0 || s[slen - 1] != '\0' ||
-        h.argc == 0 || h.argc > 4096 || h.wall_ms <= 0) {
-        snprintf(reply, sizeof(reply), "err %d", EPROTO);
-        server_reply(sock, reply, -1);
-        return;
-    }
-    char **argv = calloc((size_t)h.argc + 1, sizeof(char *));
-    if (!argv) {
-        snprintf(reply, sizeof(reply), "err %d", ENOMEM);
-        server_reply(sock, reply, -1);
-        return;
-    }
-    const char *cwd = s;
-    const char *p = s + strlen(s) + 1;
-    const char *end = s + slen;
-    uint32_t i = 0;
-    for (; i < h.argc && p < end; i++) {
-        argv[i] = (char *)p;
-        p += strlen(p) + 1;
-    }
-    if (i != h.argc || p != end || argv[0][0] != '/') {
-        free(argv);
-        snprintf(reply, sizeof(reply), "err %d", EPROTO);
+    const char *cwd = NULL;
+    char **argv = NULL, **envp = NULL;
+    int perr = nfds != REQ_FDS ? EPROTO : parse_request(buf, len, &h, &cwd, &argv, &envp);
+    if (perr != 0) {
+        snprintf(reply, sizeof(reply), "err %d", perr);
         server_reply(sock, reply, -1);
         return;
     }
@@ -793,7 +781,7 @@ static void server_request(int sock, const char *buf, size_t len, int *fds, int 
     pid = fork();
     if (pid == 0) {
         close(sock);
-        supervisor(&h, cwd, argv, fds, server);
+        supervisor(&h, cwd, argv, envp, fds, server);
     }
     free(argv);
     if (pid < 0) {

@@ -19,8 +19,9 @@
 #define REQ_STRINGS_MAX (BD_EXEC_MAX_ARGV_BYTES + PATH_MAX)
 
 /* One request = one SOCK_SEQPACKET message: this header, then `strings_len` bytes
- * holding cwd and then argc arguments, each NUL-terminated; plus REQ_FDS descriptors
- * (stdin read end, stdout write end, stderr write end, status write end). */
+ * holding cwd, then argc arguments, then envc "NAME=value" entries added to the
+ * scrubbed environment, each NUL-terminated; plus REQ_FDS descriptors (stdin read end,
+ * stdout write end, stderr write end, status write end). */
 typedef struct req_hdr {
     uint32_t magic;
     uint32_t iso;
@@ -28,7 +29,14 @@ typedef struct req_hdr {
     uint64_t as_bytes, cpu_s, nproc, fsize, nofile;
     uint32_t argc;
     uint32_t strings_len;
+    uint32_t envc;
+    uint32_t flags; /* REQ_F_* */
 } req_hdr;
+
+/* The program keeps the host network (record --unsafe-network; jail.h). */
+#define REQ_F_HOST_NETWORK 1u
+/* Extra environment entries, at most. */
+#define REQ_ENV_MAX 64
 
 static const char *const scrubbed_env[] __attribute__((unused)) = {
     BD_EXEC_ENV_PATH, BD_EXEC_ENV_LANG, BD_EXEC_ENV_HASHSEED, BD_EXEC_ENV_IOENC, NULL};

@@ -94,7 +94,8 @@ static struct {
     int landlock_abi;
     struct sock_filter bpf[2048]; /* the compiled seccomp filter */
     unsigned short bpf_len;
-    bool bpf_cached; /* compiled once by bd_jail_server_init: kept across prepares */
+    bool bpf_cached;   /* compiled once by bd_jail_server_init: kept across prepares */
+    bool host_network; /* record --unsafe-network: see bd_jail_set_host_network */
 } J = {.sync_rd = -1, .sync_wr = -1, .report_rd = -1, .report_wr = -1, .cwd_fd = -1};
 
 static int last_errno;
@@ -130,10 +131,15 @@ static void close_fd(int *fd)
     }
 }
 
+void bd_jail_set_host_network(bool on)
+{
+    J.host_network = on;
+}
+
 unsigned long bd_jail_clone_flags(void)
 {
-    return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-           CLONE_NEWCGROUP;
+    return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (J.host_network ? 0 : CLONE_NEWNET) |
+           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
 }
 
 int bd_jail_landlock_abi(void)
@@ -352,7 +358,8 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             }
         }
     }
-    if (!J.bpf_cached && build_filter(err) != 0)
+    /* The host-network filter differs (no socket rule): built for this program only. */
+    if ((!J.bpf_cached || J.host_network) && build_filter(err) != 0)
         goto out;
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
@@ -550,6 +557,8 @@ static const char passwd_text[] = "root:x:0:0:root:/nonexistent:/usr/sbin/nologi
 static const char group_text[] = "root:x:0:\nrubric:x:1000:\nnogroup:x:65534:\n";
 /* No "dns": a name lookup fails at once instead of opening a socket. */
 static const char nsswitch_text[] = "passwd: files\ngroup: files\nhosts: files\n";
+/* With the host network (record --unsafe-network) names resolve as on the host. */
+static const char nsswitch_net_text[] = "passwd: files\ngroup: files\nhosts: files dns\n";
 
 static int build_root(bd_err *err)
 {
@@ -567,10 +576,16 @@ static int build_root(bd_err *err)
 
     if (make_dir("etc", 0755, err) != 0 || make_file("etc/passwd", passwd_text, err) != 0 ||
         make_file("etc/group", group_text, err) != 0 ||
-        make_file("etc/nsswitch.conf", nsswitch_text, err) != 0 ||
+        make_file("etc/nsswitch.conf", J.host_network ? nsswitch_net_text : nsswitch_text, err) !=
+            0 ||
         show_host("etc/ld.so.cache", false, err) != 0 ||
         show_host("etc/localtime", false, err) != 0 ||
         show_host("etc/alternatives", false, err) != 0)
+        return -1;
+    if (J.host_network &&
+        (show_host("etc/resolv.conf", false, err) != 0 || show_host("etc/hosts", false, err) != 0 ||
+         show_host("etc/ssl", false, err) != 0 ||
+         show_host("etc/ca-certificates", false, err) != 0))
         return -1;
 
     if (make_dir("dev", 0755, err) != 0)
@@ -698,7 +713,7 @@ static int apply_landlock(bd_err *err)
     struct ll_ruleset_attr attr = {fs, 0, 0};
     size_t size = sizeof(uint64_t);
     if (abi >= 4) {
-        attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+        attr.handled_access_net = J.host_network ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
         size = 2 * sizeof(uint64_t);
     }
     if (abi >= 6) {
@@ -890,8 +905,18 @@ static int build_filter(bd_err *err)
         if (nr != __NR_SCMP_ERROR)
             r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
     }
-    if (r == 0)
+    /* Sockets: AF_UNIX only; with the host network also AF_INET and AF_INET6 (never
+     * netlink, packet or the rest). */
+    if (r == 0 && !J.host_network)
         r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
+    /* (One comparison per argument and rule: the families between and beyond, one rule
+     * each.) */
+    if (r == 0 && J.host_network)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNSPEC, 0));
+    for (int fam = AF_INET + 1; r == 0 && J.host_network && fam < AF_INET6; fam++)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, fam, 0));
+    if (r == 0 && J.host_network)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_INET6, 0));
     if (r == 0)
         r = seccomp_rule_add(ctx, kill, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     if (r != 0) {

@@ -59,8 +59,17 @@
  * bd_jail_prepare only copies it (a failure here is retried, and reported, per case). */
 void bd_jail_server_init(void);
 
+/* Supervisor, before bd_jail_prepare: whether the program keeps the host network
+ * (`record --unsafe-network`, DESIGN.md §15). When on: no new network namespace, the
+ * seccomp filter and Landlock allow AF_INET/AF_INET6 sockets and TCP, and the resolver
+ * files (/etc/resolv.conf, /etc/hosts, /etc/ssl) are shown with "hosts: files dns";
+ * every other namespace, the minimal root, the rest of the filter and the limits stay.
+ * Off by default; a supervisor serves one program, so it is never reset. */
+void bd_jail_set_host_network(bool on);
+
 /* Flags for the program's clone(): CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
- * CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS (the caller adds SIGCHLD). */
+ * CLONE_NEWNET (not with the host network) | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
+ * (the caller adds SIGCHLD). */
 unsigned long bd_jail_clone_flags(void);
 
 /* Supervisor, before the program's clone. `cwd` is the program's working directory

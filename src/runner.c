@@ -22,6 +22,7 @@
 #include "fsutil.h"
 #include "serial.h"
 #include "stats.h"
+#include "sut_env.h"
 #include "verify.h"
 
 #define CASSETTE_MAX (64u * 1024 * 1024)
@@ -124,6 +125,7 @@ struct bd_runner {
     bd_runner_opts opts;
     char *python;
     char *helper;
+    char **sut_env; /* the SUT's extra "NAME=value" entries (sut_env.h), or NULL */
     char *tmp_root;
     char owner_tag[BD_OWNER_TAG_MAX];
     char *runs_dir;
@@ -396,8 +398,21 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     r->have_report = true;
     if (v < 0)
         return -1;
+    /* Record mode: the case is about to change, so only the task class and a loadable
+     * case.yaml are required. */
+    const bd_err *tcf = r->opts.record_sut ? bd_verify_tc_failure(&r->report) : NULL;
+    if (r->opts.record_sut && !tcf) {
+        for (size_t i = 0; i < r->n && !tcf; i++)
+            if (!r->report.cases[i].loaded)
+                tcf = &r->report.cases[i].err;
+        if (tcf && err)
+            *err = *tcf;
+        if (tcf)
+            return -1;
+        v = 0;
+    }
     if (v > 0) {
-        const bd_err *first = bd_verify_first_failure(&r->report);
+        const bd_err *first = tcf ? tcf : bd_verify_first_failure(&r->report);
         if (err && first)
             *err = *first;
         else
@@ -429,6 +444,15 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
                           "(%s); restore them or re-pin with `benchdesk pin %s`",
                           dg, r->tc->name);
     snprintf(r->summary.task_class_digest, sizeof(r->summary.task_class_digest), "%s", dg);
+
+    /* The SUT's environment: the scrubbed keys plus what the signed registration names
+     * (§15); a variable that is not set stops the run before anything starts. */
+    if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
+        char rp[PATH_MAX];
+        snprintf(rp, sizeof(rp), "%s/registration.yaml", r->tc->dir);
+        if (bd_sut_env_build(&r->sut_env, r->tc->reg, rp, err) != 0)
+            return -1;
+    }
 
     /* Temp dirs of runs that were SIGKILLed go before this run makes its own. */
     (void)bd_tmp_sweep(r->tmp_root);
@@ -556,8 +580,14 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         }
     }
     persist_case_files(r, rc);
-    free(rc->sut_out);
-    rc->sut_out = NULL;
+    if (r->opts.record_sut) {
+        /* The recording: freed with the runner. */
+        rc->res.sut_output = rc->sut_out;
+        rc->res.sut_output_len = rc->sut_out_len;
+    } else {
+        free(rc->sut_out);
+        rc->sut_out = NULL;
+    }
     /* §4, §5: a case is reported only once its record is in the history. The append
      * runs on the serial recording worker (an fsync never stalls the loop) and the case
      * is published when it is done. A case whose append failed (or that ended after the
@@ -719,7 +749,7 @@ static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_e
     char now[BD_DIGEST_BUF];
     if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, err) != 0)
         return -1;
-    if (strcmp(now, rc->case_digest) != 0)
+    if (!rc->r->opts.record_sut && strcmp(now, rc->case_digest) != 0)
         return bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
                           "case '%s' changed during the run (now %s, pinned %s): it was not "
                           "run; restore it, or re-pin with `benchdesk pin` and sign again",
@@ -793,7 +823,7 @@ static int launch_rubric(run_case *rc, bd_err *err)
 {
     bd_runner *r = rc->r;
     const char *argv[] = {r->python, "-s", "rubric.py", NULL};
-    bd_exec_spec spec = {argv, rc->tmp, rc->doc, rc->doc_len, rc->lim};
+    bd_exec_spec spec = {argv, rc->tmp, rc->doc, rc->doc_len, rc->lim, NULL, false};
     rc->in_sut = false;
     int rc_ = bd_exec_start(&rc->ex, r->loop, r->ctx, &spec, rubric_done, rc, err);
     free(rc->doc); /* the exec keeps its own copy */
@@ -852,7 +882,14 @@ static int start_sut(run_case *rc, bd_err *err)
     lim.wall_ms = (int64_t)wall * 1000;
     lim.cpu_s = (uint64_t)wall;
     lim.as_bytes = (uint64_t)BD_RUBRIC_MAX_MEMORY_MB * 1024 * 1024;
-    bd_exec_spec spec = {(const char *const *)reg->sut_argv, rc->sut_tmp, text, len, lim};
+    /* The SUT alone gets env_pass and, when recording with consent, the network. */
+    bd_exec_spec spec = {(const char *const *)reg->sut_argv,
+                         rc->sut_tmp,
+                         text,
+                         len,
+                         lim,
+                         (const char *const *)r->sut_env,
+                         r->opts.sut_host_network};
     rc->in_sut = true;
     if (bd_exec_start(&rc->ex, r->loop, r->ctx, &spec, sut_done, rc, err) != 0)
         goto out;
@@ -908,6 +945,11 @@ static void sut_done(bd_exec_result *res, void *payload)
     rc->sut_tmp = NULL;
     if (mode != BD_HM_NONE) {
         case_fail(rc, mode, detail, wall);
+    } else if (r->opts.record_sut && !r->has_fatal) {
+        bd_score none;
+        memset(&none, 0, sizeof(none));
+        none.passed = true; /* the SUT answered; nothing was scored */
+        case_complete(rc, &none, NULL);
     } else if (r->has_fatal) {
         case_drop(rc);
     } else if (start_rubric(rc, &e) != 0) {
@@ -1423,6 +1465,7 @@ void bd_runner_free(bd_runner *r)
     for (size_t i = 0; i < r->summary.n_failure_modes; i++)
         free(r->summary.failure_modes[i].code);
     free(r->summary.failure_modes);
+    bd_sut_env_free(r->sut_env);
     bd_exec_ctx_free(r->ctx);
     free(r->rubric);
     free(r->python);

@@ -64,11 +64,16 @@ typedef struct bd_runner_opts {
     bool drafts;            /* --drafts: unsigned cases allowed */
     const char *run_id;     /* NULL = generated "YYYYMMDDTHHMMSSZ-<8 hex>" */
     bool write_files;       /* write the summary and per-case files (default true) */
+    /* Record mode (§15, record.h): run the command SUT only — no rubric, nothing appended
+     * to the history; a case need not match a pin (it is about to get a new cassette),
+     * the task class must. Each case's SUT stdout is in its result's sut_output. */
+    bool record_sut;
+    bool sut_host_network; /* record --unsafe-network: the SUT keeps the host network */
 } bd_runner_opts;
 
 #define BD_RUNNER_OPTS_INIT                                                                        \
     {                                                                                              \
-        0, BD_ISO_SUBPROCESS, NULL, NULL, NULL, false, NULL, true                                  \
+        0, BD_ISO_SUBPROCESS, NULL, NULL, NULL, false, NULL, true, false, false                    \
     }
 
 /* One failure-mode code and the number of finished cases whose score carries it. */
@@ -113,8 +118,10 @@ typedef struct bd_case_result {
     char cassette_digest[72]; /* "" when none */
     const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
     size_t stderr_len;
-    char record_hash[65]; /* filled by the recorder; "" when none */
-    uint64_t record_seq;  /* the record's seq, filled by the recorder; 0 when none */
+    char record_hash[65];   /* filled by the recorder; "" when none */
+    uint64_t record_seq;    /* the record's seq, filled by the recorder; 0 when none */
+    const char *sut_output; /* record mode: the SUT's stdout (one JSON value), else NULL */
+    size_t sut_output_len;
 } bd_case_result;
 
 typedef enum {

@@ -143,7 +143,7 @@ static void run_in(bd_exec_result *res, const char *code, const bd_exec_limits *
 {
     fresh_dir();
     const char *argv[] = {python, "-s", "-c", code, NULL};
-    bd_exec_spec spec = {argv, dir, NULL, 0, limits(20000)};
+    bd_exec_spec spec = {argv, dir, NULL, 0, limits(20000), NULL, false};
     if (lim)
         spec.limits = *lim;
     bd_err err = BD_ERR_INIT;
@@ -748,7 +748,7 @@ static void test_setup_failure_is_reported(void **state)
     SKIP_UNLESS_JAIL();
     /* "/" is not a private working directory: refused before the program exists. */
     const char *argv[] = {python, "-s", "-c", "print(1)", NULL};
-    bd_exec_spec spec = {argv, "/", NULL, 0, limits(5000)};
+    bd_exec_spec spec = {argv, "/", NULL, 0, limits(5000), NULL, false};
     bd_exec_result r;
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
@@ -807,7 +807,7 @@ static void test_program_outside_system_dirs_is_shown(void **state)
     assert_int_equal(bd_exec_ctx_allow(ctx, copy, &err), 0);
     fresh_dir();
     const char *argv[] = {copy, "shown", NULL};
-    bd_exec_spec spec = {argv, dir, NULL, 0, limits(5000)};
+    bd_exec_spec spec = {argv, dir, NULL, 0, limits(5000), NULL, false};
     bd_exec_result r;
     assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
     if (!r.started)

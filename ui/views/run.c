@@ -423,11 +423,8 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
     /* As `benchdesk run`: BENCHDESK_PYTHON, else config.yaml's python, else python3;
      * the strongest isolation class the machine has. */
     bd_isolation iso;
-    const char *want = getenv("BENCHDESK_PYTHON");
-    if (!want || !want[0])
-        want = app->config.python ? app->config.python : "python3";
     if (bd_isolation_choose(&iso, NULL, "auto", false, &err) < 0 ||
-        bd_exec_find_program(&python, want, &err) < 0)
+        bd_config_find_python(&python, &app->config, &err) < 0)
         goto fail;
     bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
     opts.isolation = iso;
