@@ -74,7 +74,7 @@ int bd_line_diff(bd_diff_line **out, size_t *n, const char *a, size_t alen, cons
                 d[k++] = (bd_diff_line){BD_DIFF_SAME, la[i].p, la[i].len};
                 i++;
                 j++;
-            } else if (j < nb && (i == na || t[i * w + j + 1] >= t[(i + 1) * w + j])) {
+            } else if (j < nb && (i == na || t[i * w + j + 1] > t[(i + 1) * w + j])) {
                 d[k++] = (bd_diff_line){BD_DIFF_ADD, lb[j].p, lb[j].len};
                 j++;
             } else {
