@@ -143,6 +143,7 @@ struct bd_runner {
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
     size_t recording; /* cases whose record is queued on the recorder */
+    size_t removing;  /* temp dirs being removed on the thread pool */
     bd_serial *recorder;
     size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
@@ -471,23 +472,67 @@ static void announce_waiting(bd_runner *r, const run_case *done)
         }
 }
 
+/* Removing a temp dir runs on libuv's thread pool: a rubric may leave a tree that takes
+ * a minute to remove, and the loop (the TUI, the other cases, Ctrl-C) must not wait for
+ * it. The run finishes only when every removal is done. */
+typedef struct removal {
+    uv_work_t req;
+    bd_runner *r;
+    char *path;
+    int rc;
+    bd_err err;
+} removal;
+
+static void removal_work(uv_work_t *req)
+{
+    removal *m = req->data;
+    bd_err_clear(&m->err);
+    m->rc = bd_remove_tree(m->path, &m->err);
+}
+
+static void removal_done(uv_work_t *req, int status)
+{
+    removal *m = req->data;
+    bd_runner *r = m->r;
+    (void)status;
+    if (m->rc != 0)
+        set_fatal(r, &m->err);
+    free(m->path);
+    free(m);
+    r->removing--;
+    pump(r);
+}
+
+/* Remove the temp dir `*path` (and free and clear it): off the loop while the run is
+ * going, in place otherwise (the runner being freed). */
+static void remove_temp(bd_runner *r, char **path)
+{
+    if (!*path)
+        return;
+    removal *m = r->loop && r->started && !r->finished ? calloc(1, sizeof(*m)) : NULL;
+    if (m) {
+        m->req.data = m;
+        m->r = r;
+        m->path = *path;
+        if (uv_queue_work(r->loop, &m->req, removal_work, removal_done) == 0) {
+            r->removing++;
+            *path = NULL;
+            return;
+        }
+        free(m);
+    }
+    bd_err e = BD_ERR_INIT;
+    if (bd_remove_tree(*path, &e) != 0)
+        set_fatal(r, &e);
+    free(*path);
+    *path = NULL;
+}
+
 static void case_cleanup(run_case *rc)
 {
     bd_runner *r = rc->r;
-    bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp) {
-        if (bd_remove_tree(rc->sut_tmp, &e) != 0)
-            set_fatal(r, &e);
-        free(rc->sut_tmp);
-        rc->sut_tmp = NULL;
-    }
-    if (rc->tmp) {
-        bd_err_clear(&e);
-        if (bd_remove_tree(rc->tmp, &e) != 0)
-            set_fatal(r, &e);
-        free(rc->tmp);
-        rc->tmp = NULL;
-    }
+    remove_temp(r, &rc->sut_tmp);
+    remove_temp(r, &rc->tmp);
     cJSON_Delete(rc->harness);
     rc->harness = NULL;
     free(rc->doc);
@@ -902,10 +947,7 @@ static void sut_done(bd_exec_result *res, void *payload)
     int64_t wall = res->wall_ms;
     bd_exec_result_delete(res);
     bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp && bd_remove_tree(rc->sut_tmp, &e) != 0)
-        set_fatal(r, &e);
-    free(rc->sut_tmp);
-    rc->sut_tmp = NULL;
+    remove_temp(r, &rc->sut_tmp);
     if (mode != BD_HM_NONE) {
         case_fail(rc, mode, detail, wall);
     } else if (r->has_fatal) {
@@ -1224,6 +1266,8 @@ static void pump(bd_runner *r)
         /* Cases prepared ahead but never started leave nothing behind either. */
         for (size_t i = r->next; i < r->n; i++)
             case_cleanup(&r->cases[i]);
+        if (r->removing)
+            return; /* the last removal calls pump again */
         finish_run(r);
         return;
     }
@@ -1399,7 +1443,7 @@ void bd_runner_free(bd_runner *r)
      * loop first, so no process, temp dir or callback outlives the runner. */
     if (r->started && !r->finished && r->loop) {
         bd_runner_cancel(r);
-        while (r->running > 0 || r->recording > 0)
+        while (r->running > 0 || r->recording > 0 || r->removing > 0)
             uv_run(r->loop, UV_RUN_ONCE);
     }
     for (size_t i = 0; i < r->n; i++) {
