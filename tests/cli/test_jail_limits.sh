@@ -126,6 +126,12 @@ for c in "${MIS[@]}"; do
         pass "$c: '${want[$c]}' under both classes" || fail "$c: subprocess '$a', namespaces '$b', wanted '${want[$c]}'"
 done
 sleep 0.2
-
+# Under namespaces a case's processes have no host cwd: count the subprocess class's by
+# cwd, and (as root) the jail's by their private-range uid.
+left=$(procs_left)
+if [ "$(id -u)" = 0 ]; then
+    left=$((left + $(ps -eo uid=,args= | awk '$1 >= 1879048192 && $1 < 1883242496' | wc -l)))
+fi
+[ "$left" = 0 ] && pass "no rubric process outlived its case" || fail "$left rubric processes outlived their case"
 [ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
 finish
