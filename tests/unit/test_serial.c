@@ -62,23 +62,30 @@ static void done(void *p, int status)
     st->done[st->n_done++] = j->i;
 }
 
+/* A loop, fresh state, and N jobs queued on a new worker. */
+static bd_serial *queue_all(uv_loop_t *loop, state_t *st, job_t *jobs)
+{
+    assert_int_equal(uv_loop_init(loop), 0);
+    memset(st, 0, sizeof(*st));
+    st->loop_thread = pthread_self();
+    bd_serial *w = NULL;
+    bd_err e = BD_ERR_INIT;
+    assert_int_equal(bd_serial_new(&w, loop, &e), 0);
+    for (int i = 0; i < N; i++) {
+        jobs[i].st = st;
+        jobs[i].i = i;
+        assert_int_equal(bd_serial_submit(w, work, done, &jobs[i]), 0);
+    }
+    return w;
+}
+
 static void test_order_threads_and_status(void **state)
 {
     (void)state;
     uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
     static state_t st;
-    memset(&st, 0, sizeof(st));
-    st.loop_thread = pthread_self();
     static job_t jobs[N];
-    bd_serial *w = NULL;
-    bd_err e = BD_ERR_INIT;
-    assert_int_equal(bd_serial_new(&w, &loop, &e), 0);
-    for (int i = 0; i < N; i++) {
-        jobs[i].st = &st;
-        jobs[i].i = i;
-        assert_int_equal(bd_serial_submit(w, work, done, &jobs[i]), 0);
-    }
+    bd_serial *w = queue_all(&loop, &st, jobs);
     assert_int_equal(bd_serial_pending(w), N);
     while (bd_serial_pending(w) > 0)
         uv_run(&loop, UV_RUN_ONCE);
@@ -98,19 +105,9 @@ static void test_close_drains(void **state)
 {
     (void)state;
     uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
     static state_t st;
-    memset(&st, 0, sizeof(st));
-    st.loop_thread = pthread_self();
     static job_t jobs[N];
-    bd_serial *w = NULL;
-    bd_err e = BD_ERR_INIT;
-    assert_int_equal(bd_serial_new(&w, &loop, &e), 0);
-    for (int i = 0; i < N; i++) {
-        jobs[i].st = &st;
-        jobs[i].i = i;
-        assert_int_equal(bd_serial_submit(w, work, done, &jobs[i]), 0);
-    }
+    bd_serial *w = queue_all(&loop, &st, jobs);
     bd_serial_close(w); /* without running the loop: every job runs, every done is called */
     assert_int_equal(st.n_worked, N);
     assert_int_equal(st.n_done, N);
