@@ -210,8 +210,7 @@ static int chown_tree(int dirfd, dev_t dev, int depth, bd_err *err)
         }
         if (st.st_dev != dev)
             continue;
-        if (fchownat(dirfd, de->d_name, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID, AT_SYMLINK_NOFOLLOW) !=
-            0) {
+        if (fchownat(dirfd, de->d_name, J.host_uid, J.host_gid, AT_SYMLINK_NOFOLLOW) != 0) {
             rc = fail(err, "chown %s to the jail uid", de->d_name);
             break;
         }
@@ -254,8 +253,11 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
     last_errno = 0;
     J.probe = cwd == NULL;
     J.as_root = geteuid() == 0;
-    J.host_uid = J.as_root ? (uid_t)BD_JAIL_HOST_ID : geteuid();
-    J.host_gid = J.as_root ? (gid_t)BD_JAIL_HOST_ID : getegid();
+    /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
+     * while the case runs. */
+    uid_t own = (uid_t)(BD_JAIL_HOST_BASE + (unsigned)getpid() % BD_JAIL_HOST_RANGE);
+    J.host_uid = J.as_root ? own : geteuid();
+    J.host_gid = J.as_root ? (gid_t)own : getegid();
     J.landlock_abi = bd_jail_landlock_abi();
     J.n_shown = 0;
     J.cwd_path[0] = '\0';
@@ -282,8 +284,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             /* Only a private directory benchdesk made (root's, 0700) or already handed
              * over: a tree is chowned below, so never a shared or system directory, even
              * if the path checks above were wrong. */
-            if ((st.st_uid != 0 && st.st_uid != (uid_t)BD_JAIL_HOST_ID) ||
-                (st.st_mode & 07777) != 0700) {
+            if ((st.st_uid != 0 && st.st_uid != J.host_uid) || (st.st_mode & 07777) != 0700) {
                 errno = EPERM;
                 fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st.st_uid,
                      (unsigned)(st.st_mode & 07777));
@@ -300,7 +301,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
                 fail(err, "the working directory changed while the jail was prepared");
                 goto out;
             }
-            if (fchown(dfd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+            if (fchown(dfd, J.host_uid, J.host_gid) != 0) {
                 fail(err, "chown the working directory to the jail uid");
                 goto out;
             }
@@ -345,7 +346,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
         for (int fd = 0; fd < 3; fd++) {
             struct stat st;
             if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-                fchown(fd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+                fchown(fd, J.host_uid, J.host_gid) != 0) {
                 fail(err, "hand stdio descriptor %d to the jail uid", fd);
                 goto out;
             }
@@ -609,14 +610,21 @@ static int build_root(bd_err *err)
         return fail(err, "mount the jail's private /tmp");
 
     if (J.cwd_fd >= 0) {
-        /* The cwd keeps its host path (under the private /tmp when it is in /tmp): no
-         * name of its own can collide with a file shown at its host path. */
+        /* The cwd keeps its host path (no name of its own can collide with a file shown
+         * at its host path) but none of its host inodes: it is a directory of the jail's
+         * private /tmp tmpfs when it lies under /tmp (so the cwd, /tmp and /dev/shm share
+         * one size cap), else a tmpfs of the same caps of its own. Whatever the rubric
+         * writes vanishes with the mount namespace: nothing to clean on the host, nothing
+         * another host process can open. Only the verified case/ and rubric.py come from
+         * the host dir, bound read-only. */
         const char *work = J.cwd_path + 1;
-        snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", J.cwd_fd);
-        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0 ||
-            bind_to(fdpath, work, MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+        bool in_tmp = strncmp(work, "tmp/", 4) == 0;
+        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0)
             return -1;
-        /* The case and the rubric's own bytes stay read-only even to their owner. */
+        if (!in_tmp &&
+            mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "mode=0700,size=" BD_JAIL_TMP_SIZE ",nr_inodes=" BD_JAIL_TMP_INODES) != 0)
+            return fail(err, "mount the jail's working directory");
         static const char *const ro[] = {"case", "rubric.py"};
         for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
             struct stat st;
@@ -633,7 +641,10 @@ static int build_root(bd_err *err)
                 continue;
             if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 continue;
-            if (bind_to(p, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+            if ((S_ISDIR(st.st_mode) ? make_dir(p, 0500, err) : make_file(p, NULL, err)) != 0)
+                return -1;
+            snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d/%s", J.cwd_fd, ro[i]);
+            if (bind_to(fdpath, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
                 return -1;
         }
     }
@@ -768,7 +779,7 @@ int bd_jail_child(bd_err *err)
         if (J.shown_fd[i] < 0)
             return fail(err, "open %.100s to show it in the jail", J.shown[i]);
     }
-    /* Become the jail's user. As root this is the drop to BD_JAIL_HOST_ID outside; the
+    /* Become the jail's user. As root this is the drop to the case's own host uid outside; the
      * capabilities held inside this user namespace stay until execve. */
     if (J.as_root && setgroups(0, NULL) != 0)
         return fail(err, "drop supplementary groups");
@@ -847,6 +858,14 @@ static const char *const killed_syscalls[] = {
     "syslog",
 };
 
+/* Refused with EPERM: kernel memory a program could fill without it counting in
+ * RLIMIT_AS — anonymous memory files, System V shared memory and message queues, POSIX
+ * message queues. (POSIX shared memory is files in /dev/shm, which is the jail's /tmp:
+ * the size-capped tmpfs.) */
+static const char *const denied_syscalls[] = {
+    "memfd_create", "memfd_secret", "shmget", "shmat", "msgget", "mq_open",
+};
+
 /* Compile the filter into J.bpf (libseccomp allocates: this runs in the supervisor,
  * before the program's rlimits; loading it later is one system call). */
 static int build_filter(bd_err *err)
@@ -874,6 +893,13 @@ static int build_filter(bd_err *err)
                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* Memory outside RLIMIT_AS and the tmpfs cap: refused with EPERM (a library falls
+     * back; nothing to kill for). */
+    for (size_t i = 0; r == 0 && i < sizeof(denied_syscalls) / sizeof(denied_syscalls[0]); i++) {
+        int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
+        if (nr != __NR_SCMP_ERROR)
+            r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
     if (r == 0)
         r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     if (r == 0)

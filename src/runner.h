@@ -15,8 +15,13 @@
  * after run.started), case.started, case.finished and run.finished, on the loop thread,
  * in subscription order. Pointers inside an event are borrowed for the call only. A
  * recorder (history) may be set: it is called for each finished case before
- * case.finished is published and may fill the result's record_hash; if it fails, the
- * run is aborted with its error.
+ * case.finished is published and may fill the result's record_hash and record_seq; if
+ * it fails, the run is aborted with its error (exit 4 for io.error) and that case is
+ * never reported. The recorder runs on the runner's serial recording worker (serial.h),
+ * one record at a time in the order the cases finished, so an fsync never stalls the
+ * loop; `case.finished` follows on the loop thread. A case that takes the slot of a case
+ * not yet reported gets its `case.started` after that case's `case.finished` (causal
+ * order, §4), though its program may already run.
  *
  * Lifecycle: bd_runner_new → bd_runner_subscribe... → bd_runner_prepare (startup
  * integrity: nothing is spawned before it passes; it touches no loop, so a front end
@@ -109,6 +114,7 @@ typedef struct bd_case_result {
     const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
     size_t stderr_len;
     char record_hash[65]; /* filled by the recorder; "" when none */
+    uint64_t record_seq;  /* the record's seq, filled by the recorder; 0 when none */
 } bd_case_result;
 
 typedef enum {
@@ -134,7 +140,10 @@ typedef struct bd_run_event {
 
 typedef void (*bd_run_event_fn)(const bd_run_event *ev, void *payload);
 
-/* Fill res->record_hash (optional); 0, or -1 with err to abort the run. */
+/* Fill res->record_hash and res->record_seq (optional); 0, or -1 with err to abort the
+ * run. Called on the recording worker thread: it may touch only `res`, read `run` (its
+ * run id, task class, digests and class do not change during the run) and what its
+ * payload owns; never the runner, never the UI. */
 typedef int (*bd_run_record_fn)(bd_case_result *res, const bd_run_summary *run, void *payload,
                                 bd_err *err);
 
