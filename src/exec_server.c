@@ -658,6 +658,27 @@ static int parse_request(const char *buf, size_t len, req_hdr *h, const char **c
     return 0;
 }
 
+/* The descriptors that came with a received message, at most REQ_FDS of them into `fds`
+ * (any beyond are closed). Returns how many. */
+static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
+{
+    int nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t j = 0; j < k; j++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+            if (nfds < REQ_FDS)
+                fds[nfds++] = fd;
+            else
+                close(fd);
+        }
+    }
+    return nfds;
+}
+
 /* In the spare: wait for one forwarded request, then become its supervisor. */
 static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
 {
@@ -677,14 +698,7 @@ static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
     if (n <= 0)
         _exit(0); /* the server went away */
     int fds[REQ_FDS] = {-1, -1, -1, -1};
-    int nfds = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t j = 0; j < k && nfds < REQ_FDS; j++)
-            memcpy(&fds[nfds++], CMSG_DATA(c) + j * sizeof(int), sizeof(int));
-    }
+    int nfds = received_fds(&msg, fds);
     req_hdr h;
     const char *cwd = NULL;
     char **argv = NULL, **envp = NULL;
@@ -822,20 +836,7 @@ static int server_loop(int sock)
         if (n <= 0)
             break; /* the parent closed the socket (or died) */
         int fds[REQ_FDS] = {-1, -1, -1, -1};
-        int nfds = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                continue;
-            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t j = 0; j < k; j++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
-                if (nfds < REQ_FDS)
-                    fds[nfds++] = fd;
-                else
-                    close(fd);
-            }
-        }
+        int nfds = received_fds(&msg, fds);
         if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
             close_fds(fds, nfds);
             server_reply(sock, "err 90", -1); /* EMSGSIZE */

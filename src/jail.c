@@ -625,14 +625,21 @@ static int build_root(bd_err *err)
         return fail(err, "mount the jail's private /tmp");
 
     if (J.cwd_fd >= 0) {
-        /* The cwd keeps its host path (under the private /tmp when it is in /tmp): no
-         * name of its own can collide with a file shown at its host path. */
+        /* The cwd keeps its host path (no name of its own can collide with a file shown
+         * at its host path) but none of its host inodes: it is a directory of the jail's
+         * private /tmp tmpfs when it lies under /tmp (so the cwd, /tmp and /dev/shm share
+         * one size cap), else a tmpfs of the same caps of its own. Whatever the rubric
+         * writes vanishes with the mount namespace: nothing to clean on the host, nothing
+         * another host process can open. Only the verified case/ and rubric.py come from
+         * the host dir, bound read-only. */
         const char *work = J.cwd_path + 1;
-        snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", J.cwd_fd);
-        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0 ||
-            bind_to(fdpath, work, MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+        bool in_tmp = strncmp(work, "tmp/", 4) == 0;
+        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0)
             return -1;
-        /* The case and the rubric's own bytes stay read-only even to their owner. */
+        if (!in_tmp &&
+            mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "mode=0700,size=" BD_JAIL_TMP_SIZE ",nr_inodes=" BD_JAIL_TMP_INODES) != 0)
+            return fail(err, "mount the jail's working directory");
         static const char *const ro[] = {"case", "rubric.py"};
         for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
             struct stat st;
@@ -649,7 +656,10 @@ static int build_root(bd_err *err)
                 continue;
             if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 continue;
-            if (bind_to(p, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+            if ((S_ISDIR(st.st_mode) ? make_dir(p, 0500, err) : make_file(p, NULL, err)) != 0)
+                return -1;
+            snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d/%s", J.cwd_fd, ro[i]);
+            if (bind_to(fdpath, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
                 return -1;
         }
     }

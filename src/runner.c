@@ -24,6 +24,7 @@
 #include "stats.h"
 #include "sut_env.h"
 #include "verify.h"
+#include "version.h"
 
 #define CASSETTE_MAX (64u * 1024 * 1024)
 
@@ -145,6 +146,7 @@ struct bd_runner {
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
     size_t recording; /* cases whose record is queued on the recorder */
+    size_t removing;  /* temp dirs being removed on the thread pool */
     bd_serial *recorder;
     size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
@@ -495,23 +497,67 @@ static void announce_waiting(bd_runner *r, const run_case *done)
         }
 }
 
+/* Removing a temp dir runs on libuv's thread pool: a rubric may leave a tree that takes
+ * a minute to remove, and the loop (the TUI, the other cases, Ctrl-C) must not wait for
+ * it. The run finishes only when every removal is done. */
+typedef struct removal {
+    uv_work_t req;
+    bd_runner *r;
+    char *path;
+    int rc;
+    bd_err err;
+} removal;
+
+static void removal_work(uv_work_t *req)
+{
+    removal *m = req->data;
+    bd_err_clear(&m->err);
+    m->rc = bd_remove_tree(m->path, &m->err);
+}
+
+static void removal_done(uv_work_t *req, int status)
+{
+    removal *m = req->data;
+    bd_runner *r = m->r;
+    (void)status;
+    if (m->rc != 0)
+        set_fatal(r, &m->err);
+    free(m->path);
+    free(m);
+    r->removing--;
+    pump(r);
+}
+
+/* Remove the temp dir `*path` (and free and clear it): off the loop while the run is
+ * going, in place otherwise (the runner being freed). */
+static void remove_temp(bd_runner *r, char **path)
+{
+    if (!*path)
+        return;
+    removal *m = r->loop && r->started && !r->finished ? calloc(1, sizeof(*m)) : NULL;
+    if (m) {
+        m->req.data = m;
+        m->r = r;
+        m->path = *path;
+        if (uv_queue_work(r->loop, &m->req, removal_work, removal_done) == 0) {
+            r->removing++;
+            *path = NULL;
+            return;
+        }
+        free(m);
+    }
+    bd_err e = BD_ERR_INIT;
+    if (bd_remove_tree(*path, &e) != 0)
+        set_fatal(r, &e);
+    free(*path);
+    *path = NULL;
+}
+
 static void case_cleanup(run_case *rc)
 {
     bd_runner *r = rc->r;
-    bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp) {
-        if (bd_remove_tree(rc->sut_tmp, &e) != 0)
-            set_fatal(r, &e);
-        free(rc->sut_tmp);
-        rc->sut_tmp = NULL;
-    }
-    if (rc->tmp) {
-        bd_err_clear(&e);
-        if (bd_remove_tree(rc->tmp, &e) != 0)
-            set_fatal(r, &e);
-        free(rc->tmp);
-        rc->tmp = NULL;
-    }
+    remove_temp(r, &rc->sut_tmp);
+    remove_temp(r, &rc->tmp);
     cJSON_Delete(rc->harness);
     rc->harness = NULL;
     free(rc->doc);
@@ -939,10 +985,7 @@ static void sut_done(bd_exec_result *res, void *payload)
     int64_t wall = res->wall_ms;
     bd_exec_result_delete(res);
     bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp && bd_remove_tree(rc->sut_tmp, &e) != 0)
-        set_fatal(r, &e);
-    free(rc->sut_tmp);
-    rc->sut_tmp = NULL;
+    remove_temp(r, &rc->sut_tmp);
     if (mode != BD_HM_NONE) {
         case_fail(rc, mode, detail, wall);
     } else if (r->opts.record_sut && !r->has_fatal) {
@@ -1107,19 +1150,34 @@ static int cmp_fm(const void *a, const void *b)
     return strcmp(((const bd_fm_count *)a)->code, ((const bd_fm_count *)b)->code);
 }
 
-static void compute_summary(bd_runner *r)
+void bd_run_summary_release(bd_run_summary *s)
 {
-    bd_run_summary *s = &r->summary;
-    s->cases = r->n_results;
-    s->wall_ms = (int64_t)((uv_hrtime() - r->t0) / 1000000u);
-    bd_utc_now(s->finished_at);
-    s->cancelled = r->cancelled;
+    for (size_t i = 0; s && i < s->n_failure_modes; i++)
+        free(s->failure_modes[i].code);
+    if (s) {
+        free(s->failure_modes);
+        s->failure_modes = NULL;
+        s->n_failure_modes = 0;
+    }
+}
+
+void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
+    bd_run_summary_release(s);
+    s->cases = n;
+    s->passed = s->failed = 0;
     s->cost_usd = 0;
-    double *x = r->n_results ? malloc(r->n_results * sizeof(double)) : NULL;
-    for (size_t i = 0; i < r->n_results; i++) {
-        const bd_score *sc = &r->results[i]->score;
+    s->has_mean = s->has_ci = false;
+    s->mean_score = s->pass_rate = 0;
+    double *x = n ? malloc(n * sizeof(double)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const bd_score *sc = &res[i]->score;
         if (x)
             x[i] = sc->score;
+        if (sc->passed)
+            s->passed++;
+        else
+            s->failed++;
         s->cost_usd += sc->cost_usd;
         for (size_t k = 0; k < sc->n_failure_modes; k++) {
             const char *code = sc->failure_modes[k].code;
@@ -1150,20 +1208,28 @@ static void compute_summary(bd_runner *r)
     }
     if (s->n_failure_modes > 1)
         qsort(s->failure_modes, s->n_failure_modes, sizeof(bd_fm_count), cmp_fm);
-    s->has_mean = r->n_results > 0 && x;
+    s->has_mean = n > 0 && x;
     if (s->has_mean) {
-        s->mean_score = bd_stats_mean(x, r->n_results);
-        s->pass_rate = (double)s->passed / (double)r->n_results;
+        s->mean_score = bd_stats_mean(x, n);
+        s->pass_rate = (double)s->passed / (double)n;
         bd_err e = BD_ERR_INIT;
-        s->has_ci = bd_stats_bca(x, r->n_results, 0.95, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED,
-                                 &s->ci_lo, &s->ci_hi, &e) == 0;
+        s->has_ci = bd_stats_bca(x, n, 0.95, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED, &s->ci_lo,
+                                 &s->ci_hi, &e) == 0;
     }
     free(x);
 }
 
-static cJSON *summary_file_json(const bd_runner *r)
+static void compute_summary(bd_runner *r)
 {
-    const bd_run_summary *s = &r->summary;
+    bd_run_summary *s = &r->summary;
+    s->wall_ms = (int64_t)((uv_hrtime() - r->t0) / 1000000u);
+    bd_utc_now(s->finished_at);
+    s->cancelled = r->cancelled;
+    bd_run_summary_tally(s, (const bd_case_result *const *)r->results, r->n_results);
+}
+
+cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
     cJSON *o = bd_run_summary_json(s);
     if (!o)
         return NULL;
@@ -1193,23 +1259,23 @@ static cJSON *summary_file_json(const bd_runner *r)
         cJSON_AddStringToObject(ci, "order", "case_id");
     }
     cJSON *results = cJSON_AddArrayToObject(o, "results");
-    for (size_t i = 0; results && i < r->n_results; i++) {
-        const bd_case_result *res = r->results[i];
+    for (size_t i = 0; results && i < n; i++) {
+        const bd_case_result *rs = res[i];
         cJSON *e = cJSON_CreateObject();
         if (!e || !cJSON_AddItemToArray(results, e)) {
             cJSON_Delete(e);
             break;
         }
-        cJSON_AddStringToObject(e, "case_id", res->case_id);
-        cJSON *sc = bd_score_to_json(&res->score);
+        cJSON_AddStringToObject(e, "case_id", rs->case_id);
+        cJSON *sc = bd_score_to_json(&rs->score);
         if (sc)
             cJSON_AddItemToObject(e, "score", sc);
-        cJSON_AddNumberToObject(e, "wall_ms", (double)res->wall_ms);
-        cJSON_AddStringToObject(e, "started_at", res->started_at);
-        cJSON_AddStringToObject(e, "finished_at", res->finished_at);
-        cJSON_AddStringToObject(e, "case_digest", res->case_digest);
-        if (res->record_hash[0])
-            cJSON_AddStringToObject(e, "record_hash", res->record_hash);
+        cJSON_AddNumberToObject(e, "wall_ms", (double)rs->wall_ms);
+        cJSON_AddStringToObject(e, "started_at", rs->started_at);
+        cJSON_AddStringToObject(e, "finished_at", rs->finished_at);
+        cJSON_AddStringToObject(e, "case_digest", rs->case_digest);
+        if (rs->record_hash[0])
+            cJSON_AddStringToObject(e, "record_hash", rs->record_hash);
         else
             cJSON_AddNullToObject(e, "record_hash");
     }
@@ -1221,7 +1287,8 @@ static void write_summary(bd_runner *r)
     if (!r->opts.write_files)
         return;
     bd_err e = BD_ERR_INIT;
-    cJSON *o = summary_file_json(r);
+    cJSON *o = bd_run_summary_file_json(&r->summary, (const bd_case_result *const *)r->results,
+                                        r->n_results);
     size_t len = 0;
     char *text = o ? json_text(o, &len) : NULL;
     cJSON_Delete(o);
@@ -1266,6 +1333,8 @@ static void pump(bd_runner *r)
         /* Cases prepared ahead but never started leave nothing behind either. */
         for (size_t i = r->next; i < r->n; i++)
             case_cleanup(&r->cases[i]);
+        if (r->removing)
+            return; /* the last removal calls pump again */
         finish_run(r);
         return;
     }
@@ -1441,7 +1510,7 @@ void bd_runner_free(bd_runner *r)
      * loop first, so no process, temp dir or callback outlives the runner. */
     if (r->started && !r->finished && r->loop) {
         bd_runner_cancel(r);
-        while (r->running > 0 || r->recording > 0)
+        while (r->running > 0 || r->recording > 0 || r->removing > 0)
             uv_run(r->loop, UV_RUN_ONCE);
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -1462,9 +1531,7 @@ void bd_runner_free(bd_runner *r)
     free(r->subs);
     if (r->have_report)
         bd_verify_report_release(&r->report);
-    for (size_t i = 0; i < r->summary.n_failure_modes; i++)
-        free(r->summary.failure_modes[i].code);
-    free(r->summary.failure_modes);
+    bd_run_summary_release(&r->summary);
     bd_sut_env_free(r->sut_env);
     bd_exec_ctx_free(r->ctx);
     free(r->rubric);

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "tui.h"
+#include "version.h"
 
 /*      name         function        one-line summary */
 #define BD_COMMANDS(X)                                                                             \

@@ -56,6 +56,18 @@ for c in nproc nproc2 nproc3; do
     fi
 done
 
+# descends PID ANCESTOR: PID is ANCESTOR or below it (the jail's cwd has no host path
+# to tell the run's rubrics from other runs' on this machine).
+descends() {
+    local p=$1 i
+    for i in $(seq 12); do
+        [ "$p" = "$2" ] && return 0
+        p=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$p/stat" 2>/dev/null) || return 1
+        [ -n "$p" ] && [ "$p" != 0 ] || return 1
+    done
+    return 1
+}
+
 # A hostile neighbour running as nobody (the uid the jail used to share) tries to rewrite
 # every case file it can find while two cases run; the host sees each case's uid.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
@@ -68,12 +80,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     # Watch for as long as the run lasts (the probes hold their cases 2.5 s).
     for _ in $(seq 600); do
         kill -0 "$run" 2>/dev/null || break
-        for p in /proc/[0-9]*; do
-            grep -qa 'rubric.py' "$p/cmdline" 2>/dev/null || continue
-            case "$(readlink "$p/cwd" 2>/dev/null)" in "$RUNTMP"/*) ;; *) continue ;; esac
-            u=$(awk '/^Uid:/ {print $2}' "$p/status" 2>/dev/null) || continue
+        while read -r pid u args; do
+            case "$args" in *rubric.py*) ;; *) continue ;; esac
+            descends "$pid" "$run" || continue
             case " $uids " in *" $u "*) ;; *) uids="$uids $u" ;; esac
-        done
+        done < <(ps -eo pid=,uid=,args=)
         h=$(setpriv --reuid 65534 --regid 65534 --clear-groups sh -c '
             n=0
             for d in "$1"/benchdesk-*/; do
@@ -115,6 +126,12 @@ for c in "${MIS[@]}"; do
         pass "$c: '${want[$c]}' under both classes" || fail "$c: subprocess '$a', namespaces '$b', wanted '${want[$c]}'"
 done
 sleep 0.2
-
+# Under namespaces a case's processes have no host cwd: count the subprocess class's by
+# cwd, and (as root) the jail's by their private-range uid.
+left=$(procs_left)
+if [ "$(id -u)" = 0 ]; then
+    left=$((left + $(ps -eo uid=,args= | awk '$1 >= 1879048192 && $1 < 1883242496' | wc -l)))
+fi
+[ "$left" = 0 ] && pass "no rubric process outlived its case" || fail "$left rubric processes outlived their case"
 [ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
 finish
