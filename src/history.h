@@ -130,6 +130,20 @@ typedef struct bd_history_score_fields {
 int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, const bd_score *s,
                             uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
 
+/* Append n score records together (group commit): one lock, one write and one fsync per
+ * segment touched, records seq first..first+n-1 in the order given. f[i] and s[i] as for
+ * bd_history_append_score. Either every record is appended or none (a record out of
+ * format refuses the whole batch before anything is written). *first_seq_out (may be
+ * NULL) gets the first new seq, hashes_out (may be NULL, else n entries) the record
+ * hashes. Errors as bd_history_append_score. */
+int bd_history_append_batch(bd_history *h, const bd_history_score_fields *f,
+                            const bd_score *const *s, size_t n, uint64_t *first_seq_out,
+                            char (*hashes_out)[BD_HASH_BUF], bd_err *err);
+
+/* What the last append through `h` repaired (a torn final line left by a crash, which it
+ * truncated), for the caller to report; NULL when nothing. Borrowed. */
+const char *bd_history_repair_note(const bd_history *h);
+
 /* An audit event. `event` matches ^[a-z0-9][a-z0-9._-]{0,127}$ (e.g.
  * "promotion.refused"); task_class is a valid name or NULL (-> null); detail is UTF-8
  * of at most 4096 bytes (NULL -> ""); operator_fingerprint as above; harness_version
@@ -177,6 +191,7 @@ const char *bd_chain_reason_str(bd_chain_reason r);
 
 enum {
     BD_VERIFY_KEEP_HASHES = 1, /* keep every verified record's hash in result->hashes */
+    BD_VERIFY_FULL = 2,        /* parse and check every record again, ignoring the memo */
 };
 
 typedef struct bd_history_verify_result {
@@ -185,6 +200,9 @@ typedef struct bd_history_verify_result {
     bd_chain_reason reason; /* BD_CHAIN_OK, or why the chain is broken */
     uint64_t bad_seq;       /* the first bad seq (0 when OK, or for a record "0") */
     uint8_t (*hashes)[32];  /* BD_VERIFY_KEEP_HASHES: hashes[i] is record i+1's */
+    bool torn_tail;         /* the last segment ends in a torn line (a crash during an
+                               append): not a record, not tampering; the next append
+                               removes it */
 } bd_history_verify_result;
 
 /* Walk the chain from seq 1: contiguous file names, each record parseable, schema-valid
@@ -200,6 +218,14 @@ typedef struct bd_history_verify_result {
 int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *result, bd_err *err);
 
 void bd_history_verify_result_release(bd_history_verify_result *r);
+
+/* The run gate's verify (DESIGN.md §5): checks only what was appended since the last
+ * verify that found the chain intact (history/VERIFIED, the head it saw and where), plus
+ * that this head is still in place with the same hash; when there is no such memo, it no
+ * longer matches, or anything after it does not chain cleanly, it does the full walk
+ * (bd_history_verify), which then names the first bad record. Same contract as
+ * bd_history_verify (no hashes kept); updates the memo. */
+int bd_history_verify_since(bd_history *h, bd_history_verify_result *res, bd_err *err);
 
 /* ---- reading ----------------------------------------------------------------------- */
 
