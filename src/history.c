@@ -2771,6 +2771,21 @@ static bool log_match(const bd_history_log_opts *o, const bd_history_record *r)
         return false;
     if (o->case_id && (!r->case_id || strcmp(o->case_id, r->case_id) != 0))
         return false;
+    if ((o->run_id || o->failure_mode || o->failed_only) && r->is_audit)
+        return false;
+    if (o->run_id && strcmp(o->run_id, r->run_id) != 0)
+        return false;
+    if (o->failed_only && r->score.passed)
+        return false;
+    if (o->failure_mode) {
+        bool any = false;
+        for (size_t i = 0; i < r->score.n_failure_modes && !any; i++)
+            any = strcmp(r->score.failure_modes[i].code, o->failure_mode) == 0;
+        if (!any)
+            return false;
+    }
+    if (o->keep && !o->keep(r, o->keep_ctx))
+        return false;
     return true;
 }
 
@@ -2830,4 +2845,115 @@ out:
     if (next_before)
         *next_before = next;
     return rc;
+}
+
+int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
+                    int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
+                    bd_err *err)
+{
+    src sr = {0};
+    uint8_t hash[32];
+    int rc = -1;
+    size_t nlen = needle ? strlen(needle) : 0;
+    if (open_dirfd(h, false, err) != 0)
+        return -1;
+    if (upto == 0 && find_head(h, &sr, &upto, hash, err) != 0)
+        goto out;
+    rc = 0;
+    for (uint64_t k = 1; k <= upto && rc == 0; k++) {
+        const char *p;
+        size_t len;
+        char why[256], path[PATH_MAX + 32];
+        int r = get_rec(h, &sr, k, &p, &len, why, err);
+        if (r == RD_ERROR) {
+            rc = -1;
+            break;
+        }
+        if (r != RD_OK) {
+            record_path(path, sizeof(path), h, k);
+            rc = bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, k), 0,
+                            "history record %llu is missing or unreadable; run `benchdesk "
+                            "history verify`",
+                            (unsigned long long)k);
+            break;
+        }
+        if (needle && !memmem(p, len, needle, nlen))
+            continue;
+        rc = fn(k, p, len, ctx);
+    }
+out:
+    src_release(&sr);
+    return rc;
+}
+
+/* Where the value of member `"key":` starts in canonical record bytes. In canonical JSON
+ * a '"' inside a string is escaped, so `"key":` can only be a member name; the members a
+ * record nests (score, origin, failure modes) have fixed names or numeric values, so a
+ * string or boolean member found this way is the top-level one. */
+static const char *member(const char *rec, size_t len, const char *key)
+{
+    char pat[80];
+    int n = snprintf(pat, sizeof(pat), "\"%s\":", key);
+    if (n <= 0 || (size_t)n >= sizeof(pat))
+        return NULL;
+    const char *m = memmem(rec, len, pat, (size_t)n);
+    return m ? m + n : NULL;
+}
+
+bool bd_record_str(const char *rec, size_t len, const char *key, char *out, size_t size)
+{
+    const char *v = member(rec, len, key), *end = rec + len;
+    if (!v || v >= end || *v != '"')
+        return false;
+    v++;
+    const char *q = memchr(v, '"', (size_t)(end - v));
+    if (!q || (size_t)(q - v) >= size || memchr(v, '\\', (size_t)(q - v)))
+        return false;
+    memcpy(out, v, (size_t)(q - v));
+    out[q - v] = '\0';
+    return true;
+}
+
+bool bd_record_bool(const char *rec, size_t len, const char *key, bool *out)
+{
+    const char *v = member(rec, len, key), *end = rec + len;
+    if (!v)
+        return false;
+    if (end - v >= 4 && memcmp(v, "true", 4) == 0)
+        *out = true;
+    else if (end - v >= 5 && memcmp(v, "false", 5) == 0)
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
+{
+    /* Inside score the members are sorted: "passed" is followed by "score". */
+    static const char t[] = "\"passed\":true,\"score\":", f[] = "\"passed\":false,\"score\":";
+    const char *m = memmem(rec, len, t, sizeof(t) - 1);
+    const char *v;
+    if (m) {
+        *passed = true;
+        v = m + sizeof(t) - 1;
+    } else if ((m = memmem(rec, len, f, sizeof(f) - 1)) != NULL) {
+        *passed = false;
+        v = m + sizeof(f) - 1;
+    } else {
+        return false;
+    }
+    char num[40];
+    size_t i = 0;
+    while (v + i < rec + len && i < sizeof(num) - 1 && strchr("0123456789.eE+-", v[i]))
+        i++;
+    memcpy(num, v, i);
+    num[i] = '\0';
+    /* cJSON reads numbers the way verify did, whatever the locale. */
+    cJSON *j = i > 0 ? cJSON_ParseWithLength(num, i) : NULL;
+    bool ok = cJSON_IsNumber(j);
+    if (ok)
+        *score = j->valuedouble;
+    cJSON_Delete(j);
+    return ok;
 }

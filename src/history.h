@@ -284,11 +284,17 @@ typedef struct bd_history_log_opts {
     const char *case_id;    /* only score records of this case, or NULL */
     size_t limit;           /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
     uint64_t before;        /* start below this seq (paging); 0 = from the head */
+    const char *run_id;     /* only score records of this run, or NULL */
+    const char *failure_mode; /* only score records with a failure mode of this code */
+    bool failed_only;         /* only score records that did not pass */
+    /* A further filter (e.g. stale records, stale.h), or NULL: keep when it returns true. */
+    bool (*keep)(const bd_history_record *r, void *ctx);
+    void *keep_ctx;
 } bd_history_log_opts;
 
 #define BD_HISTORY_LOG_OPTS_INIT                                                                   \
     {                                                                                              \
-        NULL, NULL, 0, 0                                                                           \
+        NULL, NULL, 0, 0, NULL, NULL, false, NULL, NULL                                            \
     }
 
 /* The newest records matching `o`, newest first: reads from the head downwards and stops
@@ -301,6 +307,28 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
                    uint64_t *next_before, bd_err *err);
 
 void bd_history_records_free(bd_history_record *recs, size_t n);
+
+/* Stream records 1..upto (upto 0: to the head) in seq order, calling fn(seq, bytes, len,
+ * ctx) for each whose bytes contain `needle` (NULL: every record); memory does not grow
+ * with the history (one segment at a time). fn returns 0 to go on, anything else stops
+ * the scan and is returned. Does not verify: callers walk a chain they just verified.
+ * Returns 0 (or fn's value), or -1: chain.tampered (a record is missing), io.error,
+ * env.out_of_memory. */
+int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
+                    int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
+                    bd_err *err);
+
+/* Fast field access on the bytes of a record that verify has accepted (canonical JSON,
+ * schema-valid): no parse. Only for such bytes: on anything else the answers are
+ * meaningless (never unsafe). */
+/* The top-level string member `key` (an unescaped value: names, digests, times,
+ * isolation class) copied into out (size bytes); false when absent, null, escaped or too
+ * long. */
+bool bd_record_str(const char *rec, size_t len, const char *key, char *out, size_t size);
+/* The top-level boolean member `key`; false when absent. */
+bool bd_record_bool(const char *rec, size_t len, const char *key, bool *out);
+/* score.passed and score.score of a score record; false for an audit record. */
+bool bd_record_score(const char *rec, size_t len, bool *passed, double *score);
 
 /* ---- hashing ----------------------------------------------------------------------- */
 

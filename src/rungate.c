@@ -104,12 +104,13 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
     size_t n_keep = 0;
     int rc = -1;
 
-    /* A run never appends to a broken chain. */
+    /* A run never appends to a broken chain: what was appended since the last full verify
+     * is checked, plus the head that verify saw (DESIGN.md §5). */
     if (bd_history_open(&h, bench->root, BD_HISTORY_CREATE, err) != 0)
         goto out;
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
-    int v = bd_history_verify(h, 0, &vr, err);
+    int v = bd_history_verify_since(h, &vr, err);
     if (v == 0 && vr.count > 0)
         bd_runner_set_chain_head(runner, vr.head);
     bd_history_verify_result_release(&vr);
