@@ -221,3 +221,93 @@ int bd_segment_list(int segfd, const char *dir, uint64_t **out, size_t *n, bd_er
     *n = cnt;
     return 0;
 }
+
+#define STREAM_CHUNK ((size_t)8 << 20)
+
+int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t first, char why[256],
+                      bd_err *err)
+{
+    char name[17];
+    bd_segment_name(name, first);
+    s->fd = -1;
+    s->pos = 0;
+    s->eof = false;
+    s->b.first = first;
+    s->b.len = 0;
+    s->b.nlines = 0;
+    s->b.torn = 0;
+    if (s->chunk == 0)
+        s->chunk = STREAM_CHUNK;
+    int fd = openat(segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return BD_SEG_ABSENT;
+        if (errno == ELOOP) {
+            WHY("segment %s is a symbolic link, not a segment file", name);
+            return BD_SEG_BAD;
+        }
+        bd_err_errno(err, BD_E_IO, errno, dir, "cannot open the history segment %s", name);
+        return BD_SEG_ERROR;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, dir, "cannot stat the history segment %s", name);
+        close(fd);
+        return BD_SEG_ERROR;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        WHY("segment %s is not a regular file", name);
+        close(fd);
+        return BD_SEG_BAD;
+    }
+    if ((uint64_t)st.st_size > BD_SEGMENT_MAX) {
+        WHY("segment %s is larger than %zu bytes", name, BD_SEGMENT_MAX);
+        close(fd);
+        return BD_SEG_BAD;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    s->fd = fd;
+    return BD_SEG_OK;
+}
+
+int bd_segstream_next(bd_segstream *s, const char *dir, bd_err *err)
+{
+    bd_segbuf *b = &s->b;
+    /* Keep the torn bytes of the last chunk: they start the next line. */
+    size_t keep = b->torn, whole = b->len - b->torn;
+    if (keep > 0 && whole > 0)
+        memmove(b->p, b->p + whole, keep);
+    s->pos += whole;
+    b->len = keep;
+    if (keep >= s->chunk)
+        s->chunk = keep * 2; /* one line longer than a chunk: read further */
+    if (b->cap < s->chunk + 1) {
+        char *p = realloc(b->p, s->chunk + 1);
+        if (!p)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+        b->p = p;
+        b->cap = s->chunk + 1;
+    }
+    while (b->len < s->chunk) {
+        ssize_t r = read(s->fd, b->p + b->len, s->chunk - b->len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return bd_err_errno(err, BD_E_IO, errno, dir, "cannot read a history segment");
+        if (r == 0) {
+            s->eof = true;
+            break;
+        }
+        b->len += (size_t)r;
+    }
+    b->p[b->len] = '\0';
+    return index_lines(b, err);
+}
+
+void bd_segstream_close(bd_segstream *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    bd_segbuf_release(&s->b);
+}

@@ -67,6 +67,28 @@ static inline const char *bd_segbuf_line(const bd_segbuf *b, size_t i, size_t *l
 
 void bd_segbuf_release(bd_segbuf *b);
 
+/* A segment read front to back in chunks (verify): memory stays at one chunk whatever the
+ * segment's size, and the buffer is reused, so the pages are faulted in once. */
+typedef struct bd_segstream {
+    int fd;
+    bd_segbuf b;    /* the current chunk: b.nlines whole lines, then b.torn bytes */
+    uint64_t pos;   /* file offset of b.p[0] */
+    size_t chunk;   /* bytes read per step */
+    bool eof;       /* the file is read to its end: b.torn bytes are its torn tail */
+} bd_segstream;
+
+/* Open segment `first` for streaming: BD_SEG_OK, BD_SEG_ABSENT, BD_SEG_BAD (`why`),
+ * BD_SEG_ERROR (err), like bd_segbuf_load. Release with bd_segstream_close. */
+int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t first, char why[256],
+                      bd_err *err);
+
+/* Drop the lines of the current chunk (keeping its torn bytes) and read the next one.
+ * Returns 0 (s->b describes the chunk; s->eof at the end), or -1 (io.error,
+ * env.out_of_memory). */
+int bd_segstream_next(bd_segstream *s, const char *dir, bd_err *err);
+
+void bd_segstream_close(bd_segstream *s);
+
 /* The segments in directory `segfd`, ascending by first seq, in a new array (free()) of
  * *n entries. Names that are not "<10 digits>.jsonl" are skipped, except that a name of
  * that form off the 65,536 grid is returned too (verify reports it). Returns 0 or -1
