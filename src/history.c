@@ -2531,7 +2531,15 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
     uint64_t memo_seq = 0, memo_off = 0;
     uint8_t memo_hash[32];
     /* A memo beyond the chain (a truncation) is noticed when the walk ends before it. */
-    bool fast = fast_ok && read_memo(v->h, &memo_seq, memo_hash, &memo_off) == 0;
+    bool memo = read_memo(v->h, &memo_seq, memo_hash, &memo_off) == 0;
+    bool fast = fast_ok && memo;
+    /* The head an earlier verify saw vouches for that record's bytes, as HEAD did in the
+     * version-1 layout: it tells an edited last record from a spliced one. */
+    if (memo) {
+        v->hint_ok = true;
+        v->hint_seq = memo_seq;
+        memcpy(v->hint_hash, memo_hash, 32);
+    }
     if (!(slots = calloc(BD_SEGMENT_RECORDS, sizeof(*slots)))) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
         goto out;
