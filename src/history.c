@@ -62,6 +62,7 @@ struct bd_history {
     int dirfd;    /* -1 while the directory does not exist (read-only handle) */
     int segfd;    /* -1 while the history is in the version-1 layout (or empty) */
     char repair[256]; /* what the last append repaired (a torn tail), "" when nothing */
+    pthread_mutex_t mu; /* guards segfd, set once by whichever thread sees segments first */
 };
 
 static const char *const reason_strings[] = {
@@ -927,40 +928,54 @@ void bd_history_records_free(bd_history_record *recs, size_t n)
 /* The segments directory, when the history is in the version-2 layout. */
 static int open_segfd(bd_history *h, bd_err *err)
 {
+    int rc = 0;
+    pthread_mutex_lock(&h->mu);
     if (h->segfd >= 0 || h->dirfd < 0)
-        return 0;
+        goto out;
     int fd = openat(h->dirfd, BD_SEGMENTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT)
-            return 0; /* version-1 layout, or no record yet */
+            goto out; /* version-1 layout, or no record yet */
         if (errno == ELOOP || errno == ENOTDIR)
-            return bd_err_set(err, BD_E_CHAIN_TAMPERED, h->segdir, 0, 0,
-                              "the history's segments path is not a directory (or is a symbolic "
-                              "link); run `benchdesk history verify`");
-        return bd_err_errno(err, BD_E_IO, errno, h->segdir, "cannot open the history segments");
+            rc = bd_err_set(err, BD_E_CHAIN_TAMPERED, h->segdir, 0, 0,
+                            "the history's segments path is not a directory (or is a symbolic "
+                            "link); run `benchdesk history verify`");
+        else
+            rc = bd_err_errno(err, BD_E_IO, errno, h->segdir, "cannot open the history segments");
+        goto out;
     }
     h->segfd = fd;
-    return 0;
+out:
+    pthread_mutex_unlock(&h->mu);
+    return rc;
 }
 
 static int open_dirfd(bd_history *h, bool create, bd_err *err)
 {
+    int rc = 0;
+    pthread_mutex_lock(&h->mu);
     if (h->dirfd >= 0)
-        return open_segfd(h, err);
-    if (create && bd_mkdir_p(h->dir, 0700, err) != 0)
-        return -1;
+        goto out;
+    if (create && bd_mkdir_p(h->dir, 0700, err) != 0) {
+        rc = -1;
+        goto out;
+    }
     int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT && !create)
-            return 0; /* no history yet: an empty chain */
+            goto out; /* no history yet: an empty chain */
         if (errno == ELOOP || errno == ENOTDIR)
-            return bd_err_set(err, BD_E_IO, h->dir, 0, 0,
-                              "the history path is not a directory (or is a symbolic link); "
-                              "move it aside so benchdesk can recreate it");
-        return bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot open the history directory");
+            rc = bd_err_set(err, BD_E_IO, h->dir, 0, 0,
+                            "the history path is not a directory (or is a symbolic link); "
+                            "move it aside so benchdesk can recreate it");
+        else
+            rc = bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot open the history directory");
+        goto out;
     }
     h->dirfd = fd;
-    return open_segfd(h, err);
+out:
+    pthread_mutex_unlock(&h->mu);
+    return rc == 0 ? open_segfd(h, err) : rc;
 }
 
 int bd_history_open_dir(bd_history **out, const char *dir, int flags, bd_err *err)
@@ -977,6 +992,7 @@ int bd_history_open_dir(bd_history **out, const char *dir, int flags, bd_err *er
     snprintf(h->segdir, sl, "%s/%s", dir, BD_SEGMENTS_DIR);
     h->dirfd = -1;
     h->segfd = -1;
+    pthread_mutex_init(&h->mu, NULL);
     if (open_dirfd(h, (flags & BD_HISTORY_CREATE) != 0, err) != 0) {
         bd_history_free(h);
         return -1;
@@ -1006,6 +1022,7 @@ void bd_history_free(bd_history *h)
         close(h->dirfd);
     if (h->segfd >= 0)
         close(h->segfd);
+    pthread_mutex_destroy(&h->mu);
     free(h->dir);
     free(h->segdir);
     free(h);
@@ -1485,11 +1502,6 @@ const char *bd_history_repair_note(const bd_history *h)
 
 /* ---- appending ---------------------------------------------------------------------- */
 
-void bd_history_test_force_link(bool on)
-{
-    (void)on; /* segments are appended to, never renamed into place */
-}
-
 static int write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
@@ -1529,6 +1541,9 @@ static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res,
  * afterwards; a crash before that leaves them behind, ignored and removed later. */
 static int convert_v1(bd_history *h, bd_err *err)
 {
+    /* Another handle or process may have created the segments since this one opened. */
+    if (open_segfd(h, err) != 0)
+        return -1;
     if (is_v2(h))
         return 0;
     uint64_t max;
@@ -1844,8 +1859,8 @@ static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first
             if (ftruncate(fd, expect) == 0)
                 fsync(fd);
             bd_err_errno(err, BD_E_IO, e, path,
-                         "cannot write or sync the history segment (nothing of this batch from "
-                         "seq %llu on was appended)",
+                         "cannot write or sync the history segment: nothing was appended from "
+                         "seq %llu on (the segment is cut back to its last whole record)",
                          (unsigned long long)seq);
             goto out;
         }

@@ -339,10 +339,6 @@ void bd_history_record_hash(uint8_t out[32], const uint8_t prev[32], const void 
 /* Parse 64 hex digits (either case) into 32 bytes. Returns 0 or -1. */
 int bd_hash_unhex(uint8_t out[32], const char *hex);
 
-/* Tests only: make append use its link+unlink fallback instead of renameat2, as on a file
- * system without RENAME_NOREPLACE. Not thread-safe; never call it in the program. */
-void bd_history_test_force_link(bool on);
-
 /* Tests only: records per parallel verify window (0 restores the default), so a small
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
