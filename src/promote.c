@@ -147,19 +147,16 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
     return 0;
 }
 
-int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
-                 bd_err *err)
+int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
+                       time_t now, const bd_signed_today *st, bd_err *err)
 {
     int rc = -1;
     bd_anchor_report rep;
-    bd_verify_report vrep;
     bd_history *h = NULL;
-    bd_prov_ctx *ctx = NULL;
     case_best *best = NULL;
     double *scores = NULL;
     memset(out, 0, sizeof(*out));
     memset(&rep, 0, sizeof(rep));
-    memset(&vrep, 0, sizeof(vrep));
     snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
     out->current_tier = tc->reg->current_tier;
     struct tm tm;
@@ -179,30 +176,16 @@ int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_cl
     out->anchors = rep.n;
     out->seed = bd_stats_seed_from(out->chain_head, BD_HASH_HEX_LEN);
 
-    /* What is signed today: the task class (both roles) and each case. */
-    if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&ctx, bench->bench_dir, err) != 0 ||
-        bd_verify_check(&vrep, tc, NULL, 0, ctx, err) < 0)
-        goto out;
-    out->tc_signed = vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED &&
-                     bd_verify_tc_failure(&vrep) == NULL;
-    if (!out->tc_signed) {
-        const bd_err *f = bd_verify_tc_failure(&vrep);
+    out->tc_signed = st->tc_signed;
+    if (!out->tc_signed)
         snprintf(out->no_tier_reason, sizeof(out->no_tier_reason),
-                 "task class '%s' is not signed today (%s%s%s): nothing is recommended until "
-                 "an author and a reviewer sign it",
-                 tc->name,
-                 vrep.tc_prov_checked ? bd_prov_status_str(vrep.tc_prov.status) : "unchecked",
-                 f ? ": " : "", f ? bd_code_str(f->code) : "");
-    }
+                 "task class '%s' is not signed today (%s): nothing is recommended until an "
+                 "author and a reviewer sign it",
+                 tc->name, st->tc_status);
     if (tc->n_cases > 0 && !(best = calloc(tc->n_cases, sizeof(*best))))
         goto oom;
-    for (size_t i = 0; i < vrep.n_cases; i++) {
-        int ci = case_index(tc, vrep.cases[i].case_id);
-        if (ci >= 0)
-            best[ci].signed_today = vrep.cases[i].prov_checked &&
-                                    vrep.cases[i].prov.status == BD_PROV_ST_SIGNED &&
-                                    bd_case_check_failure(&vrep.cases[i]) == NULL;
-    }
+    for (size_t i = 0; i < tc->n_cases; i++)
+        best[i].signed_today = st->case_signed && st->case_signed[i];
 
     /* Stream the chain once: memory is per case, not per record. */
     scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
@@ -272,10 +255,47 @@ out:
         bd_recommendation_release(out);
     free(scores);
     free(best);
-    bd_verify_report_release(&vrep);
-    bd_prov_ctx_free(ctx);
     bd_history_free(h);
     bd_anchor_report_release(&rep);
+    return rc;
+}
+
+int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
+                 bd_err *err)
+{
+    bd_verify_report vrep;
+    bd_prov_ctx *ctx = NULL;
+    bd_signed_today st;
+    int rc = -1;
+    memset(&vrep, 0, sizeof(vrep));
+    memset(&st, 0, sizeof(st));
+    memset(out, 0, sizeof(*out));
+    /* What is signed today: the task class (both roles, bd_verify_check) and each case. */
+    if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&ctx, bench->bench_dir, err) != 0 ||
+        bd_verify_check(&vrep, tc, NULL, 0, ctx, err) < 0)
+        goto out;
+    const bd_err *f = bd_verify_tc_failure(&vrep);
+    st.tc_signed =
+        vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;
+    snprintf(st.tc_status, sizeof(st.tc_status), "%s%s%s",
+             vrep.tc_prov_checked ? bd_prov_status_str(vrep.tc_prov.status) : "unchecked",
+             f ? ": " : "", f ? bd_code_str(f->code) : "");
+    if (tc->n_cases > 0 && !(st.case_signed = calloc(tc->n_cases, sizeof(bool)))) {
+        nomem(err);
+        goto out;
+    }
+    for (size_t i = 0; i < vrep.n_cases; i++) {
+        int ci = case_index(tc, vrep.cases[i].case_id);
+        if (ci >= 0)
+            st.case_signed[ci] = vrep.cases[i].prov_checked &&
+                                 vrep.cases[i].prov.status == BD_PROV_ST_SIGNED &&
+                                 bd_case_check_failure(&vrep.cases[i]) == NULL;
+    }
+    rc = bd_recommend_given(out, bench, tc, now, &st, err);
+out:
+    free(st.case_signed);
+    bd_verify_report_release(&vrep);
+    bd_prov_ctx_free(ctx);
     return rc;
 }
 

@@ -93,6 +93,18 @@ typedef struct bd_recommendation {
 int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
                  bd_err *err);
 
+/* What is signed today, as bd_recommend finds it with bd_verify_check. */
+typedef struct bd_signed_today {
+    bool tc_signed;      /* both task-class signatures verify */
+    char tc_status[96];  /* why not, e.g. "awaiting_review" or "bad: provenance.bad_signature" */
+    bool *case_signed;   /* per tc->case_ids[i]: both case signatures verify (may be NULL: none) */
+} bd_signed_today;
+
+/* bd_recommend with the signature state given instead of checked (the selection and the
+ * statistics alone; tests). Same contract. */
+int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
+                       time_t now, const bd_signed_today *st, bd_err *err);
+
 void bd_recommendation_release(bd_recommendation *r);
 
 /* The recommendation as JSON (what `recommend --json` prints and the file holds, with
