@@ -1,8 +1,12 @@
 /*
  * history.h — the append-only, hash-chained score history (DESIGN.md §5).
  *
- * One file per record, <bench root>/.benchdesk/history/<seq, 10 digits>.json, mode 0600,
- * holding one canonical JSON object (canon.h). Two kinds of record share the chain:
+ * Records are the lines of append-only segment files (segment.h),
+ * <bench root>/.benchdesk/history/segments/<seq of the first record, 10 digits>.jsonl,
+ * mode 0600, 65,536 records each; a record is one canonical JSON object (canon.h), its
+ * line's bytes without the '\n'. A history in the version-1 layout (one <seq>.json file
+ * per record) is read as it is and converted to segments on the first append, under the
+ * lock, atomically, the bytes unchanged. Two kinds of record share the chain:
  *
  *   score record  exactly the §5 fields. Version 2 (written now): schema_version, seq,
  *                 run_id, run_scope, run_cases, task_class, case_id, case_digest,
@@ -15,14 +19,15 @@
  *                 operator_fingerprint, harness_version, at, prev_hash (e.g. a refused
  *                 promotion, DESIGN.md §7).
  *
- * record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev_hash) || BLAKE3(file bytes)),
+ * record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev_hash) || BLAKE3(record bytes)),
  * lower-case hex; the genesis prev_hash is 64 zeros. Every record's hash is computable
- * from its own file, so anyone can recompute the chain with b3sum and sha256sum.
+ * from its own bytes, so anyone can recompute the chain with b3sum and sha256sum.
  *
  * Append is single-writer (flock on history/.lock, also between threads of one process),
- * crash-safe (temp file O_EXCL|O_NOFOLLOW, fsync, no-overwrite rename, directory fsync)
- * and O(1): the chain head comes from history/HEAD, a hint that is always checked
- * against the last record file and rebuilt from a directory scan when it is stale.
+ * group-committed (the records appended together share one write and one fsync), and
+ * O(1): the head is the last whole line of the last segment, read from the file's end.
+ * A crash leaves whole records plus at most one torn final line, which the next append
+ * truncates (bd_history_repair_note) and verify reports as torn_tail, never as a record.
  *
  * docs/history.md documents the formats and how verify names the first bad record.
  */
@@ -124,9 +129,11 @@ typedef struct bd_history_score_fields {
  * hash_out (each may be NULL). On failure returns -1 and nothing was added:
  * history.record_invalid (a field out of format, or a score that canonical JSON cannot
  * hold: NaN, invalid UTF-8), chain.tampered
- * (the head record is unreadable or the next file already exists: run history verify),
- * io.error (any open/write/fsync/rename failure — never retried; a temp file this call
- * created is removed), env.out_of_memory. */
+ * (the head record is unreadable, or the segment holds more than its whole lines and a
+ * torn tail, or is not a regular file: run history verify), io.error (any open, write or
+ * sync failure — never retried; the segment is cut back to its last whole record),
+ * env.out_of_memory. A torn final line left by a crash is truncated first and reported
+ * through bd_history_repair_note. */
 int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, const bd_score *s,
                             uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
 
@@ -162,7 +169,7 @@ int bd_history_append_audit(bd_history *h, const bd_history_audit_fields *f, uin
                             char hash_out[BD_HASH_BUF], bd_err *err);
 
 /* The chain head: seq of the last record (0 for an empty chain) and its record_hash (64
- * zeros when empty). O(1) when history/HEAD is current; otherwise one directory scan.
+ * zeros when empty). O(1): the last whole line of the last non-empty segment.
  * Does not verify the chain. Returns 0, or -1 (chain.tampered when the last record is
  * unreadable, io.error). */
 int bd_history_head(bd_history *h, uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
@@ -205,9 +212,12 @@ typedef struct bd_history_verify_result {
                                removes it */
 } bd_history_verify_result;
 
-/* Walk the chain from seq 1: contiguous file names, each record parseable, schema-valid
- * and canonical, its seq field equal to its file name, its prev_hash equal to the
- * previous record's hash. Stray "*.json.tmp" files and HEAD/.lock are ignored.
+/* Walk the chain from seq 1: segments named on the 65,536-record grid without a gap, each
+ * line a record, parseable, schema-valid and canonical, its seq field equal to its
+ * position, its prev_hash equal to the previous record's hash (in a version-1 layout:
+ * contiguous file names). A torn final line is result->torn_tail, not a failure. Records
+ * up to the head the last intact verify saw (history/VERIFIED) are re-hashed, not
+ * re-parsed, unless BD_VERIFY_FULL (docs/history.md says why that is sound).
  * Returns 0 when the chain is intact (result->reason BD_CHAIN_OK, count and head set).
  * Returns -1 with chain.tampered when it is not: result->bad_seq and result->reason name
  * the first bad record (rules in docs/history.md), result->count/head describe the
@@ -262,7 +272,7 @@ typedef struct bd_history_record {
     cJSON *json;
 } bd_history_record;
 
-/* Parse and validate the bytes of one record file. `out` may be NULL (validate only).
+/* Parse and validate the bytes of one record. `out` may be NULL (validate only).
  * Returns BD_CHAIN_OK and fills *out (release with bd_history_record_release), or
  * BD_CHAIN_UNPARSEABLE (not UTF-8, not one JSON object) / BD_CHAIN_SCHEMA_INVALID (a
  * missing, extra, duplicate or mistyped member, a value out of format, bytes that are not
@@ -275,7 +285,7 @@ bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf,
 void bd_history_record_release(bd_history_record *r);
 
 /* Read and parse record `seq` (not verified against its neighbours). Returns 0 and fills
- * *out (release with bd_history_record_release), or -1: chain.tampered when the file is
+ * *out (release with bd_history_record_release), or -1: chain.tampered when the record is
  * missing, unparseable or schema-invalid, io.error, env.out_of_memory. */
 int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err);
 
@@ -343,7 +353,7 @@ int bd_hash_unhex(uint8_t out[32], const char *hex);
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
 
-/* The record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
+/* The version-1 record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
 void bd_history_file_name(char out[16], uint64_t seq);
 
 #endif
