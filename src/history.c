@@ -1672,18 +1672,20 @@ out:
 
 /* One record to append: built without seq and prev_hash. */
 typedef struct pending {
-    cJSON *rec;
     char *bytes;
     size_t len;
+    size_t prev_at; /* where the 64 hex digits of prev_hash start in bytes */
 } pending;
 
-/* Give `rec` its seq and prev_hash, serialize it canonically and check it with verify's
- * own parser: a record verify would reject is never written. */
-static int finish_record(cJSON *rec, uint64_t seq, const uint8_t prev[32], pending *pd,
-                         uint8_t hash[32], bd_err *err)
+/* Give `rec` its seq and a placeholder prev_hash, serialize it canonically and check it
+ * with verify's own parser: a record verify would reject is never written. The real
+ * prev_hash is patched in afterwards (link_record): it is 64 hex digits either way, so the
+ * bytes stay canonical and valid, and the expensive part can run for many records at
+ * once. */
+static int build_record(cJSON *rec, uint64_t seq, pending *pd, bd_err *err)
 {
-    char prev_hex[BD_HASH_BUF], why[256];
-    bd_hex(prev_hex, prev, 32);
+    static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+    char why[256];
     cJSON_DeleteItemFromObjectCaseSensitive(rec, "seq");
     cJSON_DeleteItemFromObjectCaseSensitive(rec, "prev_hash");
     cJSON *seq_item = cJSON_CreateNumber((double)seq);
@@ -1691,7 +1693,7 @@ static int finish_record(cJSON *rec, uint64_t seq, const uint8_t prev[32], pendi
         cJSON_Delete(seq_item);
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
     }
-    if (!set_str(rec, "prev_hash", prev_hex))
+    if (!set_str(rec, "prev_hash", zeros))
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
     free(pd->bytes);
     pd->bytes = bd_canon_json(rec, &pd->len);
@@ -1705,9 +1707,59 @@ static int finish_record(cJSON *rec, uint64_t seq, const uint8_t prev[32], pendi
         return bd_err_set(err, BD_E_HISTORY_RECORD_INVALID, NULL, 0, 0,
                           "refusing to append an invalid history record: %s; nothing was appended",
                           why);
-    bd_history_record_hash(hash, prev, pd->bytes, pd->len);
+    /* In canonical bytes `"prev_hash":"` can only be the top-level member: a '"' inside
+     * a string is escaped, and nested members have fixed names or numeric values. */
+    static const char key[] = "\"prev_hash\":\"";
+    const char *at = memmem(pd->bytes, pd->len, key, sizeof(key) - 1);
+    if (!at || (size_t)(at - pd->bytes) + sizeof(key) - 1 + 64 > pd->len)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "prev_hash not found in a new record");
+    pd->prev_at = (size_t)(at - pd->bytes) + sizeof(key) - 1;
     return 0;
 }
+
+/* Put the real prev_hash into a built record and hash it. */
+static void link_record(pending *pd, const uint8_t prev[32], uint8_t hash[32])
+{
+    char hex[BD_HASH_BUF];
+    bd_hex(hex, prev, 32);
+    memcpy(pd->bytes + pd->prev_at, hex, 64);
+    bd_history_record_hash(hash, prev, pd->bytes, pd->len);
+}
+
+/* Building records in parallel (a batch of many). */
+typedef struct build_work {
+    cJSON **recs;
+    pending *pd;
+    uint64_t first_seq;
+    size_t n;
+    atomic_size_t next;
+    atomic_int failed;
+    bd_err err; /* the first failure */
+    pthread_mutex_t mu;
+} build_work;
+
+static void *build_worker(void *arg)
+{
+    build_work *w = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->n || atomic_load(&w->failed))
+            break;
+        bd_err e = BD_ERR_INIT;
+        if (build_record(w->recs[i], w->first_seq + i, &w->pd[i], &e) != 0) {
+            pthread_mutex_lock(&w->mu);
+            if (!atomic_load(&w->failed))
+                w->err = e;
+            atomic_store(&w->failed, 1);
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Build records recs[0..n) as seq first_seq.. on up to verify_threads() threads. */
+static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n, bd_err *err);
 
 /* Take the lock and the descriptor of the lock file (close it to release). */
 static int take_lock(bd_history *h, bd_err *err)
@@ -1823,11 +1875,11 @@ static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory appending to the history");
         goto out;
     }
+    if (build_records(recs, pd, head_seq + 1, n, err) != 0)
+        goto out;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        if (finish_record(recs[i], head_seq + 1 + i, i ? hashes[i - 1] : head_hash, &pd[i],
-                          hashes[i], err) != 0)
-            goto out;
+        link_record(&pd[i], i ? hashes[i - 1] : head_hash, hashes[i]);
         total += pd[i].len + 1;
     }
     if (!(buf = malloc(total))) {
@@ -3027,4 +3079,30 @@ bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
         *score = j->valuedouble;
     cJSON_Delete(j);
     return ok;
+}
+
+static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n, bd_err *err)
+{
+    build_work w;
+    memset(&w, 0, sizeof(w));
+    w.recs = recs;
+    w.pd = pd;
+    w.first_seq = first_seq;
+    w.n = n;
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_t tids[VERIFY_MAX_THREADS];
+    int started = 0, nthreads = verify_threads();
+    for (int t = 1; t < nthreads && n >= 32; t++)
+        if (pthread_create(&tids[started], NULL, build_worker, &w) == 0)
+            started++;
+    build_worker(&w);
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    if (atomic_load(&w.failed)) {
+        if (err)
+            *err = w.err;
+        return -1;
+    }
+    return 0;
 }
