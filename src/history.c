@@ -58,10 +58,10 @@
 
 struct bd_history {
     char *dir;
-    char *segdir; /* <dir>/segments */
-    int dirfd;    /* -1 while the directory does not exist (read-only handle) */
-    int segfd;    /* -1 while the history is in the version-1 layout (or empty) */
-    char repair[256]; /* what the last append repaired (a torn tail), "" when nothing */
+    char *segdir;       /* <dir>/segments */
+    int dirfd;          /* -1 while the directory does not exist (read-only handle) */
+    int segfd;          /* -1 while the history is in the version-1 layout (or empty) */
+    char repair[256];   /* what the last append repaired (a torn tail), "" when nothing */
     pthread_mutex_t mu; /* guards segfd, set once by whichever thread sees segments first */
 };
 
@@ -1337,11 +1337,11 @@ static int find_head_v1(const bd_history *h, src *b, uint64_t *seq, uint8_t hash
 
 /* The end of one segment, read from its tail without reading the whole file. */
 typedef struct segtail {
-    uint64_t first;  /* the segment */
-    off_t whole;     /* bytes up to and including the last '\n' */
-    off_t size;      /* the file's size (whole + torn tail) */
-    bool has_line;   /* at least one whole line */
-    uint64_t seq;    /* the last whole line's record seq */
+    uint64_t first; /* the segment */
+    off_t whole;    /* bytes up to and including the last '\n' */
+    off_t size;     /* the file's size (whole + torn tail) */
+    bool has_line;  /* at least one whole line */
+    uint64_t seq;   /* the last whole line's record seq */
     uint8_t hash[32];
 } segtail;
 
@@ -1807,8 +1807,8 @@ static int open_for_append(bd_history *h, uint64_t first, off_t expect, bool *cr
         size_t n = (size_t)(st.st_size - expect);
         char *tail = malloc(n);
         int rfd = tail ? openat(h->segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-        bool torn = rfd >= 0 && pread(rfd, tail, n, expect) == (ssize_t)n &&
-                    memchr(tail, '\n', n) == NULL;
+        bool torn =
+            rfd >= 0 && pread(rfd, tail, n, expect) == (ssize_t)n && memchr(tail, '\n', n) == NULL;
         if (rfd >= 0)
             close(rfd);
         free(tail);
@@ -1841,7 +1841,7 @@ static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first
     rbuf b = {NULL, 0};
     pending *pd = NULL;
     char *buf = NULL;
-    uint8_t (*hashes)[32] = NULL;
+    uint8_t(*hashes)[32] = NULL;
     uint64_t head_seq;
     uint8_t head_hash[32];
     segtail t;
@@ -2098,7 +2098,7 @@ typedef struct vctx {
     src s;                 /* records read on their own (failures, neighbours) */
     uint8_t (*hashes)[32]; /* hashes[i]: record i+1 */
     size_t n, cap;
-    uint64_t max_seq;      /* the highest seq present (ensure_max: known only when needed) */
+    uint64_t max_seq; /* the highest seq present (ensure_max: known only when needed) */
     bool max_known;
     bool hint_ok;
     uint64_t hint_seq;
@@ -2557,7 +2557,7 @@ static int verify_v1(vctx *v, bd_history_verify_result *res, bd_err *err)
     int rc = 0;
     for (uint64_t base = 1; base <= v->max_seq && rc == 0; base += verify_window) {
         uint64_t left = v->max_seq - base + 1;
-        vwork w = {v->h, NULL, 0, slots, base, left < verify_window ? (size_t)left : verify_window,
+        vwork w = {v->h,  NULL, 0, slots, base, left < verify_window ? (size_t)left : verify_window,
                    false, 0};
         rc = verify_window_run(v, &w, res, err) == WIN_OK ? 0 : -1;
     }
@@ -2666,8 +2666,7 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
             }
             if (over) {
                 snprintf(msg, sizeof(msg),
-                         "segment %s holds more than 65536 records: records were inserted",
-                         name);
+                         "segment %s holds more than 65536 records: records were inserted", name);
                 report(v, res, first + BD_SEGMENT_RECORDS, BD_CHAIN_INSERTED, msg, err);
                 goto out;
             }

@@ -290,11 +290,11 @@ void bd_history_record_release(bd_history_record *r);
 int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err);
 
 typedef struct bd_history_log_opts {
-    const char *task_class; /* only records of this task class, or NULL */
-    const char *case_id;    /* only score records of this case, or NULL */
-    size_t limit;           /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
-    uint64_t before;        /* start below this seq (paging); 0 = from the head */
-    const char *run_id;     /* only score records of this run, or NULL */
+    const char *task_class;   /* only records of this task class, or NULL */
+    const char *case_id;      /* only score records of this case, or NULL */
+    size_t limit;             /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
+    uint64_t before;          /* start below this seq (paging); 0 = from the head */
+    const char *run_id;       /* only score records of this run, or NULL */
     const char *failure_mode; /* only score records with a failure mode of this code */
     bool failed_only;         /* only score records that did not pass */
     /* A further filter (e.g. stale records, stale.h), or NULL: keep when it returns true. */

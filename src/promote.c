@@ -117,9 +117,9 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
     r.case_digest = bd_record_str(rec, len, "case_digest", case_digest, sizeof(case_digest))
                         ? case_digest
                         : NULL;
-    r.task_class_digest =
-        bd_record_str(rec, len, "task_class_digest", tc_digest, sizeof(tc_digest)) ? tc_digest
-                                                                                    : NULL;
+    r.task_class_digest = bd_record_str(rec, len, "task_class_digest", tc_digest, sizeof(tc_digest))
+                              ? tc_digest
+                              : NULL;
     if (bd_record_stale(&r, c->tc->digests) != BD_STALE_NONE) {
         out->excluded_stale++;
         return 0;
@@ -275,8 +275,7 @@ int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_cl
         bd_verify_check(&vrep, tc, NULL, 0, ctx, err) < 0)
         goto out;
     const bd_err *f = bd_verify_tc_failure(&vrep);
-    st.tc_signed =
-        vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;
+    st.tc_signed = vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;
     snprintf(st.tc_status, sizeof(st.tc_status), "%s%s%s",
              vrep.tc_prov_checked ? bd_prov_status_str(vrep.tc_prov.status) : "unchecked",
              f ? ": " : "", f ? bd_code_str(f->code) : "");

@@ -77,7 +77,7 @@ typedef struct bd_recommendation {
     uint64_t seed;
     uint64_t chain_count;
     char chain_head[BD_HASH_BUF];
-    size_t anchors; /* anchors that verified */
+    size_t anchors;           /* anchors that verified */
     bool tc_signed;           /* the task class's two signatures verify today */
     char no_tier_reason[320]; /* why nothing is recommended when !tc_signed, else "" */
     size_t excluded_outside_window, excluded_unknown_case, excluded_stale, excluded_unsigned,
@@ -95,9 +95,9 @@ int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_cl
 
 /* What is signed today, as bd_recommend finds it with bd_verify_check. */
 typedef struct bd_signed_today {
-    bool tc_signed;      /* both task-class signatures verify */
-    char tc_status[96];  /* why not, e.g. "awaiting_review" or "bad: provenance.bad_signature" */
-    bool *case_signed;   /* per tc->case_ids[i]: both case signatures verify (may be NULL: none) */
+    bool tc_signed;     /* both task-class signatures verify */
+    char tc_status[96]; /* why not, e.g. "awaiting_review" or "bad: provenance.bad_signature" */
+    bool *case_signed;  /* per tc->case_ids[i]: both case signatures verify (may be NULL: none) */
 } bd_signed_today;
 
 /* bd_recommend with the signature state given instead of checked (the selection and the

@@ -56,8 +56,7 @@ static int index_lines(bd_segbuf *b, bd_err *err)
             size_t cap = b->offcap * 2;
             size_t *q = realloc(b->off, cap * sizeof(*q));
             if (!q)
-                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0,
-                                  "out of memory reading the history");
+                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
             b->off = q;
             b->offcap = cap;
         }
@@ -138,8 +137,7 @@ int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first
         /* `from` must start a line: the byte before it is a '\n'. */
         char c;
         if (pread(fd, &c, 1, (off_t)from - 1) != 1 || c != '\n') {
-            WHY("offset %llu of segment %s does not start a line", (unsigned long long)from,
-                name);
+            WHY("offset %llu of segment %s does not start a line", (unsigned long long)from, name);
             rc = BD_SEG_BAD;
             goto out;
         }

@@ -71,10 +71,10 @@ void bd_segbuf_release(bd_segbuf *b);
  * segment's size, and the buffer is reused, so the pages are faulted in once. */
 typedef struct bd_segstream {
     int fd;
-    bd_segbuf b;    /* the current chunk: b.nlines whole lines, then b.torn bytes */
-    uint64_t pos;   /* file offset of b.p[0] */
-    size_t chunk;   /* bytes read per step */
-    bool eof;       /* the file is read to its end: b.torn bytes are its torn tail */
+    bd_segbuf b;  /* the current chunk: b.nlines whole lines, then b.torn bytes */
+    uint64_t pos; /* file offset of b.p[0] */
+    size_t chunk; /* bytes read per step */
+    bool eof;     /* the file is read to its end: b.torn bytes are its torn tail */
 } bd_segstream;
 
 /* Open segment `first` for streaming: BD_SEG_OK, BD_SEG_ABSENT, BD_SEG_BAD (`why`),

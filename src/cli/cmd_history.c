@@ -165,8 +165,8 @@ static void print_record_line(const bd_history_record *r, unsigned stale)
     }
     printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5.3f  %-4s  %-10s  %s%s%s\n",
            (unsigned long long)r->seq, r->finished_at, r->task_class, r->case_id, r->score.score,
-           r->score.passed ? "pass" : "FAIL", r->isolation_class, hash12,
-           stale ? "  STALE: " : "", stale ? bd_stale_str(stale) : "");
+           r->score.passed ? "pass" : "FAIL", r->isolation_class, hash12, stale ? "  STALE: " : "",
+           stale ? bd_stale_str(stale) : "");
 }
 
 static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *o, bool stale)
@@ -212,8 +212,8 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
         goto out;
     }
     if (n == 0) {
-        bool filtered = o->task_class || o->case_id || o->run_id || o->failure_mode ||
-                        o->failed_only || stale;
+        bool filtered =
+            o->task_class || o->case_id || o->run_id || o->failure_mode || o->failed_only || stale;
         printf("no history records%s\n", filtered ? " match" : " yet");
         goto out;
     }

@@ -24,14 +24,13 @@ static const char registration[] =
     "rubric: {wall_clock_seconds: 10, memory_mb: 256}\nsut: {kind: cassette}\n";
 
 /* Pins: the digests th_fields writes into every record, so its records are current. */
-static const char digests[] = "schema_version: 2\ntask_class: " TH_DIGEST_B "\ncases:\n"
-                              "  c1: " TH_DIGEST_A "\n  c2: " TH_DIGEST_A "\n  c3: " TH_DIGEST_A
-                              "\n  c4: " TH_DIGEST_A "\n  c5: " TH_DIGEST_A "\n  c6: " TH_DIGEST_A
-                              "\n";
+static const char digests[] =
+    "schema_version: 2\ntask_class: " TH_DIGEST_B "\ncases:\n"
+    "  c1: " TH_DIGEST_A "\n  c2: " TH_DIGEST_A "\n  c3: " TH_DIGEST_A "\n  c4: " TH_DIGEST_A
+    "\n  c5: " TH_DIGEST_A "\n  c6: " TH_DIGEST_A "\n";
 
 static bool all_signed[6] = {true, true, true, true, true, true};
 static const bd_signed_today signed_today = {true, "signed", all_signed};
-
 
 typedef struct fixture {
     char *root;
@@ -270,8 +269,8 @@ static void stale_and_unsigned_are_excluded(void **state)
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "recommended_tier")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(j, "task_class_signed")));
     assert_non_null(cJSON_GetObjectItem(j, "reason"));
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "excluded_records"), "stale")->valueint,
-                     2);
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "excluded_records"), "stale")->valueint, 2);
     cJSON_Delete(j);
     bd_recommendation_release(&r);
 }
