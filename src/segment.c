@@ -67,17 +67,16 @@ static int index_lines(bd_segbuf *b, bd_err *err)
     return 0;
 }
 
-int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first, uint64_t from,
-                        char why[256], bd_err *err)
+/* Open segment `first` read-only, never following a symlink or blocking on a FIFO, and
+ * check it is a regular file of at most BD_SEGMENT_MAX bytes. BD_SEG_OK with *fd and
+ * *st; otherwise nothing is left open. */
+static int seg_open(int segfd, const char *dir, uint64_t first, int *fd, struct stat *st,
+                    char why[256], bd_err *err)
 {
     char name[17];
     bd_segment_name(name, first);
-    b->first = 0;
-    b->len = 0;
-    b->nlines = 0;
-    b->torn = 0;
-    int fd = openat(segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
+    *fd = openat(segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0) {
         if (errno == ENOENT)
             return BD_SEG_ABSENT;
         if (errno == ELOOP) {
@@ -87,22 +86,39 @@ int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first
         bd_err_errno(err, BD_E_IO, errno, dir, "cannot open the history segment %s", name);
         return BD_SEG_ERROR;
     }
-    int rc = BD_SEG_ERROR;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    int rc = BD_SEG_OK;
+    if (fstat(*fd, st) != 0) {
         bd_err_errno(err, BD_E_IO, errno, dir, "cannot stat the history segment %s", name);
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
+        rc = BD_SEG_ERROR;
+    } else if (!S_ISREG(st->st_mode)) {
         WHY("segment %s is not a regular file", name);
         rc = BD_SEG_BAD;
-        goto out;
-    }
-    if ((uint64_t)st.st_size > BD_SEGMENT_MAX) {
+    } else if ((uint64_t)st->st_size > BD_SEGMENT_MAX) {
         WHY("segment %s is larger than %zu bytes", name, BD_SEGMENT_MAX);
         rc = BD_SEG_BAD;
-        goto out;
     }
+    if (rc != BD_SEG_OK) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first, uint64_t from,
+                        char why[256], bd_err *err)
+{
+    char name[17];
+    bd_segment_name(name, first);
+    b->first = 0;
+    b->len = 0;
+    b->nlines = 0;
+    b->torn = 0;
+    struct stat st;
+    int fd;
+    int rc = seg_open(segfd, dir, first, &fd, &st, why, err);
+    if (rc != BD_SEG_OK)
+        return rc;
+    rc = BD_SEG_ERROR;
     if ((uint64_t)st.st_size < from) {
         WHY("segment %s is shorter than %llu bytes", name, (unsigned long long)from);
         rc = BD_SEG_BAD;
@@ -225,8 +241,6 @@ int bd_segment_list(int segfd, const char *dir, uint64_t **out, size_t *n, bd_er
 int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t first, char why[256],
                       bd_err *err)
 {
-    char name[17];
-    bd_segment_name(name, first);
     s->fd = -1;
     s->pos = 0;
     s->eof = false;
@@ -236,33 +250,11 @@ int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t firs
     s->b.torn = 0;
     if (s->chunk == 0)
         s->chunk = STREAM_CHUNK;
-    int fd = openat(segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return BD_SEG_ABSENT;
-        if (errno == ELOOP) {
-            WHY("segment %s is a symbolic link, not a segment file", name);
-            return BD_SEG_BAD;
-        }
-        bd_err_errno(err, BD_E_IO, errno, dir, "cannot open the history segment %s", name);
-        return BD_SEG_ERROR;
-    }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, dir, "cannot stat the history segment %s", name);
-        close(fd);
-        return BD_SEG_ERROR;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        WHY("segment %s is not a regular file", name);
-        close(fd);
-        return BD_SEG_BAD;
-    }
-    if ((uint64_t)st.st_size > BD_SEGMENT_MAX) {
-        WHY("segment %s is larger than %zu bytes", name, BD_SEGMENT_MAX);
-        close(fd);
-        return BD_SEG_BAD;
-    }
+    int fd;
+    int rc = seg_open(segfd, dir, first, &fd, &st, why, err);
+    if (rc != BD_SEG_OK)
+        return rc;
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     s->fd = fd;
     return BD_SEG_OK;
