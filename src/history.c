@@ -3015,11 +3015,15 @@ out:
 static const char *member(const char *rec, size_t len, const char *key)
 {
     char pat[80];
-    int n = snprintf(pat, sizeof(pat), "\"%s\":", key);
-    if (n <= 0 || (size_t)n >= sizeof(pat))
+    size_t k = strlen(key);
+    if (k + 3 > sizeof(pat))
         return NULL;
-    const char *m = memmem(rec, len, pat, (size_t)n);
-    return m ? m + n : NULL;
+    pat[0] = '"';
+    memcpy(pat + 1, key, k);
+    pat[k + 1] = '"';
+    pat[k + 2] = ':';
+    const char *m = memmem(rec, len, pat, k + 3);
+    return m ? m + k + 3 : NULL;
 }
 
 bool bd_record_str(const char *rec, size_t len, const char *key, char *out, size_t size)
@@ -3104,4 +3108,23 @@ static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n
         return -1;
     }
     return 0;
+}
+
+int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)[BD_HASH_BUF],
+                      bd_err *err)
+{
+    src sr = {0};
+    int rc = 0;
+    if (open_dirfd(h, false, err) != 0)
+        return -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        bd_history_record r;
+        rc = read_src(h, &sr, seqs[i], &r, err);
+        if (rc == 0) {
+            memcpy(out[i], r.hash, BD_HASH_BUF);
+            bd_history_record_release(&r);
+        }
+    }
+    src_release(&sr);
+    return rc;
 }

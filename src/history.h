@@ -328,6 +328,12 @@ int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
                     int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
                     bd_err *err);
 
+/* The record hashes of records seqs[0..n) (ascending seqs read in one pass over their
+ * segments) into out[i]. Does not verify. Returns 0 or -1 (chain.tampered for a missing
+ * record, io.error, env.out_of_memory). */
+int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)[BD_HASH_BUF],
+                      bd_err *err);
+
 /* Fast field access on the bytes of a record that verify has accepted (canonical JSON,
  * schema-valid): no parse. Only for such bytes: on anything else the answers are
  * meaningless (never unsafe). */

@@ -25,13 +25,26 @@ static int nomem(bd_err *err)
 /* "YYYY-MM-DDTHH:MM:SS[.f]Z" (already validated by the history) to UTC seconds. */
 static time_t parse_utc(const char *s)
 {
+    /* Digits at fixed places (the history validated the format); no sscanf per record. */
+    static const int at[6] = {0, 5, 8, 11, 14, 17}, width[6] = {4, 2, 2, 2, 2, 2};
+    int v[6];
+    for (int i = 0; i < 6; i++) {
+        v[i] = 0;
+        for (int j = 0; j < width[i]; j++) {
+            char c = s[at[i] + j];
+            if (c < '0' || c > '9')
+                return (time_t)-1;
+            v[i] = v[i] * 10 + (c - '0');
+        }
+    }
     struct tm tm;
     memset(&tm, 0, sizeof(tm));
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec) != 6)
-        return (time_t)-1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
+    tm.tm_year = v[0] - 1900;
+    tm.tm_mon = v[1] - 1;
+    tm.tm_mday = v[2];
+    tm.tm_hour = v[3];
+    tm.tm_min = v[4];
+    tm.tm_sec = v[5];
     return timegm(&tm);
 }
 
@@ -50,7 +63,6 @@ typedef struct case_best {
     bool signed_today; /* the case's signatures verify today (bd_verify_check) */
     const char *pin;   /* its pin today, or NULL */
     uint64_t seq[2];   /* 0: none; [0] subprocess, [1] namespaces */
-    char hash_hex[2][BD_HASH_BUF];
     char finished_at[2][40];
     double score[2];
     bool passed[2];
@@ -85,13 +97,11 @@ static int case_index(const bd_task_class *tc, const char *id)
 static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
 {
     scan_ctx *c = arg;
-    char tcname[160], case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
+    char case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
     bool pv = false, passed = false;
     double score = 0;
-    /* Exactly this task class (the needle also matches a longer name's prefix). */
-    if (!bd_record_str(rec, len, "task_class", tcname, sizeof(tcname)) ||
-        strcmp(tcname, c->tc->name) != 0)
-        return 0;
+    /* The needle, `"task_class":"<name>"` with its closing quote, matched exactly this
+     * task class. */
     if (!bd_record_str(rec, len, "case_id", case_id, sizeof(case_id)))
         return 0; /* an audit record */
     if (!bd_record_str(rec, len, "finished_at", fin, sizeof(fin)) ||
@@ -136,14 +146,6 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
     snprintf(b->finished_at[k], sizeof(b->finished_at[k]), "%s", fin);
     b->score[k] = score;
     b->passed[k] = passed;
-    /* The record hash is only needed for the evidence: from the raw bytes. */
-    uint8_t prev[32], h[32];
-    char prev_hex[BD_HASH_BUF];
-    if (bd_record_str(rec, len, "prev_hash", prev_hex, sizeof(prev_hex)) &&
-        bd_hash_unhex(prev, prev_hex) == 0) {
-        bd_history_record_hash(h, prev, rec, len);
-        bd_hex(b->hash_hex[k], h, 32);
-    }
     return 0;
 }
 
@@ -190,6 +192,7 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
     /* Stream the chain once: memory is per case, not per record. */
     scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
     snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
+    /* (the closing quote makes it exact: a longer name does not match) */
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, err) != 0 ||
         bd_history_scan(h, out->chain_count, sc.tc_field, scan_one, &sc, err) != 0)
         goto out;
@@ -211,12 +214,30 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
             goto oom;
         out->n_evidence++;
         e->seq = b->seq[k];
-        memcpy(e->record_hash, b->hash_hex[k], BD_HASH_BUF);
         snprintf(e->finished_at, sizeof(e->finished_at), "%s", b->finished_at[k]);
         e->score = b->score[k];
         e->passed = b->passed[k];
     }
     out->superseded = sc.n_class[k] - out->n_evidence;
+    /* Record hashes of the evidence only (not of every record scanned). */
+    if (out->n_evidence > 0) {
+        uint64_t *seqs = malloc(out->n_evidence * sizeof(*seqs));
+        char(*hashes)[BD_HASH_BUF] = malloc(out->n_evidence * sizeof(*hashes));
+        if (!seqs || !hashes) {
+            free(seqs);
+            free(hashes);
+            goto oom;
+        }
+        for (size_t i = 0; i < out->n_evidence; i++)
+            seqs[i] = out->evidence[i].seq;
+        int hr = bd_history_hashes(h, seqs, out->n_evidence, hashes, err);
+        for (size_t i = 0; hr == 0 && i < out->n_evidence; i++)
+            memcpy(out->evidence[i].record_hash, hashes[i], BD_HASH_BUF);
+        free(seqs);
+        free(hashes);
+        if (hr != 0)
+            goto out;
+    }
     out->cases = out->n_evidence;
     if (out->cases > 0) {
         if (!(scores = malloc(out->cases * sizeof(*scores))))
