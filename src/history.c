@@ -3008,52 +3008,6 @@ out:
     return rc;
 }
 
-/* Where the value of member `"key":` starts in canonical record bytes. In canonical JSON
- * a '"' inside a string is escaped, so `"key":` can only be a member name; the members a
- * record nests (score, origin, failure modes) have fixed names or numeric values, so a
- * string or boolean member found this way is the top-level one. */
-static const char *member(const char *rec, size_t len, const char *key)
-{
-    char pat[80];
-    size_t k = strlen(key);
-    if (k + 3 > sizeof(pat))
-        return NULL;
-    pat[0] = '"';
-    memcpy(pat + 1, key, k);
-    pat[k + 1] = '"';
-    pat[k + 2] = ':';
-    const char *m = memmem(rec, len, pat, k + 3);
-    return m ? m + k + 3 : NULL;
-}
-
-bool bd_record_str(const char *rec, size_t len, const char *key, char *out, size_t size)
-{
-    const char *v = member(rec, len, key), *end = rec + len;
-    if (!v || v >= end || *v != '"')
-        return false;
-    v++;
-    const char *q = memchr(v, '"', (size_t)(end - v));
-    if (!q || (size_t)(q - v) >= size || memchr(v, '\\', (size_t)(q - v)))
-        return false;
-    memcpy(out, v, (size_t)(q - v));
-    out[q - v] = '\0';
-    return true;
-}
-
-bool bd_record_bool(const char *rec, size_t len, const char *key, bool *out)
-{
-    const char *v = member(rec, len, key), *end = rec + len;
-    if (!v)
-        return false;
-    if (end - v >= 4 && memcmp(v, "true", 4) == 0)
-        *out = true;
-    else if (end - v >= 5 && memcmp(v, "false", 5) == 0)
-        *out = false;
-    else
-        return false;
-    return true;
-}
-
 bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
 {
     /* Inside score the members are sorted: "passed" is followed by "score". */
@@ -3127,4 +3081,82 @@ int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)
     }
     src_release(&sr);
     return rc;
+}
+
+/* The end of the JSON string starting at p (its opening quote), or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* The end of the JSON value starting at p, or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end)
+        return NULL;
+    if (*p == '"')
+        return skip_string(p, end);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < end) {
+            if (*p == '"') {
+                p = skip_string(p, end);
+                if (!p)
+                    return NULL;
+                continue;
+            }
+            if (*p == '{' || *p == '[')
+                depth++;
+            else if (*p == '}' || *p == ']') {
+                if (--depth == 0)
+                    return p + 1;
+            }
+            p++;
+        }
+        return NULL;
+    }
+    while (p < end && *p != ',' && *p != '}')
+        p++;
+    return p;
+}
+
+size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
+                         const char **vals, size_t *vlens)
+{
+    const char *p = rec, *end = rec + len;
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = NULL;
+        vlens[i] = 0;
+    }
+    if (p >= end || *p != '{')
+        return 0;
+    p++;
+    while (p < end && *p == '"') {
+        const char *k = p + 1, *ke = skip_string(p, end);
+        if (!ke || ke >= end || *ke != ':')
+            return found;
+        size_t kl = (size_t)(ke - 1 - k);
+        const char *v = ke + 1, *ve = skip_value(v, end);
+        if (!ve)
+            return found;
+        for (size_t i = 0; i < n; i++) {
+            if (!vals[i] && strncmp(keys[i], k, kl) == 0 && keys[i][kl] == '\0') {
+                vals[i] = v;
+                vlens[i] = (size_t)(ve - v);
+                found++;
+                break;
+            }
+        }
+        if (found == n || ve >= end || *ve != ',')
+            return found;
+        p = ve + 1;
+    }
+    return found;
 }

@@ -337,12 +337,12 @@ int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)
 /* Fast field access on the bytes of a record that verify has accepted (canonical JSON,
  * schema-valid): no parse. Only for such bytes: on anything else the answers are
  * meaningless (never unsafe). */
-/* The top-level string member `key` (an unescaped value: names, digests, times,
- * isolation class) copied into out (size bytes); false when absent, null, escaped or too
- * long. */
-bool bd_record_str(const char *rec, size_t len, const char *key, char *out, size_t size);
-/* The top-level boolean member `key`; false when absent. */
-bool bd_record_bool(const char *rec, size_t len, const char *key, bool *out);
+/* One pass over the top level of the record: for each of keys[0..n) found, vals[i] and
+ * vlens[i] get its value's raw JSON text (a string with its quotes); others get NULL.
+ * Nested objects and arrays are stepped over. Returns how many were found. */
+size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
+                         const char **vals, size_t *vlens);
+
 /* score.passed and score.score of a score record; false for an audit record. */
 bool bd_record_score(const char *rec, size_t len, bool *passed, double *score);
 

@@ -93,22 +93,41 @@ static int case_index(const bd_task_class *tc, const char *id)
     return -1;
 }
 
-/* One record of the verified chain (fast field access: the chain was just verified). */
+/* A string value's characters (no escapes: names, digests, times) into out. */
+static bool str_of(const char *v, size_t vl, char *out, size_t size)
+{
+    if (!v || vl < 2 || v[0] != '"' || v[vl - 1] != '"' || vl - 2 >= size ||
+        memchr(v + 1, '\\', vl - 2))
+        return false;
+    memcpy(out, v + 1, vl - 2);
+    out[vl - 2] = '\0';
+    return true;
+}
+
+enum { M_CASE_DIGEST, M_CASE_ID, M_FINISHED_AT, M_ISOLATION, M_PV, M_TC_DIGEST, M__COUNT };
+
+/* One record of the verified chain: its top-level members read in one pass (the chain
+ * was just verified, so the bytes are canonical and schema-valid). */
 static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
 {
+    static const char *const keys[M__COUNT] = {"case_digest",         "case_id",
+                                               "finished_at",         "isolation_class",
+                                               "provenance_verified", "task_class_digest"};
     scan_ctx *c = arg;
+    const char *v[M__COUNT];
+    size_t vl[M__COUNT];
     char case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
-    bool pv = false, passed = false;
+    bool passed = false;
     double score = 0;
     /* The needle, `"task_class":"<name>"` with its closing quote, matched exactly this
-     * task class. */
-    if (!bd_record_str(rec, len, "case_id", case_id, sizeof(case_id)))
-        return 0; /* an audit record */
-    if (!bd_record_str(rec, len, "finished_at", fin, sizeof(fin)) ||
-        !bd_record_str(rec, len, "isolation_class", iso, sizeof(iso)) ||
-        !bd_record_bool(rec, len, "provenance_verified", &pv) ||
+     * task class; an audit record has no case_id. */
+    bd_record_members(rec, len, keys, M__COUNT, v, vl);
+    if (!str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
+        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], fin, sizeof(fin)) ||
+        !str_of(v[M_ISOLATION], vl[M_ISOLATION], iso, sizeof(iso)) || !v[M_PV] ||
         !bd_record_score(rec, len, &passed, &score))
         return 0;
+    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
     bd_recommendation *out = c->out;
     time_t t = parse_utc(fin);
     if (t == (time_t)-1 || t < c->since) {
@@ -124,12 +143,11 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
     bd_history_record r;
     memset(&r, 0, sizeof(r));
     r.case_id = case_id;
-    r.case_digest = bd_record_str(rec, len, "case_digest", case_digest, sizeof(case_digest))
+    r.case_digest = str_of(v[M_CASE_DIGEST], vl[M_CASE_DIGEST], case_digest, sizeof(case_digest))
                         ? case_digest
                         : NULL;
-    r.task_class_digest = bd_record_str(rec, len, "task_class_digest", tc_digest, sizeof(tc_digest))
-                              ? tc_digest
-                              : NULL;
+    r.task_class_digest =
+        str_of(v[M_TC_DIGEST], vl[M_TC_DIGEST], tc_digest, sizeof(tc_digest)) ? tc_digest : NULL;
     if (bd_record_stale(&r, c->tc->digests) != BD_STALE_NONE) {
         out->excluded_stale++;
         return 0;
@@ -142,8 +160,7 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
     int k = strcmp(iso, "namespaces") == 0;
     c->n_class[k]++;
     b->seq[k] = seq;
-    b->finished_at[k][0] = '\0';
-    snprintf(b->finished_at[k], sizeof(b->finished_at[k]), "%s", fin);
+    memcpy(b->finished_at[k], fin, strlen(fin) + 1);
     b->score[k] = score;
     b->passed[k] = passed;
     return 0;
