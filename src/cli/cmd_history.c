@@ -11,6 +11,7 @@
 
 static const char history_help[] =
     "usage: benchdesk history verify [--full] [--json]\n"
+    "       benchdesk history import BUNDLE_DIR... [--partial] [--json]\n"
     "       benchdesk history log [--task-class TC] [--case ID] [--run RUN_ID]\n"
     "                             [--failure-mode CODE] [--failed] [--stale]\n"
     "                             [--limit N] [--before SEQ] [--json]\n\n"
@@ -28,7 +29,8 @@ static const char history_help[] =
     "        the page below SEQ), optionally only those of one task class, case or run,\n"
     "        with a failure mode, that failed, or that are stale (scored on a case or task\n"
     "        class that has changed since: marked STALE). It reads only the records it\n"
-    "        needs and does not verify the chain.\n";
+    "        needs and does not verify the chain.\n"
+    "import  merges shard bundles into the chain (benchdesk history import --help).\n";
 
 static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
 {
@@ -232,10 +234,12 @@ out:
 
 int cmd_history(bd_cli *cli, int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "import") == 0)
+        return cmd_history_import(cli, argc - 1, argv + 1);
     if (cli_common_opts(cli, &argc, argv))
         return cli_help(history_help);
     if (argc < 2)
-        return cli_usage(cli, "history", "history needs a subcommand: verify or log");
+        return cli_usage(cli, "history", "history needs a subcommand: verify, log or import");
     const char *sub = argv[1];
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
     bool full = false, stale = false;
