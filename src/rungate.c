@@ -151,7 +151,9 @@ static int open_verified(bd_history **h, bd_runner *runner, const bd_bench *benc
         return -1;
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
-    int v = bd_history_verify(*h, 0, &vr, err);
+    /* What was appended since the last full verify is checked, plus the head that
+     * verify saw (DESIGN.md §5). */
+    int v = bd_history_verify_since(*h, &vr, err);
     if (v == 0 && vr.count > 0)
         bd_runner_set_chain_head(runner, vr.head);
     bd_history_verify_result_release(&vr);
@@ -198,6 +200,7 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
         goto out;
     if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
         goto out;
+    bd_runner_set_skipped(runner, plan->skipped_draft, plan->skipped_awaiting);
     *hist = h;
     h = NULL;
     rc = 0;
@@ -235,6 +238,7 @@ int bd_run_record(bd_case_result *res, const bd_run_summary *s, void *payload, b
         return -1;
     snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
     res->record_seq = seq;
+    res->provenance_verified = f.provenance_verified;
     rec->last_seq = seq;
     /* The runner moves its chain head from res->record_hash on the loop thread: this may
      * run on the recording worker. */

@@ -380,6 +380,12 @@ void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload)
     r->record_payload = payload;
 }
 
+void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting)
+{
+    r->summary.skipped_draft = draft;
+    r->summary.skipped_awaiting = awaiting;
+}
+
 void bd_runner_set_chain_head(bd_runner *r, const char *hex)
 {
     r->summary.has_chain_head = hex != NULL;
@@ -1242,7 +1248,11 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
     cJSON_AddStringToObject(o, "started_at", s->started_at);
     cJSON_AddStringToObject(o, "finished_at", s->finished_at);
     cJSON_AddBoolToObject(o, "cancelled", s->cancelled);
-    cJSON_AddBoolToObject(o, "provenance_verified", false);
+    /* The run's records count for promotion only when every one was signed (§4, §7). */
+    bool all_verified = n > 0;
+    for (size_t i = 0; i < n; i++)
+        all_verified = all_verified && res[i]->provenance_verified;
+    cJSON_AddBoolToObject(o, "provenance_verified", all_verified);
     cJSON_AddNumberToObject(o, "cases_selected", (double)s->cases_selected);
     if (s->has_mean)
         cJSON_AddNumberToObject(o, "pass_rate", s->pass_rate);
@@ -1267,6 +1277,7 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
             break;
         }
         cJSON_AddStringToObject(e, "case_id", rs->case_id);
+        cJSON_AddBoolToObject(e, "provenance_verified", rs->provenance_verified);
         cJSON *sc = bd_score_to_json(&rs->score);
         if (sc)
             cJSON_AddItemToObject(e, "score", sc);
@@ -1440,6 +1451,11 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
         cJSON_AddNumberToObject(fm, s->failure_modes[i].code, (double)s->failure_modes[i].count);
     cJSON_AddNumberToObject(o, "cost_usd", s->cost_usd);
     cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
+    cJSON *sk = cJSON_AddObjectToObject(o, "skipped_unsigned");
+    if (sk) {
+        cJSON_AddNumberToObject(sk, "draft", (double)s->skipped_draft);
+        cJSON_AddNumberToObject(sk, "awaiting_review", (double)s->skipped_awaiting);
+    }
     if (s->has_chain_head)
         cJSON_AddStringToObject(o, "chain_head", s->chain_head);
     else

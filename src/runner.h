@@ -88,7 +88,9 @@ typedef struct bd_run_summary {
     bd_isolation isolation;
     char task_class_digest[72]; /* registration.yaml + rubric.py as run (§2) */
     size_t cases_selected;      /* cases in the run */
-    size_t cases;               /* cases with a result */
+    size_t skipped_draft;       /* unsigned cases the run gate left out (bd_runner_set_skipped) */
+    size_t skipped_awaiting;
+    size_t cases; /* cases with a result */
     size_t passed, failed;
     double pass_rate;  /* passed / cases; 0 when cases == 0 */
     bool has_mean;     /* cases > 0 */
@@ -118,9 +120,10 @@ typedef struct bd_case_result {
     char cassette_digest[72]; /* "" when none */
     const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
     size_t stderr_len;
-    char record_hash[65];   /* filled by the recorder; "" when none */
-    uint64_t record_seq;    /* the record's seq, filled by the recorder; 0 when none */
-    const char *sut_output; /* record mode: the SUT's stdout (one JSON value), else NULL */
+    char record_hash[65];     /* filled by the recorder; "" when none */
+    uint64_t record_seq;      /* the record's seq, filled by the recorder; 0 when none */
+    bool provenance_verified; /* the record\'s provenance_verified, filled by the recorder */
+    const char *sut_output;   /* record mode: the SUT's stdout (one JSON value), else NULL */
     size_t sut_output_len;
 } bd_case_result;
 
@@ -171,6 +174,10 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
 
 void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload);
+
+/* The unsigned cases the run gate left out of this run (§4), for the summary, the
+ * run.finished event and the summary file. */
+void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting);
 
 /* Set the chain head reported in the summary (64 hex), or NULL for none. */
 void bd_runner_set_chain_head(bd_runner *r, const char *hex);

@@ -877,13 +877,20 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RUN:
         rerun(v, run->drafts);
         return true; /* v may be gone: the new run replaced this view */
-    case BD_A_DRAFTS:
-        if (prov_refusal(run))
+    case BD_A_DRAFTS: {
+        /* After a refusal of unsigned cases, or after a run that skipped some. */
+        bool skipped = !run->drafts && run->plan.skipped_draft + run->plan.skipped_awaiting > 0;
+        if (skipped && bd_ui_run_active(v->app))
+            bd_app_message(v->app, BD_MSG_INFO,
+                           "d runs again with drafts once this run is over (c cancels it)");
+        else if (prov_refusal(run) || skipped)
             rerun(v, true);
         else
             bd_app_message(v->app, BD_MSG_INFO,
-                           "d runs again with drafts after a run refused unsigned cases");
+                           "d runs again with drafts after a run that refused or skipped "
+                           "unsigned cases");
         return true;
+    }
     case BD_A_HISTORY:
         bd_app_open_history(v->app, run->task_class, NULL);
         return true;
