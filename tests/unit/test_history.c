@@ -17,13 +17,15 @@ static const char *const score_keys[] = {"case_digest",
                                          "operator_fingerprint",
                                          "prev_hash",
                                          "provenance_verified",
-                                         "rubric_digest",
+                                         "run_cases",
                                          "run_id",
+                                         "run_scope",
                                          "schema_version",
                                          "score",
                                          "seq",
                                          "started_at",
-                                         "task_class"};
+                                         "task_class",
+                                         "task_class_digest"};
 
 static void record_has_exactly_the_design_fields(void **state)
 {
@@ -38,7 +40,7 @@ static void record_has_exactly_the_design_fields(void **state)
     }
     assert_int_equal(n, sizeof(score_keys) / sizeof(score_keys[0]));
     assert_int_equal(cJSON_GetObjectItem(j, "seq")->valueint, 1);
-    assert_int_equal(cJSON_GetObjectItem(j, "schema_version")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(j, "schema_version")->valueint, 2);
     assert_string_equal(cJSON_GetObjectItem(j, "prev_hash")->valuestring,
                         "0000000000000000000000000000000000000000000000000000000000000000");
     assert_string_equal(cJSON_GetObjectItem(j, "cassette_digest")->valuestring, TH_DIGEST_A);
@@ -270,7 +272,7 @@ static void append_refuses_bad_fields(void **state)
         {"task_class", offsetof(bd_history_score_fields, task_class), "../etc"},
         {"case_id", offsetof(bd_history_score_fields, case_id), "Upper"},
         {"case_digest", offsetof(bd_history_score_fields, case_digest), "blake3:abc"},
-        {"rubric_digest", offsetof(bd_history_score_fields, rubric_digest), NULL},
+        {"task_class_digest", offsetof(bd_history_score_fields, task_class_digest), NULL},
         {"cassette_digest", offsetof(bd_history_score_fields, cassette_digest), "sha256:00"},
         {"harness_version", offsetof(bd_history_score_fields, harness_version), "1 0"},
         {"isolation_class", offsetof(bd_history_score_fields, isolation_class), "none"},

@@ -101,7 +101,9 @@ static inline void th_fields(bd_history_score_fields *f, char case_id[32], const
     f->task_class = "vuln-remediation";
     f->case_id = case_id;
     f->case_digest = TH_DIGEST_A;
-    f->rubric_digest = TH_DIGEST_B;
+    f->task_class_digest = TH_DIGEST_B;
+    f->run_full = true;
+    f->run_cases = 1;
     f->cassette_digest = i % 2 ? TH_DIGEST_A : NULL;
     f->harness_version = "0.1.0";
     f->isolation_class = i % 2 ? "namespaces" : "subprocess";
