@@ -25,11 +25,29 @@ import sys
 TAG = b"benchdesk-chain-v1\0"
 NAME = re.compile(r"^[0-9]{10}\.json$")
 ZERO = "0" * 64
-SCORE_KEYS = sorted([
+# Score records: version 1 (rubric_digest) stays valid in a chain; version 2 is written now
+# (task_class_digest, run_scope, run_cases; `origin` on records imported from a shard).
+SCORE_KEYS_V1 = sorted([
     "schema_version", "seq", "run_id", "task_class", "case_id", "case_digest",
     "rubric_digest", "cassette_digest", "harness_version", "isolation_class",
     "provenance_verified", "operator_fingerprint", "started_at", "finished_at", "score",
     "prev_hash"])
+SCORE_KEYS_V2 = sorted([
+    "schema_version", "seq", "run_id", "run_scope", "run_cases", "task_class", "case_id",
+    "case_digest", "task_class_digest", "cassette_digest", "harness_version",
+    "isolation_class", "provenance_verified", "operator_fingerprint", "started_at",
+    "finished_at", "score", "prev_hash"])
+
+
+def keys_ok(obj):
+    keys = sorted(obj.keys())
+    if obj.get("kind") == "audit":
+        return keys == AUDIT_KEYS
+    if obj.get("schema_version") == 1:
+        return keys == SCORE_KEYS_V1
+    if obj.get("schema_version") == 2:
+        return keys in (SCORE_KEYS_V2, sorted(SCORE_KEYS_V2 + ["origin"]))
+    return False
 AUDIT_KEYS = sorted([
     "schema_version", "seq", "kind", "event", "task_class", "detail",
     "operator_fingerprint", "harness_version", "at", "prev_hash"])
@@ -72,8 +90,7 @@ def check(directory):
             return records, ("bad", seq, "unparseable")
         if not isinstance(obj, dict):
             return records, ("bad", seq, "unparseable")
-        keys = sorted(obj.keys())
-        if keys != (AUDIT_KEYS if obj.get("kind") == "audit" else SCORE_KEYS):
+        if not keys_ok(obj):
             return records, ("bad", seq, "schema_invalid")
         if canonical(obj) != data:
             return records, ("bad", seq, "not canonical")

@@ -14,7 +14,7 @@
 #define NOW ((time_t)1778594400)
 
 static const char registration[] =
-    "schema_version: 1\nname: tc\ndescription: Test task class.\ncurrent_tier: bronze\n"
+    "schema_version: 2\nname: tc\ndescription: Test task class.\ncurrent_tier: bronze\n"
     "min_cases_for_promotion: {bronze: 2, silver: 3, gold: 5}\n"
     "promotion_threshold: {silver: 0.50, gold: 0.95}\nbreakdown_keys: [a]\n"
     "failure_modes:\n  - {code: x.wrong, severity: block, description: Wrong}\n"

@@ -47,11 +47,11 @@ static void intact_chain_verifies(void **state)
     assert_intact(H, N);
 }
 
-/* One byte of content (a digit of the rubric digest) flipped: the record still parses,
+/* One byte of content (a digit of the task-class digest) flipped: the record still parses,
  * and its successor no longer links to it. */
 static void flip_content_byte(void **state)
 {
-    patch(H, 4, "\"rubric_digest\":\"blake3:f", "\"rubric_digest\":\"blake3:e");
+    patch(H, 4, "\"task_class_digest\":\"blake3:f", "\"task_class_digest\":\"blake3:e");
     assert_tampered(H, BD_CHAIN_EDITED, 4);
 }
 
