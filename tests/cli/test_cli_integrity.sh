@@ -62,9 +62,18 @@ chmod +x "$(find "$cdir/expected" -type f | head -1)"
 expect 1 case.digest_mismatch -- bd -C "$root" verify "$tc"
 restore
 printf '\n# tampered\n' >>"$root/bench/$tc/rubric.py"
-expect 1 rubric.digest_mismatch -- bd -C "$root" verify
+expect 1 task_class.digest_mismatch -- bd -C "$root" verify
 restore
+sed -i 's/^promotion_threshold: .*/promotion_threshold: {silver: 0.10, gold: 0.20}/' "$root/bench/$tc/registration.yaml"
+expect 1 task_class.digest_mismatch -- bd -C "$root" verify
+restore
+# case.yaml is inside the case digest (format v2): editing its cassette_digest is first
+# a case.digest_mismatch; with the pin forged to match (the independent reference
+# computes it), the cassette check still catches it.
 sed -i "s/^cassette_digest: .*/cassette_digest: blake3:$(printf '0%.0s' $(seq 64))/" "$cdir/case.yaml"
+expect 1 case.digest_mismatch -- bd -C "$root" verify
+forged=$(python3 "$BD_SOURCE_DIR/tests/kat/case_digest.py" "$cdir")
+sed -i "s|^  $case1: .*|  $case1: $forged|" "$root/bench/$tc/cases/digests.yaml"
 expect 1 cassette.digest_mismatch -- bd -C "$root" verify
 restore
 sed -i "/^  $case1:/d" "$root/bench/$tc/cases/digests.yaml"

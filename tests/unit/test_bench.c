@@ -837,8 +837,8 @@ static void test_provenance_rules(void **state)
     /* signature blocks */
     check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: null\n", BD_OK, 0);
     check_edit(K_PROV, "reviewer:", "last_validated_at", "", BD_OK, 0);
-    check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: bob\n",
-               BD_E_PROVENANCE_SCHEMA, 13);
+    check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: bob\n", BD_E_PROVENANCE_SCHEMA,
+               13);
     check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: [bob]\n",
                BD_E_PROVENANCE_SCHEMA, 13);
     PROV_BAD("  identity: alice@example.org\n", "", 4);

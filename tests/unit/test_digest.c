@@ -43,7 +43,7 @@
 #define KAT_UNICODE "blake3:527ca60d8edd0e95af2ba10098e62cc6507cae43331c6315a8e29b08c30811fb"
 #define KAT_BIG     "blake3:ddc6801c7e8ac18fc502927277d9ed40b265480cf4360afc98f5b2b80abc21a8"
 /* The task-class fixture "tclass" of make_fixtures.py (registration.yaml + rubric.py). */
-#define KAT_TCLASS  "blake3:4c20f553fd4d32a3fd88702f7d5dbd94bb6a57071b1c3ba75325794081eb5622"
+#define KAT_TCLASS "blake3:4c20f553fd4d32a3fd88702f7d5dbd94bb6a57071b1c3ba75325794081eb5622"
 
 /* Published BLAKE3 test vectors. */
 #define B3_EMPTY "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
@@ -119,10 +119,13 @@ static const fx_entry FX_UNICODE[] = {
     FX_END,
 };
 static const fx_entry FX_BIG[] = {
-    FX_S("case.yaml", "case_id: big\n", 0644), FX_S("provenance.yaml", "author: null\n", 0644),
+    FX_S("case.yaml", "case_id: big\n", 0644),
+    FX_S("provenance.yaml", "author: null\n", 0644),
     FX_L("big.bin", 1, BIG_SIZE, 0644),
-    FX_L("chunk.bin", 2, 1024, 0644),          FX_L("chunk1.bin", 3, 1025, 0755),
-    FX_L("sub/mid.bin", 4, 65537, 0644),       FX_END,
+    FX_L("chunk.bin", 2, 1024, 0644),
+    FX_L("chunk1.bin", 3, 1025, 0755),
+    FX_L("sub/mid.bin", 4, 65537, 0644),
+    FX_END,
 };
 
 static void lcg_fill(uint8_t *out, int seed, size_t n)

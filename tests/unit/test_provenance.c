@@ -1,7 +1,8 @@
 /*
  * Unit tests for provenance (DESIGN.md §6): the exact v2 message, signing cases and task
- * classes into provenance.yaml without touching the signed files, and verification against a private GnuPG home — every failure
- * with its own code. Keys are generated at test time by tests/fixtures/gpg/make-keys.sh.
+ * classes into provenance.yaml without touching the signed files, and verification against a
+ * private GnuPG home — every failure with its own code. Keys are generated at test time by
+ * tests/fixtures/gpg/make-keys.sh.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -155,8 +156,8 @@ static bd_prov_result verify(const char *root, const char *id)
     char dg[BD_DIGEST_BUF];
     current_digest(dg, root, id);
     bd_provfile *pf = load_prov(root, id);
-    bd_subject s = {id ? BD_SUBJECT_CASE : BD_SUBJECT_TASK_CLASS, "tc", id, dg, pin_of(e.tc, id),
-                    pf};
+    bd_subject s = {
+        id ? BD_SUBJECT_CASE : BD_SUBJECT_TASK_CLASS, "tc", id, dg, pin_of(e.tc, id), pf};
     bd_prov_result r;
     int rc = bd_provenance_verify(&r, e.ctx, &s, &err);
     assert_int_not_equal(rc, -1);
@@ -214,9 +215,8 @@ static char *message_for(const char *root, const char *id, int role, const char 
     bd_subject s = {id ? BD_SUBJECT_CASE : BD_SUBJECT_TASK_CLASS, "tc", id, NULL, NULL, NULL};
     char *m = NULL;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_provenance_message(&m, NULL, role, &s, digest ? digest : pin_of(e.tc, id),
-                                           &err),
-                     0);
+    assert_int_equal(
+        bd_provenance_message(&m, NULL, role, &s, digest ? digest : pin_of(e.tc, id), &err), 0);
     close_env(&e);
     return m;
 }
@@ -370,8 +370,8 @@ static void provfile_round_trips(void **state)
                {"schema_version: 2\nauthor: {identity: a}\n", BD_E_PROVENANCE_SCHEMA}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         p = (bd_provfile *)0x1;
-        assert_int_equal(
-            bd_provfile_parse(&p, bad[i].text, strlen(bad[i].text), "p.yaml", &err), -1);
+        assert_int_equal(bd_provfile_parse(&p, bad[i].text, strlen(bad[i].text), "p.yaml", &err),
+                         -1);
         assert_null(p);
         if (err.code != bad[i].code)
             print_error("[%s] %s: %s\n", bad[i].text, bd_code_str(err.code), err.msg);
