@@ -32,9 +32,9 @@ has_code() {
 # run_refused ROOT TC CODE WHAT: `run` exits 1 with CODE and records nothing.
 run_refused() {
     local before after
-    before=$(find "$1/.benchdesk/history" -type f 2>/dev/null | wc -l)
+    before=$( (find "$1/.benchdesk/history" -type f 2>/dev/null || true) | wc -l)
     expect 1 "$3" -- bd -C "$1" run "$2" --isolation subprocess
-    after=$(find "$1/.benchdesk/history" -type f 2>/dev/null | wc -l)
+    after=$( (find "$1/.benchdesk/history" -type f 2>/dev/null || true) | wc -l)
     [ "$before" = "$after" ] && pass "$4: nothing recorded" || fail "$4: the history grew"
 }
 
