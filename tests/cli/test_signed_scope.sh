@@ -27,7 +27,7 @@ for t in d["task_classes"]:
 has_code() {
     local got
     got=$(verify_codes "$1" "$2")
-    grep -qx "$3 $4" <<<"$got" && pass "$5: verify says $4" || fail "$5: wanted '$3 $4', verify said: $got"
+    grep -qxF -- "$3 $4" <<<"$got" && pass "$5: verify says $4" || fail "$5: wanted '$3 $4', verify said: $got"
 }
 # run_refused ROOT TC CODE WHAT: `run` exits 1 with CODE and records nothing.
 run_refused() {

@@ -78,19 +78,7 @@ def task_class_chunks(top):
 def stream_chunks(top):
     yield HEADER
     for rel, full in collect(top):
-        st = os.lstat(full)
-        kind = b"x" if st.st_mode & 0o111 else b"f"
-        yield kind + b"\0" + rel + b"\0" + str(st.st_size).encode() + b"\0"
-        got = 0
-        with open(full, "rb") as f:
-            while True:
-                block = f.read(CHUNK)
-                if not block:
-                    break
-                got += len(block)
-                yield block
-        if got != st.st_size:
-            sys.exit("case_digest.py: %r changed size while being read" % rel)
+        yield from entry_chunks(rel, full)
 
 
 def file_chunks(path):
