@@ -231,8 +231,11 @@ def load_registration(tc):
     r = flow_map(g("rubric")) or {}
     if r != {"wall_clock_seconds": "30", "memory_mb": "512"}:
         bad("%s: rubric limits %r" % (path, r))
-    if flow_map(g("sut")) != {"kind": "cassette"}:
-        bad("%s: sut must be {kind: cassette}" % path)
+    # {kind: cassette}, or an offline command SUT written as a block (DESIGN.md §15)
+    sut_lines = top.get("sut", ("", []))[1]
+    if flow_map(g("sut")) != {"kind": "cassette"} and not (
+            g("sut") == "" and "  kind: command" in sut_lines and "  network: false" in sut_lines):
+        bad("%s: sut must be {kind: cassette} or an offline command" % path)
     return keys, taxonomy, int(flow_map(g("min_cases_for_promotion") or "{}").get("bronze", "0") or 0)
 
 

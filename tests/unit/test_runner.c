@@ -892,10 +892,10 @@ static void test_recorder_and_json(void **st)
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "event")->valuestring, "run.finished");
     cJSON *s = cJSON_GetObjectItem(j, "summary");
-    const char *keys[] = {"cases",         "passed",   "failed",  "mean_score", "ci95",
-                          "failure_modes", "cost_usd", "wall_ms", "chain_head"};
-    assert_int_equal(cJSON_GetArraySize(s), 9);
-    for (size_t i = 0; i < 9; i++)
+    const char *keys[] = {"cases",         "passed",   "failed",  "mean_score",       "ci95",
+                          "failure_modes", "cost_usd", "wall_ms", "skipped_unsigned", "chain_head"};
+    assert_int_equal(cJSON_GetArraySize(s), 10);
+    for (size_t i = 0; i < 10; i++)
         assert_non_null(cJSON_GetObjectItem(s, keys[i]));
     assert_true(cJSON_GetObjectItem(s, "mean_score")->valuedouble == 1.0);
     assert_string_equal(cJSON_GetObjectItem(s, "chain_head")->valuestring,
