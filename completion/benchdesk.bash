@@ -20,7 +20,7 @@ declare -gA _benchdesk_opts=(
     [case]="--json --help"
     [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --help"
     [record]="--unsafe-network --isolation --allow-weaker-isolation --json --help"
-    [history]="--task-class --case --limit --before --partial --json --help"
+    [history]="--task-class --case --run --failure-mode --failed --stale --full --limit --before --partial --json --help"
     [anchor]="--key --json --help"
     [recommend]="--json --help"
     [promote]="--json --help"
@@ -36,7 +36,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --limit --before --key --role -m --shard --run-id --out "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
