@@ -10,7 +10,8 @@
 static const char history_help[] =
     "usage: benchdesk history verify [--json]\n"
     "       benchdesk history log [--task-class TC] [--case ID] [--limit N] [--before SEQ]\n"
-    "                             [--json]\n\n"
+    "                             [--json]\n"
+    "       benchdesk history log --trend --task-class TC [--json]\n\n"
     "verify  walks the chain in .benchdesk/history from record 1: contiguous file names,\n"
     "        every record parseable, schema-valid and canonical, its seq field equal to its\n"
     "        file name and its prev_hash equal to the previous record's hash. Exit 0 when\n"
@@ -20,7 +21,9 @@ static const char history_help[] =
     "        is invisible to the chain alone: `benchdesk anchor verify` catches it.\n"
     "log     lists records newest first (a page of --limit, default 20; --before SEQ for\n"
     "        the page below SEQ), optionally only those of one task class or case. It\n"
-    "        reads only the records it shows and does not verify the chain.\n";
+    "        reads only the records it shows and does not verify the chain.\n"
+    "        --trend: the mean score over the last 20 full runs of TC from the verified\n"
+    "        chain (run id, time, cases, pass rate, mean, ci95) and its sparkline.\n";
 
 static int history_verify(bd_cli *cli, const bd_bench *bench)
 {
@@ -158,8 +161,16 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
         return cli_usage(cli, "history", "history needs a subcommand: verify or log");
     const char *sub = argv[1];
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    bool trend = false; /* --trend takes no value: taken out before the option pairs */
+    int w = 2;
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--trend") == 0)
+            trend = true;
+        else
+            argv[w++] = argv[i];
+    argc = w;
     if (strcmp(sub, "verify") == 0) {
-        if (argc != 2)
+        if (argc != 2 || trend)
             return cli_usage(cli, "history", "history verify takes no arguments");
     } else if (strcmp(sub, "log") == 0) {
         /* Every option takes a value: step over option and value together. */
@@ -200,7 +211,9 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
     int status = cli_open_bench(cli, &bench);
     if (status != 0)
         return status;
-    status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench) : history_log(cli, bench, &o);
+    status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench)
+             : trend                    ? cli_history_trend(cli, bench, o.task_class)
+                                        : history_log(cli, bench, &o);
     bd_bench_free(bench);
     return status;
 }
