@@ -13,6 +13,7 @@
 #include "rungate.h"
 #include "result_api.h"
 #include "run_api.h"
+#include "runs_model.h"
 #include "tui_internal.h"
 #include "view_util.h"
 
@@ -47,7 +48,7 @@ static bd_history *run_hist;
 
 static const bd_action actions[] = {BD_A_OPEN,        BD_A_CANCEL, BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
                                     BD_A_FAILED_ONLY, BD_A_FILTER, BD_A_RUN,       BD_A_DRAFTS,
-                                    BD_A_HISTORY,     BD_A_NONE};
+                                    BD_A_HISTORY,     BD_A_COMPARE, BD_A_NONE};
 
 /* ---- copying results out of the runner ---------------------------------------------- */
 
@@ -891,6 +892,13 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_HISTORY:
         bd_app_open_history(v->app, run->task_class, NULL);
+        return true;
+    case BD_A_COMPARE: /* this run against the previous full run */
+        if (run->phase != BD_UR_FINISHED || !run->run_id[0] || !run->done)
+            bd_app_message(v->app, BD_MSG_INFO, "= compares a finished run with the previous "
+                                                "full run");
+        else
+            bd_app_open_compare(v->app, NULL, run->run_id);
         return true;
     default:
         break;
