@@ -93,6 +93,9 @@ typedef struct cols_t {
 static cols_t layout(int cols)
 {
     cols_t c = {0, 7, 6, 7, 6, 6, 11, 15};
+    /* A wide terminal gives LAST RUN room for the trend sparkline and a partial mark. */
+    if (cols >= 110)
+        c.last = 34;
     int fixed = 3 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
     c.name = cols - fixed;
     if (c.name < 12)
@@ -180,7 +183,9 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
                           ROLE(t->last_pass_rate >= 0.999 ? BD_R_OK : BD_R_WARN), false);
         x += bd_draw_text(w, y, x, cols - x, t->trend, ROLE(BD_R_MUTED), false);
         if (t->last_partial[0] && x + 2 < cols) {
-            snprintf(buf, sizeof(buf), " newer: %s", t->last_partial);
+            /* The kind word only ("+partial", "+subset"): the column is narrow. */
+            snprintf(buf, sizeof(buf), " +%.*s", (int)strcspn(t->last_partial, " "),
+                     t->last_partial);
             bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_WARN), false);
         }
     } else if (t->last_partial[0]) {
