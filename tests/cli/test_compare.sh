@@ -150,9 +150,10 @@ fi
 
 # ---- a tampered chain: nothing is compared ----------------------------------------------------
 hist="$root/.benchdesk/history"
-f=$(ls "$hist"/0*.json 2>/dev/null | head -3 | tail -1)
+# One file per record, or segments of records (history v2): edit one record's bytes.
+f=$(ls "$hist"/0*.json "$hist"/segments/*.jsonl 2>/dev/null | head -3 | tail -1)
 if [ -n "$f" ]; then
-    sed -i 's/"score":/"score" :/' "$f"
+    sed -i '0,/"score":/s//"score" :/' "$f"
     expect 1 chain.tampered -- bd compare "$r1" "$r2"
     expect 1 chain.tampered -- bd history log --trend --task-class $TC
 else

@@ -11,12 +11,15 @@
 export TMPDIR="$BD_TMP/tmp"
 mkdir -p "$TMPDIR"
 root=$(demo_pinned)
+# One case at a time: record numbers (shown in the side-by-side dump) follow case order.
+mkdir -p "$root/.benchdesk"
+printf 'jobs: 1\n' >"$root/.benchdesk/config.yaml"
 TC=vuln-remediation
 bd() { "$BD_BIN" -C "$root" "$@"; }
 last_run() { basename "$(ls -t "$root/.benchdesk/runs/"*.json | head -1)" .json; }
 # The TUI runs with isolation auto (namespaces here): the headless runs match it, since
 # runs of different isolation classes are never compared.
-bd run $TC --isolation namespaces >/dev/null 2>"$BD_TMP/run.err" || { fail "run 1: $(cat "$BD_TMP/run.err")"; finish; }
+bd run $TC --jobs 1 --isolation namespaces >/dev/null 2>"$BD_TMP/run.err" || { fail "run 1: $(cat "$BD_TMP/run.err")"; finish; }
 r1=$(last_run)
 # A deliberate rubric change: every score lower, a higher bar. Re-pinned; the task class's
 # signatures no longer hold, so the runs after it allow drafts.
@@ -24,10 +27,10 @@ sed -i 's/^PASS_THRESHOLD = 0.75/PASS_THRESHOLD = 0.96/; s/total = round(min(1.0
     "$root/bench/$TC/rubric.py"
 bd pin $TC >/dev/null 2>&1 || { fail "pin"; finish; }
 rm -f "$root/bench/$TC/provenance.yaml"
-bd run $TC --isolation namespaces --drafts >/dev/null 2>"$BD_TMP/run.err" || { fail "run 2: $(cat "$BD_TMP/run.err")"; finish; }
+bd run $TC --jobs 1 --isolation namespaces --drafts >/dev/null 2>"$BD_TMP/run.err" || { fail "run 2: $(cat "$BD_TMP/run.err")"; finish; }
 r2=$(last_run)
 first=$(ls "$root/bench/$TC/cases" | grep -v '\.yaml$' | head -1)
-bd run $TC --isolation namespaces --drafts --case "$first" >/dev/null 2>&1 || { fail "subset run"; finish; }
+bd run $TC --jobs 1 --isolation namespaces --drafts --case "$first" >/dev/null 2>&1 || { fail "subset run"; finish; }
 pass "three headless runs: $r1, $r2 (after the rubric change), a subset run"
 
 tui_start 120 32
@@ -38,7 +41,10 @@ tui_dump tclasses-compare "$root"
 
 tui_keys h
 expect_screen "chain verified" "h opens the history"
+n_rec=$(bd history verify | sed -n 's/^history intact: \([0-9]*\) record.*/\1/p')
+expect_screen "1/$n_rec" "every record is listed"
 tui_keys G
+expect_screen "$n_rec/$n_rec" "G goes to the oldest record"
 tui_keys x
 expect_screen "marked run $r1" "x marks the selected record's run"
 tui_keys g Down
