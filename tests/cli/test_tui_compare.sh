@@ -4,7 +4,8 @@
 # the last full run (a newer subset run is marked), `x` marks a run in the history and
 # `=` compares another against it, the summary header, n walking the regressions, Enter
 # showing both results side by side, and `=` in a finished run view comparing it with the
-# previous full run. Screen dumps are compared with tests/tui/expected/.
+# previous full run; the history filter matching every failure mode of a record. Screen
+# dumps are compared with tests/tui/expected/.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/tui/lib.sh"
 
@@ -66,7 +67,15 @@ expect_screen_re "score +[0-9.]+ . +[0-9.]+ ." "and both scores"
 tui_dump compare-detail "$root"
 tui_keys q
 expect_screen "STATUS" "q goes back to the rows"
-tui_keys q q
+tui_keys q
+expect_screen "[history" "q goes back to the history"
+# The filter matches every failure mode of a record: cve.not_removed is only ever the
+# second code of ghsa-demo-0007's score (once in each run).
+tui_keys /
+tui_type cve.not_removed
+tui_keys Enter
+expect_screen_re "[12]/2 \\(of $n_rec\\)" "the history filter matches a record's second failure mode"
+tui_keys q
 expect_screen "[task classes]" "and back to the task classes"
 
 # A finished run view: = compares it with the previous full run ($r2; the subset run is

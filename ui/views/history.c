@@ -53,11 +53,11 @@ static const char *row_text(size_t row, void *payload)
     bd_view *v = payload;
     hist_view *s = v->state;
     const bd_history_record *r = &s->recs[row];
-    snprintf(s->text, sizeof(s->text), "#%llu %s %s %s %s %s %s %s", (unsigned long long)r->seq,
+    snprintf(s->text, sizeof(s->text), "#%llu %s %s %s %s %s %s", (unsigned long long)r->seq,
              r->task_class ? r->task_class : "", r->case_id ? r->case_id : "",
              r->event ? r->event : "", r->run_id ? r->run_id : "",
-             r->isolation_class ? r->isolation_class : "", r->hash,
-             !r->is_audit && r->score.n_failure_modes ? r->score.failure_modes[0].code : "");
+             r->isolation_class ? r->isolation_class : "", r->hash);
+    bd_fm_codes_append(s->text, sizeof(s->text), r->is_audit ? NULL : &r->score);
     return s->text;
 }
 

@@ -537,12 +537,12 @@ static const char *row_text(size_t row, void *payload)
     const bd_ur_case *c = &run_of(v)->cases[row];
     if (s->failed_only && !(c->state == BD_UR_DONE && c->has_score && !c->score.passed))
         return NULL;
-    snprintf(s->text, sizeof(s->text), "%s %s %s", c->id ? c->id : "",
+    snprintf(s->text, sizeof(s->text), "%s %s", c->id ? c->id : "",
              c->state == BD_UR_DONE      ? (c->has_score && c->score.passed ? "passed" : "failed")
              : c->state == BD_UR_BUSY    ? "running"
              : c->state == BD_UR_NOT_RUN ? "not run"
-                                         : "queued",
-             c->has_score && c->score.n_failure_modes ? c->score.failure_modes[0].code : "");
+                                         : "queued");
+    bd_fm_codes_append(s->text, sizeof(s->text), c->has_score ? &c->score : NULL);
     return s->text;
 }
 
