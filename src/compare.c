@@ -10,23 +10,24 @@
 
 /* ---- runs ---------------------------------------------------------------------------- */
 
+/* Order by a string key, then by seq. */
+static int by_key_seq(const char *ka, const char *kb, uint64_t sa, uint64_t sb)
+{
+    int c = strcmp(ka, kb);
+    return c ? c : (sa > sb) - (sa < sb);
+}
+
 static int cmp_run_seq(const void *x, const void *y)
 {
     const bd_history_record *a = *(bd_history_record *const *)x;
     const bd_history_record *b = *(bd_history_record *const *)y;
-    int c = strcmp(a->run_id, b->run_id);
-    if (c)
-        return c;
-    return (a->seq > b->seq) - (a->seq < b->seq);
+    return by_key_seq(a->run_id, b->run_id, a->seq, b->seq);
 }
 
 static int cmp_case_seq(const void *x, const void *y)
 {
     const bd_history_record *a = x, *b = y;
-    int c = strcmp(a->case_id, b->case_id);
-    if (c)
-        return c;
-    return (a->seq > b->seq) - (a->seq < b->seq);
+    return by_key_seq(a->case_id, b->case_id, a->seq, b->seq);
 }
 
 static int cmp_run_last(const void *x, const void *y)
@@ -137,7 +138,8 @@ int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
         /* A case scored twice in one run (a retried shard) keeps its newest record. */
         size_t w = 0;
         for (size_t k = 0; k < run->n_recs; k++) {
-            if (k + 1 < run->n_recs && strcmp(run->recs[k].case_id, run->recs[k + 1].case_id) == 0) {
+            if (k + 1 < run->n_recs &&
+                strcmp(run->recs[k].case_id, run->recs[k + 1].case_id) == 0) {
                 bd_history_record_release(&run->recs[k]);
                 continue;
             }
@@ -270,12 +272,12 @@ int bd_compare_pick(const bd_runs *r, const char *task_class, const char *id_a, 
                               "compare needs two (or name the runs)",
                               tc, *b ? "one" : "no");
     }
-    if (task_class && (strcmp((*a)->task_class, task_class) != 0 ||
-                       strcmp((*b)->task_class, task_class) != 0)) {
+    if (task_class &&
+        (strcmp((*a)->task_class, task_class) != 0 || strcmp((*b)->task_class, task_class) != 0)) {
         const bd_run *odd = strcmp((*a)->task_class, task_class) != 0 ? *a : *b;
         return bd_err_set(err, BD_E_COMPARE_TASK_CLASS_MISMATCH, NULL, 0, 0,
-                          "run %s is of task class '%s', not '%s'", odd->run_id,
-                          odd->task_class, task_class);
+                          "run %s is of task class '%s', not '%s'", odd->run_id, odd->task_class,
+                          task_class);
     }
     return 0;
 }

@@ -41,9 +41,9 @@ typedef struct bd_run {
     char *task_class; /* borrowed from recs[0] */
     bool full_scope;  /* run_scope "full" (version-1 records: false) */
     uint64_t run_cases;
-    bool full;         /* full_scope and one record for each of run_cases cases */
-    bool mixed_iso;    /* its records carry more than one isolation class */
-    uint64_t last_seq; /* seq of its newest record: runs are ordered by it */
+    bool full;               /* full_scope and one record for each of run_cases cases */
+    bool mixed_iso;          /* its records carry more than one isolation class */
+    uint64_t last_seq;       /* seq of its newest record: runs are ordered by it */
     const char *started_at;  /* earliest started_at of its records (borrowed) */
     const char *finished_at; /* latest finished_at (borrowed) */
     bd_history_record *recs; /* owned; sorted by case id, one per case (a repeated case
@@ -116,7 +116,7 @@ typedef enum {
 const char *bd_cmp_status_str(bd_cmp_status s);
 
 typedef struct bd_compare_case {
-    const char *case_id;       /* borrowed from a or b */
+    const char *case_id; /* borrowed from a or b */
     bd_cmp_status status;
     const bd_history_record *a; /* NULL when only in run B (borrowed from the runs) */
     const bd_history_record *b; /* NULL when only in run A */

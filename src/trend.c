@@ -50,8 +50,7 @@ int bd_trend(const bd_runs *runs, const char *task_class, size_t max, bd_trend_p
         t->mean = bd_stats_mean(x, t->cases);
         /* Scores in case-id order with the run-summary seed: the interval the run's own
          * summary printed. */
-        if (bd_stats_bca(x, t->cases, 0.95, 0, BD_STATS_RUN_SEED, &t->ci_lo, &t->ci_hi, err) !=
-            0) {
+        if (bd_stats_bca(x, t->cases, 0.95, 0, BD_STATS_RUN_SEED, &t->ci_lo, &t->ci_hi, err) != 0) {
             free(p);
             free(x);
             return -1;

@@ -49,7 +49,7 @@
     X(BD_A_DRAFTS, "drafts", "",                                                                   \
       "run again allowing draft cases (records: provenance unverified)")                           \
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
-    X(BD_A_MARK, "mark", "mark", "mark the selected record's run for a comparison")              \
+    X(BD_A_MARK, "mark", "mark", "mark the selected record's run for a comparison")                \
     X(BD_A_COMPARE, "compare", "compare",                                                          \
       "compare against the marked run (without one: against the previous full run)")               \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \

@@ -58,8 +58,7 @@ static cJSON *compare_json(const bd_compare *c, size_t stale_a, size_t stale_b)
     cJSON_AddStringToObject(o, "isolation_class", c->isolation_class);
     cJSON *counts = cJSON_AddObjectToObject(o, "counts");
     for (int s = 0; s < BD_CMP__COUNT; s++)
-        cJSON_AddNumberToObject(counts, bd_cmp_status_str((bd_cmp_status)s),
-                                (double)c->counts[s]);
+        cJSON_AddNumberToObject(counts, bd_cmp_status_str((bd_cmp_status)s), (double)c->counts[s]);
     cJSON_AddNumberToObject(o, "comparable", (double)c->comparable);
     cJSON_AddItemToObject(o, "mean_a", num_or_null(c->have_stats, c->mean_a));
     cJSON_AddItemToObject(o, "mean_b", num_or_null(c->have_stats, c->mean_b));
@@ -212,8 +211,7 @@ int cmd_compare(bd_cli *cli, int argc, char **argv)
     bd_err err = BD_ERR_INIT;
     if (tc_name && !bd_name_valid(tc_name)) {
         bd_err_set(&err, BD_E_BAD_ID, NULL, 0, 0,
-                   "'%s' is not a valid task-class name (^[a-z0-9][a-z0-9._-]{0,127}$)",
-                   tc_name);
+                   "'%s' is not a valid task-class name (^[a-z0-9][a-z0-9._-]{0,127}$)", tc_name);
         return cli_fail(cli, &err);
     }
     bd_bench *bench = NULL;

@@ -19,7 +19,7 @@
     X("migrate", cmd_migrate, "convert a format-v1 bench to format v2")                            \
     X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
-    X("compare", cmd_compare, "what got worse between two runs, and is it real")                 \
+    X("compare", cmd_compare, "what got worse between two runs, and is it real")                   \
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
     X("recommend", cmd_recommend, "recommend a tier for a task class (never applies it)")          \

@@ -49,11 +49,5 @@ for b, cc, p in rows:
 print("\n".join(out))
 EOF_PY
 
-while IFS= read -r line; do
-    case $line in
-    "ok   "*) pass "${line#ok   }" ;;
-    *) fail "${line#FAIL }" ;;
-    esac
-done <"$BD_TMP/report"
-[ -s "$BD_TMP/report" ] || fail "the checker reported nothing"
+report_lines "$BD_TMP/report"
 finish

@@ -29,17 +29,21 @@
 #define KAT1_LO    -0.16666666666666666
 #define KAT1_HI    -0.00833333333333334
 /* The comparable pairs, in case-id order (case-00 .. case-11). */
-static const double kat1_a[] = {1.0, 0.95, 0.75, 0.6,  0.775, 1.0,
-                                0.0, 0.9,  0.65, 0.1, 1.0,   0.75};
+static const double kat1_a[] = {1.0, 0.95, 0.75, 0.6, 0.775, 1.0, 0.0, 0.9, 0.65, 0.1, 1.0, 0.75};
 static const double kat1_b[] = {0.9, 0.95, 0.8, 0.5, 0.7, 1.0, 0.0, 0.85, 0.7, 0.1, 0.6, 0.75};
 
 static const struct {
     uint64_t b, c;
     double p;
 } mcnemar_kats[] = {
-    {3, 10, 0.09228515625},        {0, 1, 1.0},     {1, 1, 1.0},
-    {5, 0, 0.0625},                {12, 3, 0.03515625}, {0, 30, 1.862645149230957e-09},
-    {400, 520, 8.549170923883778e-05}, {1500, 1400, 0.06598734966518381},
+    {3, 10, 0.09228515625},
+    {0, 1, 1.0},
+    {1, 1, 1.0},
+    {5, 0, 0.0625},
+    {12, 3, 0.03515625},
+    {0, 30, 1.862645149230957e-09},
+    {400, 520, 8.549170923883778e-05},
+    {1500, 1400, 0.06598734966518381},
 };
 
 #define DIG_A "blake3:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -233,8 +237,7 @@ static void test_pick_and_find(void **state)
     assert_true(p[0].mean == 1.0 && p[1].mean == 0.5);
     char buf[64];
     assert_string_equal(bd_trend_sparkline(p, n, false, buf, sizeof(buf)), "955");
-    assert_string_equal(bd_trend_sparkline(p, n, true, buf, sizeof(buf)),
-                        "\u2588\u2585\u2585");
+    assert_string_equal(bd_trend_sparkline(p, n, true, buf, sizeof(buf)), "\u2588\u2585\u2585");
     assert_string_equal(bd_trend_sparkline(p, n, true, buf, 5), "\u2588");
     free(p);
     assert_int_equal(bd_trend(&all, "tc", 2, &p, &n, &err), 0);

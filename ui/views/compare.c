@@ -49,8 +49,8 @@ struct cmp_job {
     char trend[64];
 };
 
-static const bd_action actions[] = {BD_A_OPEN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FILTER,
-                                    BD_A_HISTORY, BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN,   BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
+                                    BD_A_FILTER, BD_A_HISTORY,   BD_A_NONE};
 
 /* ---- the pool job ------------------------------------------------------------------- */
 
@@ -66,8 +66,9 @@ static void job_run(bd_work *w)
     int rc = bd_runs_load(&j->runs, h, &j->err);
     bd_history_free(h);
     const bd_run *a, *b;
-    if (rc < 0 || bd_compare_pick(&j->runs, NULL, j->id_a ? j->id_a : j->id_b,
-                                  j->id_a ? j->id_b : NULL, &a, &b, &j->err) < 0 ||
+    if (rc < 0 ||
+        bd_compare_pick(&j->runs, NULL, j->id_a ? j->id_a : j->id_b, j->id_a ? j->id_b : NULL, &a,
+                        &b, &j->err) < 0 ||
         bd_compare_runs(&j->cmp, a, b, &j->err) < 0)
         return;
     /* Stale against today's pins (a task class since removed: every record). */
@@ -183,8 +184,7 @@ static int draw_summary(bd_view *v, WINDOW *w, int cols)
         snprintf(buf, sizeof(buf), " %zu REGRESSED ", reg);
     else
         snprintf(buf, sizeof(buf), " no regressions ");
-    int rx = bd_draw_right(w, y, cols, buf,
-                           bd_role_attr(reg ? BD_R_BADGE_BAD : BD_R_BADGE_SIGNED));
+    int rx = bd_draw_right(w, y, cols, buf, bd_role_attr(reg ? BD_R_BADGE_BAD : BD_R_BADGE_SIGNED));
     snprintf(buf, sizeof(buf), " compare %s   trend %s", c->a->task_class, s->trend);
     bd_draw_text(w, y++, 0, rx, buf, bd_role_attr(BD_R_TITLE), false);
     snprintf(buf, sizeof(buf), " A %s  %s  %s%s", c->a->run_id, c->a->finished_at,
@@ -216,8 +216,9 @@ static int draw_summary(bd_view *v, WINDOW *w, int cols)
     for (size_t i = 0; i < c->n_fms && used + 2 < sizeof(buf); i++) {
         if (c->fms[i].count_a == c->fms[i].count_b)
             continue;
-        int n = snprintf(buf + used, sizeof(buf) - used, "%s %s %zu%s%zu", used ? "," : " modes:",
-                         c->fms[i].code, c->fms[i].count_a, bd_gl->arrow, c->fms[i].count_b);
+        int n = snprintf(buf + used, sizeof(buf) - used, "%s %s %zu%s%zu",
+                         used ? "," : " modes:", c->fms[i].code, c->fms[i].count_a, bd_gl->arrow,
+                         c->fms[i].count_b);
         if (n < 0 || (size_t)n >= sizeof(buf) - used)
             break;
         used += (size_t)n;
@@ -231,8 +232,8 @@ static void draw_rows(bd_view *v, WINDOW *w, int y0, int rows, int cols)
 {
     cmp_view *s = v->state;
     char head[256], a[32], b[32], d[32];
-    snprintf(head, sizeof(head), "  %-10s %-*s %-9s %-9s %s", "STATUS", cols > 80 ? 44 : 36,
-             "CASE", "A", "B", "DELTA");
+    snprintf(head, sizeof(head), "  %-10s %-*s %-9s %-9s %s", "STATUS", cols > 80 ? 44 : 36, "CASE",
+             "A", "B", "DELTA");
     bd_draw_text(w, y0, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
     int h = rows - y0 - 1;
     bd_list_scroll(&s->list, h);
@@ -263,8 +264,8 @@ static void draw_rows(bd_view *v, WINDOW *w, int y0, int rows, int cols)
 }
 
 /* One line of the side-by-side: label, A's text, B's text, A and B differ. */
-static void pair_line(WINDOW *w, int y, int cols, const char *label, const char *ta,
-                      const char *tb, bool differ)
+static void pair_line(WINDOW *w, int y, int cols, const char *label, const char *ta, const char *tb,
+                      bool differ)
 {
     int lw = cols / 3 > 28 ? 28 : cols / 3;
     int half = (cols - lw - 2) / 2;

@@ -43,8 +43,8 @@ struct page_job {
     int rc;
 };
 
-static const bd_action actions[] = {BD_A_OPEN,      BD_A_FILTER,    BD_A_WIDEN, BD_A_NEXT_FAIL,
-                                    BD_A_PREV_FAIL, BD_A_MARK,      BD_A_COMPARE, BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN,      BD_A_FILTER, BD_A_WIDEN,   BD_A_NEXT_FAIL,
+                                    BD_A_PREV_FAIL, BD_A_MARK,   BD_A_COMPARE, BD_A_NONE};
 
 static void load_more(bd_view *v);
 
@@ -484,8 +484,11 @@ static void mark_or_compare(bd_view *v, bool mark)
     if (mark) {
         bool same = marked && strcmp(marked, r->run_id) == 0;
         bd_runs_model_mark(same ? NULL : r->run_id);
-        bd_app_message(v->app, BD_MSG_INFO, same ? "unmarked run %s" : "marked run %s; = on "
-                       "another run's record compares them", r->run_id);
+        bd_app_message(v->app, BD_MSG_INFO,
+                       same ? "unmarked run %s"
+                            : "marked run %s; = on "
+                              "another run's record compares them",
+                       r->run_id);
         return;
     }
     if (marked && strcmp(marked, r->run_id) == 0) {

@@ -46,8 +46,8 @@ typedef struct prep_job {
 /* The history handle the recorder appends through (one run at a time). */
 static bd_history *run_hist;
 
-static const bd_action actions[] = {BD_A_OPEN,        BD_A_CANCEL, BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
-                                    BD_A_FAILED_ONLY, BD_A_FILTER, BD_A_RUN,       BD_A_DRAFTS,
+static const bd_action actions[] = {BD_A_OPEN,        BD_A_CANCEL,  BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
+                                    BD_A_FAILED_ONLY, BD_A_FILTER,  BD_A_RUN,       BD_A_DRAFTS,
                                     BD_A_HISTORY,     BD_A_COMPARE, BD_A_NONE};
 
 /* ---- copying results out of the runner ---------------------------------------------- */
@@ -895,8 +895,9 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_COMPARE: /* this run against the previous full run */
         if (run->phase != BD_UR_FINISHED || !run->run_id[0] || !run->done)
-            bd_app_message(v->app, BD_MSG_INFO, "= compares a finished run with the previous "
-                                                "full run");
+            bd_app_message(v->app, BD_MSG_INFO,
+                           "= compares a finished run with the previous "
+                           "full run");
         else
             bd_app_open_compare(v->app, NULL, run->run_id);
         return true;
