@@ -151,7 +151,7 @@ fi
 # ---- a tampered chain: nothing is compared ----------------------------------------------------
 hist="$root/.benchdesk/history"
 # One file per record, or segments of records (history v2): edit one record's bytes.
-f=$(ls "$hist"/0*.json "$hist"/segments/*.jsonl 2>/dev/null | head -3 | tail -1)
+f=$( (ls "$hist"/0*.json "$hist"/segments/*.jsonl 2>/dev/null || true) | head -3 | tail -1)
 if [ -n "$f" ]; then
     sed -i '0,/"score":/s//"score" :/' "$f"
     expect 1 chain.tampered -- bd compare "$r1" "$r2"
