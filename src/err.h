@@ -89,6 +89,22 @@
     X(BD_E_COMPARE_SAME_RUN, "compare.same_run", 2)                                                \
     X(BD_E_COMPARE_TASK_CLASS_MISMATCH, "compare.task_class_mismatch", 2)                          \
     X(BD_E_COMPARE_ISOLATION_MISMATCH, "compare.isolation_mismatch", 3)                            \
+    X(BD_E_RECORD_NOT_COMMAND, "record.not_command", 2)                                            \
+    X(BD_E_RECORD_NETWORK_REFUSED, "record.network_refused", 3)                                    \
+    X(BD_E_RECORD_DECLINED, "record.declined", 3)                                                  \
+    X(BD_E_RECORD_SUT_FAILED, "record.sut_failed", 4)                                              \
+    X(BD_E_ENV_VARIABLE_MISSING, "env.variable_missing", 4)                                        \
+    X(BD_E_SHARD_SPEC, "shard.bad_spec", 2)                                                        \
+    X(BD_E_BUNDLE_EXISTS, "bundle.exists", 2)                                                      \
+    X(BD_E_BUNDLE_INVALID, "bundle.invalid", 2)                                                    \
+    X(BD_E_BUNDLE_TAMPERED, "bundle.tampered", 1)                                                  \
+    X(BD_E_BUNDLE_PIN_MISMATCH, "bundle.pin_mismatch", 1)                                          \
+    X(BD_E_BUNDLE_TASK_CLASS, "bundle.task_class_mismatch", 1)                                     \
+    X(BD_E_BUNDLE_PARTITION, "bundle.partition_mismatch", 1)                                       \
+    X(BD_E_BUNDLE_MIXED, "bundle.mixed_runs", 2)                                                   \
+    X(BD_E_BUNDLE_DUPLICATE, "bundle.duplicate_shard", 2)                                          \
+    X(BD_E_BUNDLE_MISSING, "bundle.missing_shard", 2)                                              \
+    X(BD_E_BUNDLE_CONFLICT, "bundle.conflict", 1)                                                  \
     X(BD_E_INTERNAL, "internal.bug", 4)
 
 typedef enum {

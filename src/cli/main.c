@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "tui.h"
+#include "version.h"
 
 /*      name         function        one-line summary */
 #define BD_COMMANDS(X)                                                                             \
@@ -20,6 +21,7 @@
     X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
     X("compare", cmd_compare, "what got worse between two runs, and is it real")                   \
+    X("record", cmd_record, "record a case's cassette from the live SUT (pin and sign after)")     \
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
     X("recommend", cmd_recommend, "recommend a tier for a task class (never applies it)")          \
