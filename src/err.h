@@ -84,6 +84,12 @@
     X(BD_E_GIT_DETACHED_HEAD, "git.detached_head", 2)                                              \
     X(BD_E_GIT_INDEX_CONFLICT, "git.index_conflict", 2)                                            \
     X(BD_E_GIT_REF_MOVED, "git.ref_moved", 4)                                                      \
+    X(BD_E_COMPARE_UNKNOWN_RUN, "compare.unknown_run", 2)                                          \
+    X(BD_E_COMPARE_AMBIGUOUS_RUN, "compare.ambiguous_run", 2)                                      \
+    X(BD_E_COMPARE_NO_RUNS, "compare.no_runs", 2)                                                  \
+    X(BD_E_COMPARE_SAME_RUN, "compare.same_run", 2)                                                \
+    X(BD_E_COMPARE_TASK_CLASS_MISMATCH, "compare.task_class_mismatch", 2)                          \
+    X(BD_E_COMPARE_ISOLATION_MISMATCH, "compare.isolation_mismatch", 3)                            \
     X(BD_E_RECORD_NOT_COMMAND, "record.not_command", 2)                                            \
     X(BD_E_RECORD_NETWORK_REFUSED, "record.network_refused", 3)                                    \
     X(BD_E_RECORD_DECLINED, "record.declined", 3)                                                  \

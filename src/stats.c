@@ -236,3 +236,35 @@ int bd_stats_bca(const double *x, size_t n, double level, size_t resamples, uint
     free(jack);
     return 0;
 }
+
+double bd_stats_mcnemar_exact(uint64_t b, uint64_t c)
+{
+    uint64_t n = b + c;
+    uint64_t m = b < c ? b : c;
+    if (n == 0 || 2 * m == n)
+        return 1.0;
+    double tail;
+    if (n <= 1000) {
+        /* pmf(0) = 2^-n is a normal double here; each step multiplies by an exact ratio,
+         * so the error grows only by one rounding per term. */
+        double t = ldexp(1.0, -(int)n);
+        tail = t;
+        for (uint64_t k = 0; k < m; k++) {
+            t = t * (double)(n - k) / (double)(k + 1);
+            tail += t;
+        }
+    } else {
+        /* pmf(m) in log space, the smaller terms by the same ratios downwards (relative
+         * to pmf(m), so nothing underflows before it is negligible). */
+        double log_top = lgamma((double)n + 1) - lgamma((double)m + 1) -
+                         lgamma((double)(n - m) + 1) - (double)n * M_LN2;
+        double rel = 1.0, sum = 1.0;
+        for (uint64_t k = m; k > 0 && rel > 1e-300; k--) {
+            rel = rel * (double)k / (double)(n - k + 1);
+            sum += rel;
+        }
+        tail = exp(log_top + log(sum));
+    }
+    double p = 2.0 * tail;
+    return p < 1.0 ? p : 1.0;
+}

@@ -60,4 +60,10 @@ double bd_stats_norm_ppf(double p);
 int bd_stats_bca(const double *x, size_t n, double level, size_t resamples, uint64_t seed,
                  double *lo, double *hi, bd_err *err);
 
+/* McNemar's exact test: the two-sided binomial p-value of `b` discordant pairs one way
+ * and `c` the other under H0 p = 1/2, min(1, 2 * P(X <= min(b, c))) with X ~ Bin(b + c,
+ * 1/2); 1 when b + c == 0. Summed in log space, so any count is finite (relative error
+ * below 1e-10). */
+double bd_stats_mcnemar_exact(uint64_t b, uint64_t c);
+
 #endif

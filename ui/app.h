@@ -49,6 +49,9 @@
     X(BD_A_DRAFTS, "drafts", "",                                                                   \
       "run again allowing draft cases (records: provenance unverified)")                           \
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
+    X(BD_A_MARK, "mark", "mark", "mark the selected record's run for a comparison")                \
+    X(BD_A_COMPARE, "compare", "compare",                                                          \
+      "compare against the marked run (without one: against the previous full run)")               \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
     X(BD_A_SIGN, "sign", "sign",                                                                   \
@@ -112,6 +115,8 @@ typedef enum {
     X('f', BD_A_FAILED_ONLY)                                                                       \
     X('d', BD_A_DRAFTS)                                                                            \
     X('h', BD_A_HISTORY)                                                                           \
+    X('x', BD_A_MARK)                                                                              \
+    X('=', BD_A_COMPARE)                                                                           \
     X('a', BD_A_WIDEN)                                                                             \
     X('m', BD_A_RECOMMEND)                                                                         \
     X('P', BD_A_SIGN)                                                                              \

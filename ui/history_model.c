@@ -6,6 +6,7 @@
 
 #include "history.h"
 #include "history_model.h"
+#include "runs_model.h"
 #include "stale.h"
 
 /* The newest score record of one case. */
@@ -17,21 +18,11 @@ typedef struct last_entry {
     uint64_t seq;
 } last_entry;
 
-/* The last run of one task class. */
-typedef struct last_run {
-    char *tc;
-    char *run_id;
-    size_t cases, passed;
-    double sum;
-} last_run;
-
 typedef struct hist_state {
     unsigned gen;
     int busy;
     last_entry *last;
     size_t n_last;
-    last_run *runs;
-    size_t n_runs;
 } hist_state;
 
 typedef struct hist_job {
@@ -47,14 +38,12 @@ typedef struct hist_job {
     /* scan */
     last_entry *last;
     size_t n_last;
-    last_run *runs;
-    size_t n_runs;
 } hist_job;
 
 /* One history state per process: there is one model. */
 static hist_state hs;
 
-static void entries_free(last_entry *e, size_t n, last_run *r, size_t nr)
+static void entries_free(last_entry *e, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(e[i].tc);
@@ -65,11 +54,6 @@ static void entries_free(last_entry *e, size_t n, last_run *r, size_t nr)
         free(e[i].tc_digest);
     }
     free(e);
-    for (size_t i = 0; i < nr; i++) {
-        free(r[i].tc);
-        free(r[i].run_id);
-    }
-    free(r);
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -93,16 +77,7 @@ static void run_verify(hist_job *j)
     bd_history_free(h);
 }
 
-static last_run *find_run(last_run *runs, size_t n, const char *tc)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(runs[i].tc, tc) == 0)
-            return &runs[i];
-    return NULL;
-}
-
-/* Read every score record newest first; keep the newest per case and the records of
- * each task class's newest run. */
+/* Read every score record newest first; keep the newest per case. */
 static void run_scan(hist_job *j)
 {
     bd_history *h = NULL;
@@ -122,25 +97,6 @@ static void run_scan(hist_job *j)
             const bd_history_record *r = &recs[i];
             if (r->is_audit || !r->task_class || !r->case_id)
                 continue;
-            last_run *lr = find_run(j->runs, j->n_runs, r->task_class);
-            if (!lr) {
-                last_run *g = realloc(j->runs, (j->n_runs + 1) * sizeof(*g));
-                if (!g)
-                    goto oom;
-                j->runs = g;
-                lr = &j->runs[j->n_runs];
-                memset(lr, 0, sizeof(*lr));
-                lr->tc = strdup(r->task_class);
-                lr->run_id = strdup(r->run_id ? r->run_id : "");
-                j->n_runs++;
-                if (!lr->tc || !lr->run_id)
-                    goto oom;
-            }
-            if (r->run_id && strcmp(lr->run_id, r->run_id) == 0) {
-                lr->cases++;
-                lr->passed += r->score.passed;
-                lr->sum += r->score.score;
-            }
             if (j->n_last == cap) {
                 size_t nc = cap ? cap * 2 : 256;
                 last_entry *g = realloc(j->last, nc * sizeof(*g));
@@ -233,13 +189,7 @@ static void apply_tc(bd_model *m, size_t ti)
         free(c->last_fm);
         c->last_fm = e->fm ? strdup(e->fm) : NULL;
     }
-    const last_run *lr = find_run(hs.runs, hs.n_runs, t->name);
-    t->has_last_run = lr && lr->cases;
-    if (t->has_last_run) {
-        t->last_run_cases = lr->cases;
-        t->last_mean = lr->sum / (double)lr->cases;
-        t->last_pass_rate = (double)lr->passed / (double)lr->cases;
-    }
+    bd_runs_model_apply(m, ti); /* LAST RUN: the last full run (runs_model.c) */
 }
 
 void bd_history_model_apply(bd_model *m, size_t tc_index)
@@ -272,14 +222,11 @@ static void job_done(bd_work *w, bool ran)
                          bd_code_str(j->err.code), j->err.msg);
             }
         } else {
-            entries_free(hs.last, hs.n_last, hs.runs, hs.n_runs);
+            entries_free(hs.last, hs.n_last);
             hs.last = j->last;
             hs.n_last = j->n_last;
-            hs.runs = j->runs;
-            hs.n_runs = j->n_runs;
             j->last = NULL;
-            j->runs = NULL;
-            j->n_last = j->n_runs = 0;
+            j->n_last = 0;
             for (size_t i = 0; i < m->n_tcs; i++)
                 apply_tc(m, i);
         }
@@ -289,7 +236,7 @@ static void job_done(bd_work *w, bool ran)
     }
     if (j->verify)
         bd_history_verify_result_release(&j->res);
-    entries_free(j->last, j->n_last, j->runs, j->n_runs);
+    entries_free(j->last, j->n_last);
     free(j->root);
     free(j);
 }
@@ -323,6 +270,7 @@ void bd_history_model_start(bd_model *m)
     m->chain = BD_CHAIN_VERIFYING;
     queue(m, true);
     queue(m, false);
+    bd_runs_model_start(m);
 }
 
 void bd_model_refresh_history(bd_model *m)
@@ -331,16 +279,17 @@ void bd_model_refresh_history(bd_model *m)
     m->chain = BD_CHAIN_VERIFYING;
     queue(m, true);
     queue(m, false);
+    bd_runs_model_start(m);
 }
 
 void bd_history_model_free(bd_model *m)
 {
     (void)m;
     hs.gen++;
-    entries_free(hs.last, hs.n_last, hs.runs, hs.n_runs);
+    entries_free(hs.last, hs.n_last);
     hs.last = NULL;
-    hs.runs = NULL;
-    hs.n_last = hs.n_runs = 0;
+    hs.n_last = 0;
+    bd_runs_model_free(m);
 }
 
 bool bd_history_model_busy(const bd_model *m)

@@ -2,7 +2,7 @@
  * history_model.h — what the TUI reads from the chained history (DESIGN.md §5), on
  * libuv's thread pool: the chain status for the header (verify from seq 1) and, per
  * case, the newest score record (the cases view's "last score" and first failure mode),
- * per task class, the last run's mean and pass rate.
+ * per task class, the last full run (through runs_model.h).
  */
 #ifndef BD_UI_HISTORY_MODEL_H
 #define BD_UI_HISTORY_MODEL_H

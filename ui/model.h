@@ -77,10 +77,12 @@ typedef struct bd_ui_tc {
     uint8_t tc_prov_check;  /* bd_load_state: DONE = tc_prov_status valid */
     uint8_t tc_prov_status; /* bd_prov_status */
     bd_code tc_prov_code;
-    /* the last run of this task class in the history */
+    /* the last full run of this task class in the verified chain (runs_model.h) */
     bool has_last_run;
     double last_mean, last_pass_rate;
     size_t last_run_cases;
+    char last_partial[64]; /* a newer partial or cancelled run ("partial (4 of 17 cases)") */
+    char trend[64];        /* sparkline of the last full runs' means */
     /* scheduling */
     size_t next_meta, next_digest; /* next chunk start */
     size_t prio_case;              /* case the user looks at: its chunk goes first */

@@ -2,6 +2,7 @@
  * view_util.c — small pieces the list views share.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "view_util.h"
 
@@ -87,4 +88,15 @@ void bd_human_ms(char *out, size_t cap, long long ms)
         snprintf(out, cap, "%lldm%02llds", ms / 60000, (ms / 1000) % 60);
     else
         snprintf(out, cap, "%lldh%02lldm", ms / 3600000, (ms / 60000) % 60);
+}
+
+void bd_fm_codes_append(char *buf, size_t cap, const bd_score *s)
+{
+    size_t used = strlen(buf);
+    for (size_t i = 0; s && i < s->n_failure_modes && used + 1 < cap; i++) {
+        int n = snprintf(buf + used, cap - used, " %s", s->failure_modes[i].code);
+        if (n < 0)
+            break;
+        used += (size_t)n < cap - used ? (size_t)n : cap - used - 1;
+    }
 }

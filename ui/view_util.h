@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "app.h"
+#include "score.h"
 
 /* "3/18", or "3/5 (of 18)" while a filter hides rows; "empty" for no rows. */
 void bd_view_list_position(const bd_list *l, char *out, size_t cap);
@@ -23,6 +24,10 @@ bool bd_view_queue_work(bd_app *app, bd_work *w, const char *what);
  * the filter, Esc clears it, and `rebuild(v)` follows each change. There is one prompt (the
  * app's), so the one list it edits is remembered here until the next call. */
 void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v));
+
+/* Append " <code>" for every failure mode of `s` (NULL: nothing) to the string in `buf`
+ * (cap bytes, cut to fit): list filters match any of a score's codes, not only the first. */
+void bd_fm_codes_append(char *buf, size_t cap, const bd_score *s);
 
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);

@@ -68,5 +68,10 @@ int cmd_sign(bd_cli *cli, int argc, char **argv);
 int cmd_status(bd_cli *cli, int argc, char **argv);
 int cmd_stage(bd_cli *cli, int argc, char **argv);
 int cmd_commit(bd_cli *cli, int argc, char **argv);
+int cmd_compare(bd_cli *cli, int argc, char **argv);
+
+/* `history log --trend --task-class TC` (cmd_compare.c): the mean score over the last
+ * full runs as a table, or JSON. Returns the exit status. */
+int cli_history_trend(bd_cli *cli, const bd_bench *bench, const char *task_class);
 
 #endif

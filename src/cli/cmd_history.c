@@ -14,7 +14,8 @@ static const char history_help[] =
     "       benchdesk history import BUNDLE_DIR... [--partial] [--json]\n"
     "       benchdesk history log [--task-class TC] [--case ID] [--run RUN_ID]\n"
     "                             [--failure-mode CODE] [--failed] [--stale]\n"
-    "                             [--limit N] [--before SEQ] [--json]\n\n"
+    "                             [--limit N] [--before SEQ] [--json]\n"
+    "       benchdesk history log --trend --task-class TC [--json]\n\n"
     "verify  walks the chain in .benchdesk/history from record 1: every segment line a\n"
     "        record, numbered without a gap, its prev_hash equal to the previous record's\n"
     "        hash, every record parseable, schema-valid and canonical. Records up to the\n"
@@ -30,6 +31,8 @@ static const char history_help[] =
     "        with a failure mode, that failed, or that are stale (scored on a case or task\n"
     "        class that has changed since: marked STALE). It reads only the records it\n"
     "        needs and does not verify the chain.\n"
+    "        --trend: the mean score over the last 20 full runs of TC from the verified\n"
+    "        chain (run id, time, cases, pass rate, mean, ci95) and its sparkline.\n"
     "import  merges shard bundles into the chain (benchdesk history import --help).\n";
 
 static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
@@ -242,7 +245,7 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
         return cli_usage(cli, "history", "history needs a subcommand: verify, log or import");
     const char *sub = argv[1];
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
-    bool full = false, stale = false;
+    bool full = false, stale = false, trend = false;
     if (strcmp(sub, "verify") == 0) {
         if (argc == 3 && strcmp(argv[2], "--full") == 0)
             full = true;
@@ -259,6 +262,9 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
                 i--;
             } else if (strcmp(a, "--stale") == 0) {
                 stale = true;
+                i--;
+            } else if (strcmp(a, "--trend") == 0) {
+                trend = true;
                 i--;
             } else if (strcmp(a, "--run") == 0 && v) {
                 o.run_id = v;
@@ -298,6 +304,7 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
     if (status != 0)
         return status;
     status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench, full)
+             : trend                    ? cli_history_trend(cli, bench, o.task_class)
                                         : history_log(cli, bench, &o, stale);
     bd_bench_free(bench);
     return status;

@@ -20,6 +20,7 @@
     X("migrate", cmd_migrate, "convert a format-v1 bench to format v2")                            \
     X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
+    X("compare", cmd_compare, "what got worse between two runs, and is it real")                   \
     X("record", cmd_record, "record a case's cassette from the live SUT (pin and sign after)")     \
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
@@ -55,7 +56,8 @@ static int usage(FILE *to)
                 "  --version     print the version\n"
                 "  -h, --help    this help; `benchdesk <command> --help` for a command\n\n"
                 "Exit status: 0 done, 1 integrity or verification failure, 2 bad usage or\n"
-                "invalid input, 3 refused by policy, 4 environment or I/O failure.\n");
+                "invalid input, 3 refused by policy, 4 environment or I/O failure, 5 compare\n"
+                "--fail-on-regression found a regression.\n");
     return to == stdout ? 0 : 2;
 }
 

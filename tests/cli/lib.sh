@@ -28,6 +28,19 @@ demo_copy() {
     printf '%s\n' "$d"
 }
 
+# report_lines FILE: a checker's report, one "ok   what" or "FAIL what" per line, as
+# pass/fail lines; an empty report fails.
+report_lines() {
+    local line
+    while IFS= read -r line; do
+        case $line in
+        "ok   "*) pass "${line#ok   }" ;;
+        *) fail "${line#FAIL }" ;;
+        esac
+    done <"$1"
+    [ -s "$1" ] || fail "the checker reported nothing"
+}
+
 finish() {
     if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
     echo "all passed"

@@ -112,11 +112,5 @@ check(j["rng_seed42_below10"] == want, "reference CLI seed 42 below(10) values")
 print("\n".join(out))
 EOF
 
-while IFS= read -r line; do
-    case $line in
-    "ok   "*) pass "${line#ok   }" ;;
-    *) fail "${line#FAIL }" ;;
-    esac
-done <"$BD_TMP/report"
-[ -s "$BD_TMP/report" ] || fail "the checker reported nothing"
+report_lines "$BD_TMP/report"
 finish

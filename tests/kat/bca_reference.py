@@ -9,9 +9,19 @@ Written from the contract in stats.h, not from stats.c:
     bootstrap means read at alpha_k * (B - 1) with linear interpolation; [x, x] when
     every x is equal.
 
+and, for comparing two runs (src/compare.h, DESIGN.md section 13):
+  - the paired interval: the BCa interval of the mean of the per-case deltas b_i - a_i
+    (cases in case-id order), seeded from the two run ids: the first 8 bytes of
+    BLAKE3(run_a || NUL || run_b), little-endian (BLAKE3 from the b3sum tool);
+  - McNemar's exact test: min(1, 2 * P(X <= min(b, c))), X ~ Binomial(b + c, 1/2),
+    computed with exact rationals.
+
 Usage:
   bca_reference.py            JSON of the known answers used by tests/unit/test_stats.c
   bca_reference.py bca SEED B LEVEL X...   one interval, JSON {"lo": .., "hi": ..}
+  bca_reference.py paired SEED B LEVEL A1,A2,... B1,B2,...   the paired interval
+  bca_reference.py mcnemar B C             the exact p-value, JSON {"p": ..}
+  bca_reference.py seed RUN_A RUN_B        the comparison seed (needs b3sum)
 
 Floats are printed with repr(), which round-trips exactly.
 """
@@ -134,6 +144,33 @@ def bca(x, level=0.95, resamples=0, seed=RUN_SEED):
     return min(lo, hi), max(lo, hi)
 
 
+def paired_bca(a, b, level=0.95, resamples=0, seed=RUN_SEED):
+    """A paired bootstrap resamples cases, so each pair stays together: the BCa interval
+    of the mean of the deltas."""
+    if len(a) != len(b):
+        raise ValueError("usage.bad_args")
+    return bca([y - x for x, y in zip(a, b)], level, resamples, seed)
+
+
+def mcnemar(b, c):
+    from fractions import Fraction
+
+    n, m = b + c, min(b, c)
+    if n == 0:
+        return 1.0
+    tail = Fraction(sum(math.comb(n, k) for k in range(m + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
+def compare_seed(run_a, run_b):
+    import subprocess
+
+    data = run_a.encode() + b"\0" + run_b.encode()
+    out = subprocess.run(["b3sum", "--no-names", "-l", "8"], input=data, check=True,
+                         capture_output=True).stdout.decode().strip()
+    return int.from_bytes(bytes.fromhex(out), "little")
+
+
 # The inputs of the known-answer tests in tests/unit/test_stats.c.
 BCA_CASES = [
     ("d1_B2000", [0.75, 1.0, 0.0, 0.5, 1.0, 1.0, 0.25, 0.9, 1.0, 0.6], 0.95, 2000, RUN_SEED),
@@ -175,6 +212,19 @@ def main(argv):
         seed, B, level = int(argv[2], 0), int(argv[3]), float(argv[4])
         lo, hi = bca([float(v) for v in argv[5:]], level, B, seed)
         print(json.dumps({"lo": lo, "hi": hi}))
+        return 0
+    if len(argv) == 7 and argv[1] == "paired":
+        seed, B, level = int(argv[2], 0), int(argv[3]), float(argv[4])
+        a = [float(v) for v in argv[5].split(",") if v]
+        b = [float(v) for v in argv[6].split(",") if v]
+        lo, hi = paired_bca(a, b, level, B, seed)
+        print(json.dumps({"lo": lo, "hi": hi}))
+        return 0
+    if len(argv) == 4 and argv[1] == "mcnemar":
+        print(json.dumps({"p": mcnemar(int(argv[2]), int(argv[3]))}))
+        return 0
+    if len(argv) == 4 and argv[1] == "seed":
+        print("0x%016x" % compare_seed(argv[2], argv[3]))
         return 0
     sys.stderr.write(__doc__)
     return 2

@@ -145,6 +145,7 @@ for n, line in enumerate(sys.stdin.read().split("\n")):
     line = re.sub(r"\b\d+(\.\d+)? ?(ms|s)\b|\b\d+m\d\ds\b|\b\d+h\d\dm\b", "<DUR>", line)
     line = re.sub(r"(blake3:)?[0-9a-f]{10,64}(\u2026|~)?", "<HASH>", line)
     line = re.sub(r"\b(namespaces|subprocess)\b", "<ISO>", line)      # the machine decides
+    line = re.sub(r"\[95% [-+]?[0-9.]+, [-+]?[0-9.]+\]", "[95% <CI>]", line)  # seeded by run ids
     if n == 0:
         # The header: its root is cut to fit and the clock moves; keep the rest.
         line = re.sub(r"(\* )?\d\d:\d\d\s*$", "HH:MM", line)

@@ -11,6 +11,7 @@
 #include "history.h"
 #include "model.h"
 #include "result_api.h"
+#include "runs_model.h"
 #include "tui_internal.h"
 #include "view_util.h"
 
@@ -42,8 +43,8 @@ struct page_job {
     int rc;
 };
 
-static const bd_action actions[] = {BD_A_OPEN,      BD_A_FILTER,    BD_A_WIDEN,
-                                    BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN,      BD_A_FILTER, BD_A_WIDEN,   BD_A_NEXT_FAIL,
+                                    BD_A_PREV_FAIL, BD_A_MARK,   BD_A_COMPARE, BD_A_NONE};
 
 static void load_more(bd_view *v);
 
@@ -52,11 +53,11 @@ static const char *row_text(size_t row, void *payload)
     bd_view *v = payload;
     hist_view *s = v->state;
     const bd_history_record *r = &s->recs[row];
-    snprintf(s->text, sizeof(s->text), "#%llu %s %s %s %s %s %s %s", (unsigned long long)r->seq,
+    snprintf(s->text, sizeof(s->text), "#%llu %s %s %s %s %s %s", (unsigned long long)r->seq,
              r->task_class ? r->task_class : "", r->case_id ? r->case_id : "",
              r->event ? r->event : "", r->run_id ? r->run_id : "",
-             r->isolation_class ? r->isolation_class : "", r->hash,
-             !r->is_audit && r->score.n_failure_modes ? r->score.failure_modes[0].code : "");
+             r->isolation_class ? r->isolation_class : "", r->hash);
+    bd_fm_codes_append(s->text, sizeof(s->text), r->is_audit ? NULL : &r->score);
     return s->text;
 }
 
@@ -477,6 +478,35 @@ static void walk_open(bd_view *v, int dir)
     bd_app_message(v->app, BD_MSG_INFO, "no failed record in the list");
 }
 
+/* `x` marks the selected record's run; `=` compares the marked run (A) with it (B), or
+ * without a mark the previous full run with it (runs_model.h, DESIGN.md §13). */
+static void mark_or_compare(bd_view *v, bool mark)
+{
+    hist_view *s = v->state;
+    size_t row = bd_list_selected(&s->list);
+    const bd_history_record *r = row == SIZE_MAX ? NULL : &s->recs[row];
+    if (!r || r->is_audit || !r->run_id) {
+        bd_app_message(v->app, BD_MSG_INFO, "select a score record: its run is the one used");
+        return;
+    }
+    const char *marked = bd_runs_model_marked();
+    if (mark) {
+        bool same = marked && strcmp(marked, r->run_id) == 0;
+        bd_runs_model_mark(same ? NULL : r->run_id);
+        bd_app_message(v->app, BD_MSG_INFO,
+                       same ? "unmarked run %s"
+                            : "marked run %s; = on "
+                              "another run's record compares them",
+                       r->run_id);
+        return;
+    }
+    if (marked && strcmp(marked, r->run_id) == 0) {
+        bd_app_message(v->app, BD_MSG_INFO, "that is the marked run: pick a record of another");
+        return;
+    }
+    bd_app_open_compare(v->app, marked, r->run_id);
+}
+
 static bool key(bd_view *v, bd_action a, int ch)
 {
     (void)ch;
@@ -508,6 +538,10 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_PREV_FAIL:
         walk_open(v, -1);
+        return true;
+    case BD_A_MARK:
+    case BD_A_COMPARE:
+        mark_or_compare(v, a == BD_A_MARK);
         return true;
     default:
         return false;

@@ -13,6 +13,7 @@
 #include "rungate.h"
 #include "result_api.h"
 #include "run_api.h"
+#include "runs_model.h"
 #include "tui_internal.h"
 #include "view_util.h"
 
@@ -45,9 +46,9 @@ typedef struct prep_job {
 /* The history handle the recorder appends through (one run at a time). */
 static bd_history *run_hist;
 
-static const bd_action actions[] = {BD_A_OPEN,        BD_A_CANCEL, BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
-                                    BD_A_FAILED_ONLY, BD_A_FILTER, BD_A_RUN,       BD_A_DRAFTS,
-                                    BD_A_HISTORY,     BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN,        BD_A_CANCEL,  BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
+                                    BD_A_FAILED_ONLY, BD_A_FILTER,  BD_A_RUN,       BD_A_DRAFTS,
+                                    BD_A_HISTORY,     BD_A_COMPARE, BD_A_NONE};
 
 /* ---- copying results out of the runner ---------------------------------------------- */
 
@@ -533,12 +534,12 @@ static const char *row_text(size_t row, void *payload)
     const bd_ur_case *c = &run_of(v)->cases[row];
     if (s->failed_only && !(c->state == BD_UR_DONE && c->has_score && !c->score.passed))
         return NULL;
-    snprintf(s->text, sizeof(s->text), "%s %s %s", c->id ? c->id : "",
+    snprintf(s->text, sizeof(s->text), "%s %s", c->id ? c->id : "",
              c->state == BD_UR_DONE      ? (c->has_score && c->score.passed ? "passed" : "failed")
              : c->state == BD_UR_BUSY    ? "running"
              : c->state == BD_UR_NOT_RUN ? "not run"
-                                         : "queued",
-             c->has_score && c->score.n_failure_modes ? c->score.failure_modes[0].code : "");
+                                         : "queued");
+    bd_fm_codes_append(s->text, sizeof(s->text), c->has_score ? &c->score : NULL);
     return s->text;
 }
 
@@ -897,6 +898,14 @@ static bool key(bd_view *v, bd_action a, int ch)
     }
     case BD_A_HISTORY:
         bd_app_open_history(v->app, run->task_class, NULL);
+        return true;
+    case BD_A_COMPARE: /* this run against the previous full run */
+        if (run->phase != BD_UR_FINISHED || !run->run_id[0] || !run->done)
+            bd_app_message(v->app, BD_MSG_INFO,
+                           "= compares a finished run with the previous "
+                           "full run");
+        else
+            bd_app_open_compare(v->app, NULL, run->run_id);
         return true;
     default:
         break;

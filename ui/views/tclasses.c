@@ -108,6 +108,9 @@ static cols_t layout(int cols, size_t max_cases)
         c.draft += grow;
         c.pins += grow; /* "x 100000 bad" */
     }
+    /* A wide terminal gives LAST RUN room for the trend sparkline and a partial mark. */
+    if (cols >= 110)
+        c.last = 34;
     int fixed = 3 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
     c.name = cols - fixed;
     if (c.name < 12)
@@ -188,10 +191,21 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
         bd_draw_text(w, y, x, c->pins, buf, ROLE(BD_R_MUTED), false);
     }
     x += c->pins;
+    /* LAST RUN is the last full run; a newer partial or cancelled one is marked. */
     if (t->has_last_run) {
-        snprintf(buf, sizeof(buf), "%.2f  %3.0f%%", t->last_mean, 100.0 * t->last_pass_rate);
-        bd_draw_text(w, y, x, cols - x, buf, ROLE(t->last_pass_rate >= 0.999 ? BD_R_OK : BD_R_WARN),
-                     false);
+        snprintf(buf, sizeof(buf), "%.2f  %3.0f%% ", t->last_mean, 100.0 * t->last_pass_rate);
+        x += bd_draw_text(w, y, x, cols - x, buf,
+                          ROLE(t->last_pass_rate >= 0.999 ? BD_R_OK : BD_R_WARN), false);
+        x += bd_draw_text(w, y, x, cols - x, t->trend, ROLE(BD_R_MUTED), false);
+        if (t->last_partial[0] && x + 2 < cols) {
+            /* The kind word only ("+partial", "+subset"): the column is narrow. */
+            snprintf(buf, sizeof(buf), " +%.*s", (int)strcspn(t->last_partial, " "),
+                     t->last_partial);
+            bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_WARN), false);
+        }
+    } else if (t->last_partial[0]) {
+        snprintf(buf, sizeof(buf), "no full run; last %s", t->last_partial);
+        bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_WARN), false);
     } else {
         bd_draw_text(w, y, x, cols - x, "never run", ROLE(BD_R_MUTED), false);
     }

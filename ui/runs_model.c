@@ -1,0 +1,170 @@
+/*
+ * runs_model.c — per task class LAST RUN and trend, from the runs of the verified chain,
+ * read on libuv's thread pool.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "runs_model.h"
+#include "trend.h"
+
+typedef struct tc_runs {
+    char *tc;
+    bool has_full;
+    double mean, pass_rate;
+    size_t cases;
+    char partial[64]; /* the kind of a newer non-full run, or "" */
+    char trend_utf8[BD_TREND_RUNS * 3 + 1], trend_ascii[BD_TREND_RUNS + 1];
+} tc_runs;
+
+typedef struct runs_state {
+    unsigned gen;
+    tc_runs *tcs;
+    size_t n;
+    char *marked;
+} runs_state;
+
+typedef struct runs_job {
+    bd_work work;
+    bd_model *model;
+    unsigned gen;
+    char *root;
+    tc_runs *tcs;
+    size_t n;
+} runs_job;
+
+/* One state per process: there is one model. */
+static runs_state rs;
+
+static void tcs_free(tc_runs *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(t[i].tc);
+    free(t);
+}
+
+static tc_runs *find_tc(tc_runs *t, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(t[i].tc, name) == 0)
+            return &t[i];
+    return NULL;
+}
+
+static void job_run(bd_work *w)
+{
+    runs_job *j = (runs_job *)w;
+    bd_history *h = NULL;
+    bd_runs runs;
+    bd_err err = BD_ERR_INIT;
+    /* A chain that does not verify shows no LAST RUN: the header says why. */
+    if (bd_history_open(&h, j->root, BD_HISTORY_READ, &err) < 0)
+        return;
+    int rc = bd_runs_load(&runs, h, &err);
+    bd_history_free(h);
+    if (rc < 0)
+        return;
+    for (size_t i = runs.n; i-- > 0 && !bd_work_stopping();) {
+        const bd_run *r = &runs.runs[i];
+        if (find_tc(j->tcs, j->n, r->task_class))
+            continue;
+        tc_runs *g = realloc(j->tcs, (j->n + 1) * sizeof(*g));
+        if (!g)
+            break;
+        j->tcs = g;
+        tc_runs *t = &j->tcs[j->n];
+        memset(t, 0, sizeof(*t));
+        if (!(t->tc = strdup(r->task_class)))
+            break;
+        j->n++;
+        if (!r->full)
+            bd_run_kind(r, t->partial, sizeof(t->partial));
+        bd_trend_point *p = NULL;
+        size_t np = 0;
+        if (bd_trend(&runs, r->task_class, 0, &p, &np, &err) == 0 && np) {
+            const bd_trend_point *last = &p[np - 1];
+            t->has_full = true;
+            t->mean = last->mean;
+            t->pass_rate = last->pass_rate;
+            t->cases = last->cases;
+            bd_trend_sparkline(p, np, true, t->trend_utf8, sizeof(t->trend_utf8));
+            bd_trend_sparkline(p, np, false, t->trend_ascii, sizeof(t->trend_ascii));
+        }
+        free(p);
+    }
+    bd_runs_release(&runs);
+}
+
+void bd_runs_model_apply(bd_model *m, size_t ti)
+{
+    if (ti >= m->n_tcs)
+        return;
+    bd_ui_tc *t = &m->tcs[ti];
+    const tc_runs *r = find_tc(rs.tcs, rs.n, t->name);
+    t->has_last_run = r && r->has_full;
+    t->last_mean = r ? r->mean : 0;
+    t->last_pass_rate = r ? r->pass_rate : 0;
+    t->last_run_cases = r ? r->cases : 0;
+    bool utf8 = (unsigned char)bd_gl->hline[0] >= 0x80;
+    snprintf(t->last_partial, sizeof(t->last_partial), "%s", r ? r->partial : "");
+    snprintf(t->trend, sizeof(t->trend), "%s", !r ? "" : utf8 ? r->trend_utf8 : r->trend_ascii);
+}
+
+static void job_done(bd_work *w, bool ran)
+{
+    runs_job *j = (runs_job *)w;
+    bd_model *m = j->model;
+    if (ran && j->gen == rs.gen && !m->app->quitting) {
+        tcs_free(rs.tcs, rs.n);
+        rs.tcs = j->tcs;
+        rs.n = j->n;
+        j->tcs = NULL;
+        j->n = 0;
+        for (size_t i = 0; i < m->n_tcs; i++)
+            bd_runs_model_apply(m, i);
+        bd_app_invalidate(m->app, BD_DIRTY_BODY);
+    }
+    tcs_free(j->tcs, j->n);
+    free(j->root);
+    free(j);
+}
+
+void bd_runs_model_start(bd_model *m)
+{
+    rs.gen++;
+    runs_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->root = strdup(m->app->bench->root))) {
+        free(j);
+        return;
+    }
+    j->model = m;
+    j->gen = rs.gen;
+    j->work.run = job_run;
+    j->work.done = job_done;
+    if (bd_work_queue(m->app, &j->work) < 0) {
+        free(j->root);
+        free(j);
+    }
+}
+
+void bd_runs_model_free(bd_model *m)
+{
+    (void)m;
+    rs.gen++;
+    tcs_free(rs.tcs, rs.n);
+    rs.tcs = NULL;
+    rs.n = 0;
+}
+
+void bd_runs_model_mark(const char *run_id)
+{
+    free(rs.marked);
+    rs.marked = run_id ? strdup(run_id) : NULL;
+}
+
+const char *bd_runs_model_marked(void)
+{
+    return rs.marked;
+}
