@@ -136,7 +136,8 @@ grep -q '^benchdesk: record.sut_failed: .*SIGSYS' <<<"$out" && pass "offline: th
 # --unsafe-network: refused in CI, refused without a terminal; no audit record then.
 expect 3 record.network_refused -- env CI=true "$BD_BIN" -C "$root" record tc c2 --unsafe-network
 expect 3 record.network_refused -- bd record tc c2 --unsafe-network </dev/null
-audits() { grep -l '"event":"record.unsafe_network"' "$root"/.benchdesk/history/*.json 2>/dev/null | wc -l; }
+audit_lines() { cat "$root"/.benchdesk/history/segments/*.jsonl 2>/dev/null | grep '"event":"record.unsafe_network"' || true; }
+audits() { audit_lines | grep -c . || true; }
 [ "$(audits)" = 0 ] && pass "no audit event for refused recordings" || fail "audit events: $(audits)"
 
 # On a terminal (script(1) gives it one): "n" declines, "y" records with the network.
@@ -149,9 +150,9 @@ python3 -c "import json,sys; c=json.load(open(sys.argv[1])); assert c['fetched']
     "$tc/cases/c2/cassette.json" "$token" && pass "--unsafe-network reached 127.0.0.1:$port" ||
     fail "network record: rc=$rc $out $(cat "$tc/cases/c2/cassette.json"); server log: $(cat "$BD_TMP/server.log")"
 [ "$(audits)" = 1 ] && pass "one audit event" || fail "audit events: $(audits)"
-a=$(grep -l '"event":"record.unsafe_network"' "$root"/.benchdesk/history/*.json | head -1)
-grep -q '\\"case_id\\":\\"c2\\"' "$a" && grep -q '/usr/bin/python3' "$a" && grep -q '\\"user\\"' "$a" &&
-    pass "the audit names the case, the argv and the user" || fail "audit record: $(cat "$a")"
+a=$(audit_lines)
+grep -q '\\"case_id\\":\\"c2\\"' <<<"$a" && grep -q '/usr/bin/python3' <<<"$a" && grep -q '\\"user\\"' <<<"$a" &&
+    pass "the audit names the case, the argv and the user" || fail "audit record: $a"
 expect 0 - -- bd history verify
 
 # A SUT that fails: nothing written, the harness mode in the message.
