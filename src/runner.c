@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1693,7 +1694,9 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
     cJSON *fm = cJSON_AddObjectToObject(o, "failure_modes");
     for (size_t i = 0; fm && i < s->n_failure_modes; i++)
         cJSON_AddNumberToObject(fm, s->failure_modes[i].code, (double)s->failure_modes[i].count);
-    cJSON_AddNumberToObject(o, "cost_usd", s->cost_usd);
+    /* A sum of per-case costs carries binary rounding noise (0.097599999999999978);
+     * nano-dollars are far below any price, so round there before printing. */
+    cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
     cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
     if (s->has_chain_head)
         cJSON_AddStringToObject(o, "chain_head", s->chain_head);

@@ -57,8 +57,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench)
         printf("history intact: %llu record%s, head %s\n", (unsigned long long)r.count,
                r.count == 1 ? "" : "s", r.head);
     } else {
-        fflush(stdout);
-        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err.code), err.msg);
+        cli_err_line(err.code, err.msg);
         fprintf(stderr,
                 "benchdesk: first bad record: seq %llu, reason %s; %llu record%s "
                 "before it intact\n",

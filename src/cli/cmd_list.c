@@ -58,10 +58,10 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
             cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
             cJSON_AddItemToArray(arr, o);
         } else if (print) {
-            printf("%-44s %-10s %-7s %-16s %-15s %s\n", chk->case_id,
+            printf("%-44s %-10s %-7s %-16s %-15s %s\n", cli_vis(chk->case_id),
                    c ? bd_disposition_str(c->disposition) : "?",
                    c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
-                   c ? c->title : (fail ? fail->msg : ""));
+                   cli_vis(c ? c->title : (fail ? fail->msg : "")));
         }
     }
     if (print && !cli->json) {
@@ -70,7 +70,7 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
                rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
                bd_prov_status_str(sum->tc_prov));
         if (tf)
-            printf("  %s: %s\n", bd_code_str(tf->code), tf->msg);
+            printf("  %s: %s\n", bd_code_str(tf->code), cli_vis(tf->msg));
     }
     if (arr) {
         cJSON *root = cJSON_CreateObject();
