@@ -22,6 +22,7 @@
 #include "digest.h"
 #include "fsutil.h"
 #include "stats.h"
+#include "text.h"
 #include "verify.h"
 
 #define CASSETTE_MAX        (64u * 1024 * 1024)
@@ -755,9 +756,12 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
         for (size_t k = 0; k < tc->n_cases && !known; k++)
             known = strcmp(tc->case_ids[k], id) == 0;
         if (!known) {
+            char hint[192];
+            bd_text_did_you_mean(hint, sizeof(hint), id, (const char *const *)tc->case_ids,
+                                 tc->n_cases);
             bd_err_set(err, BD_E_UNKNOWN_CASE, NULL, 0, 0,
-                       "task class '%s' has no case '%s'; see `benchdesk list %s`", tc->name, id,
-                       tc->name);
+                       "task class '%s' has no case '%s';%s see `benchdesk list %s`", tc->name,
+                       id, hint, tc->name);
             goto out;
         }
         ids[i] = id;

@@ -326,6 +326,21 @@ char *bd_text_json_safe(const char *json)
     return bd_strbuf_take(&b);
 }
 
+char *bd_text_did_you_mean(char *buf, size_t cap, const char *word, const char *const *names,
+                           size_t n)
+{
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    const char *near = bd_text_nearest(word, names, n);
+    if (near) {
+        char shown[160];
+        bd_text_vis_buf(shown, sizeof(shown), near, 0);
+        snprintf(buf, cap, " Did you mean '%s'?", shown);
+    }
+    return buf;
+}
+
 int bd_text_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);

@@ -23,6 +23,7 @@
 #include "bench.h"
 #include "config.h"
 #include "err.h"
+#include "text.h"
 
 /* ---- actions: one table gives the enum, the names, the hints and the help ----------- */
 
@@ -226,9 +227,6 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
  * breaking after the last space that fits when there is one. At least one character
  * is taken so wrapping always progresses. */
 size_t bd_wrap_next(const char *s, size_t len, int width);
-
-/* Display width of `s` as bd_draw_text would draw it. */
-int bd_text_width(const char *s);
 
 /* Draw `s` right-aligned so it ends at column x_end (exclusive). Returns its start. */
 int bd_draw_right(WINDOW *w, int y, int x_end, const char *s, attr_t attr);

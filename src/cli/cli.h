@@ -45,10 +45,6 @@ void cli_err_line(bd_code code, const char *msg);
  * stays valid until 16 further calls. Never NULL ("" when `s` is NULL or out of memory). */
 const char *cli_vis(const char *s);
 
-/* Suggestion suffix for an unknown `word` among `names`: "; did you mean 'x'?" or "".
- * Same ring as cli_vis. */
-const char *cli_did_you_mean(const char *word, const char *const *names, size_t n);
-
 /* Print `json` compactly on one line to stdout, with every control, DEL, C1 and bidi or
  * format character inside its strings escaped as \u (text.h, bd_text_json_safe). */
 void cli_print_json(const cJSON *json);

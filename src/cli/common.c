@@ -25,20 +25,6 @@ const char *cli_vis(const char *s)
     return ring_keep(bd_text_vis(s, 0));
 }
 
-const char *cli_did_you_mean(const char *word, const char *const *names, size_t n)
-{
-    const char *near = bd_text_nearest(word, names, n);
-    if (!near)
-        return "";
-    char *v = bd_text_vis(near, 0);
-    size_t len = (v ? strlen(v) : 0) + 32;
-    char *out = malloc(len);
-    if (out)
-        snprintf(out, len, "; did you mean '%s'?", v ? v : "");
-    free(v);
-    return ring_keep(out);
-}
-
 void cli_err_line(bd_code code, const char *msg)
 {
     fflush(stdout);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 #include "tui.h"
 
 /*      name         function        one-line summary */
@@ -97,7 +98,12 @@ int main(int argc, char **argv)
             return commands[k].fn(&cli, argc - i, argv + i);
 
     bd_err err = BD_ERR_INIT;
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        names[k] = commands[k].name;
+    char hint[192];
+    bd_text_did_you_mean(hint, sizeof(hint), argv[i], names, sizeof(names) / sizeof(names[0]));
     bd_err_set(&err, BD_E_UNKNOWN_COMMAND, NULL, 0, 0,
-               "'%s' is not a benchdesk command; see `benchdesk --help`", argv[i]);
+               "'%s' is not a benchdesk command;%s see `benchdesk --help`", argv[i], hint);
     return cli_fail(&cli, &err);
 }
