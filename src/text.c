@@ -336,7 +336,7 @@ char *bd_text_did_you_mean(char *buf, size_t cap, const char *word, const char *
     if (near) {
         char shown[160];
         bd_text_vis_buf(shown, sizeof(shown), near, 0);
-        snprintf(buf, cap, " Did you mean '%s'?", shown);
+        snprintf(buf, cap, " did you mean '%s'?", shown);
     }
     return buf;
 }

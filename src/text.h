@@ -81,7 +81,7 @@ char *bd_text_fmt_fixed(char *dst, size_t cap, double v, int prec);
  * when out of memory. */
 char *bd_text_json_safe(const char *json);
 
-/* Write into `buf` (cap bytes) the sentence " Did you mean 'NAME'?" for the name nearest
+/* Write into `buf` (cap bytes) the phrase " did you mean 'NAME'?" for the name nearest
  * to `word` (bd_text_nearest; the name made visible), or "" when there is none. Returns
  * `buf`, for error messages about an unknown command, task class or case. */
 char *bd_text_did_you_mean(char *buf, size_t cap, const char *word, const char *const *names,

@@ -52,6 +52,9 @@
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
+    X(BD_A_MESSAGES, "messages", "", "show the last messages (errors and notices) in full")        \
+    X(BD_A_ESCAPE, "escape", "",                                                                   \
+      "cancel the innermost thing: a prompt, then a kept filter, then go back (never quits)")      \
     X(BD_A_SIGN, "sign", "sign",                                                                   \
       "sign the case (or, in the task classes view, the task class) as author or reviewer")        \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
@@ -65,8 +68,8 @@
     X(BD_A_RELOAD, "reload", "reload", "re-read the bench from disk")                              \
     X(BD_A_REDRAW, "redraw", "", "redraw the whole screen")                                        \
     X(BD_A_HELP, "help", "help", "show the keys of this view")                                     \
-    X(BD_A_BACK, "back", "back", "go back to the previous view (quits from the first)")            \
-    X(BD_A_QUIT, "quit", "quit", "quit benchdesk (cancels a run in progress)")                     \
+    X(BD_A_BACK, "back", "back", "go back (q quits from the first view; Left never quits)")          \
+    X(BD_A_QUIT, "quit", "quit", "quit benchdesk (asks first while a run is going)")               \
     X(BD_A_INTERRUPT, "interrupt", "", "quit now, exit status 130 (cancels a run in progress)")    \
     X(BD_A_SUSPEND, "suspend", "", "suspend benchdesk; fg brings it back")
 
@@ -111,7 +114,8 @@ typedef enum {
     X('d', BD_A_DRAFTS)                                                                            \
     X('h', BD_A_HISTORY)                                                                           \
     X('a', BD_A_WIDEN)                                                                             \
-    X('m', BD_A_RECOMMEND)                                                                         \
+    X('M', BD_A_RECOMMEND)                                                                         \
+    X('m', BD_A_MESSAGES)                                                                          \
     X('P', BD_A_SIGN)                                                                              \
     X('w', BD_A_STAGE_VIEW)                                                                        \
     X('t', BD_A_ROLE)                                                                              \
@@ -124,7 +128,7 @@ typedef enum {
     X('?', BD_A_HELP)                                                                              \
     X(KEY_F(1), BD_A_HELP)                                                                         \
     X('q', BD_A_BACK)                                                                              \
-    X(27, BD_A_BACK)                                                                               \
+    X(27, BD_A_ESCAPE)                                                                             \
     X(KEY_LEFT, BD_A_BACK)                                                                         \
     X('Q', BD_A_QUIT)                                                                              \
     X(BD_CTRL('c'), BD_A_INTERRUPT)                                                                \
@@ -356,8 +360,22 @@ struct bd_app {
     int exit_status;
     char branch[128];
     bd_config config; /* .benchdesk/config.yaml: theme, jobs, python */
-    char msg[512];
+    char msg[1024];
     bd_msg_level msg_level;
+    /* The last messages, oldest first, kept whole for the `m` view (ring of BD_MSG_LOG). */
+    struct {
+        char text[1024];
+        bd_msg_level level;
+        uint64_t at_ms;
+    } log[32];
+    size_t log_next, log_count;
+    /* A yes/no question on the status line (quit during a run, reload over open views):
+     * `y` runs `yes`, any other key drops it. */
+    struct {
+        bool active;
+        char text[256];
+        void (*yes)(bd_app *app);
+    } confirm;
     bd_prompt prompt; /* the line editor of `/` */
     uint64_t start_ns;
     void *priv; /* tui.c's loop state */
@@ -380,6 +398,10 @@ void bd_app_broadcast(bd_app *app, const bd_event *ev);
 void bd_app_prompt(bd_app *app, bd_view *v, const char *initial,
                    void (*changed)(bd_view *v, const char *text),
                    void (*done)(bd_view *v, const char *text, bool accepted));
+/* Ask `text` on the status line; `y` calls `yes(app)`, any other key cancels. */
+void bd_app_confirm(bd_app *app, const char *text, void (*yes)(bd_app *app));
+/* The i-th kept message, oldest first (i < app->log_count), or NULL. */
+const char *bd_app_log_at(const bd_app *app, size_t i, bd_msg_level *level, uint64_t *at_ms);
 /* Quit: cancels a run in progress first, then leaves the loop with `status`. */
 void bd_app_quit(bd_app *app, int status);
 /* Something in the background is moving (a run, loading): keep the spinner ticking. */
@@ -423,6 +445,7 @@ extern const bd_view_ops bd_view_tclasses; /* task classes (the first view) */
 extern const bd_view_ops bd_view_cases;    /* arg: size_t * task-class index */
 extern const bd_view_ops bd_view_case;     /* arg: bd_case_ref * */
 extern const bd_view_ops bd_view_help;     /* arg: the view whose keys to show */
+extern const bd_view_ops bd_view_messages; /* arg: NULL (messages.c) */
 extern const bd_view_ops bd_view_sign;     /* arg: bd_case_ref * (sign.c) */
 extern const bd_view_ops bd_view_stage;    /* arg: NULL (stage.c) */
 

@@ -393,6 +393,98 @@ static void on_mouse(tui *t)
     bd_app_invalidate(app, BD_DIRTY_BODY | BD_DIRTY_STATUS);
 }
 
+/* One key as read: a curses key code (is_code) or a character. */
+typedef struct raw_key {
+    int key;
+    bool is_code;
+} raw_key;
+
+/* The curses key for a raw CSI/SS3 sequence the terminfo entry did not know (a TERM that
+ * says xterm-256color inside tmux sends ESC [ 1 ~ for Home), or 0: unknown, ignored. */
+static int csi_key(char intro, const char *params, char final)
+{
+    if (final == '~') {
+        int n = atoi(params);
+        switch (n) {
+        case 1:
+        case 7:
+            return KEY_HOME;
+        case 4:
+        case 8:
+            return KEY_END;
+        case 5:
+            return KEY_PPAGE;
+        case 6:
+            return KEY_NPAGE;
+        case 11:
+            return KEY_F(1);
+        default:
+            return 0;
+        }
+    }
+    /* Modifiers ("1;5A") do not change which arrow it is. */
+    switch (final) {
+    case 'A':
+        return KEY_UP;
+    case 'B':
+        return KEY_DOWN;
+    case 'C':
+        return KEY_RIGHT;
+    case 'D':
+        return KEY_LEFT;
+    case 'H':
+        return KEY_HOME;
+    case 'F':
+        return KEY_END;
+    case 'P':
+        return intro == 'O' || params[0] ? KEY_F(1) : 0;
+    default:
+        return 0;
+    }
+}
+
+/* Turn the keys of one read into actions: an ESC followed by a CSI or SS3 sequence is
+ * decoded (or, unknown, dropped whole); ESC followed by another character (Alt-x) is
+ * dropped; only an ESC on its own is the Esc key. */
+static void dispatch_keys(tui *t, const raw_key *ks, size_t n)
+{
+    bd_app *app = &t->app;
+    for (size_t i = 0; i < n && !app->quitting; i++) {
+        if (ks[i].is_code || ks[i].key != 27) {
+            if (ks[i].is_code && ks[i].key == KEY_MOUSE)
+                on_mouse(t);
+            else if (!(ks[i].is_code && ks[i].key == KEY_RESIZE))
+                bd_app_key(app, ks[i].key, ks[i].is_code);
+            continue;
+        }
+        if (i + 1 >= n || ks[i + 1].is_code) {
+            bd_app_key(app, 27, false);
+            continue;
+        }
+        int intro = ks[i + 1].key;
+        if (intro == '[' || intro == 'O') {
+            char params[16];
+            size_t np = 0, j = i + 2;
+            while (j < n && !ks[j].is_code && ks[j].key >= 0x20 && ks[j].key <= 0x3f) {
+                if (np + 1 < sizeof(params))
+                    params[np++] = (char)ks[j].key;
+                j++;
+            }
+            params[np] = '\0';
+            if (j < n && !ks[j].is_code && ks[j].key >= 0x40 && ks[j].key <= 0x7e) {
+                int k = csi_key((char)intro, params, (char)ks[j].key);
+                if (k)
+                    bd_app_key(app, k, true);
+                i = j;
+            } else {
+                i = j - 1; /* cut short: drop what came */
+            }
+            continue;
+        }
+        i++; /* Alt-<key>: nothing is bound to it */
+    }
+}
+
 static void on_input(uv_poll_t *h, int status, int events)
 {
     tui *t = h->data;
@@ -403,6 +495,8 @@ static void on_input(uv_poll_t *h, int status, int events)
         return;
     }
     bool any = false;
+    raw_key ks[512];
+    size_t nk = 0;
     for (int i = 0; i < 4096 && !app->quitting; i++) {
         wint_t ch = 0;
         untouchwin(app->input); /* never let wget_wch refresh anything */
@@ -410,13 +504,17 @@ static void on_input(uv_poll_t *h, int status, int events)
         if (r == ERR)
             break;
         any = true;
-        if (r == KEY_CODE_YES && ch == KEY_MOUSE)
-            on_mouse(t);
-        else if (r == KEY_CODE_YES && ch == KEY_RESIZE)
-            continue; /* queued by our own resizeterm (SIGWINCH): already handled */
-        else
-            bd_app_key(app, (int)ch, r == KEY_CODE_YES);
+        ks[nk].key = (int)ch;
+        ks[nk].is_code = r == KEY_CODE_YES;
+        /* A resize is queued by our own resizeterm (SIGWINCH): already handled. */
+        if (!(ks[nk].is_code && ch == KEY_RESIZE))
+            nk++;
+        if (nk == sizeof(ks) / sizeof(ks[0])) {
+            dispatch_keys(t, ks, nk);
+            nk = 0;
+        }
     }
+    dispatch_keys(t, ks, nk);
     if (app->quitting)
         return;
     if (!any) {

@@ -24,6 +24,13 @@ bool bd_view_queue_work(bd_app *app, bd_work *w, const char *what);
  * app's), so the one list it edits is remembered here until the next call. */
 void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v));
 
+/* Esc on view `v`: when `v` keeps a filter from the `/` prompt, drop it, rebuild and
+ * return true; otherwise false. */
+bool bd_view_filter_clear(bd_view *v);
+
+/* `v` is closing: forget its list if the `/` prompt remembered it. */
+void bd_view_filter_forget(bd_view *v);
+
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);
 
