@@ -102,7 +102,7 @@ tmux -L "$TUI_SOCK" resize-window -x 100 -y 30
 # A rubric's stderr is untrusted: escape sequences are shown as text, never obeyed.
 tui_keys n
 expect_screen "Rubric stderr" "n opens the first failed slow case"
-expect_screen "?[2J?]0;pwned? EVIL" "control characters of the rubric's stderr are drawn as ?"
+expect_screen '\x1b[2J\x1b]0;pwned\x07 EVIL' "control characters of the rubric's stderr are drawn visibly (\\x1b)"
 title=$(tmux -L "$TUI_SOCK" display-message -p '#{pane_title}')
 [ "$title" != pwned ] && pass "the rubric could not retitle the terminal" ||
     fail "the rubric's escape sequence reached the terminal (title: $title)"
