@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 #include "history.h"
 
 static const char history_help[] =
@@ -149,6 +150,11 @@ out:
     return status;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int cmd_history(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -199,6 +205,19 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
     int status = cli_open_bench(cli, &bench);
     if (status != 0)
         return status;
+    if (o.task_class && !bsearch(&o.task_class, bench->task_classes, bench->n_task_classes,
+                                 sizeof(char *), name_cmp)) {
+        /* A misspelt task class would list nothing and look like an empty history. */
+        bd_err err = BD_ERR_INIT;
+        char hint[192];
+        bd_text_did_you_mean(hint, sizeof(hint), o.task_class,
+                             (const char *const *)bench->task_classes, bench->n_task_classes);
+        bd_err_set(&err, BD_E_UNKNOWN_TASK_CLASS, NULL, 0, 0,
+                   "no task class '%s' in this bench;%s `benchdesk list` shows the task classes",
+                   o.task_class, hint);
+        bd_bench_free(bench);
+        return cli_fail(cli, &err);
+    }
     status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench) : history_log(cli, bench, &o);
     bd_bench_free(bench);
     return status;
