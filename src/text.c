@@ -81,7 +81,8 @@ void bd_text_vis_into(bd_strbuf *b, const char *s, size_t n, int flags)
             i++;
             continue;
         }
-        if ((cp == '\n' && (flags & BD_TEXT_KEEP_NL)) || (cp == '\t' && (flags & BD_TEXT_KEEP_TAB))) {
+        if ((cp == '\n' && (flags & BD_TEXT_KEEP_NL)) ||
+            (cp == '\t' && (flags & BD_TEXT_KEEP_TAB))) {
             bd_strbuf_add(b, s + i, 1);
         } else if (bd_text_is_unsafe_cp(cp)) {
             if (cp < 0x80)
@@ -389,9 +390,10 @@ const char *bd_text_nearest(const char *word, const char *const *names, size_t n
             n_prefix++;
         }
     }
-    if (best && best_d <= limit)
-        return best;
+    /* A unique prefix says more than an edit distance ("hist" is history, not list). */
     if (n_prefix == 1)
         return prefix;
+    if (best && best_d <= limit)
+        return best;
     return NULL;
 }

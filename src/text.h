@@ -91,8 +91,9 @@ char *bd_text_did_you_mean(char *buf, size_t cap, const char *word, const char *
 int bd_text_distance(const char *a, const char *b);
 
 /* The name among `names[0..n)` nearest to `word`, or NULL when none is near enough to be
- * a likely misspelling (distance at most 2, or a third of the word's length when that is
- * larger; or `word` a prefix of exactly one name). Borrowed pointer into `names`. */
+ * a likely misspelling: the one name `word` is a prefix of, else the nearest by edit
+ * distance when that is at most 2 (or a third of the word's length when larger). Borrowed pointer
+ * into `names`. */
 const char *bd_text_nearest(const char *word, const char *const *names, size_t n);
 
 #endif

@@ -63,7 +63,6 @@ void bd_app_pop(bd_app *app)
     }
     if (app->prompt.active && app->prompt.owner == v)
         app->prompt.active = false;
-    bd_view_filter_forget(v);
     app->top = v->below;
     v->ops->close(v);
     free(v);

@@ -52,6 +52,8 @@
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
+    X(BD_A_EDIT, "pager", "pager", "open all of it, whole, in $PAGER (else $EDITOR, else less)")   \
+    X(BD_A_PREV_MATCH, "prev-match", "", "while searching: the previous match (n: the next)")      \
     X(BD_A_MESSAGES, "messages", "", "show the last messages (errors and notices) in full")        \
     X(BD_A_ESCAPE, "escape", "",                                                                   \
       "cancel the innermost thing: a prompt, then a kept filter, then go back (never quits)")      \
@@ -68,7 +70,7 @@
     X(BD_A_RELOAD, "reload", "reload", "re-read the bench from disk")                              \
     X(BD_A_REDRAW, "redraw", "", "redraw the whole screen")                                        \
     X(BD_A_HELP, "help", "help", "show the keys of this view")                                     \
-    X(BD_A_BACK, "back", "back", "go back (q quits from the first view; Left never quits)")          \
+    X(BD_A_BACK, "back", "back", "go back (q quits from the first view; Left never quits)")        \
     X(BD_A_QUIT, "quit", "quit", "quit benchdesk (asks first while a run is going)")               \
     X(BD_A_INTERRUPT, "interrupt", "", "quit now, exit status 130 (cancels a run in progress)")    \
     X(BD_A_SUSPEND, "suspend", "", "suspend benchdesk; fg brings it back")
@@ -116,6 +118,8 @@ typedef enum {
     X('a', BD_A_WIDEN)                                                                             \
     X('M', BD_A_RECOMMEND)                                                                         \
     X('m', BD_A_MESSAGES)                                                                          \
+    X('e', BD_A_EDIT)                                                                              \
+    X('N', BD_A_PREV_MATCH)                                                                        \
     X('P', BD_A_SIGN)                                                                              \
     X('w', BD_A_STAGE_VIEW)                                                                        \
     X('t', BD_A_ROLE)                                                                              \
@@ -330,6 +334,10 @@ struct bd_view {
     void *state;
     char title[256]; /* the header's view part: "vuln-remediation › cases" */
     bd_view *below;
+    /* The list whose filter the `/` prompt last edited in this view, and how to rebuild
+     * it (view_util.c), so Esc can drop a kept filter. NULL when none. */
+    struct bd_list *filter_list;
+    void (*filter_rebuild)(bd_view *v);
 };
 
 typedef enum { BD_MSG_INFO, BD_MSG_WARN, BD_MSG_ERROR } bd_msg_level;

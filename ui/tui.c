@@ -34,6 +34,7 @@
 #include "run_api.h"
 #include "tui.h"
 #include "tui_internal.h"
+#include "viewer.h"
 #include "ydoc.h"
 
 #define RENDER_MIN_MS 16  /* at most ~60 frames a second for background updates */
@@ -609,12 +610,33 @@ void bd_tui_suspend(bd_app *app)
     do_resize(t);
 }
 
+int bd_tui_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err)
+{
+    tui *t = app->priv;
+    if (!t->curses_on || app->quitting)
+        return 0;
+    def_prog_mode();
+    endwin();
+    if (saved_fl >= 0)
+        fcntl(0, F_SETFL, saved_fl); /* the pager reads a blocking terminal */
+    term_active = 0;
+    int rc = bd_viewer_run(text, len, name, err);
+    fcntl(0, F_SETFL, saved_fl | O_NONBLOCK);
+    term_active = 1;
+    reset_prog_mode();
+    do_resize(t);
+    return rc;
+}
+
 /* ---- start-up -------------------------------------------------------------------------- */
 
 static int fail(const bd_err *err)
 {
     fflush(stdout);
-    fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err->code), err->msg);
+    char *msg = bd_text_vis(err->msg, 0); /* it may quote bench text */
+    fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err->code), msg ? msg : "");
+    free(msg);
     int s = bd_code_exit(err->code);
     return s ? s : 4;
 }

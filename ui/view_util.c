@@ -42,25 +42,18 @@ bool bd_view_queue_work(bd_app *app, bd_work *w, const char *what)
 
 /* The list and the rebuild of the view whose filter the prompt edits. */
 static struct {
-    bd_view *owner;
     bd_list *list;
     void (*rebuild)(bd_view *v);
 } filter_target;
 
 bool bd_view_filter_clear(bd_view *v)
 {
-    if (filter_target.owner != v || !filter_target.list || !filter_target.list->filter[0])
+    if (!v->filter_list || !v->filter_list->filter[0])
         return false;
-    filter_target.list->filter[0] = '\0';
-    filter_target.rebuild(v);
+    v->filter_list->filter[0] = '\0';
+    v->filter_rebuild(v);
     bd_app_message(v->app, BD_MSG_INFO, "filter cleared");
     return true;
-}
-
-void bd_view_filter_forget(bd_view *v)
-{
-    if (filter_target.owner == v)
-        memset(&filter_target, 0, sizeof(filter_target));
 }
 
 static void filter_changed(bd_view *v, const char *text)
@@ -76,7 +69,8 @@ static void filter_done(bd_view *v, const char *text, bool accepted)
 
 void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v))
 {
-    filter_target.owner = v;
+    v->filter_list = l;
+    v->filter_rebuild = rebuild;
     filter_target.list = l;
     filter_target.rebuild = rebuild;
     bd_app_prompt(v->app, v, l->filter, filter_changed, filter_done);

@@ -28,9 +28,6 @@ void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v));
  * return true; otherwise false. */
 bool bd_view_filter_clear(bd_view *v);
 
-/* `v` is closing: forget its list if the `/` prompt remembered it. */
-void bd_view_filter_forget(bd_view *v);
-
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);
 

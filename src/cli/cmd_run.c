@@ -112,8 +112,9 @@ static void case_line(front *f, const bd_run_event *ev)
     }
     clear_line(f);
     fprintf(stderr, "[%zu/%zu] %s: %s%s%s %.3f (%lld ms)%s%s%s%s\n", f->done, f->total,
-            cli_vis(ev->case_id), on, s->passed ? "pass" : "FAIL", off, s->score, (long long)ev->result->wall_ms,
-            mode[0] ? " " : "", cli_vis(mode), detail[0] ? ": " : "", cli_vis(detail));
+            cli_vis(ev->case_id), on, s->passed ? "pass" : "FAIL", off, s->score,
+            (long long)ev->result->wall_ms, mode[0] ? " " : "", cli_vis(mode),
+            detail[0] ? ": " : "", cli_vis(detail));
 }
 
 static void on_event(const bd_run_event *ev, void *payload)

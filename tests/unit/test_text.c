@@ -41,7 +41,7 @@ static void test_every_c0_c1_and_del(void **state)
 {
     (void)state;
     char in[2] = {0, 0};
-    char want[8];
+    char want[16];
     for (unsigned c = 1; c < 0x20; c++) {
         in[0] = (char)c;
         snprintf(want, sizeof(want), "\\x%02x", c);
@@ -62,17 +62,18 @@ static void test_escape_sequences(void **state)
     check_vis("\x1b]52;c;aGk=\x07", "\\x1b]52;c;aGk=\\x07");
     check_vis("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\",
               "\\x1b]8;;http://x\\x1b\\link\\x1b]8;;\\x1b\\");
-    check_vis("\xc2\x9b" "31m", "<U+009B>31m"); /* C1 CSI */
+    check_vis("\xc2\x9b"
+              "31m",
+              "<U+009B>31m"); /* C1 CSI */
     check_vis("x\r\n", "x\\x0d\\x0a");
 }
 
 static void test_bidi_and_format(void **state)
 {
     (void)state;
-    static const unsigned cps[] = {0x061c, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x202a,
-                                   0x202b, 0x202c, 0x202d, 0x202e, 0x2060, 0x2061, 0x2062,
-                                   0x2063, 0x2064, 0x2065, 0x2066, 0x2067, 0x2068, 0x2069,
-                                   0xfeff};
+    static const unsigned cps[] = {0x061c, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b,
+                                   0x202c, 0x202d, 0x202e, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064,
+                                   0x2065, 0x2066, 0x2067, 0x2068, 0x2069, 0xfeff};
     for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
         unsigned c = cps[i];
         char u[5] = {0};
@@ -89,18 +90,18 @@ static void test_bidi_and_format(void **state)
         check_vis(u, want);
     }
     /* Neighbours of the ranges stay. */
-    check_vis("\xe2\x80\xaf", "\xe2\x80\xaf");     /* U+202F */
-    check_vis("\xe2\x80\x90", "\xe2\x80\x90");     /* U+2010 */
+    check_vis("\xe2\x80\xaf", "\xe2\x80\xaf"); /* U+202F */
+    check_vis("\xe2\x80\x90", "\xe2\x80\x90"); /* U+2010 */
 }
 
 static void test_invalid_utf8(void **state)
 {
     (void)state;
     check_vis("\xff", "\\xff");
-    check_vis("\xc0\xaf", "\\xc0\\xaf");              /* overlong '/' */
-    check_vis("\xed\xa0\x80", "\\xed\\xa0\\x80");     /* surrogate */
+    check_vis("\xc0\xaf", "\\xc0\\xaf");                   /* overlong '/' */
+    check_vis("\xed\xa0\x80", "\\xed\\xa0\\x80");          /* surrogate */
     check_vis("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* > U+10FFFF */
-    check_vis("\xe2\x80", "\\xe2\\x80");              /* truncated */
+    check_vis("\xe2\x80", "\\xe2\\x80");                   /* truncated */
     check_vis("\xe2\x80\xae", "<U+202E>");
 }
 
@@ -108,7 +109,8 @@ static void test_printable_kept(void **state)
 {
     (void)state;
     check_vis("plain ascii ~ \\ {}", "plain ascii ~ \\ {}");
-    check_vis("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80");
+    check_vis("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
+              "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80");
     char *v = bd_text_vis("a\nb\tc", BD_TEXT_KEEP_NL | BD_TEXT_KEEP_TAB);
     assert_string_equal(v, "a\nb\tc");
     free(v);
@@ -171,7 +173,9 @@ static void test_json_safe(void **state)
 {
     (void)state;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "t", "a\x1b[2J\xc2\x9b\xe2\x80\xae\x7f\xff" "caf\xc3\xa9");
+    cJSON_AddStringToObject(o, "t",
+                            "a\x1b[2J\xc2\x9b\xe2\x80\xae\x7f\xff"
+                            "caf\xc3\xa9");
     char *raw = cJSON_PrintUnformatted(o);
     char *safe = bd_text_json_safe(raw);
     assert_string_equal(safe, "{\"t\":\"a\\u001b[2J\\u009b\\u202e\\u007f\\ufffdcaf\xc3\xa9\"}");
