@@ -52,6 +52,8 @@
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
+    X(BD_A_BREAKDOWN, "breakdown", "breakdown",                                                    \
+      "failure modes by count and the mean of each breakdown key; Enter filters the cases")        \
     X(BD_A_EDIT, "pager", "pager", "open all of it, whole, in $PAGER (else $EDITOR, else less)")   \
     X(BD_A_PREV_MATCH, "prev-match", "", "while searching: the previous match (n: the next)")      \
     X(BD_A_MESSAGES, "messages", "", "show the last messages (errors and notices) in full")        \
@@ -119,6 +121,7 @@ typedef enum {
     X('M', BD_A_RECOMMEND)                                                                         \
     X('m', BD_A_MESSAGES)                                                                          \
     X('e', BD_A_EDIT)                                                                              \
+    X('b', BD_A_BREAKDOWN)                                                                         \
     X('N', BD_A_PREV_MATCH)                                                                        \
     X('P', BD_A_SIGN)                                                                              \
     X('w', BD_A_STAGE_VIEW)                                                                        \
