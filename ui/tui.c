@@ -458,8 +458,8 @@ static void dispatch_keys(tui *t, const raw_key *ks, size_t n)
                 bd_app_key(app, ks[i].key, ks[i].is_code);
             continue;
         }
-        if (i + 1 >= n || ks[i + 1].is_code) {
-            bd_app_key(app, 27, false);
+        if (i + 1 >= n || ks[i + 1].is_code || ks[i + 1].key == 27) {
+            bd_app_key(app, 27, false); /* Esc on its own (or Esc Esc: each counts) */
             continue;
         }
         int intro = ks[i + 1].key;
