@@ -655,7 +655,7 @@ static int read_blob(git_blob **out, bd_git *g, const git_oid *id, const char *p
 {
     if (git_blob_lookup(out, g->repo, id) < 0) {
         char what[600];
-        snprintf(what, sizeof(what), "cannot read the staged %s", path);
+        snprintf(what, sizeof(what), "cannot read the staged %.560s", path);
         return git_fail(err, BD_E_GIT, what);
     }
     return 0;

@@ -2,18 +2,24 @@
 
 #include <string.h>
 
+unsigned bd_stale_bits(const char *case_id, const char *case_digest, const char *task_class_digest,
+                       const bd_digests *pins)
+{
+    unsigned bits = BD_STALE_NONE;
+    const bd_pin *p = pins && case_id ? bd_digests_find(pins, case_id) : NULL;
+    if (!p || !case_digest || strcmp(p->digest, case_digest) != 0)
+        bits |= BD_STALE_CASE;
+    /* A version-1 record pinned the rubric alone: it cannot vouch for today's task class. */
+    if (!pins || !task_class_digest || strcmp(pins->task_class, task_class_digest) != 0)
+        bits |= BD_STALE_TASK_CLASS;
+    return bits;
+}
+
 unsigned bd_record_stale(const bd_history_record *r, const bd_digests *pins)
 {
     if (!r || r->is_audit)
         return BD_STALE_NONE;
-    unsigned bits = BD_STALE_NONE;
-    const bd_pin *p = pins ? bd_digests_find(pins, r->case_id) : NULL;
-    if (!p || !r->case_digest || strcmp(p->digest, r->case_digest) != 0)
-        bits |= BD_STALE_CASE;
-    /* A version-1 record pinned the rubric alone: it cannot vouch for today's task class. */
-    if (!pins || !r->task_class_digest || strcmp(pins->task_class, r->task_class_digest) != 0)
-        bits |= BD_STALE_TASK_CLASS;
-    return bits;
+    return bd_stale_bits(r->case_id, r->case_digest, r->task_class_digest, pins);
 }
 
 const char *bd_stale_str(unsigned bits)

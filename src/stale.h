@@ -21,6 +21,11 @@ enum {
  * (NULL: nothing is pinned, so both). An audit record is never stale (0). */
 unsigned bd_record_stale(const bd_history_record *r, const bd_digests *pins);
 
+/* The same rule over the fields alone, for views that keep only these of a score record:
+ * `case_digest` / `task_class_digest` NULL count as changed. */
+unsigned bd_stale_bits(const char *case_id, const char *case_digest, const char *task_class_digest,
+                       const bd_digests *pins);
+
 /* "current", "case changed", "rubric or registration changed", "case, rubric or
  * registration changed". Never NULL. */
 const char *bd_stale_str(unsigned bits);

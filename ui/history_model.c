@@ -6,10 +6,12 @@
 
 #include "history.h"
 #include "history_model.h"
+#include "stale.h"
 
 /* The newest score record of one case. */
 typedef struct last_entry {
     char *tc, *case_id, *fm, *run_id;
+    char *case_digest, *tc_digest; /* what the record was scored on (stale marks, §5) */
     bool passed;
     double score;
     uint64_t seq;
@@ -59,6 +61,8 @@ static void entries_free(last_entry *e, size_t n, last_run *r, size_t nr)
         free(e[i].case_id);
         free(e[i].fm);
         free(e[i].run_id);
+        free(e[i].case_digest);
+        free(e[i].tc_digest);
     }
     free(e);
     for (size_t i = 0; i < nr; i++) {
@@ -152,6 +156,10 @@ static void run_scan(hist_job *j)
             e->score = r->score.score;
             e->tc = strdup(r->task_class);
             e->case_id = strdup(r->case_id);
+            e->case_digest = r->case_digest ? strdup(r->case_digest) : NULL;
+            e->tc_digest = r->task_class_digest ? strdup(r->task_class_digest) : NULL;
+            if ((r->case_digest && !e->case_digest) || (r->task_class_digest && !e->tc_digest))
+                goto oom;
             if (r->score.n_failure_modes)
                 e->fm = strdup(r->score.failure_modes[0].code);
             if (!e->tc || !e->case_id)
@@ -180,6 +188,8 @@ static void run_scan(hist_job *j)
                 free(e->case_id);
                 free(e->fm);
                 free(e->run_id);
+                free(e->case_digest);
+                free(e->tc_digest);
                 continue;
             }
             j->last[w++] = *e;
@@ -216,6 +226,10 @@ static void apply_tc(bd_model *m, size_t ti)
         c->last_passed = e->passed;
         c->last_score = e->score;
         c->last_seq = e->seq;
+        /* Current or stale against today's pins: the one rule of stale.c. */
+        const bd_task_class *tc = bd_model_tc(m, ti);
+        c->last_stale = (uint8_t)bd_stale_bits(e->case_id, e->case_digest, e->tc_digest,
+                                               tc ? tc->digests : NULL);
         free(c->last_fm);
         c->last_fm = e->fm ? strdup(e->fm) : NULL;
     }

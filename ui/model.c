@@ -259,6 +259,7 @@ void bd_model_set_last(bd_model *m, size_t tc_index, size_t case_index, bool pas
     c->has_last = true;
     c->last_passed = passed;
     c->last_score = score;
+    c->last_stale = 0; /* scored just now, on today's pins */
     free(c->last_fm);
     c->last_fm = first_fm ? strdup(first_fm) : NULL;
     bd_event ev = {BD_EV_MODEL, tc_index, case_index};

@@ -48,6 +48,7 @@ typedef struct bd_ui_case {
     double last_score;
     char *last_fm; /* first failure mode code, or NULL */
     uint64_t last_seq;
+    uint8_t last_stale; /* BD_STALE_* bits of that record against today's pins */
 } bd_ui_case;
 
 typedef struct bd_tc_ref {

@@ -27,7 +27,8 @@ typedef struct bd_result_src {
     const char *started_at;
     const char *finished_at;
     const char *case_digest;
-    int64_t wall_ms; /* -1 when unknown */
+    const char *task_class_digest; /* NULL for a version-1 record */
+    int64_t wall_ms;               /* -1 when unknown */
 } bd_result_src;
 
 typedef struct bd_result_provider {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stale.h"
 #include "model.h"
 #include "run_api.h"
 #include "tui_internal.h"
@@ -259,6 +260,9 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
         char buf[32];
         snprintf(buf, sizeof(buf), "%.2f", k->last_score);
         bd_draw_text(w, y, x, c->last, buf, ROLE(k->last_passed ? BD_R_OK : BD_R_FAIL), false);
+        /* A stale score was earned by other content or another rubric: marked, never hidden. */
+        if (k->last_stale)
+            bd_draw_text(w, y, x + 5, 1, "*", ROLE(BD_R_WARN) | A_BOLD, false);
     } else {
         bd_draw_text(w, y, x, c->last, "-", ROLE(BD_R_MUTED), false);
     }
@@ -316,6 +320,10 @@ static void draw(bd_view *v, WINDOW *w)
             snprintf(foot, sizeof(foot), "%s: signatures do not verify (Enter shows which)",
                      bd_code_str(k->prov_code));
             bd_draw_text(w, rows - 1, 1, cols - 1, foot, bd_role_attr(BD_R_FAIL), false);
+        } else if (k->has_last && k->last_stale) {
+            snprintf(foot, sizeof(foot), "* last score is stale (%s since it was scored): %s",
+                     bd_stale_str(k->last_stale), k->title ? k->title : "");
+            bd_draw_text(w, rows - 1, 1, cols - 1, foot, bd_role_attr(BD_R_WARN), false);
         } else {
             bd_draw_text(w, rows - 1, 1, cols - 1, k->title, bd_role_attr(BD_R_MUTED), false);
         }

@@ -225,6 +225,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->started_at = r->started_at;
     out->finished_at = r->finished_at;
     out->case_digest = r->case_digest;
+    out->task_class_digest = r->task_class_digest;
     out->wall_ms = r->score.wall_clock_ms;
     return true;
 }

@@ -12,14 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "gitops.h"
 #include "jsondiff.h"
 #include "model.h"
 #include "result_api.h"
 #include "runner.h"
+#include "stale.h"
 #include "tui_internal.h"
 #include "view_util.h"
 
@@ -50,6 +53,13 @@ typedef struct result {
     int width;         /* body width the lines were wrapped for */
     bd_strbuf full;    /* everything, whole and unwrapped, for `e` */
     char search[128];  /* the active search, or "" */
+    /* A stale record: the case as it was when scored, looked up in git off the loop. */
+    unsigned stale;               /* BD_STALE_* bits of the shown record */
+    struct past_job *past_job;    /* the lookup in flight, or NULL */
+    char past_for[BD_DIGEST_BUF]; /* the case digest the lookup below is for */
+    int past_rc;                  /* 1 found, 0 not in git, -1 failed, -2 not looked up */
+    bd_git_case_version past;
+    bd_err past_err;
 } result;
 
 static const bd_action actions[] = {BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FILTER,
@@ -263,6 +273,136 @@ static void count_failed(result *r)
         }
 }
 
+/* ---- the case as it was (stale records) ------------------------------------------- */
+
+typedef struct past_job {
+    bd_work work;
+    bd_view *view; /* NULL once the view closed */
+    char *root, *task_class, *case_id;
+    char digest[BD_DIGEST_BUF];
+    int rc;
+    bd_git_case_version found;
+    bd_err err;
+} past_job;
+
+static void past_job_free(past_job *j)
+{
+    bd_git_case_version_release(&j->found);
+    free(j->root);
+    free(j->task_class);
+    free(j->case_id);
+    free(j);
+}
+
+static void past_run(bd_work *w)
+{
+    past_job *j = (past_job *)w;
+    bd_git *g = NULL;
+    j->rc =
+        bd_git_open(&g, j->root, &j->err) < 0
+            ? -1
+            : bd_git_case_at_digest(&j->found, g, j->task_class, j->case_id, j->digest, &j->err);
+    bd_git_close(g);
+}
+
+static void build(bd_view *v);
+
+static void past_done(bd_work *w, bool ran)
+{
+    past_job *j = (past_job *)w;
+    if (j->view) {
+        result *r = j->view->state;
+        r->past_job = NULL;
+        bd_git_case_version_release(&r->past);
+        r->past_rc = ran ? j->rc : -1;
+        r->past = j->found;
+        memset(&j->found, 0, sizeof(j->found));
+        r->past_err = j->err;
+        if (!ran)
+            bd_err_set(&r->past_err, BD_E_RUN_CANCELLED, NULL, 0, 0, "lookup cancelled");
+        size_t top = r->top;
+        build(j->view);
+        r->top = top < r->n ? top : 0;
+        bd_app_invalidate(j->view->app, BD_DIRTY_BODY);
+    }
+    past_job_free(j);
+}
+
+/* Look the case up in git at the digest it was scored on (once per record shown). */
+static void start_past(bd_view *v, const bd_result_src *src)
+{
+    result *r = v->state;
+    if (r->past_job || !src->case_digest || strcmp(r->past_for, src->case_digest) == 0)
+        return;
+    snprintf(r->past_for, sizeof(r->past_for), "%s", src->case_digest);
+    bd_git_case_version_release(&r->past);
+    r->past_rc = -2;
+    past_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->root = strdup(v->app->bench->root)) ||
+        !(j->task_class = strdup(src->task_class)) || !(j->case_id = strdup(src->case_id))) {
+        if (j)
+            past_job_free(j);
+        return;
+    }
+    snprintf(j->digest, sizeof(j->digest), "%s", src->case_digest);
+    j->view = v;
+    j->work.run = past_run;
+    j->work.done = past_done;
+    if (bd_work_queue(v->app, &j->work) < 0) {
+        past_job_free(j);
+        return;
+    }
+    r->past_job = j;
+    bd_app_animate(v->app);
+}
+
+/* The lines of a stale record: what changed, and the case.yaml it was scored on. */
+static void add_stale(bd_view *v, const bd_result_src *src)
+{
+    result *r = v->state;
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s since it was scored: it does not count for promotion",
+             bd_stale_str(r->stale));
+    add(r, L_FIELD, "stale", BD_R_WARN, buf, BD_R_WARN, 0);
+    if (!(r->stale & BD_STALE_CASE))
+        return;
+    add(r, L_HEADING, "The case as it was when scored", BD_R_TITLE, NULL, 0, 0);
+    start_past(v, src);
+    if (r->past_job) {
+        snprintf(buf, sizeof(buf), "  %s looking in git for %.23s%s", bd_app_spinner(v->app),
+                 src->case_digest, bd_gl->ellipsis);
+        add(r, L_TEXT, buf, BD_R_MUTED, NULL, 0, 0);
+        return;
+    }
+    if (r->past_rc == 0 || r->past_rc == -2) {
+        add(r, L_TEXT, "  not in git (never committed at that digest, or too far back)", BD_R_MUTED,
+            NULL, 0, 0);
+        return;
+    }
+    if (r->past_rc < 0) {
+        snprintf(buf, sizeof(buf), "  %s: %s", bd_code_str(r->past_err.code), r->past_err.msg);
+        add(r, L_TEXT, buf, BD_R_FAIL, NULL, 0, 0);
+        return;
+    }
+    char when[32] = "";
+    time_t t = (time_t)r->past.when;
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+    snprintf(buf, sizeof(buf), "%.12s  %s  %s", r->past.commit, when, r->past.summary);
+    add(r, L_FIELD, "commit", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
+    char *copy = strndup(r->past.case_yaml ? r->past.case_yaml : "", r->past.case_yaml_len);
+    if (!copy)
+        return;
+    char *ls[2048];
+    size_t n = split_lines(copy, ls, 2048);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(buf, sizeof(buf), "  %s", ls[i]);
+        add(r, L_TEXT, buf, BD_R_DIFF_CTX, NULL, 0, 0);
+    }
+    free(copy);
+}
+
 static void build(bd_view *v)
 {
     result *r = v->state;
@@ -305,6 +445,14 @@ static void build(bd_view *v)
     } else {
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, "not in the history", BD_R_WARN, 0);
     }
+    /* Current or stale against today's pins (stale.c); a live result is current. */
+    r->stale = 0;
+    if (src.seq) {
+        r->stale = bd_stale_bits(src.case_id, src.case_digest, src.task_class_digest,
+                                 tc ? tc->digests : NULL);
+    }
+    if (r->stale)
+        add_stale(v, &src);
     snprintf(buf, sizeof(buf), "%.2f", sc->score);
     add(r, L_BAR, "score", BD_R_TITLE, buf, sc->passed ? BD_R_OK : BD_R_FAIL, sc->score);
     if (sc->cost_usd > 0) {
@@ -410,7 +558,12 @@ static void build(bd_view *v)
     if (tc) {
         bd_case *c = NULL;
         bd_err e = BD_ERR_INIT;
-        if (bd_task_class_case(&c, tc, src.case_id, &e) == 0) {
+        /* A stale record was scored against the case as it was: show that expected. */
+        bool as_scored = (r->stale & BD_STALE_CASE) && r->past_rc == 1 && r->past.case_yaml;
+        int lrc = as_scored ? bd_case_parse(&c, r->past.case_yaml, r->past.case_yaml_len,
+                                            "case.yaml (as scored)", src.case_id, &e)
+                            : bd_task_class_case(&c, tc, src.case_id, &e);
+        if (lrc == 0) {
             cJSON *j = c->expected ? bd_ynode_to_json(c->expected) : NULL;
             exp = j ? cJSON_PrintUnformatted(j) : NULL;
             exp_len = exp ? strlen(exp) : 0;
@@ -431,13 +584,17 @@ static void build(bd_view *v)
             got = read_small(path, SIDE_MAX, &got_len);
         }
     }
+    const char *exp_title = !(r->stale & BD_STALE_CASE) ? "Expected"
+                            : (r->past_rc == 1)         ? "Expected (as scored)"
+                                                        : "Expected (today's: the case changed)";
     bd_jd diff;
     if (!exp && !got) {
-        add(r, L_HEADING, "Expected vs harness output", BD_R_TITLE, NULL, 0, 0);
+        snprintf(buf, sizeof(buf), "%s vs harness output", exp_title);
+        add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
         add(r, L_TEXT, "  (neither is available)", BD_R_MUTED, NULL, 0, 0);
     } else if (bd_jd_diff(&diff, exp, exp_len, got, got_len) == 0) {
-        snprintf(buf, sizeof(buf), "Expected vs harness output: %zu field%s, %zu differ%s", diff.n,
-                 diff.n == 1 ? "" : "s", diff.n_diff, diff.n_diff == 1 ? "s" : "");
+        snprintf(buf, sizeof(buf), "%s vs harness output: %zu field%s, %zu differ%s", exp_title,
+                 diff.n, diff.n == 1 ? "" : "s", diff.n_diff, diff.n_diff == 1 ? "s" : "");
         add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
         full_add(r, "\n");
         full_add(r, buf);
@@ -478,6 +635,7 @@ static int open_view(bd_view *v, void *arg)
     v->state = r;
     r->arg = *(const bd_result_arg *)arg;
     r->index = r->arg.index;
+    r->past_rc = -2;
     build(v);
     return 0;
 }
@@ -485,6 +643,9 @@ static int open_view(bd_view *v, void *arg)
 static void close_view(bd_view *v)
 {
     result *r = v->state;
+    if (r->past_job)
+        r->past_job->view = NULL; /* its done callback frees it */
+    bd_git_case_version_release(&r->past);
     clear_lines(r);
     free(r->lines);
     free(r);

@@ -586,8 +586,9 @@ static void draw(bd_view *v, WINDOW *w)
                      s->sign_err.msg);
             bd_draw_text(w, ly - 1, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
         }
-        snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s", s->case_id,
-                 bd_provenance_role_str(s->role), s->prep.key.identity);
+        snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s",
+                 s->case_id ? s->case_id : "the task class", bd_provenance_role_str(s->role),
+                 s->prep.key.identity);
         bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_OK) | A_BOLD, false);
     }
 }

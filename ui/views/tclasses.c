@@ -24,6 +24,8 @@ static const bd_action actions[] = {BD_A_OPEN,      BD_A_RUN,        BD_A_FILTER
 static const char *tc_sig_glyph(const bd_ui_tc *t, bd_role *role)
 {
     *role = BD_R_MUTED;
+    if (t->state == BD_LOAD_FAILED) /* never loaded: its signatures are never checked */
+        return "?";
     if (t->tc_prov_check == BD_LOAD_PENDING)
         return bd_gl->pending;
     if (t->tc_prov_check == BD_LOAD_FAILED)
