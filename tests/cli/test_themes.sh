@@ -11,7 +11,7 @@ import sys, yaml
 roles = yaml.safe_load(open(sys.argv[1]))["roles"]
 def look(r):
     v = roles.get(r, {})
-    return (v.get("fg"), v.get("bg"), tuple(sorted(v.get("attrs", []))))
+    return (v.get("fg"), v.get("bg"), "reverse" in v.get("attrs", []))  # colours, not bold
 sel = look("selection")
 same = [r for r in ("title",) if r in roles and look(r) == sel]
 print(",".join(same))
