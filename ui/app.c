@@ -461,7 +461,14 @@ void bd_app_draw_status(bd_app *app)
         bd_role r = app->msg_level == BD_MSG_ERROR  ? BD_R_BADGE_BAD
                     : app->msg_level == BD_MSG_WARN ? BD_R_BADGE_AWAITING
                                                     : BD_R_STATUS;
-        bd_draw_text(w, 0, 0, rx, app->msg, bd_role_attr(r), r != BD_R_STATUS);
+        /* Too long for one line: say where the whole of it is. */
+        char *vis = bd_text_vis(app->msg, 0);
+        bool cut = vis && bd_text_width(vis) > rx && rx > 24;
+        free(vis);
+        int mw = cut ? rx - 12 : rx;
+        int x2 = bd_draw_text(w, 0, 0, mw, app->msg, bd_role_attr(r), r != BD_R_STATUS);
+        if (cut)
+            bd_draw_text(w, 0, x2, rx - x2, " m: all of it", base | A_BOLD, false);
         wbkgdset(w, ' ');
         return;
     }
