@@ -38,4 +38,10 @@ expect 2 bench.unknown_task_class -- "$BD_BIN" -C "$root" history log --task-cla
 json=$("$BD_BIN" -C "$root" list nope --json 2>/dev/null || true)
 python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"]=="bench.unknown_task_class" and e["message"]' "$json" &&
     pass "--json error is {\"error\":{code,message}}" || fail "--json error: $json"
+# getopt_long spellings: --jobs=N, -j N and -jN reach the same check as --jobs N.
+for spelling in "--jobs=0" "-j 0" "-j0" "--jobs 0"; do
+    msg=$("$BD_BIN" -C "$root" run vuln-remediation $spelling 2>&1 >/dev/null || true)
+    grep -q -- "--jobs wants a number from 1 to 1024, not '0'" <<<"$msg" &&
+        pass "run $spelling is read as --jobs 0" || fail "run $spelling: $msg"
+done
 finish
