@@ -2,15 +2,15 @@
  * viewer.c — run $PAGER/$EDITOR on a text in the foreground (viewer.h).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "viewer.h"
+
+#include "exec.h"
 
 const char *bd_viewer_command(void)
 {
@@ -64,39 +64,13 @@ int bd_viewer_run(const char *text, size_t len, const char *name, bd_err *err)
     close(fd);
 
     const char *cmd = bd_viewer_command();
-    struct sigaction ign = {0}, old_int, old_quit;
-    ign.sa_handler = SIG_IGN;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    pid_t pid = fork();
-    if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        /* "$@" keeps the file one argument whatever its name; the command is the user's. */
-        execl("/bin/sh", "sh", "-c", "exec $0 \"$@\"", cmd, path, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0, rc = 0;
-    if (pid < 0) {
-        rc = bd_err_errno(err, BD_E_SPAWN, errno, NULL, "cannot start the pager '%s'", cmd);
-    } else {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-            rc = bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
-                            "the pager '%s' was not found; set $PAGER (or $EDITOR) to one that is "
-                            "installed",
-                            cmd);
-    }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    int status = 0;
+    int rc = bd_exec_foreground(cmd, path, &status, err);
+    if (rc == 0 && status == 127)
+        rc = bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
+                        "the pager '%s' was not found; set $PAGER (or $EDITOR) to one that is "
+                        "installed",
+                        cmd);
     unlink(path);
     return rc;
 }

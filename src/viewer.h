@@ -16,8 +16,8 @@ const char *bd_viewer_command(void);
 
 /* Write `text` (`len` bytes; the caller has made it terminal-safe, text.h) to a private
  * temporary file named after `name` (only [A-Za-z0-9._-] kept), run the viewer on it with
- * the terminal as its stdin/stdout/stderr, wait for it, and remove the file. SIGINT and
- * SIGQUIT are ignored while it runs, as system(3) does. Returns 0, or -1 with `err`:
+ * the terminal as its stdin/stdout/stderr through the process chokepoint
+ * (bd_exec_foreground, exec.h), wait for it, and remove the file. Returns 0, or -1 with `err`:
  * BD_E_IO (temp file), BD_E_SPAWN (fork/exec, or the viewer failed with its status). */
 int bd_viewer_run(const char *text, size_t len, const char *name, bd_err *err);
 
