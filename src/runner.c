@@ -760,8 +760,8 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
             bd_text_did_you_mean(hint, sizeof(hint), id, (const char *const *)tc->case_ids,
                                  tc->n_cases);
             bd_err_set(err, BD_E_UNKNOWN_CASE, NULL, 0, 0,
-                       "task class '%s' has no case '%s';%s see `benchdesk list %s`", tc->name,
-                       id, hint, tc->name);
+                       "task class '%s' has no case '%s';%s see `benchdesk list %s`", tc->name, id,
+                       hint, tc->name);
             goto out;
         }
         ids[i] = id;
