@@ -57,9 +57,8 @@
     X(BD_A_EDIT, "pager", "pager", "open all of it, whole, in $PAGER (else $EDITOR, else less)")   \
     X(BD_A_PREV_MATCH, "prev-match", "", "while searching: the previous match (n: the next)")      \
     X(BD_A_MESSAGES, "messages", "", "show the last messages (errors and notices) in full")        \
-    X(BD_A_ESCAPE, "escape", "", "cancel the innermost: a prompt, a filter or search, or go back")  \
-    X(BD_A_SIGN, "sign", "sign",                                                                   \
-      "sign the case (or the task class) as author or reviewer")                                   \
+    X(BD_A_ESCAPE, "escape", "", "cancel the innermost: a prompt, a filter or search, or go back") \
+    X(BD_A_SIGN, "sign", "sign", "sign the case (or the task class) as author or reviewer")        \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
