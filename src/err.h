@@ -83,6 +83,17 @@
     X(BD_E_GIT_DETACHED_HEAD, "git.detached_head", 2)                                              \
     X(BD_E_GIT_INDEX_CONFLICT, "git.index_conflict", 2)                                            \
     X(BD_E_GIT_REF_MOVED, "git.ref_moved", 4)                                                      \
+    X(BD_E_SHARD_SPEC, "shard.bad_spec", 2)                                                        \
+    X(BD_E_BUNDLE_EXISTS, "bundle.exists", 2)                                                      \
+    X(BD_E_BUNDLE_INVALID, "bundle.invalid", 2)                                                    \
+    X(BD_E_BUNDLE_TAMPERED, "bundle.tampered", 1)                                                  \
+    X(BD_E_BUNDLE_PIN_MISMATCH, "bundle.pin_mismatch", 1)                                          \
+    X(BD_E_BUNDLE_TASK_CLASS, "bundle.task_class_mismatch", 1)                                     \
+    X(BD_E_BUNDLE_PARTITION, "bundle.partition_mismatch", 1)                                       \
+    X(BD_E_BUNDLE_MIXED, "bundle.mixed_runs", 2)                                                   \
+    X(BD_E_BUNDLE_DUPLICATE, "bundle.duplicate_shard", 2)                                          \
+    X(BD_E_BUNDLE_MISSING, "bundle.missing_shard", 2)                                              \
+    X(BD_E_BUNDLE_CONFLICT, "bundle.conflict", 1)                                                  \
     X(BD_E_INTERNAL, "internal.bug", 4)
 
 typedef enum {

@@ -162,6 +162,19 @@ static int head_branch(bd_git *g, char **branch, git_oid *id, bool *unborn, bd_e
     return 0;
 }
 
+int bd_git_head_commit(bd_git *g, char out[41], bd_err *err)
+{
+    git_oid id;
+    out[0] = '\0';
+    int e = git_reference_name_to_id(&id, g->repo, "HEAD");
+    if (e == GIT_ENOTFOUND || e == GIT_EUNBORNBRANCH)
+        return 0;
+    if (e < 0)
+        return git_fail(err, BD_E_GIT, "cannot resolve HEAD");
+    git_oid_tostr(out, 41, &id);
+    return 0;
+}
+
 static const char *short_name(const char *ref)
 {
     return strncmp(ref, "refs/heads/", 11) == 0 ? ref + 11 : ref;

@@ -41,6 +41,10 @@ const char *bd_git_prefix(const bd_git *g);
  * when it has no commit yet. git.detached_head when HEAD is detached. */
 int bd_git_branch(bd_git *g, char *out, size_t cap, bool *unborn, bd_err *err);
 
+/* The commit HEAD points at, as 40 hex digits, into `out`; "" when HEAD is unborn.
+ * Works on a detached HEAD too. Returns 0 or -1 (git.error). */
+int bd_git_head_commit(bd_git *g, char out[41], bd_err *err);
+
 /* One changed path. A path may be both staged and unstaged. Kinds are git's letters:
  * 'A' added, 'M' modified, 'D' deleted, 'T' type changed, 0 for none. */
 typedef struct bd_git_entry {

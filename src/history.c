@@ -2006,3 +2006,41 @@ out:
         *next_before = next;
     return rc;
 }
+
+bool bd_history_run_id_valid(const char *s)
+{
+    return s && valid_run_id(s);
+}
+
+bool bd_history_host_valid(const char *s)
+{
+    return s && valid_host(s);
+}
+
+bool bd_history_time_valid(const char *s)
+{
+    return s && valid_time(s);
+}
+
+int bd_history_score_fields_of(bd_history_score_fields *f, const bd_history_record *r)
+{
+    memset(f, 0, sizeof(*f));
+    if (!r || r->is_audit || r->schema_version != 2 || !r->run_scope)
+        return -1;
+    f->run_id = r->run_id;
+    f->run_full = strcmp(r->run_scope, "full") == 0;
+    f->run_cases = r->run_cases;
+    f->task_class = r->task_class;
+    f->case_id = r->case_id;
+    f->case_digest = r->case_digest;
+    f->task_class_digest = r->task_class_digest;
+    f->cassette_digest = r->cassette_digest;
+    f->harness_version = r->harness_version;
+    f->isolation_class = r->isolation_class;
+    f->provenance_verified = r->provenance_verified;
+    f->operator_fingerprint = r->operator_fingerprint;
+    f->started_at = r->started_at;
+    f->finished_at = r->finished_at;
+    f->origin = r->origin.present ? &r->origin : NULL;
+    return 0;
+}

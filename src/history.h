@@ -37,6 +37,7 @@
 
 #include "err.h"
 #include "score.h"
+#include "version.h" /* BD_VERSION, the default harness_version */
 
 #define BD_HISTORY_DIR            ".benchdesk/history"
 #define BD_HISTORY_SCHEMA_VERSION 2
@@ -292,6 +293,18 @@ void bd_history_test_force_link(bool on);
 /* Tests only: records per parallel verify window (0 restores the default), so a small
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
+
+/* The fields of the parsed version-2 score record `r`, to append it again elsewhere (a
+ * shard's record merged into the local chain, DESIGN.md §14: set f->origin after this
+ * call, then bd_history_append_score(h, f, &r->score, ...)). Strings are borrowed from
+ * `r`. Returns 0, or -1 (nothing filled) for an audit or version-1 record. */
+int bd_history_score_fields_of(bd_history_score_fields *f, const bd_history_record *r);
+
+/* The formats a record's fields are checked against (see bd_history_score_fields), for
+ * other files that carry the same values (a shard bundle's manifest, DESIGN.md §14). */
+bool bd_history_run_id_valid(const char *s);
+bool bd_history_host_valid(const char *s);
+bool bd_history_time_valid(const char *s);
 
 /* The record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
 void bd_history_file_name(char out[16], uint64_t seq);

@@ -13,6 +13,9 @@ void bd_run_plan_release(bd_run_plan *p)
     for (size_t i = 0; i < p->n_verified; i++)
         free(p->verified_ids[i]);
     free(p->verified_ids);
+    for (size_t i = 0; i < p->n_shard_ids; i++)
+        free(p->shard_ids[i]);
+    free(p->shard_ids);
     memset(p, 0, sizeof(*p));
 }
 
@@ -30,6 +33,27 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id)
 static bool stop_now(const bd_run_gate_opts *o)
 {
     return o->stop && o->stop(o->stop_payload);
+}
+
+/* A shard run keeps the cases of its shard (in place) and lists them in the plan. */
+static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, const bd_shard_spec *sh,
+                      bd_err *err)
+{
+    size_t u = 0;
+    for (size_t i = 0; i < *n_keep; i++)
+        if (bd_shard_of(keep[i], sh->n) == sh->k)
+            keep[u++] = keep[i];
+    *n_keep = u;
+    plan->shard_ids = calloc(u ? u : 1, sizeof(char *));
+    if (!plan->shard_ids)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < u; i++) {
+        if (!(plan->shard_ids[i] = strdup(keep[i])))
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        plan->n_shard_ids++;
+    }
+    qsort(plan->shard_ids, u, sizeof(char *), str_cmp);
+    return 0;
 }
 
 /* Steps 2 and 3 of bd_run_gate: fills `plan` and the ids to keep (borrowed from `rep`). */
@@ -85,7 +109,20 @@ static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep,
                           tc->name, plan->skipped_draft, plan->skipped_awaiting, hint);
     plan->run_cases = *n_keep;
     plan->full = !subset;
-    return 0;
+    return o->shard ? keep_shard(plan, *keep, n_keep, o->shard, err) : 0;
+}
+
+static int open_verified(bd_history **h, bd_runner *runner, const bd_bench *bench, bd_err *err)
+{
+    if (bd_history_open(h, bench->root, BD_HISTORY_CREATE, err) != 0)
+        return -1;
+    bd_history_verify_result vr;
+    memset(&vr, 0, sizeof(vr));
+    int v = bd_history_verify(*h, 0, &vr, err);
+    if (v == 0 && vr.count > 0)
+        bd_runner_set_chain_head(runner, vr.head);
+    bd_history_verify_result_release(&vr);
+    return v;
 }
 
 int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
@@ -104,16 +141,8 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
     size_t n_keep = 0;
     int rc = -1;
 
-    /* A run never appends to a broken chain. */
-    if (bd_history_open(&h, bench->root, BD_HISTORY_CREATE, err) != 0)
-        goto out;
-    bd_history_verify_result vr;
-    memset(&vr, 0, sizeof(vr));
-    int v = bd_history_verify(h, 0, &vr, err);
-    if (v == 0 && vr.count > 0)
-        bd_runner_set_chain_head(runner, vr.head);
-    bd_history_verify_result_release(&vr);
-    if (v != 0)
+    /* A run never appends to a broken chain; a shard run does not touch it (§14). */
+    if (!o->shard && open_verified(&h, runner, bench, err) != 0)
         goto out;
     if (stop_now(o)) {
         bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");

@@ -17,6 +17,7 @@
 #include "history.h"
 #include "provenance.h"
 #include "runner.h"
+#include "shard.h"
 
 typedef struct bd_run_gate_opts {
     bool drafts;             /* --drafts: unsigned cases and task class allowed (records say so) */
@@ -25,6 +26,10 @@ typedef struct bd_run_gate_opts {
     /* Polled between cases of the signature check; true abandons it (run.cancelled). */
     bool (*stop)(void *payload);
     void *stop_payload;
+    /* A shard run (DESIGN.md §14), or NULL: the local history is neither opened nor
+     * created (*hist stays NULL; the records go to the bundle) and the runner keeps the
+     * selected cases of shard k of n. run_cases stays the whole run's count. */
+    const bd_shard_spec *shard;
 } bd_run_gate_opts;
 
 /* What the gate decided the run scores (§4 "What gets run"). */
@@ -36,6 +41,8 @@ typedef struct bd_run_plan {
     bool tc_signed;      /* the task class is signed by two people */
     char **verified_ids; /* sorted ids whose records carry provenance_verified: true */
     size_t n_verified;
+    char **shard_ids; /* a shard run: the sorted ids of its cases (maybe none) */
+    size_t n_shard_ids;
 } bd_run_plan;
 
 void bd_run_plan_release(bd_run_plan *p);
@@ -66,7 +73,8 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
 
 /* The recorder's state; pass it as the payload of bd_run_record. */
 typedef struct bd_run_recorder {
-    bd_history *hist;        /* borrowed, open */
+    bd_history *hist;        /* borrowed, open: the bench's history, or for a shard run the
+                              * bundle's own records chain (bd_bundle_writer.records) */
     bd_runner *runner;       /* its chain head follows every append */
     const bd_run_plan *plan; /* borrowed: run_scope, run_cases, provenance per case */
     uint64_t last_seq;       /* seq of the last appended record */

@@ -24,6 +24,7 @@
 #include "stats.h"
 #include "text.h"
 #include "verify.h"
+#include "version.h"
 
 #define CASSETTE_MAX        (64u * 1024 * 1024)
 #define STDERR_DETAIL_BYTES 200
@@ -1440,19 +1441,34 @@ static int cmp_fm(const void *a, const void *b)
     return strcmp(((const bd_fm_count *)a)->code, ((const bd_fm_count *)b)->code);
 }
 
-static void compute_summary(bd_runner *r)
+void bd_run_summary_release(bd_run_summary *s)
 {
-    bd_run_summary *s = &r->summary;
-    s->cases = r->n_results;
-    s->wall_ms = (int64_t)((uv_hrtime() - r->t0) / 1000000u);
-    bd_utc_now(s->finished_at);
-    s->cancelled = r->cancelled;
+    for (size_t i = 0; s && i < s->n_failure_modes; i++)
+        free(s->failure_modes[i].code);
+    if (s) {
+        free(s->failure_modes);
+        s->failure_modes = NULL;
+        s->n_failure_modes = 0;
+    }
+}
+
+void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
+    bd_run_summary_release(s);
+    s->cases = n;
+    s->passed = s->failed = 0;
     s->cost_usd = 0;
-    double *x = r->n_results ? malloc(r->n_results * sizeof(double)) : NULL;
-    for (size_t i = 0; i < r->n_results; i++) {
-        const bd_score *sc = &r->results[i]->score;
+    s->has_mean = s->has_ci = false;
+    s->mean_score = s->pass_rate = 0;
+    double *x = n ? malloc(n * sizeof(double)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const bd_score *sc = &res[i]->score;
         if (x)
             x[i] = sc->score;
+        if (sc->passed)
+            s->passed++;
+        else
+            s->failed++;
         s->cost_usd += sc->cost_usd;
         for (size_t k = 0; k < sc->n_failure_modes; k++) {
             const char *code = sc->failure_modes[k].code;
@@ -1483,20 +1499,28 @@ static void compute_summary(bd_runner *r)
     }
     if (s->n_failure_modes > 1)
         qsort(s->failure_modes, s->n_failure_modes, sizeof(bd_fm_count), cmp_fm);
-    s->has_mean = r->n_results > 0 && x;
+    s->has_mean = n > 0 && x;
     if (s->has_mean) {
-        s->mean_score = bd_stats_mean(x, r->n_results);
-        s->pass_rate = (double)s->passed / (double)r->n_results;
+        s->mean_score = bd_stats_mean(x, n);
+        s->pass_rate = (double)s->passed / (double)n;
         bd_err e = BD_ERR_INIT;
-        s->has_ci = bd_stats_bca(x, r->n_results, 0.95, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED,
-                                 &s->ci_lo, &s->ci_hi, &e) == 0;
+        s->has_ci = bd_stats_bca(x, n, 0.95, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED, &s->ci_lo,
+                                 &s->ci_hi, &e) == 0;
     }
     free(x);
 }
 
-static cJSON *summary_file_json(const bd_runner *r)
+static void compute_summary(bd_runner *r)
 {
-    const bd_run_summary *s = &r->summary;
+    bd_run_summary *s = &r->summary;
+    s->wall_ms = (int64_t)((uv_hrtime() - r->t0) / 1000000u);
+    bd_utc_now(s->finished_at);
+    s->cancelled = r->cancelled;
+    bd_run_summary_tally(s, (const bd_case_result *const *)r->results, r->n_results);
+}
+
+cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
     cJSON *o = bd_run_summary_json(s);
     if (!o)
         return NULL;
@@ -1526,23 +1550,23 @@ static cJSON *summary_file_json(const bd_runner *r)
         cJSON_AddStringToObject(ci, "order", "case_id");
     }
     cJSON *results = cJSON_AddArrayToObject(o, "results");
-    for (size_t i = 0; results && i < r->n_results; i++) {
-        const bd_case_result *res = r->results[i];
+    for (size_t i = 0; results && i < n; i++) {
+        const bd_case_result *rs = res[i];
         cJSON *e = cJSON_CreateObject();
         if (!e || !cJSON_AddItemToArray(results, e)) {
             cJSON_Delete(e);
             break;
         }
-        cJSON_AddStringToObject(e, "case_id", res->case_id);
-        cJSON *sc = bd_score_to_json(&res->score);
+        cJSON_AddStringToObject(e, "case_id", rs->case_id);
+        cJSON *sc = bd_score_to_json(&rs->score);
         if (sc)
             cJSON_AddItemToObject(e, "score", sc);
-        cJSON_AddNumberToObject(e, "wall_ms", (double)res->wall_ms);
-        cJSON_AddStringToObject(e, "started_at", res->started_at);
-        cJSON_AddStringToObject(e, "finished_at", res->finished_at);
-        cJSON_AddStringToObject(e, "case_digest", res->case_digest);
-        if (res->record_hash[0])
-            cJSON_AddStringToObject(e, "record_hash", res->record_hash);
+        cJSON_AddNumberToObject(e, "wall_ms", (double)rs->wall_ms);
+        cJSON_AddStringToObject(e, "started_at", rs->started_at);
+        cJSON_AddStringToObject(e, "finished_at", rs->finished_at);
+        cJSON_AddStringToObject(e, "case_digest", rs->case_digest);
+        if (rs->record_hash[0])
+            cJSON_AddStringToObject(e, "record_hash", rs->record_hash);
         else
             cJSON_AddNullToObject(e, "record_hash");
     }
@@ -1554,7 +1578,8 @@ static void write_summary(bd_runner *r)
     if (!r->opts.write_files)
         return;
     bd_err e = BD_ERR_INIT;
-    cJSON *o = summary_file_json(r);
+    cJSON *o = bd_run_summary_file_json(&r->summary, (const bd_case_result *const *)r->results,
+                                        r->n_results);
     size_t len = 0;
     char *text = o ? json_text(o, &len) : NULL;
     cJSON_Delete(o);
@@ -1791,9 +1816,7 @@ void bd_runner_free(bd_runner *r)
     free(r->subs);
     if (r->have_report)
         bd_verify_report_release(&r->report);
-    for (size_t i = 0; i < r->summary.n_failure_modes; i++)
-        free(r->summary.failure_modes[i].code);
-    free(r->summary.failure_modes);
+    bd_run_summary_release(&r->summary);
     bd_exec_ctx_free(r->ctx);
     free(r->rubric);
     free(r->python);

@@ -192,6 +192,20 @@ const bd_case_result *const *bd_runner_results(const bd_runner *r, size_t *n);
  * failure_modes, cost_usd, wall_ms, chain_head. New tree or NULL (out of memory). */
 cJSON *bd_run_summary_json(const bd_run_summary *s);
 
+/* Count `n` finished cases (in id order) into `s`: cases, passed, failed, pass_rate,
+ * mean_score, the 95% BCa interval (BD_STATS_RUN_SEED, id order), failure_modes (each
+ * code once per case, sorted), cost_usd. Other fields are left as they are. A local run
+ * and a run merged from shard bundles (import.h) share it, so their summaries agree. */
+void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, size_t n);
+
+/* Free what bd_run_summary_tally allocated in `s` (its failure_modes). */
+void bd_run_summary_release(bd_run_summary *s);
+
+/* The summary file .benchdesk/runs/<run-id>.json: the §9 summary plus the run's identity,
+ * the CI method and one entry per result. New tree or NULL (out of memory). */
+cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res,
+                                size_t n);
+
 /* One §9 event line as JSON (run.started, case.started, case.finished, run.finished),
  * or NULL for events §9 does not print (case.queued) or out of memory. */
 cJSON *bd_run_event_json(const bd_run_event *ev);

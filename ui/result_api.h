@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "app.h"
+#include "history.h"
 #include "score.h"
 
 /* One scored case. Pointers are borrowed from the provider and valid until the next call
@@ -29,6 +30,8 @@ typedef struct bd_result_src {
     const char *case_digest;
     const char *task_class_digest; /* NULL for a version-1 record */
     int64_t wall_ms;               /* -1 when unknown */
+    /* Where an imported record came from (a shard bundle, DESIGN.md §14); NULL: local. */
+    const bd_history_origin *origin;
 } bd_result_src;
 
 typedef struct bd_result_provider {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "ydoc.h"
@@ -195,6 +196,39 @@ static void list_themes(const char *dir, char *out, size_t cap)
     closedir(d);
 }
 
+/* The directories a theme name is looked up in, most specific first:
+ *   $BENCHDESK_THEMES_DIR                      an explicit override;
+ *   $XDG_CONFIG_HOME/benchdesk/themes          the user's own themes (~/.config when unset);
+ *   <binary>/../share/benchdesk/themes         an installed tree, found from the running
+ *                                              binary so an unpacked or relocated install works;
+ *   BD_THEMES_DIR                              the source tree, for a binary run from its build.
+ * Returns how many were written into dirs (unset or unresolvable ones are left out). */
+#define BD_THEME_DIRS 4
+static size_t theme_dirs(char dirs[BD_THEME_DIRS][4096])
+{
+    size_t n = 0;
+    const char *env = getenv("BENCHDESK_THEMES_DIR");
+    if (env && env[0])
+        snprintf(dirs[n++], 4096, "%s", env);
+    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(dirs[n++], 4096, "%s/benchdesk/themes", xdg);
+    else if (home && home[0] == '/')
+        snprintf(dirs[n++], 4096, "%s/.config/benchdesk/themes", home);
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(dirs[n++], 4096, "%s/../share/benchdesk/themes", exe);
+        }
+    }
+    snprintf(dirs[n++], 4096, "%s", BD_THEMES_DIR);
+    return n;
+}
+
 int bd_theme_load(bd_theme *out, const char *name_or_path, bd_err *err)
 {
     int rc = -1;
@@ -212,25 +246,25 @@ int bd_theme_load(bd_theme *out, const char *name_or_path, bd_err *err)
             return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
                               "'%s' is not a theme name; use one of themes/*.yaml or a path", clip);
         }
-        const char *dirs[2] = {getenv("BENCHDESK_THEMES_DIR"), BD_THEMES_DIR};
-        for (size_t i = 0; i < 2 && !path[0]; i++) {
-            char cand[4096];
+        char dirs[BD_THEME_DIRS][4096];
+        size_t nd = theme_dirs(dirs);
+        for (size_t i = 0; i < nd && !path[0]; i++) {
+            char cand[4200];
             struct stat st;
-            if (!dirs[i] || !dirs[i][0])
-                continue;
             snprintf(cand, sizeof(cand), "%s/%s.yaml", dirs[i], name_or_path);
             if (lstat(cand, &st) == 0)
                 snprintf(path, sizeof(path), "%s", cand);
         }
         if (!path[0]) {
-            char avail[512] = "";
-            for (size_t i = 0; i < 2; i++)
-                if (dirs[i] && dirs[i][0])
-                    list_themes(dirs[i], avail, sizeof(avail));
-            return bd_err_set(
-                err, BD_E_USAGE, NULL, 0, 0, "no theme '%s' (looked in %s%s%s); available: %s",
-                name_or_path, dirs[0] && dirs[0][0] ? dirs[0] : "",
-                dirs[0] && dirs[0][0] ? ", " : "", BD_THEMES_DIR, avail[0] ? avail : "none found");
+            char avail[512] = "", looked[1024] = "";
+            for (size_t i = 0; i < nd; i++) {
+                list_themes(dirs[i], avail, sizeof(avail));
+                size_t l = strlen(looked);
+                snprintf(looked + l, sizeof(looked) - l, "%s%s", l ? ", " : "", dirs[i]);
+            }
+            return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                              "no theme '%s' (looked in %s); available: %s", name_or_path, looked,
+                              avail[0] ? avail : "none found");
         }
     }
     if (bd_ydoc_load(&doc, path, err) < 0)

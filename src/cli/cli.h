@@ -69,6 +69,8 @@ int cmd_migrate(bd_cli *cli, int argc, char **argv);
 int cmd_case(bd_cli *cli, int argc, char **argv);
 int cmd_run(bd_cli *cli, int argc, char **argv);
 int cmd_history(bd_cli *cli, int argc, char **argv);
+/* `history import` (cmd_import.c); argv[0] is "import". */
+int cmd_history_import(bd_cli *cli, int argc, char **argv);
 int cmd_anchor(bd_cli *cli, int argc, char **argv);
 int cmd_recommend(bd_cli *cli, int argc, char **argv);
 int cmd_promote(bd_cli *cli, int argc, char **argv);

@@ -10,6 +10,7 @@
 
 static const char history_help[] =
     "usage: benchdesk history verify [--json]\n"
+    "       benchdesk history import BUNDLE_DIR... [--partial] [--json]\n"
     "       benchdesk history log [--task-class TC] [--case ID] [--limit N] [--before SEQ]\n"
     "                             [--json]\n\n"
     "verify  walks the chain in .benchdesk/history from record 1: contiguous file names,\n"
@@ -21,7 +22,8 @@ static const char history_help[] =
     "        is invisible to the chain alone: `benchdesk anchor verify` catches it.\n"
     "log     lists records newest first (a page of --limit, default 20; --before SEQ for\n"
     "        the page below SEQ), optionally only those of one task class or case. It\n"
-    "        reads only the records it shows and does not verify the chain.\n";
+    "        reads only the records it shows and does not verify the chain.\n"
+    "import  merges shard bundles into the chain (benchdesk history import --help).\n";
 
 static int history_verify(bd_cli *cli, const bd_bench *bench)
 {
@@ -157,10 +159,12 @@ static int name_cmp(const void *a, const void *b)
 
 int cmd_history(bd_cli *cli, int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "import") == 0)
+        return cmd_history_import(cli, argc - 1, argv + 1);
     if (cli_common_opts(cli, &argc, argv))
         return cli_help(history_help);
     if (argc < 2)
-        return cli_usage(cli, "history", "history needs a subcommand: verify or log");
+        return cli_usage(cli, "history", "history needs a subcommand: verify, log or import");
     const char *sub = argv[1];
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
     if (strcmp(sub, "verify") == 0) {

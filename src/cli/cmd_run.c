@@ -22,10 +22,12 @@
 #include "provenance.h"
 #include "rungate.h"
 #include "runner.h"
+#include "shard.h"
 
 static const char help[] =
     "usage: benchdesk run TASK_CLASS [--case ID]... [--jobs N] [--json] [--drafts]\n"
     "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
+    "                     [--shard K/N|auto --run-id ID --out BUNDLE_DIR]\n"
     "\n"
     "Run the task class's rubric once per case, up to N at once (default: the number of\n"
     "CPUs). Before anything runs, the history chain, the task class (registration.yaml +\n"
@@ -47,6 +49,16 @@ static const char help[] =
     "                            subprocess; a class that is not available is refused\n"
     "                            (exit 3) unless --allow-weaker-isolation\n"
     "  --allow-weaker-isolation  consent to a weaker class than requested\n"
+    "  --shard K/N               score only shard K (0-based) of N: the cases whose\n"
+    "                            BLAKE3(case id) is K mod N (docs/scale.md); `auto` takes\n"
+    "                            K and N from a Slurm array (SLURM_ARRAY_TASK_ID/COUNT/MIN)\n"
+    "                            or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX,\n"
+    "                            BENCHDESK_SHARDS). A shard run writes its records to the\n"
+    "                            bundle only, never to this machine's history\n"
+    "  --run-id ID               the run id all shards share (default under Slurm:\n"
+    "                            SLURM_ARRAY_JOB_ID)\n"
+    "  --out BUNDLE_DIR          the shard bundle to write (must not exist yet); merge the\n"
+    "                            bundles with `benchdesk history import`\n"
     "\n"
     "The interpreter is BENCHDESK_PYTHON (an absolute path), else `python:` from\n"
     ".benchdesk/config.yaml, else python3 from /usr/bin or /bin; --jobs defaults to\n"
@@ -218,6 +230,26 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     fflush(stdout);
 }
 
+static const char *env_lookup(const char *name)
+{
+    return getenv(name);
+}
+
+/* Write the shard bundle's manifest once every case of the shard is recorded. */
+static int seal_bundle(const bd_cli *cli, bd_bundle_writer *w, const bd_shard_spec *sp,
+                       const bd_task_class *tc, const bd_runner *r, const bd_run_plan *plan,
+                       const bd_bench *bench)
+{
+    bd_err err = BD_ERR_INIT;
+    if (bd_bundle_seal(w, sp, tc, bd_runner_summary(r), (const char *const *)plan->shard_ids,
+                       plan->n_shard_ids, bench->root, &err) != 0)
+        return cli_fail(cli, &err);
+    if (!cli->json)
+        printf("  %-14s %s (shard %u of %u, %zu case%s of the run's %zu)\n", "bundle", w->dir,
+               sp->k, sp->n, plan->n_shard_ids, plan->n_shard_ids == 1 ? "" : "s", plan->run_cases);
+    return 0;
+}
+
 static void close_noop(uv_handle_t *h)
 {
     (void)h;
@@ -242,6 +274,9 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     bd_config config = {0};
     bd_run_recorder rec = {0};
     bd_run_plan plan = {0};
+    const char *shard_arg = NULL, *run_id = NULL, *out_dir = NULL;
+    bd_shard_spec spec;
+    bd_bundle_writer bundle = {0};
     uv_loop_t loop;
     bool loop_ok = false;
     front f;
@@ -254,7 +289,15 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--case") == 0 || strcmp(a, "--jobs") == 0 || strcmp(a, "--isolation") == 0) {
+        if (strcmp(a, "--shard") == 0 || strcmp(a, "--run-id") == 0 || strcmp(a, "--out") == 0) {
+            if (i + 1 >= argc) {
+                status = cli_usage(cli, "run", "%s needs a value", a);
+                goto out;
+            }
+            const char **slot = a[2] == 's' ? &shard_arg : a[2] == 'r' ? &run_id : &out_dir;
+            *slot = argv[++i];
+        } else if (strcmp(a, "--case") == 0 || strcmp(a, "--jobs") == 0 ||
+                   strcmp(a, "--isolation") == 0) {
             if (i + 1 >= argc) {
                 status = cli_usage(cli, "run", "%s needs a value", a);
                 goto out;
@@ -293,6 +336,20 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         status = cli_usage(cli, "run", "which task class? (benchdesk list shows them)");
         goto out;
     }
+    if (!shard_arg && (run_id || out_dir)) {
+        status = cli_usage(cli, "run", "--run-id and --out belong to a shard run: add --shard");
+        goto out;
+    }
+    if (shard_arg) {
+        if (!out_dir) {
+            status = cli_usage(cli, "run", "a shard run writes a bundle: give --out BUNDLE_DIR");
+            goto out;
+        }
+        if (bd_shard_spec_parse(&spec, shard_arg, run_id, env_lookup, &err) != 0) {
+            status = cli_fail(cli, &err);
+            goto out;
+        }
+    }
 
     bd_isolation iso;
     if (bd_isolation_choose(&iso, NULL, isolation, allow_weaker, &err) != 0) {
@@ -324,6 +381,10 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     opts.isolation = iso;
     opts.python = python;
     opts.drafts = drafts;
+    if (shard_arg) {
+        opts.run_id = spec.run_id;
+        opts.write_files = false; /* a shard leaves nothing on its machine but the bundle */
+    }
     if (bd_runner_new(&runner, bench, tc, case_ids, n_cases, &opts, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
@@ -341,10 +402,19 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     /* Startup integrity, before anything is spawned (DESIGN.md §2): the history chain,
      * every pin and signature, then what gets run (§4). */
     bd_run_gate_opts gate = {.drafts = drafts, .drafts_hint = "run with --drafts"};
+    gate.shard = shard_arg ? &spec : NULL;
     if (bd_run_gate(&rec.hist, &plan, runner, bench, tc, (const char *const *)case_ids, n_cases,
                     &gate, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
+    }
+    /* A shard records into its bundle's own chain: the same recorder, another history. */
+    if (shard_arg) {
+        if (bd_bundle_create(&bundle, out_dir, &err) != 0) {
+            status = cli_fail(cli, &err);
+            goto out;
+        }
+        rec.hist = bundle.records;
     }
     size_t skipped = plan.skipped_draft + plan.skipped_awaiting;
     if (skipped && !cli->json)
@@ -391,6 +461,8 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         status = cli_fail(cli, fatal);
     else if (f.got_signal)
         status = 130;
+    else if (shard_arg)
+        status = seal_bundle(cli, &bundle, &spec, tc, runner, &plan, bench);
 out:
     if (loop_ok) {
         for (int i = 0; i < f.n_sig; i++)
@@ -403,7 +475,9 @@ out:
         uv_loop_close(&loop);
     }
     bd_runner_free(runner);
-    bd_history_free(rec.hist);
+    if (!shard_arg)
+        bd_history_free(rec.hist);
+    bd_bundle_writer_release(&bundle);
     bd_run_plan_release(&plan);
     free(python);
     bd_config_release(&config);

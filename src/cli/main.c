@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "text.h"
 #include "tui.h"
+#include "version.h"
 
 /*      name         function        one-line summary */
 #define BD_COMMANDS(X)                                                                             \

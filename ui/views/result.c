@@ -445,6 +445,13 @@ static void build(bd_view *v)
     } else {
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, "not in the history", BD_R_WARN, 0);
     }
+    if (src.origin) {
+        /* The host passed the record parser: printable ASCII without spaces. */
+        snprintf(buf, sizeof(buf), "shard %u of %u on %s, bundle record %.16s%s", src.origin->shard,
+                 src.origin->shards, src.origin->host, src.origin->bundle_record_hash,
+                 bd_gl->ellipsis);
+        add(r, L_FIELD, "origin", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
+    }
     /* Current or stale against today's pins (stale.c); a live result is current. */
     r->stale = 0;
     if (src.seq) {

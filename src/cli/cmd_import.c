@@ -1,0 +1,112 @@
+/* benchdesk history import — merge shard bundles into the local chain (DESIGN.md §14). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "import.h"
+
+static const char import_help[] =
+    "usage: benchdesk history import BUNDLE_DIR... [--partial] [--json]\n\n"
+    "Merge the shard bundles of one run (written by `benchdesk run --shard K/N --out DIR`)\n"
+    "into .benchdesk/history. Before anything is appended, each bundle's records chain and\n"
+    "manifest are verified, its task-class digest and every case digest must equal the\n"
+    "local pins (bundle.task_class_mismatch, bundle.pin_mismatch), each shard's cases must\n"
+    "be the ones its K/N selects, and all N shards must be given, each once\n"
+    "(bundle.missing_shard, bundle.duplicate_shard). The records are then appended in a\n"
+    "fixed order (shard 0..N-1, then the bundle's seq), each with its origin, so the chain\n"
+    "does not depend on the order of the arguments, and the run summary is written to\n"
+    ".benchdesk/runs/<run-id>.json. Importing the same run again changes nothing.\n\n"
+    "  --partial  accept a subset of the shards and name the missing ones\n";
+
+int cmd_history_import(bd_cli *cli, int argc, char **argv)
+{
+    /* argv[0] is "import". */
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(import_help);
+    const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+    size_t n = 0;
+    bd_import_opts o = {0};
+    int status = 0;
+    bd_bench *bench = NULL;
+    bd_import_result res;
+    memset(&res, 0, sizeof(res));
+    bd_err err = BD_ERR_INIT;
+    if (!dirs) {
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        return cli_fail(cli, &err);
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--partial") == 0)
+            o.partial = true;
+        else if (argv[i][0] == '-') {
+            free(dirs);
+            return cli_usage(cli, "history", "unknown option '%s' for history import", argv[i]);
+        } else
+            dirs[n++] = argv[i];
+    }
+    if (n == 0) {
+        free(dirs);
+        return cli_usage(cli, "history", "history import needs the bundle directories");
+    }
+    if ((status = cli_open_bench(cli, &bench)) != 0)
+        goto out;
+    if (bd_import_run(&res, bench, dirs, n, &o, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    if (cli->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "run_id", res.run_id);
+        cJSON_AddStringToObject(j, "task_class", res.task_class);
+        cJSON_AddNumberToObject(j, "shards", res.shards);
+        cJSON_AddNumberToObject(j, "bundles", (double)res.bundles);
+        cJSON *m = cJSON_AddArrayToObject(j, "missing_shards");
+        for (size_t i = 0; m && i < res.n_missing; i++)
+            cJSON_AddItemToArray(m, cJSON_CreateNumber(res.missing[i]));
+        cJSON_AddNumberToObject(j, "appended", (double)res.appended);
+        cJSON_AddNumberToObject(j, "already", (double)res.already);
+        cJSON_AddStringToObject(j, "chain_head", res.chain_head);
+        if (res.has_summary) {
+            cJSON_AddItemToObject(j, "summary", bd_run_summary_json(&res.summary));
+            cJSON_AddStringToObject(j, "summary_path", res.summary_path);
+        } else {
+            cJSON_AddNullToObject(j, "summary");
+        }
+        cli_print_json(j);
+        cJSON_Delete(j);
+        goto out;
+    }
+    if (res.appended == 0) {
+        printf("run %s is already in the history (%llu records of %zu bundle%s); nothing "
+               "changed\n",
+               res.run_id, (unsigned long long)res.already, res.bundles,
+               res.bundles == 1 ? "" : "s");
+        goto out;
+    }
+    const bd_run_summary *s = &res.summary;
+    printf("imported run %s  %s  %zu of %u shard%s, %llu record%s appended%s\n", res.run_id,
+           res.task_class, res.bundles, res.shards, res.shards == 1 ? "" : "s",
+           (unsigned long long)res.appended, res.appended == 1 ? "" : "s",
+           res.already ? " (the rest were already in)" : "");
+    printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
+    printf("  %-14s %zu\n  %-14s %zu\n", "passed", s->passed, "failed", s->failed);
+    if (s->has_ci)
+        printf("  %-14s %.3f  (95%% BCa interval %.3f .. %.3f)\n", "mean score", s->mean_score,
+               s->ci_lo, s->ci_hi);
+    else if (s->has_mean)
+        printf("  %-14s %.3f\n", "mean score", s->mean_score);
+    printf("  %-14s %s\n  %-14s %s\n", "chain head", res.chain_head, "summary", res.summary_path);
+    if (res.n_missing) {
+        fprintf(stderr, "benchdesk: %zu shard%s of run %s not imported yet:", res.n_missing,
+                res.n_missing == 1 ? "" : "s", res.run_id);
+        for (size_t i = 0; i < res.n_missing; i++)
+            fprintf(stderr, " %u", res.missing[i]);
+        fprintf(stderr, " (import their bundles when they are done)\n");
+    }
+out:
+    bd_import_result_release(&res);
+    bd_bench_free(bench);
+    free(dirs);
+    return status;
+}

@@ -1,0 +1,455 @@
+/*
+ * import.c — shard bundles into the local chain (DESIGN.md §14); see import.h.
+ */
+#include "import.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "canon.h"
+#include "exec.h"
+#include "fsutil.h"
+#include "shard.h"
+
+typedef struct imp {
+    bd_bundle *b; /* sorted by shard */
+    size_t nb;
+    bd_task_class *tc;
+    bd_history *h;
+    bd_history_record *prev; /* records of this run already in the local chain */
+    size_t n_prev;
+    size_t *skip;               /* per bundle: its first skip[i] records are already in the chain */
+    char (*local)[BD_HASH_BUF]; /* per appended record, its local hash (flattened) */
+} imp;
+
+static int nomem(bd_err *err)
+{
+    return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+}
+
+static int cmp_shard(const void *a, const void *b)
+{
+    uint32_t x = ((const bd_bundle *)a)->m.shard, y = ((const bd_bundle *)b)->m.shard;
+    return x < y ? -1 : x > y;
+}
+
+/* The bundles against each other: one run, each shard once, all of them unless partial. */
+static int check_set(imp *im, bd_import_result *res, const bd_import_opts *o, bd_err *err)
+{
+    const bd_bundle_manifest *m0 = &im->b[0].m;
+    const bd_history_record *first = NULL;
+    if (strlen(m0->run_id) >= BD_RUN_ID_MAX)
+        return bd_err_set(err, BD_E_BUNDLE_INVALID, im->b[0].dir, 0, 0,
+                          "run id '%.64s...' is longer than a run's %d characters; no shard run "
+                          "writes it",
+                          m0->run_id, BD_RUN_ID_MAX - 1);
+    for (size_t i = 0; i < im->nb; i++) {
+        const bd_bundle *b = &im->b[i];
+        if (strcmp(b->m.run_id, m0->run_id) != 0 || strcmp(b->m.task_class, m0->task_class) != 0 ||
+            strcmp(b->m.task_class_digest, m0->task_class_digest) != 0 ||
+            b->m.shards != m0->shards || strcmp(b->m.isolation_class, m0->isolation_class) != 0)
+            return bd_err_set(err, BD_E_BUNDLE_MIXED, b->dir, 0, 0,
+                              "this bundle is of run '%s' (%s, %u shards, %s), the bundle %s of "
+                              "run '%s' (%s, %u shards, %s): import one run at a time, all "
+                              "shards run with the same bench and isolation class",
+                              b->m.run_id, b->m.task_class, b->m.shards, b->m.isolation_class,
+                              im->b[0].dir, m0->run_id, m0->task_class, m0->shards,
+                              m0->isolation_class);
+        if (i > 0 && b->m.shard == im->b[i - 1].m.shard)
+            return bd_err_set(err, BD_E_BUNDLE_DUPLICATE, b->dir, 0, 0,
+                              "shard %u of run '%s' is given twice (also %s); give each shard's "
+                              "bundle once",
+                              b->m.shard, b->m.run_id, im->b[i - 1].dir);
+        for (size_t k = 0; k < b->n_records; k++) {
+            const bd_history_record *r = &b->records[k];
+            if (!first)
+                first = r;
+            else if (r->run_cases != first->run_cases || strcmp(r->run_scope, first->run_scope))
+                return bd_err_set(err, BD_E_BUNDLE_MIXED, b->dir, 0, 0,
+                                  "its records say the run scored %llu cases (%s), another "
+                                  "bundle's %llu (%s): the shards were not run with the same "
+                                  "selection",
+                                  (unsigned long long)r->run_cases, r->run_scope,
+                                  (unsigned long long)first->run_cases, first->run_scope);
+        }
+    }
+    res->shards = m0->shards;
+    snprintf(res->run_id, sizeof(res->run_id), "%s", m0->run_id);
+    snprintf(res->task_class, sizeof(res->task_class), "%s", m0->task_class);
+    res->missing = calloc((size_t)m0->shards - im->nb + 1, sizeof(uint32_t));
+    if (!res->missing)
+        return nomem(err);
+    size_t j = 0;
+    for (uint32_t s = 0; s < m0->shards; s++) {
+        if (j < im->nb && im->b[j].m.shard == s)
+            j++;
+        else
+            res->missing[res->n_missing++] = s;
+    }
+    if (res->n_missing && !o->partial) {
+        char list[256] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < res->n_missing && used + 16 < sizeof(list); i++)
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", i ? ", " : "",
+                                     res->missing[i]);
+        return bd_err_set(err, BD_E_BUNDLE_MISSING, NULL, 0, 0,
+                          "run '%s' has %u shards and %zu %s missing (shard %s%s); give every "
+                          "shard's bundle, or --partial to import these now",
+                          m0->run_id, m0->shards, res->n_missing,
+                          res->n_missing == 1 ? "is" : "are", list,
+                          res->n_missing * 12 > sizeof(list) ? ", ..." : "");
+    }
+    /* A run scores at least one case; its full set of shards holds exactly run_cases. */
+    size_t total = 0;
+    for (size_t i = 0; i < im->nb; i++)
+        total += im->b[i].m.n_cases;
+    if ((!first && !res->n_missing) ||
+        (first && (total > first->run_cases || (!res->n_missing && total != first->run_cases))))
+        return bd_err_set(err, BD_E_BUNDLE_PARTITION, im->b[0].dir, 0, 0,
+                          "the shards of run '%s' hold %zu cases, the run selected %llu: a "
+                          "shard's case set is not what its K/N selects (a bundle was edited, "
+                          "or the shards ran different selections)",
+                          m0->run_id, total, first ? (unsigned long long)first->run_cases : 0ull);
+    return 0;
+}
+
+/* The bundles against the local bench: the task-class pin and every case pin. */
+static int check_pins(imp *im, const bd_bench *bench, bd_err *err)
+{
+    const bd_bundle_manifest *m0 = &im->b[0].m;
+    if (bd_task_class_load(&im->tc, bench, m0->task_class, err) != 0)
+        return -1;
+    const bd_digests *d = im->tc->digests;
+    if (!d || strcmp(d->task_class, m0->task_class_digest) != 0)
+        return bd_err_set(err, BD_E_BUNDLE_TASK_CLASS, im->b[0].dir, 0, 0,
+                          "the run scored task class '%s' at %s, the local pin is %s: the "
+                          "bundles were made with another rubric or registration (bench "
+                          "commit %s); check out that bench state, or run the shards again",
+                          m0->task_class, m0->task_class_digest, d ? d->task_class : "(none)",
+                          m0->bench_commit[0] ? m0->bench_commit : "unknown");
+    for (size_t i = 0; i < im->nb; i++) {
+        const bd_bundle_manifest *m = &im->b[i].m;
+        for (size_t k = 0; k < m->n_cases; k++) {
+            const bd_pin *p = bd_digests_find(d, m->cases[k].id);
+            if (!p || strcmp(p->digest, m->cases[k].digest) != 0)
+                return bd_err_set(err, BD_E_BUNDLE_PIN_MISMATCH, im->b[i].dir, 0, 0,
+                                  "case '%s' was scored at %s, the local pin is %s: the bundle "
+                                  "is from another bench state (commit %s); check out that "
+                                  "state, or run the shards again",
+                                  m->cases[k].id, m->cases[k].digest, p ? p->digest : "(none)",
+                                  m->bench_commit[0] ? m->bench_commit : "unknown");
+        }
+    }
+    return 0;
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The records of this run already in the chain, and how many of each bundle they cover. */
+static int find_imported(imp *im, const char *run_id, uint64_t head, bd_err *err)
+{
+    bd_history_log_opts lo = BD_HISTORY_LOG_OPTS_INIT;
+    lo.task_class = im->b[0].m.task_class;
+    lo.limit = head ? (size_t)head : 1;
+    bd_history_record *recs = NULL;
+    size_t n = 0;
+    if (head && bd_history_log(im->h, &lo, &recs, &n, NULL, err) != 0)
+        return -1;
+    im->prev = calloc(n ? n : 1, sizeof(*im->prev));
+    im->skip = calloc(im->nb, sizeof(size_t));
+    const char **hashes = calloc(n ? n : 1, sizeof(char *));
+    int rc = -1;
+    if (!im->prev || !im->skip || !hashes) {
+        nomem(err);
+        goto out;
+    }
+    /* newest first from the log: keep chain order */
+    for (size_t i = n; i-- > 0;) {
+        bd_history_record *r = &recs[i];
+        if (r->is_audit || !r->run_id || strcmp(r->run_id, run_id) != 0)
+            continue;
+        if (!r->origin.present || r->origin.shards != im->b[0].m.shards) {
+            bd_err_set(err, BD_E_BUNDLE_CONFLICT, bd_history_dir(im->h), 0, 0,
+                       "record %llu of the local chain already belongs to run '%s' and was not "
+                       "imported from these shards: import under another run id (run the "
+                       "shards with another --run-id)",
+                       (unsigned long long)r->seq, run_id);
+            goto out;
+        }
+        im->prev[im->n_prev++] = *r;
+        memset(r, 0, sizeof(*r));
+    }
+    for (size_t i = 0; i < im->nb; i++) {
+        const bd_bundle *b = &im->b[i];
+        size_t c = 0;
+        for (size_t k = 0; k < im->n_prev; k++)
+            if (im->prev[k].origin.shard == b->m.shard)
+                hashes[c++] = im->prev[k].origin.bundle_record_hash;
+        qsort(hashes, c, sizeof(char *), cmp_hash);
+        bool same = c <= b->n_records;
+        for (size_t k = 0; same && k < c; k++)
+            same = bsearch(&(const char *){b->records[k].hash}, hashes, c, sizeof(char *),
+                           cmp_hash) != NULL;
+        if (!same) {
+            bd_err_set(err, BD_E_BUNDLE_CONFLICT, b->dir, 0, 0,
+                       "shard %u of run '%s' is already in the local chain from another bundle "
+                       "(the shard was run twice?); its records are not appended again",
+                       b->m.shard, run_id);
+            goto out;
+        }
+        im->skip[i] = c;
+    }
+    rc = 0;
+out:
+    free(hashes);
+    bd_history_records_free(recs, n);
+    return rc;
+}
+
+/* One import at a time per bench: two imports of the same run must not both find it
+ * absent and both append it. (The history's own lock serialises single appends.) Returns
+ * the locked descriptor (closing it unlocks), or -1 with io.error. */
+static int import_lock(const bd_bench *bench, bd_err *err)
+{
+    char *dir = bd_path_join(bench->root, ".benchdesk");
+    char *path = dir ? bd_path_join(dir, "import.lock") : NULL;
+    int fd = -1;
+    if (!path) {
+        nomem(err);
+        goto out;
+    }
+    if (bd_mkdir_p(dir, 0700, err) != 0)
+        goto out;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        bd_err_set(err, BD_E_IO, path, 0, 0, "cannot lock it: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+out:
+    free(path);
+    free(dir);
+    return fd;
+}
+
+/* Append every record not yet in the chain, shard by shard, in bundle seq order. */
+static int append_all(imp *im, bd_import_result *res, bd_err *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < im->nb; i++)
+        total += im->b[i].n_records;
+    im->local = calloc(total ? total : 1, sizeof(*im->local));
+    if (!im->local)
+        return nomem(err);
+    size_t at = 0;
+    for (size_t i = 0; i < im->nb; i++) {
+        const bd_bundle *b = &im->b[i];
+        res->already += im->skip[i];
+        for (size_t k = 0; k < b->n_records; k++, at++) {
+            if (k < im->skip[i])
+                continue;
+            const bd_history_record *r = &b->records[k];
+            bd_history_score_fields f;
+            if (bd_history_score_fields_of(&f, r) != 0)
+                return bd_err_set(err, BD_E_INTERNAL, b->dir, 0, 0, "a checked record is not v2");
+            bd_history_origin origin = {.present = true,
+                                        .shard = b->m.shard,
+                                        .shards = b->m.shards,
+                                        .run_id = (char *)b->m.run_id,
+                                        .host = (char *)b->m.host};
+            snprintf(origin.bundle_record_hash, sizeof(origin.bundle_record_hash), "%s", r->hash);
+            f.origin = &origin;
+            if (bd_history_append_score(im->h, &f, &r->score, NULL, im->local[at], err) != 0)
+                return -1;
+            res->appended++;
+        }
+    }
+    return 0;
+}
+
+static int cmp_result(const void *a, const void *b)
+{
+    return strcmp((*(const bd_case_result *const *)a)->case_id,
+                  (*(const bd_case_result *const *)b)->case_id);
+}
+
+static time_t parse_utc(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return timegm(&tm);
+}
+
+static void fill_result(bd_case_result *c, const bd_history_record *r, const char *local_hash)
+{
+    c->case_id = r->case_id;
+    c->score = r->score; /* borrowed: never released through c */
+    c->wall_ms = (int64_t)(parse_utc(r->finished_at) - parse_utc(r->started_at)) * 1000;
+    snprintf(c->started_at, sizeof(c->started_at), "%.19sZ", r->started_at);
+    snprintf(c->finished_at, sizeof(c->finished_at), "%.19sZ", r->finished_at);
+    snprintf(c->case_digest, sizeof(c->case_digest), "%s", r->case_digest);
+    snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s",
+             r->cassette_digest ? r->cassette_digest : "");
+    snprintf(c->record_hash, sizeof(c->record_hash), "%s", local_hash);
+}
+
+/* The run summary of every record of the run now in the chain, written as a local run's. */
+static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, bd_err *err)
+{
+    size_t n = im->n_prev + res->appended, at = 0, u = 0;
+    bd_case_result *cr = calloc(n ? n : 1, sizeof(*cr));
+    const bd_case_result **p = calloc(n ? n : 1, sizeof(*p));
+    cJSON *o = NULL;
+    char *text = NULL, *dir = NULL;
+    int rc = -1;
+    if (!cr || !p) {
+        nomem(err);
+        goto out;
+    }
+    for (size_t k = 0; k < im->n_prev; k++, u++)
+        fill_result(&cr[u], &im->prev[k], im->prev[k].hash);
+    for (size_t i = 0; i < im->nb; i++)
+        for (size_t k = 0; k < im->b[i].n_records; k++, at++)
+            if (k >= im->skip[i])
+                fill_result(&cr[u++], &im->b[i].records[k], im->local[at]);
+    time_t t0 = 0, t1 = 0;
+    for (size_t k = 0; k < u; k++) {
+        p[k] = &cr[k];
+        time_t a = parse_utc(cr[k].started_at), b = parse_utc(cr[k].finished_at);
+        if (k == 0 || a < t0)
+            t0 = a;
+        if (k == 0 || b > t1)
+            t1 = b;
+    }
+    qsort(p, u, sizeof(*p), cmp_result);
+    bd_run_summary *s = &res->summary;
+    const bd_bundle_manifest *m0 = &im->b[0].m;
+    snprintf(s->run_id, sizeof(s->run_id), "%.*s", BD_RUN_ID_MAX - 1, m0->run_id);
+    snprintf(s->task_class, sizeof(s->task_class), "%s", m0->task_class);
+    snprintf(s->task_class_digest, sizeof(s->task_class_digest), "%s", m0->task_class_digest);
+    if (bd_isolation_parse(m0->isolation_class, &s->isolation) != 0)
+        s->isolation = BD_ISO_SUBPROCESS;
+    s->cases_selected = u;
+    for (size_t i = 0; i < im->nb; i++)
+        if (im->b[i].n_records)
+            s->cases_selected = (size_t)im->b[i].records[0].run_cases;
+    bd_run_summary_tally(s, p, u);
+    s->wall_ms = (int64_t)(t1 - t0) * 1000;
+    struct tm tm;
+    gmtime_r(&t0, &tm);
+    strftime(s->started_at, sizeof(s->started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    gmtime_r(&t1, &tm);
+    strftime(s->finished_at, sizeof(s->finished_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    s->has_chain_head = true;
+    snprintf(s->chain_head, sizeof(s->chain_head), "%s", res->chain_head);
+    o = bd_run_summary_file_json(s, p, u);
+    cJSON *org = o ? cJSON_AddObjectToObject(o, "origin") : NULL;
+    cJSON *miss = org ? cJSON_AddArrayToObject(org, "missing_shards") : NULL;
+    if (!miss || !cJSON_AddNumberToObject(org, "shards", m0->shards)) {
+        nomem(err);
+        goto out;
+    }
+    for (size_t i = 0; i < res->n_missing; i++)
+        cJSON_AddItemToArray(miss, cJSON_CreateNumber(res->missing[i]));
+    size_t len = 0;
+    text = bd_canon_json(o, &len);
+    dir = bd_path_join(bench->root, BD_RUNS_DIR);
+    if (!text || !dir) {
+        nomem(err);
+        goto out;
+    }
+    snprintf(res->summary_path, sizeof(res->summary_path), "%s/%s.json", dir, m0->run_id);
+    if (bd_mkdir_p(dir, 0700, err) != 0 ||
+        bd_write_file_atomic(res->summary_path, text, len, 0600, err) != 0)
+        goto out;
+    res->has_summary = true;
+    rc = 0;
+out:
+    cJSON_Delete(o);
+    free(text);
+    free(dir);
+    free(p);
+    free(cr);
+    return rc;
+}
+
+int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *const *dirs, size_t n,
+                  const bd_import_opts *opts, bd_err *err)
+{
+    static const bd_import_opts defaults = {0};
+    const bd_import_opts *o = opts ? opts : &defaults;
+    memset(res, 0, sizeof(*res));
+    imp im;
+    memset(&im, 0, sizeof(im));
+    bd_history_verify_result vr;
+    memset(&vr, 0, sizeof(vr));
+    int rc = -1, lock = -1;
+    if (n == 0)
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "no bundle given");
+    if (!(im.b = calloc(n, sizeof(*im.b))))
+        return nomem(err);
+    for (; im.nb < n; im.nb++)
+        if (bd_bundle_load(&im.b[im.nb], dirs[im.nb], err) != 0)
+            goto out;
+    qsort(im.b, im.nb, sizeof(*im.b), cmp_shard);
+    if (check_set(&im, res, o, err) != 0 || check_pins(&im, bench, err) != 0)
+        goto out;
+    res->bundles = im.nb;
+    /* Everything below runs on a verified chain, one import at a time. */
+    if ((lock = import_lock(bench, err)) < 0)
+        goto out;
+    if (bd_history_open(&im.h, bench->root, BD_HISTORY_CREATE, err) != 0 ||
+        bd_history_verify(im.h, 0, &vr, err) != 0)
+        goto out;
+    if (find_imported(&im, res->run_id, vr.count, err) != 0 || append_all(&im, res, err) != 0)
+        goto out;
+    uint64_t seq = 0;
+    if (bd_history_head(im.h, &seq, res->chain_head, err) != 0)
+        goto out;
+    if (res->appended && write_summary(&im, res, bench, err) != 0)
+        goto out;
+    rc = 0;
+out:
+    bd_history_verify_result_release(&vr);
+    for (size_t i = 0; i < im.nb; i++)
+        bd_bundle_release(&im.b[i]);
+    free(im.b);
+    bd_history_records_free(im.prev, im.n_prev);
+    free(im.skip);
+    free(im.local);
+    bd_task_class_free(im.tc);
+    bd_history_free(im.h);
+    if (lock >= 0)
+        close(lock);
+    if (rc != 0) {
+        free(res->missing);
+        res->missing = NULL;
+        res->n_missing = 0;
+    }
+    return rc;
+}
+
+void bd_import_result_release(bd_import_result *r)
+{
+    if (!r)
+        return;
+    free(r->missing);
+    bd_run_summary_release(&r->summary);
+    memset(r, 0, sizeof(*r));
+}

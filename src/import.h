@@ -1,0 +1,67 @@
+/*
+ * import.h — merge the shard bundles of one run into the local chain (DESIGN.md §14).
+ *
+ * `benchdesk history import BUNDLE_DIR...` and any other front end call bd_import_run.
+ * It checks everything before it appends anything: each bundle on its own (shard.h), the
+ * bundles against each other (one run, one task class and digest, one N, each shard
+ * once, all N shards unless partial), and against the local bench (the task-class pin
+ * and every case pin equal the bundle's; each shard's cases are exactly what K/N selects
+ * from the union; a full run has all run_cases cases). It then appends, under the
+ * history's lock, shard 0..N-1 and within a shard the bundle's seq order, each record
+ * with `origin`, through bd_history_append_score — so the chain's bytes do not depend on
+ * the order the bundles were given in — and writes the run summary as a local run does
+ * (bd_run_summary_tally). Imports take turns on <root>/.benchdesk/import.lock (flock).
+ * Records of the run already in the chain (an earlier import, or
+ * one interrupted part-way) are recognised by their origin and not appended again.
+ */
+#ifndef BD_IMPORT_H
+#define BD_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench.h"
+#include "err.h"
+#include "history.h"
+#include "runner.h"
+
+typedef struct bd_import_opts {
+    bool partial; /* accept a subset of the shards (the result names the missing ones) */
+} bd_import_opts;
+
+typedef struct bd_import_result {
+    char run_id[129];
+    char task_class[129];
+    uint32_t shards;   /* N */
+    size_t bundles;    /* bundles given */
+    uint32_t *missing; /* shards not given (partial), sorted */
+    size_t n_missing;
+    uint64_t appended; /* records added to the local chain by this call */
+    uint64_t already;  /* records of the given bundles that were already in it */
+    char chain_head[BD_HASH_BUF];
+    bd_run_summary summary; /* of every record of the run now in the chain */
+    bool has_summary;       /* written (false when nothing was appended) */
+    char summary_path[4352];
+} bd_import_result;
+
+/* Import the bundles in `dirs` (n >= 1) into the history of `bench`. Returns 0 with
+ * *res filled (release it; appended == 0 means the run was already imported and nothing
+ * changed), or -1 with `err` and nothing appended:
+ *   bundle.invalid, bundle.tampered, bundle.partition_mismatch (a bundle on its own);
+ *   bundle.mixed_runs (another run id, task class, digest or N than the first bundle),
+ *   bundle.duplicate_shard, bundle.missing_shard (without partial);
+ *   bench.unknown_task_class; bundle.task_class_mismatch (the local task-class pin
+ *   differs); bundle.pin_mismatch (a case pin differs, or the case is not in the bench);
+ *   bundle.partition_mismatch (a full run's shards do not hold run_cases cases);
+ *   chain.tampered (the local chain); bundle.conflict (the chain already holds records
+ *   of this run that these bundles do not have: a local run of the same id, or a shard
+ *   imported from another bundle); io.error, env.out_of_memory.
+ * An I/O failure while appending leaves the records appended so far (each whole); the
+ * same import run again completes it. */
+int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *const *dirs, size_t n,
+                  const bd_import_opts *opts, bd_err *err);
+
+void bd_import_result_release(bd_import_result *r);
+
+#endif

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Shards and their merge (DESIGN.md §14), simulated locally: 100 shard bundles of one
+# run, imported in any order into the same chain, once; and every bundle import must
+# refuse: tampered (byte flip, truncated chain, edited manifest), from another bench
+# state, another task-class digest, another run, a duplicate or a missing shard.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+PY=$(command -v /usr/bin/python3 || command -v python3)
+N=100
+FX="$BD_TMP/fx"
+"$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --trivial 40 --only trivial \
+    --python "$PY" >/dev/null
+# The fixture may still be written in format v1: convert it (a no-op on v2).
+"$BD_BIN" -C "$FX" migrate >/dev/null 2>&1 || true
+bd() { "$BD_BIN" -C "$1" "${@:2}"; }
+RUN=(run trivial --drafts --isolation subprocess --jobs 2)
+# want WHAT STATUS CODE -- cmd...: like lib.sh's expect, reported by WHAT (the argument
+# lists here are a hundred bundles long).
+want() {
+    local what=$1 st=$2 code=$3; shift 4
+    local out rc=0
+    out=$("$@" 2>&1 >/dev/null) || rc=$?
+    if [ "$rc" != "$st" ]; then fail "$what -> exit $rc, wanted $st ($out)"; return; fi
+    if ! grep -q "^benchdesk: $code: " <<<"$out"; then fail "$what -> wanted $code, got: $out"; return; fi
+    pass "$what -> $st $code"
+}
+copy() { local d="$BD_TMP/$1"; cp -a "$FX" "$d"; printf '%s\n' "$d"; }
+head_of() { bd "$1" history verify | sed -n 's/.*head \([0-9a-f]*\).*/\1/p'; }
+
+# ---- the shard spec ---------------------------------------------------------------
+expect 2 shard.bad_spec -- env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX \
+    "$BD_BIN" -C "$FX" "${RUN[@]}" --shard auto --run-id x --out "$BD_TMP/o1"
+expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard 4/4 --run-id x --out "$BD_TMP/o2"
+expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard 1/0 --run-id x --out "$BD_TMP/o3"
+expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard one/4 --run-id x --out "$BD_TMP/o4"
+expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard 1/4 --out "$BD_TMP/o5"
+expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard 1/4 --run-id 'bad id' --out "$BD_TMP/o6"
+expect 2 usage.bad_args -- bd "$FX" "${RUN[@]}" --shard 1/4 --run-id x
+expect 2 usage.bad_args -- bd "$FX" "${RUN[@]}" --out "$BD_TMP/o7"
+expect 2 shard.bad_spec -- env SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=0 \
+    "$BD_BIN" -C "$FX" "${RUN[@]}" --shard auto --out "$BD_TMP/o8"
+expect 2 shard.bad_spec -- env -u SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=1 \
+    "$BD_BIN" -C "$FX" "${RUN[@]}" --shard auto --run-id k --out "$BD_TMP/o9"
+mkdir -p "$BD_TMP/exists"
+expect 2 bundle.exists -- bd "$FX" "${RUN[@]}" --shard 0/2 --run-id x --out "$BD_TMP/exists"
+# Slurm: K = ID - MIN (here an array 10-13), N = COUNT, run id = SLURM_ARRAY_JOB_ID.
+env SLURM_ARRAY_TASK_ID=12 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_JOB_ID=777 \
+    "$BD_BIN" -C "$FX" "${RUN[@]}" --shard auto --out "$BD_TMP/slurm2" >/dev/null 2>&1
+grep -q '"run_id":"777","shard":2,"shards":4' "$BD_TMP/slurm2/manifest.json" &&
+    pass "--shard auto under Slurm: shard 2 of 4 of run 777" || fail "slurm auto manifest"
+env -u SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=3 BENCHDESK_SHARDS=4 \
+    "$BD_BIN" -C "$FX" "${RUN[@]}" --shard auto --run-id k8s --out "$BD_TMP/k8s3" >/dev/null 2>&1
+grep -q '"run_id":"k8s","shard":3,"shards":4' "$BD_TMP/k8s3/manifest.json" &&
+    pass "--shard auto under a Kubernetes Indexed Job: shard 3 of 4" || fail "k8s auto manifest"
+
+# ---- 100 shards -------------------------------------------------------------------
+B="$BD_TMP/bundles"
+mkdir -p "$B"
+for ((k = 0; k < N; k++)); do
+    bd "$FX" "${RUN[@]}" --shard "$k/$N" --run-id sim --out "$B/$k" >/dev/null 2>&1 ||
+        fail "shard $k/$N did not finish"
+done
+[ -d "$FX/.benchdesk/history" ] && fail "a shard run wrote the bench's own history" ||
+    pass "$N shard runs wrote only their bundles"
+# The partition, recomputed with b3sum: BLAKE3(case id)'s first 8 bytes, big-endian, mod N.
+if "$PY" - "$B" "$N" <<'PY'; then
+import json, os, subprocess, sys
+root, n = sys.argv[1], int(sys.argv[2])
+seen = {}
+for k in range(n):
+    m = json.load(open(os.path.join(root, str(k), "manifest.json")))
+    assert m["shard"] == k and m["shards"] == n and m["count"] == len(m["cases"])
+    for cid in m["cases"]:
+        h = subprocess.run(["b3sum", "--no-names"], input=cid.encode(), capture_output=True,
+                           check=True).stdout.decode()[:16]
+        assert int(h, 16) % n == k, (cid, k)
+        assert cid not in seen, cid
+        seen[cid] = k
+assert len(seen) == 40, len(seen)
+PY
+    pass "every case in exactly the shard BLAKE3(id) mod $N names (b3sum)"
+else
+    fail "the partition differs from BLAKE3(case id) mod $N"
+fi
+
+# The same chain whatever the order of the arguments.
+A=$(copy a); R=$(copy r); S=$(copy s)
+fwd=(); for ((k = 0; k < N; k++)); do fwd+=("$B/$k"); done
+rev=(); for ((k = N - 1; k >= 0; k--)); do rev+=("$B/$k"); done
+mapfile -t shuf < <(printf '%s\n' "${fwd[@]}" | shuf)
+bd "$A" history import "${fwd[@]}" >/dev/null || fail "import in order"
+bd "$R" history import "${rev[@]}" >/dev/null || fail "import reversed"
+bd "$S" history import "${shuf[@]}" >/dev/null || fail "import shuffled"
+ha=$(head_of "$A"); hr=$(head_of "$R"); hs=$(head_of "$S")
+[ -n "$ha" ] && [ "$ha" = "$hr" ] && [ "$ha" = "$hs" ] &&
+    pass "in order, reversed and shuffled imports give the same chain ($ha)" ||
+    fail "chain heads differ: $ha / $hr / $hs"
+n_rec=$(bd "$A" history verify | sed -n 's/history intact: \([0-9]*\) record.*/\1/p')
+[ "$n_rec" = 40 ] && pass "40 records appended" || fail "records: $n_rec"
+[ -f "$A/.benchdesk/runs/sim.json" ] && pass "the merged run's summary is written" ||
+    fail "no summary"
+bd "$A" history log --limit 1 --json | grep -q '"origin":{"bundle_record_hash":"[0-9a-f]\{64\}","host":"[^"]*","run_id":"sim","shard":[0-9]*,"shards":100}' &&
+    pass "records carry their origin" || fail "no origin on imported records"
+# Idempotent.
+out=$(bd "$A" history import "${shuf[@]}")
+[ "$(head_of "$A")" = "$ha" ] && grep -q "nothing changed" <<<"$out" &&
+    pass "importing the same run again changes nothing and says so" || fail "re-import: $out"
+
+# ---- refusals: nothing is appended ------------------------------------------------
+T=$(copy t)
+refuse() { # refuse STATUS CODE WHAT -- bundles...
+    local st=$1 code=$2 what=$3; shift 4
+    local before after
+    before=$(bd "$T" history verify)
+    want "$what" "$st" "$code" -- bd "$T" history import "$@"
+    after=$(bd "$T" history verify)
+    [ "$before" = "$after" ] || fail "$what: the chain changed on a refused import"
+}
+others=("${fwd[@]:1}")
+refuse 2 bundle.missing_shard "missing" -- "${others[@]}"
+err=$(bd "$T" history import "${others[@]}" 2>&1 >/dev/null || true)
+grep -q "^benchdesk: bundle.missing_shard: .*(shard 0)" <<<"$err" &&
+    pass "the missing shard is named" || fail "missing shard not named"
+refuse 2 bundle.duplicate_shard "duplicate" -- "${fwd[@]}" "$B/7"
+cp -a "$B/7" "$BD_TMP/dup7"
+refuse 2 bundle.duplicate_shard "duplicate copy" -- "${fwd[@]}" "$BD_TMP/dup7"
+
+# Tampered bundles: a byte flip in a record, a truncated chain, an edited manifest, a
+# manifest that is gone (the shard did not finish).
+tamper() { local d="$BD_TMP/tamper.$1"; rm -rf "$d"; cp -a "$B" "$d"; printf '%s\n' "$d"; }
+first_full() { for ((k = 0; k < N; k++)); do [ -f "$1/$k/records/0000000001.json" ] && { echo "$k"; return; }; done; }
+X=$(tamper flip); k=$(first_full "$X")
+sed -i 's/"passed":true/"passed":false/' "$X/$k/records/0000000001.json"
+refuse 1 bundle.tampered "byte flip" -- "$X"/*
+X=$(tamper trunc); k=$(first_full "$X")
+last=$(ls "$X/$k/records" | grep -c '\.json$')
+rm "$X/$k/records/$(printf '%010d' "$last").json" "$X/$k/records/HEAD"
+refuse 1 bundle.tampered "truncated chain" -- "$X"/*
+X=$(tamper manifest); k=$(first_full "$X")
+"$PY" - "$X/$k/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]; m = json.load(open(p))
+cid = sorted(m["cases"])[0]
+m["cases"][cid] = "blake3:" + "0" * 64
+open(p, "w").write(json.dumps(m, sort_keys=True, separators=(",", ":")))
+PY
+refuse 1 bundle.tampered "edited manifest (case digest)" -- "$X"/*
+X=$(tamper count); k=$(first_full "$X")
+sed -i 's/"count":\([0-9]*\)/"count":9\1/' "$X/$k/manifest.json"
+refuse 1 bundle.tampered "edited manifest (count)" -- "$X"/*
+X=$(tamper space)
+sed -i 's/^{/{ /' "$X/3/manifest.json"
+refuse 2 bundle.invalid "non-canonical manifest" -- "$X"/*
+X=$(tamper gone)
+rm "$X/4/manifest.json"
+refuse 2 bundle.invalid "no manifest" -- "$X"/*
+X=$(tamper moved); k=$(first_full "$X")
+# A case moved to another shard's bundle with a consistent manifest: not its partition.
+"$PY" - "$X/$k/manifest.json" "$(( (k + 1) % N ))" <<'PY'
+import json, sys
+p = sys.argv[1]; m = json.load(open(p))
+m["shard"] = int(sys.argv[2])
+open(p, "w").write(json.dumps(m, sort_keys=True, separators=(",", ":")))
+PY
+rm -rf "$X/$(( (k + 1) % N ))"
+refuse 1 bundle.partition_mismatch "case in the wrong shard" -- "$X"/*
+
+# Another run's bundle among this run's.
+bd "$FX" "${RUN[@]}" --shard 5/$N --run-id other --out "$BD_TMP/other5" >/dev/null 2>&1
+refuse 2 bundle.mixed_runs "another run" -- "${fwd[@]:0:5}" "$BD_TMP/other5" "${fwd[@]:6}"
+
+# Another bench state: a case's content changed (and re-pinned) locally.
+P=$(copy pins)
+c=$(ls "$P/bench/trivial/cases" | grep -v digests | head -1)
+echo "# changed" >>"$P/bench/trivial/cases/$c/case.yaml"
+bd "$P" pin trivial >/dev/null 2>&1
+want "a case changed since the shards ran" 1 bundle.pin_mismatch -- bd "$P" history import "${fwd[@]}"
+# Another task-class digest: the rubric changed (and re-pinned) locally.
+Q=$(copy rubric)
+echo "# changed" >>"$Q/bench/trivial/rubric.py"
+bd "$Q" pin trivial >/dev/null 2>&1
+want "the rubric changed since the shards ran" 1 bundle.task_class_mismatch -- bd "$Q" history import "${fwd[@]}"
+
+# A broken local chain is never appended to.
+C=$(copy chain)
+bd "$C" history import "${fwd[@]:0:50}" --partial >/dev/null 2>&1
+f=$(ls "$C/.benchdesk/history" | grep '\.json$' | head -1)
+[ -n "$f" ] && sed -i 's/"passed":true/"passed":false/;s/"passed":false/"passed":true/' "$C/.benchdesk/history/$f"
+printf ' ' >>"$C/.benchdesk/history/$f"
+want "a broken local chain" 1 chain.tampered -- bd "$C" history import "${fwd[@]}"
+
+# --partial: import what is there, name what is missing, complete it later.
+Pa=$(copy partial)
+err=$(bd "$Pa" history import --partial "${fwd[@]:0:60}" 2>&1 >/dev/null)
+grep -q "40 shards of run sim not imported yet: 60 61" <<<"$err" &&
+    pass "--partial names the missing shards" || fail "--partial: $err"
+bd "$Pa" history import "${fwd[@]}" >/dev/null && bd "$Pa" history verify >/dev/null &&
+    [ "$(bd "$Pa" history verify | sed -n 's/history intact: \([0-9]*\).*/\1/p')" = 40 ] &&
+    pass "the rest of a partial import completes the run (40 records)" ||
+    fail "completing a partial import"
+# A shard run again (another bundle of the same shard) conflicts with what is in.
+bd "$FX" "${RUN[@]}" --shard "$(first_full "$B")/$N" --run-id sim --out "$BD_TMP/rerun" >/dev/null 2>&1
+k=$(first_full "$B")
+alt=("${fwd[@]}"); alt[$k]="$BD_TMP/rerun"
+want "the same shard from a second run of it" 1 bundle.conflict -- bd "$A" history import "${alt[@]}"
+
+# Two imports of the same run at once: one appends, the other finds it done.
+Two=$(copy two)
+bd "$Two" history import "${fwd[@]}" >"$BD_TMP/two1" 2>&1 &
+p1=$!
+bd "$Two" history import "${rev[@]}" >"$BD_TMP/two2" 2>&1 &
+p2=$!
+r1=0; r2=0
+wait "$p1" || r1=$?
+wait "$p2" || r2=$?
+n_two=$(bd "$Two" history verify | sed -n 's/history intact: \([0-9]*\).*/\1/p')
+if [ "$r1$r2" = 00 ] && [ "$n_two" = 40 ] && [ "$(head_of "$Two")" = "$ha" ] &&
+    cat "$BD_TMP/two1" "$BD_TMP/two2" | grep -q "nothing changed"; then
+    pass "two concurrent imports of one run append it once"
+else
+    fail "concurrent imports: exits $r1/$r2, $n_two records: $(cat "$BD_TMP/two1" "$BD_TMP/two2")"
+fi
+
+finish
