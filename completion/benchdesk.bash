@@ -19,6 +19,7 @@ declare -gA _benchdesk_opts=(
     [migrate]="--json --help"
     [case]="--json --help"
     [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --help"
+    [record]="--unsafe-network --isolation --allow-weaker-isolation --json --help"
     [history]="--task-class --case --limit --before --partial --json --help"
     [anchor]="--key --json --help"
     [recommend]="--json --help"
@@ -189,7 +190,7 @@ _benchdesk()
     verify)
         _benchdesk_add $(_benchdesk_task_classes)
         ;;
-    pin)
+    pin | record)
         if ((npos == 0)); then
             _benchdesk_add $(_benchdesk_task_classes)
         else

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "bench.h"
+#include "exec.h"
 #include "ydoc.h"
 
 static int schema(bd_err *err, const char *path, const bd_ynode *n, const char *what)
@@ -119,4 +120,12 @@ void bd_config_release(bd_config *c)
     free(c->signing_key);
     free(c->python);
     memset(c, 0, sizeof(*c));
+}
+
+int bd_config_find_python(char **out, const bd_config *cfg, bd_err *err)
+{
+    const char *want = getenv("BENCHDESK_PYTHON");
+    if (!want || !want[0])
+        want = cfg && cfg->python ? cfg->python : "python3";
+    return bd_exec_find_program(out, want, err);
 }

@@ -27,4 +27,10 @@ typedef struct bd_config {
 int bd_config_load(bd_config *out, const char *root, bd_err *err);
 void bd_config_release(bd_config *c);
 
+/* The rubric interpreter every front end uses: BENCHDESK_PYTHON (an absolute path) when
+ * set and non-empty, else `python:` of `cfg` (may be NULL), else python3 from /usr/bin or
+ * /bin — resolved with bd_exec_find_program. Returns 0 with *out (caller frees) or -1
+ * (env.interpreter_missing). */
+int bd_config_find_python(char **out, const bd_config *cfg, bd_err *err);
+
 #endif

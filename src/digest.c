@@ -18,6 +18,7 @@
 #include "digest.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -197,6 +198,7 @@ typedef struct {
     uint64_t total; /* file-content bytes read so far */
     bd_digest_progress_cb cb;
     void *payload;
+    int copy_fd; /* every byte read is also written here (the case copy), or -1 */
 } hash_state;
 
 /* A read smaller than this waits for an emptied buffer rather than fill the tail. */
@@ -219,7 +221,29 @@ static void hs_add(hash_state *st, const void *data, size_t len)
     st->fill += len;
 }
 
-typedef enum { READ_OK, READ_ERRNO, READ_GREW, READ_SHRANK, READ_CANCELLED } read_status;
+typedef enum {
+    READ_OK,
+    READ_ERRNO,
+    READ_GREW,
+    READ_SHRANK,
+    READ_CANCELLED,
+    READ_COPY_ERRNO
+} read_status;
+
+/* Write all of buf to fd. Returns 0 or an errno. */
+static int write_full(int fd, const uint8_t *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
 
 /* Hash exactly `size` bytes of `fd` and require end of file there: a file that grows or
  * shrinks while being read is reported, never hashed as is. Each read asks for one byte
@@ -247,6 +271,14 @@ static read_status hash_fd(hash_state *st, int fd, uint64_t size, const char *re
             break;
         if ((uint64_t)n > left)
             return READ_GREW;
+        /* The copy gets exactly the bytes hashed, from the same read. */
+        if (st->copy_fd >= 0) {
+            int we = write_full(st->copy_fd, st->buf + st->fill, (size_t)n);
+            if (we != 0) {
+                *errnum = we;
+                return READ_COPY_ERRNO;
+            }
+        }
         st->fill += (size_t)n;
         if (st->fill == st->buf_size)
             hs_flush(st);
@@ -279,6 +311,9 @@ static int read_error(bd_err *err, read_status rs, int errnum, const char *shown
                           "is writing to it");
     case READ_CANCELLED:
         return bd_err_set(err, BD_E_RUN_CANCELLED, shown, 0, 0, "digest cancelled");
+    case READ_COPY_ERRNO:
+        return bd_err_errno(err, BD_E_IO, errnum, shown,
+                            "cannot write the case copy (is the temp dir's file system full?)");
     case READ_OK:
         break;
     }
@@ -295,6 +330,8 @@ typedef struct {
     char *prev; /* previous file's relative path, to check the global order */
     int have_prev;
     bd_err *err;
+    int copy_top;                 /* bd_digest_case_copy: the destination dir, or -1 */
+    const char *const *copy_tops; /* the top-level directories copied there */
 } walk;
 
 typedef struct {
@@ -367,12 +404,14 @@ static void rel_pop(walk *w, size_t saved)
     w->rel[saved] = '\0';
 }
 
-/* Hash the regular file `e` of directory `dfd`; w->rel is its relative path. */
-static int hash_file(walk *w, int dfd, const dent *e)
+/* Hash the regular file `e` of directory `dfd`; w->rel is its relative path. With
+ * `dst` >= 0 its bytes are also copied to a new file of the same name in `dst`. */
+static int hash_file(walk *w, int dfd, const dent *e, int dst)
 {
     char shown[SHOW_MAX];
     int rc = -1;
     int fd = -1;
+    int cfd = -1;
     struct stat st;
 
     if (w->have_prev && strcmp(w->prev, w->rel) >= 0) {
@@ -431,23 +470,65 @@ static int hash_file(walk *w, int dfd, const dent *e)
         hs_add(&w->hs, size_str, (size_t)sl + 1); /* with its NUL */
     }
 
+    if (dst >= 0) {
+        cfd = openat(dst, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (cfd < 0) {
+            show_path(shown, w->top, w->rel);
+            bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot create the case copy");
+            goto out;
+        }
+    }
+    w->hs.copy_fd = cfd;
     int errnum = 0;
     read_status rs = hash_fd(&w->hs, fd, (uint64_t)st.st_size, w->rel, &errnum);
+    w->hs.copy_fd = -1;
     if (rs != READ_OK) {
         show_path(shown, w->top, w->rel);
         read_error(w->err, rs, errnum, shown);
+        goto out;
+    }
+    if (cfd >= 0 && fchmod(cfd, (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) ? 0555 : 0444) != 0) {
+        show_path(shown, w->top, w->rel);
+        bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot make the case copy read-only");
         goto out;
     }
     rc = 0;
 out:
     if (fd >= 0)
         close(fd);
+    if (cfd >= 0)
+        close(cfd);
     return rc;
 }
 
+/* The copy destination of subdirectory `name` of a directory whose destination is `dst`
+ * (-1: not copied) at `depth`: a new 0700 directory, open, or -1 when the subtree is not
+ * copied. Returns 0, or -1 with w->err set. */
+static int copy_subdir(walk *w, int dst, int depth, const char *name, int *out)
+{
+    *out = -1;
+    int parent = dst;
+    if (depth == 0) {
+        bool wanted = false;
+        for (size_t i = 0; w->copy_tops && w->copy_tops[i] && !wanted; i++)
+            wanted = strcmp(w->copy_tops[i], name) == 0;
+        parent = wanted ? w->copy_top : -1;
+    }
+    if (parent < 0)
+        return 0;
+    char shown[SHOW_MAX];
+    if (mkdirat(parent, name, 0700) != 0 ||
+        (*out = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        show_path(shown, w->top, w->rel);
+        return bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot create the case copy");
+    }
+    return 0;
+}
+
 /* Walk the directory open on `dfd` (ownership taken: closed before returning), at
- * `depth` directories below the case dir; w->rel is its relative path. */
-static int walk_dir(walk *w, int dfd, int depth)
+ * `depth` directories below the case dir; w->rel is its relative path. `dst` is where
+ * its files are copied (not owned), or -1. */
+static int walk_dir(walk *w, int dfd, int depth, int dst)
 {
     char shown[SHOW_MAX];
     int rc = -1;
@@ -539,7 +620,7 @@ static int walk_dir(walk *w, int dfd, int depth)
         if (rel_push(w, e->name, e->len, &saved) != 0)
             goto out;
         if (!e->is_dir) {
-            if (hash_file(w, dirfd(d), e) != 0)
+            if (hash_file(w, dirfd(d), e, dst) != 0)
                 goto out;
             rel_pop(w, saved);
             continue;
@@ -582,7 +663,19 @@ static int walk_dir(walk *w, int dfd, int depth)
                        "again when nothing is writing to the case");
             goto out;
         }
-        if (walk_dir(w, sub, depth + 1) != 0)
+        int sub_dst = -1;
+        if (copy_subdir(w, dst, depth, e->name, &sub_dst) != 0) {
+            close(sub);
+            goto out;
+        }
+        int wr = walk_dir(w, sub, depth + 1, sub_dst);
+        if (wr == 0 && sub_dst >= 0 && fchmod(sub_dst, 0555) != 0) {
+            show_path(shown, w->top, w->rel);
+            wr = bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot make the case copy read-only");
+        }
+        if (sub_dst >= 0)
+            close(sub_dst);
+        if (wr != 0)
             goto out;
         rel_pop(w, saved);
     }
@@ -599,8 +692,9 @@ out:
     return rc;
 }
 
-int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
-                                bd_digest_progress_cb cb, void *payload, bd_err *err)
+static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
+                     bd_digest_progress_cb cb, void *payload, int copy_top,
+                     const char *const *copy_tops, bd_err *err)
 {
     char shown[SHOW_MAX];
     int rc = -1;
@@ -609,6 +703,9 @@ int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64
     memset(&w, 0, sizeof(w));
     w.err = err;
     w.top = dir ? dir : "";
+    w.hs.copy_fd = -1;
+    w.copy_top = copy_top;
+    w.copy_tops = copy_tops;
 
     if (!dir || !dir[0]) {
         bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "no case directory given");
@@ -654,7 +751,7 @@ int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64
 
     blake3_hasher_init(&w.hs.hasher);
     blake3_hasher_update(&w.hs.hasher, CASE_HEADER, sizeof(CASE_HEADER) - 1);
-    if (walk_dir(&w, fd, 0) != 0)
+    if (walk_dir(&w, fd, 0, -1) != 0)
         goto out;
     hs_flush(&w.hs);
 
@@ -672,6 +769,20 @@ out:
     return rc;
 }
 
+int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
+                                bd_digest_progress_cb cb, void *payload, bd_err *err)
+{
+    return case_walk(out, dir, bytes_hashed, cb, payload, -1, NULL, err);
+}
+
+int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
+                        const char *const *tops, bd_err *err)
+{
+    if (dst_dirfd < 0)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "no destination for the case copy");
+    return case_walk(out, dir, NULL, NULL, NULL, dst_dirfd, tops, err);
+}
+
 int bd_digest_case_dir(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                        bd_err *err)
 {
@@ -686,6 +797,7 @@ int bd_digest_file(char out[BD_DIGEST_BUF], const char *path, bd_err *err)
     struct stat lst, st;
     hash_state hs;
     memset(&hs, 0, sizeof(hs));
+    hs.copy_fd = -1;
 
     if (!path || !path[0]) {
         bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "no file given");

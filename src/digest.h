@@ -69,6 +69,17 @@ typedef int (*bd_digest_progress_cb)(const bd_digest_progress *p, void *payload)
 int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                                 bd_digest_progress_cb cb, void *payload, bd_err *err);
 
+/* Use-time integrity (§2): digest the case directory `dir` exactly as
+ * bd_digest_case_dir does and, in the same pass, copy the top-level directories named in
+ * `tops` (NULL-terminated, e.g. {"input", "expected", NULL}; absent ones are skipped)
+ * below the open directory `dst_dirfd`, every byte written being a byte hashed (read
+ * once, never re-read). Copies are 0444 (0555 with an execute bit), directories 0555.
+ * The caller compares `out` with the pin before anyone sees the copy, and removes the
+ * copy on a mismatch or an error. Returns 0 or -1 (bd_digest_case_dir's errors; io.error
+ * when the copy cannot be written). */
+int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
+                        const char *const *tops, bd_err *err);
+
 /* Digest of the bytes of the regular file `path` (O_NOFOLLOW; a symlink or special file
  * is case.unsupported_entry and is never opened; a missing file or one that changes size
  * while being read is io.error). Returns 0 or -1; `out` is untouched on failure. */

@@ -83,6 +83,11 @@
     X(BD_E_GIT_DETACHED_HEAD, "git.detached_head", 2)                                              \
     X(BD_E_GIT_INDEX_CONFLICT, "git.index_conflict", 2)                                            \
     X(BD_E_GIT_REF_MOVED, "git.ref_moved", 4)                                                      \
+    X(BD_E_RECORD_NOT_COMMAND, "record.not_command", 2)                                            \
+    X(BD_E_RECORD_NETWORK_REFUSED, "record.network_refused", 3)                                    \
+    X(BD_E_RECORD_DECLINED, "record.declined", 3)                                                  \
+    X(BD_E_RECORD_SUT_FAILED, "record.sut_failed", 4)                                              \
+    X(BD_E_ENV_VARIABLE_MISSING, "env.variable_missing", 4)                                        \
     X(BD_E_SHARD_SPEC, "shard.bad_spec", 2)                                                        \
     X(BD_E_BUNDLE_EXISTS, "bundle.exists", 2)                                                      \
     X(BD_E_BUNDLE_INVALID, "bundle.invalid", 2)                                                    \

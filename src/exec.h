@@ -134,6 +134,13 @@ typedef struct bd_exec_spec {
     const void *stdin_buf;   /* written to the program's stdin, then closed; may be NULL */
     size_t stdin_len;
     bd_exec_limits limits;
+    /* "NAME=value" entries added after the four scrubbed keys (a command SUT's
+     * sut.env_pass, §15), NULL-terminated; NULL for none. A name the scrubbed set already
+     * has is refused (exec.not_allowed). */
+    const char *const *env_extra;
+    /* Keep the host network namespace and allow AF_INET/AF_INET6 sockets (record
+     * --unsafe-network only); every other protection of the class stays. */
+    bool host_network;
 } bd_exec_spec;
 
 /* What happened. All buffers are owned by the result (bd_exec_result_free). */

@@ -1,7 +1,10 @@
 #include "fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,4 +189,298 @@ void bd_utc_now(char out[21])
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- trees: list, remove, write one file ------------------------------------------ */
+
+/* A listing of the directory `fd` from its first entry, leaving `fd` itself open (the
+ * caller closedir()s the result). NULL with errno set on failure. */
+static DIR *open_dir_listing(int fd)
+{
+    int dup_fd = dup(fd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    /* A dup shares the file offset: always start from the top. */
+    if (d)
+        rewinddir(d);
+    else if (dup_fd >= 0)
+        close(dup_fd);
+    return d;
+}
+
+/* The entry of directory `dfd` that is the directory (dev, ino), or -1. */
+static int find_dir_entry(int dfd, dev_t dev, ino_t ino, char name[256])
+{
+    DIR *d = open_dir_listing(dfd);
+    if (!d) {
+        return -1;
+    }
+    int found = -1;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            st.st_dev == dev && st.st_ino == ino) {
+            snprintf(name, 256, "%s", de->d_name);
+            found = 0;
+            break;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* No recursion and O(1) descriptors: a rubric may leave a tree thousands of levels
+ * deep, or with modes 000, behind. */
+int bd_remove_tree(const char *path, bd_err *err)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    char *slash = strrchr(copy, '/');
+    if (!slash || slash == copy || !slash[1]) {
+        free(copy);
+        return bd_err_set(err, BD_E_INTERNAL, path, 0, 0, "refusing to remove this path");
+    }
+    *slash = '\0';
+    const char *base = slash + 1;
+    int rc = -1, cur = -1;
+    int pfd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, copy, "cannot open the temp root");
+        goto out;
+    }
+    struct stat top;
+    if (fstatat(pfd, base, &top, AT_SYMLINK_NOFOLLOW) != 0) {
+        rc = errno == ENOENT ? 0 : bd_err_errno(err, BD_E_IO, errno, path, "cannot stat");
+        goto out;
+    }
+    if (!S_ISDIR(top.st_mode)) {
+        if (unlinkat(pfd, base, 0) != 0 && errno != ENOENT)
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot remove");
+        else
+            rc = 0;
+        goto out;
+    }
+    fchmodat(pfd, base, 0700, 0);
+    cur = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cur < 0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot open the temp dir to remove it");
+        goto out;
+    }
+    size_t depth = 0;
+    for (;;) {
+        DIR *d = open_dir_listing(cur);
+        if (!d) {
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot list the temp dir");
+            goto out;
+        }
+        bool descended = false;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            const char *name = de->d_name;
+            if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+                continue;
+            struct stat st;
+            if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            if (S_ISDIR(st.st_mode)) {
+                if (st.st_dev != top.st_dev) {
+                    closedir(d);
+                    bd_err_set(err, BD_E_IO, path, 0, 0,
+                               "a file system is mounted inside the temp dir (at '%s'); "
+                               "unmount it, then remove the directory",
+                               name);
+                    goto out;
+                }
+                /* Entries can be removed only from a directory we may write: the
+                 * read-only copies and a rubric's mode 000 need u+rwx first. */
+                if ((st.st_mode & 0700) != 0700)
+                    fchmodat(cur, name, 0700, 0);
+                int sub = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0) {
+                    closedir(d);
+                    bd_err_errno(err, BD_E_IO, errno, path, "cannot enter '%s'", name);
+                    goto out;
+                }
+                closedir(d);
+                close(cur);
+                cur = sub;
+                depth++;
+                descended = true;
+                break;
+            }
+            if (unlinkat(cur, name, 0) != 0 && errno != ENOENT) {
+                int e = errno;
+                closedir(d);
+                bd_err_errno(err, BD_E_IO, e, path, "cannot remove '%s'", name);
+                goto out;
+            }
+        }
+        if (descended)
+            continue;
+        closedir(d);
+        if (depth == 0)
+            break;
+        /* `cur` is empty: go up and remove it. */
+        struct stat me;
+        if (fstat(cur, &me) != 0) {
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot stat a directory");
+            goto out;
+        }
+        int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (up < 0) {
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot go back up");
+            goto out;
+        }
+        close(cur);
+        cur = up;
+        depth--;
+        char name[256];
+        if (find_dir_entry(cur, me.st_dev, me.st_ino, name) != 0 ||
+            unlinkat(cur, name, AT_REMOVEDIR) != 0) {
+            bd_err_errno(err, BD_E_IO, errno ? errno : EIO, path,
+                         "cannot remove an emptied directory");
+            goto out;
+        }
+    }
+    close(cur);
+    cur = -1;
+    if (unlinkat(pfd, base, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot remove the temp dir");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (cur >= 0)
+        close(cur);
+    if (pfd >= 0)
+        close(pfd);
+    free(copy);
+    return rc;
+}
+
+int bd_write_file_at(int dfd, const char *name, const void *data, size_t len, unsigned mode,
+                     bd_err *err)
+{
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, name, "cannot create in the temp dir");
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return bd_err_errno(err, BD_E_IO, e, name, "cannot write in the temp dir");
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (fchmod(fd, mode) != 0) {
+        int e = errno;
+        close(fd);
+        return bd_err_errno(err, BD_E_IO, e, name, "cannot set the mode");
+    }
+    close(fd);
+    return 0;
+}
+
+/* ---- owner tags and the sweep of dead owners' temp dirs ---------------------------- */
+
+/* Start time of process `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot), or
+ * 0 when it is gone or unreadable. */
+static unsigned long long proc_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The command name may hold spaces and parentheses: fields start after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 3; field < 22 && p; field++) {
+        p = strchr(p + 1, ' ');
+    }
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+void bd_owner_tag(char out[BD_OWNER_TAG_MAX])
+{
+    long pid = (long)getpid();
+    snprintf(out, BD_OWNER_TAG_MAX, "p%lds%llu", pid, proc_start(pid));
+}
+
+/* Parse "p<pid>s<start>" at s, ending at '-'. Returns 0 with *pid and *start set. */
+static int parse_tag(const char *s, long *pid, unsigned long long *start)
+{
+    char *end;
+    if (s[0] != 'p' || s[1] < '1' || s[1] > '9')
+        return -1;
+    *pid = strtol(s + 1, &end, 10);
+    if (*end != 's' || end[1] < '0' || end[1] > '9')
+        return -1;
+    *start = strtoull(end + 1, &end, 10);
+    return *end == '-' ? 0 : -1;
+}
+
+int bd_tmp_sweep(const char *tmp_root)
+{
+    int fd = open(tmp_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    DIR *d = open_dir_listing(fd);
+    if (!d) {
+        close(fd);
+        return 0;
+    }
+    uid_t me = geteuid();
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (strncmp(name, "benchdesk-", 10) != 0)
+            continue;
+        /* benchdesk-<kind>-p<pid>s<start>-...: the kind holds no '-'. */
+        const char *kind_end = strchr(name + 10, '-');
+        long pid;
+        unsigned long long start;
+        if (!kind_end || parse_tag(kind_end + 1, &pid, &start) != 0)
+            continue;
+        struct stat st;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        /* Someone else's dir is theirs to sweep; as root, the jail uids' are ours too. */
+        if (me != 0 && st.st_uid != me)
+            continue;
+        unsigned long long now = proc_start(pid);
+        if (now != 0 && now == start)
+            continue; /* the owner is alive */
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s/%s", tmp_root, name) >= (int)sizeof(path))
+            continue;
+        bd_err e = BD_ERR_INIT;
+        if (bd_remove_tree(path, &e) == 0)
+            removed++;
+    }
+    closedir(d);
+    close(fd);
+    return removed;
+}
+
+const char *bd_tmp_root(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' ? t : "/tmp";
 }

@@ -23,6 +23,33 @@ int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 /* mkdir -p with `mode` for each created component. Returns 0 or -1 (io.error). */
 int bd_mkdir_p(const char *path, unsigned mode, bd_err *err);
 
+/* Remove `path` and everything below it: never follows a symlink, never leaves the file
+ * system it starts on, makes unreadable directories readable to get through them. A
+ * missing `path` is success. Returns 0 or -1 (io.error; internal.bug for a path with no
+ * parent component). */
+int bd_remove_tree(const char *path, bd_err *err);
+
+/* Create `name` in the directory `dfd` (O_EXCL, O_NOFOLLOW), write `len` bytes, then set
+ * `mode`. Returns 0 or -1 (io.error). */
+int bd_write_file_at(int dfd, const char *name, const void *data, size_t len, unsigned mode,
+                     bd_err *err);
+
+/* Owner tags: every temp dir benchdesk makes (per-case dirs, private GnuPG homes) is named
+ * "benchdesk-<kind>-<tag>-..." where <kind> holds no '-' and <tag> is "p<pid>s<start>" of
+ * the process that made it (its start time from /proc, so a reused pid is told apart).
+ * After a SIGKILL nothing removes such a dir; the next benchdesk start does. */
+#define BD_OWNER_TAG_MAX 48
+void bd_owner_tag(char out[BD_OWNER_TAG_MAX]);
+
+/* Remove every "benchdesk-<kind>-<tag>-*" directory right below `tmp_root` whose owner
+ * process is gone (or is another process with the same pid). Only the caller's own dirs
+ * unless it runs as root (then also those handed to a jail uid). Best effort: a dir that
+ * cannot be removed is left for the next sweep. Returns how many were removed. */
+int bd_tmp_sweep(const char *tmp_root);
+
+/* $TMPDIR when it is an absolute path, else "/tmp". Borrowed. */
+const char *bd_tmp_root(void);
+
 /* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ" into `out` (21 bytes). */
 void bd_utc_now(char out[21]);
 

@@ -94,7 +94,8 @@ static struct {
     int landlock_abi;
     struct sock_filter bpf[2048]; /* the compiled seccomp filter */
     unsigned short bpf_len;
-    bool bpf_cached; /* compiled once by bd_jail_server_init: kept across prepares */
+    bool bpf_cached;   /* compiled once by bd_jail_server_init: kept across prepares */
+    bool host_network; /* record --unsafe-network: see bd_jail_set_host_network */
 } J = {.sync_rd = -1, .sync_wr = -1, .report_rd = -1, .report_wr = -1, .cwd_fd = -1};
 
 static int last_errno;
@@ -130,10 +131,15 @@ static void close_fd(int *fd)
     }
 }
 
+void bd_jail_set_host_network(bool on)
+{
+    J.host_network = on;
+}
+
 unsigned long bd_jail_clone_flags(void)
 {
-    return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-           CLONE_NEWCGROUP;
+    return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (J.host_network ? 0 : CLONE_NEWNET) |
+           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
 }
 
 int bd_jail_landlock_abi(void)
@@ -210,8 +216,7 @@ static int chown_tree(int dirfd, dev_t dev, int depth, bd_err *err)
         }
         if (st.st_dev != dev)
             continue;
-        if (fchownat(dirfd, de->d_name, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID, AT_SYMLINK_NOFOLLOW) !=
-            0) {
+        if (fchownat(dirfd, de->d_name, J.host_uid, J.host_gid, AT_SYMLINK_NOFOLLOW) != 0) {
             rc = fail(err, "chown %s to the jail uid", de->d_name);
             break;
         }
@@ -254,8 +259,11 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
     last_errno = 0;
     J.probe = cwd == NULL;
     J.as_root = geteuid() == 0;
-    J.host_uid = J.as_root ? (uid_t)BD_JAIL_HOST_ID : geteuid();
-    J.host_gid = J.as_root ? (gid_t)BD_JAIL_HOST_ID : getegid();
+    /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
+     * while the case runs. */
+    uid_t own = (uid_t)(BD_JAIL_HOST_BASE + (unsigned)getpid() % BD_JAIL_HOST_RANGE);
+    J.host_uid = J.as_root ? own : geteuid();
+    J.host_gid = J.as_root ? (gid_t)own : getegid();
     J.landlock_abi = bd_jail_landlock_abi();
     J.n_shown = 0;
     J.cwd_path[0] = '\0';
@@ -282,8 +290,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             /* Only a private directory benchdesk made (root's, 0700) or already handed
              * over: a tree is chowned below, so never a shared or system directory, even
              * if the path checks above were wrong. */
-            if ((st.st_uid != 0 && st.st_uid != (uid_t)BD_JAIL_HOST_ID) ||
-                (st.st_mode & 07777) != 0700) {
+            if ((st.st_uid != 0 && st.st_uid != J.host_uid) || (st.st_mode & 07777) != 0700) {
                 errno = EPERM;
                 fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st.st_uid,
                      (unsigned)(st.st_mode & 07777));
@@ -300,7 +307,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
                 fail(err, "the working directory changed while the jail was prepared");
                 goto out;
             }
-            if (fchown(dfd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+            if (fchown(dfd, J.host_uid, J.host_gid) != 0) {
                 fail(err, "chown the working directory to the jail uid");
                 goto out;
             }
@@ -345,13 +352,14 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
         for (int fd = 0; fd < 3; fd++) {
             struct stat st;
             if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-                fchown(fd, BD_JAIL_HOST_ID, BD_JAIL_HOST_ID) != 0) {
+                fchown(fd, J.host_uid, J.host_gid) != 0) {
                 fail(err, "hand stdio descriptor %d to the jail uid", fd);
                 goto out;
             }
         }
     }
-    if (!J.bpf_cached && build_filter(err) != 0)
+    /* The host-network filter differs (no socket rule): built for this program only. */
+    if ((!J.bpf_cached || J.host_network) && build_filter(err) != 0)
         goto out;
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
@@ -549,6 +557,8 @@ static const char passwd_text[] = "root:x:0:0:root:/nonexistent:/usr/sbin/nologi
 static const char group_text[] = "root:x:0:\nrubric:x:1000:\nnogroup:x:65534:\n";
 /* No "dns": a name lookup fails at once instead of opening a socket. */
 static const char nsswitch_text[] = "passwd: files\ngroup: files\nhosts: files\n";
+/* With the host network (record --unsafe-network) names resolve as on the host. */
+static const char nsswitch_net_text[] = "passwd: files\ngroup: files\nhosts: files dns\n";
 
 static int build_root(bd_err *err)
 {
@@ -566,10 +576,16 @@ static int build_root(bd_err *err)
 
     if (make_dir("etc", 0755, err) != 0 || make_file("etc/passwd", passwd_text, err) != 0 ||
         make_file("etc/group", group_text, err) != 0 ||
-        make_file("etc/nsswitch.conf", nsswitch_text, err) != 0 ||
+        make_file("etc/nsswitch.conf", J.host_network ? nsswitch_net_text : nsswitch_text, err) !=
+            0 ||
         show_host("etc/ld.so.cache", false, err) != 0 ||
         show_host("etc/localtime", false, err) != 0 ||
         show_host("etc/alternatives", false, err) != 0)
+        return -1;
+    if (J.host_network &&
+        (show_host("etc/resolv.conf", false, err) != 0 || show_host("etc/hosts", false, err) != 0 ||
+         show_host("etc/ssl", false, err) != 0 ||
+         show_host("etc/ca-certificates", false, err) != 0))
         return -1;
 
     if (make_dir("dev", 0755, err) != 0)
@@ -609,14 +625,21 @@ static int build_root(bd_err *err)
         return fail(err, "mount the jail's private /tmp");
 
     if (J.cwd_fd >= 0) {
-        /* The cwd keeps its host path (under the private /tmp when it is in /tmp): no
-         * name of its own can collide with a file shown at its host path. */
+        /* The cwd keeps its host path (no name of its own can collide with a file shown
+         * at its host path) but none of its host inodes: it is a directory of the jail's
+         * private /tmp tmpfs when it lies under /tmp (so the cwd, /tmp and /dev/shm share
+         * one size cap), else a tmpfs of the same caps of its own. Whatever the rubric
+         * writes vanishes with the mount namespace: nothing to clean on the host, nothing
+         * another host process can open. Only the verified case/ and rubric.py come from
+         * the host dir, bound read-only. */
         const char *work = J.cwd_path + 1;
-        snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", J.cwd_fd);
-        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0 ||
-            bind_to(fdpath, work, MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+        bool in_tmp = strncmp(work, "tmp/", 4) == 0;
+        if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0)
             return -1;
-        /* The case and the rubric's own bytes stay read-only even to their owner. */
+        if (!in_tmp &&
+            mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "mode=0700,size=" BD_JAIL_TMP_SIZE ",nr_inodes=" BD_JAIL_TMP_INODES) != 0)
+            return fail(err, "mount the jail's working directory");
         static const char *const ro[] = {"case", "rubric.py"};
         for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
             struct stat st;
@@ -633,7 +656,10 @@ static int build_root(bd_err *err)
                 continue;
             if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 continue;
-            if (bind_to(p, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+            if ((S_ISDIR(st.st_mode) ? make_dir(p, 0500, err) : make_file(p, NULL, err)) != 0)
+                return -1;
+            snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d/%s", J.cwd_fd, ro[i]);
+            if (bind_to(fdpath, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
                 return -1;
         }
     }
@@ -697,7 +723,7 @@ static int apply_landlock(bd_err *err)
     struct ll_ruleset_attr attr = {fs, 0, 0};
     size_t size = sizeof(uint64_t);
     if (abi >= 4) {
-        attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+        attr.handled_access_net = J.host_network ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
         size = 2 * sizeof(uint64_t);
     }
     if (abi >= 6) {
@@ -768,7 +794,7 @@ int bd_jail_child(bd_err *err)
         if (J.shown_fd[i] < 0)
             return fail(err, "open %.100s to show it in the jail", J.shown[i]);
     }
-    /* Become the jail's user. As root this is the drop to BD_JAIL_HOST_ID outside; the
+    /* Become the jail's user. As root this is the drop to the case's own host uid outside; the
      * capabilities held inside this user namespace stay until execve. */
     if (J.as_root && setgroups(0, NULL) != 0)
         return fail(err, "drop supplementary groups");
@@ -847,6 +873,14 @@ static const char *const killed_syscalls[] = {
     "syslog",
 };
 
+/* Refused with EPERM: kernel memory a program could fill without it counting in
+ * RLIMIT_AS — anonymous memory files, System V shared memory and message queues, POSIX
+ * message queues. (POSIX shared memory is files in /dev/shm, which is the jail's /tmp:
+ * the size-capped tmpfs.) */
+static const char *const denied_syscalls[] = {
+    "memfd_create", "memfd_secret", "shmget", "shmat", "msgget", "mq_open",
+};
+
 /* Compile the filter into J.bpf (libseccomp allocates: this runs in the supervisor,
  * before the program's rlimits; loading it later is one system call). */
 static int build_filter(bd_err *err)
@@ -874,8 +908,25 @@ static int build_filter(bd_err *err)
                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    if (r == 0)
+    /* Memory outside RLIMIT_AS and the tmpfs cap: refused with EPERM (a library falls
+     * back; nothing to kill for). */
+    for (size_t i = 0; r == 0 && i < sizeof(denied_syscalls) / sizeof(denied_syscalls[0]); i++) {
+        int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
+        if (nr != __NR_SCMP_ERROR)
+            r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
+    /* Sockets: AF_UNIX only; with the host network also AF_INET and AF_INET6 (never
+     * netlink, packet or the rest). */
+    if (r == 0 && !J.host_network)
         r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
+    /* (One comparison per argument and rule: the families between and beyond, one rule
+     * each.) */
+    if (r == 0 && J.host_network)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNSPEC, 0));
+    for (int fam = AF_INET + 1; r == 0 && J.host_network && fam < AF_INET6; fam++)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, fam, 0));
+    if (r == 0 && J.host_network)
+        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_INET6, 0));
     if (r == 0)
         r = seccomp_rule_add(ctx, kill, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     if (r != 0) {

@@ -21,9 +21,9 @@
  *   bd_jail_lockdown()              program: the seccomp filter, last thing before execve
  *
  * Identity: inside the jail the program is uid/gid BD_JAIL_UID with no capabilities.
- * Outside it is the invoking user, or BD_JAIL_HOST_ID (nobody) when benchdesk runs as
- * root — then the case's temp dir is chowned to BD_JAIL_HOST_ID first so the rubric
- * can write its own cwd.
+ * Outside it is the invoking user, or (when benchdesk runs as root) a uid of the case's
+ * own from the BD_JAIL_HOST_BASE range — then the case's temp dir is chowned to that uid
+ * first so the rubric can write its own cwd.
  *
  * State lives in this module's statics: one jail per process (the supervisor of one case,
  * or the availability probe). Nothing here creates a process.
@@ -39,8 +39,14 @@
 
 /* The rubric's uid and gid inside the jail. */
 #define BD_JAIL_UID 1000
-/* The host uid and gid the rubric runs as when benchdesk runs as root (nobody). */
-#define BD_JAIL_HOST_ID 65534
+/* When benchdesk runs as root, each case runs as a host uid and gid of its own:
+ * BD_JAIL_HOST_BASE + the pid of the case's supervisor. Pids of live processes are
+ * distinct and below 2^22 (the kernel's pid_max ceiling), so concurrent cases — of this
+ * run or of another benchdesk — never share a uid, no host process runs as one (the
+ * range 1879048192..1883242495 is outside every distribution's system and user ranges
+ * and the usual /etc/subuid allocations), and RLIMIT_NPROC counts that case alone. */
+#define BD_JAIL_HOST_BASE  1879048192u
+#define BD_JAIL_HOST_RANGE 4194304u
 /* Size caps of the jail's private /tmp. */
 #define BD_JAIL_TMP_SIZE   "256m"
 #define BD_JAIL_TMP_INODES "16384"
@@ -53,20 +59,29 @@
  * bd_jail_prepare only copies it (a failure here is retried, and reported, per case). */
 void bd_jail_server_init(void);
 
+/* Supervisor, before bd_jail_prepare: whether the program keeps the host network
+ * (`record --unsafe-network`, DESIGN.md §15). When on: no new network namespace, the
+ * seccomp filter and Landlock allow AF_INET/AF_INET6 sockets and TCP, and the resolver
+ * files (/etc/resolv.conf, /etc/hosts, /etc/ssl) are shown with "hosts: files dns";
+ * every other namespace, the minimal root, the rest of the filter and the limits stay.
+ * Off by default; a supervisor serves one program, so it is never reset. */
+void bd_jail_set_host_network(bool on);
+
 /* Flags for the program's clone(): CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
- * CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS (the caller adds SIGCHLD). */
+ * CLONE_NEWNET (not with the host network) | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
+ * (the caller adds SIGCHLD). */
 unsigned long bd_jail_clone_flags(void);
 
 /* Supervisor, before the program's clone. `cwd` is the program's working directory
  * (absolute; not "/", "/tmp", nor in the system dirs, /etc, /proc or /dev; as root it
- * must be mode 0700 and root's or already BD_JAIL_HOST_ID's, as mkdtemp makes it; NULL
+ * must be mode 0700 and root's or already the case uid's, as mkdtemp makes it; NULL
  * for the availability probe). It appears at the same path in the jail (inside the
  * private /tmp when under /tmp). `argv` is the program's NULL-terminated command line
  * (may be NULL): argv[0] and every other argument that names a regular file by absolute
  * path (a command SUT's script) are bound read-only at the same path when they are not
  * under the system directories the jail shows (at most BD_JAIL_MAX_SHOWN; directories
  * are never shown). As root, the cwd tree (same file system, no symlinks followed) and
- * the stdio pipes are chowned to BD_JAIL_HOST_ID. Returns 0, or -1 with
+ * the stdio pipes are chowned to the case's host uid. Returns 0, or -1 with
  * isolation.unavailable; the errno of the failing call is kept for bd_jail_errno(). */
 int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err);
 

@@ -386,16 +386,18 @@ static int ensure_home(bd_prov_ctx *ctx, bd_err *err)
     char **names = NULL;
     size_t n = 0;
     char *conf = NULL;
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !tmp[0] || tmp[0] != '/')
-        tmp = "/tmp";
-    size_t hl = strlen(tmp) + 32;
+    const char *tmp = bd_tmp_root();
+    char tag[BD_OWNER_TAG_MAX];
+    bd_owner_tag(tag);
+    /* Owner-tagged, so a later start sweeps it when this process is SIGKILLed. */
+    (void)bd_tmp_sweep(tmp);
+    size_t hl = strlen(tmp) + 32 + sizeof(tag);
     char *home = malloc(hl);
     if (!home) {
         nomem(&e);
         goto out;
     }
-    snprintf(home, hl, "%s/benchdesk-gnupg-XXXXXX", tmp);
+    snprintf(home, hl, "%s/benchdesk-gnupg-%s-XXXXXX", tmp, tag);
     /* mkdtemp creates it 0700: only this user can read or plant keys in it. */
     if (!mkdtemp(home)) {
         bd_err_errno(&e, BD_E_IO, errno, home,

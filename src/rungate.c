@@ -1,8 +1,12 @@
 #include "rungate.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "verify.h"
 
@@ -28,6 +32,35 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id)
 {
     return p && id && p->n_verified &&
            bsearch(&id, p->verified_ids, p->n_verified, sizeof(char *), str_cmp) != NULL;
+}
+
+/* Free space the history must have before a run starts: a few records with room. */
+#define HISTORY_MIN_FREE (4u * 1024u * 1024u)
+
+/* §4, §5: the history's writability is known before the first spawn — a read-only or
+ * full file system, or a directory benchdesk may not write, refuses the run with exit 4
+ * instead of failing the first append after a rubric ran. A probe file is created and
+ * removed (access() would not see a read-only mount or a quota). */
+static int history_writable(const bd_history *h, bd_err *err)
+{
+    const char *dir = bd_history_dir(h);
+    char probe[4096];
+    snprintf(probe, sizeof(probe), "%s/.write-probe-%ld", dir, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, dir,
+                            "the history cannot be written, so no case was run; make the "
+                            "directory writable");
+    close(fd);
+    unlink(probe);
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) == 0 &&
+        (unsigned long long)vfs.f_bavail * vfs.f_frsize < HISTORY_MIN_FREE)
+        return bd_err_set(err, BD_E_IO, dir, 0, 0,
+                          "less than %u MiB free for the history, so no case was run; free "
+                          "some space",
+                          HISTORY_MIN_FREE / (1024u * 1024u));
+    return 0;
 }
 
 static bool stop_now(const bd_run_gate_opts *o)
@@ -141,8 +174,9 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
     size_t n_keep = 0;
     int rc = -1;
 
-    /* A run never appends to a broken chain; a shard run does not touch it (§14). */
-    if (!o->shard && open_verified(&h, runner, bench, err) != 0)
+    /* A run never appends to a broken chain, nor starts a rubric when the history cannot
+     * be written; a shard run does not touch it (§14). */
+    if (!o->shard && (open_verified(&h, runner, bench, err) != 0 || history_writable(h, err) != 0))
         goto out;
     if (stop_now(o)) {
         bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");
@@ -164,6 +198,7 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
         goto out;
     if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
         goto out;
+    bd_runner_set_skipped(runner, plan->skipped_draft, plan->skipped_awaiting);
     *hist = h;
     h = NULL;
     rc = 0;
@@ -200,7 +235,10 @@ int bd_run_record(bd_case_result *res, const bd_run_summary *s, void *payload, b
     if (bd_history_append_score(rec->hist, &f, &res->score, &seq, hash, err) != 0)
         return -1;
     snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
+    res->record_seq = seq;
+    res->provenance_verified = f.provenance_verified;
     rec->last_seq = seq;
-    bd_runner_set_chain_head(rec->runner, hash);
+    /* The runner moves its chain head from res->record_hash on the loop thread: this may
+     * run on the recording worker. */
     return 0;
 }

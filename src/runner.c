@@ -21,55 +21,16 @@
 #include "canon.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "serial.h"
 #include "stats.h"
+#include "sut_env.h"
 #include "text.h"
 #include "verify.h"
 #include "version.h"
 
-#define CASSETTE_MAX        (64u * 1024 * 1024)
-#define STDERR_DETAIL_BYTES 200
+#define CASSETTE_MAX (64u * 1024 * 1024)
 
 /* ---- small helpers ----------------------------------------------------------------- */
-
-void bd_runner_one_line(char *out, size_t max, const char *in, size_t len)
-{
-    size_t k = 0;
-    const unsigned char *s = (const unsigned char *)in;
-    if (len > max)
-        len = max;
-    size_t i = 0;
-    while (i < len && k < max) {
-        unsigned char c = s[i];
-        size_t need = c < 0x80           ? 1
-                      : (c >> 5) == 0x6  ? 2
-                      : (c >> 4) == 0xE  ? 3
-                      : (c >> 3) == 0x1E ? 4
-                                         : 0;
-        if (need == 1) {
-            out[k++] = (c < 0x20 || c == 0x7F) ? ' ' : (char)c;
-            i++;
-            continue;
-        }
-        if (need && i + need <= len && bd_utf8_valid(in + i, need)) {
-            memcpy(out + k, in + i, need);
-            k += need;
-            i += need;
-            continue;
-        }
-        out[k++] = '?';
-        i++;
-    }
-    /* Trim trailing blanks left by a final newline. */
-    while (k > 0 && out[k - 1] == ' ')
-        k--;
-    out[k] = '\0';
-}
-
-static bool mem_contains(const char *hay, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    return hay && n >= m && memmem(hay, n, needle, m) != NULL;
-}
 
 bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *c)
 {
@@ -93,128 +54,6 @@ bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *
     l.stdout_max = BD_EXEC_STDOUT_MAX;
     l.stderr_keep = BD_EXEC_STDERR_KEEP;
     return l;
-}
-
-/* "<prefix>: <first bytes of stderr as one line>" into detail. */
-static void detail_with_stderr(char detail[BD_SCORE_DETAIL_MAX], const char *prefix,
-                               const bd_exec_result *res, size_t max_err)
-{
-    char line[STDERR_DETAIL_BYTES + 1];
-    size_t room = BD_SCORE_DETAIL_MAX - strlen(prefix) - 3;
-    if (max_err > room)
-        max_err = room;
-    if (max_err > STDERR_DETAIL_BYTES)
-        max_err = STDERR_DETAIL_BYTES;
-    bd_runner_one_line(line, max_err, res->err_head, res->err_head_len);
-    if (line[0])
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s: %s", prefix, line);
-    else
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s (no stderr)", prefix);
-}
-
-/* The last checks both classifiers share: killed by a signal, else a failing exit status,
- * else no harness failure. `who` prefixes the detail ("" for the rubric, "SUT "). */
-static bd_harness_mode classify_end(const bd_exec_result *res, const char *who,
-                                    bd_harness_mode signalled, bd_harness_mode failed,
-                                    char detail[BD_SCORE_DETAIL_MAX])
-{
-    char sig[24];
-    char prefix[96];
-    if (!res->exited) {
-        snprintf(prefix, sizeof(prefix), "%skilled by %s", who,
-                 bd_exec_signal_name(res->term_signal, sig));
-        detail_with_stderr(detail, prefix, res, 150);
-        return signalled;
-    }
-    if (res->exit_code != 0) {
-        snprintf(prefix, sizeof(prefix), "%sexit status %d", who, res->exit_code);
-        detail_with_stderr(detail, prefix, res, STDERR_DETAIL_BYTES);
-        return failed;
-    }
-    return BD_HM_NONE;
-}
-
-bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limits *lim,
-                                   char detail[BD_SCORE_DETAIL_MAX])
-{
-    detail[0] = '\0';
-    bool sigxcpu = res->term_signal == SIGXCPU;
-    /* A SIGKILL neither the supervisor (deadline) nor we (cap, cancel) sent: the CPU
-     * hard limit or the kernel's OOM killer. */
-    bool foreign_kill =
-        res->term_signal == SIGKILL && !res->killed && !res->timed_out && !res->supervisor_lost;
-
-    /* Wall clock: the deadline fired, or the CPU limit fired after the wall-clock limit
-     * had passed (one busy thread reaches both together; §3 ranks timeout first). */
-    if (res->timed_out || (sigxcpu && res->run_wall_us >= lim->wall_ms * 1000)) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX,
-                 "wall clock past the %lld ms limit; killed after %lld ms", (long long)lim->wall_ms,
-                 (long long)res->wall_ms);
-        return BD_HM_TIMEOUT;
-    }
-    /* wait4's CPU time is tick-sampled and may read up to ~20% below the clock the
-     * kernel's CPU limit uses: allow for it. */
-    if (sigxcpu || (foreign_kill && lim->cpu_s && res->cpu_us >= (int64_t)lim->cpu_s * 800000)) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "CPU limit of %llu s reached (%lld ms of CPU)",
-                 (unsigned long long)lim->cpu_s, (long long)(res->cpu_us / 1000));
-        return BD_HM_CPU_LIMIT;
-    }
-    bool memory_error = mem_contains(res->err, res->err_len, "MemoryError") ||
-                        mem_contains(res->err, res->err_len, "Cannot allocate memory");
-    bool failed = res->exited ? res->exit_code != 0 : true;
-    long long mb = lim->as_bytes ? (long long)(lim->as_bytes / (1024 * 1024)) : 0;
-    if (memory_error && failed) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "memory limit of %lld MB reached (MemoryError)", mb);
-        return BD_HM_KILLED_OOM;
-    }
-    if (foreign_kill &&
-        (lim->as_bytes == 0 || (uint64_t)res->maxrss_kb * 1024 >= lim->as_bytes / 2)) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX,
-                 "killed by SIGKILL at %lld MB resident (memory limit %lld MB)",
-                 (long long)(res->maxrss_kb / 1024), mb);
-        return BD_HM_KILLED_OOM;
-    }
-    if (res->output_limit) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "stdout exceeded %zu bytes; killed at the cap",
-                 lim->stdout_max ? lim->stdout_max : (size_t)BD_EXEC_STDOUT_MAX);
-        return BD_HM_OUTPUT_LIMIT;
-    }
-    if (res->term_signal == SIGSYS) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX,
-                 "killed by SIGSYS: a system call the sandbox forbids");
-        return BD_HM_SANDBOX_VIOLATION;
-    }
-    if (res->supervisor_lost) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX,
-                 "the rubric's supervisor was killed before it could report");
-        return BD_HM_CRASHED;
-    }
-    return classify_end(res, "", BD_HM_CRASHED, BD_HM_MALFORMED, detail);
-}
-
-bd_harness_mode bd_runner_classify_sut(const bd_exec_result *res, char detail[BD_SCORE_DETAIL_MAX])
-{
-    detail[0] = '\0';
-    if (!res->started) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "cannot start the SUT: %.180s",
-                 res->setup_error[0] ? res->setup_error : "unknown reason");
-        return BD_HM_SUT_EXCEPTION;
-    }
-    if (res->timed_out) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "SUT wall clock past its limit; killed after %lld ms",
-                 (long long)res->wall_ms);
-        return BD_HM_SUT_TIMEOUT;
-    }
-    if (res->output_limit) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "SUT stdout exceeded %u bytes; killed at the cap",
-                 (unsigned)BD_EXEC_STDOUT_MAX);
-        return BD_HM_SUT_MALFORMED;
-    }
-    if (res->supervisor_lost) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "the SUT's supervisor was killed");
-        return BD_HM_SUT_EXCEPTION;
-    }
-    return classify_end(res, "SUT ", BD_HM_SUT_EXCEPTION, BD_HM_SUT_EXCEPTION, detail);
 }
 
 /* Exactly one JSON value (any type) in strict UTF-8, nothing but whitespace after it. */
@@ -246,343 +85,9 @@ static cJSON *parse_one_json(const char *buf, size_t len, char detail[BD_SCORE_D
     return j;
 }
 
-/* ---- file system: copy in, remove out ---------------------------------------------- */
-
-static int copy_file_at(int sfd, const char *name, int dfd, mode_t mode, bd_err *err)
-{
-    int rc = -1;
-    int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    int out = -1;
-    char *buf = NULL;
-    if (in < 0) {
-        bd_err_errno(err, BD_E_IO, errno, name, "cannot open a case file to copy it");
-        goto out;
-    }
-    /* Created with its final read-only mode: the descriptor stays writable. */
-    out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (out < 0) {
-        bd_err_errno(err, BD_E_IO, errno, name, "cannot create a copy in the temp dir");
-        goto out;
-    }
-    buf = malloc(65536);
-    if (!buf) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, 65536);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            bd_err_errno(err, BD_E_IO, errno, name, "cannot read a case file");
-            goto out;
-        }
-        if (n == 0)
-            break;
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = write(out, buf + w, (size_t)(n - w));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                bd_err_errno(err, BD_E_IO, errno, name, "cannot write a case file copy");
-                goto out;
-            }
-            w += k;
-        }
-    }
-    rc = 0;
-out:
-    free(buf);
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
-    return rc;
-}
-
-/* A listing of the directory `fd` from its first entry, leaving `fd` itself open (the
- * caller closedir()s the result). NULL with errno set on failure. */
-static DIR *open_dir_listing(int fd)
-{
-    int dup_fd = dup(fd);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    /* A dup shares the file offset: always start from the top. */
-    if (d)
-        rewinddir(d);
-    else if (dup_fd >= 0)
-        close(dup_fd);
-    return d;
-}
-
-/* Copy the directory `sfd` into the (new, empty) directory `dfd`: regular files
- * read-only (0444, 0555 with an execute bit), directories 0555. Anything else is
- * case.unsupported_entry. Depth is bounded by the case on disk (it was digested). */
-static int copy_tree(int sfd, int dfd, int depth, bd_err *err)
-{
-    if (depth > 64)
-        return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
-                          "case directory nested deeper than 64 levels");
-    DIR *d = open_dir_listing(sfd);
-    if (!d) {
-        return bd_err_errno(err, BD_E_IO, errno, NULL, "cannot list a case directory");
-    }
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        const char *name = de->d_name;
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot stat a case file");
-        } else if (S_ISREG(st.st_mode)) {
-            rc = copy_file_at(sfd, name, dfd, (st.st_mode & 0111) ? 0555 : 0444, err);
-        } else if (S_ISDIR(st.st_mode)) {
-            if (mkdirat(dfd, name, 0700) != 0) {
-                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot create a directory copy");
-                break;
-            }
-            int s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            int d2 = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (s2 < 0 || d2 < 0)
-                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot open a case directory");
-            else
-                rc = copy_tree(s2, d2, depth + 1, err);
-            if (rc == 0 && fchmod(d2, 0555) != 0)
-                rc = bd_err_errno(err, BD_E_IO, errno, name, "cannot make a copy read-only");
-            if (s2 >= 0)
-                close(s2);
-            if (d2 >= 0)
-                close(d2);
-        } else {
-            rc = bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, NULL, 0, 0,
-                            "'%s' in the case is not a regular file or directory", name);
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-/* Copy <case_dir>/<sub> (if present) to <dst_dir>/<sub>. */
-static int copy_case_part(const char *case_dir, const char *sub, int dst_dirfd, bd_err *err)
-{
-    int cfd = open(case_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (cfd < 0)
-        return bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot open the case directory");
-    int rc = 0;
-    struct stat st;
-    if (fstatat(cfd, sub, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT)
-            rc = bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot stat %s/", sub);
-    } else if (!S_ISDIR(st.st_mode)) {
-        rc =
-            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, case_dir, 0, 0, "'%s' is not a directory", sub);
-    } else if (mkdirat(dst_dirfd, sub, 0700) != 0) {
-        rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot create case/%s in the temp dir", sub);
-    } else {
-        int s = openat(cfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int d = openat(dst_dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (s < 0 || d < 0)
-            rc = bd_err_errno(err, BD_E_IO, errno, case_dir, "cannot open %s/", sub);
-        else
-            rc = copy_tree(s, d, 0, err);
-        if (rc == 0 && fchmod(d, 0555) != 0)
-            rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot make case/%s read-only", sub);
-        if (s >= 0)
-            close(s);
-        if (d >= 0)
-            close(d);
-    }
-    close(cfd);
-    return rc;
-}
-
-/* The entry of directory `dfd` that is the directory (dev, ino), or -1. */
-static int find_dir_entry(int dfd, dev_t dev, ino_t ino, char name[256])
-{
-    DIR *d = open_dir_listing(dfd);
-    if (!d) {
-        return -1;
-    }
-    int found = -1;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            st.st_dev == dev && st.st_ino == ino) {
-            snprintf(name, 256, "%s", de->d_name);
-            found = 0;
-            break;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
-/* Remove `path` and everything below it: never follows a symlink, never leaves the
- * file system it starts on, and uses no recursion and O(1) descriptors — a rubric may
- * leave a tree thousands of levels deep, or with modes 000, behind. */
-static int remove_tree(const char *path, bd_err *err)
-{
-    char *copy = strdup(path);
-    if (!copy)
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    char *slash = strrchr(copy, '/');
-    if (!slash || slash == copy || !slash[1]) {
-        free(copy);
-        return bd_err_set(err, BD_E_INTERNAL, path, 0, 0, "refusing to remove this path");
-    }
-    *slash = '\0';
-    const char *base = slash + 1;
-    int rc = -1, cur = -1;
-    int pfd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (pfd < 0) {
-        bd_err_errno(err, BD_E_IO, errno, copy, "cannot open the temp root");
-        goto out;
-    }
-    struct stat top;
-    if (fstatat(pfd, base, &top, AT_SYMLINK_NOFOLLOW) != 0) {
-        rc = errno == ENOENT ? 0 : bd_err_errno(err, BD_E_IO, errno, path, "cannot stat");
-        goto out;
-    }
-    if (!S_ISDIR(top.st_mode)) {
-        if (unlinkat(pfd, base, 0) != 0 && errno != ENOENT)
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot remove");
-        else
-            rc = 0;
-        goto out;
-    }
-    fchmodat(pfd, base, 0700, 0);
-    cur = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (cur < 0) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot open the temp dir to remove it");
-        goto out;
-    }
-    size_t depth = 0;
-    for (;;) {
-        DIR *d = open_dir_listing(cur);
-        if (!d) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot list the temp dir");
-            goto out;
-        }
-        bool descended = false;
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-            const char *name = de->d_name;
-            if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-                continue;
-            struct stat st;
-            if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                continue;
-            if (S_ISDIR(st.st_mode)) {
-                if (st.st_dev != top.st_dev) {
-                    closedir(d);
-                    bd_err_set(err, BD_E_IO, path, 0, 0,
-                               "a file system is mounted inside the temp dir (at '%s'); "
-                               "unmount it, then remove the directory",
-                               name);
-                    goto out;
-                }
-                /* Entries can be removed only from a directory we may write: the
-                 * read-only copies and a rubric's mode 000 need u+rwx first. */
-                if ((st.st_mode & 0700) != 0700)
-                    fchmodat(cur, name, 0700, 0);
-                int sub = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0) {
-                    closedir(d);
-                    bd_err_errno(err, BD_E_IO, errno, path, "cannot enter '%s'", name);
-                    goto out;
-                }
-                closedir(d);
-                close(cur);
-                cur = sub;
-                depth++;
-                descended = true;
-                break;
-            }
-            if (unlinkat(cur, name, 0) != 0 && errno != ENOENT) {
-                int e = errno;
-                closedir(d);
-                bd_err_errno(err, BD_E_IO, e, path, "cannot remove '%s'", name);
-                goto out;
-            }
-        }
-        if (descended)
-            continue;
-        closedir(d);
-        if (depth == 0)
-            break;
-        /* `cur` is empty: go up and remove it. */
-        struct stat me;
-        if (fstat(cur, &me) != 0) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot stat a directory");
-            goto out;
-        }
-        int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (up < 0) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot go back up");
-            goto out;
-        }
-        close(cur);
-        cur = up;
-        depth--;
-        char name[256];
-        if (find_dir_entry(cur, me.st_dev, me.st_ino, name) != 0 ||
-            unlinkat(cur, name, AT_REMOVEDIR) != 0) {
-            bd_err_errno(err, BD_E_IO, errno ? errno : EIO, path,
-                         "cannot remove an emptied directory");
-            goto out;
-        }
-    }
-    close(cur);
-    cur = -1;
-    if (unlinkat(pfd, base, AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot remove the temp dir");
-        goto out;
-    }
-    rc = 0;
-out:
-    if (cur >= 0)
-        close(cur);
-    if (pfd >= 0)
-        close(pfd);
-    free(copy);
-    return rc;
-}
-
-static int write_file_at(int dfd, const char *name, const void *data, size_t len, mode_t mode,
-                         bd_err *err)
-{
-    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return bd_err_errno(err, BD_E_IO, errno, name, "cannot create in the temp dir");
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            return bd_err_errno(err, BD_E_IO, e, name, "cannot write in the temp dir");
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (fchmod(fd, mode) != 0) {
-        int e = errno;
-        close(fd);
-        return bd_err_errno(err, BD_E_IO, e, name, "cannot set the mode");
-    }
-    close(fd);
-    return 0;
-}
-
 /* ---- the runner -------------------------------------------------------------------- */
 
-enum { C_QUEUED, C_RUNNING, C_DONE, C_DROPPED };
+enum { C_QUEUED, C_RUNNING, C_RECORDING, C_DONE, C_DROPPED };
 
 typedef struct run_case {
     struct bd_runner *r;
@@ -606,6 +111,10 @@ typedef struct run_case {
     char *stderr_buf;
     char *doc; /* the prepared stdin document (with tmp laid out), or NULL */
     size_t doc_len;
+    size_t wait_for; /* 1 + index of the case whose slot this one took, until that one
+                        is published; then its `started` is emitted; 0 = none */
+    bool slot_freed; /* its slot went on r->freed */
+    bd_err rec_err;  /* the recorder's error (written on the worker thread) */
 } run_case;
 
 typedef struct subscriber {
@@ -619,7 +128,9 @@ struct bd_runner {
     bd_runner_opts opts;
     char *python;
     char *helper;
+    char **sut_env; /* the SUT's extra "NAME=value" entries (sut_env.h), or NULL */
     char *tmp_root;
+    char owner_tag[BD_OWNER_TAG_MAX];
     char *runs_dir;
     int jobs;
     run_case *cases;
@@ -636,6 +147,11 @@ struct bd_runner {
     uv_loop_t *loop;
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
+    size_t recording; /* cases whose record is queued on the recorder */
+    size_t removing;  /* temp dirs being removed on the thread pool */
+    bd_serial *recorder;
+    size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
+    size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
     bool has_fatal;
     bd_err fatal;
@@ -781,12 +297,10 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
     r->python = strdup(opts->python);
     r->helper = opts->helper ? strdup(opts->helper) : NULL;
     const char *tmp = opts->tmp_root;
-    if (!tmp || !tmp[0]) {
-        tmp = getenv("TMPDIR");
-        if (!tmp || tmp[0] != '/')
-            tmp = "/tmp";
-    }
+    if (!tmp || !tmp[0])
+        tmp = bd_tmp_root();
     r->tmp_root = strdup(tmp);
+    bd_owner_tag(r->owner_tag);
     r->runs_dir = bd_path_join(bench->root, BD_RUNS_DIR);
     r->cases = calloc(n, sizeof(run_case));
     if (!r->python || (opts->helper && !r->helper) || !r->tmp_root || !r->runs_dir || !r->cases) {
@@ -871,6 +385,12 @@ void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload)
     r->record_payload = payload;
 }
 
+void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting)
+{
+    r->summary.skipped_draft = draft;
+    r->summary.skipped_awaiting = awaiting;
+}
+
 void bd_runner_set_chain_head(bd_runner *r, const char *hex)
 {
     r->summary.has_chain_head = hex != NULL;
@@ -891,8 +411,21 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     r->have_report = true;
     if (v < 0)
         return -1;
+    /* Record mode: the case is about to change, so only the task class and a loadable
+     * case.yaml are required. */
+    const bd_err *tcf = r->opts.record_sut ? bd_verify_tc_failure(&r->report) : NULL;
+    if (r->opts.record_sut && !tcf) {
+        for (size_t i = 0; i < r->n && !tcf; i++)
+            if (!r->report.cases[i].loaded)
+                tcf = &r->report.cases[i].err;
+        if (tcf && err)
+            *err = *tcf;
+        if (tcf)
+            return -1;
+        v = 0;
+    }
     if (v > 0) {
-        const bd_err *first = bd_verify_first_failure(&r->report);
+        const bd_err *first = tcf ? tcf : bd_verify_first_failure(&r->report);
         if (err && first)
             *err = *first;
         else
@@ -925,6 +458,17 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
                           dg, r->tc->name);
     snprintf(r->summary.task_class_digest, sizeof(r->summary.task_class_digest), "%s", dg);
 
+    /* The SUT's environment: the scrubbed keys plus what the signed registration names
+     * (§15); a variable that is not set stops the run before anything starts. */
+    if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
+        char rp[PATH_MAX];
+        snprintf(rp, sizeof(rp), "%s/registration.yaml", r->tc->dir);
+        if (bd_sut_env_build(&r->sut_env, r->tc->reg, rp, err) != 0)
+            return -1;
+    }
+
+    /* Temp dirs of runs that were SIGKILLed go before this run makes its own. */
+    (void)bd_tmp_sweep(r->tmp_root);
     if (bd_exec_ctx_new(&r->ctx, r->opts.isolation, r->helper, err) != 0)
         return -1;
     if (bd_exec_ctx_allow(r->ctx, r->python, err) != 0)
@@ -939,24 +483,92 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
 /* ---- per case ---------------------------------------------------------------------- */
 
 static void pump(bd_runner *r);
+static void publish(run_case *rc);
+static int record_work(void *payload);
+static void record_done(void *payload, int status);
+
+/* The case's slot is free for the next case (once). */
+static void free_slot(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    if (rc->slot_freed)
+        return;
+    rc->slot_freed = true;
+    r->freed[r->freed_tail++] = rc->index;
+}
+
+/* Causal order (§4): emit the held-back `started` of the cases that took `done`'s slot,
+ * now that `done` is reported (or dropped). */
+static void announce_waiting(bd_runner *r, const run_case *done)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->cases[i].wait_for == done->index + 1) {
+            r->cases[i].wait_for = 0;
+            emit(r, BD_RUN_EV_CASE_STARTED, &r->cases[i]);
+        }
+}
+
+/* Removing a temp dir runs on libuv's thread pool: a rubric may leave a tree that takes
+ * a minute to remove, and the loop (the TUI, the other cases, Ctrl-C) must not wait for
+ * it. The run finishes only when every removal is done. */
+typedef struct removal {
+    uv_work_t req;
+    bd_runner *r;
+    char *path;
+    int rc;
+    bd_err err;
+} removal;
+
+static void removal_work(uv_work_t *req)
+{
+    removal *m = req->data;
+    bd_err_clear(&m->err);
+    m->rc = bd_remove_tree(m->path, &m->err);
+}
+
+static void removal_done(uv_work_t *req, int status)
+{
+    removal *m = req->data;
+    bd_runner *r = m->r;
+    (void)status;
+    if (m->rc != 0)
+        set_fatal(r, &m->err);
+    free(m->path);
+    free(m);
+    r->removing--;
+    pump(r);
+}
+
+/* Remove the temp dir `*path` (and free and clear it): off the loop while the run is
+ * going, in place otherwise (the runner being freed). */
+static void remove_temp(bd_runner *r, char **path)
+{
+    if (!*path)
+        return;
+    removal *m = r->loop && r->started && !r->finished ? calloc(1, sizeof(*m)) : NULL;
+    if (m) {
+        m->req.data = m;
+        m->r = r;
+        m->path = *path;
+        if (uv_queue_work(r->loop, &m->req, removal_work, removal_done) == 0) {
+            r->removing++;
+            *path = NULL;
+            return;
+        }
+        free(m);
+    }
+    bd_err e = BD_ERR_INIT;
+    if (bd_remove_tree(*path, &e) != 0)
+        set_fatal(r, &e);
+    free(*path);
+    *path = NULL;
+}
 
 static void case_cleanup(run_case *rc)
 {
     bd_runner *r = rc->r;
-    bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp) {
-        if (remove_tree(rc->sut_tmp, &e) != 0)
-            set_fatal(r, &e);
-        free(rc->sut_tmp);
-        rc->sut_tmp = NULL;
-    }
-    if (rc->tmp) {
-        bd_err_clear(&e);
-        if (remove_tree(rc->tmp, &e) != 0)
-            set_fatal(r, &e);
-        free(rc->tmp);
-        rc->tmp = NULL;
-    }
+    remove_temp(r, &rc->sut_tmp);
+    remove_temp(r, &rc->tmp);
     cJSON_Delete(rc->harness);
     rc->harness = NULL;
     free(rc->doc);
@@ -969,8 +581,10 @@ static void case_drop(run_case *rc)
     case_cleanup(rc);
     free(rc->sut_out);
     rc->sut_out = NULL;
+    free_slot(rc);
     rc->state = C_DROPPED;
     r->running--;
+    announce_waiting(r, rc);
 }
 
 static void persist_case_files(bd_runner *r, run_case *rc)
@@ -1023,15 +637,74 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         }
     }
     persist_case_files(r, rc);
-    free(rc->sut_out);
-    rc->sut_out = NULL;
-    if (r->record && !r->has_fatal) {
-        bd_err e = BD_ERR_INIT;
-        if (r->record(&rc->res, &r->summary, r->record_payload, &e) != 0)
-            set_fatal(r, &e);
+    if (r->opts.record_sut) {
+        /* The recording: freed with the runner. */
+        rc->res.sut_output = rc->sut_out;
+        rc->res.sut_output_len = rc->sut_out_len;
+    } else {
+        free(rc->sut_out);
+        rc->sut_out = NULL;
     }
-    rc->state = C_DONE;
+    /* §4, §5: a case is reported only once its record is in the history. The append
+     * runs on the serial recording worker (an fsync never stalls the loop) and the case
+     * is published when it is done. A case whose append failed (or that ended after the
+     * run had to stop) is not recorded and is never reported as finished. */
+    free_slot(rc);
     r->running--;
+    if (!r->record) {
+        publish(rc);
+        return;
+    }
+    bd_err e = BD_ERR_INIT;
+    if (!r->has_fatal && !r->recorder)
+        (void)bd_serial_new(&r->recorder, r->loop, &e);
+    if (r->has_fatal || !r->recorder ||
+        bd_serial_submit(r->recorder, record_work, record_done, rc) != 0) {
+        if (!r->has_fatal && !e.code)
+            bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory queueing a record");
+        if (!r->has_fatal)
+            set_fatal(r, &e);
+        rc->state = C_DROPPED;
+        announce_waiting(r, rc);
+        return;
+    }
+    rc->state = C_RECORDING;
+    r->recording++;
+}
+
+/* Worker thread: append the case's record. Reads only what no one writes during the run
+ * (the summary's run id, task class, digests, class; the case's result). */
+static int record_work(void *payload)
+{
+    run_case *rc = payload;
+    bd_runner *r = rc->r;
+    bd_err_clear(&rc->rec_err);
+    return r->record(&rc->res, &r->summary, r->record_payload, &rc->rec_err);
+}
+
+/* Loop thread: the record is in (publish the case) or the append failed (stop the run). */
+static void record_done(void *payload, int status)
+{
+    run_case *rc = payload;
+    bd_runner *r = rc->r;
+    r->recording--;
+    if (status != 0) {
+        set_fatal(r, &rc->rec_err);
+        rc->state = C_DROPPED;
+        announce_waiting(r, rc);
+    } else {
+        if (rc->res.record_hash[0])
+            bd_runner_set_chain_head(r, rc->res.record_hash);
+        publish(rc);
+    }
+    pump(r);
+}
+
+/* The case is done (and recorded, when there is a recorder): count it, report it. */
+static void publish(run_case *rc)
+{
+    bd_runner *r = rc->r;
+    rc->state = C_DONE;
     r->done++;
     r->results[r->n_results++] = &rc->res;
     /* Keep results in id order for the summary and readers. */
@@ -1046,7 +719,12 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         r->summary.passed++;
     else
         r->summary.failed++;
+    if (rc->wait_for) {
+        rc->wait_for = 0;
+        emit(r, BD_RUN_EV_CASE_STARTED, rc);
+    }
     emit(r, BD_RUN_EV_CASE_FINISHED, rc);
+    announce_waiting(r, rc);
 }
 
 static void case_fail(run_case *rc, bd_harness_mode mode, const char *detail, int64_t wall_ms)
@@ -1076,8 +754,9 @@ static char *json_text(cJSON *doc, size_t *len)
 static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_err *err)
 {
     char path[PATH_MAX];
-    int n = snprintf(path, sizeof(path), "%s/benchdesk-%s-%s%s-XXXXXX", r->tmp_root,
-                     r->summary.run_id, rc->id, suffix);
+    /* The owner tag lets a later benchdesk sweep the dir if this one is SIGKILLed. */
+    int n = snprintf(path, sizeof(path), "%s/benchdesk-run-%s-%s%s-XXXXXX", r->tmp_root,
+                     r->owner_tag, rc->id, suffix);
     if (n < 0 || (size_t)n >= sizeof(path)) {
         bd_err_set(err, BD_E_IO, r->tmp_root, 0, 0, "temp dir path too long");
         return NULL;
@@ -1118,6 +797,23 @@ static int make_case_dir(run_case *rc, const char *suffix, const char *what, cha
 
 static void sut_done(bd_exec_result *res, void *payload);
 
+/* Use-time integrity (§2): copy the case's `tops` into `casefd` while hashing the whole
+ * case in the same pass, and compare with the pin now, before any program sees the copy.
+ * A case changed since the run started is case.digest_mismatch: the run aborts and
+ * nothing is recorded for it. */
+static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_err *err)
+{
+    char now[BD_DIGEST_BUF];
+    if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, err) != 0)
+        return -1;
+    if (!rc->r->opts.record_sut && strcmp(now, rc->case_digest) != 0)
+        return bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
+                          "case '%s' changed during the run (now %s, pinned %s): it was not "
+                          "run; restore it, or re-pin with `benchdesk pin` and sign again",
+                          rc->id, now, rc->case_digest);
+    return 0;
+}
+
 /* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
  * (err set) on an environment failure. */
 static int prepare_rubric(run_case *rc, bd_err *err)
@@ -1135,14 +831,14 @@ static int prepare_rubric(run_case *rc, bd_err *err)
         bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot open case/");
         goto out;
     }
-    if (copy_case_part(rc->case_dir_path, "input", casefd, err) != 0 ||
-        copy_case_part(rc->case_dir_path, "expected", casefd, err) != 0)
+    static const char *const rubric_tops[] = {"input", "expected", NULL};
+    if (copy_verified(rc, casefd, rubric_tops, err) != 0)
         goto out;
     if (fchmod(casefd, 0555) != 0) {
         bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot make case/ read-only");
         goto out;
     }
-    if (write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
+    if (bd_write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
         goto out;
 
     doc = cJSON_CreateObject();
@@ -1184,7 +880,7 @@ static int launch_rubric(run_case *rc, bd_err *err)
 {
     bd_runner *r = rc->r;
     const char *argv[] = {r->python, "-s", "rubric.py", NULL};
-    bd_exec_spec spec = {argv, rc->tmp, rc->doc, rc->doc_len, rc->lim};
+    bd_exec_spec spec = {argv, rc->tmp, rc->doc, rc->doc_len, rc->lim, NULL, false};
     rc->in_sut = false;
     int rc_ = bd_exec_start(&rc->ex, r->loop, r->ctx, &spec, rubric_done, rc, err);
     free(rc->doc); /* the exec keeps its own copy */
@@ -1213,7 +909,12 @@ static int start_sut(run_case *rc, bd_err *err)
         goto out;
     casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     /* The system under test sees the input, never the ground truth. */
-    if (casefd < 0 || copy_case_part(rc->case_dir_path, "input", casefd, err) != 0)
+    static const char *const sut_tops[] = {"input", NULL};
+    if (casefd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, rc->sut_tmp, "cannot open case/");
+        goto out;
+    }
+    if (copy_verified(rc, casefd, sut_tops, err) != 0)
         goto out;
     fchmod(casefd, 0555);
     doc = cJSON_CreateObject();
@@ -1238,7 +939,14 @@ static int start_sut(run_case *rc, bd_err *err)
     lim.wall_ms = (int64_t)wall * 1000;
     lim.cpu_s = (uint64_t)wall;
     lim.as_bytes = (uint64_t)BD_RUBRIC_MAX_MEMORY_MB * 1024 * 1024;
-    bd_exec_spec spec = {(const char *const *)reg->sut_argv, rc->sut_tmp, text, len, lim};
+    /* The SUT alone gets env_pass and, when recording with consent, the network. */
+    bd_exec_spec spec = {(const char *const *)reg->sut_argv,
+                         rc->sut_tmp,
+                         text,
+                         len,
+                         lim,
+                         (const char *const *)r->sut_env,
+                         r->opts.sut_host_network};
     rc->in_sut = true;
     if (bd_exec_start(&rc->ex, r->loop, r->ctx, &spec, sut_done, rc, err) != 0)
         goto out;
@@ -1288,12 +996,14 @@ static void sut_done(bd_exec_result *res, void *payload)
     int64_t wall = res->wall_ms;
     bd_exec_result_delete(res);
     bd_err e = BD_ERR_INIT;
-    if (rc->sut_tmp && remove_tree(rc->sut_tmp, &e) != 0)
-        set_fatal(r, &e);
-    free(rc->sut_tmp);
-    rc->sut_tmp = NULL;
+    remove_temp(r, &rc->sut_tmp);
     if (mode != BD_HM_NONE) {
         case_fail(rc, mode, detail, wall);
+    } else if (r->opts.record_sut && !r->has_fatal) {
+        bd_score none;
+        memset(&none, 0, sizeof(none));
+        none.passed = true; /* the SUT answered; nothing was scored */
+        case_complete(rc, &none, NULL);
     } else if (r->has_fatal) {
         case_drop(rc);
     } else if (start_rubric(rc, &e) != 0) {
@@ -1339,6 +1049,7 @@ static void rubric_done(bd_exec_result *res, void *payload)
     }
     /* Refill the slot first: the next rubric starts while this case is cleaned up,
      * recorded and published. */
+    free_slot(rc);
     r->finishing++;
     pump(r);
     r->finishing--;
@@ -1415,7 +1126,16 @@ static void start_case(run_case *rc)
     r->running++;
     rc->t0 = uv_hrtime();
     bd_utc_now(rc->res.started_at);
-    emit(r, BD_RUN_EV_CASE_STARTED, rc);
+    /* Causal order (§4): a case that takes the slot of a case not yet reported (its
+     * program ended; it is being cleaned up or recorded) is announced after that case's
+     * `finished`, though its own program may already be running. */
+    if (r->freed_head < r->freed_tail) {
+        const run_case *prev = &r->cases[r->freed[r->freed_head++]];
+        if (prev->state != C_DONE && prev->state != C_DROPPED)
+            rc->wait_for = prev->index + 1;
+    }
+    if (!rc->wait_for)
+        emit(r, BD_RUN_EV_CASE_STARTED, rc);
 
     if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
         if (start_sut(rc, &e) != 0) {
@@ -1533,7 +1253,11 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
     cJSON_AddStringToObject(o, "started_at", s->started_at);
     cJSON_AddStringToObject(o, "finished_at", s->finished_at);
     cJSON_AddBoolToObject(o, "cancelled", s->cancelled);
-    cJSON_AddBoolToObject(o, "provenance_verified", false);
+    /* The run's records count for promotion only when every one was signed (§4, §7). */
+    bool all_verified = n > 0;
+    for (size_t i = 0; i < n; i++)
+        all_verified = all_verified && res[i]->provenance_verified;
+    cJSON_AddBoolToObject(o, "provenance_verified", all_verified);
     cJSON_AddNumberToObject(o, "cases_selected", (double)s->cases_selected);
     if (s->has_mean)
         cJSON_AddNumberToObject(o, "pass_rate", s->pass_rate);
@@ -1558,6 +1282,7 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
             break;
         }
         cJSON_AddStringToObject(e, "case_id", rs->case_id);
+        cJSON_AddBoolToObject(e, "provenance_verified", rs->provenance_verified);
         cJSON *sc = bd_score_to_json(&rs->score);
         if (sc)
             cJSON_AddItemToObject(e, "score", sc);
@@ -1603,6 +1328,9 @@ static void finish_run(bd_runner *r)
     if (r->finished)
         return;
     r->finished = true;
+    /* Every record is in (recording == 0): the worker has nothing left. */
+    bd_serial_close(r->recorder);
+    r->recorder = NULL;
     compute_summary(r);
     write_summary(r);
     r->summary.cancelled = r->cancelled;
@@ -1617,10 +1345,12 @@ static void pump(bd_runner *r)
         start_case(&r->cases[r->next++]);
     if (r->finishing)
         return; /* the finished case completes (and calls pump) next */
-    if (r->running == 0 && (r->cancelled || r->next >= r->n)) {
+    if (r->running == 0 && r->recording == 0 && (r->cancelled || r->next >= r->n)) {
         /* Cases prepared ahead but never started leave nothing behind either. */
         for (size_t i = r->next; i < r->n; i++)
             case_cleanup(&r->cases[i]);
+        if (r->removing)
+            return; /* the last removal calls pump again */
         finish_run(r);
         return;
     }
@@ -1634,7 +1364,8 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
     if (r->started)
         return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the run was already started");
     r->results = calloc(r->n, sizeof(*r->results));
-    if (!r->results)
+    r->freed = calloc(r->n ? r->n : 1, sizeof(*r->freed));
+    if (!r->results || !r->freed)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     r->loop = loop;
     r->started = true;
@@ -1727,6 +1458,11 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
      * nano-dollars are far below any price, so round there before printing. */
     cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
     cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
+    cJSON *sk = cJSON_AddObjectToObject(o, "skipped_unsigned");
+    if (sk) {
+        cJSON_AddNumberToObject(sk, "draft", (double)s->skipped_draft);
+        cJSON_AddNumberToObject(sk, "awaiting_review", (double)s->skipped_awaiting);
+    }
     if (s->has_chain_head)
         cJSON_AddStringToObject(o, "chain_head", s->chain_head);
     else
@@ -1797,7 +1533,7 @@ void bd_runner_free(bd_runner *r)
      * loop first, so no process, temp dir or callback outlives the runner. */
     if (r->started && !r->finished && r->loop) {
         bd_runner_cancel(r);
-        while (r->running > 0)
+        while (r->running > 0 || r->recording > 0 || r->removing > 0)
             uv_run(r->loop, UV_RUN_ONCE);
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -1811,12 +1547,15 @@ void bd_runner_free(bd_runner *r)
         free(c->case_dir_path);
         free(c->id);
     }
+    bd_serial_close(r->recorder);
     free(r->cases);
     free(r->results);
+    free(r->freed);
     free(r->subs);
     if (r->have_report)
         bd_verify_report_release(&r->report);
     bd_run_summary_release(&r->summary);
+    bd_sut_env_free(r->sut_env);
     bd_exec_ctx_free(r->ctx);
     free(r->rubric);
     free(r->python);

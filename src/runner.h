@@ -15,8 +15,13 @@
  * after run.started), case.started, case.finished and run.finished, on the loop thread,
  * in subscription order. Pointers inside an event are borrowed for the call only. A
  * recorder (history) may be set: it is called for each finished case before
- * case.finished is published and may fill the result's record_hash; if it fails, the
- * run is aborted with its error.
+ * case.finished is published and may fill the result's record_hash and record_seq; if
+ * it fails, the run is aborted with its error (exit 4 for io.error) and that case is
+ * never reported. The recorder runs on the runner's serial recording worker (serial.h),
+ * one record at a time in the order the cases finished, so an fsync never stalls the
+ * loop; `case.finished` follows on the loop thread. A case that takes the slot of a case
+ * not yet reported gets its `case.started` after that case's `case.finished` (causal
+ * order, §4), though its program may already run.
  *
  * Lifecycle: bd_runner_new → bd_runner_subscribe... → bd_runner_prepare (startup
  * integrity: nothing is spawned before it passes; it touches no loop, so a front end
@@ -59,11 +64,16 @@ typedef struct bd_runner_opts {
     bool drafts;            /* --drafts: unsigned cases allowed */
     const char *run_id;     /* NULL = generated "YYYYMMDDTHHMMSSZ-<8 hex>" */
     bool write_files;       /* write the summary and per-case files (default true) */
+    /* Record mode (§15, record.h): run the command SUT only — no rubric, nothing appended
+     * to the history; a case need not match a pin (it is about to get a new cassette),
+     * the task class must. Each case's SUT stdout is in its result's sut_output. */
+    bool record_sut;
+    bool sut_host_network; /* record --unsafe-network: the SUT keeps the host network */
 } bd_runner_opts;
 
 #define BD_RUNNER_OPTS_INIT                                                                        \
     {                                                                                              \
-        0, BD_ISO_SUBPROCESS, NULL, NULL, NULL, false, NULL, true                                  \
+        0, BD_ISO_SUBPROCESS, NULL, NULL, NULL, false, NULL, true, false, false                    \
     }
 
 /* One failure-mode code and the number of finished cases whose score carries it. */
@@ -78,7 +88,9 @@ typedef struct bd_run_summary {
     bd_isolation isolation;
     char task_class_digest[72]; /* registration.yaml + rubric.py as run (§2) */
     size_t cases_selected;      /* cases in the run */
-    size_t cases;               /* cases with a result */
+    size_t skipped_draft;       /* unsigned cases the run gate left out (bd_runner_set_skipped) */
+    size_t skipped_awaiting;
+    size_t cases; /* cases with a result */
     size_t passed, failed;
     double pass_rate;  /* passed / cases; 0 when cases == 0 */
     bool has_mean;     /* cases > 0 */
@@ -108,7 +120,11 @@ typedef struct bd_case_result {
     char cassette_digest[72]; /* "" when none */
     const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
     size_t stderr_len;
-    char record_hash[65]; /* filled by the recorder; "" when none */
+    char record_hash[65];     /* filled by the recorder; "" when none */
+    uint64_t record_seq;      /* the record's seq, filled by the recorder; 0 when none */
+    bool provenance_verified; /* the record\'s provenance_verified, filled by the recorder */
+    const char *sut_output;   /* record mode: the SUT's stdout (one JSON value), else NULL */
+    size_t sut_output_len;
 } bd_case_result;
 
 typedef enum {
@@ -134,7 +150,10 @@ typedef struct bd_run_event {
 
 typedef void (*bd_run_event_fn)(const bd_run_event *ev, void *payload);
 
-/* Fill res->record_hash (optional); 0, or -1 with err to abort the run. */
+/* Fill res->record_hash and res->record_seq (optional); 0, or -1 with err to abort the
+ * run. Called on the recording worker thread: it may touch only `res`, read `run` (its
+ * run id, task class, digests and class do not change during the run) and what its
+ * payload owns; never the runner, never the UI. */
 typedef int (*bd_run_record_fn)(bd_case_result *res, const bd_run_summary *run, void *payload,
                                 bd_err *err);
 
@@ -155,6 +174,10 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
 
 void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload);
+
+/* The unsigned cases the run gate left out of this run (§4), for the summary, the
+ * run.finished event and the summary file. */
+void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting);
 
 /* Set the chain head reported in the summary (64 hex), or NULL for none. */
 void bd_runner_set_chain_head(bd_runner *r, const char *hex);

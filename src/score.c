@@ -663,6 +663,10 @@ static int check_breakdown(bd_score *s, const cJSON *obj, dbuf *d)
         n++;
     if (n == 0)
         return 0;
+    if (n > BD_SCORE_MAX_BREAKDOWN) {
+        d_add(d, "breakdown has %zu keys, more than %d", n, BD_SCORE_MAX_BREAKDOWN);
+        return -1;
+    }
     s->breakdown = calloc(n, sizeof(*s->breakdown));
     if (!s->breakdown)
         return -2;
@@ -727,6 +731,10 @@ static int check_fm_object(bd_score_fm *fm, const cJSON *obj, size_t idx, dbuf *
         d_add(d, "$.failure_modes[%zu].detail is not a string", idx);
         return -1;
     }
+    if (det && strlen(det->valuestring) > BD_SCORE_MAX_FM_DETAIL) {
+        d_add(d, "$.failure_modes[%zu].detail is over %d bytes", idx, BD_SCORE_MAX_FM_DETAIL);
+        return -1;
+    }
     fm->code = strdup(code->valuestring);
     if (!fm->code)
         return -2;
@@ -749,6 +757,10 @@ static int check_failure_modes(bd_score *s, const cJSON *arr, const bd_registrat
         n++;
     if (n == 0)
         return 0;
+    if (n > BD_SCORE_MAX_FAILURE_MODES) {
+        d_add(d, "failure_modes has %zu entries, more than %d", n, BD_SCORE_MAX_FAILURE_MODES);
+        return -1;
+    }
     s->failure_modes = calloc(n, sizeof(*s->failure_modes));
     if (!s->failure_modes)
         return -2;
@@ -825,6 +837,10 @@ static int check_schema(bd_score *s, const cJSON *root, const bd_registration *r
             }
             if (!(c->valuedouble >= 0.0)) {
                 d_add(d, "cost_usd %.6g is negative", c->valuedouble);
+                return -1;
+            }
+            if (c->valuedouble > BD_SCORE_MAX_COST_USD) {
+                d_add(d, "cost_usd %.6g is over %.0e", c->valuedouble, BD_SCORE_MAX_COST_USD);
                 return -1;
             }
             s->cost_usd = c->valuedouble;

@@ -41,6 +41,13 @@
 
 #define BD_SCORE_DETAIL_MAX 256
 
+/* Caps on a BenchScore (§3): past any of them the score is rubric.malformed_output, so a
+ * score that validates always fits in one history record and sums stay finite. */
+#define BD_SCORE_MAX_FAILURE_MODES 64
+#define BD_SCORE_MAX_BREAKDOWN     64
+#define BD_SCORE_MAX_FM_DETAIL     1024
+#define BD_SCORE_MAX_COST_USD      1e9
+
 /* Harness failure modes, in precedence order (lower value wins when several apply). */
 #define BD_HARNESS_MODES(X)                                                                        \
     X(BD_HM_NONE, "")                                                                              \

@@ -33,12 +33,19 @@ const bd_action bd_global_actions[] = {
     BD_A_HISTORY, BD_A_RUNVIEW, BD_A_MESSAGES, BD_A_RELOAD,    BD_A_REDRAW,  BD_A_HELP,
     BD_A_ESCAPE,  BD_A_BACK,    BD_A_QUIT,     BD_A_INTERRUPT, BD_A_SUSPEND, BD_A_NONE};
 
-bd_action bd_action_for_key(int key)
+bd_action bd_action_for_key(int key, const bd_action *view_actions)
 {
-    for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++)
-        if (bindings[i].key == key)
-            return bindings[i].action;
-    return BD_A_NONE;
+    bd_action first = BD_A_NONE;
+    for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+        if (bindings[i].key != key)
+            continue;
+        for (const bd_action *a = view_actions; a && *a != BD_A_NONE; a++)
+            if (*a == bindings[i].action)
+                return *a;
+        if (first == BD_A_NONE)
+            first = bindings[i].action;
+    }
+    return first;
 }
 
 const char *bd_action_name(bd_action a)

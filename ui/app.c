@@ -236,10 +236,10 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         return;
     }
     /* Characters beyond Latin-1 would collide with curses key codes: they bind nothing. */
-    bd_action a = (is_code || key < 256) ? bd_action_for_key(key) : BD_A_NONE;
     bd_view *v = app->top;
     if (!v)
         return;
+    bd_action a = (is_code || key < 256) ? bd_action_for_key(key, v->ops->actions) : BD_A_NONE;
     if (v->ops->key(v, a, key)) {
         bd_app_invalidate(app, BD_DIRTY_BODY | BD_DIRTY_STATUS);
         return;

@@ -59,6 +59,8 @@
     X(BD_A_MESSAGES, "messages", "", "show the last messages (errors and notices) in full")        \
     X(BD_A_ESCAPE, "escape", "", "cancel the innermost: a prompt, a filter or search, or go back") \
     X(BD_A_SIGN, "sign", "sign", "sign the case (or the task class) as author or reviewer")        \
+    X(BD_A_RECORD, "record", "record",                                                             \
+      "record the case's cassette from the live SUT: see the diff, then write it")                 \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
@@ -109,6 +111,7 @@ typedef enum {
     X('S', BD_A_SORT_REVERSE)                                                                      \
     X('r', BD_A_RUN)                                                                               \
     X('R', BD_A_RUN_ALL)                                                                           \
+    X('R', BD_A_RECORD)                                                                            \
     X('c', BD_A_CANCEL)                                                                            \
     X('n', BD_A_NEXT_FAIL)                                                                         \
     X('p', BD_A_PREV_FAIL)                                                                         \
@@ -139,8 +142,10 @@ typedef enum {
     X(BD_CTRL('c'), BD_A_INTERRUPT)                                                                \
     X(BD_CTRL('z'), BD_A_SUSPEND)
 
-/* The action bound to key `key` (a curses key code or a character), or BD_A_NONE. */
-bd_action bd_action_for_key(int key);
+/* The action bound to key `key` (a curses key code or a character), or BD_A_NONE. A key
+ * bound to several actions means, in a view, the one in that view's `actions` (may be
+ * NULL), else the first binding. */
+bd_action bd_action_for_key(int key, const bd_action *view_actions);
 const char *bd_action_name(bd_action a);
 const char *bd_action_hint(bd_action a);
 const char *bd_action_help(bd_action a);
@@ -457,6 +462,7 @@ extern const bd_view_ops bd_view_help;     /* arg: the view whose keys to show *
 extern const bd_view_ops bd_view_messages; /* arg: NULL (messages.c) */
 extern const bd_view_ops bd_view_sign;     /* arg: bd_case_ref * (sign.c) */
 extern const bd_view_ops bd_view_stage;    /* arg: NULL (stage.c) */
+extern const bd_view_ops bd_view_record;   /* arg: bd_case_ref * (record.c) */
 
 typedef struct bd_case_ref {
     size_t tc_index;

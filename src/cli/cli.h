@@ -68,6 +68,7 @@ int cmd_pin(bd_cli *cli, int argc, char **argv);
 int cmd_migrate(bd_cli *cli, int argc, char **argv);
 int cmd_case(bd_cli *cli, int argc, char **argv);
 int cmd_run(bd_cli *cli, int argc, char **argv);
+int cmd_record(bd_cli *cli, int argc, char **argv);
 int cmd_history(bd_cli *cli, int argc, char **argv);
 /* `history import` (cmd_import.c); argv[0] is "import". */
 int cmd_history_import(bd_cli *cli, int argc, char **argv);

@@ -369,10 +369,7 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     }
     if (jobs == 0)
         jobs = config.jobs;
-    const char *want = getenv("BENCHDESK_PYTHON");
-    if (!want || !want[0])
-        want = config.python ? config.python : "python3";
-    if (bd_exec_find_program(&python, want, &err) != 0) {
+    if (bd_config_find_python(&python, &config, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
     }

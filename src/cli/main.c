@@ -22,6 +22,7 @@
     X("migrate", cmd_migrate, "convert a format-v1 bench to format v2")                            \
     X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
+    X("record", cmd_record, "record a case's cassette from the live SUT (pin and sign after)")     \
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
     X("recommend", cmd_recommend, "recommend a tier for a task class (never applies it)")          \

@@ -160,7 +160,7 @@ int main(int argc, char **argv)
             }
         }
         const char *av[] = {py, "-s", "rubric.py", NULL};
-        bd_exec_spec spec = {av, dir, doc, dlen, BD_EXEC_LIMITS_INIT};
+        bd_exec_spec spec = {av, dir, doc, dlen, BD_EXEC_LIMITS_INIT, NULL, false};
         bd_exec_result r;
         if (bd_exec_run(&r, ctx, &spec, &e) != 0) {
             printf("fail %s\n", e.msg);

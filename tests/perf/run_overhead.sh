@@ -13,14 +13,18 @@
 #   peer --jobs 1/2     tests/perf/peer_asyncio_runner.py: story S3-03's asyncio runner
 #                       (create_subprocess_exec + TemporaryDirectory + wait_for) with
 #                       S3-02's semaphore fan-out
-# Aims (reported, not enforced): benchdesk --jobs 1 per case <= 1.10x bare python;
-# --jobs 2 throughput >= 1.7x --jobs 1 (needs 2 CPUs); benchdesk never slower than the peer.
+# Aims (reported, not enforced): benchdesk --jobs 1 per case <= 1.05x bare python;
+# --jobs 2 throughput >= 1.85x --jobs 1 (needs 2 CPUs); faster than the peer at both job
+# counts, by >= 1.15x at --jobs 2. benchdesk runs under BD_ISOLATION (default namespaces)
+# with the history on; bwrap and firejail are compared in isolation_cost.sh.
 #
 # Uses BD_BIN if set, else the release build in build/release (configured and built here).
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 n=${1:-200}
+# The class benchdesk runs under (history on, fsync'd, in both): namespaces by default.
+iso=${BD_ISOLATION:-namespaces}
 rounds=3
 die() {
     echo "run_overhead: $*" >&2
@@ -45,6 +49,8 @@ mkdir -p "$work/tmp" "$work/cwd"
 export TMPDIR="$work/tmp"
 "$PY" -s "$src/tests/fixtures/rubrics/mkbench.py" "$work/fx" --only trivial --trivial "$n" \
     --manifest "$work/manifest.json" >/dev/null
+# The fixture may be written in format v1; converting an already-v2 bench is a no-op.
+"$BD_BIN" -C "$work/fx" migrate >/dev/null 2>&1 || true
 rubric="$work/fx/bench/trivial/rubric.py"
 # The document benchdesk writes to the rubric's stdin, for the bare loop.
 "$PY" - "$work/manifest.json" >"$work/doc.json" <<'PY'
@@ -83,7 +89,7 @@ cat >"$work/bare.sh" <<SH
 cd "$work/cwd" && for _ in \$(seq $n); do "$PY" -s "$rubric" <"$work/doc.json" >/dev/null; done
 SH
 cat >"$work/bench.sh" <<SH
-out=\$("$BD_BIN" -C "$work/fx" run trivial --isolation subprocess --drafts --jobs "\$1" 2>/dev/null) || exit 1
+out=\$("$BD_BIN" -C "$work/fx" run trivial --isolation "$iso" --drafts --jobs "\$1" 2>/dev/null) || exit 1
 grep -qE "^  passed +$n\\\$" <<<"\$out"
 SH
 cat >"$work/peer.sh" <<SH
@@ -92,7 +98,7 @@ grep -q "^cases $n passed $n " <<<"\$out"
 SH
 
 echo "run_overhead: $n cases, best of $rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
-    "$("$PY" --version 2>&1), $BD_BIN" >&2
+    "$("$PY" --version 2>&1), isolation $iso, $BD_BIN" >&2
 measure "bare python" bash "$work/bare.sh"
 r_bare=$best
 measure "benchdesk --jobs 1" bash "$work/bench.sh" 1
@@ -121,9 +127,9 @@ for name, w, c in rows:
 def aim(ok, text):
     print("%-6s %s" % ("met" if ok else "MISSED", text))
 print()
-aim(j1 <= 1.10 * bare_w, "benchdesk --jobs 1 per case <= 1.10x bare python: wall %.2fx (cpu %.2fx)"
+aim(j1 <= 1.05 * bare_w, "benchdesk --jobs 1 per case <= 1.05x bare python: wall %.2fx (cpu %.2fx)"
     % (j1 / bare_w, j1c / bare_c))
-aim(j1 / j2 >= 1.7, "benchdesk --jobs 2 throughput >= 1.7x --jobs 1: %.2fx" % (j1 / j2))
-aim(j1 <= p1 and j2 <= p2, "benchdesk never slower than the peer: wall %.2fx / %.2fx of the peer's "
-    "(cpu %.2fx / %.2fx)" % (j1 / p1, j2 / p2, j1c / p1c, j2c / p2c))
+aim(j1 / j2 >= 1.85, "benchdesk --jobs 2 throughput >= 1.85x --jobs 1: %.2fx" % (j1 / j2))
+aim(j1 < p1 and p2 >= 1.15 * j2, "faster than the peer at both job counts, >= 1.15x at --jobs 2: "
+    "peer/benchdesk wall %.2fx / %.2fx (cpu %.2fx / %.2fx)" % (p1 / j1, p2 / j2, p1c / j1c, p2c / j2c))
 PY

@@ -64,7 +64,7 @@ static int run_py(bd_exec_result *res, const char *code, const bd_exec_limits *l
                   const char *in, size_t in_len, bd_err *err)
 {
     const char *argv[] = {python, "-s", "-c", code, NULL};
-    bd_exec_spec spec = {argv, tmpdir, in, in_len, BD_EXEC_LIMITS_INIT};
+    bd_exec_spec spec = {argv, tmpdir, in, in_len, BD_EXEC_LIMITS_INIT, NULL, false};
     if (limits)
         spec.limits = *limits;
     return bd_exec_run(res, ctx, &spec, err);
@@ -538,7 +538,7 @@ static void test_allowlist_refusals(void **state)
     bd_exec_result r;
     bd_err err = BD_ERR_INIT;
     const char *sh[] = {"/bin/sh", "-c", "echo hi", NULL};
-    bd_exec_spec spec = {sh, tmpdir, NULL, 0, BD_EXEC_LIMITS_INIT};
+    bd_exec_spec spec = {sh, tmpdir, NULL, 0, BD_EXEC_LIMITS_INIT, NULL, false};
     assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), -1);
     assert_int_equal(err.code, BD_E_EXEC_REFUSED);
 
@@ -582,7 +582,7 @@ static void test_exec_failure_is_a_setup_error(void **state)
     assert_int_equal(bd_exec_ctx_allow(ctx, path, &err), 0);
     chmod(path, 0600); /* no longer executable: execve fails with EACCES */
     const char *argv[] = {path, NULL};
-    bd_exec_spec spec = {argv, tmpdir, NULL, 0, BD_EXEC_LIMITS_INIT};
+    bd_exec_spec spec = {argv, tmpdir, NULL, 0, BD_EXEC_LIMITS_INIT, NULL, false};
     bd_exec_result r;
     assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
     assert_false(r.started);
@@ -652,7 +652,8 @@ static void test_concurrent_and_cancel(void **state)
     const char *quick[] = {python, "-s", "-c", "import sys; print(sys.stdin.read())", NULL};
     const char *slow[] = {python, "-s", "-c", "import time; time.sleep(100)", NULL};
     for (int i = 0; i < 4; i++) {
-        bd_exec_spec spec = {i == 3 ? slow : quick, tmpdir, "hello", 5, BD_EXEC_LIMITS_INIT};
+        bd_exec_spec spec = {i == 3 ? slow : quick, tmpdir, "hello", 5,
+                             BD_EXEC_LIMITS_INIT,   NULL,   false};
         spec.limits.wall_ms = 20000;
         assert_int_equal(
             bd_exec_start(&cases[i].ex, &loop, ctx, &spec, async_done, &cases[i], &err), 0);

@@ -143,7 +143,7 @@ static void run_in(bd_exec_result *res, const char *code, const bd_exec_limits *
 {
     fresh_dir();
     const char *argv[] = {python, "-s", "-c", code, NULL};
-    bd_exec_spec spec = {argv, dir, NULL, 0, limits(20000)};
+    bd_exec_spec spec = {argv, dir, NULL, 0, limits(20000), NULL, false};
     if (lim)
         spec.limits = *lim;
     bd_err err = BD_ERR_INIT;
@@ -251,13 +251,20 @@ static void test_identity_unprivileged(void **state)
     assert_string_equal(jstr(j, "capprm"), "0000000000000000");
     assert_string_equal(jstr(j, "nnp"), "1");
     assert_string_equal(jstr(j, "seccomp"), "2");
-    /* Outside, the file it made belongs to the invoking user, or to nobody as root. */
+    /* What it wrote lives in its own tmpfs: nothing of it is on the host. */
     char p[PATH_MAX + 32];
     snprintf(p, sizeof(p), "%s/made-here", dir);
     struct stat st;
-    assert_int_equal(stat(p, &st), 0);
-    uid_t want = geteuid() == 0 ? (uid_t)BD_JAIL_HOST_ID : geteuid();
-    assert_int_equal(st.st_uid, want);
+    assert_int_equal(stat(p, &st), -1);
+    /* Outside, its case dir belongs to the invoking user, or as root to a uid of the
+     * case's own from the private range (never nobody). */
+    assert_int_equal(stat(dir, &st), 0);
+    if (geteuid() == 0) {
+        assert_true(st.st_uid >= BD_JAIL_HOST_BASE);
+        assert_true(st.st_uid < BD_JAIL_HOST_BASE + BD_JAIL_HOST_RANGE);
+    } else {
+        assert_int_equal(st.st_uid, geteuid());
+    }
     assert_true(st.st_uid != 0);
     if (geteuid() == 0) {
         cJSON *g = cJSON_GetObjectItem(j, "groups");
@@ -276,13 +283,14 @@ static void test_pid_namespace_and_fresh_proc(void **state)
     cJSON *j = run_json(&r, "import os,json\n"
                             "pids=sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
                             "print(json.dumps({'pid':os.getpid(),'ppid':os.getppid(),'pids':pids,"
-                            "'env':open('/proc/1/environ').read().rstrip('\\0').split('\\0'),"
+                            "'env':open('/proc/self/environ').read().rstrip('\\0').split('\\0'),"
                             "'host':os.uname().nodename}))");
-    assert_int_equal((int)jnum(j, "pid"), 1);
-    assert_int_equal((int)jnum(j, "ppid"), 0);
+    /* The program is PID 2, child of the minimal init (PID 1): nothing else is there. */
+    assert_int_equal((int)jnum(j, "pid"), 2);
+    assert_int_equal((int)jnum(j, "ppid"), 1);
     cJSON *pids = cJSON_GetObjectItem(j, "pids");
-    assert_int_equal(cJSON_GetArraySize(pids), 1); /* only itself */
-    /* PID 1 is the program itself, with the scrubbed environment. */
+    assert_int_equal(cJSON_GetArraySize(pids), 2);
+    /* The program has exactly the scrubbed environment. */
     cJSON *env = cJSON_GetObjectItem(j, "env");
     assert_int_equal(cJSON_GetArraySize(env), BD_EXEC_ENV_COUNT);
     assert_string_equal(cJSON_GetArrayItem(env, 0)->valuestring, BD_EXEC_ENV_PATH);
@@ -384,8 +392,9 @@ static void test_writes_outside_cwd_fail(void **state)
     fclose(f);
     buf[n] = '\0';
     assert_string_equal(buf, "print('original')\n");
+    /* Its cwd is a tmpfs of its mount namespace: what it wrote there is not on the host. */
     snprintf(p, sizeof(p), "%s/out.txt", dir);
-    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(stat(p, &st), -1);
     cJSON_Delete(j);
     done(&r);
 }
@@ -614,8 +623,8 @@ static void test_no_secret_through_proc(void **state)
     bd_exec_result r;
     cJSON *j = run_json(&r, code);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "found")), 0);
-    assert_true(jnum(j, "read") > 5); /* it did read /proc */
-    assert_int_equal((int)jnum(j, "ppid"), 0);
+    assert_true(jnum(j, "read") > 5);          /* it did read /proc */
+    assert_int_equal((int)jnum(j, "ppid"), 1); /* its init */
     assert_null(strstr(r.out, secret));
     cJSON_Delete(j);
     done(&r);
@@ -712,7 +721,7 @@ static void test_fork_bomb_is_contained(void **state)
     done(&r);
 }
 
-static void test_timeout_and_cpu_limit_as_pid1(void **state)
+static void test_timeout_and_cpu_limit_under_init(void **state)
 {
     (void)state;
     SKIP_UNLESS_JAIL();
@@ -725,7 +734,7 @@ static void test_timeout_and_cpu_limit_as_pid1(void **state)
     assert_true(r.timed_out);
     assert_int_equal(bd_runner_classify(&r, &lim, detail), BD_HM_TIMEOUT);
     done(&r);
-    /* CPU: PID 1 ignores SIGXCPU, so the hard limit's SIGKILL ends it: still cpu_limit. */
+    /* CPU: the program is PID 2, so SIGXCPU at the soft limit ends it: cpu_limit. */
     lim = limits(20000);
     lim.cpu_s = 1;
     run_in(&r, "while True: pass", &lim);
@@ -742,7 +751,7 @@ static void test_setup_failure_is_reported(void **state)
     SKIP_UNLESS_JAIL();
     /* "/" is not a private working directory: refused before the program exists. */
     const char *argv[] = {python, "-s", "-c", "print(1)", NULL};
-    bd_exec_spec spec = {argv, "/", NULL, 0, limits(5000)};
+    bd_exec_spec spec = {argv, "/", NULL, 0, limits(5000), NULL, false};
     bd_exec_result r;
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
@@ -801,7 +810,7 @@ static void test_program_outside_system_dirs_is_shown(void **state)
     assert_int_equal(bd_exec_ctx_allow(ctx, copy, &err), 0);
     fresh_dir();
     const char *argv[] = {copy, "shown", NULL};
-    bd_exec_spec spec = {argv, dir, NULL, 0, limits(5000)};
+    bd_exec_spec spec = {argv, dir, NULL, 0, limits(5000), NULL, false};
     bd_exec_result r;
     assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
     if (!r.started)
@@ -860,7 +869,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_secret_through_proc),
         cmocka_unit_test(test_setsid_double_fork_is_gone),
         cmocka_unit_test(test_fork_bomb_is_contained),
-        cmocka_unit_test(test_timeout_and_cpu_limit_as_pid1),
+        cmocka_unit_test(test_timeout_and_cpu_limit_under_init),
         cmocka_unit_test(test_setup_failure_is_reported),
         cmocka_unit_test(test_program_outside_system_dirs_is_shown),
     };

@@ -444,12 +444,12 @@ static void test_detail_sanitized(void **state)
                                 "breakdown_keys");
 }
 
-/* A 1 MiB string is fine where a string is allowed: only the rules decide. */
+/* A detail of exactly the cap (1 KiB) is fine; one byte more is malformed (§3). */
 static void test_one_mib_string(void **state)
 {
     (void)state;
     bd_registration reg = make_reg();
-    const size_t big = 1u << 20;
+    const size_t big = BD_SCORE_MAX_FM_DETAIL;
     const char *head = "{\"passed\":false,\"score\":0,\"breakdown\":{},\"failure_modes\":[{"
                        "\"code\":\"cve.not_removed\",\"severity\":\"block\",\"detail\":\"";
     const char *tail = "\"}],\"cost_usd\":0,\"wall_clock_ms\":0}";
@@ -467,6 +467,16 @@ static void test_one_mib_string(void **state)
     bd_score_free(&s);
     /* the same document cut one byte short */
     assert_int_equal(bd_score_parse(&s, doc, n - 1, &reg, detail), BD_HM_MALFORMED);
+    free(doc);
+    /* one byte over the cap */
+    n++;
+    doc = malloc(n + 1);
+    assert_non_null(doc);
+    memcpy(doc, head, strlen(head));
+    memset(doc + strlen(head), 'd', big + 1);
+    memcpy(doc + strlen(head) + big + 1, tail, strlen(tail) + 1);
+    assert_int_equal(bd_score_parse(&s, doc, n, &reg, detail), BD_HM_MALFORMED);
+    assert_non_null(strstr(detail, "over 1024 bytes"));
     free(doc);
 }
 

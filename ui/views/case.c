@@ -77,8 +77,8 @@ struct prov_job {
     int rc;
 };
 
-static const bd_action actions[] = {BD_A_FOCUS, BD_A_RUN,        BD_A_HISTORY,
-                                    BD_A_SIGN,  BD_A_STAGE_VIEW, BD_A_NONE};
+static const bd_action actions[] = {BD_A_FOCUS,  BD_A_RUN,        BD_A_HISTORY, BD_A_SIGN,
+                                    BD_A_RECORD, BD_A_STAGE_VIEW, BD_A_NONE};
 
 static const bd_ui_case *row_of(bd_view *v)
 {
@@ -704,6 +704,9 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_SIGN:
         bd_app_push(v->app, &bd_view_sign, &s->ref);
+        return true;
+    case BD_A_RECORD:
+        bd_app_push(v->app, &bd_view_record, &s->ref);
         return true;
     case BD_A_STAGE_VIEW:
         bd_app_push(v->app, &bd_view_stage, NULL);

@@ -150,6 +150,7 @@ static void on_event(const bd_run_event *ev, void *payload)
                 c->stderr_len = res->stderr_len;
             }
             snprintf(c->record_hash, sizeof(c->record_hash), "%s", res->record_hash);
+            c->seq = res->record_seq;
             snprintf(c->started_at, sizeof(c->started_at), "%s", res->started_at);
             snprintf(c->finished_at, sizeof(c->finished_at), "%s", res->finished_at);
             snprintf(c->case_digest, sizeof(c->case_digest), "%s", res->case_digest);
@@ -208,11 +209,8 @@ static int on_record(bd_case_result *res, const bd_run_summary *s, void *payload
     /* The gate's plan says which cases were verified signed, in a signed task class,
      * over their pinned digests before the run started (DESIGN.md §4, §6). */
     bd_run_recorder rec = {run_hist, run->runner, &run->plan, 0};
-    if (bd_run_record(res, s, &rec, err) < 0)
-        return -1;
-    if (res->index < run->n)
-        run->cases[res->index].seq = rec.last_seq;
-    return 0;
+    /* On the recording worker: the view's case rows are updated from the event. */
+    return bd_run_record(res, s, &rec, err) < 0 ? -1 : 0;
 }
 
 static bool prep_stopping(void *payload)
@@ -430,11 +428,8 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
     /* As `benchdesk run`: BENCHDESK_PYTHON, else config.yaml's python, else python3;
      * the strongest isolation class the machine has. */
     bd_isolation iso;
-    const char *want = getenv("BENCHDESK_PYTHON");
-    if (!want || !want[0])
-        want = app->config.python ? app->config.python : "python3";
     if (bd_isolation_choose(&iso, NULL, "auto", false, &err) < 0 ||
-        bd_exec_find_program(&python, want, &err) < 0)
+        bd_config_find_python(&python, &app->config, &err) < 0)
         goto fail;
     bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
     opts.isolation = iso;
@@ -902,13 +897,20 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RUN:
         rerun(v, run->drafts);
         return true; /* v may be gone: the new run replaced this view */
-    case BD_A_DRAFTS:
-        if (prov_refusal(run))
+    case BD_A_DRAFTS: {
+        /* After a refusal of unsigned cases, or after a run that skipped some. */
+        bool skipped = !run->drafts && run->plan.skipped_draft + run->plan.skipped_awaiting > 0;
+        if (skipped && bd_ui_run_active(v->app))
+            bd_app_message(v->app, BD_MSG_INFO,
+                           "d runs again with drafts once this run is over (c cancels it)");
+        else if (prov_refusal(run) || skipped)
             rerun(v, true);
         else
             bd_app_message(v->app, BD_MSG_INFO,
-                           "d runs again with drafts after a run refused unsigned cases");
+                           "d runs again with drafts after a run that refused or skipped "
+                           "unsigned cases");
         return true;
+    }
     case BD_A_HISTORY:
         bd_app_open_history(v->app, run->task_class, NULL);
         return true;

@@ -1,0 +1,154 @@
+/*
+ * benchdesk record TASK_CLASS CASE_ID [--unsafe-network] [--isolation CLASS]
+ *                  [--allow-weaker-isolation] [--yes] [--json]
+ * (DESIGN.md §15): run the command SUT on the case as a run would and write its output
+ * as the case's cassette. The checks, the audit event and the writing are the core's
+ * (record.h); this file parses, asks and prints.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "exec.h"
+#include "record.h"
+
+static const char help[] =
+    "usage: benchdesk record TASK_CLASS CASE_ID [--unsafe-network] [--isolation CLASS]\n"
+    "                        [--allow-weaker-isolation] [--json]\n"
+    "\n"
+    "Run the task class's command SUT on the case exactly as a run would (same jail,\n"
+    "limits and scrubbed environment, plus only the variables the signed registration\n"
+    "names in sut.env_pass), then write its stdout to the case's cassette.json and the\n"
+    "new cassette_digest into case.yaml. The case then needs pinning and two new\n"
+    "signatures (benchdesk pin, benchdesk sign).\n"
+    "\n"
+    "  --unsafe-network          the SUT keeps the host network (every other protection\n"
+    "                            stays); asks for confirmation on the terminal, refused\n"
+    "                            when CI is set or stdin is not a terminal; an audit\n"
+    "                            event goes to the history first\n"
+    "  --isolation CLASS         auto (default), namespaces or subprocess\n"
+    "  --allow-weaker-isolation  consent to a weaker class than requested\n"
+    "  --json                    print the outcome as one JSON object\n"
+    "\n"
+    "The task class must be signed by two people. Exit: 0 recorded, 2 bad usage or not a\n"
+    "command SUT, 3 refused (unsigned task class, network refused or declined), 4 the SUT\n"
+    "failed or an environment failure.\n";
+
+/* Ask on the terminal; true only for an explicit yes. */
+static bool confirm(const char *question)
+{
+    fprintf(stderr, "%s [y/N] ", question);
+    fflush(stderr);
+    char line[16];
+    if (!fgets(line, sizeof(line), stdin))
+        return false;
+    return (line[0] == 'y' || line[0] == 'Y') &&
+           (line[1] == '\n' || line[1] == '\0' || strncmp(line + 1, "es", 2) == 0);
+}
+
+int cmd_record(bd_cli *cli, int argc, char **argv)
+{
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(help);
+    const char *tc_name = NULL, *case_id = NULL, *isolation = "auto";
+    bool unsafe_network = false, allow_weaker = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--unsafe-network") == 0) {
+            unsafe_network = true;
+        } else if (strcmp(a, "--allow-weaker-isolation") == 0) {
+            allow_weaker = true;
+        } else if (strcmp(a, "--isolation") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage(cli, "record", "--isolation needs a value");
+            isolation = argv[++i];
+        } else if (a[0] == '-') {
+            return cli_usage(cli, "record", "unknown option '%s'", a);
+        } else if (!tc_name) {
+            tc_name = a;
+        } else if (!case_id) {
+            case_id = a;
+        } else {
+            return cli_usage(cli, "record", "one case at a time ('%s' is extra)", a);
+        }
+    }
+    if (!tc_name || !case_id)
+        return cli_usage(cli, "record", "which task class and case? (benchdesk list shows them)");
+
+    bd_err err = BD_ERR_INIT;
+    bd_bench *bench = NULL;
+    bd_task_class *tc = NULL;
+    bd_config config = {0};
+    char *python = NULL;
+    bd_record_take take = {0};
+    int status = 0;
+    bd_isolation iso;
+    if (bd_isolation_choose(&iso, NULL, isolation, allow_weaker, &err) != 0)
+        return cli_fail(cli, &err);
+    if ((status = cli_open_bench(cli, &bench)) != 0)
+        return status;
+    if (bd_task_class_load(&tc, bench, tc_name, &err) != 0 ||
+        bd_config_load(&config, bench->root, &err) != 0 ||
+        bd_record_check(bench, tc, case_id, NULL, &err) != 0)
+        goto fail;
+    if (unsafe_network) {
+        if (bd_record_network_policy(isatty(STDIN_FILENO) == 1, &err) != 0)
+            goto fail;
+        char q[1024];
+        bd_record_network_question(q, sizeof(q), tc, case_id);
+        if (!confirm(q)) {
+            bd_err_set(&err, BD_E_RECORD_DECLINED, NULL, 0, 0,
+                       "not confirmed: nothing ran and nothing was written");
+            goto fail;
+        }
+        /* On record before the SUT can reach anything. */
+        if (bd_record_audit(bench, tc, case_id, NULL, &err) != 0)
+            goto fail;
+    }
+    if (bd_config_find_python(&python, &config, &err) != 0)
+        goto fail;
+    bd_record_opts ro = {.isolation = iso, .python = python, .host_network = unsafe_network};
+    if (bd_record_capture(&take, bench, tc, case_id, &ro, &err) != 0 ||
+        bd_record_write(tc, case_id, &take, &err) != 0)
+        goto fail;
+
+    char next[1024];
+    bd_record_next_steps(next, sizeof(next), tc, case_id);
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "task_class", tc->name);
+        cJSON_AddStringToObject(o, "case_id", case_id);
+        cJSON_AddBoolToObject(o, "changed", take.changed);
+        if (take.old_digest[0])
+            cJSON_AddStringToObject(o, "old_cassette_digest", take.old_digest);
+        else
+            cJSON_AddNullToObject(o, "old_cassette_digest");
+        cJSON_AddStringToObject(o, "cassette_digest", take.new_digest);
+        cJSON_AddStringToObject(o, "isolation", bd_isolation_str(take.isolation));
+        cJSON_AddBoolToObject(o, "network", unsafe_network);
+        cJSON_AddNumberToObject(o, "wall_ms", (double)take.wall_ms);
+        cJSON_AddStringToObject(o, "next", next);
+        cli_print_json(o);
+        cJSON_Delete(o);
+    } else {
+        printf("recorded %s/%s in %lld ms (%s%s): cassette %s\n", tc->name, case_id,
+               (long long)take.wall_ms, bd_isolation_str(take.isolation),
+               unsafe_network ? ", host network" : "", take.changed ? "changed" : "unchanged");
+        printf("  cassette_digest %s\n", take.new_digest);
+        if (take.changed)
+            printf("next: %s\n", next);
+    }
+    goto out;
+fail:
+    status = cli_fail(cli, &err);
+out:
+    bd_record_take_release(&take);
+    free(python);
+    bd_config_release(&config);
+    bd_task_class_free(tc);
+    bd_bench_free(bench);
+    return status;
+}

@@ -1,0 +1,869 @@
+/*
+ * exec_server.c — the helper side of the exec chokepoint (see exec.h for the design):
+ * the exec server (bd_exec_helper_main), the per-case supervisor, the namespaces init and
+ * the program's own pre-exec setup. It runs in processes that are single-threaded copies
+ * of the small server, so ordinary libc is safe between fork and exec; it never calls
+ * exit() (no atexit handlers, no sanitizer reports at exit). exec.c enters it.
+ */
+#include "exec.h"
+#include "exec_wire.h"
+#include "jail.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ======================================================================================
+ * Helper side
+ * ==================================================================================== */
+
+static void close_from(int lowfd)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0u) == 0)
+        return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 65536)
+        max = 65536;
+    for (int fd = lowfd; fd < max; fd++)
+        close(fd);
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+/* One status line; short enough to be one atomic pipe write. */
+static void status_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void status_line(int fd, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof(buf))
+        n = (int)sizeof(buf) - 1;
+    write_all(fd, buf, (size_t)n);
+}
+
+/* Lower (never raise above the current hard limit unless privileged: a lower existing
+ * hard limit is stricter and stays). */
+static int set_limit(int resource, uint64_t soft, uint64_t hard)
+{
+    struct rlimit old;
+    if (getrlimit(resource, &old) != 0)
+        return -1;
+    struct rlimit nl;
+    nl.rlim_max = (rlim_t)hard;
+    if (old.rlim_max != RLIM_INFINITY && nl.rlim_max > old.rlim_max)
+        nl.rlim_max = old.rlim_max;
+    nl.rlim_cur = (rlim_t)soft;
+    if (nl.rlim_cur > nl.rlim_max)
+        nl.rlim_cur = nl.rlim_max;
+    return setrlimit(resource, &nl);
+}
+
+/* The limits a program starts under, in the order they are applied. A macro, not a
+ * function, so the vfork child builds the table on its own stack with no call. */
+typedef struct rlimit_spec {
+    int res;
+    uint64_t soft, hard;
+    const char *name;
+} rlimit_spec;
+
+#define RLIMIT_SPECS(h)                                                                            \
+    {                                                                                              \
+        {RLIMIT_AS, (h)->as_bytes, (h)->as_bytes, "RLIMIT_AS"},                                    \
+            {RLIMIT_CPU, (h)->cpu_s, (h)->cpu_s + 1, "RLIMIT_CPU"},                                \
+            {RLIMIT_NPROC, (h)->nproc, (h)->nproc, "RLIMIT_NPROC"},                                \
+            {RLIMIT_FSIZE, (h)->fsize, (h)->fsize, "RLIMIT_FSIZE"},                                \
+            {RLIMIT_NOFILE, (h)->nofile, (h)->nofile, "RLIMIT_NOFILE"},                            \
+            {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},                                                    \
+    }
+
+/* namespaces: the minimal init, PID 1 of the case's PID namespace (§4). The rubric is its
+ * child, PID 2, so signals reach it with their usual meaning (a PID 1 ignores what it
+ * has no handler for, its own SIGSEGV included). The init reaps every orphan, relays
+ * every signal it gets to the rubric, and when the rubric ends writes its raw wait
+ * status to `report_fd` and exits: the kernel then kills whatever is left in the
+ * namespace. All signals are blocked on entry. */
+static void __attribute__((noreturn)) ns_init(pid_t rubric, int report_fd)
+{
+    sigset_t all;
+    sigfillset(&all);
+    for (;;) {
+        int st = 0;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+            if (p == rubric) {
+                write_all(report_fd, (const char *)&st, sizeof(st));
+                _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+            }
+        }
+        if (p < 0 && errno == ECHILD)
+            _exit(127);
+        siginfo_t si;
+        int sig = sigwaitinfo(&all, &si);
+        if (sig > 0 && sig != SIGCHLD)
+            kill(rubric, sig);
+    }
+}
+
+/* namespaces, in the jailed process just before execve: fork the rubric off and stay
+ * behind as its init. Returns in the rubric's process only. */
+static void ns_init_fork(int report_fd, int status_fd)
+{
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    pid_t rubric = fork();
+    if (rubric < 0) {
+        status_line(status_fd, "error fork %d\n", errno);
+        _exit(127);
+    }
+    if (rubric > 0) {
+        close(status_fd);
+        ns_init(rubric, report_fd);
+    }
+    close(report_fd);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* In the program's process, between fork and exec. Never returns. `report_fd` is the
+ * init's report pipe (namespaces) or -1. */
+static void __attribute__((noreturn)) program_child(const req_hdr *h, char **argv, char **envp,
+                                                    pid_t supervisor, int status_fd, int report_fd)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* Own process group: the supervisor kills the group when the program ends. */
+    setpgid(0, 0);
+    /* Dies with the supervisor, whatever happens to it. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
+        getppid() != (h->iso == BD_ISO_NAMESPACES ? 0 : supervisor))
+        _exit(127);
+    bd_err jerr = BD_ERR_INIT;
+    if (h->iso == BD_ISO_NAMESPACES && bd_jail_child(&jerr) != 0) {
+        status_line(status_fd, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(127);
+    }
+    umask(077);
+
+    const rlimit_spec lim[] = RLIMIT_SPECS(h);
+    for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+        if (lim[i].res != RLIMIT_CORE && lim[i].soft == 0)
+            continue;
+        if (set_limit(lim[i].res, lim[i].soft, lim[i].hard) != 0) {
+            status_line(status_fd, "error rlimit %d %s\n", errno, lim[i].name);
+            _exit(127);
+        }
+    }
+    /* No setuid escalation through anything the program execs. */
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (h->iso == BD_ISO_NAMESPACES && bd_jail_lockdown(&jerr) != 0) {
+        status_line(status_fd, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(127);
+    }
+    fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+    if (h->iso == BD_ISO_NAMESPACES)
+        ns_init_fork(report_fd, status_fd);
+    execve(argv[0], argv, envp);
+    status_line(status_fd, "error exec %d %s\n", errno, argv[0]);
+    _exit(127);
+}
+
+/* ---- the subprocess class's program start: clone(CLONE_VM | CLONE_VFORK) ---------------
+ * The supervisor is a fork of the (large) exec server; copying its page tables again for
+ * every program costs more than the rest of a case's setup. The program's process instead
+ * shares the supervisor's memory until its execve (as posix_spawn does), so between clone
+ * and execve it makes raw system calls only: no libc state, no sanitizer interceptors. */
+
+typedef struct vfork_args {
+    const req_hdr *h;
+    char **argv;
+    char **envp;
+    pid_t supervisor;
+    int status_fd;
+} vfork_args;
+
+#define NOSAN __attribute__((no_sanitize("address", "undefined")))
+
+/* "error <stage> <errno> <what>\n" without printf. */
+static NOSAN void raw_error(int fd, const char *stage, long e, const char *what)
+{
+    char buf[256];
+    size_t k = 0;
+    const char *parts[2] = {"error ", stage};
+    for (int p = 0; p < 2; p++)
+        for (const char *c = parts[p]; *c && k < 200; c++)
+            buf[k++] = *c;
+    buf[k++] = ' ';
+    char digits[24];
+    int nd = 0;
+    unsigned long v = e < 0 ? (unsigned long)-e : (unsigned long)e;
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && nd < 20);
+    while (nd > 0)
+        buf[k++] = digits[--nd];
+    buf[k++] = ' ';
+    for (const char *c = what; *c && k < 250; c++)
+        buf[k++] = *c;
+    buf[k++] = '\n';
+    syscall(SYS_write, fd, buf, k);
+}
+
+static NOSAN int raw_limit(int resource, uint64_t soft, uint64_t hard)
+{
+    struct rlimit old;
+    if (syscall(SYS_prlimit64, 0, resource, NULL, &old) != 0)
+        return -1;
+    if (old.rlim_max != RLIM_INFINITY && hard > old.rlim_max)
+        hard = old.rlim_max;
+    if (soft > hard)
+        soft = hard;
+    struct rlimit nl = {(rlim_t)soft, (rlim_t)hard};
+    return (int)syscall(SYS_prlimit64, 0, resource, &nl, NULL);
+}
+
+static NOSAN int vfork_child(void *arg)
+{
+    const vfork_args *a = arg;
+    const req_hdr *h = a->h;
+    int st = a->status_fd;
+    /* Default SIGPIPE (the supervisor ignores it), nothing blocked. */
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } dfl = {(void *)SIG_DFL, 0, NULL, 0};
+    uint64_t none = 0;
+    syscall(SYS_rt_sigaction, SIGPIPE, &dfl, NULL, sizeof(uint64_t));
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
+    syscall(SYS_setpgid, 0, 0);
+    if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
+        syscall(SYS_getppid) != a->supervisor)
+        syscall(SYS_exit, 127);
+    syscall(SYS_umask, 077);
+    const rlimit_spec lim[] = RLIMIT_SPECS(h);
+    for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+        if (lim[i].res != RLIMIT_CORE && lim[i].soft == 0)
+            continue;
+        long rc = raw_limit(lim[i].res, lim[i].soft, lim[i].hard);
+        if (rc != 0) {
+            raw_error(st, "rlimit", rc < 0 ? -rc : EPERM, lim[i].name);
+            syscall(SYS_exit, 127);
+        }
+    }
+    syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    syscall(SYS_fcntl, st, F_SETFD, FD_CLOEXEC);
+    long rc = syscall(SYS_execve, a->argv[0], a->argv, a->envp);
+    /* syscall() returns -1 and sets errno (in the supervisor's TLS, which is ours too). */
+    raw_error(st, "exec", rc == -1 ? errno : -rc, a->argv[0]);
+    syscall(SYS_exit, 127);
+    return 127;
+}
+
+static char vfork_stack[64 * 1024] __attribute__((aligned(64)));
+
+/* Start the program for the subprocess class. Returns its pid, or -1 (errno). */
+static pid_t vfork_program(const req_hdr *h, char **argv, char **envp, pid_t self, int status_fd)
+{
+    vfork_args a = {h, argv, envp, self, status_fd};
+    return clone(vfork_child, vfork_stack + sizeof(vfork_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
+                 &a);
+}
+
+/* Read the pids of this (single-threaded) process's children. Returns the count (at
+ * most `max`), or -1 when the kernel does not offer the children list. */
+static int list_children(pid_t self, pid_t *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)self);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n < 0)
+            return -1;
+        buf[n] = '\0';
+        int count = 0;
+        char *p = buf;
+        while (*p && count < max) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (v > 0)
+                out[count++] = (pid_t)v;
+            p = end;
+        }
+        return count;
+    }
+    /* Fallback: scan /proc for processes whose parent is us. */
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    int count = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && count < max) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        char sp[300];
+        snprintf(sp, sizeof(sp), "/proc/%s/stat", de->d_name);
+        int sfd = open(sp, O_RDONLY | O_CLOEXEC);
+        if (sfd < 0)
+            continue;
+        char sb[512];
+        ssize_t n = read(sfd, sb, sizeof(sb) - 1);
+        close(sfd);
+        if (n <= 0)
+            continue;
+        sb[n] = '\0';
+        char *rp = strrchr(sb, ')');
+        int ppid = 0;
+        char state;
+        if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == (int)self)
+            out[count++] = (pid_t)atoi(de->d_name);
+    }
+    closedir(d);
+    return count;
+}
+
+/* Wait up to `ms` for SIGCHLD (which is blocked). */
+static void wait_sigchld(int ms)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGCHLD);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    sigtimedwait(&s, NULL, &ts);
+}
+
+/* Kill and reap every remaining descendant. The supervisor is a child subreaper, so
+ * each orphaned descendant becomes its child; repeat until it has no child left.
+ * Returns how many were reaped; sets *stuck when some survived the time bound. */
+static int kill_leftovers(pid_t prog, bool *stuck)
+{
+    int reaped = 0;
+    pid_t self = getpid();
+    int64_t give_up = mono_us() + 2000000;
+    *stuck = false;
+    for (;;) {
+        kill(-prog, SIGKILL);
+        pid_t kids[256];
+        int n = list_children(self, kids, 256);
+        for (int i = 0; i < n; i++) {
+            kill(-kids[i], SIGKILL);
+            kill(kids[i], SIGKILL);
+        }
+        pid_t r;
+        while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
+            reaped++;
+        if (r < 0 && errno == ECHILD)
+            return reaped;
+        if (mono_us() > give_up) {
+            *stuck = true;
+            return reaped;
+        }
+        wait_sigchld(20);
+    }
+}
+
+/* The per-case supervisor. Never returns. */
+static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *cwd, char **argv,
+                                                 char **envp, const int fds[REQ_FDS], pid_t server)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGCHLD);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    for (int s = 1; s < 32; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+
+    /* Own session: no terminal signals; the parent decides when to stop. */
+    setsid();
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0 || getppid() != server)
+        _exit(0);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+    for (int i = 0; i < REQ_FDS; i++) {
+        if (fds[i] != i && dup2(fds[i], i) < 0)
+            _exit(0);
+        fcntl(i, F_SETFD, 0);
+    }
+    close_from(REQ_FDS);
+    const int st = 3;
+
+    if (chdir(cwd) != 0) {
+        status_line(st, "error chdir %d\n", errno);
+        _exit(0);
+    }
+    /* Isolation classes set up here, before the program's fork. */
+    bd_err jerr = BD_ERR_INIT;
+    if (h->iso == BD_ISO_NAMESPACES)
+        bd_jail_set_host_network((h->flags & REQ_F_HOST_NETWORK) != 0);
+    if (h->iso == BD_ISO_NAMESPACES &&
+        bd_jail_prepare(cwd, (const char *const *)argv, &jerr) != 0) {
+        status_line(st, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(0);
+    }
+    if (h->iso != BD_ISO_SUBPROCESS && h->iso != BD_ISO_NAMESPACES) {
+        status_line(st, "error isolation %d\n", ENOSYS);
+        _exit(0);
+    }
+
+    int64_t start = mono_us();
+    int64_t deadline = start + h->wall_ms * 1000;
+    pid_t self = getpid();
+    /* namespaces: the init's report of the rubric's wait status (see ns_init). */
+    int rep[2] = {-1, -1};
+    if (h->iso == BD_ISO_NAMESPACES && pipe2(rep, O_CLOEXEC | O_NONBLOCK) != 0) {
+        status_line(st, "error pipe %d\n", errno);
+        _exit(0);
+    }
+    /* namespaces: the program starts in new namespaces, its init PID 1 of its PID
+     * namespace and the program PID 2. */
+    pid_t prog =
+        h->iso == BD_ISO_NAMESPACES
+            ? (pid_t)syscall(SYS_clone, bd_jail_clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL)
+            : vfork_program(h, argv, envp, self, st);
+    if (prog < 0) {
+        status_line(st, "error fork %d\n", errno);
+        _exit(0);
+    }
+    if (prog == 0) {
+        if (rep[0] >= 0)
+            close(rep[0]);
+        program_child(h, argv, envp, self, st, rep[1]);
+    }
+    if (rep[1] >= 0)
+        close(rep[1]);
+    if (h->iso == BD_ISO_NAMESPACES && bd_jail_parent(prog, &jerr) != 0) {
+        kill(prog, SIGKILL);
+        waitpid(prog, NULL, 0);
+        status_line(st, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(0);
+    }
+    setpgid(prog, prog);
+    status_line(st, "started %d\n", (int)prog);
+    /* The program owns the stdio pipes now: EOF comes when it and its descendants are
+     * gone, not when the supervisor exits. */
+    int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (dn >= 0) {
+        dup2(dn, 0);
+        dup2(dn, 1);
+        dup2(dn, 2);
+        close(dn);
+    }
+
+    int timeout = 0, killed = 0;
+    bool prog_exited = false;
+    for (;;) {
+        siginfo_t si;
+        for (;;) {
+            memset(&si, 0, sizeof(si));
+            if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
+                break;
+            if (si.si_pid == prog) {
+                prog_exited = true;
+                break;
+            }
+            waitpid(si.si_pid, NULL, 0); /* an adopted orphan */
+        }
+        if (prog_exited)
+            break;
+        int64_t now = mono_us();
+        if (now >= deadline) {
+            timeout = 1;
+            break;
+        }
+        int64_t left = deadline - now;
+        struct timespec ts = {(time_t)(left / 1000000), (long)(left % 1000000) * 1000L};
+        int sig = sigtimedwait(&block, &si, &ts);
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
+            killed = 1;
+            break;
+        }
+    }
+    /* Kill the group while the program's pid is still held (zombie or alive), then
+     * reap it with its resource usage. */
+    kill(-prog, SIGKILL);
+    if (!prog_exited)
+        kill(prog, SIGKILL);
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof(ru));
+    while (wait4(prog, &status, 0, &ru) < 0 && errno == EINTR)
+        ;
+    /* namespaces: `prog` is the init; the rubric's own status is what it reported (none
+     * when the init was killed with the whole namespace: then the init's status is it). */
+    if (rep[0] >= 0) {
+        int rs;
+        if (read(rep[0], &rs, sizeof(rs)) == (ssize_t)sizeof(rs))
+            status = rs;
+        close(rep[0]);
+    }
+    int64_t end = mono_us();
+    bool stuck = false;
+    int leftovers = kill_leftovers(prog, &stuck);
+
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    long long cpu = (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                    (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+    status_line(st,
+                "done code=%d signal=%d timeout=%d killed=%d cpu_us=%lld maxrss_kb=%ld "
+                "wall_us=%lld leftovers=%d stuck=%d\n",
+                code, sig, timeout, killed, cpu, (long)ru.ru_maxrss, (long long)(end - start),
+                leftovers, stuck ? 1 : 0);
+    /* EOF now, not after the kernel has torn down this copy of the server's memory. */
+    close(st);
+    _exit(0);
+}
+
+/* Reply to one request: "ok <pid>" with the supervisor's pidfd when the kernel has
+ * pidfd_open, or "err <errno>". */
+static void server_reply(int sock, const char *text, int pass_fd)
+{
+    struct iovec iov = {(void *)text, strlen(text)};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    if (pass_fd >= 0) {
+        memset(&u, 0, sizeof(u));
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof(u.buf);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+        ;
+}
+
+static void close_fds(int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* Handle one received request: validate, fork the supervisor, reply. */
+/* ---- the spare supervisor ----------------------------------------------------------
+ * Forking the server is the most expensive step of a program's start, so the server keeps
+ * one supervisor forked ahead of time, idle on its own socket; a request is forwarded to
+ * it (the spec and the four descriptors) and a new spare is forked after the reply,
+ * while the case runs. */
+
+typedef struct spare {
+    pid_t pid; /* 0 when there is none */
+    int pidfd;
+    int sock; /* the server's end */
+} spare;
+
+static spare the_spare;
+
+/* Parse a request buffer: *cwd, and one allocation holding argv (argc + 1 entries)
+ * followed by envp (the scrubbed keys, then the request's envc entries, then NULL);
+ * free *argv_out only. Returns 0, or an errno (EPROTO for a malformed request). */
+static int parse_request(const char *buf, size_t len, req_hdr *h, const char **cwd,
+                         char ***argv_out, char ***envp_out)
+{
+    if (len < sizeof(*h))
+        return EPROTO;
+    memcpy(h, buf, sizeof(*h));
+    const char *s = buf + sizeof(*h);
+    size_t slen = len - sizeof(*h);
+    if (h->magic != REQ_MAGIC || h->strings_len != slen || slen == 0 || s[slen - 1] != '\0' ||
+        h->argc == 0 || h->argc > 4096 || h->envc > REQ_ENV_MAX || h->wall_ms <= 0)
+        return EPROTO;
+    size_t n_scrub = sizeof(scrubbed_env) / sizeof(scrubbed_env[0]) - 1;
+    char **argv = calloc((size_t)h->argc + 1 + n_scrub + h->envc + 1, sizeof(char *));
+    if (!argv)
+        return ENOMEM;
+    char **envp = argv + h->argc + 1;
+    for (size_t k = 0; k < n_scrub; k++)
+        envp[k] = (char *)scrubbed_env[k];
+    const char *p = s + strlen(s) + 1;
+    const char *end = s + slen;
+    uint32_t i = 0, e = 0;
+    for (; i < h->argc && p < end; i++) {
+        argv[i] = (char *)p;
+        p += strlen(p) + 1;
+    }
+    for (; e < h->envc && p < end; e++) {
+        envp[n_scrub + e] = (char *)p;
+        p += strlen(p) + 1;
+    }
+    if (i != h->argc || e != h->envc || p != end || argv[0][0] != '/') {
+        free(argv);
+        return EPROTO;
+    }
+    *cwd = s;
+    *argv_out = argv;
+    *envp_out = envp;
+    return 0;
+}
+
+/* The descriptors that came with a received message, at most REQ_FDS of them into `fds`
+ * (any beyond are closed). Returns how many. */
+static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
+{
+    int nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t j = 0; j < k; j++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+            if (nfds < REQ_FDS)
+                fds[nfds++] = fd;
+            else
+                close(fd);
+        }
+    }
+    return nfds;
+}
+
+/* In the spare: wait for one forwarded request, then become its supervisor. */
+static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != server)
+        _exit(0);
+    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
+    char *buf = malloc(cap);
+    if (!buf)
+        _exit(0);
+    struct iovec iov = {buf, cap};
+    fd_cmsg u;
+    struct msghdr msg;
+    fd_msg_init(&msg, &iov, 1, &u, NULL);
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        _exit(0); /* the server went away */
+    int fds[REQ_FDS] = {-1, -1, -1, -1};
+    int nfds = received_fds(&msg, fds);
+    req_hdr h;
+    const char *cwd = NULL;
+    char **argv = NULL, **envp = NULL;
+    if (nfds != REQ_FDS || parse_request(buf, (size_t)n, &h, &cwd, &argv, &envp) != 0)
+        _exit(0);
+    close(sock);
+    supervisor(&h, cwd, argv, envp, fds, server);
+}
+
+static void spare_drop(void)
+{
+    if (the_spare.pid <= 0)
+        return;
+    close(the_spare.sock);
+    if (the_spare.pidfd >= 0)
+        close(the_spare.pidfd);
+    the_spare.pid = 0;
+}
+
+/* Fork a new spare if there is none. Failure is not an error: requests then fork. */
+static void spare_make(int ctl)
+{
+    if (the_spare.pid > 0)
+        return;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return;
+    pid_t server = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ctl);
+        close(sv[0]);
+        spare_main(sv[1], server);
+    }
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return;
+    }
+    the_spare.pid = pid;
+    the_spare.sock = sv[0];
+    the_spare.pidfd = -1;
+#ifdef SYS_pidfd_open
+    the_spare.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+}
+
+/* Hand a validated request to the spare. Returns its pid (and pidfd), or -1. */
+static pid_t spare_take(const char *buf, size_t len, const int *fds, int *pidfd)
+{
+    if (the_spare.pid <= 0)
+        return -1;
+    struct iovec iov = {(void *)buf, len};
+    fd_cmsg u;
+    struct msghdr msg;
+    fd_msg_init(&msg, &iov, 1, &u, fds);
+    ssize_t n;
+    while ((n = sendmsg(the_spare.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)len) {
+        spare_drop(); /* it died: the caller forks instead */
+        return -1;
+    }
+    pid_t pid = the_spare.pid;
+    *pidfd = the_spare.pidfd;
+    the_spare.pidfd = -1;
+    spare_drop();
+    return pid;
+}
+
+static void server_request(int sock, const char *buf, size_t len, int *fds, int nfds)
+{
+    char reply[64];
+    req_hdr h;
+    const char *cwd = NULL;
+    char **argv = NULL, **envp = NULL;
+    int perr = nfds != REQ_FDS ? EPROTO : parse_request(buf, len, &h, &cwd, &argv, &envp);
+    if (perr != 0) {
+        snprintf(reply, sizeof(reply), "err %d", perr);
+        server_reply(sock, reply, -1);
+        return;
+    }
+    int pidfd = -1;
+    pid_t pid = spare_take(buf, len, fds, &pidfd);
+    if (pid > 0) {
+        free(argv);
+        snprintf(reply, sizeof(reply), "ok %d", (int)pid);
+        server_reply(sock, reply, pidfd);
+        if (pidfd >= 0)
+            close(pidfd);
+        return;
+    }
+    pid_t server = getpid();
+    pid = fork();
+    if (pid == 0) {
+        close(sock);
+        supervisor(&h, cwd, argv, envp, fds, server);
+    }
+    free(argv);
+    if (pid < 0) {
+        snprintf(reply, sizeof(reply), "err %d", errno);
+        server_reply(sock, reply, -1);
+        return;
+    }
+    /* The child cannot have been reaped yet (only this loop reaps), so the pidfd is
+     * certainly the supervisor's. */
+#ifdef SYS_pidfd_open
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    snprintf(reply, sizeof(reply), "ok %d", (int)pid);
+    server_reply(sock, reply, pidfd);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+static int server_loop(int sock)
+{
+    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
+    char *buf = malloc(cap);
+    if (!buf)
+        return 1;
+    for (;;) {
+        /* Reap finished supervisors (they stay zombies until here, which keeps every
+         * pidfd and pid handed out unambiguous). */
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        spare_make(sock);
+        struct iovec iov = {buf, cap};
+        fd_cmsg u;
+        struct msghdr msg;
+        fd_msg_init(&msg, &iov, 1, &u, NULL);
+        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* the parent closed the socket (or died) */
+        int fds[REQ_FDS] = {-1, -1, -1, -1};
+        int nfds = received_fds(&msg, fds);
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+            close_fds(fds, nfds);
+            server_reply(sock, "err 90", -1); /* EMSGSIZE */
+            continue;
+        }
+        server_request(sock, buf, (size_t)n, fds, nfds);
+        close_fds(fds, nfds);
+    }
+    free(buf);
+    return 0;
+}
+
+int bd_exec_helper_main(int argc, char **argv)
+{
+    /* benchdesk __exec-server v1 <parent pid> ; fd 0 is the control socket. */
+    if (argc != 4 || strcmp(argv[1], BD_EXEC_HELPER_ARG) != 0 || strcmp(argv[2], "v1") != 0)
+        return 2; /* not the exact command line the chokepoint uses */
+    pid_t parent = (pid_t)atol(argv[3]);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+        _exit(0);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGCHLD, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    close_from(3);
+    bd_jail_server_init(); /* the seccomp filter, compiled once for every case */
+    int rc = server_loop(0);
+    _exit(rc);
+}

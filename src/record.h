@@ -1,0 +1,105 @@
+/*
+ * record.h — recording a cassette from the live system under test (DESIGN.md §15).
+ *
+ * `benchdesk record TC CASE_ID` and the TUI's case view (`R`) share these calls:
+ *
+ *   bd_record_check     before anything runs: a command SUT, a task class whose pin
+ *                       holds and that two people signed (its registration names the
+ *                       SUT's argv and the secrets it may see), every sut.env_pass
+ *                       variable set, the case loads;
+ *   bd_record_network_policy   --unsafe-network: refused in CI or without a terminal;
+ *   bd_record_audit     --unsafe-network: the audit event, appended before the SUT runs;
+ *   bd_record_capture   the SUT on the case exactly as a run runs it (the runner in its
+ *                       record mode: same chokepoint, jail, limits, scrubbed environment
+ *                       plus only the env_pass variables); nothing is written;
+ *   bd_record_write     cassette.json, then cassette_digest in case.yaml (each atomic).
+ *
+ * The case then no longer matches its pin: the curator pins it and two people sign it
+ * again (bd_record_next_steps says so). Nothing here prints or asks: confirmation is the
+ * front end's, with bd_record_network_policy deciding whether it may even ask.
+ */
+#ifndef BD_RECORD_H
+#define BD_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench.h"
+#include "digest.h"
+#include "err.h"
+#include "exec.h"
+#include "provenance.h"
+#include "score.h"
+
+typedef struct bd_record_opts {
+    bd_isolation isolation; /* the class chosen with bd_isolation_choose */
+    const char *python;     /* absolute interpreter (the runner needs it); required */
+    const char *helper;     /* exec helper binary; NULL = this executable */
+    const char *tmp_root;   /* NULL = $TMPDIR or /tmp */
+    bool host_network;      /* --unsafe-network, already consented to */
+} bd_record_opts;
+
+/* One recording: what cassette.json holds now and what the SUT printed. */
+typedef struct bd_record_take {
+    char *old_text; /* cassette.json before (owned), NULL when there was none */
+    size_t old_len;
+    char *new_text; /* the SUT's stdout: exactly the bytes bd_record_write writes (owned) */
+    size_t new_len;
+    char old_digest[BD_DIGEST_BUF]; /* "" when there was no cassette */
+    char new_digest[BD_DIGEST_BUF];
+    bool changed;    /* the bytes differ */
+    int64_t wall_ms; /* the SUT's whole time */
+    bd_isolation isolation;
+} bd_record_take;
+
+void bd_record_take_release(bd_record_take *t);
+
+/* Preflight for recording case `case_id` of `tc` (nothing runs, nothing is written):
+ * record.not_command when the SUT is a cassette; the task-class pin (its integrity code)
+ * and its two signatures (provenance.missing, exit 3, when not signed by two people; its
+ * bad-signature code when a signature is bad) using `prov` (NULL: one is made and freed);
+ * env.variable_missing for the first sut.env_pass variable not set in this process's
+ * environment; bench.unknown_case / the case's schema code when case.yaml does not load.
+ * Returns 0 or -1 with `err`. */
+int bd_record_check(const bd_bench *bench, const bd_task_class *tc, const char *case_id,
+                    bd_prov_ctx *prov, bd_err *err);
+
+/* May the SUT get the host network? Refused (record.network_refused, exit 3) when the
+ * environment variable CI is set (whatever its value) or when `stdin_is_terminal` is
+ * false: the operator must be there to confirm. Returns 0 (the front end then asks) or
+ * -1 with `err`. */
+int bd_record_network_policy(bool stdin_is_terminal, bd_err *err);
+
+/* The question a front end asks before an --unsafe-network recording (one line, no
+ * newline; written into buf). */
+void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc,
+                                const char *case_id);
+
+/* Append the audit event "record.unsafe_network" for case `case_id` of `tc` to the
+ * bench's history: who (the OS user and uid; the configured signing key as the
+ * operator fingerprint when one is set), when, the task class, the case and the SUT's
+ * argv. Called before the SUT starts, so a recording that crashes is still on record.
+ * Returns 0 with *seq_out (may be NULL), or -1 with the history's error. */
+int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *case_id,
+                    uint64_t *seq_out, bd_err *err);
+
+/* Run the SUT on the case once (see above) and fill *out (release with
+ * bd_record_take_release). Errors: the runner's (isolation.unavailable, exec.not_allowed,
+ * env.variable_missing, io.error, ...), record.sut_failed (exit 4) when the SUT timed
+ * out, exited non-zero, was killed or printed something that is not one JSON value —
+ * with the harness failure mode and its detail in the message. Returns 0 or -1. */
+int bd_record_capture(bd_record_take *out, const bd_bench *bench, const bd_task_class *tc,
+                      const char *case_id, const bd_record_opts *opts, bd_err *err);
+
+/* Write the take: cassette.json (atomically, 0644), then cassette_digest in case.yaml
+ * (edited in place byte for byte except that value, atomically). When the take did not
+ * change the bytes, only case.yaml is brought in line. Returns 0 or -1 (io.error,
+ * case.schema_invalid). */
+int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_record_take *t,
+                    bd_err *err);
+
+/* What the curator does next, one line per step (into buf): pin, then two signatures. */
+void bd_record_next_steps(char *buf, size_t cap, const bd_task_class *tc, const char *case_id);
+
+#endif

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The namespaces jail's limits, proved from outside (DESIGN.md §3, §4):
+#  - memory outside RLIMIT_AS is refused: memfd_create, System V shm and message queues,
+#    POSIX message queues;
+#  - as root, each concurrent case runs as a host uid of its own (never nobody): a host
+#    process running as the shared uid cannot touch a case's files, and RLIMIT_NPROC
+#    gives each case exactly its 64 processes, also with other cases forking at once;
+#  - the same misbehaviour gets the same failure mode under subprocess and namespaces
+#    (self-signals, abort, exit codes, the CPU limit), and no descendant outlives its case.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/run_lib.sh"
+. "$(dirname "$0")/jail_lib.sh"
+
+MIS=(self-segv self-term abort exit-3 cpu-limit orphan-setsid)
+jail_class memfd sysv-shm sysv-msg posix-mq nproc nproc2 nproc3 uid-sleep uid-sleep2 "${MIS[@]}"
+# nproc2/3 and uid-sleep2 are the same probes again, to run concurrently.
+for c in nproc2 nproc3; do printf 'nproc\n' >"$FX/bench/jailprobe/cases/$c/expected/behavior.txt"; done
+printf 'uid-sleep\n' >"$FX/bench/jailprobe/cases/uid-sleep2/expected/behavior.txt"
+bd pin jailprobe >/dev/null
+namespaces_or_skip exit-3 || true
+
+# score CASE EVENTS: "passed|failure-code|detail" of the case.
+score() {
+    "$PY" - "$2" "$1" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "case.finished" and e["case_id"] == sys.argv[2]:
+        fm = e["score"]["failure_modes"]
+        print("%s|%s|%s" % (e["score"]["passed"], fm[0]["code"] if fm else "",
+                            fm[0].get("detail", "") if fm else ""))
+PY
+}
+
+ev=$BD_TMP/ev.ns
+bd run jailprobe --isolation namespaces --drafts --jobs 2 --json --case memfd --case sysv-shm \
+    --case sysv-msg --case posix-mq >"$ev" 2>"$BD_TMP/err" || fail "probe run: $(cat "$BD_TMP/err")"
+for c in memfd sysv-shm sysv-msg posix-mq; do
+    s=$(score "$c" "$ev")
+    case "$s" in True*) pass "namespaces: $c refused (${s##*|})" ;; *) fail "namespaces: $c got through: $s" ;; esac
+done
+
+# Three fork bombs at once: each case gets its own 64, not a share of a common uid's.
+ev=$BD_TMP/ev.nproc
+bd run jailprobe --isolation namespaces --drafts --jobs 3 --json --case nproc --case nproc2 \
+    --case nproc3 >"$ev" 2>"$BD_TMP/err" || fail "nproc run: $(cat "$BD_TMP/err")"
+for c in nproc nproc2 nproc3; do
+    s=$(score "$c" "$ev")
+    n=${s##*forks: }
+    if [ "$(id -u)" = 0 ]; then
+        # Exactly the case's: 64 processes = the rubric + 63 forks (the init is extra).
+        [ "$n" = 63 ] && pass "namespaces, root: $c forked exactly 63 (RLIMIT_NPROC 64 per case)" ||
+            fail "namespaces, root: $c forked $n, wanted 63: $s"
+    else
+        case "$s" in True*) pass "namespaces: $c bounded ($n forks)" ;; *) fail "namespaces: $c: $s" ;; esac
+    fi
+done
+
+# descends PID ANCESTOR: PID is ANCESTOR or below it (the jail's cwd has no host path
+# to tell the run's rubrics from other runs' on this machine).
+descends() {
+    local p=$1 i
+    for i in $(seq 12); do
+        [ "$p" = "$2" ] && return 0
+        p=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$p/stat" 2>/dev/null) || return 1
+        [ -n "$p" ] && [ "$p" != 0 ] || return 1
+    done
+    return 1
+}
+
+# A hostile neighbour running as nobody (the uid the jail used to share) tries to rewrite
+# every case file it can find while two cases run; the host sees each case's uid.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    ev=$BD_TMP/ev.uid
+    bd run jailprobe --isolation namespaces --drafts --jobs 2 --json --case uid-sleep \
+        --case uid-sleep2 >"$ev" 2>"$BD_TMP/err" &
+    run=$!
+    uids=""
+    hits=0
+    # Watch for as long as the run lasts (the probes hold their cases 2.5 s).
+    for _ in $(seq 600); do
+        kill -0 "$run" 2>/dev/null || break
+        while read -r pid u args; do
+            case "$args" in *rubric.py*) ;; *) continue ;; esac
+            descends "$pid" "$run" || continue
+            case " $uids " in *" $u "*) ;; *) uids="$uids $u" ;; esac
+        done < <(ps -eo pid=,uid=,args=)
+        h=$(setpriv --reuid 65534 --regid 65534 --clear-groups sh -c '
+            n=0
+            for d in "$1"/benchdesk-*/; do
+                for f in "$d"rubric.py "$d"case/expected/answer.json "$d"x; do
+                    (echo pwned >>"$f") 2>/dev/null && n=$((n + 1))
+                done
+            done
+            echo $n' sh "$RUNTMP")
+        hits=$((hits + h))
+        sleep 0.05
+    done
+    wait "$run" || fail "uid run: $(cat "$BD_TMP/err")"
+    set -- $uids
+    [ $# -ge 2 ] && pass "two concurrent cases ran as $# host uids:$uids" ||
+        fail "host uids seen:$uids; events: $(cut -c1-120 "$ev")"
+    bad=0
+    for u in $uids; do
+        [ "$u" -ge 1879048192 ] && [ "$u" -lt 1883242496 ] || bad=1
+    done
+    [ "$bad" = 0 ] && pass "every case uid is in the private range" || fail "a case ran outside the range:$uids"
+    [ "$hits" = 0 ] && pass "a neighbour as nobody wrote nothing into any case" || fail "a neighbour as nobody wrote $hits time(s)"
+else
+    echo "not root (or no setpriv): per-case host uids apply to root only; the neighbour check is root's"
+fi
+
+# One misbehaviour suite, both classes, the same failure mode case by case.
+for iso in subprocess namespaces; do
+    args=()
+    for c in "${MIS[@]}"; do args+=(--case "$c"); done
+    bd run jailprobe --isolation "$iso" --drafts --jobs 2 --json "${args[@]}" >"$BD_TMP/mis.$iso" 2>"$BD_TMP/err" ||
+        fail "$iso misbehaviour run: $(cat "$BD_TMP/err")"
+done
+declare -A want=([self-segv]=rubric.crashed [self-term]=rubric.crashed [abort]=rubric.crashed
+    [exit-3]=rubric.malformed_output [cpu-limit]=rubric.cpu_limit [orphan-setsid]=format.sloppy)
+for c in "${MIS[@]}"; do
+    a=$(score "$c" "$BD_TMP/mis.subprocess" | cut -d'|' -f2)
+    b=$(score "$c" "$BD_TMP/mis.namespaces" | cut -d'|' -f2)
+    [ "$a" = "${want[$c]}" ] && [ "$b" = "${want[$c]}" ] &&
+        pass "$c: '${want[$c]}' under both classes" || fail "$c: subprocess '$a', namespaces '$b', wanted '${want[$c]}'"
+done
+sleep 0.2
+# Under namespaces a case's processes have no host cwd: count the subprocess class's by
+# cwd, and (as root) the jail's by their private-range uid.
+left=$(procs_left)
+if [ "$(id -u)" = 0 ]; then
+    left=$((left + $(ps -eo uid=,args= | awk '$1 >= 1879048192 && $1 < 1883242496' | wc -l)))
+fi
+[ "$left" = 0 ] && pass "no rubric process outlived its case" || fail "$left rubric processes outlived their case"
+[ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
+finish
