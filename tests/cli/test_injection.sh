@@ -96,6 +96,7 @@ PY
     [ "$title" != pwned ] && pass "the pane title was not changed" || fail "title changed"
     tui_keys Q
     tui_expect_exit 0 "Q quits"
+    [ -s "$BD_TMP/stderr" ] && cp "$BD_TMP/stderr" "${BD_KEEP_STDERR:-/dev/null}" || true
     tui_stop
 else
     echo "SKIP: tmux is not installed; the TUI half of this test did not run"
