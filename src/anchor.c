@@ -257,13 +257,14 @@ static int check_signature(bd_prov_ctx *prov, const char *msg, size_t mlen, cons
 
 typedef struct anchor_ctx {
     bd_history_verify_result chain;
-    bd_prov_ctx *prov; /* trusted signers and the private GnuPG home */
+    char *bench_dir;
+    bd_prov_ctx *prov; /* trusted signers and the private GnuPG home: made on first use
+                          (ctx_prov), so a bench without anchors starts no GnuPG */
 } anchor_ctx;
 
 static int ctx_open(anchor_ctx *c, const char *bench_root, bd_err *err)
 {
     bd_history *h = NULL;
-    char *bench_dir = NULL;
     memset(c, 0, sizeof(*c));
     if (bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
         return -1;
@@ -271,17 +272,23 @@ static int ctx_open(anchor_ctx *c, const char *bench_root, bd_err *err)
     bd_history_free(h);
     if (rc != 0)
         return -1;
-    if (!(bench_dir = bd_path_join(bench_root, "bench")))
+    if (!(c->bench_dir = bd_path_join(bench_root, "bench")))
         return nomem(err);
-    rc = bd_prov_ctx_new(&c->prov, bench_dir, err);
-    free(bench_dir);
-    return rc;
+    return 0;
+}
+
+static bd_prov_ctx *ctx_prov(anchor_ctx *c, bd_err *err)
+{
+    if (!c->prov && bd_prov_ctx_new(&c->prov, c->bench_dir, err) != 0)
+        return NULL;
+    return c->prov;
 }
 
 static void ctx_close(anchor_ctx *c)
 {
     bd_history_verify_result_release(&c->chain);
     bd_prov_ctx_free(c->prov);
+    free(c->bench_dir);
     memset(c, 0, sizeof(*c));
 }
 
@@ -295,7 +302,8 @@ static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
     int rc = -1;
     if (bd_anchor_message(&msg, &mlen, a->date, a->count, a->chain_head, err) != 0)
         goto out;
-    if (check_signature(c->prov, msg, mlen, a->signature, ck->path, &ck->err, fpr, err) != 0)
+    bd_prov_ctx *prov = ctx_prov(c, err);
+    if (!prov || check_signature(prov, msg, mlen, a->signature, ck->path, &ck->err, fpr, err) != 0)
         goto out;
     rc = 0;
     if (ck->err.code != BD_OK)
@@ -305,7 +313,7 @@ static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
                    "the anchor names signer %s but was signed by %s", a->signer, fpr);
         goto out;
     }
-    const bd_signer *s = bd_signers_find(bd_prov_ctx_signers(c->prov), fpr);
+    const bd_signer *s = bd_signers_find(bd_prov_ctx_signers(prov), fpr);
     if (!s) {
         bd_err_set(&ck->err, BD_E_ANCHOR_UNTRUSTED, ck->path, 0, 0,
                    "the anchor was signed by %s, which is not in bench/trusted-signers.yaml", fpr);
@@ -509,7 +517,10 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
     if (bd_sign_resolve_key(&key, &opts->sign, err) != 0)
         goto out;
     memcpy(out->signer, key.fingerprint, sizeof(out->signer));
-    if (!bd_signers_find(bd_prov_ctx_signers(c.prov), key.fingerprint)) {
+    bd_prov_ctx *prov = ctx_prov(&c, err);
+    if (!prov)
+        goto out;
+    if (!bd_signers_find(bd_prov_ctx_signers(prov), key.fingerprint)) {
         bd_err_set(err, BD_E_ANCHOR_UNTRUSTED, NULL, 0, 0,
                    "key %s (%s) is not in bench/trusted-signers.yaml: an anchor it signs "
                    "would not verify; sign with a trusted key (--key FPR)",
@@ -522,7 +533,7 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
     /* The check verify will make, before anything is written. */
     bd_err verdict;
     char fpr[BD_FPR_LEN + 1];
-    if (check_signature(c.prov, msg, mlen, out->signature, NULL, &verdict, fpr, err) != 0)
+    if (check_signature(prov, msg, mlen, out->signature, NULL, &verdict, fpr, err) != 0)
         goto out;
     if (verdict.code == BD_OK && strcmp(fpr, out->signer) != 0)
         bd_err_set(&verdict, BD_E_ANCHOR_BAD_SIGNATURE, NULL, 0, 0,

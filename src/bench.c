@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 /* ---- names, paths, enum strings ------------------------------------------------------- */
 
 bool bd_env_name_valid(const char *s)
@@ -1015,8 +1017,39 @@ out:
 
 /* ---- reading a document as one of the files above ------------------------------------ */
 
+size_t bd_yaml_max_bytes(bd_ykind_limit kind)
+{
+    switch (kind) {
+    case BD_YKIND_DIGESTS:
+        return BD_DIGESTS_MAX_BYTES;
+    case BD_YKIND_SIGNERS:
+        return BD_SIGNERS_MAX_BYTES;
+    case BD_YKIND_OTHER:
+        break;
+    }
+    return BD_YAML_MAX_BYTES;
+}
+
 /* Which validator a document goes through. */
 typedef enum { DOC_REGISTRATION, DOC_CASE, DOC_DIGESTS, DOC_SIGNERS, DOC_PROVENANCE } doc_kind;
+
+/* The schema code of a kind of file. */
+static bd_code schema_code_of(doc_kind kind)
+{
+    switch (kind) {
+    case DOC_REGISTRATION:
+        return BD_E_REGISTRATION_SCHEMA;
+    case DOC_DIGESTS:
+        return BD_E_DIGESTS_SCHEMA;
+    case DOC_SIGNERS:
+        return BD_E_SIGNERS_SCHEMA;
+    case DOC_PROVENANCE:
+        return BD_E_PROVENANCE_SCHEMA;
+    case DOC_CASE:
+        break;
+    }
+    return BD_E_CASE_SCHEMA;
+}
 
 /* Where a document comes from: the file `path` (from_file), else buf/len shown as `name`. */
 typedef struct doc_src {
@@ -1038,10 +1071,26 @@ static int provfile_from_doc(bd_provfile **out, const bd_ydoc *doc, bd_err *err)
 static int doc_read(doc_kind kind, void *out, const doc_src *src, const char *expect, bd_err *err)
 {
     bd_ydoc *doc = NULL;
-    int rc = src->from_file ? bd_ydoc_load(&doc, src->path, err)
-                            : bd_ydoc_parse(&doc, src->buf, src->len, src->name, err);
-    if (rc < 0)
+    size_t max = bd_yaml_max_bytes(kind == DOC_DIGESTS   ? BD_YKIND_DIGESTS
+                                   : kind == DOC_SIGNERS ? BD_YKIND_SIGNERS
+                                                         : BD_YKIND_OTHER);
+    const char *what = kind == DOC_DIGESTS   ? "digests.yaml files"
+                       : kind == DOC_SIGNERS ? "trusted-signers.yaml"
+                                             : NULL;
+    int rc = src->from_file
+                 ? bd_ydoc_load_max(&doc, src->path, max, what, err)
+                 : bd_ydoc_parse_max(&doc, src->buf, src->len, src->name, max, what, err);
+    if (rc < 0) {
+        /* A directory where the file belongs is invalid input (exit 2), not an I/O
+         * failure of the machine: it takes the file's own schema code. */
+        struct stat st;
+        if (src->from_file && err && err->code == BD_E_IO && lstat(src->path, &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            bd_err_set(err, schema_code_of(kind), src->path, 0, 0,
+                       "is a directory; it must be a regular YAML file: move the directory "
+                       "away and restore the file");
         return -1;
+    }
     switch (kind) {
     case DOC_REGISTRATION:
         rc = registration_from_doc(out, doc, expect, err);
@@ -2031,4 +2080,29 @@ int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const ch
     if (n < 0 || (size_t)n >= sizeof(path))
         return bd_err_set(err, BD_E_IO, tc->cases_dir, 0, 0, "path too long");
     return bd_provfile_load(out, path, err);
+}
+
+int bd_case_leftover_check(const char *case_dir, bd_err *err)
+{
+    DIR *d = opendir(case_dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!bd_tmp_is_leftover(de->d_name))
+            continue;
+        char shown[160];
+        bd_ydoc_clip(shown, sizeof(shown), de->d_name);
+        bd_err_set(err, BD_E_LEFTOVER_TEMP, case_dir, 0, 0,
+                   "'%s' is a temporary file left by an interrupted write (a crash or kill "
+                   "during pin, sign or migrate); it is not part of the case and is not hashed: "
+                   "check that case.yaml and provenance.yaml are whole, delete it, then run the "
+                   "command again",
+                   shown);
+        found = 1;
+        break;
+    }
+    closedir(d);
+    return found;
 }

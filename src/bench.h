@@ -34,6 +34,20 @@
 #define BD_RUBRIC_DEFAULT_WALL_S    60
 #define BD_RUBRIC_DEFAULT_MEMORY_MB 1024
 
+/* Size limits by kind of file (docs/formats.md, "Large benches"). The two files that grow
+ * with the bench have their own: digests.yaml holds one line per case (at most 204 bytes:
+ * a 128-byte id and a digest), so 64 MiB is room for over 300,000 cases with the longest
+ * ids; trusted-signers.yaml one entry per signer. Every other YAML file (registration,
+ * case, provenance, config, themes) keeps ydoc's 1 MiB: none of them grows with the
+ * number of cases. Writers check their output against the same limits before writing. */
+#define BD_DIGESTS_MAX_BYTES ((size_t)64 * 1024 * 1024)
+#define BD_SIGNERS_MAX_BYTES ((size_t)16 * 1024 * 1024)
+
+typedef enum { BD_YKIND_OTHER, BD_YKIND_DIGESTS, BD_YKIND_SIGNERS } bd_ykind_limit;
+
+/* The byte limit for a YAML file of `kind`. */
+size_t bd_yaml_max_bytes(bd_ykind_limit kind);
+
 /* True when `name` matches ^[a-z0-9][a-z0-9._-]{0,127}$ and holds no ".." (so it is
  * never a path step: no '/', no leading dot, no "..", at most 128 bytes). NULL: false. */
 bool bd_name_valid(const char *name);
@@ -290,6 +304,14 @@ int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_
  * id is checked first: case.bad_id). */
 int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const char *case_id,
                             bd_err *err);
+
+/* Look in the top of the case directory `case_dir` for a temp file an interrupted write
+ * left behind (bd_tmp_is_leftover: an older benchdesk wrote case.yaml and provenance.yaml
+ * through a sibling temp file). Such a file is not part of the case, yet its digest would
+ * take it in, so pin and verify refuse to hash the case until it is gone. Returns 1 with
+ * `err` set to case.leftover_temp (naming the file and what to do), 0 when there is none
+ * (or the directory cannot be listed: the digest then reports why), -1 never. */
+int bd_case_leftover_check(const char *case_dir, bd_err *err);
 
 /* Join two path parts with '/'. New string or NULL on out-of-memory. */
 char *bd_path_join(const char *a, const char *b);

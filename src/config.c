@@ -46,7 +46,22 @@ int bd_config_load(bd_config *out, const char *root, bd_err *err)
             rc = 0;
             goto out;
         }
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot read the settings");
+        int e = errno;
+        /* EACCES/ENOTDIR come from .benchdesk itself when it is unreadable or not a
+         * directory: name the folder, not a config.yaml that may not exist. */
+        struct stat dst;
+        if (e == EACCES || e == ENOTDIR) {
+            if (lstat(dir, &dst) == 0 && !S_ISDIR(dst.st_mode))
+                bd_err_set(err, BD_E_IO, dir, 0, 0,
+                           "is not a directory; benchdesk keeps its local state there: move "
+                           "it away");
+            else
+                bd_err_errno(err, BD_E_IO, e, dir,
+                             "cannot look inside benchdesk's local state folder (fix its "
+                             "permissions, e.g. chmod u+rwx)");
+        } else {
+            bd_err_errno(err, BD_E_IO, e, path, "cannot read the settings");
+        }
         goto out;
     }
     if (bd_ydoc_load(&doc, path, err) != 0)

@@ -39,6 +39,7 @@
     X(BD_E_DIGEST_MISMATCH, "case.digest_mismatch", 1)                                             \
     X(BD_E_DIGEST_MISSING, "case.digest_missing", 1)                                               \
     X(BD_E_PIN_ORPHAN, "case.pin_orphaned", 1)                                                     \
+    X(BD_E_LEFTOVER_TEMP, "case.leftover_temp", 1)                                                 \
     X(BD_E_CASE_ID_MISMATCH, "case.id_mismatch", 1)                                                \
     X(BD_E_RUBRIC_DIGEST_MISMATCH, "rubric.digest_mismatch", 1)                                    \
     X(BD_E_TC_DIGEST_MISMATCH, "task_class.digest_mismatch", 1)                                    \

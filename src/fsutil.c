@@ -3,9 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,13 +110,35 @@ static int fsync_dir_of(const char *path, bd_err *err)
 
 int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode, bd_err *err)
 {
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    if (!tmp)
+    return bd_write_file_atomic_in(path, NULL, data, len, mode, err);
+}
+
+int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
+                            unsigned mode, bd_err *err)
+{
+    char *copy = strdup(path);
+    char *dircopy = tmp_dir ? NULL : strdup(path);
+    if (!copy || (!tmp_dir && !dircopy)) {
+        free(copy);
+        free(dircopy);
         return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
-    snprintf(tmp, tlen, "%s.%ld.tmp", path, (long)getpid());
+    }
+    const char *base = basename(copy);
+    const char *dir = tmp_dir ? tmp_dir : dirname(dircopy);
+    size_t tlen = strlen(dir) + strlen(base) + sizeof(BD_TMP_PREFIX) + 48;
+    char *tmp = malloc(tlen);
+    if (!tmp) {
+        free(copy);
+        free(dircopy);
+        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+    }
+    /* A dot name with a fixed prefix: never a case or task-class directory, and
+     * recognizable as an interrupted write (bd_tmp_is_leftover). */
+    snprintf(tmp, tlen, "%s/" BD_TMP_PREFIX "%s.%ld.XXXXXX", dir, base, (long)getpid());
+    free(copy);
+    free(dircopy);
     int rc = -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         bd_err_errno(err, BD_E_IO, errno, tmp, "cannot create the temporary file");
         free(tmp);
@@ -160,6 +182,22 @@ fail:
     return rc;
 }
 
+bool bd_tmp_is_leftover(const char *name)
+{
+    if (strncmp(name, BD_TMP_PREFIX, sizeof(BD_TMP_PREFIX) - 1) == 0)
+        return true;
+    /* The older sibling form "<file>.<pid>.tmp". */
+    size_t l = strlen(name);
+    if (l < 7 || strcmp(name + l - 4, ".tmp") != 0)
+        return false;
+    size_t i = l - 4, digits = 0;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') {
+        i--;
+        digits++;
+    }
+    return digits > 0 && i > 1 && name[i - 1] == '.';
+}
+
 int bd_mkdir_p(const char *path, unsigned mode, bd_err *err)
 {
     char *copy = strdup(path);
@@ -171,9 +209,21 @@ int bd_mkdir_p(const char *path, unsigned mode, bd_err *err)
             continue;
         char saved = *p;
         *p = '\0';
-        if (mkdir(copy, (mode_t)mode) != 0 && errno != EEXIST) {
-            rc = bd_err_errno(err, BD_E_IO, errno, copy, "cannot create the directory");
-            break;
+        if (mkdir(copy, (mode_t)mode) != 0) {
+            int e = errno;
+            struct stat st;
+            /* An existing directory is fine whatever mkdir said (EEXIST, or EROFS/EACCES
+             * on a read-only or locked-down parent); say what is true otherwise. */
+            if (stat(copy, &st) == 0 && S_ISDIR(st.st_mode)) {
+                /* nothing to do */
+            } else if (e == EEXIST) {
+                rc = bd_err_set(err, BD_E_IO, copy, 0, 0,
+                                "exists but is not a directory; move it away and retry");
+                break;
+            } else {
+                rc = bd_err_errno(err, BD_E_IO, e, copy, "cannot create the directory");
+                break;
+            }
         }
         *p = saved;
         if (saved == '\0')

@@ -4,6 +4,7 @@
 #ifndef BD_FSUTIL_H
 #define BD_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -14,11 +15,26 @@
 int bd_read_file(char **out, size_t *len, const char *path, size_t max, bd_code too_big_code,
                  bd_err *err);
 
-/* Write `len` bytes to `path` atomically: a sibling temp file created O_EXCL|O_NOFOLLOW
- * with `mode`, fsync, rename over `path`, fsync of the directory. On any failure the
- * temp file is removed and `path` is untouched. Returns 0 or -1 (io.error). */
+/* Prefix of every temporary file an atomic write creates. */
+#define BD_TMP_PREFIX ".benchdesk-tmp."
+
+/* Write `len` bytes to `path` atomically: a temp file in the same directory (mkostemp,
+ * named BD_TMP_PREFIX<file>.<pid>.XXXXXX), fsync, rename over `path`, fsync of the
+ * directory. On any failure the temp file is removed and `path` is untouched. Returns 0
+ * or -1 (io.error). Never for a file inside a hashed scope: see bd_write_file_atomic_in. */
 int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode,
                          bd_err *err);
+
+/* The same with the temp file in `tmp_dir` (NULL: the file's own directory), which must be
+ * on the same file system. Writers into a case directory (a hashed scope, DESIGN.md §2)
+ * pass the task class's cases/ folder, so a crash between create and rename leaves
+ * nothing inside the case that its digest would take in. */
+int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
+                            unsigned mode, bd_err *err);
+
+/* True when the directory entry `name` is a temp file an interrupted atomic write left
+ * behind: BD_TMP_PREFIX..., or the older "<file>.<pid>.tmp". */
+bool bd_tmp_is_leftover(const char *name);
 
 /* mkdir -p with `mode` for each created component. Returns 0 or -1 (io.error). */
 int bd_mkdir_p(const char *path, unsigned mode, bd_err *err);

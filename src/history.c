@@ -18,16 +18,18 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include "bench.h"
 #include "canon.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "segment.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -37,6 +39,8 @@
 /* The tag is hashed with its terminating NUL: "benchdesk-chain-v1\0" is 19 bytes. */
 #define CHAIN_TAG_LEN (sizeof(CHAIN_TAG))
 #define HEAD_NAME     "HEAD"
+#define VERIFIED_NAME "VERIFIED"
+#define SEGTMP_NAME   "segments.tmp"
 #define LOCK_NAME     ".lock"
 /* How far past a stale HEAD hint append walks before it scans the directory instead. */
 #define HEAD_PROBE_MAX 64
@@ -54,7 +58,11 @@
 
 struct bd_history {
     char *dir;
-    int dirfd; /* -1 while the directory does not exist (read-only handle) */
+    char *segdir;       /* <dir>/segments */
+    int dirfd;          /* -1 while the directory does not exist (read-only handle) */
+    int segfd;          /* -1 while the history is in the version-1 layout (or empty) */
+    char repair[256];   /* what the last append repaired (a torn tail), "" when nothing */
+    pthread_mutex_t mu; /* guards segfd, set once by whichever thread sees segments first */
 };
 
 static const char *const reason_strings[] = {
@@ -80,12 +88,6 @@ void bd_history_file_name(char out[16], uint64_t seq)
         seq /= 10;
     }
     memcpy(out + 10, ".json", 6);
-}
-
-static void tmp_name(char out[20], uint64_t seq)
-{
-    bd_history_file_name(out, seq);
-    memcpy(out + 15, ".tmp", 5);
 }
 
 /* Seq of a record file name "<10 digits>.json", or -1 for any other name. */
@@ -136,13 +138,30 @@ int bd_hash_unhex(uint8_t out[32], const char *hex)
     return hex[64] == '\0' ? 0 : -1;
 }
 
+/* SHA-256 through an implementation fetched once: the one-shot SHA256() looks it up on
+ * every call, behind a lock, which showed in verify's profile. */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static void sha256(const uint8_t *msg, size_t len, uint8_t out[32])
+{
+    pthread_once(&sha256_once, sha256_fetch);
+    if (!sha256_md || !EVP_Digest(msg, len, out, NULL, sha256_md, NULL))
+        SHA256(msg, len, out);
+}
+
 void bd_history_record_hash(uint8_t out[32], const uint8_t prev[32], const void *buf, size_t len)
 {
     uint8_t msg[CHAIN_TAG_LEN + 64];
     memcpy(msg, CHAIN_TAG, CHAIN_TAG_LEN); /* includes the NUL */
     memcpy(msg + CHAIN_TAG_LEN, prev, 32);
     bd_blake3_raw(msg + CHAIN_TAG_LEN + 32, buf, len);
-    SHA256(msg, sizeof(msg), out);
+    sha256(msg, sizeof(msg), out);
 }
 
 static bool lower_hex(const char *s, size_t n)
@@ -906,35 +925,74 @@ void bd_history_records_free(bd_history_record *recs, size_t n)
 
 /* ---- opening ------------------------------------------------------------------------ */
 
+/* The segments directory, when the history is in the version-2 layout. */
+static int open_segfd(bd_history *h, bd_err *err)
+{
+    int rc = 0;
+    pthread_mutex_lock(&h->mu);
+    if (h->segfd >= 0 || h->dirfd < 0)
+        goto out;
+    int fd = openat(h->dirfd, BD_SEGMENTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            goto out; /* version-1 layout, or no record yet */
+        if (errno == ELOOP || errno == ENOTDIR)
+            rc = bd_err_set(err, BD_E_CHAIN_TAMPERED, h->segdir, 0, 0,
+                            "the history's segments path is not a directory (or is a symbolic "
+                            "link); run `benchdesk history verify`");
+        else
+            rc = bd_err_errno(err, BD_E_IO, errno, h->segdir, "cannot open the history segments");
+        goto out;
+    }
+    h->segfd = fd;
+out:
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
 static int open_dirfd(bd_history *h, bool create, bd_err *err)
 {
+    int rc = 0;
+    pthread_mutex_lock(&h->mu);
     if (h->dirfd >= 0)
-        return 0;
-    if (create && bd_mkdir_p(h->dir, 0700, err) != 0)
-        return -1;
+        goto out;
+    if (create && bd_mkdir_p(h->dir, 0700, err) != 0) {
+        rc = -1;
+        goto out;
+    }
     int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT && !create)
-            return 0; /* no history yet: an empty chain */
+            goto out; /* no history yet: an empty chain */
         if (errno == ELOOP || errno == ENOTDIR)
-            return bd_err_set(err, BD_E_IO, h->dir, 0, 0,
-                              "the history path is not a directory (or is a symbolic link); "
-                              "move it aside so benchdesk can recreate it");
-        return bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot open the history directory");
+            rc = bd_err_set(err, BD_E_IO, h->dir, 0, 0,
+                            "the history path is not a directory (or is a symbolic link); "
+                            "move it aside so benchdesk can recreate it");
+        else
+            rc = bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot open the history directory");
+        goto out;
     }
     h->dirfd = fd;
-    return 0;
+out:
+    pthread_mutex_unlock(&h->mu);
+    return rc == 0 ? open_segfd(h, err) : rc;
 }
 
 int bd_history_open_dir(bd_history **out, const char *dir, int flags, bd_err *err)
 {
     *out = NULL;
     bd_history *h = calloc(1, sizeof(*h));
-    if (!h || !(h->dir = strdup(dir))) {
+    size_t sl = strlen(dir) + sizeof("/" BD_SEGMENTS_DIR);
+    if (!h || !(h->dir = strdup(dir)) || !(h->segdir = malloc(sl))) {
+        if (h)
+            free(h->dir);
         free(h);
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory opening the history");
     }
+    snprintf(h->segdir, sl, "%s/%s", dir, BD_SEGMENTS_DIR);
     h->dirfd = -1;
+    h->segfd = -1;
+    pthread_mutex_init(&h->mu, NULL);
     if (open_dirfd(h, (flags & BD_HISTORY_CREATE) != 0, err) != 0) {
         bd_history_free(h);
         return -1;
@@ -962,7 +1020,11 @@ void bd_history_free(bd_history *h)
         return;
     if (h->dirfd >= 0)
         close(h->dirfd);
+    if (h->segfd >= 0)
+        close(h->segfd);
+    pthread_mutex_destroy(&h->mu);
     free(h->dir);
+    free(h->segdir);
     free(h);
 }
 
@@ -978,11 +1040,29 @@ typedef struct rbuf {
     size_t cap;
 } rbuf;
 
+static bool is_v2(const bd_history *h)
+{
+    return h->segfd >= 0;
+}
+
+/* Where record `seq` lives: its file (version 1) or its segment (version 2; `rec_line`
+ * gives the line). */
 static void record_path(char *out, size_t size, const bd_history *h, uint64_t seq)
 {
+    if (is_v2(h)) {
+        char name[17];
+        bd_segment_name(name, seq ? bd_segment_first(seq) : 1);
+        snprintf(out, size, "%s/%s", h->segdir, name);
+        return;
+    }
     char name[16];
     bd_history_file_name(name, seq);
     snprintf(out, size, "%s/%s", h->dir, name);
+}
+
+static int rec_line(const bd_history *h, uint64_t seq)
+{
+    return is_v2(h) && seq ? (int)(seq - bd_segment_first(seq) + 1) : 0;
 }
 
 enum { RD_OK = 0, RD_ABSENT = 1, RD_BAD = 2, RD_ERROR = -1 };
@@ -1064,21 +1144,61 @@ out:
     return rc;
 }
 
+/* Where one operation reads records from: a file buffer (version 1) or one segment held
+ * in memory (version 2). Each operation has its own, so a handle needs no lock to read. */
+typedef struct src {
+    rbuf b;
+    bd_segbuf seg;
+} src;
+
+static void src_release(src *s)
+{
+    free(s->b.p);
+    bd_segbuf_release(&s->seg);
+}
+
+/* The bytes of record `seq`: RD_OK with *p and *len (valid until the next call on `s`),
+ * RD_ABSENT, RD_BAD (`why`), RD_ERROR (err). In a segment, a line is record
+ * first + its index; a torn final line is not a record. */
+static int get_rec(const bd_history *h, src *s, uint64_t seq, const char **p, size_t *len,
+                   char *why, bd_err *err)
+{
+    if (!is_v2(h)) {
+        int rc = read_record_file(h, seq, &s->b, len, why, err);
+        *p = s->b.p;
+        return rc;
+    }
+    if (seq == 0)
+        return RD_ABSENT;
+    uint64_t first = bd_segment_first(seq);
+    if (s->seg.first != first) {
+        int rc = bd_segbuf_load(&s->seg, h->segfd, h->segdir, first, why, err);
+        if (rc != BD_SEG_OK)
+            return rc == BD_SEG_ABSENT ? RD_ABSENT : rc == BD_SEG_BAD ? RD_BAD : RD_ERROR;
+    }
+    size_t i = (size_t)(seq - first);
+    if (i >= s->seg.nlines)
+        return RD_ABSENT;
+    *p = bd_segbuf_line(&s->seg, i, len);
+    return RD_OK;
+}
+
 /* Read, parse and hash record `seq`. Returns RD_OK (core, hash filled), RD_ABSENT, RD_BAD
  * (*reason and why say why it is not a record), RD_ERROR (err). */
-static int load_core(const bd_history *h, uint64_t seq, rbuf *b, rec_core *core, uint8_t hash[32],
+static int load_core(const bd_history *h, src *s, uint64_t seq, rec_core *core, uint8_t hash[32],
                      bd_chain_reason *reason, char *why, bd_err *err)
 {
     size_t len;
-    int rc = read_record_file(h, seq, b, &len, why, err);
+    const char *p;
+    int rc = get_rec(h, s, seq, &p, &len, why, err);
     if (rc == RD_BAD)
         *reason = BD_CHAIN_UNPARSEABLE;
     if (rc != RD_OK)
         return rc;
-    *reason = parse_record(b->p, len, core, NULL, why);
+    *reason = parse_record(p, len, core, NULL, why);
     if (*reason != BD_CHAIN_OK)
         return RD_BAD;
-    bd_history_record_hash(hash, core->prev, b->p, len);
+    bd_history_record_hash(hash, core->prev, p, len);
     return RD_OK;
 }
 
@@ -1107,24 +1227,6 @@ static int read_head_hint(const bd_history *h, uint64_t *seq, uint8_t hash[32])
         return -1;
     *seq = v;
     return 0;
-}
-
-/* Best effort: HEAD is only a hint (validated on every use), so failing to write it makes
- * the next append scan the directory once, nothing worse. Rewritten in place (no temp
- * file and rename): one data write instead of two metadata operations per append; a torn
- * or stale HEAD is simply not believed. */
-static void write_head_hint(const bd_history *h, uint64_t seq, const uint8_t hash[32])
-{
-    char buf[80], hex[BD_HASH_BUF], name[16];
-    bd_history_file_name(name, seq);
-    bd_hex(hex, hash, 32);
-    int n = snprintf(buf, sizeof(buf), "%.10s %s\n", name, hex);
-    int fd = openat(h->dirfd, HEAD_NAME, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    if (pwrite(fd, buf, (size_t)n, 0) != n || ftruncate(fd, n) != 0)
-        unlinkat(h->dirfd, HEAD_NAME, 0); /* never leave a half-written hint behind */
-    close(fd);
 }
 
 /* Scan the directory: the highest record seq, whether a record "0" exists, and (when
@@ -1177,9 +1279,10 @@ static int tampered_head(bd_err *err, const bd_history *h, uint64_t seq, const c
                       (unsigned long long)seq, why);
 }
 
-/* The chain head. `clean` removes stray temp files when the directory is scanned. */
-static int find_head(const bd_history *h, rbuf *b, uint64_t *seq, uint8_t hash[32], bool clean,
-                     bd_err *err)
+/* The chain head of a version-1 layout. `clean` removes stray temp files when the
+ * directory is scanned. */
+static int find_head_v1(const bd_history *h, src *b, uint64_t *seq, uint8_t hash[32], bool clean,
+                        bd_err *err)
 {
     rec_core core;
     bd_chain_reason reason;
@@ -1189,7 +1292,7 @@ static int find_head(const bd_history *h, rbuf *b, uint64_t *seq, uint8_t hash[3
     memset(hash, 0, 32);
     *seq = 0;
     if (read_head_hint(h, &hs, hh) == 0) {
-        int rc = load_core(h, hs, b, &core, got, &reason, why, err);
+        int rc = load_core(h, b, hs, &core, got, &reason, why, err);
         if (rc == RD_ERROR)
             return -1;
         if (rc == RD_OK && core.seq == hs && memcmp(got, hh, 32) == 0) {
@@ -1205,7 +1308,7 @@ static int find_head(const bd_history *h, rbuf *b, uint64_t *seq, uint8_t hash[3
                     return 0;
                 }
                 memcpy(hh, got, 32);
-                rc = load_core(h, hs + 1, b, &core, got, &reason, why, err);
+                rc = load_core(h, b, hs + 1, &core, got, &reason, why, err);
                 if (rc == RD_ERROR)
                     return -1;
                 if (rc != RD_OK || core.seq != hs + 1 || memcmp(core.prev, hh, 32) != 0)
@@ -1214,14 +1317,13 @@ static int find_head(const bd_history *h, rbuf *b, uint64_t *seq, uint8_t hash[3
             }
         }
     }
-    /* The hint is absent or stale (e.g. a crash between the rename and its update). */
     uint64_t max;
     bool zero;
     if (scan_dir(h, &max, &zero, clean, err) != 0)
         return -1;
     if (max == 0)
         return 0;
-    int rc = load_core(h, max, b, &core, got, &reason, why, err);
+    int rc = load_core(h, b, max, &core, got, &reason, why, err);
     if (rc == RD_ERROR)
         return -1;
     if (rc == RD_ABSENT)
@@ -1233,15 +1335,157 @@ static int find_head(const bd_history *h, rbuf *b, uint64_t *seq, uint8_t hash[3
     return 0;
 }
 
+/* The end of one segment, read from its tail without reading the whole file. */
+typedef struct segtail {
+    uint64_t first; /* the segment */
+    off_t whole;    /* bytes up to and including the last '\n' */
+    off_t size;     /* the file's size (whole + torn tail) */
+    bool has_line;  /* at least one whole line */
+    uint64_t seq;   /* the last whole line's record seq */
+    uint8_t hash[32];
+} segtail;
+
+static int seg_tail(const bd_history *h, rbuf *b, uint64_t first, segtail *t, bd_err *err)
+{
+    char name[17], path[PATH_MAX + 32], why[256];
+    bd_segment_name(name, first);
+    snprintf(path, sizeof(path), "%s/%s", h->segdir, name);
+    memset(t, 0, sizeof(*t));
+    t->first = first;
+    int fd = openat(h->segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return bd_err_errno(err, errno == ELOOP ? BD_E_CHAIN_TAMPERED : BD_E_IO, errno, path,
+                            "cannot open the history segment; run `benchdesk history verify`");
+    }
+    int rc = -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                   "the history segment is not a regular file; run `benchdesk history verify`");
+        goto out;
+    }
+    t->size = st.st_size;
+    size_t window = 65536;
+    for (;;) {
+        size_t want = (off_t)window < st.st_size ? window : (size_t)st.st_size;
+        if (b->cap < want + 1) {
+            char *p = realloc(b->p, want + 1);
+            if (!p) {
+                bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+                goto out;
+            }
+            b->p = p;
+            b->cap = want + 1;
+        }
+        off_t at = st.st_size - (off_t)want;
+        ssize_t got = pread(fd, b->p, want, at);
+        if (got != (ssize_t)want) {
+            bd_err_errno(err, BD_E_IO, got < 0 ? errno : EIO, path,
+                         "cannot read the history segment");
+            goto out;
+        }
+        /* The last '\n' ends the last whole line; the one before it starts it. */
+        ssize_t nl = (ssize_t)want - 1;
+        while (nl >= 0 && b->p[nl] != '\n')
+            nl--;
+        ssize_t start = nl - 1;
+        while (start >= 0 && b->p[start] != '\n')
+            start--;
+        bool complete = start >= 0 || (off_t)want == st.st_size;
+        if (nl < 0 && (off_t)want == st.st_size) {
+            t->whole = 0; /* nothing but a torn tail */
+            rc = 0;
+            goto out;
+        }
+        if (nl >= 0 && complete) {
+            t->whole = at + nl + 1;
+            const char *line = b->p + start + 1;
+            size_t len = (size_t)(nl - start - 1);
+            rec_core core;
+            if (parse_record(line, len, &core, NULL, why) != BD_CHAIN_OK) {
+                bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                           "the last history record is not a valid record (%s); nothing can be "
+                           "chained onto it: run `benchdesk history verify`",
+                           why);
+                goto out;
+            }
+            if (core.seq < first || core.seq - first >= BD_SEGMENT_RECORDS) {
+                bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                           "the last record of this segment is numbered %llu, outside the "
+                           "segment; run `benchdesk history verify`",
+                           (unsigned long long)core.seq);
+                goto out;
+            }
+            t->has_line = true;
+            t->seq = core.seq;
+            bd_history_record_hash(t->hash, core.prev, line, len);
+            rc = 0;
+            goto out;
+        }
+        if (window > BD_HISTORY_RECORD_MAX * 2u + 2u) {
+            bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                       "the last history record is larger than %u bytes; run `benchdesk "
+                       "history verify`",
+                       BD_HISTORY_RECORD_MAX);
+            goto out;
+        }
+        window *= 4;
+    }
+out:
+    close(fd);
+    return rc;
+}
+
+/* The head of a version-2 layout and the tail of the segment that holds it (t->first = 0
+ * for an empty chain). */
+static int find_head_v2(const bd_history *h, rbuf *b, uint64_t *seq, uint8_t hash[32], segtail *t,
+                        bd_err *err)
+{
+    uint64_t *segs = NULL;
+    size_t n = 0;
+    memset(hash, 0, 32);
+    *seq = 0;
+    memset(t, 0, sizeof(*t));
+    if (bd_segment_list(h->segfd, h->segdir, &segs, &n, err) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = n; i-- > 0;) {
+        if (seg_tail(h, b, segs[i], t, err) != 0) {
+            rc = -1;
+            break;
+        }
+        if (t->has_line) {
+            *seq = t->seq;
+            memcpy(hash, t->hash, 32);
+            break;
+        }
+    }
+    if (rc == 0 && !t->has_line)
+        memset(t, 0, sizeof(*t));
+    free(segs);
+    return rc;
+}
+
+static int find_head(const bd_history *h, src *s, uint64_t *seq, uint8_t hash[32], bd_err *err)
+{
+    if (is_v2(h)) {
+        segtail t;
+        return find_head_v2(h, &s->b, seq, hash, &t, err);
+    }
+    return find_head_v1(h, s, seq, hash, false, err);
+}
+
 int bd_history_head(bd_history *h, uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err)
 {
-    rbuf b = {NULL, 0};
+    src s = {0};
     uint64_t seq = 0;
     uint8_t hash[32];
     int rc = open_dirfd(h, false, err);
     if (rc == 0)
-        rc = find_head(h, &b, &seq, hash, false, err);
-    free(b.p);
+        rc = find_head(h, &s, &seq, hash, err);
+    src_release(&s);
     if (rc != 0)
         return -1;
     if (seq_out)
@@ -1251,34 +1495,12 @@ int bd_history_head(bd_history *h, uint64_t *seq_out, char hash_out[BD_HASH_BUF]
     return 0;
 }
 
+const char *bd_history_repair_note(const bd_history *h)
+{
+    return h->repair[0] ? h->repair : NULL;
+}
+
 /* ---- appending ---------------------------------------------------------------------- */
-
-static bool force_link_fallback;
-
-void bd_history_test_force_link(bool on)
-{
-    force_link_fallback = on;
-}
-
-/* Move `from` to `to` inside dirfd without ever replacing an existing `to`. */
-static int rename_noreplace(int dirfd, const char *from, const char *to)
-{
-#ifdef SYS_renameat2
-    if (!force_link_fallback) {
-        if (syscall(SYS_renameat2, dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
-            return 0;
-        if (errno != EINVAL && errno != ENOSYS)
-            return -1;
-    }
-#endif
-    /* File systems without RENAME_NOREPLACE: link refuses an existing name too. */
-    if (linkat(dirfd, from, dirfd, to, 0) != 0)
-        return -1;
-    /* The record is in place; a temp name left behind is a stray the next append or
-     * scan removes. */
-    unlinkat(dirfd, from, 0);
-    return 0;
-}
 
 static int write_all(int fd, const char *p, size_t n)
 {
@@ -1310,152 +1532,440 @@ static bool set_str(cJSON *o, const char *key, const char *v)
     return true;
 }
 
-/* Take the lock, chain `rec` (which lacks seq and prev_hash) onto the head, write it
- * crash-safely. Takes ownership of nothing; `rec` is modified. */
-static int append_record(bd_history *h, cJSON *rec, uint64_t *seq_out, char hash_out[BD_HASH_BUF],
-                         bd_err *err)
-{
-    int rc = -1, lockfd = -1, fd = -1;
-    bool tmp_created = false;
-    rbuf b = {NULL, 0};
-    char *bytes = NULL;
-    char tmp[20], name[16], path[PATH_MAX + 32], why[256];
-    uint64_t head_seq;
-    uint8_t head_hash[32], new_hash[32];
+static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err);
 
-    if (open_dirfd(h, true, err) != 0)
-        goto out;
-    lockfd = openat(h->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (lockfd < 0) {
-        bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot open the history lock file .lock");
-        goto out;
-    }
-    while (flock(lockfd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot lock the history");
-            goto out;
+/* Convert a version-1 history (one file per record) to segments, under the lock: the chain
+ * must verify first (a broken chain is never rewritten); the segments are written into
+ * segments.tmp, synced, and renamed into place in one step, so a crash leaves either the
+ * old layout or the new one. The record bytes do not change. The old files are removed
+ * afterwards; a crash before that leaves them behind, ignored and removed later. */
+static int convert_v1(bd_history *h, bd_err *err)
+{
+    /* Another handle or process may have created the segments since this one opened. */
+    if (open_segfd(h, err) != 0)
+        return -1;
+    if (is_v2(h))
+        return 0;
+    uint64_t max;
+    bool zero;
+    if (scan_dir(h, &max, &zero, true, err) != 0)
+        return -1;
+    bd_history_verify_result vr;
+    if (max > 0 || zero) {
+        int v = verify_chain(h, BD_VERIFY_FULL, &vr, err);
+        bd_history_verify_result_release(&vr);
+        if (v != 0) {
+            if (err && err->code == BD_E_CHAIN_TAMPERED)
+                snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
+                         " (the version-1 history is not converted to segments while broken)");
+            return -1;
         }
     }
-    if (find_head(h, &b, &head_seq, head_hash, true, err) != 0)
-        goto out;
-    if (head_seq >= BD_HISTORY_SEQ_MAX) {
-        bd_err_set(err, BD_E_IO, h->dir, 0, 0, "the history is full (seq %llu)",
-                   (unsigned long long)head_seq);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/%s", h->dir, SEGTMP_NAME);
+    int rc = -1, tfd = -1, fd = -1;
+    src s = {0};
+    char *wb = NULL;
+    size_t wlen = 0, wcap = 0;
+    /* A segments.tmp left by a crashed conversion is incomplete by definition. */
+    int old = openat(h->dirfd, SEGTMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (old >= 0) {
+        DIR *d = fdopendir(old);
+        struct dirent *de;
+        while (d && (de = readdir(d)) != NULL)
+            if (de->d_name[0] != '.')
+                unlinkat(old, de->d_name, 0);
+        if (d)
+            closedir(d);
+        else
+            close(old);
+        unlinkat(h->dirfd, SEGTMP_NAME, AT_REMOVEDIR);
+    }
+    if (mkdirat(h->dirfd, SEGTMP_NAME, 0700) != 0 ||
+        (tfd = openat(h->dirfd, SEGTMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+            0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot create the segments directory");
         goto out;
     }
-    uint64_t seq = head_seq + 1;
-    char prev_hex[BD_HASH_BUF];
-    bd_hex(prev_hex, head_hash, 32);
+    for (uint64_t first = 1; first <= max; first += BD_SEGMENT_RECORDS) {
+        char name[17];
+        bd_segment_name(name, first);
+        fd = openat(tfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot create segment %s", name);
+            goto out;
+        }
+        uint64_t last = first + BD_SEGMENT_RECORDS - 1 < max ? first + BD_SEGMENT_RECORDS - 1 : max;
+        for (uint64_t k = first; k <= last; k++) {
+            const char *p;
+            size_t len;
+            char why[256];
+            if (get_rec(h, &s, k, &p, &len, why, err) != RD_OK) {
+                if (err && err->code == BD_OK)
+                    bd_err_set(err, BD_E_CHAIN_TAMPERED, h->dir, 0, 0,
+                               "record %llu changed during the conversion to segments",
+                               (unsigned long long)k);
+                goto out;
+            }
+            if (wlen + len + 1 > wcap) {
+                size_t ncap = (wlen + len + 1) * 2 > (1u << 20) ? (wlen + len + 1) * 2 : 1u << 20;
+                char *q = realloc(wb, ncap);
+                if (!q) {
+                    bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory converting the history");
+                    goto out;
+                }
+                wb = q;
+                wcap = ncap;
+            }
+            memcpy(wb + wlen, p, len);
+            wb[wlen + len] = '\n';
+            wlen += len + 1;
+            if (wlen >= (1u << 20) || k == last) {
+                if (write_all(fd, wb, wlen) != 0) {
+                    bd_err_errno(err, BD_E_IO, errno, path, "cannot write segment %s", name);
+                    goto out;
+                }
+                wlen = 0;
+            }
+        }
+        if (fsync(fd) != 0 || close(fd) != 0) {
+            fd = -1;
+            bd_err_errno(err, BD_E_IO, errno, path, "cannot sync segment %s", name);
+            goto out;
+        }
+        fd = -1;
+    }
+    if (fsync(tfd) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, path, "cannot sync the segments directory");
+        goto out;
+    }
+    if (renameat(h->dirfd, SEGTMP_NAME, h->dirfd, BD_SEGMENTS_DIR) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, h->segdir,
+                     "cannot move the converted segments into place (the history is unchanged)");
+        goto out;
+    }
+    if (fsync(h->dirfd) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, h->dir,
+                     "the history was converted to segments but its directory could not be "
+                     "synced; check the disk");
+        goto out;
+    }
+    if (open_segfd(h, err) != 0)
+        goto out;
+    /* The version-1 files are now ignored; remove them. */
+    for (uint64_t k = 1; k <= max; k++) {
+        char name[16];
+        bd_history_file_name(name, k);
+        unlinkat(h->dirfd, name, 0);
+    }
+    unlinkat(h->dirfd, HEAD_NAME, 0);
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tfd >= 0)
+        close(tfd);
+    free(wb);
+    src_release(&s);
+    return rc;
+}
+
+/* One record to append: built without seq and prev_hash. */
+typedef struct pending {
+    char *bytes;
+    size_t len;
+    size_t prev_at; /* where the 64 hex digits of prev_hash start in bytes */
+} pending;
+
+/* Give `rec` its seq and a placeholder prev_hash, serialize it canonically and check it
+ * with verify's own parser: a record verify would reject is never written. The real
+ * prev_hash is patched in afterwards (link_record): it is 64 hex digits either way, so the
+ * bytes stay canonical and valid, and the expensive part can run for many records at
+ * once. */
+static int build_record(cJSON *rec, uint64_t seq, pending *pd, bd_err *err)
+{
+    static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+    char why[256];
     cJSON_DeleteItemFromObjectCaseSensitive(rec, "seq");
     cJSON_DeleteItemFromObjectCaseSensitive(rec, "prev_hash");
     cJSON *seq_item = cJSON_CreateNumber((double)seq);
     if (!seq_item || !cJSON_AddItemToObject(rec, "seq", seq_item)) {
         cJSON_Delete(seq_item);
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
-        goto out;
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
     }
-    if (!set_str(rec, "prev_hash", prev_hex)) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
-        goto out;
-    }
-    size_t len = 0;
-    bytes = bd_canon_json(rec, &len);
-    if (!bytes) {
-        bd_err_set(err, BD_E_HISTORY_RECORD_INVALID, NULL, 0, 0,
-                   "the history record cannot be written as canonical JSON (a NaN or infinite "
-                   "number, invalid UTF-8, or a duplicate key); nothing was appended");
-        goto out;
-    }
-    /* Never write what verify would reject. */
+    if (!set_str(rec, "prev_hash", zeros))
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
+    free(pd->bytes);
+    pd->bytes = bd_canon_json(rec, &pd->len);
+    if (!pd->bytes)
+        return bd_err_set(err, BD_E_HISTORY_RECORD_INVALID, NULL, 0, 0,
+                          "the history record cannot be written as canonical JSON (a NaN or "
+                          "infinite number, invalid UTF-8, or a duplicate key); nothing was "
+                          "appended");
     rec_core core;
-    bd_chain_reason r = parse_record(bytes, len, &core, NULL, why);
-    if (r != BD_CHAIN_OK) {
-        bd_err_set(err, BD_E_HISTORY_RECORD_INVALID, NULL, 0, 0,
-                   "refusing to append an invalid history record: %s; nothing was appended", why);
-        goto out;
-    }
+    if (parse_record(pd->bytes, pd->len, &core, NULL, why) != BD_CHAIN_OK)
+        return bd_err_set(err, BD_E_HISTORY_RECORD_INVALID, NULL, 0, 0,
+                          "refusing to append an invalid history record: %s; nothing was appended",
+                          why);
+    /* In canonical bytes `"prev_hash":"` can only be the top-level member: a '"' inside
+     * a string is escaped, and nested members have fixed names or numeric values. */
+    static const char key[] = "\"prev_hash\":\"";
+    const char *at = memmem(pd->bytes, pd->len, key, sizeof(key) - 1);
+    if (!at || (size_t)(at - pd->bytes) + sizeof(key) - 1 + 64 > pd->len)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "prev_hash not found in a new record");
+    pd->prev_at = (size_t)(at - pd->bytes) + sizeof(key) - 1;
+    return 0;
+}
 
-    tmp_name(tmp, seq);
-    bd_history_file_name(name, seq);
-    snprintf(path, sizeof(path), "%s/%s", h->dir, tmp);
-    /* A temp file of this seq can only be left by an append that died before its rename. */
-    if (unlinkat(h->dirfd, tmp, 0) != 0 && errno != ENOENT) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot remove a stale temp file");
+/* Put the real prev_hash into a built record and hash it. */
+static void link_record(pending *pd, const uint8_t prev[32], uint8_t hash[32])
+{
+    char hex[BD_HASH_BUF];
+    bd_hex(hex, prev, 32);
+    memcpy(pd->bytes + pd->prev_at, hex, 64);
+    bd_history_record_hash(hash, prev, pd->bytes, pd->len);
+}
+
+/* Building records in parallel (a batch of many). */
+typedef struct build_work {
+    cJSON **recs;
+    pending *pd;
+    uint64_t first_seq;
+    size_t n;
+    atomic_size_t next;
+    atomic_int failed;
+    bd_err err; /* the first failure */
+    pthread_mutex_t mu;
+} build_work;
+
+static void *build_worker(void *arg)
+{
+    build_work *w = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->n || atomic_load(&w->failed))
+            break;
+        bd_err e = BD_ERR_INIT;
+        if (build_record(w->recs[i], w->first_seq + i, &w->pd[i], &e) != 0) {
+            pthread_mutex_lock(&w->mu);
+            if (!atomic_load(&w->failed))
+                w->err = e;
+            atomic_store(&w->failed, 1);
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Build records recs[0..n) as seq first_seq.. on up to verify_threads() threads. */
+static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n, bd_err *err);
+
+/* Take the lock and the descriptor of the lock file (close it to release). */
+static int take_lock(bd_history *h, bd_err *err)
+{
+    int lockfd = openat(h->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (lockfd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot open the history lock file .lock");
+    while (flock(lockfd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot lock the history");
+            close(lockfd);
+            return -1;
+        }
+    }
+    return lockfd;
+}
+
+/* Open segment `first` for appending, `expect` bytes of whole lines long; bytes beyond
+ * that are a torn final line a crash left, truncated here and noted in h->repair. */
+static int open_for_append(bd_history *h, uint64_t first, off_t expect, bool *created, bd_err *err)
+{
+    char name[17], path[PATH_MAX + 32];
+    bd_segment_name(name, first);
+    snprintf(path, sizeof(path), "%s/%s", h->segdir, name);
+    *created = false;
+    int fd = openat(h->segfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        fd = openat(h->segfd, name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
+        *created = fd >= 0;
+    }
+    if (fd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, path, "cannot open the history segment");
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                          "the history segment is not a regular file; run `benchdesk history "
+                          "verify`");
+    }
+    if (st.st_size == expect)
+        return fd;
+    if (st.st_size > expect && st.st_size - expect <= (off_t)BD_HISTORY_RECORD_MAX + 1) {
+        /* Only a torn line (no '\n') may follow the head. */
+        size_t n = (size_t)(st.st_size - expect);
+        char *tail = malloc(n);
+        int rfd = tail ? openat(h->segfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        bool torn =
+            rfd >= 0 && pread(rfd, tail, n, expect) == (ssize_t)n && memchr(tail, '\n', n) == NULL;
+        if (rfd >= 0)
+            close(rfd);
+        free(tail);
+        if (torn) {
+            if (ftruncate(fd, expect) != 0 || fsync(fd) != 0) {
+                bd_err_errno(err, BD_E_IO, errno, path, "cannot truncate the torn final line");
+                close(fd);
+                return -1;
+            }
+            snprintf(h->repair, sizeof(h->repair),
+                     "%s: removed a torn final line of %zu bytes (a crash during an earlier "
+                     "append; never a record)",
+                     name, n);
+            return fd;
+        }
+    }
+    close(fd);
+    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                      "the segment holds %lld bytes where the chain head says %lld; run "
+                      "`benchdesk history verify`",
+                      (long long)st.st_size, (long long)expect);
+}
+
+/* Append `n` built records (without seq and prev_hash) together: one lock, one write and
+ * one fsync per segment touched (group commit). Either all are appended or none. */
+static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first_out,
+                          char (*hashes_out)[BD_HASH_BUF], bd_err *err)
+{
+    int rc = -1, lockfd = -1, fd = -1;
+    rbuf b = {NULL, 0};
+    pending *pd = NULL;
+    char *buf = NULL;
+    uint8_t(*hashes)[32] = NULL;
+    uint64_t head_seq;
+    uint8_t head_hash[32];
+    segtail t;
+    h->repair[0] = '\0';
+    if (n == 0)
+        return bd_err_set(err, BD_E_HISTORY_RECORD_INVALID, NULL, 0, 0, "no records to append");
+    if (open_dirfd(h, true, err) != 0 || (lockfd = take_lock(h, err)) < 0)
+        goto out;
+    if (convert_v1(h, err) != 0)
+        goto out;
+    if (!is_v2(h)) {
+        if (mkdirat(h->dirfd, BD_SEGMENTS_DIR, 0700) != 0 && errno != EEXIST) {
+            bd_err_errno(err, BD_E_IO, errno, h->segdir, "cannot create the segments directory");
+            goto out;
+        }
+        if (fsync(h->dirfd) != 0) {
+            bd_err_errno(err, BD_E_IO, errno, h->dir, "cannot sync the history directory");
+            goto out;
+        }
+        if (open_segfd(h, err) != 0)
+            goto out;
+    }
+    if (find_head_v2(h, &b, &head_seq, head_hash, &t, err) != 0)
+        goto out;
+    if (head_seq + n > BD_HISTORY_SEQ_MAX) {
+        bd_err_set(err, BD_E_IO, h->dir, 0, 0, "the history is full (seq %llu)",
+                   (unsigned long long)head_seq);
         goto out;
     }
-    fd = openat(h->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot create the history temp file");
+    if (!(pd = calloc(n, sizeof(*pd))) || !(hashes = malloc(n * sizeof(*hashes)))) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory appending to the history");
         goto out;
     }
-    tmp_created = true;
-    if (fchmod(fd, 0600) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot set mode 0600 on the history temp file");
+    if (build_records(recs, pd, head_seq + 1, n, err) != 0)
+        goto out;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        link_record(&pd[i], i ? hashes[i - 1] : head_hash, hashes[i]);
+        total += pd[i].len + 1;
+    }
+    if (!(buf = malloc(total))) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory appending to the history");
         goto out;
     }
-    if (write_all(fd, bytes, len) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, path,
-                     "cannot write the history record (nothing was appended)");
-        goto out;
-    }
-    if (fsync(fd) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, path,
-                     "cannot fsync the history record (nothing was appended)");
-        goto out;
-    }
-    int cfd = fd;
-    fd = -1;
-    if (close(cfd) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, path,
-                     "cannot close the history record (nothing was appended)");
-        goto out;
-    }
-    if (rename_noreplace(h->dirfd, tmp, name) != 0) {
-        int e = errno;
-        snprintf(path, sizeof(path), "%s/%s", h->dir, name);
-        if (e == EEXIST)
-            bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                       "history record %llu already exists although the chain head is %llu: "
-                       "something wrote to the history without its lock; run `benchdesk "
-                       "history verify`",
-                       (unsigned long long)seq, (unsigned long long)head_seq);
-        else
+    /* One write and one fsync per segment the batch touches (usually one). */
+    size_t i = 0;
+    while (i < n) {
+        uint64_t seq = head_seq + 1 + i;
+        uint64_t first = bd_segment_first(seq);
+        size_t j = i, blen = 0;
+        while (j < n && bd_segment_first(head_seq + 1 + j) == first) {
+            memcpy(buf + blen, pd[j].bytes, pd[j].len);
+            buf[blen + pd[j].len] = '\n';
+            blen += pd[j].len + 1;
+            j++;
+        }
+        off_t expect = t.first == first ? t.whole : 0;
+        bool created;
+        char name[17], path[PATH_MAX + 32];
+        bd_segment_name(name, first);
+        snprintf(path, sizeof(path), "%s/%s", h->segdir, name);
+        if ((fd = open_for_append(h, first, expect, &created, err)) < 0)
+            goto out;
+        if (write_all(fd, buf, blen) != 0 || fdatasync(fd) != 0) {
+            int e = errno;
+            /* Leave no partial record behind; the append failed as a whole. */
+            if (ftruncate(fd, expect) == 0)
+                fsync(fd);
             bd_err_errno(err, BD_E_IO, e, path,
-                         "cannot move the history record into place (nothing was appended)");
-        goto out;
+                         "cannot write or sync the history segment: nothing was appended from "
+                         "seq %llu on (the segment is cut back to its last whole record)",
+                         (unsigned long long)seq);
+            goto out;
+        }
+        if (created && fsync(h->segfd) != 0) {
+            bd_err_errno(err, BD_E_IO, errno, path,
+                         "the new segment was written but the segments directory could not be "
+                         "synced, so it may not survive a crash; check the disk");
+            goto out;
+        }
+        close(fd);
+        fd = -1;
+        t.first = first;
+        t.whole = expect + (off_t)blen;
+        i = j;
     }
-    tmp_created = false;
-    if (fsync(h->dirfd) != 0) {
-        snprintf(path, sizeof(path), "%s/%s", h->dir, name);
-        bd_err_errno(err, BD_E_IO, errno, path,
-                     "history record %llu was written but the directory could not be synced, "
-                     "so it may not survive a crash; check the disk",
-                     (unsigned long long)seq);
-        goto out;
-    }
-    bd_history_record_hash(new_hash, head_hash, bytes, len);
-    write_head_hint(h, seq, new_hash);
-    if (seq_out)
-        *seq_out = seq;
-    if (hash_out)
-        bd_hex(hash_out, new_hash, 32);
+    if (first_out)
+        *first_out = head_seq + 1;
+    if (hashes_out)
+        for (size_t k = 0; k < n; k++)
+            bd_hex(hashes_out[k], hashes[k], 32);
     rc = 0;
 out:
     if (fd >= 0)
         close(fd);
-    if (tmp_created)
-        unlinkat(h->dirfd, tmp, 0);
     if (lockfd >= 0)
         close(lockfd); /* releases the flock */
-    free(bytes);
+    if (pd)
+        for (size_t k = 0; k < n; k++)
+            free(pd[k].bytes);
+    free(pd);
+    free(buf);
+    free(hashes);
     free(b.p);
     return rc;
 }
 
-int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, const bd_score *s,
-                            uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err)
+static int append_record(bd_history *h, cJSON *rec, uint64_t *seq_out, char hash_out[BD_HASH_BUF],
+                         bd_err *err)
+{
+    char hash[1][BD_HASH_BUF];
+    if (append_records(h, &rec, 1, seq_out, hash, err) != 0)
+        return -1;
+    if (hash_out)
+        memcpy(hash_out, hash[0], BD_HASH_BUF);
+    return 0;
+}
+
+/* Build the score record of `f` and `s` without seq and prev_hash into *out (new tree). */
+static int build_score(const bd_history_score_fields *f, const bd_score *s, cJSON **out,
+                       bd_err *err)
 {
     int rc = -1;
+    *out = NULL;
     cJSON *rec = cJSON_CreateObject();
     cJSON *score = s ? bd_score_to_json(s) : NULL;
     if (!f || !s) {
@@ -1503,13 +2013,46 @@ int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, con
         goto oom;
     score = NULL;
     /* A required string given as NULL became null: check_schema names it. */
-    rc = append_record(h, rec, seq_out, hash_out, err);
+    *out = rec;
+    rec = NULL;
+    rc = 0;
     goto out;
 oom:
     bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a history record");
 out:
     cJSON_Delete(score);
     cJSON_Delete(rec);
+    return rc;
+}
+
+int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, const bd_score *s,
+                            uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err)
+{
+    cJSON *rec;
+    if (build_score(f, s, &rec, err) != 0)
+        return -1;
+    int rc = append_record(h, rec, seq_out, hash_out, err);
+    cJSON_Delete(rec);
+    return rc;
+}
+
+int bd_history_append_batch(bd_history *h, const bd_history_score_fields *f,
+                            const bd_score *const *s, size_t n, uint64_t *first_seq_out,
+                            char (*hashes_out)[BD_HASH_BUF], bd_err *err)
+{
+    cJSON **recs = calloc(n ? n : 1, sizeof(*recs));
+    int rc = -1;
+    if (!recs)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory appending to the history");
+    size_t built = 0;
+    for (; built < n; built++)
+        if (build_score(&f[built], s[built], &recs[built], err) != 0)
+            goto out;
+    rc = append_records(h, recs, n, first_seq_out, hashes_out, err);
+out:
+    for (size_t i = 0; i < built; i++)
+        cJSON_Delete(recs[i]);
+    free(recs);
     return rc;
 }
 
@@ -1552,16 +2095,43 @@ out:
 
 typedef struct vctx {
     bd_history *h;
-    rbuf b;
+    src s;                 /* records read on their own (failures, neighbours) */
     uint8_t (*hashes)[32]; /* hashes[i]: record i+1 */
     size_t n, cap;
-    uint64_t max_seq;
+    uint64_t max_seq; /* the highest seq present (ensure_max: known only when needed) */
+    bool max_known;
     bool hint_ok;
     uint64_t hint_seq;
     uint8_t hint_hash[32];
 } vctx;
 
 static const uint8_t zero_hash[32];
+
+/* SHA-256(tag || prev || b3): one link of the chain, given the record's BLAKE3. */
+static void chain_step(uint8_t out[32], const uint8_t prev[32], const uint8_t b3[32])
+{
+    uint8_t msg[CHAIN_TAG_LEN + 64];
+    memcpy(msg, CHAIN_TAG, CHAIN_TAG_LEN);
+    memcpy(msg + CHAIN_TAG_LEN, prev, 32);
+    memcpy(msg + CHAIN_TAG_LEN + 32, b3, 32);
+    sha256(msg, sizeof(msg), out);
+}
+
+/* Only a failing record needs the highest seq (to tell "missing" from "inserted"). */
+static void ensure_max(vctx *v)
+{
+    if (v->max_known)
+        return;
+    v->max_known = true;
+    if (!is_v2(v->h))
+        return;
+    segtail t;
+    uint8_t hash[32];
+    bd_err ignored = BD_ERR_INIT;
+    uint64_t seq = 0;
+    if (find_head_v2(v->h, &v->s.b, &seq, hash, &t, &ignored) == 0)
+        v->max_seq = seq;
+}
 
 static const uint8_t *hash_of(const vctx *v, uint64_t j)
 {
@@ -1586,6 +2156,7 @@ static bd_chain_reason classify(vctx *v, uint64_t k, const rec_core *core, const
                                 uint64_t *bad, char *msg, size_t msize)
 {
     const uint8_t *prevh = hash_of(v, k - 1);
+    ensure_max(v);
     unsigned long long K = (unsigned long long)k, M = (unsigned long long)core->seq;
     *bad = k;
     if (core->seq != k && memcmp(core->prev, prevh, 32) == 0) {
@@ -1624,7 +2195,7 @@ static bd_chain_reason classify(vctx *v, uint64_t k, const rec_core *core, const
     if (core->seq != k) {
         if (core->seq > k) {
             if (core->seq <= v->max_seq &&
-                load_core(v->h, core->seq, &v->b, &other, oh, &oreason, why, &ignored) == RD_OK &&
+                load_core(v->h, &v->s, core->seq, &other, oh, &oreason, why, &ignored) == RD_OK &&
                 other.seq == k) {
                 snprintf(msg, msize,
                          "records %llu and %llu were reordered: each file holds the other's "
@@ -1661,7 +2232,7 @@ static bd_chain_reason classify(vctx *v, uint64_t k, const rec_core *core, const
      * last record) says what its hash was when it was appended. */
     bool known = false, vouched = false;
     if (k < v->max_seq) {
-        int rc = load_core(v->h, k + 1, &v->b, &other, oh, &oreason, why, &ignored);
+        int rc = load_core(v->h, &v->s, k + 1, &other, oh, &oreason, why, &ignored);
         if (rc != RD_ABSENT && rc != RD_ERROR)
             known = true;
         vouched = rc == RD_OK && memcmp(other.prev, hk, 32) == 0;
@@ -1722,8 +2293,10 @@ static int report(const vctx *v, bd_history_verify_result *res, uint64_t bad,
     res->reason = reason;
     res->bad_seq = bad;
     res->count = bad > 0 ? bad - 1 : 0;
+    if (res->count > v->n)
+        res->count = v->n;
     bd_hex(res->head, hash_of(v, res->count), 32);
-    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0, "%s (%s); %s", what,
+    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(v->h, bad), 0, "%s (%s); %s", what,
                       bd_chain_reason_str(reason), ADVICE);
 }
 
@@ -1732,11 +2305,13 @@ static int report(const vctx *v, bd_history_verify_result *res, uint64_t bad,
 static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err *err)
 {
     size_t len;
+    const char *p;
     char why[256], msg[768];
-    int r = read_record_file(v->h, k, &v->b, &len, why, err);
+    int r = get_rec(v->h, &v->s, k, &p, &len, why, err);
     if (r == RD_ERROR)
         return -1;
     if (r == RD_ABSENT) {
+        ensure_max(v);
         snprintf(msg, sizeof(msg), "record %llu is missing although records up to %llu exist",
                  (unsigned long long)k, (unsigned long long)v->max_seq);
         return report(v, res, k, BD_CHAIN_MISSING, msg, err);
@@ -1746,7 +2321,7 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
         return report(v, res, k, BD_CHAIN_UNPARSEABLE, msg, err);
     }
     rec_core core;
-    bd_chain_reason reason = parse_record(v->b.p, len, &core, NULL, why);
+    bd_chain_reason reason = parse_record(p, len, &core, NULL, why);
     if (reason != BD_CHAIN_OK) {
         if (strcmp(why, "out of memory") == 0)
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
@@ -1755,7 +2330,7 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
         return report(v, res, k, reason, msg, err);
     }
     uint8_t hk[32];
-    bd_history_record_hash(hk, core.prev, v->b.p, len);
+    bd_history_record_hash(hk, core.prev, p, len);
     if (core.seq == k && memcmp(core.prev, hash_of(v, k - 1), 32) == 0) {
         if (push_hash(v, hk) != 0)
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
@@ -1769,46 +2344,74 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
 /* The parallel part of verify: reading, parsing, validating and hashing records are
  * independent, so worker threads do them for a window of records; linking them is then
  * a cheap sequential pass. Anything not plainly fine is redone by verify_one, which
- * alone decides and explains. */
+ * alone decides and explains.
+ *
+ * In the fast mode (records up to a head an earlier full verify saw, below) the workers
+ * only compute each record's BLAKE3 and the linking thread chains them as they become
+ * ready, helping with the hashing whenever it would otherwise wait. */
 typedef struct vslot {
     uint64_t seq;
     uint8_t prev[32];
-    uint8_t hash[32];
+    uint8_t hash[32]; /* the record hash; in the fast mode the record's BLAKE3 */
     bool ok;
+    atomic_int ready;
 } vslot;
 
 typedef struct vwork {
     const bd_history *h;
+    const bd_segbuf *seg; /* version 2: the window's segment (lines from seg_lo) */
+    size_t seg_lo;
     vslot *slots;
     uint64_t base;
     size_t n;
+    bool fast;
     atomic_size_t next;
 } vwork;
+
+/* Do slots [i, end). */
+static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
+{
+    for (; i < end; i++) {
+        vslot *s = &w->slots[i];
+        bd_err ignored;
+        rec_core core;
+        size_t len = 0;
+        const char *p = NULL;
+        s->ok = false;
+        if (w->seg) {
+            p = bd_segbuf_line(w->seg, w->seg_lo + i, &len);
+        } else if (read_record_file(w->h, w->base + i, b, &len, NULL, &ignored) == RD_OK) {
+            p = b->p;
+        }
+        if (p && w->fast) {
+            bd_blake3_raw(s->hash, p, len);
+            s->ok = true;
+        } else if (p && parse_record(p, len, &core, NULL, NULL) == BD_CHAIN_OK) {
+            s->seq = core.seq;
+            memcpy(s->prev, core.prev, 32);
+            bd_history_record_hash(s->hash, core.prev, p, len);
+            s->ok = true;
+        }
+        atomic_store_explicit(&s->ready, 1, memory_order_release);
+    }
+}
+
+/* Claim and do one batch; false when none is left. */
+static bool work_one(vwork *w, rbuf *b)
+{
+    size_t i = atomic_fetch_add(&w->next, VERIFY_BATCH);
+    if (i >= w->n)
+        return false;
+    work_batch(w, i, i + VERIFY_BATCH < w->n ? i + VERIFY_BATCH : w->n, b);
+    return true;
+}
 
 static void *verify_worker(void *arg)
 {
     vwork *w = arg;
     rbuf b = {NULL, 0};
-    for (;;) {
-        size_t i = atomic_fetch_add(&w->next, VERIFY_BATCH);
-        if (i >= w->n)
-            break;
-        size_t end = i + VERIFY_BATCH < w->n ? i + VERIFY_BATCH : w->n;
-        for (; i < end; i++) {
-            vslot *s = &w->slots[i];
-            bd_err ignored;
-            rec_core core;
-            size_t len;
-            s->ok = false;
-            if (read_record_file(w->h, w->base + i, &b, &len, NULL, &ignored) != RD_OK ||
-                parse_record(b.p, len, &core, NULL, NULL) != BD_CHAIN_OK)
-                continue;
-            s->seq = core.seq;
-            memcpy(s->prev, core.prev, 32);
-            bd_history_record_hash(s->hash, core.prev, b.p, len);
-            s->ok = true;
-        }
-    }
+    while (work_one(w, &b))
+        ;
     free(b.p);
     return NULL;
 }
@@ -1826,70 +2429,412 @@ static int verify_threads(void)
     return n < 1 ? 1 : n > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : (int)n;
 }
 
-int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err)
+enum { WIN_OK = 0, WIN_FAIL = -1, WIN_FAST_BROKE = 1 };
+
+/* Verify records base..base+n-1 (from w's source) and link them onto the chain. In the
+ * fast mode returns WIN_FAST_BROKE at the first record that does not chain (the caller
+ * starts again in the full mode, which explains it). */
+static int verify_window_run(vctx *v, vwork *w, bd_history_verify_result *res, bd_err *err)
 {
-    int rc = -1;
-    vctx v = {0};
-    vslot *slots = NULL;
-    v.h = h;
-    memset(res, 0, sizeof(*res));
-    bd_hex(res->head, zero_hash, 32);
-    if (open_dirfd(h, false, err) != 0)
-        goto out;
-    bool has_zero = false;
-    if (scan_dir(h, &v.max_seq, &has_zero, false, err) != 0)
-        goto out;
-    if (has_zero) {
-        report(&v, res, 0, BD_CHAIN_INSERTED,
-               "a record numbered 0 was inserted before the genesis record", err);
-        goto out;
+    pthread_t tids[VERIFY_MAX_THREADS];
+    int started = 0, nthreads = verify_threads();
+    rbuf b = {NULL, 0};
+    int rc = WIN_OK;
+    for (size_t i = 0; i < w->n; i++)
+        atomic_store_explicit(&w->slots[i].ready, 0, memory_order_relaxed);
+    atomic_store(&w->next, 0);
+    for (int t = 1; t < nthreads && w->n > VERIFY_BATCH; t++)
+        if (pthread_create(&tids[started], NULL, verify_worker, w) == 0)
+            started++;
+    if (!w->fast) {
+        while (work_one(w, &b))
+            ;
     }
-    v.hint_ok = read_head_hint(h, &v.hint_seq, v.hint_hash) == 0;
-    int nthreads = verify_threads();
-    if (v.max_seq > 0) {
-        size_t cap = v.max_seq < verify_window ? (size_t)v.max_seq : verify_window;
-        slots = malloc(cap * sizeof(*slots));
-        if (!slots) {
-            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+    for (size_t i = 0; i < w->n; i++) {
+        uint64_t k = w->base + i;
+        vslot *s = &w->slots[i];
+        while (!atomic_load_explicit(&s->ready, memory_order_acquire))
+            if (!work_one(w, &b))
+                sched_yield();
+        if (w->fast) {
+            uint8_t hk[32];
+            chain_step(hk, hash_of(v, k - 1), s->hash);
+            if (!s->ok || push_hash(v, hk) != 0) {
+                rc = WIN_FAST_BROKE;
+                break;
+            }
+            continue;
+        }
+        if (s->ok && s->seq == k && memcmp(s->prev, hash_of(v, k - 1), 32) == 0) {
+            if (push_hash(v, s->hash) != 0) {
+                bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+                rc = WIN_FAIL;
+                break;
+            }
+            continue;
+        }
+        if (verify_one(v, k, res, err) != 0) {
+            rc = WIN_FAIL;
+            break;
+        }
+    }
+    atomic_store(&w->next, w->n); /* stop the workers early on a failure */
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    free(b.p);
+    return rc;
+}
+
+/* The verified-head memo, history/VERIFIED: "<count, 10 digits> <record_hash>
+ * <byte offset of record count in its segment, 12 digits>\n", written by a verify that
+ * found the chain intact. Records up to it need not be parsed again: if the chain
+ * recomputed over their bytes arrives at the same hash, the bytes are those that were
+ * parsed and checked then. It is only ever believed after that recomputation. */
+#define MEMO_LEN 89
+
+static int read_memo(const bd_history *h, uint64_t *seq, uint8_t hash[32], uint64_t *off)
+{
+    char buf[MEMO_LEN + 1];
+    int fd = openat(h->dirfd, VERIFIED_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf));
+    close(fd);
+    if (n != MEMO_LEN || buf[10] != ' ' || buf[75] != ' ' || buf[88] != '\n')
+        return -1;
+    buf[75] = '\0';
+    uint64_t v = 0, o = 0;
+    for (int i = 0; i < 10; i++) {
+        if (buf[i] < '0' || buf[i] > '9')
+            return -1;
+        v = v * 10 + (uint64_t)(buf[i] - '0');
+    }
+    for (int i = 76; i < 88; i++) {
+        if (buf[i] < '0' || buf[i] > '9')
+            return -1;
+        o = o * 10 + (uint64_t)(buf[i] - '0');
+    }
+    if (v == 0 || bd_hash_unhex(hash, buf + 11) != 0)
+        return -1;
+    *seq = v;
+    *off = o;
+    return 0;
+}
+
+/* Best effort: a memo that is missing or wrong only costs a slower verify. */
+static void write_memo(const bd_history *h, uint64_t seq, const uint8_t hash[32], uint64_t off)
+{
+    char buf[MEMO_LEN + 8], hex[BD_HASH_BUF];
+    if (h->dirfd < 0 || seq == 0)
+        return;
+    bd_hex(hex, hash, 32);
+    int n = snprintf(buf, sizeof(buf), "%010llu %s %012llu\n", (unsigned long long)seq, hex,
+                     (unsigned long long)off);
+    int fd = openat(h->dirfd, VERIFIED_NAME, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    if (pwrite(fd, buf, (size_t)n, 0) != n || ftruncate(fd, n) != 0)
+        unlinkat(h->dirfd, VERIFIED_NAME, 0);
+    close(fd);
+}
+
+static int verify_v1(vctx *v, bd_history_verify_result *res, bd_err *err)
+{
+    bool has_zero = false;
+    v->max_known = true;
+    if (scan_dir(v->h, &v->max_seq, &has_zero, false, err) != 0)
+        return -1;
+    if (has_zero)
+        return report(v, res, 0, BD_CHAIN_INSERTED,
+                      "a record numbered 0 was inserted before the genesis record", err);
+    v->hint_ok = read_head_hint(v->h, &v->hint_seq, v->hint_hash) == 0;
+    vslot *slots = NULL;
+    if (v->max_seq > 0) {
+        size_t cap = v->max_seq < verify_window ? (size_t)v->max_seq : verify_window;
+        if (!(slots = calloc(cap, sizeof(*slots))))
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+    }
+    int rc = 0;
+    for (uint64_t base = 1; base <= v->max_seq && rc == 0; base += verify_window) {
+        uint64_t left = v->max_seq - base + 1;
+        vwork w = {v->h,  NULL, 0, slots, base, left < verify_window ? (size_t)left : verify_window,
+                   false, 0};
+        rc = verify_window_run(v, &w, res, err) == WIN_OK ? 0 : -1;
+    }
+    free(slots);
+    return rc;
+}
+
+/* Version 2: segment by segment. Returns 0, -1, or 1 when the fast mode must be given up
+ * (the caller verifies again in the full mode). */
+static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint64_t *last_off,
+                     bd_err *err)
+{
+    uint64_t *segs = NULL;
+    size_t nseg = 0;
+    vslot *slots = NULL;
+    bd_segstream win = {.fd = -1};
+    char msg[512], why[256];
+    int rc = -1;
+    if (bd_segment_list(v->h->segfd, v->h->segdir, &segs, &nseg, err) != 0)
+        return -1;
+    for (size_t i = 0; i < nseg; i++) {
+        if ((segs[i] - 1) % BD_SEGMENT_RECORDS != 0 || segs[i] == 0) {
+            char name[17];
+            bd_segment_name(name, segs[i]);
+            snprintf(msg, sizeof(msg),
+                     "segment file %s is not named after the first record of a segment (every "
+                     "segment starts at 1 + a multiple of 65536): it was renamed or planted",
+                     name);
+            report(v, res, segs[i] ? segs[i] : 1, BD_CHAIN_INSERTED, msg, err);
             goto out;
         }
     }
-    for (uint64_t base = 1; base <= v.max_seq; base += verify_window) {
-        uint64_t left = v.max_seq - base + 1;
-        vwork w = {h, slots, base, left < verify_window ? (size_t)left : verify_window, 0};
-        pthread_t tids[VERIFY_MAX_THREADS];
-        int started = 0;
-        for (int t = 1; t < nthreads && w.n > VERIFY_BATCH; t++)
-            if (pthread_create(&tids[started], NULL, verify_worker, &w) == 0)
-                started++;
-        verify_worker(&w); /* this thread works too */
-        for (int t = 0; t < started; t++)
-            pthread_join(tids[t], NULL);
-        for (size_t i = 0; i < w.n; i++) {
-            uint64_t k = base + i;
-            const vslot *s = &slots[i];
-            if (s->ok && s->seq == k && memcmp(s->prev, hash_of(&v, k - 1), 32) == 0) {
-                if (push_hash(&v, s->hash) != 0) {
-                    bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+    if (nseg == 0) {
+        rc = 0;
+        goto out;
+    }
+    uint64_t last = segs[nseg - 1];
+    uint64_t memo_seq = 0, memo_off = 0;
+    uint8_t memo_hash[32];
+    /* A memo beyond the chain (a truncation) is noticed when the walk ends before it. */
+    bool memo = read_memo(v->h, &memo_seq, memo_hash, &memo_off) == 0;
+    bool fast = fast_ok && memo;
+    /* The head an earlier verify saw vouches for that record's bytes, as HEAD did in the
+     * version-1 layout: it tells an edited last record from a spliced one. */
+    if (memo) {
+        v->hint_ok = true;
+        v->hint_seq = memo_seq;
+        memcpy(v->hint_hash, memo_hash, 32);
+    }
+    if (!(slots = calloc(BD_SEGMENT_RECORDS, sizeof(*slots)))) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+        goto out;
+    }
+    for (uint64_t first = 1; first <= last; first += BD_SEGMENT_RECORDS) {
+        char name[17];
+        bd_segment_name(name, first);
+        int r = bd_segstream_open(&win, v->h->segfd, v->h->segdir, first, why, err);
+        if (r == BD_SEG_ERROR)
+            goto out;
+        if (r == BD_SEG_ABSENT) {
+            snprintf(msg, sizeof(msg),
+                     "segment %s is missing: records %llu..%llu were removed while later "
+                     "segments remain",
+                     name, (unsigned long long)first,
+                     (unsigned long long)(first + BD_SEGMENT_RECORDS - 1));
+            report(v, res, first, BD_CHAIN_MISSING, msg, err);
+            goto out;
+        }
+        if (r == BD_SEG_BAD) {
+            snprintf(msg, sizeof(msg), "records from %llu on are unreadable: %s",
+                     (unsigned long long)first, why);
+            report(v, res, first, BD_CHAIN_UNPARSEABLE, msg, err);
+            goto out;
+        }
+        size_t seen = 0; /* lines of this segment checked so far */
+        bool more = true;
+        while (more) {
+            if (bd_segstream_next(&win, v->h->segdir, err) != 0)
+                goto out;
+            more = !win.eof;
+            size_t m = win.b.nlines;
+            bool over = seen + m > BD_SEGMENT_RECORDS;
+            if (over)
+                m = BD_SEGMENT_RECORDS - seen;
+            size_t done = 0;
+            while (done < m) {
+                uint64_t k = first + seen + done;
+                bool in_fast = fast && k <= memo_seq;
+                size_t cnt = in_fast ? (size_t)(memo_seq - k + 1) : m - done;
+                if (cnt > m - done)
+                    cnt = m - done;
+                vwork w = {v->h, &win.b, done, slots, k, cnt, in_fast, 0};
+                int wr = verify_window_run(v, &w, res, err);
+                if (wr == WIN_FAST_BROKE) {
+                    rc = 1;
                     goto out;
                 }
-                continue;
+                if (wr != WIN_OK)
+                    goto out;
+                if (in_fast && k + cnt - 1 == memo_seq &&
+                    memcmp(hash_of(v, memo_seq), memo_hash, 32) != 0) {
+                    rc = 1; /* the bytes are not those verified before: check everything */
+                    goto out;
+                }
+                done += cnt;
             }
-            if (verify_one(&v, k, res, err) != 0)
+            if (over) {
+                snprintf(msg, sizeof(msg),
+                         "segment %s holds more than 65536 records: records were inserted", name);
+                report(v, res, first + BD_SEGMENT_RECORDS, BD_CHAIN_INSERTED, msg, err);
                 goto out;
+            }
+            if (m > 0 && first == last)
+                *last_off = win.pos + win.b.off[m - 1];
+            seen += m;
         }
+        if (first != last && win.b.torn > 0) {
+            snprintf(msg, sizeof(msg),
+                     "segment %s ends in a line without its newline although later segments "
+                     "exist: record %llu was cut",
+                     name, (unsigned long long)(first + seen));
+            report(v, res, first + seen, BD_CHAIN_UNPARSEABLE, msg, err);
+            goto out;
+        }
+        if (first != last && seen < BD_SEGMENT_RECORDS) {
+            snprintf(msg, sizeof(msg),
+                     "segment %s holds only %zu of its 65536 records although later segments "
+                     "exist: record %llu is missing",
+                     name, seen, (unsigned long long)(first + seen));
+            report(v, res, first + seen, BD_CHAIN_MISSING, msg, err);
+            goto out;
+        }
+        if (first == last)
+            res->torn_tail = win.b.torn > 0;
+        bd_segstream_close(&win);
     }
-    res->count = v.n;
-    bd_hex(res->head, hash_of(&v, v.n), 32);
-    if (flags & BD_VERIFY_KEEP_HASHES) {
-        res->hashes = v.hashes;
-        v.hashes = NULL;
+    if (fast && memo_seq > v->n) {
+        rc = 1; /* the memo was never reached: nothing was proven by it */
+        goto out;
     }
     rc = 0;
 out:
     free(slots);
-    free(v.hashes);
-    free(v.b.p);
+    free(segs);
+    bd_segstream_close(&win);
+    return rc;
+}
+
+static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err)
+{
+    int rc = -1;
+    bool fast_ok = !(flags & BD_VERIFY_FULL);
+    for (;;) {
+        vctx v = {0};
+        uint64_t last_off = 0;
+        v.h = h;
+        memset(res, 0, sizeof(*res));
+        bd_hex(res->head, zero_hash, 32);
+        if (open_dirfd(h, false, err) != 0)
+            return -1;
+        int r = is_v2(h) ? verify_v2(&v, fast_ok, res, &last_off, err) : verify_v1(&v, res, err);
+        if (r == 1) {
+            free(v.hashes);
+            src_release(&v.s);
+            fast_ok = false;
+            continue;
+        }
+        if (r == 0) {
+            res->count = v.n;
+            bd_hex(res->head, hash_of(&v, v.n), 32);
+            if (is_v2(h) && v.n > 0)
+                write_memo(h, v.n, v.hashes[v.n - 1], last_off);
+            if (flags & BD_VERIFY_KEEP_HASHES) {
+                res->hashes = v.hashes;
+                v.hashes = NULL;
+            }
+            rc = 0;
+        }
+        free(v.hashes);
+        src_release(&v.s);
+        return rc;
+    }
+}
+
+int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err)
+{
+    return verify_chain(h, flags, res, err);
+}
+
+int bd_history_verify_since(bd_history *h, bd_history_verify_result *res, bd_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    bd_hex(res->head, zero_hash, 32);
+    if (open_dirfd(h, false, err) != 0)
+        return -1;
+    uint64_t memo_seq, memo_off;
+    uint8_t memo_hash[32];
+    if (!is_v2(h) || read_memo(h, &memo_seq, memo_hash, &memo_off) != 0)
+        return verify_chain(h, 0, res, err);
+    uint64_t *segs = NULL;
+    size_t nseg = 0;
+    bd_segbuf sb = {0};
+    int rc = 1; /* 1: fall back to the full walk */
+    if (bd_segment_list(h->segfd, h->segdir, &segs, &nseg, err) != 0)
+        return -1;
+    uint64_t mfirst = bd_segment_first(memo_seq);
+    /* The segments after the memo's must be the ones benchdesk would have written. */
+    size_t at = nseg;
+    for (size_t i = 0; i < nseg; i++)
+        if (segs[i] == mfirst)
+            at = i;
+    if (at == nseg)
+        goto out;
+    for (size_t i = at + 1; i < nseg; i++)
+        if (segs[i] != segs[i - 1] + BD_SEGMENT_RECORDS)
+            goto out;
+    /* Record memo_seq must still be where it was, with the same hash. */
+    char why[256];
+    int r = bd_segbuf_load_from(&sb, h->segfd, h->segdir, mfirst, memo_off, why, err);
+    if (r == BD_SEG_ERROR) {
+        rc = -1;
+        goto out;
+    }
+    if (r != BD_SEG_OK || sb.nlines == 0)
+        goto out;
+    uint8_t prev[32];
+    uint64_t k = memo_seq;
+    uint64_t seg_first = mfirst;
+    size_t line = 0;
+    uint64_t last_off = memo_off, base_off = memo_off;
+    for (;;) {
+        for (; line < sb.nlines; line++, k++) {
+            size_t len;
+            const char *p = bd_segbuf_line(&sb, line, &len);
+            rec_core core;
+            if (parse_record(p, len, &core, NULL, NULL) != BD_CHAIN_OK || core.seq != k)
+                goto out;
+            uint8_t hk[32];
+            bd_history_record_hash(hk, core.prev, p, len);
+            if (k == memo_seq) {
+                if (memcmp(hk, memo_hash, 32) != 0)
+                    goto out;
+            } else if (memcmp(core.prev, prev, 32) != 0) {
+                goto out;
+            }
+            memcpy(prev, hk, 32);
+            last_off = base_off + sb.off[line];
+        }
+        if (k - seg_first > BD_SEGMENT_RECORDS)
+            goto out;
+        if (seg_first == segs[nseg - 1]) {
+            res->torn_tail = sb.torn > 0;
+            break;
+        }
+        if (sb.torn > 0 || k - seg_first != BD_SEGMENT_RECORDS)
+            goto out;
+        seg_first += BD_SEGMENT_RECORDS;
+        r = bd_segbuf_load(&sb, h->segfd, h->segdir, seg_first, why, err);
+        if (r == BD_SEG_ERROR) {
+            rc = -1;
+            goto out;
+        }
+        if (r != BD_SEG_OK)
+            goto out;
+        line = 0;
+        base_off = 0;
+    }
+    res->count = k - 1;
+    bd_hex(res->head, prev, 32);
+    if (k - 1 != memo_seq)
+        write_memo(h, k - 1, prev, last_off);
+    rc = 0;
+out:
+    free(segs);
+    bd_segbuf_release(&sb);
+    if (rc == 1)
+        return verify_chain(h, 0, res, err);
     return rc;
 }
 
@@ -1903,42 +2848,42 @@ void bd_history_verify_result_release(bd_history_verify_result *r)
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err)
+static int read_src(bd_history *h, src *sr, uint64_t seq, bd_history_record *out, bd_err *err)
 {
-    rbuf b = {NULL, 0};
     size_t len;
+    const char *p;
     char why[256], path[PATH_MAX + 32];
-    int rc = -1;
     memset(out, 0, sizeof(*out));
-    if (open_dirfd(h, false, err) != 0)
-        goto out;
     record_path(path, sizeof(path), h, seq);
-    int r = read_record_file(h, seq, &b, &len, why, err);
+    int r = get_rec(h, sr, seq, &p, &len, why, err);
     if (r == RD_ERROR)
-        goto out;
-    if (r == RD_ABSENT) {
-        bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                   "history record %llu does not exist; run `benchdesk history verify`",
-                   (unsigned long long)seq);
-        goto out;
-    }
+        return -1;
+    if (r == RD_ABSENT)
+        return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, seq), 0,
+                          "history record %llu does not exist; run `benchdesk history verify`",
+                          (unsigned long long)seq);
     if (r == RD_OK) {
         rec_core core;
-        bd_chain_reason reason = parse_record(b.p, len, &core, out, why);
-        if (reason == BD_CHAIN_OK) {
-            rc = 0;
-            goto out;
-        }
-        if (strcmp(why, "out of memory") == 0) {
-            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
-            goto out;
-        }
+        bd_chain_reason reason = parse_record(p, len, &core, out, why);
+        if (reason == BD_CHAIN_OK)
+            return 0;
+        if (strcmp(why, "out of memory") == 0)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
     }
-    bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-               "history record %llu is not a valid record (%s); run `benchdesk history verify`",
-               (unsigned long long)seq, why);
-out:
-    free(b.p);
+    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, seq), 0,
+                      "history record %llu is not a valid record (%s); run `benchdesk history "
+                      "verify`",
+                      (unsigned long long)seq, why);
+}
+
+int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err)
+{
+    src sr = {0};
+    memset(out, 0, sizeof(*out));
+    int rc = open_dirfd(h, false, err);
+    if (rc == 0)
+        rc = read_src(h, &sr, seq, out, err);
+    src_release(&sr);
     return rc;
 }
 
@@ -1947,6 +2892,21 @@ static bool log_match(const bd_history_log_opts *o, const bd_history_record *r)
     if (o->task_class && (!r->task_class || strcmp(o->task_class, r->task_class) != 0))
         return false;
     if (o->case_id && (!r->case_id || strcmp(o->case_id, r->case_id) != 0))
+        return false;
+    if ((o->run_id || o->failure_mode || o->failed_only) && r->is_audit)
+        return false;
+    if (o->run_id && strcmp(o->run_id, r->run_id) != 0)
+        return false;
+    if (o->failed_only && r->score.passed)
+        return false;
+    if (o->failure_mode) {
+        bool any = false;
+        for (size_t i = 0; i < r->score.n_failure_modes && !any; i++)
+            any = strcmp(r->score.failure_modes[i].code, o->failure_mode) == 0;
+        if (!any)
+            return false;
+    }
+    if (o->keep && !o->keep(r, o->keep_ctx))
         return false;
     return true;
 }
@@ -1959,6 +2919,7 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
     size_t cnt = 0;
     uint64_t head = 0, next = 0;
     int rc = -1;
+    src sr = {0};
     *out = NULL;
     *n = 0;
     if (!o)
@@ -1972,7 +2933,7 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
     size_t cap = limit < 64 ? limit : 64;
     for (; seq >= 1 && cnt < limit; seq--) {
         bd_history_record r;
-        if (bd_history_read(h, seq, &r, err) != 0)
+        if (read_src(h, &sr, seq, &r, err) != 0)
             goto out;
         if (!log_match(o, &r)) {
             bd_history_record_release(&r);
@@ -2000,11 +2961,204 @@ out:
         recs = NULL;
         cnt = 0;
     }
+    src_release(&sr);
     *out = recs;
     *n = cnt;
     if (next_before)
         *next_before = next;
     return rc;
+}
+
+int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
+                    int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
+                    bd_err *err)
+{
+    src sr = {0};
+    uint8_t hash[32];
+    int rc = -1;
+    size_t nlen = needle ? strlen(needle) : 0;
+    if (open_dirfd(h, false, err) != 0)
+        return -1;
+    if (upto == 0 && find_head(h, &sr, &upto, hash, err) != 0)
+        goto out;
+    rc = 0;
+    for (uint64_t k = 1; k <= upto && rc == 0; k++) {
+        const char *p;
+        size_t len;
+        char why[256], path[PATH_MAX + 32];
+        int r = get_rec(h, &sr, k, &p, &len, why, err);
+        if (r == RD_ERROR) {
+            rc = -1;
+            break;
+        }
+        if (r != RD_OK) {
+            record_path(path, sizeof(path), h, k);
+            rc = bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, k), 0,
+                            "history record %llu is missing or unreadable; run `benchdesk "
+                            "history verify`",
+                            (unsigned long long)k);
+            break;
+        }
+        if (needle && !memmem(p, len, needle, nlen))
+            continue;
+        rc = fn(k, p, len, ctx);
+    }
+out:
+    src_release(&sr);
+    return rc;
+}
+
+bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
+{
+    /* Inside score the members are sorted: "passed" is followed by "score". */
+    static const char t[] = "\"passed\":true,\"score\":", f[] = "\"passed\":false,\"score\":";
+    const char *m = memmem(rec, len, t, sizeof(t) - 1);
+    const char *v;
+    if (m) {
+        *passed = true;
+        v = m + sizeof(t) - 1;
+    } else if ((m = memmem(rec, len, f, sizeof(f) - 1)) != NULL) {
+        *passed = false;
+        v = m + sizeof(f) - 1;
+    } else {
+        return false;
+    }
+    char num[40];
+    size_t i = 0;
+    while (v + i < rec + len && i < sizeof(num) - 1 && strchr("0123456789.eE+-", v[i]))
+        i++;
+    memcpy(num, v, i);
+    num[i] = '\0';
+    /* cJSON reads numbers the way verify did, whatever the locale. */
+    cJSON *j = i > 0 ? cJSON_ParseWithLength(num, i) : NULL;
+    bool ok = cJSON_IsNumber(j);
+    if (ok)
+        *score = j->valuedouble;
+    cJSON_Delete(j);
+    return ok;
+}
+
+static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n, bd_err *err)
+{
+    build_work w;
+    memset(&w, 0, sizeof(w));
+    w.recs = recs;
+    w.pd = pd;
+    w.first_seq = first_seq;
+    w.n = n;
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_t tids[VERIFY_MAX_THREADS];
+    int started = 0, nthreads = verify_threads();
+    for (int t = 1; t < nthreads && n >= 32; t++)
+        if (pthread_create(&tids[started], NULL, build_worker, &w) == 0)
+            started++;
+    build_worker(&w);
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    if (atomic_load(&w.failed)) {
+        if (err)
+            *err = w.err;
+        return -1;
+    }
+    return 0;
+}
+
+int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)[BD_HASH_BUF],
+                      bd_err *err)
+{
+    src sr = {0};
+    int rc = 0;
+    if (open_dirfd(h, false, err) != 0)
+        return -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        bd_history_record r;
+        rc = read_src(h, &sr, seqs[i], &r, err);
+        if (rc == 0) {
+            memcpy(out[i], r.hash, BD_HASH_BUF);
+            bd_history_record_release(&r);
+        }
+    }
+    src_release(&sr);
+    return rc;
+}
+
+/* The end of the JSON string starting at p (its opening quote), or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* The end of the JSON value starting at p, or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end)
+        return NULL;
+    if (*p == '"')
+        return skip_string(p, end);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < end) {
+            if (*p == '"') {
+                p = skip_string(p, end);
+                if (!p)
+                    return NULL;
+                continue;
+            }
+            if (*p == '{' || *p == '[')
+                depth++;
+            else if (*p == '}' || *p == ']') {
+                if (--depth == 0)
+                    return p + 1;
+            }
+            p++;
+        }
+        return NULL;
+    }
+    while (p < end && *p != ',' && *p != '}')
+        p++;
+    return p;
+}
+
+size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
+                         const char **vals, size_t *vlens)
+{
+    const char *p = rec, *end = rec + len;
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = NULL;
+        vlens[i] = 0;
+    }
+    if (p >= end || *p != '{')
+        return 0;
+    p++;
+    while (p < end && *p == '"') {
+        const char *k = p + 1, *ke = skip_string(p, end);
+        if (!ke || ke >= end || *ke != ':')
+            return found;
+        size_t kl = (size_t)(ke - 1 - k);
+        const char *v = ke + 1, *ve = skip_value(v, end);
+        if (!ve)
+            return found;
+        for (size_t i = 0; i < n; i++) {
+            if (!vals[i] && strncmp(keys[i], k, kl) == 0 && keys[i][kl] == '\0') {
+                vals[i] = v;
+                vlens[i] = (size_t)(ve - v);
+                found++;
+                break;
+            }
+        }
+        if (found == n || ve >= end || *ve != ',')
+            return found;
+        p = ve + 1;
+    }
+    return found;
 }
 
 bool bd_history_run_id_valid(const char *s)

@@ -1,8 +1,12 @@
 /*
  * history.h — the append-only, hash-chained score history (DESIGN.md §5).
  *
- * One file per record, <bench root>/.benchdesk/history/<seq, 10 digits>.json, mode 0600,
- * holding one canonical JSON object (canon.h). Two kinds of record share the chain:
+ * Records are the lines of append-only segment files (segment.h),
+ * <bench root>/.benchdesk/history/segments/<seq of the first record, 10 digits>.jsonl,
+ * mode 0600, 65,536 records each; a record is one canonical JSON object (canon.h), its
+ * line's bytes without the '\n'. A history in the version-1 layout (one <seq>.json file
+ * per record) is read as it is and converted to segments on the first append, under the
+ * lock, atomically, the bytes unchanged. Two kinds of record share the chain:
  *
  *   score record  exactly the §5 fields. Version 2 (written now): schema_version, seq,
  *                 run_id, run_scope, run_cases, task_class, case_id, case_digest,
@@ -15,14 +19,15 @@
  *                 operator_fingerprint, harness_version, at, prev_hash (e.g. a refused
  *                 promotion, DESIGN.md §7).
  *
- * record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev_hash) || BLAKE3(file bytes)),
+ * record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev_hash) || BLAKE3(record bytes)),
  * lower-case hex; the genesis prev_hash is 64 zeros. Every record's hash is computable
- * from its own file, so anyone can recompute the chain with b3sum and sha256sum.
+ * from its own bytes, so anyone can recompute the chain with b3sum and sha256sum.
  *
  * Append is single-writer (flock on history/.lock, also between threads of one process),
- * crash-safe (temp file O_EXCL|O_NOFOLLOW, fsync, no-overwrite rename, directory fsync)
- * and O(1): the chain head comes from history/HEAD, a hint that is always checked
- * against the last record file and rebuilt from a directory scan when it is stale.
+ * group-committed (the records appended together share one write and one fsync), and
+ * O(1): the head is the last whole line of the last segment, read from the file's end.
+ * A crash leaves whole records plus at most one torn final line, which the next append
+ * truncates (bd_history_repair_note) and verify reports as torn_tail, never as a record.
  *
  * docs/history.md documents the formats and how verify names the first bad record.
  */
@@ -125,11 +130,27 @@ typedef struct bd_history_score_fields {
  * hash_out (each may be NULL). On failure returns -1 and nothing was added:
  * history.record_invalid (a field out of format, or a score that canonical JSON cannot
  * hold: NaN, invalid UTF-8), chain.tampered
- * (the head record is unreadable or the next file already exists: run history verify),
- * io.error (any open/write/fsync/rename failure — never retried; a temp file this call
- * created is removed), env.out_of_memory. */
+ * (the head record is unreadable, or the segment holds more than its whole lines and a
+ * torn tail, or is not a regular file: run history verify), io.error (any open, write or
+ * sync failure — never retried; the segment is cut back to its last whole record),
+ * env.out_of_memory. A torn final line left by a crash is truncated first and reported
+ * through bd_history_repair_note. */
 int bd_history_append_score(bd_history *h, const bd_history_score_fields *f, const bd_score *s,
                             uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
+
+/* Append n score records together (group commit): one lock, one write and one fsync per
+ * segment touched, records seq first..first+n-1 in the order given. f[i] and s[i] as for
+ * bd_history_append_score. Either every record is appended or none (a record out of
+ * format refuses the whole batch before anything is written). *first_seq_out (may be
+ * NULL) gets the first new seq, hashes_out (may be NULL, else n entries) the record
+ * hashes. Errors as bd_history_append_score. */
+int bd_history_append_batch(bd_history *h, const bd_history_score_fields *f,
+                            const bd_score *const *s, size_t n, uint64_t *first_seq_out,
+                            char (*hashes_out)[BD_HASH_BUF], bd_err *err);
+
+/* What the last append through `h` repaired (a torn final line left by a crash, which it
+ * truncated), for the caller to report; NULL when nothing. Borrowed. */
+const char *bd_history_repair_note(const bd_history *h);
 
 /* An audit event. `event` matches ^[a-z0-9][a-z0-9._-]{0,127}$ (e.g.
  * "promotion.refused"); task_class is a valid name or NULL (-> null); detail is UTF-8
@@ -149,7 +170,7 @@ int bd_history_append_audit(bd_history *h, const bd_history_audit_fields *f, uin
                             char hash_out[BD_HASH_BUF], bd_err *err);
 
 /* The chain head: seq of the last record (0 for an empty chain) and its record_hash (64
- * zeros when empty). O(1) when history/HEAD is current; otherwise one directory scan.
+ * zeros when empty). O(1): the last whole line of the last non-empty segment.
  * Does not verify the chain. Returns 0, or -1 (chain.tampered when the last record is
  * unreadable, io.error). */
 int bd_history_head(bd_history *h, uint64_t *seq_out, char hash_out[BD_HASH_BUF], bd_err *err);
@@ -178,6 +199,7 @@ const char *bd_chain_reason_str(bd_chain_reason r);
 
 enum {
     BD_VERIFY_KEEP_HASHES = 1, /* keep every verified record's hash in result->hashes */
+    BD_VERIFY_FULL = 2,        /* parse and check every record again, ignoring the memo */
 };
 
 typedef struct bd_history_verify_result {
@@ -186,11 +208,17 @@ typedef struct bd_history_verify_result {
     bd_chain_reason reason; /* BD_CHAIN_OK, or why the chain is broken */
     uint64_t bad_seq;       /* the first bad seq (0 when OK, or for a record "0") */
     uint8_t (*hashes)[32];  /* BD_VERIFY_KEEP_HASHES: hashes[i] is record i+1's */
+    bool torn_tail;         /* the last segment ends in a torn line (a crash during an
+                               append): not a record, not tampering; the next append
+                               removes it */
 } bd_history_verify_result;
 
-/* Walk the chain from seq 1: contiguous file names, each record parseable, schema-valid
- * and canonical, its seq field equal to its file name, its prev_hash equal to the
- * previous record's hash. Stray "*.json.tmp" files and HEAD/.lock are ignored.
+/* Walk the chain from seq 1: segments named on the 65,536-record grid without a gap, each
+ * line a record, parseable, schema-valid and canonical, its seq field equal to its
+ * position, its prev_hash equal to the previous record's hash (in a version-1 layout:
+ * contiguous file names). A torn final line is result->torn_tail, not a failure. Records
+ * up to the head the last intact verify saw (history/VERIFIED) are re-hashed, not
+ * re-parsed, unless BD_VERIFY_FULL (docs/history.md says why that is sound).
  * Returns 0 when the chain is intact (result->reason BD_CHAIN_OK, count and head set).
  * Returns -1 with chain.tampered when it is not: result->bad_seq and result->reason name
  * the first bad record (rules in docs/history.md), result->count/head describe the
@@ -201,6 +229,14 @@ typedef struct bd_history_verify_result {
 int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *result, bd_err *err);
 
 void bd_history_verify_result_release(bd_history_verify_result *r);
+
+/* The run gate's verify (DESIGN.md §5): checks only what was appended since the last
+ * verify that found the chain intact (history/VERIFIED, the head it saw and where), plus
+ * that this head is still in place with the same hash; when there is no such memo, it no
+ * longer matches, or anything after it does not chain cleanly, it does the full walk
+ * (bd_history_verify), which then names the first bad record. Same contract as
+ * bd_history_verify (no hashes kept); updates the memo. */
+int bd_history_verify_since(bd_history *h, bd_history_verify_result *res, bd_err *err);
 
 /* ---- reading ----------------------------------------------------------------------- */
 
@@ -237,7 +273,7 @@ typedef struct bd_history_record {
     cJSON *json;
 } bd_history_record;
 
-/* Parse and validate the bytes of one record file. `out` may be NULL (validate only).
+/* Parse and validate the bytes of one record. `out` may be NULL (validate only).
  * Returns BD_CHAIN_OK and fills *out (release with bd_history_record_release), or
  * BD_CHAIN_UNPARSEABLE (not UTF-8, not one JSON object) / BD_CHAIN_SCHEMA_INVALID (a
  * missing, extra, duplicate or mistyped member, a value out of format, bytes that are not
@@ -250,20 +286,26 @@ bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf,
 void bd_history_record_release(bd_history_record *r);
 
 /* Read and parse record `seq` (not verified against its neighbours). Returns 0 and fills
- * *out (release with bd_history_record_release), or -1: chain.tampered when the file is
+ * *out (release with bd_history_record_release), or -1: chain.tampered when the record is
  * missing, unparseable or schema-invalid, io.error, env.out_of_memory. */
 int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err);
 
 typedef struct bd_history_log_opts {
-    const char *task_class; /* only records of this task class, or NULL */
-    const char *case_id;    /* only score records of this case, or NULL */
-    size_t limit;           /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
-    uint64_t before;        /* start below this seq (paging); 0 = from the head */
+    const char *task_class;   /* only records of this task class, or NULL */
+    const char *case_id;      /* only score records of this case, or NULL */
+    size_t limit;             /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
+    uint64_t before;          /* start below this seq (paging); 0 = from the head */
+    const char *run_id;       /* only score records of this run, or NULL */
+    const char *failure_mode; /* only score records with a failure mode of this code */
+    bool failed_only;         /* only score records that did not pass */
+    /* A further filter (e.g. stale records, stale.h), or NULL: keep when it returns true. */
+    bool (*keep)(const bd_history_record *r, void *ctx);
+    void *keep_ctx;
 } bd_history_log_opts;
 
 #define BD_HISTORY_LOG_OPTS_INIT                                                                   \
     {                                                                                              \
-        NULL, NULL, 0, 0                                                                           \
+        NULL, NULL, 0, 0, NULL, NULL, false, NULL, NULL                                            \
     }
 
 /* The newest records matching `o`, newest first: reads from the head downwards and stops
@@ -277,6 +319,34 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
 
 void bd_history_records_free(bd_history_record *recs, size_t n);
 
+/* Stream records 1..upto (upto 0: to the head) in seq order, calling fn(seq, bytes, len,
+ * ctx) for each whose bytes contain `needle` (NULL: every record); memory does not grow
+ * with the history (one segment at a time). fn returns 0 to go on, anything else stops
+ * the scan and is returned. Does not verify: callers walk a chain they just verified.
+ * Returns 0 (or fn's value), or -1: chain.tampered (a record is missing), io.error,
+ * env.out_of_memory. */
+int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
+                    int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
+                    bd_err *err);
+
+/* The record hashes of records seqs[0..n) (ascending seqs read in one pass over their
+ * segments) into out[i]. Does not verify. Returns 0 or -1 (chain.tampered for a missing
+ * record, io.error, env.out_of_memory). */
+int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)[BD_HASH_BUF],
+                      bd_err *err);
+
+/* Fast field access on the bytes of a record that verify has accepted (canonical JSON,
+ * schema-valid): no parse. Only for such bytes: on anything else the answers are
+ * meaningless (never unsafe). */
+/* One pass over the top level of the record: for each of keys[0..n) found, vals[i] and
+ * vlens[i] get its value's raw JSON text (a string with its quotes); others get NULL.
+ * Nested objects and arrays are stepped over. Returns how many were found. */
+size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
+                         const char **vals, size_t *vlens);
+
+/* score.passed and score.score of a score record; false for an audit record. */
+bool bd_record_score(const char *rec, size_t len, bool *passed, double *score);
+
 /* ---- hashing ----------------------------------------------------------------------- */
 
 /* record_hash of a record whose bytes are `buf` and whose prev_hash is `prev` (32 raw
@@ -285,10 +355,6 @@ void bd_history_record_hash(uint8_t out[32], const uint8_t prev[32], const void 
 
 /* Parse 64 hex digits (either case) into 32 bytes. Returns 0 or -1. */
 int bd_hash_unhex(uint8_t out[32], const char *hex);
-
-/* Tests only: make append use its link+unlink fallback instead of renameat2, as on a file
- * system without RENAME_NOREPLACE. Not thread-safe; never call it in the program. */
-void bd_history_test_force_link(bool on);
 
 /* Tests only: records per parallel verify window (0 restores the default), so a small
  * history crosses several windows. Not thread-safe. */
@@ -306,7 +372,7 @@ bool bd_history_run_id_valid(const char *s);
 bool bd_history_host_valid(const char *s);
 bool bd_history_time_valid(const char *s);
 
-/* The record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
+/* The version-1 record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
 void bd_history_file_name(char out[16], uint64_t seq);
 
 #endif

@@ -297,7 +297,7 @@ static int migrate_task_class(bd_migrate_report *out, const bd_bench *bench, con
     bool has_digests = lstat(dig_path, &st) == 0;
     if (has_digests) {
         bd_ydoc *doc = NULL;
-        if (bd_ydoc_load(&doc, dig_path, err) < 0)
+        if (bd_ydoc_load_max(&doc, dig_path, BD_DIGESTS_MAX_BYTES, "digests.yaml files", err) < 0)
             goto out;
         dig_v1 = bd_ynode_get(doc->root, "rubric") != NULL;
         bd_ydoc_free(doc);
@@ -348,10 +348,14 @@ static int migrate_task_class(bd_migrate_report *out, const bd_bench *bench, con
         goto out;
     }
     /* Phase 2: write, drop the v1 pins, pin the task class anew (format v2). */
-    for (size_t i = 0; i < pl.n; i++)
-        if (bd_write_file_atomic(pl.files[i].path, pl.files[i].text, strlen(pl.files[i].text), 0644,
-                                 err) < 0)
+    /* Case files are inside a hashed scope: their temp files go to cases/ (fsutil.h). */
+    size_t cl = strlen(cases_dir);
+    for (size_t i = 0; i < pl.n; i++) {
+        bool in_case = strncmp(pl.files[i].path, cases_dir, cl) == 0 && pl.files[i].path[cl] == '/';
+        if (bd_write_file_atomic_in(pl.files[i].path, in_case ? cases_dir : NULL, pl.files[i].text,
+                                    strlen(pl.files[i].text), 0644, err) < 0)
             goto out;
+    }
     if (dig_v1 && unlink(dig_path) != 0) {
         bd_err_errno(err, BD_E_IO, errno, dig_path, "cannot remove the format-v1 pins");
         goto out;

@@ -85,6 +85,9 @@ static int prepare_case(pending_case *pc, const bd_task_class *tc, const char *c
     }
     if (bd_task_class_case(&c, tc, case_id, err) != 0)
         goto out;
+    /* A temp file from an interrupted write is never hashed into a pin. */
+    if (bd_case_leftover_check(pc->dir, err))
+        goto out;
     /* Digest now: refuses unsupported entries before anything is written. */
     if (bd_digest_case_dir(pc->digest, pc->dir, NULL, err) != 0)
         goto out;
@@ -135,13 +138,18 @@ static void count_broken(bd_pin_change *ch, const char *prov_path)
     bd_provfile_free(pf);
 }
 
-static int add_change(bd_pin_report *r, const bd_task_class *tc, const char *case_id,
+static int add_change(bd_pin_report *r, size_t *cap, const bd_task_class *tc, const char *case_id,
                       const char *before, const char *after, bd_err *err)
 {
-    bd_pin_change *grown = realloc(r->changes, (r->n_changes + 1) * sizeof(*grown));
-    if (!grown)
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    r->changes = grown;
+    if (r->n_changes == *cap) {
+        /* Doubling: a pin of 100,000 changing cases is not 100,000 reallocs. */
+        size_t ncap = *cap ? *cap * 2 : 16;
+        bd_pin_change *grown = realloc(r->changes, ncap * sizeof(*grown));
+        if (!grown)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        r->changes = grown;
+        *cap = ncap;
+    }
     bd_pin_change *ch = &r->changes[r->n_changes++];
     snprintf(ch->case_id, sizeof(ch->case_id), "%s", case_id);
     snprintf(ch->before, sizeof(ch->before), "%s", before);
@@ -170,12 +178,15 @@ static int cmp_out_pin(const void *a, const void *b)
     return strcmp(((const out_pin *)a)->case_id, ((const out_pin *)b)->case_id);
 }
 
+static int str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether `id` is in the sorted array `ids` (binary search: pins x cases stays n log n). */
 static bool listed(const char *const *ids, size_t n, const char *id)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(ids[i], id) == 0)
-            return true;
-    return false;
+    return n && bsearch(&id, ids, n, sizeof(*ids), str_ptr_cmp);
 }
 
 int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
@@ -187,8 +198,19 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
     pending_case *pend = calloc(n ? n : 1, sizeof(*pend));
     out_pin *pins = NULL;
     char *yaml = NULL, *digests_path = NULL;
+    const char **sorted_ids = NULL;
+    bd_digests *check = NULL;
+    size_t changes_cap = 0;
     if (!pend)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (n_case_ids) {
+        if (!(sorted_ids = malloc(n_case_ids * sizeof(*sorted_ids)))) {
+            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+            goto out;
+        }
+        memcpy(sorted_ids, case_ids, n_case_ids * sizeof(*sorted_ids));
+        qsort(sorted_ids, n_case_ids, sizeof(*sorted_ids), str_ptr_cmp);
+    }
 
     /* Phase 1: compute everything; write nothing unless all of it succeeds. */
     char tcd[BD_DIGEST_BUF];
@@ -207,8 +229,8 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
     for (size_t i = 0; i < n; i++) {
         if (!pend[i].new_yaml)
             continue;
-        if (bd_write_file_atomic(pend[i].yaml_path, pend[i].new_yaml, strlen(pend[i].new_yaml),
-                                 pend[i].mode, err) != 0 ||
+        if (bd_write_file_atomic_in(pend[i].yaml_path, tc->cases_dir, pend[i].new_yaml,
+                                    strlen(pend[i].new_yaml), pend[i].mode, err) != 0 ||
             bd_digest_case_dir(pend[i].digest, pend[i].dir, NULL, err) != 0)
             goto out;
     }
@@ -224,22 +246,23 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
         pins[np++] = (out_pin){pend[i].case_id, pend[i].digest};
         const bd_pin *old = tc->digests ? bd_digests_find(tc->digests, pend[i].case_id) : NULL;
         if (!old || strcmp(old->digest, pend[i].digest) != 0)
-            if (add_change(out, tc, pend[i].case_id, old ? old->digest : "", pend[i].digest, err))
+            if (add_change(out, &changes_cap, tc, pend[i].case_id, old ? old->digest : "",
+                           pend[i].digest, err))
                 goto out;
     }
     if (tc->digests) {
         for (size_t i = 0; i < tc->digests->n_pins; i++) {
             const bd_pin *p = &tc->digests->pins[i];
             if (n_case_ids) {
-                if (!listed(case_ids, n_case_ids, p->case_id))
+                if (!listed(sorted_ids, n_case_ids, p->case_id))
                     pins[np++] = (out_pin){p->case_id, p->digest};
             } else if (!listed((const char *const *)tc->case_ids, tc->n_cases, p->case_id)) {
-                if (add_change(out, tc, p->case_id, p->digest, "", err))
+                if (add_change(out, &changes_cap, tc, p->case_id, p->digest, "", err))
                     goto out;
             }
         }
     }
-    if (strcmp(old_tcd, tcd) != 0 && add_change(out, tc, "", old_tcd, tcd, err))
+    if (strcmp(old_tcd, tcd) != 0 && add_change(out, &changes_cap, tc, "", old_tcd, tcd, err))
         goto out;
     qsort(pins, np, sizeof(*pins), cmp_out_pin);
 
@@ -265,6 +288,24 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
+    /* Never write a file the loader would refuse: that would brick the task class for
+     * every command, pin included. Over the limit is refused here, before writing. */
+    if (off > BD_DIGESTS_MAX_BYTES) {
+        bd_err_set(err, BD_E_YAML_TOO_LARGE, digests_path, 0, 0,
+                   "the new digests.yaml would be %zu bytes, over the %zu-byte limit for "
+                   "digests.yaml files (%zu pins; docs/formats.md, \"Large benches\"); nothing "
+                   "was written: split the task class in two",
+                   off, BD_DIGESTS_MAX_BYTES, np);
+        goto out;
+    }
+    bd_err cerr = BD_ERR_INIT;
+    if (bd_digests_parse(&check, yaml, off, digests_path, &cerr) != 0) {
+        bd_err_set(err, BD_E_INTERNAL, digests_path, 0, 0,
+                   "the new digests.yaml would not load back (%s: %s); nothing was written: "
+                   "please report this bug",
+                   bd_code_str(cerr.code), cerr.msg);
+        goto out;
+    }
     if (bd_write_file_atomic(digests_path, yaml, off, 0644, err) != 0)
         goto out;
     out->n_pinned = n;
@@ -276,6 +317,8 @@ out:
         free(pend[i].new_yaml);
     }
     free(pend);
+    free(sorted_ids);
+    bd_digests_free(check);
     free(pins);
     free(yaml);
     free(digests_path);
@@ -330,7 +373,7 @@ int bd_case_scaffold(char **out_dir, const bd_task_class *tc, const char *case_i
     char cassette_digest[BD_DIGEST_BUF] = "null";
     if (tc->reg->sut_kind == BD_SUT_CASSETTE) {
         file = bd_path_join(dir, "cassette.json");
-        if (!file || bd_write_file_atomic(file, "{}\n", 3, 0644, err) != 0)
+        if (!file || bd_write_file_atomic_in(file, tc->cases_dir, "{}\n", 3, 0644, err) != 0)
             goto out;
         bd_digest_bytes(cassette_digest, "{}\n", 3);
         free(file);
@@ -356,7 +399,7 @@ int bd_case_scaffold(char **out_dir, const bd_task_class *tc, const char *case_i
                        "cassette_digest: %s\n",
                        case_id, case_id, case_id, now, tc->name, case_id, cassette_digest);
     file = bd_path_join(dir, "case.yaml");
-    if (!file || bd_write_file_atomic(file, yaml, (size_t)len, 0644, err) != 0)
+    if (!file || bd_write_file_atomic_in(file, tc->cases_dir, yaml, (size_t)len, 0644, err) != 0)
         goto out;
     if (out_dir) {
         *out_dir = dir;

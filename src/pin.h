@@ -2,9 +2,12 @@
  * pin.h — the curator's deliberate acts on a task class: rewriting pins
  * (`benchdesk pin`) and scaffolding a draft case (`benchdesk case new`).
  *
- * Writes are atomic: a sibling temp file (O_EXCL|O_NOFOLLOW), fsync, rename over the
- * original, fsync of the directory. case.yaml is edited in place, byte for byte except
- * the value of cassette_digest, so comments and key order survive.
+ * Writes are atomic: a temp file, fsync, rename over the original, fsync of the
+ * directory; for files inside a case dir the temp file is made in cases/, outside every
+ * hashed scope (fsutil.h). case.yaml is edited in place, byte for byte except the value of
+ * cassette_digest, so comments and key order survive. The new digests.yaml is checked
+ * against its size limit and loaded back before it is written (yaml.too_large when the
+ * task class has outgrown it): pin never writes a file the loader would refuse.
  */
 #ifndef BD_PIN_H
 #define BD_PIN_H
@@ -34,7 +37,8 @@ typedef struct bd_pin_report {
  * case, dropping pins that name no case. Otherwise only the listed cases (each must
  * exist: bench.unknown_case). For each case: set cassette_digest in case.yaml to the
  * BLAKE3 of cassette.json (null when there is none) when it differs, then compute its
- * digest (refusing unsupported entries). Then write cases/digests.yaml (format v2). No
+ * digest (refusing unsupported entries, and case.leftover_temp while a temp file of an
+ * interrupted write is in the case dir). Then write cases/digests.yaml (format v2). No
  * file is written unless every listed case could be digested and loaded first. Each
  * change says which signatures it breaks. Returns 0, or -1 with `err`. Release *out with
  * bd_pin_report_release. */

@@ -12,7 +12,10 @@
 
 #include "anchor.h"
 #include "fsutil.h"
+#include "provenance.h"
+#include "stale.h"
 #include "stats.h"
+#include "verify.h"
 
 static int nomem(bd_err *err)
 {
@@ -22,27 +25,27 @@ static int nomem(bd_err *err)
 /* "YYYY-MM-DDTHH:MM:SS[.f]Z" (already validated by the history) to UTC seconds. */
 static time_t parse_utc(const char *s)
 {
+    /* Digits at fixed places (the history validated the format); no sscanf per record. */
+    static const int at[6] = {0, 5, 8, 11, 14, 17}, width[6] = {4, 2, 2, 2, 2, 2};
+    int v[6];
+    for (int i = 0; i < 6; i++) {
+        v[i] = 0;
+        for (int j = 0; j < width[i]; j++) {
+            char c = s[at[i] + j];
+            if (c < '0' || c > '9')
+                return (time_t)-1;
+            v[i] = v[i] * 10 + (c - '0');
+        }
+    }
     struct tm tm;
     memset(&tm, 0, sizeof(tm));
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec) != 6)
-        return (time_t)-1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
+    tm.tm_year = v[0] - 1900;
+    tm.tm_mon = v[1] - 1;
+    tm.tm_mday = v[2];
+    tm.tm_hour = v[3];
+    tm.tm_min = v[4];
+    tm.tm_sec = v[5];
     return timegm(&tm);
-}
-
-static bool case_exists(const bd_task_class *tc, const char *id)
-{
-    for (size_t i = 0; i < tc->n_cases; i++)
-        if (strcmp(tc->case_ids[i], id) == 0)
-            return true;
-    return false;
-}
-
-static int evidence_cmp(const void *a, const void *b)
-{
-    return strcmp(((const bd_rec_evidence *)a)->case_id, ((const bd_rec_evidence *)b)->case_id);
 }
 
 void bd_recommendation_release(bd_recommendation *r)
@@ -55,21 +58,121 @@ void bd_recommendation_release(bd_recommendation *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* Candidate records of the task class, newest first, before the isolation choice. */
-typedef struct cand {
-    const bd_history_record *rec;
-    bool namespaces;
-} cand;
+/* Per case of the task class: the latest eligible record of each isolation class. */
+typedef struct case_best {
+    bool signed_today; /* the case's signatures verify today (bd_verify_check) */
+    const char *pin;   /* its pin today, or NULL */
+    uint64_t seq[2];   /* 0: none; [0] subprocess, [1] namespaces */
+    char finished_at[2][40];
+    double score[2];
+    bool passed[2];
+} case_best;
 
-int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
-                 bd_err *err)
+typedef struct scan_ctx {
+    bd_recommendation *out;
+    const bd_task_class *tc;
+    case_best *best;
+    time_t since;
+    size_t n_class[2]; /* eligible records per isolation class */
+    char tc_field[160];
+} scan_ctx;
+
+static int case_index(const bd_task_class *tc, const char *id)
+{
+    size_t lo = 0, hi = tc->n_cases;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(tc->case_ids[mid], id);
+        if (c == 0)
+            return (int)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* A string value's characters (no escapes: names, digests, times) into out. */
+static bool str_of(const char *v, size_t vl, char *out, size_t size)
+{
+    if (!v || vl < 2 || v[0] != '"' || v[vl - 1] != '"' || vl - 2 >= size ||
+        memchr(v + 1, '\\', vl - 2))
+        return false;
+    memcpy(out, v + 1, vl - 2);
+    out[vl - 2] = '\0';
+    return true;
+}
+
+enum { M_CASE_DIGEST, M_CASE_ID, M_FINISHED_AT, M_ISOLATION, M_PV, M_TC_DIGEST, M__COUNT };
+
+/* One record of the verified chain: its top-level members read in one pass (the chain
+ * was just verified, so the bytes are canonical and schema-valid). */
+static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
+{
+    static const char *const keys[M__COUNT] = {"case_digest",         "case_id",
+                                               "finished_at",         "isolation_class",
+                                               "provenance_verified", "task_class_digest"};
+    scan_ctx *c = arg;
+    const char *v[M__COUNT];
+    size_t vl[M__COUNT];
+    char case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
+    bool passed = false;
+    double score = 0;
+    /* The needle, `"task_class":"<name>"` with its closing quote, matched exactly this
+     * task class; an audit record has no case_id. */
+    bd_record_members(rec, len, keys, M__COUNT, v, vl);
+    if (!str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
+        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], fin, sizeof(fin)) ||
+        !str_of(v[M_ISOLATION], vl[M_ISOLATION], iso, sizeof(iso)) || !v[M_PV] ||
+        !bd_record_score(rec, len, &passed, &score))
+        return 0;
+    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
+    bd_recommendation *out = c->out;
+    time_t t = parse_utc(fin);
+    if (t == (time_t)-1 || t < c->since) {
+        out->excluded_outside_window++;
+        return 0;
+    }
+    int ci = case_index(c->tc, case_id);
+    if (ci < 0) {
+        out->excluded_unknown_case++;
+        return 0;
+    }
+    /* Current (DESIGN.md §5) through the one stale rule, on the few fields it reads. */
+    bd_history_record r;
+    memset(&r, 0, sizeof(r));
+    r.case_id = case_id;
+    r.case_digest = str_of(v[M_CASE_DIGEST], vl[M_CASE_DIGEST], case_digest, sizeof(case_digest))
+                        ? case_digest
+                        : NULL;
+    r.task_class_digest =
+        str_of(v[M_TC_DIGEST], vl[M_TC_DIGEST], tc_digest, sizeof(tc_digest)) ? tc_digest : NULL;
+    if (bd_record_stale(&r, c->tc->digests) != BD_STALE_NONE) {
+        out->excluded_stale++;
+        return 0;
+    }
+    case_best *b = &c->best[ci];
+    if (!pv || !b->signed_today) {
+        out->excluded_unsigned++;
+        return 0;
+    }
+    int k = strcmp(iso, "namespaces") == 0;
+    c->n_class[k]++;
+    b->seq[k] = seq;
+    memcpy(b->finished_at[k], fin, strlen(fin) + 1);
+    b->score[k] = score;
+    b->passed[k] = passed;
+    return 0;
+}
+
+int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
+                       time_t now, const bd_signed_today *st, bd_err *err)
 {
     int rc = -1;
     bd_anchor_report rep;
     bd_history *h = NULL;
-    bd_history_record *recs = NULL;
-    size_t n = 0;
-    cand *cands = NULL;
+    case_best *best = NULL;
     double *scores = NULL;
     memset(out, 0, sizeof(*out));
     memset(&rep, 0, sizeof(rep));
@@ -90,76 +193,69 @@ int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_cl
     out->chain_count = rep.chain_count;
     memcpy(out->chain_head, rep.chain_head, BD_HASH_BUF);
     out->anchors = rep.n;
+    out->seed = bd_stats_seed_from(out->chain_head, BD_HASH_HEX_LEN);
 
-    bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
-    o.task_class = tc->name;
-    o.limit = (size_t)-1;
+    out->tc_signed = st->tc_signed;
+    if (!out->tc_signed)
+        snprintf(out->no_tier_reason, sizeof(out->no_tier_reason),
+                 "task class '%s' is not signed today (%s): nothing is recommended until an "
+                 "author and a reviewer sign it",
+                 tc->name, st->tc_status);
+    if (tc->n_cases > 0 && !(best = calloc(tc->n_cases, sizeof(*best))))
+        goto oom;
+    for (size_t i = 0; i < tc->n_cases; i++)
+        best[i].signed_today = st->case_signed && st->case_signed[i];
+
+    /* Stream the chain once: memory is per case, not per record. */
+    scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
+    snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
+    /* (the closing quote makes it exact: a longer name does not match) */
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, err) != 0 ||
-        bd_history_log(h, &o, &recs, &n, NULL, err) != 0)
+        bd_history_scan(h, out->chain_count, sc.tc_field, scan_one, &sc, err) != 0)
         goto out;
-    if (n > 0 && !(cands = calloc(n, sizeof(*cands))))
-        goto oom;
-    size_t nc = 0;
-    bool any_ns = false;
-    time_t since = now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400;
-    for (size_t i = 0; i < n; i++) { /* newest first */
-        const bd_history_record *r = &recs[i];
-        if (r->is_audit)
-            continue;
-        if (r->seq > out->chain_count)
-            continue; /* appended after the verification: not verified evidence */
-        time_t t = parse_utc(r->finished_at);
-        if (t == (time_t)-1 || t < since) {
-            out->excluded_outside_window++;
-            continue;
-        }
-        if (!case_exists(tc, r->case_id)) {
-            out->excluded_unknown_case++;
-            continue;
-        }
-        if (!r->provenance_verified) {
-            out->excluded_unsigned++;
-            continue;
-        }
-        cands[nc].rec = r;
-        cands[nc].namespaces = strcmp(r->isolation_class, "namespaces") == 0;
-        any_ns |= cands[nc].namespaces;
-        nc++;
-    }
+    int k = sc.n_class[1] > 0; /* the strongest isolation class present */
+    size_t nc = sc.n_class[0] + sc.n_class[1];
     snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
-             nc == 0  ? ""
-             : any_ns ? "namespaces"
-                      : "subprocess");
-    if (nc > 0 && !(out->evidence = calloc(nc, sizeof(*out->evidence))))
+             nc == 0 ? ""
+             : k     ? "namespaces"
+                     : "subprocess");
+    out->excluded_isolation = sc.n_class[!k];
+    if (tc->n_cases > 0 && !(out->evidence = calloc(tc->n_cases, sizeof(*out->evidence))))
         goto oom;
-    for (size_t i = 0; i < nc; i++) {
-        const bd_history_record *r = cands[i].rec;
-        if (cands[i].namespaces != any_ns) {
-            out->excluded_isolation++;
+    for (size_t i = 0; i < tc->n_cases; i++) { /* case_ids are sorted */
+        const case_best *b = &best[i];
+        if (!b->seq[k])
             continue;
-        }
-        bool seen = false; /* newest first: the first record of a case is its latest */
-        for (size_t j = 0; j < out->n_evidence && !seen; j++)
-            seen = strcmp(out->evidence[j].case_id, r->case_id) == 0;
-        if (seen) {
-            out->superseded++;
-            continue;
-        }
         bd_rec_evidence *e = &out->evidence[out->n_evidence];
-        if (!(e->case_id = strdup(r->case_id)))
+        if (!(e->case_id = strdup(tc->case_ids[i])))
             goto oom;
         out->n_evidence++;
-        e->seq = r->seq;
-        memcpy(e->record_hash, r->hash, BD_HASH_BUF);
-        snprintf(e->finished_at, sizeof(e->finished_at), "%s", r->finished_at);
-        e->score = r->score.score;
-        e->passed = r->score.passed;
+        e->seq = b->seq[k];
+        snprintf(e->finished_at, sizeof(e->finished_at), "%s", b->finished_at[k]);
+        e->score = b->score[k];
+        e->passed = b->passed[k];
     }
-    if (out->n_evidence > 1)
-        qsort(out->evidence, out->n_evidence, sizeof(*out->evidence), evidence_cmp);
-
+    out->superseded = sc.n_class[k] - out->n_evidence;
+    /* Record hashes of the evidence only (not of every record scanned). */
+    if (out->n_evidence > 0) {
+        uint64_t *seqs = malloc(out->n_evidence * sizeof(*seqs));
+        char(*hashes)[BD_HASH_BUF] = malloc(out->n_evidence * sizeof(*hashes));
+        if (!seqs || !hashes) {
+            free(seqs);
+            free(hashes);
+            goto oom;
+        }
+        for (size_t i = 0; i < out->n_evidence; i++)
+            seqs[i] = out->evidence[i].seq;
+        int hr = bd_history_hashes(h, seqs, out->n_evidence, hashes, err);
+        for (size_t i = 0; hr == 0 && i < out->n_evidence; i++)
+            memcpy(out->evidence[i].record_hash, hashes[i], BD_HASH_BUF);
+        free(seqs);
+        free(hashes);
+        if (hr != 0)
+            goto out;
+    }
     out->cases = out->n_evidence;
-    out->seed = bd_stats_seed_from(out->chain_head, BD_HASH_HEX_LEN);
     if (out->cases > 0) {
         if (!(scores = malloc(out->cases * sizeof(*scores))))
             goto oom;
@@ -182,7 +278,8 @@ int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_cl
         te->cases_met = out->cases >= (size_t)te->min_cases && out->cases > 0;
         te->threshold_met = t == BD_TIER_BRONZE || (out->has_ci && out->ci_lo >= te->threshold);
         te->met = te->cases_met && te->threshold_met;
-        if (te->met) {
+        /* A task class not signed today recommends nothing (DESIGN.md §7). */
+        if (te->met && out->tc_signed) {
             out->has_recommended = true;
             out->recommended = (bd_tier)t;
         }
@@ -195,10 +292,47 @@ out:
     if (rc != 0)
         bd_recommendation_release(out);
     free(scores);
-    free(cands);
-    bd_history_records_free(recs, n);
+    free(best);
     bd_history_free(h);
     bd_anchor_report_release(&rep);
+    return rc;
+}
+
+int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
+                 bd_err *err)
+{
+    bd_verify_report vrep;
+    bd_prov_ctx *ctx = NULL;
+    bd_signed_today st;
+    int rc = -1;
+    memset(&vrep, 0, sizeof(vrep));
+    memset(&st, 0, sizeof(st));
+    memset(out, 0, sizeof(*out));
+    /* What is signed today: the task class (both roles, bd_verify_check) and each case. */
+    if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&ctx, bench->bench_dir, err) != 0 ||
+        bd_verify_check(&vrep, tc, NULL, 0, ctx, err) < 0)
+        goto out;
+    const bd_err *f = bd_verify_tc_failure(&vrep);
+    st.tc_signed = vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;
+    snprintf(st.tc_status, sizeof(st.tc_status), "%s%s%s",
+             vrep.tc_prov_checked ? bd_prov_status_str(vrep.tc_prov.status) : "unchecked",
+             f ? ": " : "", f ? bd_code_str(f->code) : "");
+    if (tc->n_cases > 0 && !(st.case_signed = calloc(tc->n_cases, sizeof(bool)))) {
+        nomem(err);
+        goto out;
+    }
+    for (size_t i = 0; i < vrep.n_cases; i++) {
+        int ci = case_index(tc, vrep.cases[i].case_id);
+        if (ci >= 0)
+            st.case_signed[ci] = vrep.cases[i].prov_checked &&
+                                 vrep.cases[i].prov.status == BD_PROV_ST_SIGNED &&
+                                 bd_case_check_failure(&vrep.cases[i]) == NULL;
+    }
+    rc = bd_recommend_given(out, bench, tc, now, &st, err);
+out:
+    free(st.case_signed);
+    bd_verify_report_release(&vrep);
+    bd_prov_ctx_free(ctx);
     return rc;
 }
 
@@ -217,6 +351,9 @@ cJSON *bd_recommendation_json(const bd_recommendation *r)
     ADD(cJSON_AddStringToObject(o, "generated_at", r->generated_at));
     ADD(cJSON_AddBoolToObject(o, "requires_human_approval", 1));
     ADD(cJSON_AddStringToObject(o, "current_tier", bd_tier_str(r->current_tier)));
+    ADD(cJSON_AddBoolToObject(o, "task_class_signed", r->tc_signed));
+    if (r->no_tier_reason[0])
+        ADD(cJSON_AddStringToObject(o, "reason", r->no_tier_reason));
     if (r->has_recommended)
         ADD(cJSON_AddStringToObject(o, "recommended_tier", bd_tier_str(r->recommended)));
     else
@@ -258,6 +395,7 @@ cJSON *bd_recommendation_json(const bd_recommendation *r)
         ADD(cJSON_AddNumberToObject(ex, "outside_window", (double)r->excluded_outside_window));
         ADD(cJSON_AddNumberToObject(ex, "unknown_case", (double)r->excluded_unknown_case));
         ADD(cJSON_AddNumberToObject(ex, "unsigned", (double)r->excluded_unsigned));
+        ADD(cJSON_AddNumberToObject(ex, "stale", (double)r->excluded_stale));
         ADD(cJSON_AddNumberToObject(ex, "other_isolation", (double)r->excluded_isolation));
         ADD(cJSON_AddNumberToObject(ex, "superseded", (double)r->superseded));
     }

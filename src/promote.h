@@ -2,15 +2,21 @@
  * promote.h — promotion that only recommends (DESIGN.md §7).
  *
  * A recommendation reads only a verified history: the chain and every anchor must verify
- * (bd_anchor_verify), else it refuses with their error. From the score records of the
- * task class it takes, in this order:
+ * (bd_anchor_verify), else it refuses with their error. A task class that is not signed
+ * today (author and reviewer signatures verify, bd_verify_check) recommends nothing:
+ * recommended tier null with the reason (the evidence is still reported). From the score
+ * records of the task class, streamed from the chain (memory grows with the cases, not
+ * the records), it takes, in this order:
  *   1. records whose finished_at lies within the last 30 days (before `now`, or after it:
  *      a clock ahead is not a reason to drop evidence);
  *   2. of cases that exist in the task class now (others are counted as excluded);
- *   3. with provenance_verified true (records of unsigned runs are counted as excluded);
- *   4. of one isolation class: the strongest present (namespaces over subprocess); records
+ *   3. current records (bd_record_stale: case and task-class digest equal today's pins;
+ *      stale ones are counted as excluded);
+ *   4. of cases signed today, with provenance_verified true (others are counted as
+ *      excluded unsigned);
+ *   5. of one isolation class: the strongest present (namespaces over subprocess); records
  *      of the other class are counted as excluded, never mixed;
- *   5. the latest record (highest seq) per case.
+ *   6. the latest record (highest seq) per case.
  * It reports the cases, pass rate, mean score and its 95% BCa interval (stats.h,
  * BD_STATS_RESAMPLES resamples, scores in case-id order, seed = bd_stats_seed_from(the
  * 64 hex characters of the chain head)), the current tier, and the highest tier whose
@@ -71,9 +77,11 @@ typedef struct bd_recommendation {
     uint64_t seed;
     uint64_t chain_count;
     char chain_head[BD_HASH_BUF];
-    size_t anchors; /* anchors that verified */
-    size_t excluded_outside_window, excluded_unknown_case, excluded_unsigned, excluded_isolation,
-        superseded; /* records (superseded: older records of a case) */
+    size_t anchors;           /* anchors that verified */
+    bool tc_signed;           /* the task class's two signatures verify today */
+    char no_tier_reason[320]; /* why nothing is recommended when !tc_signed, else "" */
+    size_t excluded_outside_window, excluded_unknown_case, excluded_stale, excluded_unsigned,
+        excluded_isolation, superseded; /* records (superseded: older records of a case) */
     bd_tier_eval tiers[3];
     bd_rec_evidence *evidence; /* sorted by case id */
     size_t n_evidence;
@@ -84,6 +92,18 @@ typedef struct bd_recommendation {
  * history or an anchor does not verify: refused), io.error, gpg.*, env.out_of_memory. */
 int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
                  bd_err *err);
+
+/* What is signed today, as bd_recommend finds it with bd_verify_check. */
+typedef struct bd_signed_today {
+    bool tc_signed;     /* both task-class signatures verify */
+    char tc_status[96]; /* why not, e.g. "awaiting_review" or "bad: provenance.bad_signature" */
+    bool *case_signed;  /* per tc->case_ids[i]: both case signatures verify (may be NULL: none) */
+} bd_signed_today;
+
+/* bd_recommend with the signature state given instead of checked (the selection and the
+ * statistics alone; tests). Same contract. */
+int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
+                       time_t now, const bd_signed_today *st, bd_err *err);
 
 void bd_recommendation_release(bd_recommendation *r);
 

@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <locale.h>
 #include <pthread.h>
@@ -24,6 +23,7 @@
 
 #include "fsutil.h"
 #include "gpg_util.h"
+#include "sigclean.h"
 
 #define KEYFILE_MAX    (1024 * 1024)
 #define GPG_MIN_ENGINE "2.1.0"
@@ -203,6 +203,7 @@ struct bd_prov_ctx {
     char *home;         /* the private GnuPG home, once created */
     bool setup_done;
     bd_err setup_err; /* BD_OK, or why the home could not be set up (sticky) */
+    int sig_slot;     /* bd_sigclean slot of `home`, or -1 */
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -214,6 +215,7 @@ int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
     if (!ctx)
         return nomem(err);
     pthread_mutex_init(&ctx->mu, NULL);
+    ctx->sig_slot = -1;
     ctx->bench_dir = strdup(bench_dir);
     ctx->keys_dir = bd_path_join(bench_dir, "keys");
     path = bd_path_join(bench_dir, "trusted-signers.yaml");
@@ -241,24 +243,13 @@ out:
     return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
 void bd_prov_ctx_free(bd_prov_ctx *ctx)
 {
     if (!ctx)
         return;
     if (ctx->home) {
-        /* FTW_PHYS: never follow a link out of the home while deleting it. */
-        nftw(ctx->home, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        bd_sigclean_remove(ctx->sig_slot);
+        (void)bd_remove_tree(ctx->home, NULL); /* what is left, the next sweep takes */
         free(ctx->home);
     }
     pthread_mutex_destroy(&ctx->mu);
@@ -329,6 +320,17 @@ out:
     return rc;
 }
 
+/* Whether an import error is about the bytes handed over (a bad key file) rather than
+ * GnuPG failing to run. */
+static bool import_data_error(gpgme_err_code_t c)
+{
+    return c == GPG_ERR_NO_DATA || c == GPG_ERR_BAD_DATA || c == GPG_ERR_INV_DATA ||
+           c == GPG_ERR_INV_PACKET || c == GPG_ERR_CHECKSUM || c == GPG_ERR_UNKNOWN_PACKET ||
+           c == GPG_ERR_INV_KEYRING || c == GPG_ERR_BAD_KEY || c == GPG_ERR_BAD_PUBKEY ||
+           c == GPG_ERR_INV_ARMOR || c == GPG_ERR_NOT_SUPPORTED ||
+           c == GPG_ERR_UNSUPPORTED_ALGORITHM || c == GPG_ERR_NO_PUBKEY || c == GPG_ERR_INV_VALUE;
+}
+
 static int import_keyfile(gpgme_ctx_t g, const char *path, bd_err *err)
 {
     char *buf = NULL;
@@ -350,6 +352,17 @@ static int import_keyfile(gpgme_ctx_t g, const char *path, bd_err *err)
         goto out;
     }
     e = gpgme_op_import(g, d);
+    if (e && !import_data_error(gpgme_err_code(e))) {
+        /* GnuPG itself did not run (spawn failure, a broken engine, an unusable home):
+         * an environment failure, not a bad key file. */
+        char msg[256];
+        bd_gpg_err_text(e, msg, sizeof(msg));
+        bd_err_set(err, BD_E_GPG, path, 0, 0,
+                   "GnuPG could not run to import this key (%s); check that `gpg --version` "
+                   "works and that TMPDIR is a writable directory",
+                   msg);
+        goto out;
+    }
     gpgme_import_result_t r = e ? NULL : gpgme_op_import_result(g);
     if (e || !r || r->considered == 0 || r->secret_read > 0 || r->imported + r->unchanged == 0) {
         char msg[256] = "no OpenPGP public key in it";
@@ -407,6 +420,8 @@ static int ensure_home(bd_prov_ctx *ctx, bd_err *err)
         goto out;
     }
     ctx->home = home;
+    /* Ctrl-C, SIGTERM or SIGHUP in the middle of a verify must not leave it behind. */
+    ctx->sig_slot = bd_sigclean_add(home);
     static const char gpg_conf[] = "# benchdesk: a throwaway home that only verifies.\n"
                                    "no-autostart\n"
                                    "trust-model always\n"

@@ -598,7 +598,10 @@ int bd_sign_prepared(bd_sign_result *prep, const bd_task_class *tc, const bd_sig
                    le.code == BD_OK ? "the values differ" : le.msg);
         goto out;
     }
-    if (bd_write_file_atomic(pf->path, text, strlen(text), 0644, err) < 0)
+    /* A case's provenance.yaml lives inside the case dir, a hashed scope: the temp file
+     * goes to cases/ so a crash leaves nothing that the case digest would take in. */
+    if (bd_write_file_atomic_in(pf->path, case_id ? tc->cases_dir : NULL, text, strlen(text), 0644,
+                                err) < 0)
         goto out;
     rc = 0;
 out:

@@ -72,6 +72,10 @@ int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case
         bd_err_set(&out->err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
+    /* A temp file from an interrupted write is reported as what it is, never hashed
+     * (it would only show up as a digest mismatch with no hint why). */
+    if (bd_case_leftover_check(case_dir, &out->err))
+        goto out;
     if (bd_digest_case_dir(out->digest, case_dir, NULL, &out->err) != 0) {
         out->digest[0] = '\0';
         goto out;
@@ -144,6 +148,17 @@ static bool has_case(const bd_task_class *tc, const char *id)
     return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), id_cmp);
 }
 
+/* Fill `e` with the case.pin_orphaned error of pin `p`. */
+static void orphan_err(bd_err *e, const bd_task_class *tc, const bd_pin *p)
+{
+    char *path = bd_path_join(tc->cases_dir, "digests.yaml");
+    bd_err_set(e, BD_E_PIN_ORPHAN, path ? path : "digests.yaml", p->line, 0,
+               "pin for '%s' names no case directory; restore the case or run "
+               "`benchdesk pin %s` to drop the pin",
+               p->case_id, tc->name);
+    free(path);
+}
+
 int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
                          const char *const *case_ids, size_t n_case_ids, bd_err *err)
 {
@@ -175,13 +190,7 @@ int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
             const bd_pin *p = &tc->digests->pins[i];
             if (has_case(tc, p->case_id))
                 continue;
-            bd_err *e = &out->orphans[out->n_orphans++];
-            char *path = bd_path_join(tc->cases_dir, "digests.yaml");
-            bd_err_set(e, BD_E_PIN_ORPHAN, path ? path : "digests.yaml", p->line, 0,
-                       "pin for '%s' names no case directory; restore the case or run "
-                       "`benchdesk pin %s` to drop the pin",
-                       p->case_id, tc->name);
-            free(path);
+            orphan_err(&out->orphans[out->n_orphans++], tc, p);
             out->n_failed++;
         }
     }
@@ -192,15 +201,16 @@ void bd_verify_report_release(bd_verify_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n_cases; i++)
+    for (size_t i = 0; r->cases && i < r->n_cases; i++)
         bd_case_check_release(&r->cases[i]);
     free(r->cases);
     free(r->orphans);
     memset(r, 0, sizeof(*r));
 }
 
-int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_ctx *ctx,
-                         bd_err *err)
+/* The task class's own signatures into `r`. 0, or -1 when GnuPG failed. */
+static int verify_tc_prov(bd_verify_report *r, const bd_task_class *tc, bd_prov_ctx *ctx,
+                          bd_err *err)
 {
     bd_subject tsj = {BD_SUBJECT_TASK_CLASS, tc->name, NULL, r->tc_digest, r->tc_pinned, tc->prov};
     int v = bd_provenance_verify(&r->tc_prov, ctx, &tsj, err);
@@ -209,19 +219,83 @@ int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_c
     r->tc_prov_checked = true;
     if (v == 1 && r->tc_err.code == BD_OK)
         r->n_failed++;
-    for (size_t i = 0; i < r->n_cases; i++) {
-        bd_case_check *k = &r->cases[i];
-        if (!k->prov_file)
-            continue;
-        bd_subject sj = {BD_SUBJECT_CASE, tc->name, k->case_id, k->digest, k->pinned, k->prov_file};
-        v = bd_provenance_verify(&k->prov, ctx, &sj, err);
-        if (v < 0)
-            return -1;
-        k->prov_checked = true;
-        if (v == 1 && k->err.code == BD_OK)
-            r->n_failed++;
-    }
     return 0;
+}
+
+/* One case's signatures, counted into `r`. 0, or -1 when GnuPG failed. */
+static int verify_case_prov(bd_verify_report *r, bd_case_check *k, const bd_task_class *tc,
+                            bd_prov_ctx *ctx, bd_err *err)
+{
+    if (!k->prov_file)
+        return 0;
+    bd_subject sj = {BD_SUBJECT_CASE, tc->name, k->case_id, k->digest, k->pinned, k->prov_file};
+    int v = bd_provenance_verify(&k->prov, ctx, &sj, err);
+    if (v < 0)
+        return -1;
+    k->prov_checked = true;
+    if (v == 1 && k->err.code == BD_OK)
+        r->n_failed++;
+    return 0;
+}
+
+int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_ctx *ctx,
+                         bd_err *err)
+{
+    if (verify_tc_prov(r, tc, ctx, err) < 0)
+        return -1;
+    for (size_t i = 0; i < r->n_cases; i++)
+        if (verify_case_prov(r, &r->cases[i], tc, ctx, err) < 0)
+            return -1;
+    return 0;
+}
+
+int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
+                     const bd_verify_sink *sink, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
+    check_task_class(out, tc);
+    if (out->tc_err.code != BD_OK)
+        out->n_failed++;
+    if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
+        return -1;
+    if (sink->on_task_class)
+        sink->on_task_class(out, sink->payload);
+
+    /* One check alive at a time: memory does not grow with the number of cases. */
+    bd_case_check *k = malloc(sizeof(*k));
+    if (!k)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < tc->n_cases; i++) {
+        if (bd_verify_case(k, tc, tc->case_ids[i]) != 0)
+            out->n_failed++;
+        out->n_cases++;
+        if (ctx && verify_case_prov(out, k, tc, ctx, err) < 0) {
+            bd_case_check_release(k);
+            free(k);
+            return -1;
+        }
+        bd_prov_status st = k->prov_checked ? k->prov.status : BD_PROV_ST_BAD;
+        out->n_prov[st]++;
+        if (sink->on_case)
+            sink->on_case(k, sink->payload);
+        bd_case_check_release(k);
+    }
+    free(k);
+    if (tc->digests) {
+        for (size_t i = 0; i < tc->digests->n_pins; i++) {
+            const bd_pin *p = &tc->digests->pins[i];
+            if (has_case(tc, p->case_id))
+                continue;
+            bd_err e;
+            orphan_err(&e, tc, p);
+            out->n_orphans++;
+            out->n_failed++;
+            if (sink->on_orphan)
+                sink->on_orphan(&e, sink->payload);
+        }
+    }
+    return out->n_failed ? 1 : 0;
 }
 
 int bd_verify_check(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,

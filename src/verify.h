@@ -31,11 +31,11 @@ typedef struct bd_case_check {
 } bd_case_check;
 
 /* Check case `case_id` of `tc`: provenance.yaml and case.yaml load (their schema codes
- * otherwise), the pin exists (case.digest_missing), the computed digest equals the pin
- * (case.digest_mismatch), cassette.json
- * exists for cassette SUTs (cassette.missing) and matches cassette_digest
- * (cassette.digest_mismatch). Always fills *out (release with bd_case_check_release);
- * returns 0 when the case is intact, -1 otherwise (details in out->err). */
+ * otherwise), no temp file of an interrupted write is in the case dir (case.leftover_temp,
+ * and the case is not hashed), the pin exists (case.digest_missing), the computed digest equals the
+ * pin (case.digest_mismatch), cassette.json exists for cassette SUTs (cassette.missing) and matches
+ * cassette_digest (cassette.digest_mismatch). Always fills *out (release with
+ * bd_case_check_release); returns 0 when the case is intact, -1 otherwise (details in out->err). */
 int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case_id);
 void bd_case_check_release(bd_case_check *c);
 
@@ -50,7 +50,8 @@ typedef struct bd_verify_report {
     size_t n_cases;
     bd_err *orphans; /* case.pin_orphaned: pins in digests.yaml naming no case dir */
     size_t n_orphans;
-    size_t n_failed; /* failing entries: task class + cases + orphans */
+    size_t n_failed;  /* failing entries: task class + cases + orphans */
+    size_t n_prov[4]; /* bd_verify_stream only: cases by bd_prov_status */
 } bd_verify_report;
 
 /* Verify `tc` without signatures: the task-class pin, then the cases named in `case_ids`
@@ -76,6 +77,30 @@ int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_c
  * Release *out with bd_verify_report_release. */
 int bd_verify_check(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,
                     size_t n_case_ids, bd_prov_ctx *ctx, bd_err *err);
+
+/* Where bd_verify_stream hands each result (every callback may be NULL). Borrowed
+ * arguments are valid only during the call. */
+typedef struct bd_verify_sink {
+    /* Once, after the task class's own pin and signatures are checked (tc_* of the report
+     * are final; the case counts are not yet). */
+    void (*on_task_class)(const bd_verify_report *r, void *payload);
+    /* Once per case, in id order, with its integrity and (with a context) signatures. */
+    void (*on_case)(const bd_case_check *c, void *payload);
+    /* Once per pin naming no case directory (case.pin_orphaned). */
+    void (*on_orphan)(const bd_err *e, void *payload);
+    void *payload;
+} bd_verify_sink;
+
+/* bd_verify_check over every case of `tc`, streamed: each case is loaded, checked (with
+ * its signatures when `ctx` is not NULL), handed to `sink`, and released before the
+ * next, so memory is bounded by one case whatever the number of cases (`list` and
+ * `verify` of a 100,000-case task class). *out gets the task-class results and the
+ * counts (n_cases, n_failed, n_orphans, n_prov) but no `cases` or `orphans` arrays.
+ * Returns 0 when everything passed, 1 when something failed, -1 with `err` when the
+ * check could not run (out of memory, GnuPG failed). Release *out with
+ * bd_verify_report_release. */
+int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
+                     const bd_verify_sink *sink, bd_err *err);
 
 /* A case's first failure: its integrity error, else its bad signature; NULL when fine. */
 const bd_err *bd_case_check_failure(const bd_case_check *c);

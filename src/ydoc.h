@@ -3,7 +3,7 @@
  *
  * Produces a small tree of scalars, mappings and sequences, each node remembering its
  * line and column (1-based). Refused, each with its own code and the file:line:col:
- *   - files over 1 MiB                       yaml.too_large
+ *   - files over 1 MiB (or the limit of their kind, *_max)   yaml.too_large
  *   - nesting deeper than 32                 yaml.too_deep
  *   - any alias or anchor                    yaml.alias_refused
  *   - a duplicate key in one mapping         yaml.duplicate_key
@@ -64,6 +64,15 @@ int bd_ydoc_parse(bd_ydoc **out, const char *buf, size_t len, const char *name, 
  * io.error; a symlink, FIFO, device or socket in the file's place is
  * case.unsupported_entry (never followed, never read). Same ownership as bd_ydoc_parse. */
 int bd_ydoc_load(bd_ydoc **out, const char *path, bd_err *err);
+
+/* The same two with the size limit of a kind of file: `max_bytes` instead of 1 MiB, and
+ * `what` (e.g. "digests.yaml files"; NULL: "YAML files") named in the yaml.too_large
+ * message with the limit, so the curator sees which limit was hit. The limits of each
+ * kind are bench.h's BD_*_MAX_BYTES. */
+int bd_ydoc_parse_max(bd_ydoc **out, const char *buf, size_t len, const char *name,
+                      size_t max_bytes, const char *what, bd_err *err);
+int bd_ydoc_load_max(bd_ydoc **out, const char *path, size_t max_bytes, const char *what,
+                     bd_err *err);
 
 void bd_ydoc_free(bd_ydoc *doc);
 

@@ -49,6 +49,10 @@ const char *cli_vis(const char *s);
  * format character inside its strings escaped as \u (text.h, bd_text_json_safe). */
 void cli_print_json(const cJSON *json);
 
+/* `json` printed compactly and made terminal-safe as cli_print_json does, for output
+ * streamed in pieces. Returns a new string the caller frees, or NULL (out of memory). */
+char *cli_json_text(const cJSON *json);
+
 /* Scan argv for the options every command shares: --json, --help/-h. Removes --json
  * from argv (setting cli->json) and returns true when help was asked for. Other
  * arguments keep their order; *argc is updated. */

@@ -4,28 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "text.h"
 #include "history.h"
+#include "stale.h"
 
 static const char history_help[] =
-    "usage: benchdesk history verify [--json]\n"
+    "usage: benchdesk history verify [--full] [--json]\n"
     "       benchdesk history import BUNDLE_DIR... [--partial] [--json]\n"
-    "       benchdesk history log [--task-class TC] [--case ID] [--limit N] [--before SEQ]\n"
-    "                             [--json]\n\n"
-    "verify  walks the chain in .benchdesk/history from record 1: contiguous file names,\n"
-    "        every record parseable, schema-valid and canonical, its seq field equal to its\n"
-    "        file name and its prev_hash equal to the previous record's hash. Exit 0 when\n"
-    "        intact (prints the record count and the chain head); exit 1 with\n"
-    "        chain.tampered naming the first bad record and why: edited, missing,\n"
-    "        reordered, inserted, spliced, unparseable or schema_invalid. A truncated tail\n"
-    "        is invisible to the chain alone: `benchdesk anchor verify` catches it.\n"
+    "       benchdesk history log [--task-class TC] [--case ID] [--run RUN_ID]\n"
+    "                             [--failure-mode CODE] [--failed] [--stale]\n"
+    "                             [--limit N] [--before SEQ] [--json]\n\n"
+    "verify  walks the chain in .benchdesk/history from record 1: every segment line a\n"
+    "        record, numbered without a gap, its prev_hash equal to the previous record's\n"
+    "        hash, every record parseable, schema-valid and canonical. Records up to the\n"
+    "        head an earlier verify found intact are re-hashed, not re-parsed (their bytes\n"
+    "        are proven unchanged); --full parses every record again. Exit 0 when intact\n"
+    "        (prints the record count and the chain head, and a torn final line left by a\n"
+    "        crash, which is not a record); exit 1 with chain.tampered naming the first\n"
+    "        bad record and why: edited, missing, reordered, inserted, spliced,\n"
+    "        unparseable or schema_invalid. A truncated tail is invisible to the chain\n"
+    "        alone: `benchdesk anchor verify` catches it.\n"
     "log     lists records newest first (a page of --limit, default 20; --before SEQ for\n"
-    "        the page below SEQ), optionally only those of one task class or case. It\n"
-    "        reads only the records it shows and does not verify the chain.\n"
+    "        the page below SEQ), optionally only those of one task class, case or run,\n"
+    "        with a failure mode, that failed, or that are stale (scored on a case or task\n"
+    "        class that has changed since: marked STALE). It reads only the records it\n"
+    "        needs and does not verify the chain.\n"
     "import  merges shard bundles into the chain (benchdesk history import --help).\n";
 
-static int history_verify(bd_cli *cli, const bd_bench *bench)
+static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
 {
     bd_err err = BD_ERR_INIT;
     bd_history *h = NULL;
@@ -34,7 +42,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench)
     int status = 0;
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0)
         return cli_fail(cli, &err);
-    int rc = bd_history_verify(h, 0, &r, &err);
+    int rc = bd_history_verify(h, full ? BD_VERIFY_FULL : 0, &r, &err);
     if (rc != 0 && err.code != BD_E_CHAIN_TAMPERED) {
         status = cli_fail(cli, &err);
         goto out;
@@ -44,6 +52,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench)
         cJSON_AddBoolToObject(o, "ok", rc == 0);
         cJSON_AddNumberToObject(o, "count", (double)r.count);
         cJSON_AddStringToObject(o, "head", r.head);
+        cJSON_AddBoolToObject(o, "torn_tail", r.torn_tail);
         if (rc != 0) {
             cJSON *e = cJSON_AddObjectToObject(o, "error");
             cJSON_AddStringToObject(e, "code", bd_code_str(err.code));
@@ -59,6 +68,9 @@ static int history_verify(bd_cli *cli, const bd_bench *bench)
     } else if (rc == 0) {
         printf("history intact: %llu record%s, head %s\n", (unsigned long long)r.count,
                r.count == 1 ? "" : "s", r.head);
+        if (r.torn_tail)
+            printf("torn tail (a crash during an append): the last segment ends in a partial "
+                   "line, which is not a record; the next append removes it\n");
     } else {
         cli_err_line(err.code, err.msg);
         fprintf(stderr,
@@ -87,7 +99,60 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
-static void print_record_line(const bd_history_record *r)
+/* Today's pins per task class, loaded once each, for stale marks and --stale. */
+typedef struct pins_cache {
+    const bd_bench *bench;
+    bd_task_class *tcs[32];
+    char *names[32];
+    bool absent[32];
+    size_t n;
+} pins_cache;
+
+/* The stale bits of `r` against today's pins of its task class (a task class that no
+ * longer loads has no pins: every record of it is stale). */
+static unsigned stale_bits(pins_cache *pc, const bd_history_record *r)
+{
+    if (r->is_audit)
+        return BD_STALE_NONE;
+    size_t i = 0;
+    for (; i < pc->n; i++)
+        if (strcmp(pc->names[i], r->task_class) == 0)
+            break;
+    if (i == pc->n) {
+        bd_task_class *tc = NULL;
+        bd_err err = BD_ERR_INIT;
+        if (bd_task_class_load(&tc, pc->bench, r->task_class, &err) != 0)
+            tc = NULL;
+        if (pc->n == 32) { /* the cache is full: use and drop */
+            unsigned bits = bd_record_stale(r, tc ? tc->digests : NULL);
+            bd_task_class_free(tc);
+            return bits;
+        }
+        pc->tcs[i] = tc;
+        pc->names[i] = strdup(r->task_class);
+        if (!pc->names[i]) {
+            bd_task_class_free(tc);
+            return bd_record_stale(r, NULL);
+        }
+        pc->n++;
+    }
+    return bd_record_stale(r, pc->tcs[i] ? pc->tcs[i]->digests : NULL);
+}
+
+static bool keep_stale(const bd_history_record *r, void *ctx)
+{
+    return stale_bits(ctx, r) != BD_STALE_NONE;
+}
+
+static void pins_cache_release(pins_cache *pc)
+{
+    for (size_t i = 0; i < pc->n; i++) {
+        bd_task_class_free(pc->tcs[i]);
+        free(pc->names[i]);
+    }
+}
+
+static void print_record_line(const bd_history_record *r, unsigned stale)
 {
     char hash12[13];
     memcpy(hash12, r->hash, 12);
@@ -100,14 +165,20 @@ static void print_record_line(const bd_history_record *r)
                "", "-", hash12);
         return;
     }
-    printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5.3f  %-4s  %-10s  %s\n",
+    printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5.3f  %-4s  %-10s  %s%s%s\n",
            (unsigned long long)r->seq, r->finished_at, r->task_class, r->case_id, r->score.score,
-           r->score.passed ? "pass" : "FAIL", r->isolation_class, hash12);
+           r->score.passed ? "pass" : "FAIL", r->isolation_class, hash12, stale ? "  STALE: " : "",
+           stale ? bd_stale_str(stale) : "");
 }
 
-static int history_log(bd_cli *cli, const bd_bench *bench, const bd_history_log_opts *o)
+static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *o, bool stale)
 {
     bd_err err = BD_ERR_INIT;
+    pins_cache pc = {.bench = bench};
+    if (stale) {
+        o->keep = keep_stale;
+        o->keep_ctx = &pc;
+    }
     bd_history *h = NULL;
     bd_history_record *recs = NULL;
     size_t n = 0;
@@ -126,6 +197,12 @@ static int history_log(bd_cli *cli, const bd_bench *bench, const bd_history_log_
             if (!rec)
                 continue;
             cJSON_AddStringToObject(rec, "record_hash", recs[i].hash);
+            if (!recs[i].is_audit) {
+                unsigned st = stale_bits(&pc, &recs[i]);
+                cJSON_AddBoolToObject(rec, "stale", st != BD_STALE_NONE);
+                if (st)
+                    cJSON_AddStringToObject(rec, "stale_reason", bd_stale_str(st));
+            }
             cJSON_AddItemToArray(arr, rec);
         }
         if (next)
@@ -137,16 +214,19 @@ static int history_log(bd_cli *cli, const bd_bench *bench, const bd_history_log_
         goto out;
     }
     if (n == 0) {
-        printf("no history records%s\n", o->task_class || o->case_id ? " match" : " yet");
+        bool filtered =
+            o->task_class || o->case_id || o->run_id || o->failure_mode || o->failed_only || stale;
+        printf("no history records%s\n", filtered ? " match" : " yet");
         goto out;
     }
     printf("%10s  %-20s  %-20s  %-28s  %5s  %-4s  %-10s  %s\n", "SEQ", "FINISHED", "TASK CLASS",
            "CASE", "SCORE", "", "ISOLATION", "HASH");
     for (size_t i = 0; i < n; i++)
-        print_record_line(&recs[i]);
+        print_record_line(&recs[i], stale_bits(&pc, &recs[i]));
     if (next)
         printf("(older records: --before %llu)\n", (unsigned long long)next);
 out:
+    pins_cache_release(&pc);
     bd_history_records_free(recs, n);
     bd_history_free(h);
     return status;
@@ -167,16 +247,29 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
         return cli_usage(cli, "history", "history needs a subcommand: verify, log or import");
     const char *sub = argv[1];
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    bool full = false, stale = false;
     if (strcmp(sub, "verify") == 0) {
-        if (argc != 2)
-            return cli_usage(cli, "history", "history verify takes no arguments");
+        if (argc == 3 && strcmp(argv[2], "--full") == 0)
+            full = true;
+        else if (argc != 2)
+            return cli_usage(cli, "history", "history verify takes only --full");
     } else if (strcmp(sub, "log") == 0) {
-        /* Every option takes a value: step over option and value together. */
         for (int i = 2; i < argc; i += 2) {
             const char *a = argv[i];
             const char *v = i + 1 < argc ? argv[i + 1] : NULL;
             uint64_t num;
-            if (strcmp(a, "--task-class") == 0 && v) {
+            /* The flags take no value: step back so the loop steps over the flag alone. */
+            if (strcmp(a, "--failed") == 0) {
+                o.failed_only = true;
+                i--;
+            } else if (strcmp(a, "--stale") == 0) {
+                stale = true;
+                i--;
+            } else if (strcmp(a, "--run") == 0 && v) {
+                o.run_id = v;
+            } else if (strcmp(a, "--failure-mode") == 0 && v) {
+                o.failure_mode = v;
+            } else if (strcmp(a, "--task-class") == 0 && v) {
                 o.task_class = v;
             } else if (strcmp(a, "--case") == 0 && v) {
                 o.case_id = v;
@@ -222,7 +315,8 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
         bd_bench_free(bench);
         return cli_fail(cli, &err);
     }
-    status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench) : history_log(cli, bench, &o);
+    status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench, full)
+                                        : history_log(cli, bench, &o, stale);
     bd_bench_free(bench);
     return status;
 }

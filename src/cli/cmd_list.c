@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -18,52 +19,99 @@ typedef struct tc_summary {
     bool pins_ok;
 } tc_summary;
 
-/* Verify `tc` once; summarize it, and print its case table when `print`. */
+/* What the streamed rows need. */
+typedef struct list_out {
+    bd_cli *cli;
+    bool print;
+    size_t rows; /* JSON objects printed so far (for the commas) */
+} list_out;
+
+/* The task class's header: JSON opens the object and its "cases" array, so each case is
+ * printed and released as it comes (memory does not grow with the number of cases). */
+static void on_task_class(const bd_verify_report *r, void *payload)
+{
+    list_out *lo = payload;
+    if (!lo->print)
+        return;
+    if (!lo->cli->json) {
+        printf("%-44s %-10s %-7s %-16s %-15s %s\n", "CASE", "DISP", "DIFF", "PIN", "PROVENANCE",
+               "TITLE");
+        return;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "task_class", r->task_class);
+    cJSON_AddStringToObject(root, "task_class_status",
+                            r->tc_err.code == BD_OK ? "ok" : bd_code_str(r->tc_err.code));
+    cJSON_AddStringToObject(root, "task_class_digest", r->tc_digest);
+    cJSON_AddStringToObject(
+        root, "task_class_provenance",
+        bd_prov_status_str(r->tc_prov_checked ? r->tc_prov.status : BD_PROV_ST_BAD));
+    char *s = cli_json_text(root);
+    cJSON_Delete(root);
+    if (s) {
+        s[strlen(s) - 1] = '\0'; /* drop the closing brace: the cases follow */
+        fputs(s, stdout);
+        free(s);
+    }
+    fputs(",\"cases\":[", stdout);
+}
+
+static void on_case(const bd_case_check *chk, void *payload)
+{
+    list_out *lo = payload;
+    if (!lo->print)
+        return;
+    const bd_case *c = chk->loaded;
+    bd_prov_status prov = chk->prov_checked ? chk->prov.status : BD_PROV_ST_BAD;
+    const bd_err *fail = bd_case_check_failure(chk);
+    const char *pin = !fail ? "ok" : bd_code_str(fail->code);
+    if (!lo->cli->json) {
+        printf("%-44s %-10s %-7s %-16s %-15s %s\n", cli_vis(chk->case_id),
+               c ? bd_disposition_str(c->disposition) : "?",
+               c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
+               cli_vis(c ? c->title : (fail ? fail->msg : "")));
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "case_id", chk->case_id);
+    if (c) {
+        cJSON_AddStringToObject(o, "title", c->title);
+        cJSON_AddStringToObject(o, "disposition", bd_disposition_str(c->disposition));
+        cJSON_AddStringToObject(o, "difficulty", bd_difficulty_str(c->difficulty));
+    }
+    cJSON_AddStringToObject(o, "status", pin);
+    if (fail)
+        cJSON_AddStringToObject(o, "message", fail->msg);
+    cJSON_AddStringToObject(o, "digest", chk->digest);
+    cJSON_AddStringToObject(o, "pinned", chk->pinned);
+    cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
+    char *s = cli_json_text(o);
+    cJSON_Delete(o);
+    if (s) {
+        if (lo->rows++)
+            fputc(',', stdout);
+        fputs(s, stdout);
+        free(s);
+    }
+}
+
+/* Verify `tc` once, streaming its cases; summarize it, and print its case table when
+ * `print`. */
 static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, tc_summary *sum,
                       bool print, bd_err *err)
 {
     bd_verify_report rep;
-    if (bd_verify_check(&rep, tc, NULL, 0, pctx, err) < 0) {
+    list_out lo = {cli, print, 0};
+    bd_verify_sink sink = {on_task_class, on_case, NULL, &lo};
+    if (bd_verify_stream(&rep, tc, pctx, &sink, err) < 0) {
+        if (print && cli->json)
+            fputs("]}\n", stdout); /* the error follows on its own line */
         bd_verify_report_release(&rep);
         return -1;
     }
     sum->pins_ok = rep.n_failed == 0;
     sum->tc_prov = rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD;
-    cJSON *arr = NULL;
-    if (print && cli->json)
-        arr = cJSON_CreateArray();
-    if (print && !cli->json)
-        printf("%-44s %-10s %-7s %-16s %-15s %s\n", "CASE", "DISP", "DIFF", "PIN", "PROVENANCE",
-               "TITLE");
-    for (size_t i = 0; i < rep.n_cases; i++) {
-        const bd_case_check *chk = &rep.cases[i];
-        const bd_case *c = chk->loaded;
-        bd_prov_status prov = chk->prov_checked ? chk->prov.status : BD_PROV_ST_BAD;
-        sum->prov[prov]++;
-        const bd_err *fail = bd_case_check_failure(chk);
-        const char *pin = !fail ? "ok" : bd_code_str(fail->code);
-        if (arr) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "case_id", chk->case_id);
-            if (c) {
-                cJSON_AddStringToObject(o, "title", c->title);
-                cJSON_AddStringToObject(o, "disposition", bd_disposition_str(c->disposition));
-                cJSON_AddStringToObject(o, "difficulty", bd_difficulty_str(c->difficulty));
-            }
-            cJSON_AddStringToObject(o, "status", pin);
-            if (fail)
-                cJSON_AddStringToObject(o, "message", fail->msg);
-            cJSON_AddStringToObject(o, "digest", chk->digest);
-            cJSON_AddStringToObject(o, "pinned", chk->pinned);
-            cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
-            cJSON_AddItemToArray(arr, o);
-        } else if (print) {
-            printf("%-44s %-10s %-7s %-16s %-15s %s\n", cli_vis(chk->case_id),
-                   c ? bd_disposition_str(c->disposition) : "?",
-                   c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
-                   cli_vis(c ? c->title : (fail ? fail->msg : "")));
-        }
-    }
+    memcpy(sum->prov, rep.n_prov, sizeof(sum->prov));
     if (print && !cli->json) {
         const bd_err *tf = bd_verify_tc_failure(&rep);
         printf("task class %s (registration.yaml + rubric.py): %s, %s\n", tc->name,
@@ -72,16 +120,9 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
         if (tf)
             printf("  %s: %s\n", bd_code_str(tf->code), cli_vis(tf->msg));
     }
-    if (arr) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "task_class", tc->name);
-        cJSON_AddStringToObject(root, "task_class_status",
-                                rep.tc_err.code == BD_OK ? "ok" : bd_code_str(rep.tc_err.code));
-        cJSON_AddStringToObject(root, "task_class_digest", rep.tc_digest);
-        cJSON_AddStringToObject(root, "task_class_provenance", bd_prov_status_str(sum->tc_prov));
-        cJSON_AddItemToObject(root, "cases", arr);
-        cli_print_json(root);
-        cJSON_Delete(root);
+    if (print && cli->json) {
+        fputs("]}\n", stdout);
+        fflush(stdout);
     }
     bd_verify_report_release(&rep);
     return 0;

@@ -12,8 +12,11 @@
 static const char recommend_help[] =
     "usage: benchdesk recommend TASK_CLASS [--json]\n\n"
     "Recommends a tier for TASK_CLASS from the history, and only if the history and every\n"
-    "anchor verify. Evidence: the latest record per case of the last 30 days, from signed\n"
-    "cases (records with provenance_verified false are excluded), from one isolation class\n"
+    "anchor verify, and only for a task class signed today by an author and a reviewer\n"
+    "(otherwise recommended_tier is null, with the reason; exit 0). Evidence: the latest\n"
+    "current record per case of the last 30 days (stale records, scored on a case or task\n"
+    "class that has changed since, are excluded and counted), from cases signed today\n"
+    "(records with provenance_verified false are excluded), from one isolation class\n"
     "(the strongest present; the others are excluded, never mixed). Reports the cases,\n"
     "pass rate, mean score with its 95% BCa bootstrap interval (seeded from the chain\n"
     "head: the same history gives the same numbers), the current tier and the highest\n"
@@ -32,10 +35,11 @@ static void print_text(const bd_recommendation *r, const char *path)
     printf("  evidence      %zu case%s: latest record per case, last %d days, signed%s%s\n",
            r->cases, r->cases == 1 ? "" : "s", BD_RECOMMEND_WINDOW_DAYS,
            r->isolation_class[0] ? ", isolation " : "", r->isolation_class);
-    printf("  excluded      %zu unsigned, %zu other isolation, %zu older than %d days, "
-           "%zu of removed cases, %zu superseded (records)\n",
-           r->excluded_unsigned, r->excluded_isolation, r->excluded_outside_window,
-           BD_RECOMMEND_WINDOW_DAYS, r->excluded_unknown_case, r->superseded);
+    printf("  excluded      %zu stale, %zu unsigned, %zu other isolation, %zu older than %d "
+           "days, %zu of removed cases, %zu superseded (records)\n",
+           r->excluded_stale, r->excluded_unsigned, r->excluded_isolation,
+           r->excluded_outside_window, BD_RECOMMEND_WINDOW_DAYS, r->excluded_unknown_case,
+           r->superseded);
     if (r->cases) {
         printf("  pass rate     %.3f (%zu/%zu)\n", r->pass_rate, r->passed, r->cases);
         printf("  mean score    %.3f, 95%% BCa [%.3f, %.3f] (seed %016llx)\n", r->mean_score,
@@ -50,7 +54,9 @@ static void print_text(const bd_recommendation *r, const char *path)
                    te->threshold_met ? "met" : "not met");
         printf("\n");
     }
-    if (r->has_recommended)
+    if (!r->tc_signed)
+        printf("  recommended   none: %s\n", r->no_tier_reason);
+    else if (r->has_recommended)
         printf("  recommended   %s%s\n", bd_tier_str(r->recommended),
                r->recommended == r->current_tier ? " (unchanged)" : "");
     else

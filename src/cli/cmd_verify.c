@@ -52,6 +52,65 @@ static void report_failure(bd_cli *cli, cJSON *arr, const bd_err *e, const char 
         cli_err_line(e->code, e->msg);
 }
 
+/* Streaming output of one task class: each failure is printed as it is found and
+ * nothing per case is kept, so memory does not grow with the number of cases. In JSON
+ * the document is written piece by piece in the shape it always had. */
+typedef struct verify_out {
+    bd_cli *cli;
+    int *status;
+    size_t n_json; /* failures printed in the current "failures" array */
+} verify_out;
+
+static void emit_failure(verify_out *vo, const bd_err *e, const char *case_id)
+{
+    if (!vo->cli->json) {
+        report_failure(vo->cli, NULL, e, case_id, vo->status);
+        return;
+    }
+    note(vo->status, e);
+    cJSON *arr = cJSON_CreateArray();
+    add_failure(arr, e, case_id);
+    char *s = cJSON_PrintUnformatted(cJSON_GetArrayItem(arr, 0));
+    cJSON_Delete(arr);
+    if (s) {
+        if (vo->n_json++)
+            fputc(',', stdout);
+        fputs(s, stdout);
+        free(s);
+    }
+}
+
+static void on_tc(const bd_verify_report *r, void *payload)
+{
+    const bd_err *tf = bd_verify_tc_failure(r);
+    if (tf)
+        emit_failure(payload, tf, NULL);
+}
+
+static void on_case(const bd_case_check *c, void *payload)
+{
+    const bd_err *cf = bd_case_check_failure(c);
+    if (cf)
+        emit_failure(payload, cf, c->case_id);
+}
+
+static void on_orphan(const bd_err *e, void *payload)
+{
+    emit_failure(payload, e, NULL);
+}
+
+/* Print the members of object `o` after what is already printed (",k:v,...}"). */
+static void json_tail(cJSON *o)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) {
+        if (s[1] != '}')
+            fputc(',', stdout);
+        fputs(s + 1, stdout);
+        free(s);
+    }
+}
+
 int cmd_verify(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -68,76 +127,89 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
     size_t n = argc > 1 ? (size_t)(argc - 1) : bench->n_task_classes;
     const char *const *names =
         argc > 1 ? (const char *const *)argv + 1 : (const char *const *)bench->task_classes;
-    cJSON *root = cJSON_CreateObject();
-    cJSON *classes = cJSON_AddArrayToObject(root, "task_classes");
-
     bd_err perr = BD_ERR_INIT;
     bd_prov_ctx *pctx = NULL;
     if (bd_provenance_init(&perr) != 0 || bd_prov_ctx_new(&pctx, bench->bench_dir, &perr) != 0) {
-        cJSON_Delete(root);
         bd_bench_free(bench);
         return cli_fail(cli, &perr);
     }
+    if (cli->json)
+        fputs("{\"task_classes\":[", stdout);
     size_t total_cases = 0, total_failed = 0;
     size_t n_prov[4] = {0};
     for (size_t i = 0; i < n; i++) {
         bd_err err = BD_ERR_INIT;
         bd_task_class *tc = NULL;
+        verify_out vo = {cli, &status, 0};
+        if (cli->json) {
+            cJSON *head = cJSON_CreateObject();
+            cJSON_AddStringToObject(head, "name", names[i]);
+            char *h = cJSON_PrintUnformatted(head);
+            cJSON_Delete(head);
+            if (i)
+                fputc(',', stdout);
+            if (h) {
+                h[strlen(h) - 1] = '\0';
+                fputs(h, stdout);
+                free(h);
+            }
+            fputs(",\"failures\":[", stdout);
+        }
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", names[i]);
-        cJSON *fails = cJSON_AddArrayToObject(o, "failures");
-        cJSON_AddItemToArray(classes, o);
         if (bd_task_class_load(&tc, bench, names[i], &err) != 0) {
-            report_failure(cli, fails, &err, NULL, &status);
+            emit_failure(&vo, &err, NULL);
             total_failed++;
+            if (cli->json) {
+                fputc(']', stdout);
+                json_tail(o);
+            }
+            cJSON_Delete(o);
             continue;
         }
         bd_verify_report rep;
-        if (bd_verify_check(&rep, tc, NULL, 0, pctx, &err) < 0) {
+        bd_verify_sink sink = {on_tc, on_case, on_orphan, &vo};
+        if (bd_verify_stream(&rep, tc, pctx, &sink, &err) < 0) {
+            if (cli->json)
+                fputs("]}]}\n", stdout); /* close what was open; the error follows */
             bd_verify_report_release(&rep);
             bd_task_class_free(tc);
             bd_prov_ctx_free(pctx);
-            cJSON_Delete(root);
+            cJSON_Delete(o);
             bd_bench_free(bench);
             return cli_fail(cli, &err);
         }
-        size_t tc_prov[4] = {0};
-        for (size_t k = 0; k < rep.n_cases; k++)
-            if (rep.cases[k].prov_checked)
-                tc_prov[rep.cases[k].prov.status]++;
         for (size_t k = 0; k < 4; k++)
-            n_prov[k] += tc_prov[k];
+            n_prov[k] += rep.n_prov[k];
         cJSON *pj = cJSON_AddObjectToObject(o, "provenance");
         for (int k = 0; k < 4; k++)
-            cJSON_AddNumberToObject(pj, bd_prov_status_str((bd_prov_status)k), (double)tc_prov[k]);
-        const bd_err *tf = bd_verify_tc_failure(&rep);
-        if (tf)
-            report_failure(cli, fails, tf, NULL, &status);
-        for (size_t k = 0; k < rep.n_cases; k++) {
-            const bd_err *cf = bd_case_check_failure(&rep.cases[k]);
-            if (cf)
-                report_failure(cli, fails, cf, rep.cases[k].case_id, &status);
-        }
-        for (size_t k = 0; k < rep.n_orphans; k++)
-            report_failure(cli, fails, &rep.orphans[k], NULL, &status);
+            cJSON_AddNumberToObject(pj, bd_prov_status_str((bd_prov_status)k),
+                                    (double)rep.n_prov[k]);
         cJSON_AddNumberToObject(o, "cases", (double)rep.n_cases);
         cJSON_AddStringToObject(o, "task_class_digest", rep.tc_digest);
         cJSON_AddStringToObject(
             o, "task_class_provenance",
             bd_prov_status_str(rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD));
         cJSON_AddBoolToObject(o, "ok", rep.n_failed == 0);
-        if (!cli->json)
+        if (cli->json) {
+            fputc(']', stdout);
+            json_tail(o);
+        } else {
             printf("%-24s %4zu cases  %-8s  task class %s; cases signed %zu, awaiting review "
                    "%zu, draft %zu\n",
                    tc->name, rep.n_cases, rep.n_failed ? "FAILED" : "verified",
                    bd_prov_status_str(rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD),
-                   tc_prov[BD_PROV_ST_SIGNED], tc_prov[BD_PROV_ST_AWAITING],
-                   tc_prov[BD_PROV_ST_DRAFT]);
+                   rep.n_prov[BD_PROV_ST_SIGNED], rep.n_prov[BD_PROV_ST_AWAITING],
+                   rep.n_prov[BD_PROV_ST_DRAFT]);
+        }
+        cJSON_Delete(o);
         total_cases += rep.n_cases;
         total_failed += rep.n_failed;
         bd_verify_report_release(&rep);
         bd_task_class_free(tc);
     }
+    if (cli->json)
+        fputc(']', stdout);
+    cJSON *root = cJSON_CreateObject();
     /* The chain, then every anchor against it (DESIGN.md §5): bench-wide, whatever task
      * classes were named. */
     bd_anchor_report arep;
@@ -163,12 +235,34 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
                    arep.n_failed ? " (some FAILED)" : " verified");
     }
     cJSON_AddBoolToObject(hist, "ok", av == 0);
+    /* A folder every user may write to lets any of them append to, reorder or truncate
+     * the history below what anchors cover: say so, even when the chain verifies. */
+    cJSON *warns = cJSON_AddArrayToObject(hist, "warnings");
+    const char *const state_dirs[] = {".benchdesk", ".benchdesk/history"};
+    for (size_t k = 0; k < 2; k++) {
+        char *p = bd_path_join(bench->root, state_dirs[k]);
+        struct stat st;
+        if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH)) {
+            char w[1200];
+            snprintf(w, sizeof(w),
+                     "%s is writable by every user (mode %03o): anyone on this machine can "
+                     "append to or remove history records; run `chmod o-w %s`",
+                     p, (unsigned)(st.st_mode & 0777), p);
+            if (cli->json)
+                cJSON_AddItemToArray(warns, cJSON_CreateString(w));
+            else
+                fprintf(stderr, "benchdesk: warning: %s\n", w);
+        }
+        free(p);
+    }
     bd_anchor_report_release(&arep);
 
     cJSON_AddBoolToObject(root, "ok", status == 0);
-    if (cli->json)
-        cli_print_json(root);
-    else if (status == 0)
+    if (cli->json) {
+        json_tail(root);
+        fputc('\n', stdout);
+        fflush(stdout);
+    } else if (status == 0)
         printf("verified: %zu task classes, %zu cases: pins, cassettes and signatures hold "
                "(cases: %zu signed, %zu awaiting review, %zu draft)\n",
                n, total_cases, n_prov[BD_PROV_ST_SIGNED], n_prov[BD_PROV_ST_AWAITING],

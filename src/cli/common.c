@@ -95,6 +95,14 @@ int cli_open_bench(const bd_cli *cli, bd_bench **out)
     return 0;
 }
 
+char *cli_json_text(const cJSON *json)
+{
+    char *raw = cJSON_PrintUnformatted(json);
+    char *s = raw ? bd_text_json_safe(raw) : NULL;
+    free(raw);
+    return s;
+}
+
 void cli_print_json(const cJSON *json)
 {
     char *raw = cJSON_PrintUnformatted(json);

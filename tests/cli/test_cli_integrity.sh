@@ -126,9 +126,10 @@ restore
 expect 3 promotion.requires_human -- bd -C "$root" promote "$tc" silver
 expect 3 promotion.requires_human -- bd -C "$root" promote "$tc" gold
 expect 0 - -- bd -C "$root" verify
-rec="$root/.benchdesk/history/0000000001.json"
-[ -f "$rec" ] && pass "refusal recorded" || fail "no audit record at $rec"
-chmod u+w "$rec"; sed -i 's/gold/GOLD/; s/silver/SILVR/' "$rec"
+rec="$root/.benchdesk/history/segments/0000000001.jsonl"
+[ "$(grep -c '"promotion.refused"' "$rec" 2>/dev/null)" = 2 ] && pass "refusals recorded" ||
+    fail "no audit records in $rec"
+chmod u+w "$rec"; sed -i '1s/silver/SILVR/' "$rec"
 expect 1 chain.tampered -- bd -C "$root" verify
 out=$(bd -C "$root" verify --json || true)
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] is False and d["history"]["failures"][0]["code"]=="chain.tampered"' "$out" \

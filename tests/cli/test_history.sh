@@ -17,6 +17,8 @@ print()' "$@"
 root=$(demo_copy)
 bd() { "$BD_BIN" -C "$root" "$@"; }
 hist="$root/.benchdesk/history"
+seg="$root/.benchdesk/history/segments/0000000001.jsonl"
+hs() { python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" "$1" "$hist" "${@:2}"; }
 
 # an empty history verifies
 out=$(bd history verify --json)
@@ -33,10 +35,10 @@ out=$(bd promote vuln-remediation gold --json) && rc=0 || rc=$?
 expect 2 usage.bad_args -- bd promote vuln-remediation platinum
 expect 2 case.bad_id -- bd promote ../etc gold
 expect 2 bench.unknown_task_class -- bd promote no-such-class gold
-[ "$(ls "$hist" | grep -c '\.json$')" = 3 ] && pass "only the 3 refusals were recorded" \
-    || fail "records: $(ls "$hist")"
-mode=$(stat -c %a "$hist/0000000001.json")
-[ "$mode" = 600 ] && pass "record mode 0600" || fail "record mode $mode"
+[ "$(wc -l <"$seg")" = 3 ] && pass "only the 3 refusals were recorded, one line each" \
+    || fail "records: $(wc -l <"$seg")"
+mode=$(stat -c %a "$seg")
+[ "$mode" = 600 ] && pass "segment mode 0600" || fail "segment mode $mode"
 
 out=$(bd history verify)
 grep -q "^history intact: 3 records, head [0-9a-f]\{64\}$" <<<"$out" && pass "verify text" \
@@ -85,39 +87,44 @@ tamper() { # name expected-seq expected-reason
 cp -a "$hist" "$BD_TMP/pristine"
 restore() { rm -rf "$hist"; cp -a "$BD_TMP/pristine" "$hist"; }
 
-sed -i 's/"detail":"promote/"detail":"Promote/' "$hist/0000000002.json"
+bd history verify >/dev/null # leaves the memo of the head it saw (VERIFIED)
+cp -a "$hist" "$BD_TMP/pristine"
+hs sub 2 '"detail":"promote' '"detail":"Promote'
 tamper "edit record 2" 2 edited
 expect 1 chain.tampered -- bd history verify
 err=$(bd history verify 2>&1 >/dev/null || true)
-grep -q "0000000002.json" <<<"$err" && grep -q "seq 2, reason edited" <<<"$err" &&
-    pass "text error names the file, seq and reason" || fail "text error: $err"
+grep -q "segments/0000000001.jsonl:2" <<<"$err" && grep -q "seq 2, reason edited" <<<"$err" &&
+    pass "text error names the segment, line, seq and reason" || fail "text error: $err"
 restore
-rm "$hist/0000000003.json"
+hs del 3
 tamper "delete record 3" 3 missing
 restore
-mv "$hist/0000000002.json" "$hist/x" && mv "$hist/0000000004.json" "$hist/0000000002.json" &&
-    mv "$hist/x" "$hist/0000000004.json"
+hs swap 2 4
 tamper "swap records 2 and 4" 2 reordered
 restore
-printf '{"not":"a record"' >"$hist/0000000005.json"
+hs set 5 '{"not":"a record"'
 tamper "garbage record 5" 5 unparseable
 restore
-python3 - "$hist/0000000004.json" <<'PY'
-import json, sys
-p = sys.argv[1]
-o = json.load(open(p))
-o["extra"] = 1
-open(p, "w").write(json.dumps(o, sort_keys=True, separators=(",", ":")))
-PY
+hs set 4 "$(hs line 4 | python3 -c 'import json,sys; o=json.load(sys.stdin); o["extra"]=1; print(json.dumps(o, sort_keys=True, separators=(",", ":")))')"
 tamper "extra member in record 4" 4 schema_invalid
 restore
-: >"$hist/0000000007.json.tmp"
+mv "$seg" "$hist/segments/0000000002.jsonl"
+tamper "segment renamed" 2 inserted
+restore
+# a torn final line (a crash during an append) is reported, not taken for a record
+printf '{"case_digest":"bla' >>"$seg"
 out=$(bd history verify --json)
-[ "$(pj 'd["count"]' <<<"$out")" = 6 ] && pass "a stray temp file is ignored" || fail "tmp: $out"
+[ "$(pj 'd["ok"], d["count"], d["torn_tail"]' <<<"$out")" = "true 6 true" ] &&
+    pass "a torn tail is reported, not counted" || fail "torn: $out"
+bd history verify | grep -q "torn tail (a crash during an append)" && pass "torn tail text" ||
+    fail "torn tail text"
 bd promote incident-triage gold >/dev/null 2>&1 || true
-[ ! -e "$hist/0000000007.json.tmp" ] && [ -e "$hist/0000000007.json" ] &&
-    pass "the next append cleans the temp file" || fail "tmp not cleaned"
-bd history verify >/dev/null && pass "chain intact after the append" || fail "chain after tmp"
+[ "$(wc -l <"$seg")" = 7 ] && ! grep -q 'bla$' "$seg" &&
+    pass "the next append removes the torn line" || fail "torn not removed"
+bd history verify >/dev/null && pass "chain intact after the append" || fail "chain after torn"
+out=$(bd history verify --full --json)
+[ "$(pj 'd["ok"], d["count"]' <<<"$out")" = "true 7" ] && pass "verify --full" || fail "full: $out"
+expect 2 usage.bad_args -- bd history verify --fast
 
 # recommend: reads the verified history, writes a recommendation, never applies it
 restore
@@ -134,7 +141,7 @@ bd recommend vuln-remediation | grep -q "requires human approval" && pass "recom
     fail "recommend text"
 expect 2 bench.unknown_task_class -- bd recommend no-such-class
 expect 2 usage.bad_args -- bd recommend
-rm "$hist/0000000002.json"
+hs del 2
 expect 1 chain.tampered -- bd recommend vuln-remediation
 restore
 
@@ -143,14 +150,14 @@ mkdir -p "$root/.benchdesk"
 echo "signing_key: 0123456789ABCDEF0123456789ABCDEF01234567" >"$root/.benchdesk/config.yaml"
 out=$(bd promote vuln-remediation gold --json) || true
 seq=$(pj 'd["audit_record"]["seq"]' <<<"$out")
-[ "$(pj 'd["operator_fingerprint"]' "$hist/$(printf %010d "$seq").json")" = \
+[ "$(hs line "$seq" | pj 'd["operator_fingerprint"]')" = \
     0123456789ABCDEF0123456789ABCDEF01234567 ] && pass "operator fingerprint recorded" ||
     fail "operator: $out"
 rm "$root/.benchdesk/config.yaml"
 
 # log reads only the newest page: a broken old record does not stop it
 restore
-printf 'junk' >"$hist/0000000001.json"
+hs set 1 junk
 out=$(bd history log --limit 3 --json) && pass "log of the newest page ignores old damage" \
     || fail "log newest: $out"
 expect 1 chain.tampered -- bd history log --limit 10

@@ -22,6 +22,7 @@ root="$BD_TMP/bench"
 mini_bench "$root" alice bob mallory
 bd() { "$BD_BIN" -C "$root" "$@"; }
 hist="$root/.benchdesk/history"
+hs() { python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" "$1" "$hist" "${@:2}"; }
 adir="$root/audit/anchors/bench"
 today=$(date -u +%Y-%m-%d)
 export TMPDIR="$BD_TMP/tmp"
@@ -78,7 +79,7 @@ cp -a "$hist" "$BD_TMP/hist.pristine"
 restore() { rm -rf "$hist"; cp -a "$BD_TMP/hist.pristine" "$hist"; }
 
 # truncation below the anchor: invisible to the chain, caught by the anchor
-rm "$hist/0000000007.json" "$hist/0000000006.json" "$hist/0000000005.json" "$hist/HEAD"
+hs del 7 && hs del 6 && hs del 5 && rm -f "$hist/VERIFIED"
 expect 0 - -- bd history verify
 expect 1 anchor.mismatch -- bd anchor verify
 msg=$(bd anchor verify 2>&1 >/dev/null || true)
@@ -88,23 +89,22 @@ restore
 
 # a rewrite below the anchor with every hash recomputed: the chain verifies, the anchor
 # does not
-python3 - "$hist" <<'PY'
-import hashlib, json, os, subprocess, sys
-d = sys.argv[1]
-names = sorted(n for n in os.listdir(d) if n.endswith(".json") and len(n) == 15)
-prev = "0" * 64
-for n in names:
-    p = os.path.join(d, n)
-    o = json.load(open(p))
+python3 - "$hist/segments/0000000001.jsonl" <<'PY'
+import hashlib, json, subprocess, sys
+path = sys.argv[1]
+out, prev = [], "0" * 64
+for line in open(path, "rb").read().split(b"\n")[:-1]:
+    o = json.loads(line)
     if o["seq"] == 2:
         o["detail"] = "nothing to see here"
     o["prev_hash"] = prev
     data = json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    open(p, "wb").write(data)
-    b3 = subprocess.run(["b3sum", "--no-names", p], capture_output=True, text=True).stdout.split()[0]
-    prev = hashlib.sha256(b"benchdesk-chain-v1\0" + bytes.fromhex(o["prev_hash"]) + bytes.fromhex(b3)).hexdigest()
+    out.append(data)
+    b3 = subprocess.run(["b3sum", "--no-names"], input=data, capture_output=True).stdout.split()[0]
+    prev = hashlib.sha256(b"benchdesk-chain-v1\0" + bytes.fromhex(o["prev_hash"]) + bytes.fromhex(b3.decode())).hexdigest()
+open(path, "wb").write(b"".join(d + b"\n" for d in out))
 PY
-rm -f "$hist/HEAD"
+rm -f "$hist/VERIFIED"
 expect 0 - -- bd history verify
 expect 1 anchor.mismatch -- bd anchor verify
 msg=$(bd anchor verify 2>&1 >/dev/null || true)
@@ -113,7 +113,7 @@ grep -q "rewritten" <<<"$msg" && pass "mismatch says rewritten" ||
 restore
 
 # a broken chain is reported as such, and never anchored
-printf 'junk' >"$hist/0000000003.json"
+hs set 3 junk
 expect 1 chain.tampered -- bd anchor verify
 expect 1 chain.tampered -- bd anchor publish --key "$ALICE_FPR"
 restore

@@ -67,11 +67,11 @@ PY
 # Every finished case is in the chained history, which still verifies.
 "$BD_BIN" -C "$FX" history verify >/dev/null 2>&1 && pass "history verifies after the runs" \
     || fail "history verify: $("$BD_BIN" -C "$FX" history verify 2>&1)"
-n_rec=$(ls "$FX/.benchdesk/history" | grep -c '^[0-9]*\.json$')
+n_rec=$(cat "$FX"/.benchdesk/history/segments/*.jsonl | wc -l)
 [ "$n_rec" = 6 ] && pass "one history record per finished case" || fail "$n_rec history records, wanted 6"
-"$PY" - "$FX/.benchdesk/history/0000000006.json" <<'PY' && pass "records: run id, isolation class, provenance_verified false" || fail "record content"
+"$PY" - "$FX/.benchdesk/history/segments/0000000001.jsonl" <<'PY' && pass "records: run id, isolation class, provenance_verified false" || fail "record content"
 import json, sys
-r = json.load(open(sys.argv[1]))
+r = json.loads(open(sys.argv[1]).read().splitlines()[5])
 assert r["isolation_class"] == "subprocess" and r["provenance_verified"] is False
 assert r["task_class"] == "trivial" and r["run_id"] and r["score"]["passed"] is True
 PY
@@ -126,9 +126,9 @@ expect 2 config.schema_invalid -- bd run trivial "${SUB[@]}" --drafts
 rm "$FX/.benchdesk/config.yaml"
 
 # ---- provenance: unsigned cases need --drafts; signed ones run without -------------------
-before=$(ls "$FX/.benchdesk/history" | grep -c '^[0-9]*\.json$')
+before=$(cat "$FX"/.benchdesk/history/segments/*.jsonl | wc -l)
 expect 3 provenance.missing -- bd run trivial "${SUB[@]}"
-[ "$(ls "$FX/.benchdesk/history" | grep -c '^[0-9]*\.json$')" = "$before" ] && pass "refused run recorded nothing" \
+[ "$(cat "$FX"/.benchdesk/history/segments/*.jsonl | wc -l)" = "$before" ] && pass "refused run recorded nothing" \
     || fail "a refused run wrote history"
 [ "$(tmp_left)" = 0 ] && pass "refused run made no temp dir" || fail "temp dirs: $(ls "$RUNTMP")"
 demo=$(demo_copy)
@@ -138,9 +138,9 @@ if [ -n "$signed" ]; then
     rc=0
     out=$(TMPDIR="$RUNTMP" "$BD_BIN" -C "$demo" run vuln-remediation "${SUB[@]}" --case "$signed" --json 2>"$BD_TMP/err") || rc=$?
     [ "$rc" = 0 ] && pass "a signed case runs without --drafts" || fail "signed case -> $rc: $(cat "$BD_TMP/err")"
-    "$PY" - "$demo/.benchdesk/history/0000000001.json" <<'PY' && pass "its record says provenance_verified true" || fail "signed record"
+    "$PY" - "$demo/.benchdesk/history/segments/0000000001.jsonl" <<'PY' && pass "its record says provenance_verified true" || fail "signed record"
 import json, sys
-assert json.load(open(sys.argv[1]))["provenance_verified"] is True
+assert json.loads(open(sys.argv[1]).readline())["provenance_verified"] is True
 PY
 else
     fail "the demo bench has no signed case to run"
@@ -150,7 +150,7 @@ TMPDIR="$RUNTMP" expect 3 provenance.missing -- "$BD_BIN" -C "$demo" run vuln-re
 
 # ---- a tampered history: the run refuses before anything runs ------------------------------
 cp -a "$FX/.benchdesk/history" "$BD_TMP/history.bak"
-sed -i 's/"passed":true/"passed":false/' "$FX/.benchdesk/history/0000000002.json"
+sed -i '2s/"passed":true/"passed":false/' "$FX/.benchdesk/history/segments/0000000001.jsonl"
 expect 1 chain.tampered -- bd run trivial "${SUB[@]}" --drafts
 [ "$(tmp_left)" = 0 ] && pass "tampered chain: no temp dir was made" || fail "temp dirs: $(ls "$RUNTMP")"
 rm -rf "$FX/.benchdesk/history" && cp -a "$BD_TMP/history.bak" "$FX/.benchdesk/history"

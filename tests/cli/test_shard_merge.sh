@@ -128,13 +128,13 @@ refuse 2 bundle.duplicate_shard "duplicate copy" -- "${fwd[@]}" "$BD_TMP/dup7"
 # Tampered bundles: a byte flip in a record, a truncated chain, an edited manifest, a
 # manifest that is gone (the shard did not finish).
 tamper() { local d="$BD_TMP/tamper.$1"; rm -rf "$d"; cp -a "$B" "$d"; printf '%s\n' "$d"; }
-first_full() { for ((k = 0; k < N; k++)); do [ -f "$1/$k/records/0000000001.json" ] && { echo "$k"; return; }; done; }
+first_full() { for ((k = 0; k < N; k++)); do [ -s "$1/$k/records/segments/0000000001.jsonl" ] && { echo "$k"; return; }; done; }
 X=$(tamper flip); k=$(first_full "$X")
-sed -i 's/"passed":true/"passed":false/' "$X/$k/records/0000000001.json"
+sed -i 's/"passed":true/"passed":false/' "$X/$k/records/segments/0000000001.jsonl"
 refuse 1 bundle.tampered "byte flip" -- "$X"/*
 X=$(tamper trunc); k=$(first_full "$X")
-last=$(ls "$X/$k/records" | grep -c '\.json$')
-rm "$X/$k/records/$(printf '%010d' "$last").json" "$X/$k/records/HEAD"
+sed -i '$d' "$X/$k/records/segments/0000000001.jsonl" # the last record's line
+rm -f "$X/$k/records/VERIFIED"
 refuse 1 bundle.tampered "truncated chain" -- "$X"/*
 X=$(tamper manifest); k=$(first_full "$X")
 "$PY" - "$X/$k/manifest.json" <<'PY'
@@ -184,9 +184,8 @@ want "the rubric changed since the shards ran" 1 bundle.task_class_mismatch -- b
 # A broken local chain is never appended to.
 C=$(copy chain)
 bd "$C" history import "${fwd[@]:0:50}" --partial >/dev/null 2>&1
-f=$(ls "$C/.benchdesk/history" | grep '\.json$' | head -1)
-[ -n "$f" ] && sed -i 's/"passed":true/"passed":false/;s/"passed":false/"passed":true/' "$C/.benchdesk/history/$f"
-printf ' ' >>"$C/.benchdesk/history/$f"
+# a space after the first record: no longer its canonical bytes
+sed -i '1s/$/ /' "$C/.benchdesk/history/segments/0000000001.jsonl"
 want "a broken local chain" 1 chain.tampered -- bd "$C" history import "${fwd[@]}"
 
 # --partial: import what is there, name what is missing, complete it later.

@@ -17,13 +17,15 @@ static const char *const score_keys[] = {"case_digest",
                                          "operator_fingerprint",
                                          "prev_hash",
                                          "provenance_verified",
-                                         "rubric_digest",
+                                         "run_cases",
                                          "run_id",
+                                         "run_scope",
                                          "schema_version",
                                          "score",
                                          "seq",
                                          "started_at",
-                                         "task_class"};
+                                         "task_class",
+                                         "task_class_digest"};
 
 static void record_has_exactly_the_design_fields(void **state)
 {
@@ -38,7 +40,7 @@ static void record_has_exactly_the_design_fields(void **state)
     }
     assert_int_equal(n, sizeof(score_keys) / sizeof(score_keys[0]));
     assert_int_equal(cJSON_GetObjectItem(j, "seq")->valueint, 1);
-    assert_int_equal(cJSON_GetObjectItem(j, "schema_version")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(j, "schema_version")->valueint, 2);
     assert_string_equal(cJSON_GetObjectItem(j, "prev_hash")->valuestring,
                         "0000000000000000000000000000000000000000000000000000000000000000");
     assert_string_equal(cJSON_GetObjectItem(j, "cassette_digest")->valuestring, TH_DIGEST_A);
@@ -47,14 +49,18 @@ static void record_has_exactly_the_design_fields(void **state)
     assert_non_null(cJSON_GetObjectItem(s, "failure_modes"));
     cJSON_Delete(j);
 
-    /* Mode 0600, canonical bytes, no trailing newline. */
+    /* A segment of mode 0600; each line the canonical bytes of one record. */
     char p[1024];
     th_path(p, sizeof(p), h, 2);
     struct stat st;
     assert_int_equal(stat(p, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0600);
+    size_t seglen;
+    char *seg = th_read(p, &seglen);
+    assert_true(seglen > 0 && seg[seglen - 1] == '\n');
+    free(seg);
     size_t len;
-    char *b = th_read(p, &len);
+    char *b = th_read_seq(h, 2, &len);
     cJSON *k = cJSON_ParseWithLength(b, len);
     size_t clen;
     char *c = bd_canon_json(k, &clen);
@@ -270,7 +276,7 @@ static void append_refuses_bad_fields(void **state)
         {"task_class", offsetof(bd_history_score_fields, task_class), "../etc"},
         {"case_id", offsetof(bd_history_score_fields, case_id), "Upper"},
         {"case_digest", offsetof(bd_history_score_fields, case_digest), "blake3:abc"},
-        {"rubric_digest", offsetof(bd_history_score_fields, rubric_digest), NULL},
+        {"task_class_digest", offsetof(bd_history_score_fields, task_class_digest), NULL},
         {"cassette_digest", offsetof(bd_history_score_fields, cassette_digest), "sha256:00"},
         {"harness_version", offsetof(bd_history_score_fields, harness_version), "1 0"},
         {"isolation_class", offsetof(bd_history_score_fields, isolation_class), "none"},
@@ -328,43 +334,43 @@ static void append_refuses_bad_fields(void **state)
     free(tmp);
 }
 
-static void head_hint_is_only_a_hint(void **state)
+/* history/VERIFIED (the head a verify saw) is only a memo: garbage, a forged hash or a
+ * head beyond the chain never make verify accept or reject anything it would not
+ * otherwise, and appends never read it. */
+static void verify_memo_is_only_a_hint(void **state)
 {
     (void)state;
     char *tmp;
     bd_history *h = th_history(&tmp, "case", 3);
+    th_verified(h);
     char p[1024];
-    snprintf(p, sizeof(p), "%s/HEAD", bd_history_dir(h));
+    snprintf(p, sizeof(p), "%s/VERIFIED", bd_history_dir(h));
     size_t len;
-    char *head = th_read(p, &len);
-    assert_int_equal(len, 76);
-    assert_memory_equal(head, "0000000003 ", 11);
-    bd_err err = BD_ERR_INIT;
-    uint64_t seq;
-    char hash[BD_HASH_BUF];
-
-    /* garbage HEAD: append scans and continues at 4 */
+    char *memo = th_read(p, &len);
+    assert_int_equal(len, 89);
+    assert_memory_equal(memo, "0000000003 ", 11);
     th_write(p, "garbage", 7);
     th_append(h, "case", 4);
-    /* HEAD pointing at a wrong hash */
-    char forged[80];
-    snprintf(forged, sizeof(forged), "0000000004 %064d\n", 0);
-    th_write(p, forged, 76);
-    th_append(h, "case", 5);
-    /* HEAD that is stale (names an older record; as after a crash before its update) */
-    th_write(p, head, len);
-    th_append(h, "case", 6);
-    /* no HEAD at all */
-    unlink(p);
-    th_append(h, "case", 7);
-    /* HEAD naming a record beyond the chain */
-    snprintf(forged, sizeof(forged), "0000000099 %.64s\n", head + 11);
-    th_write(p, forged, 76);
-    assert_int_equal(bd_history_head(h, &seq, hash, &err), 0);
-    assert_int_equal(seq, 7);
-    th_append(h, "case", 8);
-    assert_intact(h, 8);
-    free(head);
+    assert_intact(h, 4);
+    /* a forged hash: the fast path cannot reach it, so every record is parsed again */
+    char forged[100];
+    snprintf(forged, sizeof(forged), "0000000004 %064d 000000000000\n", 0);
+    th_write(p, forged, 89);
+    assert_intact(h, 4);
+    /* a memo beyond the chain */
+    snprintf(forged, sizeof(forged), "0000000099 %.64s 000000000000\n", memo + 11);
+    th_write(p, forged, 89);
+    assert_intact(h, 4);
+    /* a tampered record under a valid memo is still found */
+    th_verified(h);
+    th_write_seq(h, 2, "{}", 2);
+    assert_tampered(h, BD_CHAIN_SCHEMA_INVALID, 2);
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify_since(h, &r, &err), -1);
+    assert_int_equal(r.bad_seq, 2);
+    bd_history_verify_result_release(&r);
+    free(memo);
     bd_history_free(h);
     th_rmtree(tmp);
     free(tmp);
@@ -583,7 +589,7 @@ int main(void)
         cmocka_unit_test(empty_and_absent_histories_verify),
         cmocka_unit_test(audit_records_chain_and_verify),
         cmocka_unit_test(append_refuses_bad_fields),
-        cmocka_unit_test(head_hint_is_only_a_hint),
+        cmocka_unit_test(verify_memo_is_only_a_hint),
         cmocka_unit_test(append_refuses_a_broken_head),
         cmocka_unit_test(write_error_aborts_cleanly),
         cmocka_unit_test(read_returns_the_score),

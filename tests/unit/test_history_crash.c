@@ -1,5 +1,6 @@
-/* Crash safety and concurrency of append: interrupted appends at every step, SIGKILL at
- * random moments, and several writers (threads and processes) at once. */
+/* Crash safety and concurrency of append: torn lines, group commit, the conversion of a
+ * version-1 history, SIGKILL at random moments during single and batch appends, and
+ * several writers (threads and processes) at once. */
 #include "test_history_util.h"
 
 #include <pthread.h>
@@ -7,32 +8,71 @@
 #include <sys/wait.h>
 #include <time.h>
 
-/* Crash after the temp file was written and synced, before the rename: the temp file
- * holds a complete, valid record that never became part of the chain. */
-static void crash_before_rename(void **state)
+/* Append to the last segment's file as a crashed writer would have. */
+static void append_raw(bd_history *h, const char *bytes, size_t len)
+{
+    char p[1024];
+    th_lines l = th_lines_load(h);
+    th_path(p, sizeof(p), h, l.n ? l.n : 1);
+    th_lines_free(&l);
+    FILE *f = fopen(p, "ab");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+}
+
+/* A crash in the middle of the write: a torn prefix of record 5 after record 4. It is not
+ * a record: verify says so, the head stays 4, and the next append truncates it (and says
+ * so) before writing record 5. */
+static void crash_mid_write_leaves_a_torn_line(void **state)
 {
     (void)state;
     char *tmp;
     bd_history *h = th_history(&tmp, "case", 4);
-    /* what the dead append would have written: record 5, complete */
-    th_append(h, "case", 5);
-    size_t len;
-    char *rec5 = th_read_seq(h, 5, &len);
-    th_unlink_name(h, "0000000005.json");
-    char p[1024];
-    snprintf(p, sizeof(p), "%s/0000000005.json.tmp", bd_history_dir(h));
-    th_write(p, rec5, len);
-    /* HEAD still says 5 (written after the rename in the real sequence, so a crash before
-     * the rename leaves it at 4: restore that) */
-    th_unlink_name(h, "HEAD");
-    assert_intact(h, 4);
+    append_raw(h, "{\"case_digest\":\"bla", 19);
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(th_verify(h, &r, &err), 0);
+    assert_int_equal(r.count, 4);
+    assert_true(r.torn_tail);
+    bd_history_verify_result_release(&r);
     uint64_t seq;
     char hash[BD_HASH_BUF];
-    bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_history_head(h, &seq, hash, &err), 0);
     assert_int_equal(seq, 4);
+    th_append(h, "case", 5);
+    assert_non_null(bd_history_repair_note(h));
+    assert_non_null(strstr(bd_history_repair_note(h), "torn"));
+    assert_int_equal(th_verify(h, &r, &err), 0);
+    assert_int_equal(r.count, 5);
+    assert_false(r.torn_tail);
+    bd_history_verify_result_release(&r);
     th_append(h, "case", 6);
-    assert_false(th_exists_name(h, "0000000005.json.tmp"));
+    assert_null(bd_history_repair_note(h));
+    assert_intact(h, 6);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* A crash after the whole record was written but before its newline: still torn (it was
+ * never reported as appended: its fsync had not returned), never taken for record 5. */
+static void crash_before_the_newline(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 5);
+    size_t len;
+    char *rec5 = th_read_seq(h, 5, &len);
+    th_unlink_seq(h, 5);
+    append_raw(h, rec5, len);
+    assert_intact(h, 4);
+    th_append(h, "other", 5);
+    bd_history_record rec;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_read(h, 5, &rec, &err), 0);
+    assert_non_null(strstr(rec.case_id, "other"));
+    bd_history_record_release(&rec);
     assert_intact(h, 5);
     free(rec5);
     bd_history_free(h);
@@ -40,113 +80,172 @@ static void crash_before_rename(void **state)
     free(tmp);
 }
 
-/* Crash in the middle of writing the temp file: a torn prefix. */
-static void crash_mid_write(void **state)
+/* A batch of records shares one write and one fsync; either all are there or none. */
+static void batch_append_is_one_group(void **state)
 {
     (void)state;
     char *tmp;
-    bd_history *h = th_history(&tmp, "case", 3);
-    char p[1024];
-    snprintf(p, sizeof(p), "%s/0000000004.json.tmp", bd_history_dir(h));
-    th_write(p, "{\"case_digest\":\"bla", 19);
-    assert_intact(h, 3);
-    th_append(h, "case", 4);
-    assert_intact(h, 4);
-    assert_false(th_exists_name(h, "0000000004.json.tmp"));
+    bd_history *h = th_history(&tmp, "case", 2);
+    bd_history_score_fields f[5];
+    bd_score s[5];
+    const bd_score *sp[5];
+    char cid[5][32];
+    for (int i = 0; i < 5; i++) {
+        th_fields(&f[i], cid[i], "batch", i + 1);
+        th_score(&s[i], i + 1);
+        sp[i] = &s[i];
+    }
+    uint64_t first = 0;
+    char hashes[5][BD_HASH_BUF];
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_batch(h, f, sp, 5, &first, hashes, &err), 0);
+    assert_int_equal(first, 3);
+    bd_history_record rec;
+    assert_int_equal(bd_history_read(h, 7, &rec, &err), 0);
+    assert_string_equal(rec.hash, hashes[4]);
+    assert_string_equal(rec.case_id, "batch-005");
+    bd_history_record_release(&rec);
+    assert_intact(h, 7);
+    /* one record out of format refuses the whole batch before anything is written */
+    f[3].run_id = "bad run id";
+    assert_int_equal(bd_history_append_batch(h, f, sp, 5, &first, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_HISTORY_RECORD_INVALID);
+    assert_intact(h, 7);
+    for (int i = 0; i < 5; i++)
+        bd_score_free(&s[i]);
     bd_history_free(h);
     th_rmtree(tmp);
     free(tmp);
 }
 
-/* Crash after the rename, before HEAD was updated: HEAD is stale by one record. */
-static void crash_after_rename_before_head(void **state)
+/* Turn a history into the version-1 layout: one <seq>.json per record, no segments. */
+static void to_v1(bd_history *h)
+{
+    th_lines l = th_lines_load(h);
+    for (size_t i = 0; i < l.n; i++) {
+        char name[16], p[1024];
+        bd_history_file_name(name, i + 1);
+        snprintf(p, sizeof(p), "%s/%s", bd_history_dir(h), name);
+        th_write(p, l.line[i], l.len[i]);
+    }
+    th_lines_free(&l);
+    char p[1024];
+    th_path(p, sizeof(p), h, 1);
+    unlink(p);
+    th_segdir(p, sizeof(p), h);
+    assert_int_equal(rmdir(p), 0);
+    th_unlink_name(h, "VERIFIED");
+}
+
+static bd_history *reopen(bd_history *h)
+{
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s", bd_history_dir(h));
+    bd_history_free(h);
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_open_dir(&h, dir, BD_HISTORY_READ, &err), 0);
+    return h;
+}
+
+/* A version-1 history verifies as it is and is converted on the first append: the
+ * record bytes, every hash and the chain head are unchanged; the old files are gone. A
+ * leftover segments.tmp from a crashed conversion is replaced. */
+static void v1_history_converted_on_first_append(void **state)
 {
     (void)state;
     char *tmp;
-    bd_history *h = th_history(&tmp, "case", 3);
+    bd_history *h = th_history(&tmp, "case", 7);
+    bd_history_verify_result before;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, 0, &before, &err), 0);
+    to_v1(h);
+    h = reopen(h);
+    assert_true(th_exists_name(h, "0000000007.json"));
+    bd_history_verify_result r;
+    assert_int_equal(th_verify(h, &r, &err), 0);
+    assert_int_equal(r.count, 7);
+    assert_string_equal(r.head, before.head);
+    bd_history_verify_result_release(&r);
     char p[1024];
-    snprintf(p, sizeof(p), "%s/HEAD", bd_history_dir(h));
-    size_t len;
-    char *old_head = th_read(p, &len);
-    th_append(h, "case", 4);
-    th_write(p, old_head, len);
-    th_append(h, "case", 5); /* must become 5, not a second 4 */
-    assert_intact(h, 5);
-    free(old_head);
+    snprintf(p, sizeof(p), "%s/segments.tmp", bd_history_dir(h));
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/segments.tmp/0000000001.jsonl", bd_history_dir(h));
+    th_write(p, "junk", 4);
+    th_append(h, "case", 8);
+    assert_false(th_exists_name(h, "0000000001.json"));
+    assert_false(th_exists_name(h, "0000000007.json"));
+    assert_false(th_exists_name(h, "segments.tmp"));
+    assert_true(th_exists_name(h, "segments/0000000001.jsonl"));
+    assert_int_equal(th_verify(h, &r, &err), 0);
+    assert_int_equal(r.count, 8);
+    bd_history_verify_result_release(&r);
+    bd_history_record rec;
+    assert_int_equal(bd_history_read(h, 7, &rec, &err), 0);
+    assert_string_equal(rec.hash, before.head);
+    bd_history_record_release(&rec);
+    bd_history_verify_result_release(&before);
     bd_history_free(h);
     th_rmtree(tmp);
     free(tmp);
 }
 
-/* Crash between link and unlink in the fallback path: both names exist. */
-static void crash_between_link_and_unlink(void **state)
+/* A broken version-1 history is never converted: the append refuses, nothing moves. */
+static void broken_v1_history_is_not_converted(void **state)
 {
     (void)state;
     char *tmp;
-    bd_history *h = th_history(&tmp, "case", 3);
-    size_t len;
-    char *rec3 = th_read_seq(h, 3, &len);
-    char p[1024];
-    snprintf(p, sizeof(p), "%s/0000000003.json.tmp", bd_history_dir(h));
-    th_write(p, rec3, len);
-    assert_intact(h, 3);
-    th_unlink_name(h, "HEAD"); /* force the scan that cleans old strays */
-    th_append(h, "case", 4);
-    assert_false(th_exists_name(h, "0000000003.json.tmp"));
-    assert_intact(h, 4);
-    free(rec3);
-    bd_history_free(h);
-    th_rmtree(tmp);
-    free(tmp);
-}
-
-/* File systems without RENAME_NOREPLACE: the link+unlink path appends the same chain. */
-static void link_fallback_appends(void **state)
-{
-    (void)state;
-    char *tmp;
-    bd_history_test_force_link(true);
     bd_history *h = th_history(&tmp, "case", 5);
-    bd_history_test_force_link(false);
-    assert_intact(h, 5);
-    assert_false(th_exists_name(h, "0000000005.json.tmp"));
+    to_v1(h);
+    th_unlink_name(h, "0000000003.json");
+    h = reopen(h);
+    bd_history_score_fields f;
+    char cid[32];
+    bd_score s;
+    th_fields(&f, cid, "x", 1);
+    th_score(&s, 1);
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
+    assert_non_null(strstr(err.msg, "not converted"));
+    assert_false(th_exists_name(h, "segments"));
+    assert_true(th_exists_name(h, "0000000005.json"));
+    assert_tampered(h, BD_CHAIN_MISSING, 3);
+    bd_score_free(&s);
     bd_history_free(h);
     th_rmtree(tmp);
     free(tmp);
 }
 
-/* A symlink planted under the next record's name is never followed, replaced or
- * written through: append refuses (chain.tampered) and the link's target stays absent. */
+/* A symlink planted as the segment is never followed or written through: append refuses
+ * (chain.tampered) and the link's target is unchanged. */
 static void planted_symlink_is_never_followed(void **state)
 {
     (void)state;
-    for (int fallback = 0; fallback < 2; fallback++) {
-        char *tmp;
-        bd_history *h = th_history(&tmp, "case", 3);
-        char p[1024], target[1024];
-        th_path(p, sizeof(p), h, 4);
-        snprintf(target, sizeof(target), "%s/target", tmp);
-        assert_int_equal(symlink(target, p), 0);
-        bd_history_score_fields f;
-        char cid[32];
-        bd_score s;
-        th_fields(&f, cid, "x", 1);
-        th_score(&s, 1);
-        bd_err err = BD_ERR_INIT;
-        bd_history_test_force_link(fallback != 0);
-        assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), -1);
-        bd_history_test_force_link(false);
-        assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
-        struct stat st;
-        assert_int_equal(lstat(target, &st), -1);
-        assert_int_equal(lstat(p, &st), 0);
-        assert_true(S_ISLNK(st.st_mode));
-        assert_false(th_exists_name(h, "0000000004.json.tmp"));
-        bd_score_free(&s);
-        bd_history_free(h);
-        th_rmtree(tmp);
-        free(tmp);
-    }
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 3);
+    char p[1024], target[1024];
+    th_path(p, sizeof(p), h, 1);
+    snprintf(target, sizeof(target), "%s/target", tmp);
+    assert_int_equal(rename(p, target), 0);
+    assert_int_equal(symlink(target, p), 0);
+    struct stat before, after;
+    assert_int_equal(stat(target, &before), 0);
+    bd_history_score_fields f;
+    char cid[32];
+    bd_score s;
+    th_fields(&f, cid, "x", 1);
+    th_score(&s, 1);
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
+    assert_int_equal(stat(target, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_int_equal(lstat(p, &after), 0);
+    assert_true(S_ISLNK(after.st_mode));
+    bd_score_free(&s);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
 }
 
 /* A child appends in a loop and is SIGKILLed at a random moment, 50 times. After each
@@ -169,15 +268,22 @@ static void sigkill_at_random_moments(void **state)
             bd_err e = BD_ERR_INIT;
             if (bd_history_open_dir(&ch, dir, BD_HISTORY_READ, &e) != 0)
                 _exit(2);
+            /* Single records and batches of four (cases finishing at once), in turn. */
             for (int i = 0;; i++) {
-                bd_history_score_fields f;
-                char cid[32];
-                bd_score s;
-                th_fields(&f, cid, "kill", i + 1);
-                th_score(&s, i);
-                if (bd_history_append_score(ch, &f, &s, NULL, NULL, &e) != 0)
+                bd_history_score_fields f[4];
+                char cid[4][32];
+                bd_score s[4];
+                const bd_score *sp[4];
+                int n = i % 2 ? 4 : 1;
+                for (int k = 0; k < n; k++) {
+                    th_fields(&f[k], cid[k], "kill", i + 1);
+                    th_score(&s[k], i + k);
+                    sp[k] = &s[k];
+                }
+                if (bd_history_append_batch(ch, f, sp, (size_t)n, NULL, NULL, &e) != 0)
                     _exit(3);
-                bd_score_free(&s);
+                for (int k = 0; k < n; k++)
+                    bd_score_free(&s[k]);
             }
         }
         struct timespec ts = {0, (long)(rand() % 8000) * 1000L};
@@ -287,8 +393,10 @@ static void *writer_main(void *arg)
         bd_score s;
         th_fields(&f, cid, "thread", i + 1);
         th_score(&s, i);
-        if (bd_history_append_score(h, &f, &s, &w->seqs[i], NULL, &e) != 0)
+        if (bd_history_append_score(h, &f, &s, &w->seqs[i], NULL, &e) != 0) {
+            fprintf(stderr, "writer %d: %s: %s\n", w->id, bd_code_str(e.code), e.msg);
             w->failures++;
+        }
         bd_score_free(&s);
     }
     if (!w->h)
@@ -335,11 +443,11 @@ static void threads_append_at_once(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(crash_before_rename),
-        cmocka_unit_test(crash_mid_write),
-        cmocka_unit_test(crash_after_rename_before_head),
-        cmocka_unit_test(crash_between_link_and_unlink),
-        cmocka_unit_test(link_fallback_appends),
+        cmocka_unit_test(crash_mid_write_leaves_a_torn_line),
+        cmocka_unit_test(crash_before_the_newline),
+        cmocka_unit_test(batch_append_is_one_group),
+        cmocka_unit_test(v1_history_converted_on_first_append),
+        cmocka_unit_test(broken_v1_history_is_not_converted),
         cmocka_unit_test(planted_symlink_is_never_followed),
         cmocka_unit_test(sigkill_at_random_moments),
         cmocka_unit_test(two_processes_append_at_once),

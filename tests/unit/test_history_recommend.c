@@ -1,6 +1,9 @@
-/* Recommendations from the history (DESIGN.md §7): which records are evidence, which are
- * excluded and counted, the tier rules, determinism of the interval, and the refusal to
- * read a history that does not verify. */
+/* Recommendations from the history (DESIGN.md §7): which records are evidence (current
+ * records of cases signed today), which are excluded and counted, the tier rules,
+ * determinism of the interval, nothing recommended for a task class not signed today,
+ * and the refusal to read a history that does not verify. The signature state is given
+ * (bd_recommend_given); checking it against GnuPG is bd_verify_check's and is covered by
+ * cli.test_history_query on the signed demo bench. */
 #include "test_history_util.h"
 
 #include <time.h>
@@ -14,11 +17,20 @@
 #define NOW ((time_t)1778594400)
 
 static const char registration[] =
-    "schema_version: 1\nname: tc\ndescription: Test task class.\ncurrent_tier: bronze\n"
+    "schema_version: 2\nname: tc\ndescription: Test task class.\ncurrent_tier: bronze\n"
     "min_cases_for_promotion: {bronze: 2, silver: 3, gold: 5}\n"
     "promotion_threshold: {silver: 0.50, gold: 0.95}\nbreakdown_keys: [a]\n"
     "failure_modes:\n  - {code: x.wrong, severity: block, description: Wrong}\n"
     "rubric: {wall_clock_seconds: 10, memory_mb: 256}\nsut: {kind: cassette}\n";
+
+/* Pins: the digests th_fields writes into every record, so its records are current. */
+static const char digests[] =
+    "schema_version: 2\ntask_class: " TH_DIGEST_B "\ncases:\n"
+    "  c1: " TH_DIGEST_A "\n  c2: " TH_DIGEST_A "\n  c3: " TH_DIGEST_A "\n  c4: " TH_DIGEST_A
+    "\n  c5: " TH_DIGEST_A "\n  c6: " TH_DIGEST_A "\n";
+
+static bool all_signed[6] = {true, true, true, true, true, true};
+static const bd_signed_today signed_today = {true, "signed", all_signed};
 
 typedef struct fixture {
     char *root;
@@ -51,6 +63,8 @@ static int setup(void **state)
     write_text(p, registration);
     snprintf(p, sizeof(p), "%s/bench/tc/rubric.py", fx->root);
     write_text(p, "print('{}')\n");
+    snprintf(p, sizeof(p), "%s/bench/tc/cases/digests.yaml", fx->root);
+    write_text(p, digests);
     if (bd_bench_open(&fx->bench, fx->root, &err) != 0 ||
         bd_task_class_load(&fx->tc, fx->bench, "tc", &err) != 0 ||
         bd_history_open(&fx->h, fx->root, BD_HISTORY_CREATE, &err) != 0) {
@@ -59,6 +73,11 @@ static int setup(void **state)
     }
     *state = fx;
     return 0;
+}
+
+static int recommend(bd_recommendation *r, const fixture *fx, bd_err *err)
+{
+    return bd_recommend_given(r, fx->bench, fx->tc, NOW, &signed_today, err);
 }
 
 static int teardown(void **state)
@@ -118,7 +137,7 @@ static void selects_and_counts_evidence(void **state)
     assert_int_equal(bd_history_append_audit(fx->h, &a, NULL, NULL, &err), 0);
 
     bd_recommendation r;
-    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(recommend(&r, fx, &err), 0);
     assert_string_equal(r.isolation_class, "namespaces");
     assert_int_equal(r.cases, 3);
     assert_string_equal(r.evidence[0].case_id, "c1");
@@ -143,7 +162,7 @@ static void selects_and_counts_evidence(void **state)
     assert_true(r.has_ci && r.ci_lo == lo && r.ci_hi == hi);
     /* same history, same numbers */
     bd_recommendation r2;
-    assert_int_equal(bd_recommend(&r2, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(recommend(&r2, fx, &err), 0);
     assert_true(r2.ci_lo == r.ci_lo && r2.ci_hi == r.ci_hi && r2.seed == r.seed);
     bd_recommendation_release(&r2);
 
@@ -185,7 +204,7 @@ static void all_equal_scores_and_one_case(void **state)
     add(fx, "c1", 0.75, true, true, "subprocess", DAY);
     bd_recommendation r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(recommend(&r, fx, &err), 0);
     assert_int_equal(r.cases, 1);
     assert_string_equal(r.isolation_class, "subprocess");
     assert_true(r.ci_lo == 0.75 && r.ci_hi == 0.75);
@@ -196,7 +215,7 @@ static void all_equal_scores_and_one_case(void **state)
         snprintf(id, sizeof(id), "c%d", i);
         add(fx, id, 0.75, true, true, "subprocess", DAY);
     }
-    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(recommend(&r, fx, &err), 0);
     assert_int_equal(r.cases, 6);
     assert_true(r.ci_lo == 0.75 && r.ci_hi == 0.75 && r.mean_score == 0.75);
     assert_true(r.tiers[BD_TIER_SILVER].met);
@@ -205,12 +224,63 @@ static void all_equal_scores_and_one_case(void **state)
     bd_recommendation_release(&r);
 }
 
+/* Stale records (case or task class changed since) and records of cases not signed today
+ * are counted and excluded; a task class not signed today recommends nothing. */
+static void stale_and_unsigned_are_excluded(void **state)
+{
+    fixture *fx = *state;
+    bd_history_score_fields f;
+    char cid[32];
+    bd_score s;
+    bd_err err = BD_ERR_INIT;
+    for (int i = 1; i <= 6; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "c%d", i);
+        add(fx, id, 0.9, true, true, "namespaces", DAY);
+    }
+    th_fields(&f, cid, "x", 1);
+    f.task_class = "tc";
+    f.case_id = "c1";
+    f.case_digest = TH_DIGEST_B; /* not c1's pin: the case changed since */
+    th_score(&s, 1);
+    assert_int_equal(bd_history_append_score(fx->h, &f, &s, NULL, NULL, &err), 0);
+    f.case_digest = TH_DIGEST_A;
+    f.task_class_digest = TH_DIGEST_A; /* not the task class's pin */
+    assert_int_equal(bd_history_append_score(fx->h, &f, &s, NULL, NULL, &err), 0);
+    bd_score_free(&s);
+    bool some[6] = {true, true, true, true, false, false};
+    bd_signed_today st = {true, "signed", some};
+    bd_recommendation r;
+    assert_int_equal(bd_recommend_given(&r, fx->bench, fx->tc, NOW, &st, &err), 0);
+    assert_int_equal(r.excluded_stale, 2);
+    assert_int_equal(r.excluded_unsigned, 2);
+    assert_int_equal(r.cases, 4);
+    assert_true(r.evidence[0].score == 0.9); /* the stale later records of c1 do not count */
+    assert_true(r.tc_signed);
+    assert_true(r.has_recommended);
+    bd_recommendation_release(&r);
+    st.tc_signed = false;
+    snprintf(st.tc_status, sizeof(st.tc_status), "awaiting_review");
+    assert_int_equal(bd_recommend_given(&r, fx->bench, fx->tc, NOW, &st, &err), 0);
+    assert_false(r.has_recommended);
+    assert_int_equal(r.cases, 4); /* the evidence is still reported */
+    assert_non_null(strstr(r.no_tier_reason, "not signed today (awaiting_review)"));
+    cJSON *j = bd_recommendation_json(&r);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "recommended_tier")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(j, "task_class_signed")));
+    assert_non_null(cJSON_GetObjectItem(j, "reason"));
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "excluded_records"), "stale")->valueint, 2);
+    cJSON_Delete(j);
+    bd_recommendation_release(&r);
+}
+
 static void empty_history_recommends_nothing(void **state)
 {
     fixture *fx = *state;
     bd_recommendation r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), 0);
+    assert_int_equal(recommend(&r, fx, &err), 0);
     assert_int_equal(r.cases, 0);
     assert_false(r.has_ci);
     assert_false(r.has_recommended);
@@ -227,11 +297,10 @@ static void refuses_a_history_that_does_not_verify(void **state)
     for (int i = 1; i <= 4; i++)
         add(fx, "c1", 0.5, true, true, "namespaces", DAY);
     char p[1024];
-    snprintf(p, sizeof(p), "%s/.benchdesk/history/0000000002.json", fx->root);
-    unlink(p);
+    th_unlink_seq(fx->h, 2);
     bd_recommendation r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), -1);
+    assert_int_equal(recommend(&r, fx, &err), -1);
     assert_int_equal(err.code, BD_E_CHAIN_TAMPERED);
     assert_int_equal(r.cases, 0);
     /* a history whose anchor does not hold is refused the same way */
@@ -244,7 +313,7 @@ static void refuses_a_history_that_does_not_verify(void **state)
     assert_int_equal(bd_mkdir_p(p, 0755, &err), 0);
     snprintf(p, sizeof(p), "%s/audit/anchors/bench/2026-05-12.json", fx->root);
     write_text(p, "{}\n");
-    assert_int_equal(bd_recommend(&r, fx->bench, fx->tc, NOW, &err), -1);
+    assert_int_equal(recommend(&r, fx, &err), -1);
     assert_int_equal(err.code, BD_E_ANCHOR_MISMATCH);
 }
 
@@ -255,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(selects_and_counts_evidence),
         T(all_equal_scores_and_one_case),
+        T(stale_and_unsigned_are_excluded),
         T(empty_history_recommends_nothing),
         T(refuses_a_history_that_does_not_verify),
     };

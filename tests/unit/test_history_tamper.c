@@ -1,5 +1,7 @@
-/* The tamper matrix: every way of changing a history on disk, each asserting the exact
- * reason and the exact first bad seq that verify reports (rules: docs/history.md). */
+/* The tamper matrix: every way of changing a history on disk — a line of a segment
+ * edited, removed, moved, inserted, swapped in from another history, a segment renamed,
+ * removed or cut — each asserting the exact reason and the exact first bad seq that
+ * verify reports (rules: docs/history.md). */
 #include "test_history_util.h"
 
 #include "digest.h"
@@ -10,6 +12,7 @@ static int setup(void **state)
 {
     char *tmp;
     bd_history *h = th_history(&tmp, "case", N);
+    th_verified(h);
     void **pair = calloc(2, sizeof(void *));
     pair[0] = h;
     pair[1] = tmp;
@@ -51,7 +54,7 @@ static void intact_chain_verifies(void **state)
  * and its successor no longer links to it. */
 static void flip_content_byte(void **state)
 {
-    patch(H, 4, "\"rubric_digest\":\"blake3:f", "\"rubric_digest\":\"blake3:e");
+    patch(H, 4, "\"task_class_digest\":\"blake3:f", "\"task_class_digest\":\"blake3:e");
     assert_tampered(H, BD_CHAIN_EDITED, 4);
 }
 
@@ -74,12 +77,12 @@ static void flip_score_value(void **state)
 }
 
 /* An edit of the second-to-last record: the last record vouches for nothing but the
- * HEAD hint says what the last record's hash was. */
+ * verify memo says what the last record's hash was. */
 static void edit_second_to_last(void **state)
 {
     patch(H, N - 1, "\"case_id\":\"case-", "\"case_id\":\"cate-");
     assert_tampered(H, BD_CHAIN_EDITED, N - 1);
-    th_unlink_name(H, "HEAD"); /* without the hint the rule still blames N-1 */
+    th_unlink_name(H, "VERIFIED"); /* without the memo the rule still blames N-1 */
     assert_tampered(H, BD_CHAIN_EDITED, N - 1);
 }
 
@@ -112,55 +115,42 @@ static void edit_last_record_needs_an_anchor(void **state)
 
 static void delete_middle_record(void **state)
 {
-    th_unlink_name(H, "0000000004.json");
+    th_unlink_seq(H, 4);
     assert_tampered(H, BD_CHAIN_MISSING, 4);
 }
 
 static void delete_first_record(void **state)
 {
-    th_unlink_name(H, "0000000001.json");
+    th_unlink_seq(H, 1);
     assert_tampered(H, BD_CHAIN_MISSING, 1);
 }
 
-/* Delete record 4 and renumber the later files down to close the gap. */
-static void delete_and_renumber(void **state)
+/* Two lines removed: the file then holds record 6 where 4 was. */
+static void delete_two_records(void **state)
 {
-    th_unlink_name(H, "0000000004.json");
-    for (uint64_t s = 5; s <= N; s++)
-        th_rename_seq(H, s, s - 1);
+    th_unlink_seq(H, 4);
+    th_unlink_seq(H, 4);
     assert_tampered(H, BD_CHAIN_MISSING, 4);
 }
 
-/* Delete the first record and renumber: record 1 no longer links to the genesis. */
-static void delete_first_and_renumber(void **state)
-{
-    th_unlink_name(H, "0000000001.json");
-    for (uint64_t s = 2; s <= N; s++)
-        th_rename_seq(H, s, s - 1);
-    assert_tampered(H, BD_CHAIN_MISSING, 1);
-}
-
-/* Truncating the tail is invisible to the chain alone (the anchor catches it). */
+/* Truncating the tail at a line boundary is invisible to the chain alone (the anchor
+ * catches it). */
 static void truncate_tail_needs_an_anchor(void **state)
 {
-    th_unlink_name(H, "0000000010.json");
-    th_unlink_name(H, "0000000009.json");
+    th_unlink_seq(H, N);
+    th_unlink_seq(H, N - 1);
     assert_intact(H, N - 2);
 }
 
 static void swap_two_records(void **state)
 {
-    th_rename_seq(H, 3, 99);
-    th_rename_seq(H, 7, 3);
-    th_rename_seq(H, 99, 7);
+    th_swap_seq(H, 3, 7);
     assert_tampered(H, BD_CHAIN_REORDERED, 3);
 }
 
 static void swap_adjacent_records(void **state)
 {
-    th_rename_seq(H, 5, 99);
-    th_rename_seq(H, 6, 5);
-    th_rename_seq(H, 99, 6);
+    th_swap_seq(H, 5, 6);
     assert_tampered(H, BD_CHAIN_REORDERED, 5);
 }
 
@@ -181,10 +171,13 @@ static void insert_forged_record(void **state)
     cJSON *x = th_json_seq(H, 5);
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(x, "score"), "score", cJSON_CreateNumber(1));
     cJSON_ReplaceItemInObject(x, "prev_hash", cJSON_CreateString(h4));
-    for (uint64_t s = N; s >= 5; s--)
-        th_rename_seq(H, s, s + 1);
-    th_write_json_seq(H, 5, x);
+    size_t len;
+    char *c = bd_canon_json(x, &len);
+    assert_non_null(c);
+    th_insert_seq(H, 5, c, len);
+    free(c);
     cJSON_Delete(x);
+    bd_history_verify_result_release(&r);
     /* X itself parses and links; the record after it links past it, to record 4. */
     assert_tampered(H, BD_CHAIN_INSERTED, 5);
 }
@@ -202,10 +195,14 @@ static void insert_forged_record_and_renumber(void **state)
     for (uint64_t s = N; s >= 5; s--) {
         cJSON *j = th_json_seq(H, s);
         cJSON_ReplaceItemInObject(j, "seq", cJSON_CreateNumber((double)(s + 1)));
-        th_write_json_seq(H, s + 1, j);
+        th_write_json_seq(H, s, j);
         cJSON_Delete(j);
     }
-    th_write_json_seq(H, 5, x);
+    size_t len;
+    char *c = bd_canon_json(x, &len);
+    assert_non_null(c);
+    th_insert_seq(H, 5, c, len);
+    free(c);
     cJSON_Delete(x);
     assert_tampered(H, BD_CHAIN_INSERTED, 5);
 }
@@ -220,13 +217,15 @@ static void duplicate_record_appended(void **state)
     assert_tampered(H, BD_CHAIN_INSERTED, N + 1);
 }
 
-static void record_zero_inserted(void **state)
+/* A copy of record 1 put before it: the first line still links to the genesis, the
+ * second is the copy of record 1. */
+static void first_record_duplicated_in_front(void **state)
 {
     size_t len;
     char *b = th_read_seq(H, 1, &len);
     th_write_seq(H, 0, b, len);
     free(b);
-    assert_tampered(H, BD_CHAIN_INSERTED, 0);
+    assert_tampered(H, BD_CHAIN_INSERTED, 2);
 }
 
 /* A valid record from another history (same position) replaces record 5. */
@@ -255,7 +254,7 @@ static void splice_from_another_history(void **state)
     free(tmp2);
 }
 
-/* A foreign record as the last record: the HEAD hint tells splice from edit. */
+/* A foreign record as the last record: the verify memo tells splice from edit. */
 static void splice_at_the_head(void **state)
 {
     char *tmp2;
@@ -278,20 +277,77 @@ static void unparseable_records(void **state)
     assert_tampered(H, BD_CHAIN_UNPARSEABLE, 6);
     th_write_seq(H, 6, "{\"a\":\"\xc3\x28\"}", 10);
     assert_tampered(H, BD_CHAIN_UNPARSEABLE, 6);
-    /* a symlink to a valid record, a directory, a FIFO */
-    char p6[1024], p5[1024];
-    th_path(p6, sizeof(p6), H, 6);
-    th_path(p5, sizeof(p5), H, 5);
-    unlink(p6);
-    assert_int_equal(symlink(p5, p6), 0);
+    /* an empty line in the middle, a line of spaces */
+    th_write_seq(H, 6, "   ", 3);
     assert_tampered(H, BD_CHAIN_UNPARSEABLE, 6);
-    unlink(p6);
-    assert_int_equal(mkdir(p6, 0700), 0);
-    assert_tampered(H, BD_CHAIN_UNPARSEABLE, 6);
-    rmdir(p6);
-    assert_int_equal(mkfifo(p6, 0600), 0);
-    assert_tampered(H, BD_CHAIN_UNPARSEABLE, 6);
-    unlink(p6);
+    th_insert_seq(H, 3, "", 0);
+    assert_tampered(H, BD_CHAIN_UNPARSEABLE, 3);
+}
+
+/* The segment file itself replaced by a symlink to a copy, a directory, a FIFO. */
+static void segment_not_a_file(void **state)
+{
+    char p[1024], q[1100];
+    th_path(p, sizeof(p), H, 1);
+    snprintf(q, sizeof(q), "%s.copy", p);
+    assert_int_equal(rename(p, q), 0);
+    assert_int_equal(symlink(q, p), 0);
+    assert_tampered(H, BD_CHAIN_UNPARSEABLE, 1);
+    unlink(p);
+    assert_int_equal(mkdir(p, 0700), 0);
+    assert_tampered(H, BD_CHAIN_UNPARSEABLE, 1);
+    rmdir(p);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_tampered(H, BD_CHAIN_UNPARSEABLE, 1);
+    unlink(p);
+    assert_int_equal(rename(q, p), 0);
+    assert_intact(H, N);
+}
+
+/* A segment renamed off the grid (every segment starts at 1 + a multiple of 65,536). */
+static void segment_renamed(void **state)
+{
+    char p[1024], q[1024];
+    th_path(p, sizeof(p), H, 1);
+    snprintf(q, sizeof(q), "%s/segments/0000000002.jsonl", bd_history_dir(H));
+    assert_int_equal(rename(p, q), 0);
+    assert_tampered(H, BD_CHAIN_INSERTED, 2);
+}
+
+/* The only segment removed: an empty chain, which only an anchor can tell from a new
+ * bench; a planted segment after a gap is a missing range. */
+static void segment_removed(void **state)
+{
+    char p[1024], q[1024];
+    th_path(p, sizeof(p), H, 1);
+    snprintf(q, sizeof(q), "%s/segments/0000065537.jsonl", bd_history_dir(H));
+    assert_int_equal(rename(p, q), 0);
+    assert_tampered(H, BD_CHAIN_MISSING, 1);
+    unlink(q);
+    assert_intact(H, 0);
+}
+
+/* A torn final line (a crash mid-append) is not a record and not tampering; the same
+ * bytes followed by a newline are an unparseable record. */
+static void torn_tail_versus_tamper(void **state)
+{
+    char p[1024];
+    th_path(p, sizeof(p), H, 1);
+    FILE *f = fopen(p, "ab");
+    assert_non_null(f);
+    fputs("{\"case_digest\":\"blake3:01", f);
+    fclose(f);
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(th_verify(H, &r, &err), 0);
+    assert_int_equal(r.count, N);
+    assert_true(r.torn_tail);
+    bd_history_verify_result_release(&r);
+    f = fopen(p, "ab");
+    assert_non_null(f);
+    fputs("\n", f);
+    fclose(f);
+    assert_tampered(H, BD_CHAIN_UNPARSEABLE, N + 1);
 }
 
 static void schema_invalid_records(void **state)
@@ -329,33 +385,31 @@ static void schema_invalid_records(void **state)
     free(dup);
     free(b);
     assert_tampered(H, BD_CHAIN_SCHEMA_INVALID, 2);
-    /* pretty-printed (not canonical) */
-    j = th_json_seq(H, 1);
-    char *pretty = cJSON_Print(j);
-    th_write_seq(H, 1, pretty, strlen(pretty));
-    free(pretty);
-    cJSON_Delete(j);
+    /* whitespace (not canonical) */
+    b = th_read_seq(H, 1, &len);
+    char *spaced = malloc(len + 2);
+    spaced[0] = '{';
+    spaced[1] = ' ';
+    memcpy(spaced + 2, b + 1, len - 1);
+    th_write_seq(H, 1, spaced, len + 1);
+    free(spaced);
+    free(b);
     assert_tampered(H, BD_CHAIN_SCHEMA_INVALID, 1);
 }
 
-static void stray_tmp_files_are_ignored_and_cleaned(void **state)
+/* What a crashed conversion or append leaves besides the segments is ignored. */
+static void stray_files_are_ignored(void **state)
 {
     char p[1024];
-    snprintf(p, sizeof(p), "%s/0000000011.json.tmp", bd_history_dir(H));
+    snprintf(p, sizeof(p), "%s/segments.tmp", bd_history_dir(H));
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/segments.tmp/0000000001.jsonl", bd_history_dir(H));
     th_write(p, "{\"half\":", 8);
-    snprintf(p, sizeof(p), "%s/0000000003.json.tmp", bd_history_dir(H));
-    th_write(p, "junk", 4);
-    snprintf(p, sizeof(p), "%s/HEAD.tmp", bd_history_dir(H));
+    snprintf(p, sizeof(p), "%s/segments/README", bd_history_dir(H));
     th_write(p, "junk", 4);
     assert_intact(H, N);
     th_append(H, "case", N + 1);
-    assert_false(th_exists_name(H, "0000000011.json.tmp"));
     assert_intact(H, N + 1);
-    /* a directory scan (stale HEAD) removes every stray temp record */
-    th_unlink_name(H, "HEAD");
-    th_append(H, "case", N + 2);
-    assert_false(th_exists_name(H, "0000000003.json.tmp"));
-    assert_intact(H, N + 2);
 }
 
 /* Other files in the directory are not records and do not matter. */
@@ -366,17 +420,20 @@ static void unrelated_files_are_ignored(void **state)
     th_write(p, "x", 1);
     snprintf(p, sizeof(p), "%s/12.json", bd_history_dir(H));
     th_write(p, "x", 1);
+    snprintf(p, sizeof(p), "%s/0000000001.json", bd_history_dir(H));
+    th_write(p, "x", 1); /* a version-1 name: ignored once segments exist */
     assert_intact(H, N);
 }
 
 /* The error message names the file, the seq and the reason. */
 static void message_names_file_seq_and_reason(void **state)
 {
-    th_unlink_name(H, "0000000004.json");
+    th_unlink_seq(H, 4);
     bd_history_verify_result r;
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_history_verify(H, 0, &r, &err), -1);
-    assert_non_null(strstr(err.file, "0000000004.json"));
+    assert_non_null(strstr(err.file, "segments/0000000001.jsonl"));
+    assert_int_equal(err.line, 4);
     assert_non_null(strstr(err.msg, "record 4"));
     assert_non_null(strstr(err.msg, "(missing)"));
     assert_int_equal(r.count, 3);
@@ -411,7 +468,7 @@ static void parallel_windows_find_the_same_first_bad_record(void **state)
     bd_history_verify_result_release(&r);
     patch(h, 250, "\"case_id\":\"case-", "\"case_id\":\"cate-");
     assert_tampered(h, BD_CHAIN_EDITED, 250);
-    th_unlink_name(h, "0000000199.json");
+    th_unlink_seq(h, 199);
     assert_tampered(h, BD_CHAIN_MISSING, 199);
     th_write_seq(h, 101, "{}", 2);
     assert_tampered(h, BD_CHAIN_SCHEMA_INVALID, 101);
@@ -437,20 +494,23 @@ int main(void)
         T(edit_last_record_needs_an_anchor),
         T(delete_middle_record),
         T(delete_first_record),
-        T(delete_and_renumber),
-        T(delete_first_and_renumber),
+        T(delete_two_records),
         T(truncate_tail_needs_an_anchor),
         T(swap_two_records),
         T(swap_adjacent_records),
         T(insert_forged_record),
         T(insert_forged_record_and_renumber),
         T(duplicate_record_appended),
-        T(record_zero_inserted),
+        T(first_record_duplicated_in_front),
         T(splice_from_another_history),
         T(splice_at_the_head),
         T(unparseable_records),
         T(schema_invalid_records),
-        T(stray_tmp_files_are_ignored_and_cleaned),
+        T(segment_not_a_file),
+        T(segment_renamed),
+        T(segment_removed),
+        T(torn_tail_versus_tamper),
+        T(stray_files_are_ignored),
         T(unrelated_files_are_ignored),
         T(message_names_file_seq_and_reason),
         cmocka_unit_test(parallel_windows_find_the_same_first_bad_record),

@@ -101,7 +101,9 @@ static inline void th_fields(bd_history_score_fields *f, char case_id[32], const
     f->task_class = "vuln-remediation";
     f->case_id = case_id;
     f->case_digest = TH_DIGEST_A;
-    f->rubric_digest = TH_DIGEST_B;
+    f->task_class_digest = TH_DIGEST_B;
+    f->run_full = true;
+    f->run_cases = 1;
     f->cassette_digest = i % 2 ? TH_DIGEST_A : NULL;
     f->harness_version = "0.1.0";
     f->isolation_class = i % 2 ? "namespaces" : "subprocess";
@@ -145,20 +147,43 @@ static inline bd_history *th_history(char **tmp_out, const char *prefix, int n)
     return h;
 }
 
+/* ---- segment surgery ----------------------------------------------------------------
+ * The history is segments/<first seq>.jsonl, one record per line (DESIGN.md §5). The
+ * helpers below load every line of every segment in order, change the list and write
+ * the segments back, so a test edits "record at position seq" like an attacker with a
+ * text editor would. */
+
+#include "segment.h"
+
+typedef struct th_lines {
+    char **line;
+    size_t *len;
+    size_t n;
+} th_lines;
+
+static inline void th_segdir(char *out, size_t size, bd_history *h)
+{
+    snprintf(out, size, "%s/segments", bd_history_dir(h));
+}
+
+/* The path of the segment holding position seq. */
 static inline void th_path(char *out, size_t size, bd_history *h, uint64_t seq)
 {
-    char name[16];
-    bd_history_file_name(name, seq);
-    snprintf(out, size, "%s/%s", bd_history_dir(h), name);
+    char name[17];
+    bd_segment_name(name, seq ? bd_segment_first(seq) : 1);
+    snprintf(out, size, "%s/segments/%s", bd_history_dir(h), name);
 }
 
 static inline char *th_read(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
-    char *buf = malloc(4 * 1024 * 1024);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
     assert_non_null(buf);
-    size_t n = fread(buf, 1, 4 * 1024 * 1024 - 1, f);
+    size_t n = fread(buf, 1, (size_t)size, f);
     fclose(f);
     buf[n] = '\0';
     *len = n;
@@ -174,18 +199,164 @@ static inline void th_write(const char *path, const char *buf, size_t len)
     close(fd);
 }
 
-static inline char *th_read_seq(bd_history *h, uint64_t seq, size_t *len)
+static inline void th_lines_add(th_lines *l, size_t at, const char *b, size_t len)
 {
-    char p[1024];
-    th_path(p, sizeof(p), h, seq);
-    return th_read(p, len);
+    l->line = realloc(l->line, (l->n + 1) * sizeof(*l->line));
+    l->len = realloc(l->len, (l->n + 1) * sizeof(*l->len));
+    assert_non_null(l->line);
+    assert_non_null(l->len);
+    memmove(l->line + at + 1, l->line + at, (l->n - at) * sizeof(*l->line));
+    memmove(l->len + at + 1, l->len + at, (l->n - at) * sizeof(*l->len));
+    l->line[at] = malloc(len + 1);
+    assert_non_null(l->line[at]);
+    memcpy(l->line[at], b, len);
+    l->line[at][len] = '\0';
+    l->len[at] = len;
+    l->n++;
 }
 
+/* Every line of every segment, in order (a torn tail counts as a line). */
+static inline th_lines th_lines_load(bd_history *h)
+{
+    th_lines l = {NULL, NULL, 0};
+    for (uint64_t first = 1;; first += BD_SEGMENT_RECORDS) {
+        char p[1024];
+        th_path(p, sizeof(p), h, first);
+        struct stat st;
+        if (stat(p, &st) != 0)
+            break;
+        size_t len;
+        char *b = th_read(p, &len);
+        size_t i = 0;
+        while (i < len) {
+            char *nl = memchr(b + i, '\n', len - i);
+            size_t e = nl ? (size_t)(nl - b) : len;
+            th_lines_add(&l, l.n, b + i, e - i);
+            i = e + 1;
+        }
+        free(b);
+    }
+    return l;
+}
+
+/* Write the lines back as segments of 65,536 lines (the old segments are removed). */
+static inline void th_lines_store(bd_history *h, th_lines *l)
+{
+    char dir[1024];
+    th_segdir(dir, sizeof(dir), h);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (bd_segment_parse_name(de->d_name) >= 0) {
+            char p[1300];
+            snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+    }
+    closedir(d);
+    for (size_t i = 0; i < l->n; i += BD_SEGMENT_RECORDS) {
+        char p[1024];
+        th_path(p, sizeof(p), h, i + 1);
+        FILE *f = fopen(p, "wb");
+        assert_non_null(f);
+        for (size_t j = i; j < l->n && j < i + BD_SEGMENT_RECORDS; j++) {
+            fwrite(l->line[j], 1, l->len[j], f);
+            fputc('\n', f);
+        }
+        fclose(f);
+    }
+    for (size_t i = 0; i < l->n; i++)
+        free(l->line[i]);
+    free(l->line);
+    free(l->len);
+    memset(l, 0, sizeof(*l));
+}
+
+static inline void th_lines_free(th_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->line[i]);
+    free(l->line);
+    free(l->len);
+    memset(l, 0, sizeof(*l));
+}
+
+/* The bytes of the record at position seq (caller frees). */
+static inline char *th_read_seq(bd_history *h, uint64_t seq, size_t *len)
+{
+    th_lines l = th_lines_load(h);
+    assert_true(seq >= 1 && seq <= l.n);
+    char *b = malloc(l.len[seq - 1] + 1);
+    assert_non_null(b);
+    memcpy(b, l.line[seq - 1], l.len[seq - 1] + 1);
+    *len = l.len[seq - 1];
+    th_lines_free(&l);
+    return b;
+}
+
+/* Replace the record at position seq; seq = count + 1 appends a line, 0 prepends one. */
 static inline void th_write_seq(bd_history *h, uint64_t seq, const char *buf, size_t len)
 {
-    char p[1024];
-    th_path(p, sizeof(p), h, seq);
-    th_write(p, buf, len);
+    th_lines l = th_lines_load(h);
+    if (seq == 0 || seq == l.n + 1) {
+        th_lines_add(&l, seq == 0 ? 0 : l.n, buf, len);
+    } else {
+        assert_true(seq <= l.n);
+        free(l.line[seq - 1]);
+        l.line[seq - 1] = malloc(len + 1);
+        assert_non_null(l.line[seq - 1]);
+        memcpy(l.line[seq - 1], buf, len);
+        l.line[seq - 1][len] = '\0';
+        l.len[seq - 1] = len;
+    }
+    th_lines_store(h, &l);
+}
+
+/* Insert a line before position seq (the records from seq on move down one line). */
+static inline void th_insert_seq(bd_history *h, uint64_t seq, const char *buf, size_t len)
+{
+    th_lines l = th_lines_load(h);
+    assert_true(seq >= 1 && seq <= l.n + 1);
+    th_lines_add(&l, seq - 1, buf, len);
+    th_lines_store(h, &l);
+}
+
+/* Remove the line at position seq (the later records move up one line). */
+static inline void th_unlink_seq(bd_history *h, uint64_t seq)
+{
+    th_lines l = th_lines_load(h);
+    assert_true(seq >= 1 && seq <= l.n);
+    free(l.line[seq - 1]);
+    memmove(l.line + seq - 1, l.line + seq, (l.n - seq) * sizeof(*l.line));
+    memmove(l.len + seq - 1, l.len + seq, (l.n - seq) * sizeof(*l.len));
+    l.n--;
+    th_lines_store(h, &l);
+}
+
+/* Swap the lines at positions a and b. */
+static inline void th_swap_seq(bd_history *h, uint64_t a, uint64_t b)
+{
+    th_lines l = th_lines_load(h);
+    assert_true(a >= 1 && a <= l.n && b >= 1 && b <= l.n);
+    char *t = l.line[a - 1];
+    size_t tl = l.len[a - 1];
+    l.line[a - 1] = l.line[b - 1];
+    l.len[a - 1] = l.len[b - 1];
+    l.line[b - 1] = t;
+    l.len[b - 1] = tl;
+    th_lines_store(h, &l);
+}
+
+/* Verify once, as the run gate does before records accumulate: it leaves the memo of
+ * the head it saw (history/VERIFIED), which tells an edited last record from a spliced
+ * one. */
+static inline void th_verified(bd_history *h)
+{
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, 0, &r, &err), 0);
+    bd_history_verify_result_release(&r);
 }
 
 /* Record seq's JSON, for forging canonical variants. */
@@ -207,14 +378,6 @@ static inline void th_write_json_seq(bd_history *h, uint64_t seq, const cJSON *j
     assert_non_null(c);
     th_write_seq(h, seq, c, len);
     free(c);
-}
-
-static inline void th_rename_seq(bd_history *h, uint64_t from, uint64_t to)
-{
-    char a[1024], b[1024];
-    th_path(a, sizeof(a), h, from);
-    th_path(b, sizeof(b), h, to);
-    assert_int_equal(rename(a, b), 0);
 }
 
 static inline void th_unlink_name(bd_history *h, const char *name)

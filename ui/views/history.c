@@ -323,9 +323,14 @@ typedef struct cols_t {
     int seq, time, tc, cs, score, iso, hash;
 } cols_t;
 
-static cols_t layout(int cols)
+/* Column layout for `cols` columns; SEQ is as wide as "#<max_seq>" and a space (at least
+ * 8), so a 7-digit sequence number is shown whole. */
+static cols_t layout(int cols, unsigned long long max_seq)
 {
-    cols_t c = {8, 21, 17, 0, 8, 0, 0};
+    int digits = 1;
+    for (unsigned long long q = max_seq; q >= 10; q /= 10)
+        digits++;
+    cols_t c = {digits + 2 > 8 ? digits + 2 : 8, 21, 17, 0, 8, 0, 0};
     if (cols >= 110) {
         c.iso = 11;
         c.hash = 13;
@@ -381,7 +386,10 @@ static void draw(bd_view *v, WINDOW *w)
 {
     hist_view *s = v->state;
     int rows = getmaxy(w), cols = getmaxx(w);
-    cols_t c = layout(cols);
+    unsigned long long max_seq = 0;
+    if (s->n) /* loaded in seq order, one way or the other: the ends hold the largest */
+        max_seq = s->recs[0].seq > s->recs[s->n - 1].seq ? s->recs[0].seq : s->recs[s->n - 1].seq;
+    cols_t c = layout(cols, max_seq);
     char head[400];
     snprintf(head, sizeof(head), " %-*s%-*s%-*s%-*s%-*s%-*s%s", c.seq, "SEQ", c.time, "FINISHED",
              c.tc, "TASK CLASS", c.cs, "CASE", c.score, "SCORE", c.iso, c.iso ? "ISOLATION" : "",

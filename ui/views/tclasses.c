@@ -92,9 +92,22 @@ typedef struct cols_t {
     int name, tier, cases, signed_, await, draft, pins, last;
 } cols_t;
 
-static cols_t layout(int cols)
+/* Column layout for `cols` columns. The count columns widen with the largest case count
+ * (`max_cases`), so a 100,000-case task class shows its counts whole. */
+static cols_t layout(int cols, size_t max_cases)
 {
+    int digits = 1;
+    for (size_t q = max_cases; q >= 10; q /= 10)
+        digits++;
     cols_t c = {0, 7, 6, 7, 6, 6, 11, 15};
+    if (digits + 1 > c.cases - 1) {
+        int grow = digits + 2 - c.cases;
+        c.cases += grow;
+        c.signed_ += digits + 1 > c.signed_ - 1 ? digits + 2 - c.signed_ : 0;
+        c.await += grow;
+        c.draft += grow;
+        c.pins += grow; /* "x 100000 bad" */
+    }
     int fixed = 3 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
     c.name = cols - fixed;
     if (c.name < 12)
@@ -189,7 +202,11 @@ static void draw(bd_view *v, WINDOW *w)
 {
     tclasses *s = v->state;
     int rows = getmaxy(w), cols = getmaxx(w);
-    cols_t c = layout(cols);
+    size_t max_cases = 0;
+    for (size_t i = 0; i < v->app->model->n_tcs; i++)
+        if (v->app->model->tcs[i].n_cases > max_cases)
+            max_cases = v->app->model->tcs[i].n_cases;
+    cols_t c = layout(cols, max_cases);
     char head[256];
     snprintf(head, sizeof(head), "   %-*s %-*s%*s %*s%*s%*s %-*s%s", c.name, "TASK CLASS", c.tier,
              "TIER", c.cases - 1, "CASES", c.signed_ - 1, "SIGNED", c.await, "AWAIT", c.draft,
