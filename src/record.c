@@ -251,11 +251,12 @@ out:
 int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_record_take *t,
                     bd_err *err)
 {
+    /* Temp files go to cases/: never inside the case, whose digest would take them in. */
     char dir[4400], path[4500];
     snprintf(dir, sizeof(dir), "%s/%s", tc->cases_dir, case_id);
     if (t->changed) {
         snprintf(path, sizeof(path), "%s/cassette.json", dir);
-        if (bd_write_file_atomic(path, t->new_text, t->new_len, 0644, err) != 0)
+        if (bd_write_file_atomic_in(path, tc->cases_dir, t->new_text, t->new_len, 0644, err) != 0)
             return -1;
     }
     /* Then case.yaml: the one value, every other byte as it was. */
@@ -268,7 +269,7 @@ int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_recor
     free(text);
     if (!edited)
         return -1;
-    int rc = bd_write_file_atomic(path, edited, strlen(edited), 0644, err);
+    int rc = bd_write_file_atomic_in(path, tc->cases_dir, edited, strlen(edited), 0644, err);
     free(edited);
     return rc;
 }

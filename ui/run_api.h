@@ -55,6 +55,7 @@ struct bd_ui_run {
     char task_class[129];
     char run_id[BD_RUN_ID_MAX];
     char isolation[16];
+    char task_class_digest[72]; /* what the run hashed and recorded (§2), for stale marks */
     bd_ur_case *cases;
     size_t n;
     size_t passed, failed, running, done;

@@ -56,36 +56,45 @@ restore() { rm -rf "$root/bench"; cp -a "$BD_TMP/pristine" "$root/bench"; }
 
 f=$(find "$cdir/input" -type f | head -1)
 printf 'x' >>"$f"
-expect 1 case.digest_mismatch -- bd -C "$root" verify
+expect 1 case.digest_mismatch -- bd -C "$root" verify "$tc"
 restore
 chmod +x "$(find "$cdir/expected" -type f | head -1)"
 expect 1 case.digest_mismatch -- bd -C "$root" verify "$tc"
 restore
 printf '\n# tampered\n' >>"$root/bench/$tc/rubric.py"
-expect 1 rubric.digest_mismatch -- bd -C "$root" verify
+expect 1 task_class.digest_mismatch -- bd -C "$root" verify "$tc"
 restore
+sed -i 's/^promotion_threshold: .*/promotion_threshold: {silver: 0.10, gold: 0.20}/' "$root/bench/$tc/registration.yaml"
+expect 1 task_class.digest_mismatch -- bd -C "$root" verify "$tc"
+restore
+# case.yaml is inside the case digest (format v2): editing its cassette_digest is first
+# a case.digest_mismatch; with the pin forged to match (the independent reference
+# computes it), the cassette check still catches it.
 sed -i "s/^cassette_digest: .*/cassette_digest: blake3:$(printf '0%.0s' $(seq 64))/" "$cdir/case.yaml"
-expect 1 cassette.digest_mismatch -- bd -C "$root" verify
+expect 1 case.digest_mismatch -- bd -C "$root" verify "$tc"
+forged=$(python3 "$BD_SOURCE_DIR/tests/kat/case_digest.py" "$cdir")
+sed -i "s|^  $case1: .*|  $case1: $forged|" "$root/bench/$tc/cases/digests.yaml"
+expect 1 cassette.digest_mismatch -- bd -C "$root" verify "$tc"
 restore
 sed -i "/^  $case1:/d" "$root/bench/$tc/cases/digests.yaml"
-expect 1 case.digest_missing -- bd -C "$root" verify
+expect 1 case.digest_missing -- bd -C "$root" verify "$tc"
 restore
 mv "$cdir" "$root/bench/$tc/cases/zz-moved-away"
-expect 1 case.pin_orphaned -- bd -C "$root" verify
+expect 1 case.pin_orphaned -- bd -C "$root" verify "$tc"
 restore
 ln -s /etc/passwd "$cdir/input/link"
-expect 1 case.unsupported_entry -- bd -C "$root" verify
+expect 1 case.unsupported_entry -- bd -C "$root" verify "$tc"
 restore
 mkfifo "$cdir/input/fifo"
-expect 1 case.unsupported_entry -- bd -C "$root" verify
+expect 1 case.unsupported_entry -- bd -C "$root" verify "$tc"
 restore
 printf 'surprise: 1\n' >>"$cdir/case.yaml"
-expect 2 case.schema_invalid -- bd -C "$root" verify
+expect 2 case.schema_invalid -- bd -C "$root" verify "$tc"
 restore
 # Every failure is reported, not just the first.
 printf 'x' >>"$(find "$cdir/input" -type f | head -1)"
 printf '\n# tampered\n' >>"$root/bench/$tc/rubric.py"
-n=$(bd -C "$root" verify 2>&1 >/dev/null | grep -c '^benchdesk: ' || true)
+n=$(bd -C "$root" verify "$tc" 2>&1 >/dev/null | grep -c '^benchdesk: ' || true)
 [ "$n" -ge 2 ] && pass "verify reports every failure ($n)" || fail "verify reported $n failures"
 
 # pin: deliberate re-pin fixes both, and case.yaml keeps every other byte.
@@ -95,7 +104,7 @@ after=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | sh
 [ "$before" = "$after" ] && pass "pin keeps case.yaml bytes" || fail "pin changed other bytes"
 # Re-pinning changed content does not launder it: the signatures were over the old
 # digest, so the case must be signed again (DESIGN.md §6).
-expect 1 provenance.bad_signature -- bd -C "$root" verify
+expect 1 provenance.bad_signature -- bd -C "$root" verify "$tc"
 restore
 # pin of one case leaves the other pins alone.
 printf 'y' >>"$(find "$cdir/input" -type f | head -1)"
@@ -103,7 +112,7 @@ cp "$root/bench/$tc/cases/digests.yaml" "$BD_TMP/d1"
 expect 0 - -- bd -C "$root" pin "$tc" "$case1"
 [ "$(diff "$BD_TMP/d1" "$root/bench/$tc/cases/digests.yaml" | grep -c '^[<>]')" = 2 ] \
     && pass "pin one case changes one line" || fail "pin one case changed more"
-expect 1 provenance.bad_signature -- bd -C "$root" verify
+expect 1 provenance.bad_signature -- bd -C "$root" verify "$tc"
 expect 2 bench.unknown_case -- bd -C "$root" pin "$tc" no-such-case
 # pin refuses a case it cannot digest and writes nothing.
 ln -s /etc/passwd "$cdir/input/link"
@@ -130,7 +139,7 @@ rec="$root/.benchdesk/history/segments/0000000001.jsonl"
 [ "$(grep -c '"promotion.refused"' "$rec" 2>/dev/null)" = 2 ] && pass "refusals recorded" ||
     fail "no audit records in $rec"
 chmod u+w "$rec"; sed -i '1s/silver/SILVR/' "$rec"
-expect 1 chain.tampered -- bd -C "$root" verify
+expect 1 chain.tampered -- bd -C "$root" verify "$tc"
 out=$(bd -C "$root" verify --json || true)
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] is False and d["history"]["failures"][0]["code"]=="chain.tampered"' "$out" \
     && pass "verify --json names the tampered chain" || fail "verify --json chain: $out"

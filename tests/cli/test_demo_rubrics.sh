@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The demo bench (bench/) is well formed and its rubrics really score.
 #
-# For every task class and case: the files follow DESIGN.md §1 (registration, case.yaml
-# keys, names, digests.yaml's rubric pin, cassette_digest = BLAKE3 of cassette.json, pins
-# and case_digest when present = §2 digest); expected/expected.json equals case.yaml's
+# For every task class and case: the files follow DESIGN.md §1, format v2 (registration,
+# case.yaml keys, names, digests.yaml's task-class pin = §2 task-class digest, cassette_digest
+# = BLAKE3 of cassette.json, pins = §2 case digest, case.yaml included, provenance.yaml
+# excluded, computed here independently); expected/expected.json equals case.yaml's
 # `expected` map (this bench writes each expected value as one line of JSON flow); the
 # rubric, run as the runner runs it (§3/§4: scrubbed env, `python3 -s`, a fresh cwd
 # holding a read-only case/), exits 0 with exactly one strictly valid BenchScore whose
@@ -118,7 +119,7 @@ def b3_bytes(data):
 
 
 def case_digest(d):
-    """DESIGN.md §2: BLAKE3 over the case dir's files except the top-level case.yaml."""
+    """DESIGN.md §2: BLAKE3 over the case dir's files except the top-level provenance.yaml."""
     entries = []
     for root, dirs, files in os.walk(d):
         for n in dirs + files:
@@ -130,15 +131,28 @@ def case_digest(d):
                 bad("%s: not a regular file or directory (case.unsupported_entry)" % p)
                 continue
             rel = os.path.relpath(p, d).replace(os.sep, "/")
-            if rel == "case.yaml":
+            if rel == "provenance.yaml":
                 continue
             entries.append((rel.encode(), p, st))
-    stream = bytearray(b"benchdesk-case-v1\n")
+    stream = bytearray(b"benchdesk-case-v2\n")
     for rel, p, st in sorted(entries):
         with open(p, "rb") as f:
             data = f.read()
         t = b"x" if st.st_mode & 0o111 else b"f"
         stream += t + b"\0" + rel + b"\0" + str(len(data)).encode() + b"\0" + data
+    return b3_bytes(bytes(stream))
+
+
+def task_class_digest(tc_dir):
+    """DESIGN.md §2: BLAKE3 over registration.yaml and rubric.py, under their own header."""
+    stream = bytearray(b"benchdesk-task-class-v2\n")
+    for rel in ("registration.yaml", "rubric.py"):
+        p = os.path.join(tc_dir, rel)
+        st = os.lstat(p)
+        with open(p, "rb") as f:
+            data = f.read()
+        t = b"x" if st.st_mode & 0o111 else b"f"
+        stream += t + b"\0" + rel.encode() + b"\0" + str(len(data)).encode() + b"\0" + data
     return b3_bytes(bytes(stream))
 
 
@@ -192,8 +206,8 @@ def load_registration(tc):
     if sorted(top) != sorted(want):
         bad("%s: keys %s, want %s" % (path, sorted(top), sorted(want)))
     g = lambda k: top.get(k, ("", []))[0]
-    if g("schema_version") != "1":
-        bad("%s: schema_version must be 1" % path)
+    if g("schema_version") != "2":
+        bad("%s: schema_version must be 2" % path)
     if g("name") != tc:
         bad("%s: name %r must equal the directory name" % (path, g("name")))
     if g("current_tier") not in ("bronze", "silver", "gold"):
@@ -217,8 +231,11 @@ def load_registration(tc):
     r = flow_map(g("rubric")) or {}
     if r != {"wall_clock_seconds": "30", "memory_mb": "512"}:
         bad("%s: rubric limits %r" % (path, r))
-    if flow_map(g("sut")) != {"kind": "cassette"}:
-        bad("%s: sut must be {kind: cassette}" % path)
+    # {kind: cassette}, or an offline command SUT written as a block (DESIGN.md §15)
+    sut_lines = top.get("sut", ("", []))[1]
+    if flow_map(g("sut")) != {"kind": "cassette"} and not (
+            g("sut") == "" and "  kind: command" in sut_lines and "  network: false" in sut_lines):
+        bad("%s: sut must be {kind: cassette} or an offline command" % path)
     return keys, taxonomy, int(flow_map(g("min_cases_for_promotion") or "{}").get("bronze", "0") or 0)
 
 
@@ -236,8 +253,8 @@ def check_case(tc, cid, d, pins):
     if os.path.getsize(path) > 8192:
         bad("%s: larger than 8 KiB" % path)
     top = top_level(path)
-    required = ["schema_version", "case_id", "title", "disposition", "difficulty", "provenance", "expected",
-                "cassette_digest", "case_digest"]
+    required = ["schema_version", "case_id", "title", "disposition", "difficulty", "origin", "expected",
+                "cassette_digest"]
     for k in top:
         if k not in required + ["rubric_limits"]:
             bad("%s: unknown key %s (case.schema_invalid)" % (path, k))
@@ -246,7 +263,7 @@ def check_case(tc, cid, d, pins):
             bad("%s: missing key %s" % (path, k))
             return None, None
     g = lambda k: top[k][0].strip('"')
-    if g("schema_version") != "1":
+    if g("schema_version") != "2":
         bad("%s: schema_version" % path)
     if g("case_id") != cid:
         bad("%s: case_id %r must equal the directory name" % (path, g("case_id")))
@@ -263,13 +280,13 @@ def check_case(tc, cid, d, pins):
         bad("%s: difficulty %r" % (path, g("difficulty")))
 
     prov = {}
-    for line in top["provenance"][1]:
+    for line in top["origin"][1]:
         m = re.match(r"^  ([a-z_]+):(?: (.*))?$", line)
         if m:
             prov[m.group(1)] = (m.group(2) or "").strip()
     for k in prov:
-        if k not in ("source", "source_ref", "added_at", "added_by", "reviewed_by", "last_validated_at"):
-            bad("%s: unknown provenance key %s" % (path, k))
+        if k not in ("source", "source_ref", "added_at"):
+            bad("%s: unknown origin key %s" % (path, k))
     if prov.get("source") not in ("curated", "outcome-ledger-derived", "regression-converted"):
         bad("%s: provenance.source %r" % (path, prov.get("source")))
     m = re.match(r'^\{type: (ghsa|ledger|commit|synthetic), value: ("[^"]+")\}$', prov.get("source_ref", ""))
@@ -282,9 +299,17 @@ def check_case(tc, cid, d, pins):
         # the demo bench carries only obviously synthetic advisory ids, never real ones
         if not re.match(shapes[m.group(1)], value):
             bad("%s: source_ref value %r does not have the demo %s shape" % (path, value, m.group(1)))
-    for k in ("added_at", "last_validated_at"):
-        if not TIMESTAMP.match(prov.get(k, "")):
-            bad("%s: provenance.%s must be a quoted YYYY-MM-DDTHH:MM:SSZ" % (path, k))
+    if not TIMESTAMP.match(prov.get("added_at", "")):
+        bad("%s: origin.added_at must be a quoted YYYY-MM-DDTHH:MM:SSZ" % path)
+    # provenance.yaml (signatures, never hashed): v2 keys only, when present.
+    ppath = os.path.join(d, "provenance.yaml")
+    if os.path.exists(ppath):
+        ptop = top_level(ppath)
+        for k in ptop:
+            if k not in ("schema_version", "author", "reviewer", "last_validated_at"):
+                bad("%s: unknown key %s" % (ppath, k))
+        if ptop.get("schema_version", ("", []))[0] != "2":
+            bad("%s: schema_version must be 2" % ppath)
 
     expected = {}
     for line in top["expected"][1]:
@@ -311,11 +336,8 @@ def check_case(tc, cid, d, pins):
         bad("%s: cassette_digest %s != BLAKE3 of cassette.json" % (path, cd))
     digest = case_digest(d)
     pin = pins.get(cid)
-    if g("case_digest") != "null":
-        if g("case_digest") != digest:
-            bad("%s: case_digest is not the digest of the case dir (%s)" % (path, digest))
-        if pin != g("case_digest"):
-            bad("%s: case_digest differs from its pin in digests.yaml" % path)
+    if "case_digest" in top:
+        bad("%s: a v1 case_digest key (format v2 pins live only in digests.yaml)" % path)
     if pin is not None and pin != digest:
         bad("%s: pin %s != digest %s" % (d, pin, digest))
     return disp, expected
@@ -452,10 +474,11 @@ def main():
             bad("task class name %r" % tc)
         keys, taxonomy, min_bronze = load_registration(tc)
         dig = top_level(os.path.join(BENCH, tc, "cases", "digests.yaml"))
-        if sorted(dig) != ["cases", "rubric", "schema_version"] or dig["schema_version"][0] != "1":
-            bad("%s/cases/digests.yaml: want schema_version, rubric, cases" % tc)
-        if dig.get("rubric", ("", []))[0] != b3_file(os.path.join(BENCH, tc, "rubric.py")):
-            bad("%s: digests.yaml rubric pin != BLAKE3 of rubric.py (re-pin after editing it)" % tc)
+        if sorted(dig) != ["cases", "schema_version", "task_class"] or dig["schema_version"][0] != "2":
+            bad("%s/cases/digests.yaml: want schema_version (2), task_class, cases" % tc)
+        if dig.get("task_class", ("", []))[0] != task_class_digest(os.path.join(BENCH, tc)):
+            bad("%s: digests.yaml task_class pin != task-class digest of registration.yaml + "
+                "rubric.py (re-pin after editing them)" % tc)
         pins = {}
         cases_v, cases_l = dig.get("cases", ("", []))
         if cases_v not in ("", "{}"):

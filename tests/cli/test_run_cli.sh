@@ -25,7 +25,7 @@ assert [r["case_id"] for r in s["results"]] == ["case-0000", "case-0001", "case-
 assert all(len(r["record_hash"]) == 64 for r in s["results"]), s["results"]
 assert s["chain_head"] == s["results"][-1]["record_hash"] or s["chain_head"] in [r["record_hash"] for r in s["results"]]
 assert s["provenance_verified"] is False
-assert s["rubric_digest"].startswith("blake3:")
+assert s["task_class_digest"].startswith("blake3:") and "rubric_digest" not in s
 PY
 grep -qE '^\[[0-9]/3\] case-000[0-2]: pass 1\.000 \([0-9]+ ms\)$' "$BD_TMP/err" \
     && pass "plain progress lines on a non-terminal" || fail "stderr: $(cat "$BD_TMP/err")"
@@ -59,7 +59,8 @@ for c in finished:
 f = ev[-1]
 assert set(f) == {"event", "summary"}
 assert set(f["summary"]) == {"cases", "passed", "failed", "mean_score", "ci95", "failure_modes",
-                             "cost_usd", "wall_ms", "chain_head"}, f
+                             "cost_usd", "wall_ms", "skipped_unsigned", "chain_head"}, f
+assert f["summary"]["skipped_unsigned"] == {"draft": 0, "awaiting_review": 0}, f
 assert f["summary"]["cases"] == 3 and f["summary"]["ci95"] == [1, 1]
 last = [e for e in ev if e["event"] == "case.finished"][-1]
 assert f["summary"]["chain_head"] == last["record_hash"], (f, last)
@@ -167,7 +168,17 @@ tamper() { # what code -- command
         || fail "$what: a run summary was written"
 }
 tamper "edited input" case.digest_mismatch -- sh -c "echo x >> '$FX/bench/trivial/cases/case-0001/input/prompt.txt'"
-tamper "edited rubric" rubric.digest_mismatch -- sh -c "echo '# x' >> '$FX/bench/trivial/rubric.py'"
-tamper "re-recorded cassette" cassette.digest_mismatch -- sed -i 's/^cassette_digest: blake3:./cassette_digest: blake3:0/' "$FX/bench/trivial/cases/case-0002/case.yaml"
+tamper "edited rubric" task_class.digest_mismatch -- sh -c "echo '# x' >> '$FX/bench/trivial/rubric.py'"
+tamper "edited threshold" task_class.digest_mismatch -- sed -i 's/silver: 0.80/silver: 0.10/' "$FX/bench/trivial/registration.yaml"
+tamper "edited expected" case.digest_mismatch -- sed -i 's/^expected: .*/expected: {"answer": 43}/' "$FX/bench/trivial/cases/case-0001/case.yaml"
+# case.yaml is hashed: a cassette_digest that no longer fits its cassette gets past the
+# pin only with a hand-forged pin (computed by the independent reference).
+forge_cassette() {
+    local c="$FX/bench/trivial/cases/case-0002" d
+    sed -i 's/^cassette_digest: blake3:./cassette_digest: blake3:0/' "$c/case.yaml"
+    d=$("$PY" "$BD_SOURCE_DIR/tests/kat/case_digest.py" "$c")
+    sed -i "s|^  case-0002: .*|  case-0002: $d|" "$FX/bench/trivial/cases/digests.yaml"
+}
+tamper "re-recorded cassette" cassette.digest_mismatch -- forge_cassette
 tamper "unpinned case" case.digest_missing -- sed -i '/case-0001/d' "$FX/bench/trivial/cases/digests.yaml"
 finish

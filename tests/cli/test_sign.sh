@@ -9,6 +9,7 @@ gpg_keys
 
 root="$BD_TMP/bench"
 mini_bench "$root" alice bob carol mallory
+expect 0 - -- bd digest "$root/bench/tc"
 c1="$root/bench/tc/cases/c1"
 c2="$root/bench/tc/cases/c2"
 
@@ -17,33 +18,35 @@ expect 2 usage.bad_args -- bd sign "$c1"
 expect 2 usage.bad_args -- bd sign "$c1" --role owner
 expect 2 usage.bad_args -- bd sign --role author
 expect 2 usage.bad_args -- bd sign "$c1" --role author --key 1234
-expect 2 bench.unknown_case -- bd sign "$root/bench/tc" --role author
 expect 2 bench.unknown_case -- bd sign "$root/nope" --role author
+expect 2 bench.unknown_case -- bd sign "$root/bench/tc/cases" --role author
 
-# The curator signs as author.
+# The curator signs as author: provenance.yaml is written, the signed files are not.
 before=$(cat "$c1/case.yaml")
+digest_before=$(bd digest "$c1")
 out=$(bd sign "$c1" --role author --key "$ALICE_FPR" --json)
-python3 - "$out" "$ALICE_FPR" <<'PY' && pass "sign --json" || fail "sign --json: $out"
+python3 - "$out" "$ALICE_FPR" "$digest_before" <<'PY' && pass "sign --json" || fail "sign --json: $out"
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["role"] == "author" and d["fingerprint"] == sys.argv[2], d
 assert d["identity"] == "alice@bench.example" and d["case_id"] == "c1", d
-assert d["message"].startswith("benchdesk-provenance-v1\nrole: author\ncase_id: c1\n"), d
+assert d["subject"] == "case" and d["task_class"] == "tc" and d["digest"] == sys.argv[3], d
+assert d["provenance_yaml"].endswith("/bench/tc/cases/c1/provenance.yaml"), d
+assert d["message"] == ("benchdesk-provenance-v2\nrole: author\nsubject: case\ntask_class: tc\n"
+                        "case_id: c1\ndigest: %s\n" % sys.argv[3]), d
 PY
-grep -q 'a comment that must survive' "$c1/case.yaml" && pass "comments kept" || fail "comments lost"
-# Everything but the new block is byte for byte what it was.
-python3 - "$c1/case.yaml" "$before" <<'PY' && pass "only the block was added" || fail "case.yaml disturbed"
-import sys
-after = open(sys.argv[1]).read()
-s = after.index("  added_by:\n"); e = after.index("  # validated by hand\n")
-assert after[:s] + after[e:] == sys.argv[2] + "\n", (after[:s] + after[e:])
-PY
+[ "$(cat "$c1/case.yaml")" = "$before" ] && pass "case.yaml untouched by signing" || fail "case.yaml changed"
+[ "$(bd digest "$c1")" = "$digest_before" ] && pass "the case digest is unchanged" || fail "digest moved"
+grep -q '^author:$' "$c1/provenance.yaml" && pass "author block in provenance.yaml" || fail "no author block"
+grep -q '^schema_version: 2$' "$c1/provenance.yaml" && pass "provenance.yaml is v2" || fail "provenance.yaml schema"
 
 # The signature is over exactly the §6 bytes, each line ending in "\n": gpg agrees.
-digest=$(awk '$1 == "case_digest:" {print $2}' "$c1/case.yaml")
-printf 'benchdesk-provenance-v1\nrole: author\ncase_id: c1\nadded_at: 2026-05-12T14:00:00Z\ncase_digest: %s\n' \
+digest=$(awk '$1 == "c1:" {print $2}' "$root/bench/tc/cases/digests.yaml")
+[ "$digest" = "$digest_before" ] && pass "the pin is the digest" || fail "pin $digest vs $digest_before"
+printf 'benchdesk-provenance-v2\nrole: author\nsubject: case\ntask_class: tc\ncase_id: c1\ndigest: %s\n' \
     "$digest" >"$BD_TMP/msg"
-signature_of "$c1/case.yaml" added_by >"$BD_TMP/sig.asc"
+signature_of "$c1/provenance.yaml" author >"$BD_TMP/sig.asc"
+grep -q 'BEGIN PGP SIGNATURE' "$BD_TMP/sig.asc" || fail "no signature extracted"
 if gpg --batch --verify "$BD_TMP/sig.asc" "$BD_TMP/msg" 2>/dev/null; then pass "gpg verifies the exact message"
 else fail "gpg does not verify the exact message"; fi
 printf 'x' >>"$BD_TMP/msg"
@@ -54,7 +57,12 @@ else fail "gpg verified an altered message"; fi
 expect 1 provenance.same_signer -- bd sign "$c1" --role reviewer --key "$ALICE_FPR"
 expect 3 provenance.missing -- bd sign "$c2" --role reviewer --key "$BOB_FPR"
 expect 0 - -- bd sign "$c1" --role reviewer --key "$BOB_FPR"
-grep -q '^  reviewed_by:$' "$c1/case.yaml" && pass "reviewed_by written" || fail "no reviewed_by"
+grep -q '^reviewer:$' "$c1/provenance.yaml" && pass "reviewer block written" || fail "no reviewer block"
+# The reviewer's key may not take the author role on the same case (two-person rule),
+# and the refusal writes nothing.
+cp "$c1/provenance.yaml" "$BD_TMP/c1.prov"
+expect 1 provenance.same_signer -- bd sign "$c1" --role author --key "$BOB_FPR"
+cmp -s "$c1/provenance.yaml" "$BD_TMP/c1.prov" && pass "same-signer refusal wrote nothing" || fail "provenance.yaml changed"
 
 # Keys the bench does not trust for the role.
 expect 1 provenance.untrusted_signer -- bd sign "$c2" --role author --key "$MALLORY_FPR"
@@ -63,9 +71,8 @@ expect 2 gpg.key_not_found -- bd sign "$c2" --role author --key "$DAVE_FPR"
 
 # A case off its pin is never signed.
 echo edited >"$c2/input/prompt.txt"
-cp "$c2/case.yaml" "$BD_TMP/c2.before"
 expect 1 case.digest_mismatch -- bd sign "$c2" --role author --key "$ALICE_FPR"
-cmp -s "$c2/case.yaml" "$BD_TMP/c2.before" && pass "refused sign wrote nothing" || fail "refused sign wrote"
+[ ! -e "$c2/provenance.yaml" ] && pass "refused sign wrote nothing" || fail "refused sign wrote"
 bd -C "$root" pin tc c2 >/dev/null
 
 # Without --key: gpg.conf's default-key decides.
@@ -86,5 +93,38 @@ rm -f "$root/.benchdesk/config.yaml"
 # An edited case after signing: signing again is refused until it is re-pinned.
 echo changed >"$c1/expected/answer.txt"
 expect 1 case.digest_mismatch -- bd sign "$c1" --role author --key "$ALICE_FPR"
+# ...and so is an edit of case.yaml's expected: (inside the digest in format v2).
+sed -i 's/answer: 42/answer: 43/' "$c2/case.yaml"
+expect 1 case.digest_mismatch -- bd sign "$c2" --role reviewer --key "$ALICE_FPR"
+
+# A new case that was never pinned: pin first.
+bd -C "$root" case new tc fresh >/dev/null
+expect 1 case.digest_missing -- bd sign "$root/bench/tc/cases/fresh" --role author --key "$ALICE_FPR"
+
+# The task class itself: sign TASK_CLASS_DIR as author, then as a different reviewer.
+tcdir="$root/bench/tc"
+expect 3 provenance.missing -- bd sign "$tcdir" --role reviewer --key "$BOB_FPR"
+out=$(bd sign "$tcdir" --role author --key "$ALICE_FPR" --json)
+python3 - "$out" <<'PY' && pass "sign TASK_CLASS_DIR --json" || fail "sign task class: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["subject"] == "task-class" and d["case_id"] is None and d["task_class"] == "tc", d
+assert d["message"].startswith("benchdesk-provenance-v2\nrole: author\nsubject: task-class\n"
+                               "task_class: tc\ndigest: blake3:"), d
+assert "case_id" not in d["message"], d
+PY
+expect 1 provenance.same_signer -- bd sign "$tcdir" --role reviewer --key "$ALICE_FPR"
+expect 1 provenance.untrusted_signer -- bd sign "$tcdir" --role reviewer --key "$MALLORY_FPR"
+expect 0 - -- bd sign "$tcdir" --role reviewer --key "$BOB_FPR"
+grep -q '^reviewer:$' "$tcdir/provenance.yaml" && pass "task-class reviewer written" || fail "no tc reviewer"
+bd -C "$root" verify tc --json >"$BD_TMP/v.json" 2>/dev/null || true
+python3 - "$BD_TMP/v.json" <<'PY' && pass "verify sees the task class signed" || fail "verify: $(cat "$BD_TMP/v.json")"
+import json, sys
+tc = json.load(open(sys.argv[1]))["task_classes"][0]
+assert tc["name"] == "tc" and tc["task_class_provenance"] == "signed", tc
+PY
+# A registration edit (a threshold) after signing: refused until re-pinned.
+sed -i 's/silver: 0.80/silver: 0.10/' "$tcdir/registration.yaml"
+expect 1 task_class.digest_mismatch -- bd sign "$tcdir" --role author --key "$ALICE_FPR"
 
 finish

@@ -48,7 +48,10 @@ git -C "$root" add -A && git -C "$root" commit -q -m "demo bench" && pass "bench
 case_id=$(bd -C "$root" list vuln-remediation --json | python3 -c '
 import json, sys
 print(next(c["case_id"] for c in json.load(sys.stdin)["cases"] if c["provenance"] == "draft"))')
-rel="bench/vuln-remediation/cases/$case_id/case.yaml"
+# Signatures live in the case's provenance.yaml (format v2), which a draft does not have yet.
+rel="bench/vuln-remediation/cases/$case_id/provenance.yaml"
+caserel="bench/vuln-remediation/cases/$case_id/case.yaml"
+[ ! -e "$root/$rel" ] && pass "a draft has no provenance.yaml" || fail "the draft has $rel"
 [ -n "$case_id" ] && pass "draft case $case_id" || fail "no draft case in the demo bench"
 
 tui_start 100 30
@@ -70,8 +73,10 @@ expect_screen_re "status +draft" "the case is a draft"
 # The sign view: the exact message, the key, the role.
 tui_keys P
 expect_screen "message to be signed" "P opens the sign view"
-expect_screen "case_digest: blake3:" "the message is prepared"
-expect_screen "benchdesk-provenance-v1" "the message's first line"
+expect_screen "digest: blake3:" "the message is prepared"
+expect_screen "benchdesk-provenance-v2" "the message's first line"
+expect_screen "subject: case" "the kind of subject is in the message"
+expect_screen "task_class: vuln-remediation" "the task class is in the message"
 expect_screen "role: author" "the role is in the message"
 expect_screen "case_id: $case_id" "the case id is in the message"
 expect_screen "$fpr" "the key picker lists the secret key"
@@ -83,21 +88,22 @@ tui_keys Enter
 expect_screen_re "status +awaiting_review" "after signing, the case view shows awaiting review"
 expect_screen "good signature by a trusted author" "the new signature verifies"
 expect_screen "signed $case_id as author" "the status line says what was signed"
-grep -q '^  added_by:$' "$root/$rel" && pass "added_by written into case.yaml" || fail "no added_by"
+grep -q '^author:$' "$root/$rel" && pass "author block written into provenance.yaml" || fail "no author block"
+git -C "$root" diff --quiet -- "$caserel" && pass "case.yaml untouched by signing" || fail "case.yaml changed"
 bd -C "$root" list vuln-remediation --json | python3 -c '
 import json, sys
 c = next(c for c in json.load(sys.stdin)["cases"] if c["case_id"] == sys.argv[1])
 assert c["provenance"] == "awaiting_review", c' "$case_id" &&
     pass "benchdesk list agrees: awaiting_review" || fail "benchdesk list disagrees"
 
-# The stage view: stage the case.yaml with u, commit with C, signed (Tab).
+# The stage view: stage the new provenance.yaml with u, commit with C, signed (Tab).
 tui_keys w
 expect_screen "git status of bench/ and audit/" "w opens the stage view"
-expect_screen "Changes not staged for commit:" "unstaged changes listed"
-expect_screen "M $rel" "the signed case.yaml is modified"
+expect_screen "Untracked files:" "untracked files listed"
+expect_screen "? $rel" "the new provenance.yaml is untracked"
 tui_keys u
 expect_screen "staged $rel" "u stages the selected path"
-expect_screen_re "1 staged, 0 unstaged" "the status is read again"
+expect_screen_re "1 staged, 0 unstaged, 0 untracked" "the status is read again"
 stage_pane=$(tui_cap)
 tui_keys C
 expect_screen "Enter commit" "C opens the commit message editor"
@@ -146,14 +152,14 @@ subject=$(git -C "$root" log -1 --format=%s)
     fail "git log -1: '$subject'"
 stat=$(git -C "$root" show --stat=400 --format= HEAD)
 if grep -qF "$rel" <<<"$stat" && [ "$(grep -c '|' <<<"$stat")" = 1 ]; then
-    pass "git show --stat: the commit holds exactly the case.yaml"
+    pass "git show --stat: the commit holds exactly the provenance.yaml"
 else
     fail "git show --stat: $stat"
 fi
 git -C "$root" show "HEAD:$rel" | grep -q 'BEGIN PGP SIGNATURE' &&
-    pass "the committed case.yaml carries the signature" || fail "no signature committed"
-git -C "$root" show "HEAD:$rel" | grep -qF "fingerprint: \"$fpr\"" &&
-    pass "the committed case.yaml names the signer" || fail "signer not committed"
+    pass "the committed provenance.yaml carries the signature" || fail "no signature committed"
+git -C "$root" show "HEAD:$rel" | grep -qF "fingerprint: $fpr" &&
+    pass "the committed provenance.yaml names the signer" || fail "signer not committed"
 git -C "$root" verify-commit HEAD 2>/dev/null && pass "git verify-commit accepts the commit" ||
     fail "git verify-commit refuses the commit"
 

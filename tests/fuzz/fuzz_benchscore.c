@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     bd_registration reg;
     memset(&reg, 0, sizeof(reg));
-    reg.schema_version = 1;
+    reg.schema_version = 2;
     reg.name = "fuzz";
     reg.breakdown_keys = bkeys;
     reg.n_breakdown_keys = sizeof(bkeys) / sizeof(bkeys[0]);

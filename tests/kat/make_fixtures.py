@@ -30,7 +30,8 @@ def lcg_bytes(seed, n):
 FIXTURES = {
     "empty": [],
     "basic": [
-        (b"case.yaml", b"schema_version: 1\ncase_id: basic\n", 0o644),
+        (b"case.yaml", b"schema_version: 2\ncase_id: basic\n", 0o644),
+        (b"provenance.yaml", b"schema_version: 2\n", 0o644),
         (b"input/prompt.txt", b"hello, bench\n", 0o644),
         (b"expected/answer.txt", b"42\n", 0o644),
         (b"run.sh", b"#!/bin/sh\necho hi\n", 0o755),
@@ -41,6 +42,7 @@ FIXTURES = {
         (b"empty.txt", b"", 0o644),
         (b"emptydir/", None, 0o755),
         (b"nested/case.yaml", b"nested: true\n", 0o644),
+        (b"nested/provenance.yaml", b"nested: signatures\n", 0o644),
         (b"nested/deep/x/y/z.txt", b"deep\n", 0o644),
         (b".hidden", b"dot\n", 0o644),
     ],
@@ -67,8 +69,16 @@ FIXTURES = {
         ("e\u0301.txt".encode(), b"decomposed\n", 0o644),
         (b"raw-\xff.bin", b"\xff\x00\x01", 0o644),
     ],
+    "tclass": [
+        (b"registration.yaml", b"schema_version: 2\nname: tclass\n", 0o644),
+        (b"rubric.py", b"print('{}')\n", 0o755),
+        (b"provenance.yaml", b"schema_version: 2\n", 0o644),
+        (b"notes.txt", b"not hashed\n", 0o644),
+        (b"cases/digests.yaml", b"schema_version: 2\n", 0o644),
+    ],
     "big": [
         (b"case.yaml", b"case_id: big\n", 0o644),
+        (b"provenance.yaml", b"author: null\n", 0o644),
         (b"big.bin", ("lcg", 1, BIG_SIZE), 0o644),
         (b"chunk.bin", ("lcg", 2, 1024), 0o644),
         (b"chunk1.bin", ("lcg", 3, 1025), 0o755),
@@ -115,7 +125,7 @@ def random_entries(seed):
         if name in (b".", b".."):
             name += b"_"
         rel = parent + b"/" + name if parent else name
-        if rel in seen or (parent == b"" and name == b"case.yaml"):
+        if rel in seen or (parent == b"" and name in (b"provenance.yaml", b"registration.yaml")):
             continue
         seen.add(rel)
         if rng.random() < 0.15 and rel.count(b"/") < 5:

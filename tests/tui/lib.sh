@@ -266,7 +266,7 @@ add_slow_class() {
     local dir="$root/bench/$name"
     mkdir -p "$dir/cases"
     cat >"$dir/registration.yaml" <<EOF
-schema_version: 1
+schema_version: 2
 name: $name
 description: "Cases that take their time (a TUI test fixture)."
 current_tier: bronze
@@ -305,18 +305,17 @@ EOF
         printf 'yes\n' >"$dir/cases/$id/expected/answer.txt"
         printf '{"answer": "%s"}\n' "$ans" >"$dir/cases/$id/cassette.json"
         cat >"$dir/cases/$id/case.yaml" <<EOF
-schema_version: 1
+schema_version: 2
 case_id: $id
 title: "Slow case $i"
 disposition: positive
 difficulty: easy
-provenance:
+origin:
   source: curated
   source_ref: {type: synthetic, value: "slow-$i"}
   added_at: "2026-11-01T00:00:00Z"
 expected: {answer: "yes", sleep: $secs}
 cassette_digest: null
-case_digest: null
 EOF
     done
     "$BD_BIN" -C "$root" pin "$name" >/dev/null

@@ -1,6 +1,7 @@
 /*
  * test_bench.c — the bench on disk: names, the typed loaders of registration.yaml,
- * case.yaml, digests.yaml and trusted-signers.yaml (every rule, exact code and line), the
+ * case.yaml, provenance.yaml, digests.yaml and trusted-signers.yaml, format v2 (every rule,
+ * exact code and line; format-v1 files are bench.format_v1), the
  * hostile corpus in tests/corpus/yaml (walked through its MANIFEST), JSON export, and
  * finding/opening a bench and its task classes.
  */
@@ -112,7 +113,7 @@ static char *subst_range(const char *base, const char *from, const char *to, con
     return s;
 }
 
-typedef enum { K_REG, K_CASE, K_DIGESTS, K_SIGNERS } kind;
+typedef enum { K_REG, K_CASE, K_DIGESTS, K_SIGNERS, K_PROV } kind;
 
 /* Parse `text` as `k`; returns rc and fills err, freeing any result. */
 static int parse_as(kind k, const char *text, bd_err *err)
@@ -149,6 +150,13 @@ static int parse_as(kind k, const char *text, bd_err *err)
         bd_signers_free(s);
         break;
     }
+    case K_PROV: {
+        bd_provfile *p = (bd_provfile *)0x1;
+        rc = bd_provfile_parse(&p, text, len, "t.yaml", err);
+        assert_true(rc == 0 ? p != NULL : p == NULL);
+        bd_provfile_free(p);
+        break;
+    }
     }
     return rc;
 }
@@ -160,7 +168,8 @@ static void check_edit(kind k, const char *old, const char *to, const char *new,
                        int line)
 {
     static const char *const good[] = {"good_registration.yaml", "good_case.yaml",
-                                       "good_digests.yaml", "good_signers.yaml"};
+                                       "good_digests.yaml", "good_signers.yaml",
+                                       "good_provenance.yaml"};
     char *base = corpus_text(good[k]);
     char *text = to ? subst_range(base, old, to, new) : subst(base, old, new);
     bd_err err;
@@ -192,6 +201,8 @@ static void check_mut(kind k, const char *old, const char *new, bd_code code, in
 #define CASE_OK(old, new)        check_mut(K_CASE, old, new, BD_OK, 0)
 #define DIG_BAD(old, new, line)  check_mut(K_DIGESTS, old, new, BD_E_DIGESTS_SCHEMA, line)
 #define SIG_BAD(old, new, line)  check_mut(K_SIGNERS, old, new, BD_E_SIGNERS_SCHEMA, line)
+#define PROV_BAD(old, new, line) check_mut(K_PROV, old, new, BD_E_PROVENANCE_SCHEMA, line)
+#define PROV_OK(old, new)        check_mut(K_PROV, old, new, BD_OK, 0)
 
 #define FA "6A1F0C3B9E2D47A8B5C4D3E2F1A0B9C8D7E6F5A4"
 #define FB "0F9E8D7C6B5A49382716F5E4D3C2B1A09F8E7D6C"
@@ -268,7 +279,7 @@ static void test_good_registration(void **state)
     assert_int_equal(
         bd_registration_load(&r, corpus_path("good_registration.yaml"), "vuln-remediation", &err),
         0);
-    assert_int_equal(r->schema_version, 1);
+    assert_int_equal(r->schema_version, 2);
     assert_string_equal(r->name, "vuln-remediation");
     assert_string_equal(r->description, "Dependency bumps that remove a known CVE.");
     assert_int_equal(r->current_tier, BD_TIER_BRONZE);
@@ -322,7 +333,7 @@ static void test_good_case(void **state)
     bd_case *c = NULL;
     const char *path = corpus_path("good_case.yaml");
     assert_int_equal(bd_case_load(&c, path, "ghsa-2024-0001-axios-ssrf", &err), 0);
-    assert_int_equal(c->schema_version, 1);
+    assert_int_equal(c->schema_version, 2);
     assert_string_equal(c->case_id, "ghsa-2024-0001-axios-ssrf");
     assert_string_equal(c->title, "Axios SSRF, minor bump available");
     assert_int_equal(c->disposition, BD_DISP_POSITIVE);
@@ -331,25 +342,10 @@ static void test_good_case(void **state)
     assert_string_equal(c->source_ref_type, "ghsa");
     assert_string_equal(c->source_ref_value, "GHSA-8hc4-vh64-cxmj");
     assert_string_equal(c->added_at, "2026-05-12T14:00:00Z");
-    assert_string_equal(c->last_validated_at, "2026-05-12T14:00:00Z");
-    assert_true(c->added_by.present);
-    assert_string_equal(c->added_by.identity, "alice@example.org");
-    /* Written lower-case in the file, stored upper-case. */
-    assert_string_equal(c->added_by.fingerprint, FA);
-    assert_int_equal(c->added_by.line, 11);
-    assert_string_equal(c->added_by.signature, "-----BEGIN PGP SIGNATURE-----\n\n"
-                                               "iHUEABYKAB0WIQRqHww7ni1HqLXE0+LxoLnI1+b1pAUCZkDGk"
-                                               "AAKCRDX5vWkAAAA\n=Qx7d\n"
-                                               "-----END PGP SIGNATURE-----\n");
-    assert_true(c->reviewed_by.present);
-    assert_string_equal(c->reviewed_by.identity, "bob@example.org");
-    assert_string_equal(c->reviewed_by.fingerprint, FB);
     assert_int_equal(c->wall_clock_s, 90);
     assert_int_equal(c->memory_mb, 0);
     assert_true(c->has_cassette_digest);
     assert_string_equal(c->cassette_digest, D2);
-    assert_true(c->has_case_digest);
-    assert_string_equal(c->case_digest, D1);
     assert_string_equal(c->path, path);
     assert_non_null(c->doc);
     assert_int_equal(c->expected->kind, BD_Y_MAP);
@@ -362,16 +358,10 @@ static void test_good_case(void **state)
     assert_int_equal(err.code, BD_E_CASE_ID_MISMATCH);
     assert_int_equal(err.line, 2);
 
-    /* A draft: no signatures, digests null, plain timestamp, empty expected. */
+    /* A draft: digests null, plain timestamp, empty expected. */
     assert_int_equal(bd_case_load(&c, corpus_path("good_case_draft.yaml"), NULL, &err), 0);
-    assert_false(c->added_by.present);
-    assert_false(c->reviewed_by.present);
-    assert_null(c->added_by.identity);
-    assert_null(c->last_validated_at);
     assert_false(c->has_cassette_digest);
     assert_string_equal(c->cassette_digest, "");
-    assert_false(c->has_case_digest);
-    assert_string_equal(c->case_digest, "");
     assert_string_equal(c->added_at, "2024-02-29T23:59:59Z");
     assert_string_equal(c->source, "regression-converted");
     assert_string_equal(c->source_ref_value, "4f1c2e9");
@@ -380,6 +370,46 @@ static void test_good_case(void **state)
     assert_int_equal(c->expected->n, 0);
     bd_case_free(c);
     bd_case_free(NULL);
+
+    /* A format-v1 case.yaml (signatures inside, case_digest) is refused, naming migrate. */
+    assert_int_equal(bd_case_load(&c, corpus_path("v1_case.yaml"), NULL, &err), -1);
+    assert_null(c);
+    assert_int_equal(err.code, BD_E_FORMAT_V1);
+    assert_non_null(strstr(err.msg, "benchdesk migrate"));
+}
+
+static void test_good_provenance(void **state)
+{
+    (void)state;
+    bd_err err = BD_ERR_INIT;
+    bd_provfile *p = NULL;
+    const char *path = corpus_path("good_provenance.yaml");
+    assert_int_equal(bd_provfile_load(&p, path, &err), 0);
+    assert_int_equal(p->schema_version, 2);
+    assert_true(p->author.present);
+    assert_string_equal(p->author.identity, "alice@example.org");
+    /* Written lower-case in the file, stored upper-case. */
+    assert_string_equal(p->author.fingerprint, FA);
+    assert_string_equal(p->author.signed_at, "2026-05-12T14:00:00Z");
+    assert_int_equal(p->author.line, 4);
+    assert_string_equal(p->author.signature, "-----BEGIN PGP SIGNATURE-----\n\n"
+                                             "iHUEABYKAB0WIQRqHww7ni1HqLXE0+LxoLnI1+b1pAUCZkDGk"
+                                             "AAKCRDX5vWkAAAA\n=Qx7d\n"
+                                             "-----END PGP SIGNATURE-----\n");
+    assert_true(p->reviewer.present);
+    assert_string_equal(p->reviewer.identity, "bob@example.org");
+    assert_string_equal(p->reviewer.fingerprint, FB);
+    assert_string_equal(p->last_validated_at, "2026-05-12T14:00:00Z");
+    bd_provfile_free(p);
+    /* Only an author; null reviewer. */
+    const char *one = "schema_version: 2\nreviewer: null\n";
+    assert_int_equal(bd_provfile_parse(&p, one, strlen(one), "o", &err), 0);
+    assert_false(p->author.present);
+    assert_false(p->reviewer.present);
+    assert_null(p->author.identity);
+    assert_null(p->last_validated_at);
+    bd_provfile_free(p);
+    bd_provfile_free(NULL);
 }
 
 static void test_good_digests_and_signers(void **state)
@@ -388,7 +418,8 @@ static void test_good_digests_and_signers(void **state)
     bd_err err = BD_ERR_INIT;
     bd_digests *d = NULL;
     assert_int_equal(bd_digests_load(&d, corpus_path("good_digests.yaml"), &err), 0);
-    assert_string_equal(d->rubric, D3);
+    assert_int_equal(d->schema_version, 2);
+    assert_string_equal(d->task_class, D3);
     assert_int_equal(d->n_pins, 2);
     /* Sorted by case id, whatever the file's order. */
     assert_string_equal(d->pins[0].case_id, "ghsa-2023-0042-lodash-proto");
@@ -404,8 +435,8 @@ static void test_good_digests_and_signers(void **state)
     bd_digests_free(d);
 
     /* No cases yet: null or {} */
-    static const char *const empty[] = {"schema_version: 1\nrubric: " D3 "\ncases:\n",
-                                        "schema_version: 1\nrubric: " D3 "\ncases: {}\n"};
+    static const char *const empty[] = {"schema_version: 2\ntask_class: " D3 "\ncases:\n",
+                                        "schema_version: 2\ntask_class: " D3 "\ncases: {}\n"};
     for (int i = 0; i < 2; i++) {
         assert_int_equal(bd_digests_parse(&d, empty[i], strlen(empty[i]), "e", &err), 0);
         assert_int_equal(d->n_pins, 0);
@@ -444,7 +475,7 @@ static void test_corpus_manifest(void **state)
     FILE *m = fopen(mpath, "r");
     assert_non_null(m);
     char line[512];
-    int entries = 0, hostile = 0;
+    int entries = 0, hostile = 0, wrong = 0;
     while (fgets(line, sizeof(line), m)) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
@@ -472,18 +503,23 @@ static void test_corpus_manifest(void **state)
             bd_signers *s = NULL;
             rc = bd_signers_load(&s, path, &err);
             bd_signers_free(s);
+        } else if (!strcmp(kind_s, "provenance")) {
+            bd_provfile *p = NULL;
+            rc = bd_provfile_load(&p, path, &err);
+            bd_provfile_free(p);
         } else {
             print_error("MANIFEST: unknown loader '%s'\n", kind_s);
             fail();
         }
         bool want_ok = !strcmp(code_s, "ok");
         const char *got_code = rc == 0 ? "ok" : bd_code_str(err.code);
-        if (strcmp(got_code, code_s) != 0 || (want_line && err.line != want_line))
+        /* Every entry is checked and reported before the test fails. */
+        if (strcmp(got_code, code_s) != 0 || (want_line && err.line != want_line)) {
             print_error("%s: expected %s line %d, got %s line %d: %s\n", file, code_s, want_line,
                         got_code, err.line, err.msg);
-        assert_string_equal(got_code, code_s);
-        if (want_line)
-            assert_int_equal(err.line, want_line);
+            wrong++;
+            continue;
+        }
         if (!want_ok) {
             hostile++;
             /* Every refusal names the file, and is one line that says what to do. */
@@ -493,6 +529,7 @@ static void test_corpus_manifest(void **state)
         }
     }
     fclose(m);
+    assert_int_equal(wrong, 0);
     assert_true(entries >= 26);
     assert_true(hostile >= 20);
 }
@@ -528,12 +565,13 @@ static void test_registration_rules(void **state)
 {
     (void)state;
     /* schema_version */
-    REG_BAD("schema_version: 1", "schema_version: 2", 1);
-    REG_BAD("schema_version: 1", "schema_version: '1'", 1);
-    REG_BAD("schema_version: 1", "schema_version: 1.0", 1);
-    REG_BAD("schema_version: 1", "schema_version: true", 1);
-    REG_BAD("schema_version: 1\n", "", 1);
-    REG_OK("schema_version: 1", "schema_version: +1");
+    REG_BAD("schema_version: 2", "schema_version: 3", 1);
+    REG_BAD("schema_version: 2", "schema_version: '2'", 1);
+    REG_BAD("schema_version: 2", "schema_version: 2.0", 1);
+    REG_BAD("schema_version: 2", "schema_version: true", 1);
+    REG_BAD("schema_version: 2\n", "", 1);
+    REG_OK("schema_version: 2", "schema_version: +2");
+    check_mut(K_REG, "schema_version: 2", "schema_version: 1", BD_E_FORMAT_V1, 1);
     /* unknown keys, at every level, named with their line */
     REG_BAD("sut: {kind: cassette}", "sut: {kind: cassette}\nnotes: x", 13);
     REG_BAD("{bronze: 10,", "{bronze: 10, platinum: 500,", 5);
@@ -671,8 +709,14 @@ static void test_case_rules(void **state)
     CASE_BAD("difficulty: easy", "difficulty: easy\nllm_judge: true", 6);
     CASE_BAD("  source: curated", "  source: curated\n  trusted: true", 8);
     CASE_BAD("{type: ghsa,", "{type: ghsa, url: x,", 8);
-    CASE_BAD("    identity: alice@example.org", "    identity: alice@example.org\n    key: x", 12);
-    CASE_BAD("{wall_clock_seconds: 90}", "{wall_clock_seconds: 90, cpu: 1}", 30);
+    CASE_BAD("{wall_clock_seconds: 90}", "{wall_clock_seconds: 90, cpu: 1}", 11);
+    /* v1 members: the signatures and the case digest moved out of case.yaml */
+    check_mut(K_CASE, "schema_version: 2", "schema_version: 1", BD_E_FORMAT_V1, 0);
+    check_mut(K_CASE, "cassette_digest: " D2, "cassette_digest: " D2 "\ncase_digest: " D1,
+              BD_E_FORMAT_V1, 0);
+    check_mut(K_CASE, "origin:", "provenance:", BD_E_FORMAT_V1, 0);
+    CASE_BAD("  added_at: \"2026-05-12T14:00:00Z\"",
+             "  added_at: \"2026-05-12T14:00:00Z\"\n  added_by: {identity: a}", 10);
     /* required keys */
     CASE_BAD("case_id: ghsa-2024-0001-axios-ssrf\n", "", 1);
     CASE_BAD("disposition: positive", "#", 1);
@@ -684,8 +728,6 @@ static void test_case_rules(void **state)
     CASE_BAD("  added_at: \"2026-05-12T14:00:00Z\"\n", "", 7);
     CASE_BAD("expected: {recipe_id: axios-bump-minor, cve_delta: -1, validator_verdict: pass}\n",
              "", 1);
-    CASE_BAD("    identity: alice@example.org\n", "", 11);
-    CASE_BAD("    fingerprint: 6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4\n", "", 11);
     /* types */
     CASE_BAD("title: Axios SSRF, minor bump available", "title:", 3);
     CASE_BAD("title: Axios SSRF, minor bump available", "title: ''", 3);
@@ -694,18 +736,17 @@ static void test_case_rules(void **state)
     CASE_OK("title: Axios SSRF, minor bump available", "title: '12.5'");
     CASE_BAD("case_id: ghsa-2024-0001-axios-ssrf", "case_id: 2024", 2);
     CASE_OK("case_id: ghsa-2024-0001-axios-ssrf", "case_id: '2024'");
-    check_edit(K_CASE, "provenance:", "expected:", "provenance: curated\n", BD_E_CASE_SCHEMA, 6);
+    check_edit(K_CASE, "origin:", "expected:", "origin: curated\n", BD_E_CASE_SCHEMA, 6);
     CASE_BAD("{type: ghsa, value: GHSA-8hc4-vh64-cxmj}", "[ghsa, x]", 8);
     CASE_BAD("value: GHSA-8hc4-vh64-cxmj", "value: 12345", 8);
     CASE_OK("value: GHSA-8hc4-vh64-cxmj", "value: '12345'");
-    CASE_BAD("    identity: alice@example.org", "    identity: [alice]", 11);
     CASE_BAD("expected: {recipe_id: axios-bump-minor, cve_delta: -1, validator_verdict: pass}",
-             "expected: pass", 29);
+             "expected: pass", 10);
     CASE_BAD("expected: {recipe_id: axios-bump-minor, cve_delta: -1, validator_verdict: pass}",
-             "expected:", 29);
+             "expected:", 10);
     CASE_OK("expected: {recipe_id: axios-bump-minor, cve_delta: -1, validator_verdict: pass}",
             "expected: {}");
-    CASE_BAD("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: 90", 30);
+    CASE_BAD("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: 90", 11);
     /* enums */
     CASE_BAD("disposition: positive", "disposition: Positive", 4);
     CASE_OK("disposition: positive", "disposition: ambiguous");
@@ -742,58 +783,80 @@ static void test_case_rules(void **state)
     }
     CASE_OK("added_at: \"2026-05-12T14:00:00Z\"", "added_at: \"2000-02-29T00:00:00Z\"");
     CASE_OK("added_at: \"2026-05-12T14:00:00Z\"", "added_at: 2026-12-31T23:59:59Z");
-    CASE_BAD("last_validated_at: \"2026-05-12T14:00:00Z\"", "last_validated_at: yesterday", 28);
-    CASE_OK("last_validated_at: \"2026-05-12T14:00:00Z\"", "last_validated_at: null");
-    /* signature blocks */
-    check_edit(K_CASE, "  reviewed_by:", "  last_validated_at", "  reviewed_by: null\n", BD_OK, 0);
-    check_edit(K_CASE, "  reviewed_by:", "  last_validated_at", "", BD_OK, 0);
-    check_edit(K_CASE, "  reviewed_by:", "  last_validated_at", "  reviewed_by: bob\n",
-               BD_E_CASE_SCHEMA, 19);
-    check_edit(K_CASE, "  reviewed_by:", "  last_validated_at", "  reviewed_by: [bob]\n",
-               BD_E_CASE_SCHEMA, 19);
-    CASE_BAD("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4", "6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a",
-             12);
-    CASE_BAD("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4",
-             "6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4a", 12);
-    CASE_BAD("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4", "0x1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4",
-             12);
-    /* A digits-only fingerprint is still a fingerprint. */
-    CASE_OK("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4", "1234567890123456789012345678901234567890");
-    CASE_BAD("    signature: |\n      -----BEGIN PGP SIGNATURE-----\n\n"
-             "      iHUEABYKAB0WIQRqHww7ni1HqLXE0+LxoLnI1+b1pAUCZkDGkAAKCRDX5vWkAAAA\n"
-             "      =Qx7d\n      -----END PGP SIGNATURE-----\n",
-             "    signature: ''\n", 13);
     /* rubric_limits */
     CASE_OK("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: {wall_clock_seconds: 300}");
     CASE_OK("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: {memory_mb: 4096}");
     CASE_OK("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: null");
     CASE_OK("rubric_limits: {wall_clock_seconds: 90}\n", "");
     CASE_BAD("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: {wall_clock_seconds: 0}",
-             30);
-    CASE_BAD("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: {memory_mb: 4097}", 30);
+             11);
+    CASE_BAD("rubric_limits: {wall_clock_seconds: 90}", "rubric_limits: {memory_mb: 4097}", 11);
     CASE_BAD("rubric_limits: {wall_clock_seconds: 90}",
-             "rubric_limits: {wall_clock_seconds: 99999999999999999999}", 30);
-    /* digests */
+             "rubric_limits: {wall_clock_seconds: 99999999999999999999}", 11);
+    /* the cassette digest */
     CASE_OK("cassette_digest: " D2, "cassette_digest: null");
     CASE_OK("cassette_digest: " D2 "\n", "");
-    CASE_OK("case_digest: " D1, "case_digest: ~");
-    CASE_OK("case_digest: " D1, "case_digest: \"" D1 "\"");
-    CASE_BAD("case_digest: " D1, "case_digest: 'null'", 32);
-    CASE_BAD("case_digest: " D1, "case_digest: ''", 32);
-    CASE_BAD("case_digest: " D1, "case_digest: 'blake3:'", 32);
-    CASE_BAD("case_digest: " D1, "case_digest: " D1 "0", 32);
-    CASE_BAD("case_digest: " D1,
-             "case_digest: BLAKE3:3f0a9b6c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f70819"
-             "2a3b4c5d6e7f8091a2b3c",
-             32);
-    CASE_BAD("case_digest: " D1,
-             "case_digest: blake3:3f0a9b6c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f70819"
-             "2a3b4c5d6e7f8091a2b3g",
-             32);
-    CASE_BAD("case_digest: " D1, "case_digest: [" D1 "]", 32);
+    CASE_OK("cassette_digest: " D2, "cassette_digest: ~");
+    CASE_OK("cassette_digest: " D2, "cassette_digest: \"" D2 "\"");
+    CASE_BAD("cassette_digest: " D2, "cassette_digest: 'null'", 12);
+    CASE_BAD("cassette_digest: " D2, "cassette_digest: ''", 12);
+    CASE_BAD("cassette_digest: " D2, "cassette_digest: 'blake3:'", 12);
+    CASE_BAD("cassette_digest: " D2, "cassette_digest: " D2 "0", 12);
+    CASE_BAD("cassette_digest: " D2,
+             "cassette_digest: BLAKE3:a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c"
+             "6d7e8f90",
+             12);
+    CASE_BAD("cassette_digest: " D2,
+             "cassette_digest: blake3:a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c"
+             "6d7e8f9g",
+             12);
+    CASE_BAD("cassette_digest: " D2, "cassette_digest: [" D2 "]", 12);
     /* case_id */
     check_mut(K_CASE, "case_id: ghsa-2024-0001-axios-ssrf", "case_id: x..y", BD_E_BAD_ID, 2);
     check_mut(K_CASE, "case_id: ghsa-2024-0001-axios-ssrf", "case_id: ''", BD_E_CASE_SCHEMA, 2);
+}
+
+/* ---- provenance.yaml rules ---------------------------------------------------------- */
+
+static void test_provenance_rules(void **state)
+{
+    (void)state;
+    PROV_BAD("schema_version: 2", "schema_version: 3", 2);
+    PROV_BAD("schema_version: 2", "schema_version: '2'", 2);
+    check_mut(K_PROV, "schema_version: 2", "schema_version: 1", BD_E_FORMAT_V1, 0);
+    /* unknown keys, v1 key names included */
+    PROV_BAD("last_validated_at:", "comment: x\nlast_validated_at:", 23);
+    PROV_BAD("  identity: bob@example.org", "  identity: bob@example.org\n  key: x", 15);
+    PROV_BAD("author:", "added_by:", 3);
+    PROV_BAD("reviewer:", "reviewed_by:", 13);
+    /* timestamps */
+    PROV_BAD("last_validated_at: \"2026-05-12T14:00:00Z\"", "last_validated_at: yesterday", 23);
+    PROV_OK("last_validated_at: \"2026-05-12T14:00:00Z\"", "last_validated_at: null");
+    PROV_OK("last_validated_at: \"2026-05-12T14:00:00Z\"\n", "");
+    PROV_BAD("signed_at: \"2026-05-12T15:00:00Z\"", "signed_at: \"2026-05-12 15:00:00\"", 16);
+    /* signature blocks */
+    check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: null\n", BD_OK, 0);
+    check_edit(K_PROV, "reviewer:", "last_validated_at", "", BD_OK, 0);
+    check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: bob\n", BD_E_PROVENANCE_SCHEMA,
+               13);
+    check_edit(K_PROV, "reviewer:", "last_validated_at", "reviewer: [bob]\n",
+               BD_E_PROVENANCE_SCHEMA, 13);
+    PROV_BAD("  identity: alice@example.org\n", "", 4);
+    PROV_BAD("  fingerprint: 6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4\n", "", 4);
+    PROV_BAD("  signed_at: \"2026-05-12T14:00:00Z\"\n", "", 4);
+    PROV_BAD("  identity: alice@example.org", "  identity: [alice]", 4);
+    PROV_BAD("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4", "6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a",
+             5);
+    PROV_BAD("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4",
+             "6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4a", 5);
+    PROV_BAD("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4", "0x1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4",
+             5);
+    /* A digits-only fingerprint is still a fingerprint. */
+    PROV_OK("6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4", "1234567890123456789012345678901234567890");
+    PROV_BAD("  signature: |\n    -----BEGIN PGP SIGNATURE-----\n\n"
+             "    iHUEABYKAB0WIQRqHww7ni1HqLXE0+LxoLnI1+b1pAUCZkDGkAAKCRDX5vWkAAAA\n"
+             "    =Qx7d\n    -----END PGP SIGNATURE-----\n",
+             "  signature: ''\n", 7);
 }
 
 static void test_case_parse_expect_id_and_limits(void **state)
@@ -824,10 +887,13 @@ static void test_case_parse_expect_id_and_limits(void **state)
 static void test_digests_rules(void **state)
 {
     (void)state;
-    DIG_BAD("schema_version: 1", "schema_version: 0", 1);
+    DIG_BAD("schema_version: 2", "schema_version: 0", 1);
+    check_mut(K_DIGESTS, "schema_version: 2", "schema_version: 1", BD_E_FORMAT_V1, 0);
+    check_mut(K_DIGESTS, "task_class: " D3, "rubric: " D3, BD_E_FORMAT_V1, 0);
     DIG_BAD("cases:", "pins: {}\ncases:", 3);
-    DIG_BAD("rubric: " D3, "rubric: null", 2);
-    DIG_BAD("rubric: " D3, "rubric: sha256:abc", 2);
+    DIG_BAD("task_class: " D3, "task_class: null", 2);
+    DIG_BAD("task_class: " D3, "task_class: sha256:abc", 2);
+    DIG_BAD("task_class: " D3 "\n", "", 1);
     DIG_BAD("cases:\n  ghsa-2024-0001-axios-ssrf: " D1 "\n  ghsa-2023-0042-lodash-proto: " D2 "\n",
             "", 1);
     check_edit(K_DIGESTS, "cases:", "", "cases: [a]\n", BD_E_DIGESTS_SCHEMA, 3);
@@ -943,34 +1009,28 @@ static void test_case_to_json(void **state)
     assert_non_null(j);
     char *text = cJSON_PrintUnformatted(j);
     assert_non_null(text);
-    /* No signature anywhere; everything else kept. */
+    /* Every key of case.yaml, as written (the JSON is the file, not the normalised struct). */
     assert_null(strstr(text, "signature"));
-    assert_null(strstr(text, "PGP"));
-    cJSON *prov = cJSON_GetObjectItemCaseSensitive(j, "provenance");
-    cJSON *ab = cJSON_GetObjectItemCaseSensitive(prov, "added_by");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ab, "identity")),
-                        "alice@example.org");
-    /* As written (the JSON is the file, not the normalised struct). */
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ab, "fingerprint")),
-                        "6a1f0c3b9e2d47a8b5c4d3e2f1a0b9c8d7e6f5a4");
-    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(prov, "reviewed_by"), "identity"));
-    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(prov, "reviewed_by"), "signature"));
-    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "schema_version")) == 1.0);
+    cJSON *origin = cJSON_GetObjectItemCaseSensitive(j, "origin");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(origin, "source")), "curated");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(origin, "added_at")),
+                        "2026-05-12T14:00:00Z");
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "schema_version")) == 2.0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "cassette_digest")), D2);
+    assert_null(cJSON_GetObjectItem(j, "case_digest"));
     cJSON *exp = cJSON_GetObjectItemCaseSensitive(j, "expected");
     assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(exp, "cve_delta")) == -1.0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(exp, "validator_verdict")),
                         "pass");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "case_digest")), D1);
     free(text);
     cJSON_Delete(j);
     bd_case_free(c);
 
-    /* A draft: null blocks stay null, nothing to strip. */
+    /* A draft: null stays null. */
     assert_int_equal(bd_case_load(&c, corpus_path("good_case_draft.yaml"), NULL, &err), 0);
     j = bd_case_to_json(c);
     assert_non_null(j);
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "case_digest")));
-    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "provenance"), "added_by"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cassette_digest")));
     cJSON_Delete(j);
     bd_case_free(c);
     assert_null(bd_case_to_json(NULL));
@@ -1258,7 +1318,7 @@ static void test_task_class_load(void **state)
     put_reg("bench/zeta", "zeta");
 
     /* A broken digests.yaml fails the load with its own code. */
-    put("bench/zeta/cases/digests.yaml", "schema_version: 1\nrubric: nope\ncases: {}\n");
+    put("bench/zeta/cases/digests.yaml", "schema_version: 2\ntask_class: nope\ncases: {}\n");
     assert_int_equal(bd_task_class_load(&tc, b, "zeta", &err), -1);
     assert_int_equal(err.code, BD_E_DIGESTS_SCHEMA);
     assert_int_equal(err.line, 2);
@@ -1326,12 +1386,14 @@ int main(void)
         cmocka_unit_test(test_path_join_and_enums),
         cmocka_unit_test(test_good_registration),
         cmocka_unit_test(test_good_case),
+        cmocka_unit_test(test_good_provenance),
         cmocka_unit_test(test_good_digests_and_signers),
         cmocka_unit_test(test_corpus_manifest),
         cmocka_unit_test(test_corpus_oversize),
         cmocka_unit_test(test_registration_rules),
         cmocka_unit_test(test_registration_sut_default_wall_clock),
         cmocka_unit_test(test_case_rules),
+        cmocka_unit_test(test_provenance_rules),
         cmocka_unit_test(test_case_parse_expect_id_and_limits),
         cmocka_unit_test(test_digests_rules),
         cmocka_unit_test(test_signers_rules),

@@ -37,11 +37,13 @@
 
 /* ---- expected values (see the command above) ------------------------------------- */
 
-#define KAT_EMPTY   "blake3:c3f16f21bb7b2c4f830ad7b8c8b8cb140a3d810cf76cea3e74333c5755bd8108"
-#define KAT_BASIC   "blake3:85d6471c1c72f1b4551829ffbc51f5003acc193aa4206e7a91a3f89b06a7711a"
-#define KAT_SORT    "blake3:388c57686b9b88f765384f59b1eefccc1c80295fd432c75badffa787cf5b7e7d"
-#define KAT_UNICODE "blake3:da38e1135fe55887211d54f6abbca943b066d5ecd4a2c8b01641ffd63912a96d"
-#define KAT_BIG     "blake3:56ef7d649bbd86b8c3dbf5c8522d29b00e5dce24f6030d610bc0adf307ab3df8"
+#define KAT_EMPTY   "blake3:8c22b023d07bae20bcec56f47028dce525afd8fee39f10da3e6ac4a4ad89a9bc"
+#define KAT_BASIC   "blake3:da9980035bf1720a31fec4d8d4179b2b55b768e9511d7b52d9bbdb0cf1447584"
+#define KAT_SORT    "blake3:3ffbcc0d2b83ec3c172ffa73f23aa1049205e330dc18d6893f73cb1466d2573b"
+#define KAT_UNICODE "blake3:527ca60d8edd0e95af2ba10098e62cc6507cae43331c6315a8e29b08c30811fb"
+#define KAT_BIG     "blake3:ddc6801c7e8ac18fc502927277d9ed40b265480cf4360afc98f5b2b80abc21a8"
+/* The task-class fixture "tclass" of make_fixtures.py (registration.yaml + rubric.py). */
+#define KAT_TCLASS "blake3:4c20f553fd4d32a3fd88702f7d5dbd94bb6a57071b1c3ba75325794081eb5622"
 
 /* Published BLAKE3 test vectors. */
 #define B3_EMPTY "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
@@ -79,7 +81,8 @@ typedef struct {
 
 static const fx_entry FX_EMPTY[] = {FX_END};
 static const fx_entry FX_BASIC[] = {
-    FX_S("case.yaml", "schema_version: 1\ncase_id: basic\n", 0644),
+    FX_S("case.yaml", "schema_version: 2\ncase_id: basic\n", 0644),
+    FX_S("provenance.yaml", "schema_version: 2\n", 0644),
     FX_S("input/prompt.txt", "hello, bench\n", 0644),
     FX_S("expected/answer.txt", "42\n", 0644),
     FX_S("run.sh", "#!/bin/sh\necho hi\n", 0755),
@@ -90,6 +93,7 @@ static const fx_entry FX_BASIC[] = {
     FX_S("empty.txt", "", 0644),
     FX_D("emptydir/"),
     FX_S("nested/case.yaml", "nested: true\n", 0644),
+    FX_S("nested/provenance.yaml", "nested: signatures\n", 0644),
     FX_S("nested/deep/x/y/z.txt", "deep\n", 0644),
     FX_S(".hidden", "dot\n", 0644),
     FX_END,
@@ -115,9 +119,13 @@ static const fx_entry FX_UNICODE[] = {
     FX_END,
 };
 static const fx_entry FX_BIG[] = {
-    FX_S("case.yaml", "case_id: big\n", 0644), FX_L("big.bin", 1, BIG_SIZE, 0644),
-    FX_L("chunk.bin", 2, 1024, 0644),          FX_L("chunk1.bin", 3, 1025, 0755),
-    FX_L("sub/mid.bin", 4, 65537, 0644),       FX_END,
+    FX_S("case.yaml", "case_id: big\n", 0644),
+    FX_S("provenance.yaml", "author: null\n", 0644),
+    FX_L("big.bin", 1, BIG_SIZE, 0644),
+    FX_L("chunk.bin", 2, 1024, 0644),
+    FX_L("chunk1.bin", 3, 1025, 0755),
+    FX_L("sub/mid.bin", 4, 65537, 0644),
+    FX_END,
 };
 
 static void lcg_fill(uint8_t *out, int seed, size_t n)
@@ -371,15 +379,15 @@ static void test_kat_empty(void **state)
     check_fixture("empty", FX_EMPTY, KAT_EMPTY, 0);
     /* An empty case is the digest of the header alone. */
     char hdr[BD_DIGEST_BUF];
-    bd_digest_bytes(hdr, "benchdesk-case-v1\n", 18);
+    bd_digest_bytes(hdr, "benchdesk-case-v2\n", 18);
     assert_string_equal(hdr, KAT_EMPTY);
 }
 
 static void test_kat_basic(void **state)
 {
     (void)state;
-    /* every file but the top-level case.yaml */
-    uint64_t bytes = 13 + 3 + 18 + 1 + 1 + 1 + 1 + 0 + 13 + 5 + 4;
+    /* every file but the top-level provenance.yaml (case.yaml included) */
+    uint64_t bytes = 33 + 13 + 3 + 18 + 1 + 1 + 1 + 1 + 0 + 13 + 19 + 5 + 4;
     check_fixture("basic", FX_BASIC, KAT_BASIC, bytes);
 }
 
@@ -391,7 +399,7 @@ static void test_kat_sort(void **state)
      * ("a-b" < "a.b" < "a/..." < "a0"), not per-directory order. */
     sbuf b = {0};
     char want[BD_DIGEST_BUF];
-    sb_add(&b, "benchdesk-case-v1\n", 18);
+    sb_add(&b, "benchdesk-case-v2\n", 18);
     sb_file(&b, 'f', "A", "9");
     sb_file(&b, 'f', "a-b", "6");
     sb_file(&b, 'f', "a.b", "5");
@@ -418,7 +426,51 @@ static void test_kat_unicode(void **state)
 static void test_kat_big(void **state)
 {
     (void)state;
-    check_fixture("big", FX_BIG, KAT_BIG, (uint64_t)BIG_SIZE + 1024 + 1025 + 65537);
+    check_fixture("big", FX_BIG, KAT_BIG, (uint64_t)BIG_SIZE + 1024 + 1025 + 65537 + 13);
+}
+
+/* The task-class digest: exactly registration.yaml and rubric.py, under its own header;
+ * provenance.yaml, cases/ and any other file are outside it. */
+static void test_kat_task_class(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir("tclass");
+    put_str(dir, "registration.yaml", "schema_version: 2\nname: tclass\n", 0644);
+    put_str(dir, "rubric.py", "print('{}')\n", 0755);
+    put_str(dir, "provenance.yaml", "schema_version: 2\n", 0644);
+    put_str(dir, "notes.txt", "not hashed\n", 0644);
+    put_str(dir, "cases/digests.yaml", "schema_version: 2\n", 0644);
+    char got[BD_DIGEST_BUF], want[BD_DIGEST_BUF];
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_digest_task_class_dir(got, dir, &err), 0);
+    assert_string_equal(got, KAT_TCLASS);
+    sbuf b = {0};
+    sb_add(&b, "benchdesk-task-class-v2\n", 24);
+    sb_file(&b, 'f', "registration.yaml", "schema_version: 2\nname: tclass\n");
+    sb_file(&b, 'x', "rubric.py", "print('{}')\n");
+    sb_digest(&b, want);
+    assert_string_equal(got, want);
+    /* Files outside the two change nothing; either of the two changes it. */
+    put_str(dir, "notes.txt", "edited\n", 0644);
+    put_str(dir, "provenance.yaml", "author: null\n", 0644);
+    assert_int_equal(bd_digest_task_class_dir(got, dir, &err), 0);
+    assert_string_equal(got, KAT_TCLASS);
+    char *rub = join(dir, "rubric.py");
+    assert_int_equal(chmod(rub, 0644), 0);
+    assert_int_equal(bd_digest_task_class_dir(got, dir, &err), 0);
+    assert_string_not_equal(got, KAT_TCLASS);
+    assert_int_equal(chmod(rub, 0755), 0);
+    put_str(dir, "registration.yaml", "schema_version: 2\nname: tclasz\n", 0644);
+    assert_int_equal(bd_digest_task_class_dir(got, dir, &err), 0);
+    assert_string_not_equal(got, KAT_TCLASS);
+    /* A rubric that is a symbolic link is refused, never followed. */
+    assert_int_equal(unlink(rub), 0);
+    assert_int_equal(symlink("notes.txt", rub), 0);
+    assert_int_equal(bd_digest_task_class_dir(got, dir, &err), -1);
+    assert_int_equal(err.code, BD_E_UNSUPPORTED_ENTRY);
+    free(rub);
+    rm_rf(dir);
+    free(dir);
 }
 
 /* The exec bit from any of user/group/other gives "x"; other mode bits don't matter. */
@@ -438,7 +490,7 @@ static void test_exec_bits_by_hand(void **state)
         char got[BD_DIGEST_BUF], want[BD_DIGEST_BUF];
         digest_ok(dir, got, NULL);
         sbuf b = {0};
-        sb_add(&b, "benchdesk-case-v1\n", 18);
+        sb_add(&b, "benchdesk-case-v2\n", 18);
         sb_file(&b, cases[i].type, "f", "data");
         sb_digest(&b, want);
         assert_string_equal(got, want);
@@ -448,17 +500,18 @@ static void test_exec_bits_by_hand(void **state)
     }
 }
 
-/* A top-level case.yaml that is a directory is not "the top-level case.yaml file". */
+/* A top-level provenance.yaml that is a directory is not "the top-level provenance.yaml
+ * file": what is below it is hashed. */
 static void test_case_yaml_dir_included(void **state)
 {
     (void)state;
     char *dir = fresh_dir("yamldir");
-    put_str(dir, "case.yaml/x", "1", 0644);
+    put_str(dir, "provenance.yaml/x", "1", 0644);
     char got[BD_DIGEST_BUF], want[BD_DIGEST_BUF];
     digest_ok(dir, got, NULL);
     sbuf b = {0};
-    sb_add(&b, "benchdesk-case-v1\n", 18);
-    sb_file(&b, 'f', "case.yaml/x", "1");
+    sb_add(&b, "benchdesk-case-v2\n", 18);
+    sb_file(&b, 'f', "provenance.yaml/x", "1");
     sb_digest(&b, want);
     assert_string_equal(got, want);
     rm_rf(dir);
@@ -528,17 +581,30 @@ static void test_changes(void **state)
     digest_ok(dir, now, NULL);
     assert_string_equal(now, base);
 
-    /* the top-level case.yaml is outside the digest, edited or gone */
-    put_str(dir, "case.yaml", "schema_version: 1\ncase_id: edited\n", 0644);
+    /* the top-level provenance.yaml is outside the digest, edited or gone */
+    put_str(dir, "provenance.yaml", "schema_version: 2\nauthor: null\n", 0644);
     digest_ok(dir, now, NULL);
     assert_string_equal(now, base);
-    char *cy = join(dir, "case.yaml");
-    assert_int_equal(unlink(cy), 0);
-    free(cy);
+    char *py = join(dir, "provenance.yaml");
+    assert_int_equal(unlink(py), 0);
+    free(py);
+    digest_ok(dir, now, NULL);
+    assert_string_equal(now, base);
+    put_str(dir, "provenance.yaml", "schema_version: 2\n", 0644);
+
+    /* case.yaml is inside it (format v2): one byte of it changes the digest */
+    put_str(dir, "case.yaml", "schema_version: 2\ncase_id: basix\n", 0644);
+    digest_ok(dir, now, NULL);
+    assert_string_not_equal(now, base);
+    put_str(dir, "case.yaml", "schema_version: 2\ncase_id: basic\n", 0644);
     digest_ok(dir, now, NULL);
     assert_string_equal(now, base);
 
-    /* a nested case.yaml is inside it */
+    /* a nested provenance.yaml is inside it, and so is a nested case.yaml */
+    put_str(dir, "nested/provenance.yaml", "nested: forged\n", 0644);
+    digest_ok(dir, now, NULL);
+    assert_string_not_equal(now, base);
+    put_str(dir, "nested/provenance.yaml", "nested: signatures\n", 0644);
     put_str(dir, "nested/case.yaml", "nested: false\n", 0644);
     digest_ok(dir, now, NULL);
     assert_string_not_equal(now, base);
@@ -590,15 +656,15 @@ static void test_dangling_symlink(void **state)
     free(dir);
 }
 
-/* "Anywhere" includes the excluded top-level case.yaml. */
+/* "Anywhere" includes the excluded top-level provenance.yaml. */
 static void test_symlink_case_yaml(void **state)
 {
     (void)state;
     char *dir = fresh_dir("symyaml");
     put_str(dir, "real.yaml", "x: 1\n", 0644);
-    char *l = join(dir, "case.yaml");
+    char *l = join(dir, "provenance.yaml");
     assert_int_equal(symlink("real.yaml", l), 0);
-    digest_fails(dir, BD_E_UNSUPPORTED_ENTRY, "'case.yaml' is a symbolic link");
+    digest_fails(dir, BD_E_UNSUPPORTED_ENTRY, "'provenance.yaml' is a symbolic link");
     free(l);
     rm_rf(dir);
     free(dir);
@@ -834,7 +900,7 @@ static void test_depth_limit(void **state)
     rel[n] = '\0';
     sbuf b = {0};
     char want[BD_DIGEST_BUF];
-    sb_add(&b, "benchdesk-case-v1\n", 18);
+    sb_add(&b, "benchdesk-case-v2\n", 18);
     sb_file(&b, 'f', rel, "z");
     sb_digest(&b, want);
     assert_string_equal(out, want);
@@ -1064,9 +1130,9 @@ static void test_progress_totals(void **state)
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_digest_case_dir_progress(out, dir, &bytes, tamper_cb, &t, &err), 0);
     assert_string_equal(out, KAT_BIG);
-    assert_int_equal(bytes, (uint64_t)BIG_SIZE + 1024 + 1025 + 65537);
+    assert_int_equal(bytes, (uint64_t)BIG_SIZE + 1024 + 1025 + 65537 + 13);
     assert_int_equal(t.last_total, bytes);
-    assert_true(t.calls >= 4 + 3); /* big.bin takes at least 4 blocks of <= 1 MiB */
+    assert_true(t.calls >= 4 + 4); /* big.bin takes at least 4 blocks of <= 1 MiB */
     rm_rf(dir);
     free(dir);
 }
@@ -1228,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_kat_sort),
         cmocka_unit_test(test_kat_unicode),
         cmocka_unit_test(test_kat_big),
+        cmocka_unit_test(test_kat_task_class),
         cmocka_unit_test(test_exec_bits_by_hand),
         cmocka_unit_test(test_case_yaml_dir_included),
         cmocka_unit_test(test_changes),

@@ -299,8 +299,11 @@ static void staged_case_off_its_pin_is_refused(void **state)
     fx_write(p, "input of c1\n");
     repin(root, "c1");
     assert_int_equal(commit(root, "edit", NULL, NULL), BD_E_DIGEST_MISMATCH);
-    /* Pin staged but case.yaml's case_digest not. */
+    /* Pin staged but an edit of case.yaml (inside the case digest) not. */
     fx_write(p, "edited\n");
+    char cy[700];
+    snprintf(cy, sizeof(cy), "%s/bench/tc/cases/c1/case.yaml", root);
+    assert_int_equal(fx_sh("printf '# reviewed\\n' >>'%s'", cy), 0);
     repin(root, "c1");
     assert_int_equal(stage(root, "bench/tc/cases/digests.yaml"), BD_OK);
     assert_int_equal(stage(root, "bench/tc/cases/c1/input"), BD_OK);
@@ -323,14 +326,22 @@ static void staged_case_off_its_pin_is_refused(void **state)
     const char *paths[1] = {"bench/tc/cases/fresh"};
     assert_int_equal(bd_git_unstage(g, paths, 1, &err), 0);
     bd_git_close(g);
-    /* The rubric staged without its pin. */
+    /* The rubric staged without the task-class pin (DESIGN.md section 8). */
     snprintf(p, sizeof(p), "%s/bench/tc/rubric.py", root);
     fx_write(p, "print('changed')\n");
     assert_int_equal(stage(root, p), BD_OK);
-    assert_int_equal(commit(root, "rubric", NULL, NULL), BD_E_RUBRIC_DIGEST_MISMATCH);
-    /* A symlink inside a staged case. */
+    assert_int_equal(commit(root, "rubric", NULL, NULL), BD_E_TC_DIGEST_MISMATCH);
     fx_write(p, "print('{}')\n");
     assert_int_equal(stage(root, p), BD_OK);
+    /* A registration edit (a threshold) staged without the pin: the same. */
+    char reg[700];
+    snprintf(reg, sizeof(reg), "%s/bench/tc/registration.yaml", root);
+    assert_int_equal(fx_sh("sed -i 's/silver: 0.80/silver: 0.10/' '%s'", reg), 0);
+    assert_int_equal(stage(root, reg), BD_OK);
+    assert_int_equal(commit(root, "threshold", NULL, NULL), BD_E_TC_DIGEST_MISMATCH);
+    assert_int_equal(fx_sh("sed -i 's/silver: 0.10/silver: 0.80/' '%s'", reg), 0);
+    assert_int_equal(stage(root, reg), BD_OK);
+    /* A symlink inside a staged case. */
     snprintf(p, sizeof(p), "%s/bench/tc/cases/c2/input/link", root);
     assert_int_equal(symlink("prompt.txt", p), 0);
     assert_int_equal(stage(root, p), BD_OK);

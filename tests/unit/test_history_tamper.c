@@ -50,7 +50,7 @@ static void intact_chain_verifies(void **state)
     assert_intact(H, N);
 }
 
-/* One byte of content (a digit of the rubric digest) flipped: the record still parses,
+/* One byte of content (a digit of the task-class digest) flipped: the record still parses,
  * and its successor no longer links to it. */
 static void flip_content_byte(void **state)
 {

@@ -1,7 +1,8 @@
 /*
- * Unit tests for provenance (DESIGN.md §6): the exact message, signing into case.yaml
- * without disturbing it, and verification against a private GnuPG home — every failure
- * with its own code. Keys are generated at test time by tests/fixtures/gpg/make-keys.sh.
+ * Unit tests for provenance (DESIGN.md §6): the exact v2 message, signing cases and task
+ * classes into provenance.yaml without touching the signed files, and verification against a
+ * private GnuPG home — every failure with its own code. Keys are generated at test time by
+ * tests/fixtures/gpg/make-keys.sh.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "../fixtures/gpg/fixture.h"
 #include "digest.h"
 #include "provenance.h"
+#include "sign.h"
 #include "verify.h"
 
 static char T[512];   /* scratch root */
@@ -81,7 +83,8 @@ static void close_env(env *e)
     bd_bench_free(e->b);
 }
 
-/* Sign case `id` as `role` with key `fpr` through the core; returns the error code. */
+/* Sign subject `id` (a case id, or NULL: the task class) as `role` with key `fpr`
+ * through the core; returns the error code. */
 static bd_code sign(const char *root, const char *id, int role, const char *fpr)
 {
     env e;
@@ -90,8 +93,9 @@ static bd_code sign(const char *root, const char *id, int role, const char *fpr)
     o.key = fpr;
     o.gnupg_home = K.home;
     bd_sign_result r;
+    memset(&r, 0, sizeof(r));
     bd_err err = BD_ERR_INIT;
-    int rc = bd_provenance_sign_case(&r, e.ctx, e.tc, id, role, &o, &err);
+    int rc = bd_sign_subject(&r, e.ctx, e.tc, id, role, &o, &err);
     if (rc < 0)
         print_message("sign: %s: %s\n", bd_code_str(err.code), err.msg);
     bd_sign_result_release(&r);
@@ -99,24 +103,69 @@ static bd_code sign(const char *root, const char *id, int role, const char *fpr)
     return rc == 0 ? BD_OK : err.code;
 }
 
-/* Verify case `id` with its current digest. */
+/* provenance.yaml of subject `id` (NULL: the task class). */
+static void prov_path(char *out, size_t cap, const char *root, const char *id)
+{
+    if (id)
+        snprintf(out, cap, "%s/bench/tc/cases/%s/provenance.yaml", root, id);
+    else
+        snprintf(out, cap, "%s/bench/tc/provenance.yaml", root);
+}
+
+static bd_provfile *load_prov(const char *root, const char *id)
+{
+    char p[1024];
+    prov_path(p, sizeof(p), root, id);
+    bd_provfile *pf = NULL;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_provfile_load(&pf, p, &err), 0);
+    return pf;
+}
+
+/* The current digest of subject `id` (NULL: the task class) into `dg`. */
+static void current_digest(char dg[BD_DIGEST_BUF], const char *root, const char *id)
+{
+    char dir[1024];
+    bd_err err = BD_ERR_INIT;
+    if (id) {
+        snprintf(dir, sizeof(dir), "%s/bench/tc/cases/%s", root, id);
+        assert_int_equal(bd_digest_case_dir(dg, dir, NULL, &err), 0);
+    } else {
+        snprintf(dir, sizeof(dir), "%s/bench/tc", root);
+        assert_int_equal(bd_digest_task_class_dir(dg, dir, &err), 0);
+    }
+}
+
+/* The pin of subject `id` (NULL: the task class) in `tc`, or "". */
+static const char *pin_of(const bd_task_class *tc, const char *id)
+{
+    if (!tc->digests)
+        return "";
+    if (!id)
+        return tc->digests->task_class;
+    const bd_pin *p = bd_digests_find(tc->digests, id);
+    return p ? p->digest : "";
+}
+
+/* Verify subject `id` (NULL: the task class) with its current digest. */
 static bd_prov_result verify(const char *root, const char *id)
 {
     env e;
     open_env(&e, root);
     bd_err err = BD_ERR_INIT;
-    bd_case *c = NULL;
-    assert_int_equal(bd_task_class_case(&c, e.tc, id, &err), 0);
-    char dir[1024], dg[BD_DIGEST_BUF];
-    snprintf(dir, sizeof(dir), "%s/bench/tc/cases/%s", root, id);
-    assert_int_equal(bd_digest_case_dir(dg, dir, NULL, &err), 0);
+    char dg[BD_DIGEST_BUF];
+    current_digest(dg, root, id);
+    bd_provfile *pf = load_prov(root, id);
+    bd_subject s = {
+        id ? BD_SUBJECT_CASE : BD_SUBJECT_TASK_CLASS, "tc", id, dg, pin_of(e.tc, id), pf};
     bd_prov_result r;
-    int rc = bd_provenance_verify_case(&r, e.ctx, c, dg, &err);
+    int rc = bd_provenance_verify(&r, e.ctx, &s, &err);
     assert_int_not_equal(rc, -1);
     assert_int_equal(rc, r.status == BD_PROV_ST_BAD ? 1 : 0);
     if (r.status == BD_PROV_ST_BAD)
-        print_message("verify %s: %s: %s\n", id, bd_code_str(r.err.code), r.err.msg);
-    bd_case_free(c);
+        print_message("verify %s: %s: %s\n", id ? id : "(task class)", bd_code_str(r.err.code),
+                      r.err.msg);
+    bd_provfile_free(pf);
     close_env(&e);
     return r;
 }
@@ -133,41 +182,42 @@ static char *read_case(const char *root, const char *id)
     return fx_read(p);
 }
 
-static bd_case *load_case(const char *root, const char *id)
-{
-    char p[1024];
-    case_path(p, sizeof(p), root, id, "case.yaml");
-    bd_case *c = NULL;
-    bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_case_load(&c, p, id, &err), 0);
-    return c;
-}
-
-/* Write a signature block straight into case.yaml (what a forger could do). */
-static void put_block(const char *root, const char *id, const char *key, const char *identity,
+/* Write a signature block straight into provenance.yaml of subject `id` (NULL: the task
+ * class) — what a forger could do. */
+static void put_block(const char *root, const char *id, int role, const char *identity,
                       const char *fpr, const char *sig)
 {
     char p[1024];
-    case_path(p, sizeof(p), root, id, "case.yaml");
-    char *text = fx_read(p);
-    bd_err err = BD_ERR_INIT;
-    char *next = bd_provenance_set_block(text, key, identity, fpr, sig, p, &err);
-    assert_non_null(next);
-    fx_write(p, next);
-    free(next);
+    prov_path(p, sizeof(p), root, id);
+    bd_provfile *pf = load_prov(root, id);
+    bd_signature_block *b = role == BD_ROLE_AUTHOR ? &pf->author : &pf->reviewer;
+    free(b->identity);
+    free(b->signed_at);
+    free(b->signature);
+    b->present = true;
+    b->identity = strdup(identity);
+    snprintf(b->fingerprint, sizeof(b->fingerprint), "%s", fpr);
+    b->signed_at = strdup("2026-05-12T14:00:00Z");
+    b->signature = strdup(sig);
+    char *text = bd_provfile_format(pf);
+    assert_non_null(text);
+    fx_write(p, text);
     free(text);
+    bd_provfile_free(pf);
 }
 
-/* The exact message for case `id` of `root` as `role` over `digest` (NULL: its pin). */
+/* The exact message for subject `id` (NULL: the task class) of `root` as `role` over
+ * `digest` (NULL: its pin). */
 static char *message_for(const char *root, const char *id, int role, const char *digest)
 {
-    bd_case *c = load_case(root, id);
+    env e;
+    open_env(&e, root);
+    bd_subject s = {id ? BD_SUBJECT_CASE : BD_SUBJECT_TASK_CLASS, "tc", id, NULL, NULL, NULL};
     char *m = NULL;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_provenance_message(&m, NULL, role, c->case_id, c->added_at,
-                                           digest ? digest : c->case_digest, &err),
-                     0);
-    bd_case_free(c);
+    assert_int_equal(
+        bd_provenance_message(&m, NULL, role, &s, digest ? digest : pin_of(e.tc, id), &err), 0);
+    close_env(&e);
     return m;
 }
 
@@ -208,22 +258,31 @@ static void message_is_exact(void **state)
     char *m = NULL;
     size_t len = 0;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(
-        bd_provenance_message(&m, &len, BD_ROLE_AUTHOR, "ghsa-1", "2026-05-12T14:00:00Z", DG, &err),
-        0);
+    bd_subject cs = {BD_SUBJECT_CASE, "vuln-remediation", "ghsa-1", NULL, NULL, NULL};
+    assert_int_equal(bd_provenance_message(&m, &len, BD_ROLE_AUTHOR, &cs, DG, &err), 0);
     char want[512];
     snprintf(want, sizeof(want),
-             "benchdesk-provenance-v1\nrole: author\ncase_id: ghsa-1\n"
-             "added_at: 2026-05-12T14:00:00Z\ncase_digest: %s\n",
+             "benchdesk-provenance-v2\nrole: author\nsubject: case\ntask_class: vuln-remediation\n"
+             "case_id: ghsa-1\ndigest: %s\n",
              DG);
     assert_string_equal(m, want);
     assert_int_equal(len, strlen(want));
     free(m);
-    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_REVIEWER, "ghsa-1",
-                                           "2026-05-12T14:00:00Z", DG, &err),
-                     0);
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_REVIEWER, &cs, DG, &err), 0);
     assert_non_null(strstr(m, "\nrole: reviewer\n"));
     free(m);
+    /* A task class: no case_id line. */
+    bd_subject ts = {BD_SUBJECT_TASK_CLASS, "vuln-remediation", NULL, NULL, NULL, NULL};
+    assert_int_equal(bd_provenance_message(&m, &len, BD_ROLE_REVIEWER, &ts, DG, &err), 0);
+    snprintf(want, sizeof(want),
+             "benchdesk-provenance-v2\nrole: reviewer\nsubject: task-class\n"
+             "task_class: vuln-remediation\ndigest: %s\n",
+             DG);
+    assert_string_equal(m, want);
+    assert_int_equal(len, strlen(want));
+    free(m);
+    assert_string_equal(bd_subject_kind_str(BD_SUBJECT_CASE), "case");
+    assert_string_equal(bd_subject_kind_str(BD_SUBJECT_TASK_CLASS), "task-class");
 }
 
 static void message_refuses_bad_input(void **state)
@@ -231,18 +290,27 @@ static void message_refuses_bad_input(void **state)
     (void)state;
     char *m = NULL;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_provenance_message(&m, NULL, 3, "a", "t", DG, &err), -1);
+    bd_subject cs = {BD_SUBJECT_CASE, "tc", "a", NULL, NULL, NULL};
+    assert_int_equal(bd_provenance_message(&m, NULL, 3, &cs, DG, &err), -1);
     assert_int_equal(err.code, BD_E_USAGE);
-    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, "../x", "t", DG, &err), -1);
+    cs.case_id = "../x";
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, &cs, DG, &err), -1);
     assert_int_equal(err.code, BD_E_BAD_ID);
-    assert_int_equal(
-        bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, "a", "t\ncase_digest: x", DG, &err), -1);
-    assert_int_equal(err.code, BD_E_USAGE);
-    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, "a", "t", "", &err), -1);
+    cs.case_id = "a\ndigest: x";
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, &cs, DG, &err), -1);
+    assert_int_equal(err.code, BD_E_BAD_ID);
+    cs.case_id = "a";
+    cs.task_class = "tc\ncase_id: b";
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, &cs, DG, &err), -1);
+    assert_int_equal(err.code, BD_E_BAD_ID);
+    cs.task_class = "tc";
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, &cs, "", &err), -1);
     assert_int_equal(err.code, BD_E_DIGEST_MISSING);
-    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, "a", "t", "blake3:xyz", &err),
-                     -1);
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, &cs, "blake3:xyz", &err), -1);
     assert_int_equal(err.code, BD_E_DIGEST_MISSING);
+    bd_subject ts = {BD_SUBJECT_TASK_CLASS, "tc", NULL, NULL, NULL, NULL};
+    assert_int_equal(bd_provenance_message(&m, NULL, BD_ROLE_AUTHOR, &ts, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_TC_DIGEST_MISSING);
     assert_null(m);
     int role = 0;
     assert_int_equal(bd_provenance_role_parse("author", &role), 0);
@@ -250,62 +318,65 @@ static void message_refuses_bad_input(void **state)
     assert_int_equal(bd_provenance_role_parse("Author", &role), -1);
 }
 
-/* ---- editing case.yaml ------------------------------------------------------------- */
+/* ---- provenance.yaml ---------------------------------------------------------------- */
 
 static const char SIG[] = "-----BEGIN PGP SIGNATURE-----\n\nabc\n-----END PGP SIGNATURE-----\n";
 
-static void set_block_inserts_and_replaces(void **state)
+/* provenance.yaml is written whole: what bd_provfile_format writes loads back to the same
+ * values, blocks absent stay absent. */
+static void provfile_round_trips(void **state)
 {
     (void)state;
     bd_err err = BD_ERR_INIT;
-    const char *in = "a: 1\nprovenance:\n  source: curated\n  added_at: \"t\"\n"
-                     "  # note\n  last_validated_at: null\nz: 2\n";
-    char *o1 = bd_provenance_set_block(in, "added_by", "a@x", "AB", SIG, "c.yaml", &err);
-    assert_non_null(o1);
-    const char *want1 =
-        "a: 1\nprovenance:\n  source: curated\n  added_at: \"t\"\n"
-        "  added_by:\n    identity: \"a@x\"\n    fingerprint: \"AB\"\n    signature: |\n"
-        "      -----BEGIN PGP SIGNATURE-----\n\n      abc\n      -----END PGP SIGNATURE-----\n"
-        "  # note\n  last_validated_at: null\nz: 2\n";
-    assert_string_equal(o1, want1);
-    /* reviewed_by goes right after added_by. */
-    char *o2 = bd_provenance_set_block(o1, "reviewed_by", "b@x", "CD", SIG, "c.yaml", &err);
-    assert_non_null(o2);
-    assert_non_null(strstr(o2, "END PGP SIGNATURE-----\n  reviewed_by:\n    identity: \"b@x\"\n"));
-    /* Replacing added_by touches only that block. */
-    char *o3 = bd_provenance_set_block(o2, "added_by", "q\"@x", "EF", SIG, "c.yaml", &err);
-    assert_non_null(o3);
-    assert_non_null(strstr(o3, "identity: \"q\\\"@x\"\n    fingerprint: \"EF\""));
-    assert_null(strstr(o3, "\"AB\""));
-    assert_non_null(strstr(o3, "\"CD\""));
-    assert_non_null(strstr(o3, "  # note\n  last_validated_at: null\nz: 2\n"));
-    free(o1);
-    free(o2);
-    free(o3);
-    /* No trailing newline, provenance last, four-space indentation. */
-    char *o4 = bd_provenance_set_block("provenance:\n    added_at: x", "added_by", "a", "AB", SIG,
-                                       "c.yaml", &err);
-    assert_non_null(o4);
-    assert_non_null(strstr(o4, "    added_at: x\n    added_by:\n      identity: \"a\"\n"));
-    free(o4);
-}
+    bd_provfile *p = NULL;
+    assert_int_equal(bd_provfile_parse(&p, "schema_version: 2\n", 18, "p.yaml", &err), 0);
+    assert_false(p->author.present);
+    assert_false(p->reviewer.present);
+    p->author.present = true;
+    p->author.identity = strdup("q\"@x");
+    snprintf(p->author.fingerprint, sizeof(p->author.fingerprint), "%s",
+             "6A1F0C3B9E2D47A8B5C4D3E2F1A0B9C8D7E6F5A4");
+    p->author.signed_at = strdup("2026-05-12T14:00:00Z");
+    p->author.signature = strdup(SIG);
+    char *text = bd_provfile_format(p);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "schema_version: 2\n"));
+    assert_null(strstr(text, "reviewer"));
+    bd_provfile *q = NULL;
+    assert_int_equal(bd_provfile_parse(&q, text, strlen(text), "p.yaml", &err), 0);
+    assert_true(q->author.present);
+    assert_false(q->reviewer.present);
+    assert_string_equal(q->author.identity, "q\"@x");
+    assert_string_equal(q->author.fingerprint, p->author.fingerprint);
+    assert_string_equal(q->author.signed_at, "2026-05-12T14:00:00Z");
+    assert_string_equal(q->author.signature, SIG);
+    assert_null(q->last_validated_at);
+    bd_provfile_free(q);
+    free(text);
+    bd_provfile_free(p);
 
-static void set_block_refuses_odd_layouts(void **state)
-{
-    (void)state;
-    bd_err err = BD_ERR_INIT;
-    assert_null(bd_provenance_set_block("provenance: {source: curated}\n", "added_by", "a", "AB",
-                                        SIG, "c.yaml", &err));
-    assert_int_equal(err.code, BD_E_CASE_SCHEMA);
-    assert_int_equal(err.line, 1);
-    bd_err_clear(&err);
-    assert_null(bd_provenance_set_block("a: 1\n", "added_by", "a", "AB", SIG, "c.yaml", &err));
-    assert_int_equal(err.code, BD_E_CASE_SCHEMA);
-    bd_err_clear(&err);
-    /* Control characters never reach the file. */
-    assert_null(bd_provenance_set_block("provenance:\n  a: 1\n", "added_by", "a\x01", "AB", SIG,
-                                        "c.yaml", &err));
-    assert_int_equal(err.code, BD_E_CASE_SCHEMA);
+    /* An absent file is a valid empty one. */
+    char path[700];
+    snprintf(path, sizeof(path), "%s/no-such-provenance.yaml", T);
+    assert_int_equal(bd_provfile_load(&p, path, &err), 0);
+    assert_false(p->author.present);
+    bd_provfile_free(p);
+    /* v1 keys or unknown keys are refused. */
+    static const struct {
+        const char *text;
+        bd_code code;
+    } bad[] = {{"schema_version: 2\nadded_by: {}\n", BD_E_PROVENANCE_SCHEMA},
+               {"schema_version: 1\n", BD_E_FORMAT_V1},
+               {"schema_version: 2\nauthor: {identity: a}\n", BD_E_PROVENANCE_SCHEMA}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        p = (bd_provfile *)0x1;
+        assert_int_equal(bd_provfile_parse(&p, bad[i].text, strlen(bad[i].text), "p.yaml", &err),
+                         -1);
+        assert_null(p);
+        if (err.code != bad[i].code)
+            print_error("[%s] %s: %s\n", bad[i].text, bd_code_str(err.code), err.msg);
+        assert_int_equal(err.code, bad[i].code);
+    }
 }
 
 /* ---- signing ------------------------------------------------------------------------ */
@@ -313,9 +384,10 @@ static void set_block_refuses_odd_layouts(void **state)
 static void the_curator_and_reviewer_loop(void **state)
 {
     (void)state;
-    char root[700];
+    char root[700], dg_before[BD_DIGEST_BUF], dg_after[BD_DIGEST_BUF];
     new_bench(root, sizeof(root));
     char *before = read_case(root, "c1");
+    current_digest(dg_before, root, "c1");
 
     bd_prov_result r = verify(root, "c1");
     assert_int_equal(r.status, BD_PROV_ST_DRAFT);
@@ -325,15 +397,12 @@ static void the_curator_and_reviewer_loop(void **state)
     assert_int_equal(r.status, BD_PROV_ST_AWAITING);
     assert_string_equal(r.author.fingerprint, K.alice);
 
-    /* Nothing but the new block changed: cut it out and the file is as it was. */
+    /* Signing writes provenance.yaml only: case.yaml and the digest are untouched. */
     char *after = read_case(root, "c1");
-    char *s = strstr(after, "  added_by:\n");
-    char *e = strstr(after, "  # validated by hand\n");
-    assert_non_null(s);
-    assert_non_null(e);
-    memmove(s, e, strlen(e) + 1);
     assert_string_equal(after, before);
     free(after);
+    current_digest(dg_after, root, "c1");
+    assert_string_equal(dg_after, dg_before);
 
     assert_int_equal(sign(root, "c1", BD_ROLE_REVIEWER, K.bob), BD_OK);
     r = verify(root, "c1");
@@ -341,12 +410,12 @@ static void the_curator_and_reviewer_loop(void **state)
     assert_int_equal(r.err.code, BD_OK);
     assert_string_equal(r.reviewer.fingerprint, K.bob);
 
-    bd_case *c = load_case(root, "c1");
-    assert_string_equal(c->added_by.identity, "alice@bench.example");
-    assert_string_equal(c->added_by.fingerprint, K.alice);
-    assert_string_equal(c->reviewed_by.identity, "bob@bench.example");
-    assert_non_null(strstr(c->reviewed_by.signature, "-----BEGIN PGP SIGNATURE-----\n"));
-    bd_case_free(c);
+    bd_provfile *pf = load_prov(root, "c1");
+    assert_string_equal(pf->author.identity, "alice@bench.example");
+    assert_string_equal(pf->author.fingerprint, K.alice);
+    assert_string_equal(pf->reviewer.identity, "bob@bench.example");
+    assert_non_null(strstr(pf->reviewer.signature, "-----BEGIN PGP SIGNATURE-----\n"));
+    bd_provfile_free(pf);
 
     /* The author signing again (same digest) keeps the review valid. */
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_OK);
@@ -354,19 +423,64 @@ static void the_curator_and_reviewer_loop(void **state)
     free(before);
 }
 
+/* The task class is a subject of its own: two people sign registration + rubric. */
+static void the_task_class_is_signed_by_two(void **state)
+{
+    (void)state;
+    char root[700], p[1024];
+    new_bench(root, sizeof(root));
+    assert_int_equal(verify(root, NULL).status, BD_PROV_ST_DRAFT);
+    assert_int_equal(sign(root, NULL, BD_ROLE_REVIEWER, K.bob), BD_E_PROVENANCE_MISSING);
+    assert_int_equal(sign(root, NULL, BD_ROLE_AUTHOR, K.alice), BD_OK);
+    assert_int_equal(verify(root, NULL).status, BD_PROV_ST_AWAITING);
+    assert_int_equal(sign(root, NULL, BD_ROLE_REVIEWER, K.alice), BD_E_PROVENANCE_SAME_SIGNER);
+    assert_int_equal(sign(root, NULL, BD_ROLE_REVIEWER, K.bob), BD_OK);
+    bd_prov_result r = verify(root, NULL);
+    assert_int_equal(r.status, BD_PROV_ST_SIGNED);
+    assert_string_equal(r.author.fingerprint, K.alice);
+    assert_string_equal(r.reviewer.fingerprint, K.bob);
+    /* No case became signed by it. */
+    assert_int_equal(verify(root, "c1").status, BD_PROV_ST_DRAFT);
+
+    /* A task-class signature moved onto a case is bad (the message says task-class). */
+    bd_provfile *tp = load_prov(root, NULL);
+    put_block(root, "c1", BD_ROLE_AUTHOR, tp->author.identity, tp->author.fingerprint,
+              tp->author.signature);
+    bd_provfile_free(tp);
+    assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
+
+    /* A rubric edit makes both signatures stale, and signing refuses until re-pinned. */
+    snprintf(p, sizeof(p), "%s/bench/tc/rubric.py", root);
+    fx_write(p, "print('{\"passed\": true}')\n");
+    r = verify(root, NULL);
+    assert_int_equal(r.status, BD_PROV_ST_BAD);
+    assert_int_equal(r.err.code, BD_E_PROVENANCE_STALE);
+    assert_int_equal(sign(root, NULL, BD_ROLE_AUTHOR, K.alice), BD_E_TC_DIGEST_MISMATCH);
+}
+
 static void reviewer_rules_are_checked_before_signing(void **state)
 {
     (void)state;
-    char root[700];
+    char root[700], pp[1024];
     new_bench(root, sizeof(root));
     /* No author yet. */
     assert_int_equal(sign(root, "c1", BD_ROLE_REVIEWER, K.bob), BD_E_PROVENANCE_MISSING);
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_OK);
-    char *before = read_case(root, "c1");
+    prov_path(pp, sizeof(pp), root, "c1");
+    char *before = fx_read(pp);
     /* Same key as the author. */
     assert_int_equal(sign(root, "c1", BD_ROLE_REVIEWER, K.alice), BD_E_PROVENANCE_SAME_SIGNER);
-    char *after = read_case(root, "c1");
+    char *after = fx_read(pp);
     assert_string_equal(before, after);
+    free(after);
+    /* The reviewer's key re-signing the author role: refused, nothing written. */
+    assert_int_equal(sign(root, "c1", BD_ROLE_REVIEWER, K.bob), BD_OK);
+    free(before);
+    before = fx_read(pp);
+    assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.bob), BD_E_PROVENANCE_SAME_SIGNER);
+    after = fx_read(pp);
+    assert_string_equal(before, after);
+    assert_int_equal(verify(root, "c1").status, BD_PROV_ST_SIGNED);
     free(after);
     free(before);
     /* carol is trusted as reviewer only. */
@@ -376,23 +490,29 @@ static void reviewer_rules_are_checked_before_signing(void **state)
     assert_int_equal(sign(root, "c2", BD_ROLE_AUTHOR, K.dave), BD_E_GPG_KEY_NOT_FOUND);
     assert_int_equal(sign(root, "c2", BD_ROLE_AUTHOR, "not-a-fingerprint"), BD_E_USAGE);
     /* A reviewer refuses to countersign a bad author signature. */
-    put_block(root, "c2", "added_by", "alice@bench.example", K.alice, SIG);
+    put_block(root, "c2", BD_ROLE_AUTHOR, "alice@bench.example", K.alice, SIG);
     assert_int_equal(sign(root, "c2", BD_ROLE_REVIEWER, K.bob), BD_E_PROVENANCE_BAD_SIGNATURE);
 }
 
 static void signing_refuses_a_case_off_its_pin(void **state)
 {
     (void)state;
-    char root[700], p[1024];
+    char root[700], p[1024], pp[1024];
     new_bench(root, sizeof(root));
     case_path(p, sizeof(p), root, "c1", "input/prompt.txt");
     fx_write(p, "edited after pinning\n");
-    char *before = read_case(root, "c1");
+    prov_path(pp, sizeof(pp), root, "c1");
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_E_DIGEST_MISMATCH);
-    char *after = read_case(root, "c1");
-    assert_string_equal(before, after);
-    free(after);
-    free(before);
+    assert_int_not_equal(access(pp, F_OK), 0);
+    /* An edit of case.yaml itself (expected:) is inside the digest too. */
+    case_path(p, sizeof(p), root, "c2", "case.yaml");
+    char *y = fx_read(p);
+    char *at = strstr(y, "answer: 42");
+    assert_non_null(at);
+    at[9] = '3';
+    fx_write(p, y);
+    free(y);
+    assert_int_equal(sign(root, "c2", BD_ROLE_AUTHOR, K.alice), BD_E_DIGEST_MISMATCH);
     /* A fresh, unpinned case. */
     env e;
     open_env(&e, root);
@@ -436,55 +556,56 @@ static void forged_signature_is_bad(void **state)
     char root[700], in[700], out[700];
     new_bench(root, sizeof(root));
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_OK);
-    bd_case *c = load_case(root, "c1");
+    bd_provfile *pf = load_prov(root, "c1");
     /* One byte of the signature altered, the armor (and its CRC) still well-formed. */
     snprintf(in, sizeof(in), "%s/good.asc", root);
     snprintf(out, sizeof(out), "%s/forged.asc", root);
-    fx_write(in, c->added_by.signature);
-    bd_case_free(c);
+    fx_write(in, pf->author.signature);
+    bd_provfile_free(pf);
     assert_int_equal(fx_sh("python3 '%s/tests/fixtures/gpg/forge.py' '%s' '%s'",
                            getenv("BD_SOURCE_DIR"), in, out),
                      0);
     char *forged = fx_read(out);
-    put_block(root, "c1", "added_by", "alice@bench.example", K.alice, forged);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "alice@bench.example", K.alice, forged);
     free(forged);
     bd_prov_result r = verify(root, "c1");
     assert_int_equal(r.status, BD_PROV_ST_BAD);
     assert_int_equal(r.err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
-    assert_non_null(strstr(r.err.msg, "does not verify"));
+    if (!strstr(r.err.msg, "verifies over neither"))
+        print_error("message: %s\n", r.err.msg);
+    assert_non_null(strstr(r.err.msg, "verifies over neither"));
     /* A byte altered in the armor itself. */
     char *sig = fx_read(in);
     char *body = strstr(sig, "\n\n") + 2;
     body[8] = body[8] == 'A' ? 'B' : 'A';
-    put_block(root, "c1", "added_by", "alice@bench.example", K.alice, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "alice@bench.example", K.alice, sig);
     free(sig);
     r = verify(root, "c1");
     assert_int_equal(r.err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
     assert_int_equal(r.status, BD_PROV_ST_BAD); /* never downgraded to draft */
     /* Not a signature at all. */
-    put_block(root, "c1", "added_by", "alice@bench.example", K.alice, SIG);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "alice@bench.example", K.alice, SIG);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
 }
 
 static void signature_over_another_cases_digest_is_bad(void **state)
 {
     (void)state;
-    char root[700];
+    char root[700], dg2[BD_DIGEST_BUF];
     new_bench(root, sizeof(root));
-    bd_case *c2 = load_case(root, "c2");
-    char *m = message_for(root, "c1", BD_ROLE_AUTHOR, c2->case_digest);
-    bd_case_free(c2);
+    current_digest(dg2, root, "c2");
+    char *m = message_for(root, "c1", BD_ROLE_AUTHOR, dg2);
     char *sig = sign_msg(K.alice, m);
-    put_block(root, "c1", "added_by", "alice@bench.example", K.alice, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "alice@bench.example", K.alice, sig);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
     free(sig);
     free(m);
     /* Another case's whole signature block, copied over. */
     assert_int_equal(sign(root, "c2", BD_ROLE_AUTHOR, K.alice), BD_OK);
-    c2 = load_case(root, "c2");
-    put_block(root, "c3", "added_by", c2->added_by.identity, c2->added_by.fingerprint,
-              c2->added_by.signature);
-    bd_case_free(c2);
+    bd_provfile *p2 = load_prov(root, "c2");
+    put_block(root, "c3", BD_ROLE_AUTHOR, p2->author.identity, p2->author.fingerprint,
+              p2->author.signature);
+    bd_provfile_free(p2);
     assert_int_equal(verify(root, "c3").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
     assert_int_equal(verify(root, "c2").status, BD_PROV_ST_AWAITING);
 }
@@ -495,17 +616,17 @@ static void author_signature_replayed_as_reviewer_is_bad(void **state)
     char root[700];
     new_bench(root, sizeof(root));
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_OK);
-    bd_case *c = load_case(root, "c1");
-    put_block(root, "c1", "reviewed_by", c->added_by.identity, c->added_by.fingerprint,
-              c->added_by.signature);
+    bd_provfile *pf = load_prov(root, "c1");
+    put_block(root, "c1", BD_ROLE_REVIEWER, pf->author.identity, pf->author.fingerprint,
+              pf->author.signature);
     bd_prov_result r = verify(root, "c1");
     assert_int_equal(r.status, BD_PROV_ST_BAD);
     assert_int_equal(r.err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
     assert_int_equal(r.author.err.code, BD_OK);
     /* Claiming to be bob changes nothing: the bytes still say "author". */
-    put_block(root, "c1", "reviewed_by", "bob@bench.example", K.bob, c->added_by.signature);
+    put_block(root, "c1", BD_ROLE_REVIEWER, "bob@bench.example", K.bob, pf->author.signature);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
-    bd_case_free(c);
+    bd_provfile_free(pf);
 }
 
 static void same_signer_twice_is_refused(void **state)
@@ -516,7 +637,7 @@ static void same_signer_twice_is_refused(void **state)
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_OK);
     char *m = message_for(root, "c1", BD_ROLE_REVIEWER, NULL);
     char *sig = sign_msg(K.alice, m);
-    put_block(root, "c1", "reviewed_by", "alice@bench.example", K.alice, sig);
+    put_block(root, "c1", BD_ROLE_REVIEWER, "alice@bench.example", K.alice, sig);
     bd_prov_result r = verify(root, "c1");
     assert_int_equal(r.status, BD_PROV_ST_BAD);
     assert_int_equal(r.err.code, BD_E_PROVENANCE_SAME_SIGNER);
@@ -533,12 +654,12 @@ static void untrusted_signers_are_refused(void **state)
      * trusted in the user's keyring, which verification must not consult). */
     char *m = message_for(root, "c1", BD_ROLE_AUTHOR, NULL);
     char *sig = sign_msg(K.mallory, m);
-    put_block(root, "c1", "added_by", "mallory@bench.example", K.mallory, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "mallory@bench.example", K.mallory, sig);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_UNTRUSTED);
     free(sig);
     /* carol: trusted, but only as reviewer. */
     sig = sign_msg(K.carol, m);
-    put_block(root, "c1", "added_by", "carol@bench.example", K.carol, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "carol@bench.example", K.carol, sig);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_UNTRUSTED);
     free(sig);
     free(m);
@@ -549,9 +670,9 @@ static void untrusted_signers_are_refused(void **state)
     assert_int_equal(verify(root, "c2").err.code, BD_E_PROVENANCE_UNTRUSTED);
     /* The block must name the key that signed. */
     fx_sh("cp '%s/keys/alice.asc' '%s'", K.dir, p);
-    bd_case *c = load_case(root, "c2");
-    put_block(root, "c2", "added_by", "bob@bench.example", K.bob, c->added_by.signature);
-    bd_case_free(c);
+    bd_provfile *pf = load_prov(root, "c2");
+    put_block(root, "c2", BD_ROLE_AUTHOR, "bob@bench.example", K.bob, pf->author.signature);
+    bd_provfile_free(pf);
     assert_int_equal(verify(root, "c2").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
 }
 
@@ -564,14 +685,14 @@ static void expired_and_revoked_keys_are_refused(void **state)
     char *m = message_for(root, "c1", BD_ROLE_AUTHOR, NULL);
     snprintf(extra, sizeof(extra), "--faked-system-time %s -u %s", K.dave_time, K.dave);
     char *sig = sign_msg_cli(extra, m);
-    put_block(root, "c1", "added_by", "dave@bench.example", K.dave, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "dave@bench.example", K.dave, sig);
     bd_prov_result r = verify(root, "c1");
     assert_int_equal(r.err.code, BD_E_PROVENANCE_KEY_EXPIRED);
     assert_int_equal(r.status, BD_PROV_ST_BAD);
     free(sig);
     /* eve signed before her key was revoked; bench/keys/eve.asc carries the revocation. */
     sig = sign_msg(K.eve, m);
-    put_block(root, "c1", "added_by", "eve@bench.example", K.eve, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "eve@bench.example", K.eve, sig);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_KEY_REVOKED);
     free(sig);
     free(m);
@@ -588,6 +709,24 @@ static void edited_case_after_signing_is_stale(void **state)
     bd_prov_result r = verify(root, "c1");
     assert_int_equal(r.status, BD_PROV_ST_BAD);
     assert_int_equal(r.err.code, BD_E_PROVENANCE_STALE);
+    /* expected: in case.yaml is signed too. */
+    assert_int_equal(sign(root, "c2", BD_ROLE_AUTHOR, K.alice), BD_OK);
+    case_path(p, sizeof(p), root, "c2", "case.yaml");
+    char *y = fx_read(p);
+    char *at = strstr(y, "answer: 42");
+    assert_non_null(at);
+    at[9] = '3';
+    fx_write(p, y);
+    free(y);
+    r = verify(root, "c2");
+    assert_int_equal(r.status, BD_PROV_ST_BAD);
+    assert_int_equal(r.err.code, BD_E_PROVENANCE_STALE);
+    /* provenance.yaml is outside the digest: editing its last_validated_at changes nothing. */
+    assert_int_equal(sign(root, "c3", BD_ROLE_AUTHOR, K.alice), BD_OK);
+    char pp[1024];
+    prov_path(pp, sizeof(pp), root, "c3");
+    fx_sh("printf 'last_validated_at: \"2026-05-13T10:00:00Z\"\\n' >>'%s'", pp);
+    assert_int_equal(verify(root, "c3").status, BD_PROV_ST_AWAITING);
 }
 
 static void more_than_one_signature_is_bad(void **state)
@@ -598,7 +737,7 @@ static void more_than_one_signature_is_bad(void **state)
     char *m = message_for(root, "c1", BD_ROLE_AUTHOR, NULL);
     snprintf(extra, sizeof(extra), "-u %s -u %s", K.alice, K.bob);
     char *sig = sign_msg_cli(extra, m);
-    put_block(root, "c1", "added_by", "alice@bench.example", K.alice, sig);
+    put_block(root, "c1", BD_ROLE_AUTHOR, "alice@bench.example", K.alice, sig);
     assert_int_equal(verify(root, "c1").err.code, BD_E_PROVENANCE_BAD_SIGNATURE);
     free(sig);
     free(m);
@@ -607,27 +746,29 @@ static void more_than_one_signature_is_bad(void **state)
 static void bad_key_files_are_refused(void **state)
 {
     (void)state;
-    char root[700], p[1024];
+    char root[700], p[1024], dg[BD_DIGEST_BUF];
     new_bench(root, sizeof(root));
     assert_int_equal(sign(root, "c1", BD_ROLE_AUTHOR, K.alice), BD_OK);
     snprintf(p, sizeof(p), "%s/bench/keys/zz.asc", root);
     fx_write(p,
              "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nxx\n-----END PGP PRIVATE KEY BLOCK-----\n");
+    current_digest(dg, root, "c1");
+    bd_provfile *pf = load_prov(root, "c1");
+    bd_subject s = {BD_SUBJECT_CASE, "tc", "c1", dg, dg, pf};
     env e;
     open_env(&e, root);
-    bd_case *c = load_case(root, "c1");
     bd_prov_result r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_provenance_verify_case(&r, e.ctx, c, c->case_digest, &err), -1);
+    assert_int_equal(bd_provenance_verify(&r, e.ctx, &s, &err), -1);
     assert_int_equal(err.code, BD_E_GPG_BAD_KEYFILE);
     assert_int_equal(r.status, BD_PROV_ST_BAD);
     close_env(&e);
     fx_write(p, "not a key\n");
     open_env(&e, root);
-    assert_int_equal(bd_provenance_verify_case(&r, e.ctx, c, c->case_digest, &err), -1);
+    assert_int_equal(bd_provenance_verify(&r, e.ctx, &s, &err), -1);
     assert_int_equal(err.code, BD_E_GPG_BAD_KEYFILE);
     close_env(&e);
-    bd_case_free(c);
+    bd_provfile_free(pf);
 }
 
 static void private_home_is_removed(void **state)
@@ -658,7 +799,8 @@ static void private_home_is_removed(void **state)
     assert_int_equal(n, 0);
 }
 
-/* The shipped demo bench: every signature verifies, and every status is visible. */
+/* The shipped demo bench: every signature verifies, every task class is signed, and every
+ * case status is visible. */
 static void demo_bench_shows_every_status(void **state)
 {
     (void)state;
@@ -674,22 +816,24 @@ static void demo_bench_shows_every_status(void **state)
     for (size_t t = 0; t < b->n_task_classes; t++) {
         bd_task_class *tc = NULL;
         assert_int_equal(bd_task_class_load(&tc, b, b->task_classes[t], &err), 0);
+        bd_verify_report rep;
+        int rc = bd_verify_check(&rep, tc, NULL, 0, ctx, &err);
+        const bd_err *f = bd_verify_first_failure(&rep);
+        if (rc != 0 || f)
+            fail_msg("%s: %s: %s", tc->name, f ? bd_code_str(f->code) : bd_code_str(err.code),
+                     f ? f->msg : err.msg);
+        assert_true(rep.tc_prov_checked);
+        assert_int_equal(rep.tc_prov.status, BD_PROV_ST_SIGNED);
         int count[4] = {0};
-        for (size_t i = 0; i < tc->n_cases; i++) {
-            bd_case_check chk;
-            assert_int_equal(bd_verify_case(&chk, tc, tc->case_ids[i]), 0);
-            bd_prov_result r;
-            int rc = bd_provenance_verify_case(&r, ctx, chk.loaded, chk.digest, &err);
-            if (rc != 0)
-                fail_msg("%s/%s: %s: %s", tc->name, tc->case_ids[i], bd_code_str(r.err.code),
-                         r.err.msg);
-            count[r.status]++;
-            bd_case_check_release(&chk);
+        for (size_t i = 0; i < rep.n_cases; i++) {
+            assert_true(rep.cases[i].prov_checked);
+            count[rep.cases[i].prov.status]++;
         }
         assert_in_range(count[BD_PROV_ST_DRAFT], 1, 2);
         assert_in_range(count[BD_PROV_ST_AWAITING], 2, 3);
         assert_true(count[BD_PROV_ST_SIGNED] > count[BD_PROV_ST_AWAITING]);
         assert_int_equal(count[BD_PROV_ST_BAD], 0);
+        bd_verify_report_release(&rep);
         bd_task_class_free(tc);
     }
     bd_prov_ctx_free(ctx);
@@ -701,9 +845,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(message_is_exact),
         cmocka_unit_test(message_refuses_bad_input),
-        cmocka_unit_test(set_block_inserts_and_replaces),
-        cmocka_unit_test(set_block_refuses_odd_layouts),
+        cmocka_unit_test(provfile_round_trips),
         cmocka_unit_test(the_curator_and_reviewer_loop),
+        cmocka_unit_test(the_task_class_is_signed_by_two),
         cmocka_unit_test(reviewer_rules_are_checked_before_signing),
         cmocka_unit_test(signing_refuses_a_case_off_its_pin),
         cmocka_unit_test(default_key_follows_gpg_conf),

@@ -114,6 +114,8 @@ static void on_event(const bd_run_event *ev, void *payload)
         snprintf(run->run_id, sizeof(run->run_id), "%s", ev->summary->run_id);
         snprintf(run->isolation, sizeof(run->isolation), "%s",
                  bd_isolation_str(ev->summary->isolation));
+        snprintf(run->task_class_digest, sizeof(run->task_class_digest), "%s",
+                 ev->summary->task_class_digest);
         size_t n = ev->summary->cases_selected;
         run->cases = calloc(n ? n : 1, sizeof(*run->cases));
         if (run->cases)
@@ -780,6 +782,8 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->started_at = c->started_at;
     out->finished_at = c->finished_at;
     out->case_digest = c->case_digest;
+    /* The records of this run carry it: without it a fresh result would look stale. */
+    out->task_class_digest = run->task_class_digest[0] ? run->task_class_digest : NULL;
     out->wall_ms = c->wall_ms;
     return true;
 }
