@@ -8,6 +8,7 @@
  * reader of the same signed file.
  */
 #include "bench.h"
+#include "text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1978,10 +1979,13 @@ int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *n
         goto out;
     }
     if (lstat(tc->dir, &st) < 0 || !S_ISDIR(st.st_mode) || lstat(reg_path, &st) < 0) {
+        char hint[192];
+        bd_text_did_you_mean(hint, sizeof(hint), name, (const char *const *)bench->task_classes,
+                             bench->n_task_classes);
         bd_err_set(err, BD_E_UNKNOWN_TASK_CLASS, bench->bench_dir, 0, 0,
-                   "no task class '%s' here (no %s/registration.yaml); `benchdesk list` "
+                   "no task class '%s' here (no %s/registration.yaml);%s `benchdesk list` "
                    "shows the task classes",
-                   name, name);
+                   name, name, hint);
         goto out;
     }
     if (bd_registration_load(&tc->reg, reg_path, name, err) < 0 ||
@@ -2023,9 +2027,12 @@ int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_
     }
     if (!tc->n_cases ||
         !bsearch(&case_id, tc->case_ids, tc->n_cases, sizeof(char *), str_ptr_cmp)) {
+        char hint[192];
+        bd_text_did_you_mean(hint, sizeof(hint), case_id, (const char *const *)tc->case_ids,
+                             tc->n_cases);
         bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
-                   "no case '%s' in task class '%s'; `benchdesk list %s` shows the cases", case_id,
-                   tc->name, tc->name);
+                   "no case '%s' in task class '%s';%s `benchdesk list %s` shows the cases",
+                   case_id, tc->name, hint, tc->name);
         goto out;
     }
     if (!(dir = bd_path_join(tc->cases_dir, case_id)) || !(path = bd_path_join(dir, "case.yaml"))) {

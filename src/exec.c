@@ -1182,3 +1182,38 @@ void bd_exec_ctx_free(bd_exec_ctx *ctx)
     free(ctx->helper);
     free(ctx);
 }
+
+/* ---- the user's own program in the foreground (the pager of the result view) -------- */
+
+int bd_exec_foreground(const char *command, const char *path, int *exit_status, bd_err *err)
+{
+    struct sigaction ign = {0}, old_int, old_quit;
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* "$@" keeps the file one argument whatever its name; the command is the user's
+         * own setting ($PAGER), word-split by the shell as other programs do. */
+        execl("/bin/sh", "sh", "-c", "exec $0 \"$@\"", command, path, (char *)NULL);
+        _exit(127);
+    }
+    int rc = 0, status = 0;
+    if (pid < 0) {
+        rc = bd_err_errno(err, BD_E_SPAWN, errno, NULL, "cannot start '%s'", command);
+    } else {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    return rc;
+}

@@ -249,4 +249,12 @@ const char *bd_exec_signal_name(int sig, char buf[24]);
  * while the parent keeps the control socket open; returns an exit status on misuse. */
 int bd_exec_helper_main(int argc, char **argv);
 
+/* Run the user's `command` (word-split by /bin/sh, e.g. $PAGER) on the file `path` in the
+ * foreground, on the inherited terminal, and wait for it. Not for untrusted programs: no
+ * isolation, the environment as it is. SIGINT and SIGQUIT are ignored meanwhile, as
+ * system(3) does. Returns 0 with *exit_status (127: not found; 128+N: killed by signal
+ * N), or -1 with BD_E_SPAWN when it could not be started. The caller gives the terminal
+ * up before and takes it back after. */
+int bd_exec_foreground(const char *command, const char *path, int *exit_status, bd_err *err);
+
 #endif

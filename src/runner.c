@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "serial.h"
 #include "stats.h"
 #include "sut_env.h"
+#include "text.h"
 #include "verify.h"
 #include "version.h"
 
@@ -271,9 +273,12 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
         for (size_t k = 0; k < tc->n_cases && !known; k++)
             known = strcmp(tc->case_ids[k], id) == 0;
         if (!known) {
+            char hint[192];
+            bd_text_did_you_mean(hint, sizeof(hint), id, (const char *const *)tc->case_ids,
+                                 tc->n_cases);
             bd_err_set(err, BD_E_UNKNOWN_CASE, NULL, 0, 0,
-                       "task class '%s' has no case '%s'; see `benchdesk list %s`", tc->name, id,
-                       tc->name);
+                       "task class '%s' has no case '%s';%s see `benchdesk list %s`", tc->name, id,
+                       hint, tc->name);
             goto out;
         }
         ids[i] = id;
@@ -1449,7 +1454,9 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
     cJSON *fm = cJSON_AddObjectToObject(o, "failure_modes");
     for (size_t i = 0; fm && i < s->n_failure_modes; i++)
         cJSON_AddNumberToObject(fm, s->failure_modes[i].code, (double)s->failure_modes[i].count);
-    cJSON_AddNumberToObject(o, "cost_usd", s->cost_usd);
+    /* A sum of per-case costs carries binary rounding noise (0.097599999999999978);
+     * nano-dollars are far below any price, so round there before printing. */
+    cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
     cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
     cJSON *sk = cJSON_AddObjectToObject(o, "skipped_unsigned");
     if (sk) {

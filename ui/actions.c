@@ -28,10 +28,10 @@ static const binding bindings[] = {
 #undef BD_X
 };
 
-const bd_action bd_global_actions[] = {BD_A_UP,     BD_A_DOWN,      BD_A_PAGE_UP, BD_A_PAGE_DOWN,
-                                       BD_A_HOME,   BD_A_END,       BD_A_HISTORY, BD_A_RUNVIEW,
-                                       BD_A_RELOAD, BD_A_REDRAW,    BD_A_HELP,    BD_A_BACK,
-                                       BD_A_QUIT,   BD_A_INTERRUPT, BD_A_SUSPEND, BD_A_NONE};
+const bd_action bd_global_actions[] = {
+    BD_A_UP,      BD_A_DOWN,    BD_A_PAGE_UP,  BD_A_PAGE_DOWN, BD_A_HOME,    BD_A_END,
+    BD_A_HISTORY, BD_A_RUNVIEW, BD_A_MESSAGES, BD_A_RELOAD,    BD_A_REDRAW,  BD_A_HELP,
+    BD_A_ESCAPE,  BD_A_BACK,    BD_A_QUIT,     BD_A_INTERRUPT, BD_A_SUSPEND, BD_A_NONE};
 
 bd_action bd_action_for_key(int key, const bd_action *view_actions)
 {

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "run_api.h"
 #include "tui_internal.h"
+#include "view_util.h"
 
 int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
 {
@@ -37,13 +38,27 @@ int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
     return 0;
 }
 
+/* Quit, first asking when a run is going (it would be cancelled). */
+static void quit_now(bd_app *app)
+{
+    bd_app_quit(app, 0);
+}
+
+static void quit_asking(bd_app *app)
+{
+    if (bd_ui_run_active(app))
+        bd_app_confirm(app, "a run is going: quit and cancel it? (y/n)", quit_now);
+    else
+        bd_app_quit(app, 0);
+}
+
 void bd_app_pop(bd_app *app)
 {
     bd_view *v = app->top;
     if (!v)
         return;
     if (!v->below) {
-        bd_app_quit(app, 0);
+        quit_asking(app);
         return;
     }
     if (app->prompt.active && app->prompt.owner == v)
@@ -71,6 +86,35 @@ void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     vsnprintf(app->msg, sizeof(app->msg), fmt, ap);
     va_end(ap);
     app->msg_level = level;
+    /* Kept whole for `m`: the status line may have to cut it. */
+    size_t cap = sizeof(app->log) / sizeof(app->log[0]);
+    size_t k = app->log_next++ % cap;
+    snprintf(app->log[k].text, sizeof(app->log[k].text), "%s", app->msg);
+    app->log[k].level = level;
+    app->log[k].at_ms = bd_app_now_ms(app);
+    if (app->log_count < cap)
+        app->log_count++;
+    bd_app_invalidate(app, BD_DIRTY_STATUS);
+}
+
+const char *bd_app_log_at(const bd_app *app, size_t i, bd_msg_level *level, uint64_t *at_ms)
+{
+    size_t cap = sizeof(app->log) / sizeof(app->log[0]);
+    if (i >= app->log_count)
+        return NULL;
+    size_t k = (app->log_next - app->log_count + i) % cap;
+    if (level)
+        *level = app->log[k].level;
+    if (at_ms)
+        *at_ms = app->log[k].at_ms;
+    return app->log[k].text;
+}
+
+void bd_app_confirm(bd_app *app, const char *text, void (*yes)(bd_app *app))
+{
+    app->confirm.active = true;
+    app->confirm.yes = yes;
+    snprintf(app->confirm.text, sizeof(app->confirm.text), "%s", text);
     bd_app_invalidate(app, BD_DIRTY_STATUS);
 }
 
@@ -169,6 +213,15 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         bd_tui_suspend(app);
         return;
     }
+    if (app->confirm.active) {
+        app->confirm.active = false;
+        bd_app_invalidate(app, BD_DIRTY_STATUS);
+        if (!is_code && (key == 'y' || key == 'Y'))
+            app->confirm.yes(app);
+        else
+            bd_app_message(app, BD_MSG_INFO, "cancelled: nothing was done");
+        return;
+    }
     if (app->prompt.active) {
         prompt_key(app, key, is_code);
         return;
@@ -192,11 +245,29 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         return;
     }
     switch (a) {
+    case BD_A_ESCAPE:
+        /* Innermost first: a kept filter, then the view; never quits. */
+        if (bd_view_filter_clear(v))
+            break;
+        if (v->below)
+            bd_app_pop(app);
+        else
+            bd_app_message(app, BD_MSG_INFO, "Esc never quits: q or Q quits");
+        break;
     case BD_A_BACK:
-        bd_app_pop(app);
+        if (v->below)
+            bd_app_pop(app);
+        else if (!is_code && key == 'q')
+            quit_asking(app);
+        else
+            bd_app_message(app, BD_MSG_INFO, "this is the first view: q or Q quits");
         break;
     case BD_A_QUIT:
-        bd_app_quit(app, 0);
+        quit_asking(app);
+        break;
+    case BD_A_MESSAGES:
+        if (v->ops != &bd_view_messages)
+            bd_app_push(app, &bd_view_messages, NULL);
         break;
     case BD_A_HELP:
         if (v->ops != &bd_view_help)
@@ -227,7 +298,25 @@ void bd_app_key(bd_app *app, int key, bool is_code)
     }
 }
 
+static void reload_now(bd_app *app);
+
 void bd_app_reload(bd_app *app)
+{
+    /* Views hold positions in the model that a reload rebuilds: say what it closes. */
+    if (!bd_ui_run_active(app) && app->top && app->top->below) {
+        size_t n = 0;
+        for (bd_view *v = app->top; v->below; v = v->below)
+            n++;
+        char q[160];
+        snprintf(q, sizeof(q), "reload re-reads the bench and closes the %zu open view%s? (y/n)", n,
+                 n == 1 ? "" : "s");
+        bd_app_confirm(app, q, reload_now);
+        return;
+    }
+    reload_now(app);
+}
+
+static void reload_now(bd_app *app)
 {
     if (bd_ui_run_active(app)) {
         bd_app_message(app, BD_MSG_WARN, "a run is in progress: reload after it finishes");
@@ -341,6 +430,11 @@ void bd_app_draw_status(bd_app *app)
     wbkgdset(w, ' ' | base);
     werase(w);
     bd_view *v = app->top;
+    if (app->confirm.active) {
+        bd_draw_text(w, 0, 0, cols, app->confirm.text, bd_role_attr(BD_R_BADGE_AWAITING), true);
+        wbkgdset(w, ' ');
+        return;
+    }
     if (app->prompt.active) {
         char right[128], pos[64] = "";
         if (v && v->ops->position)
@@ -367,7 +461,14 @@ void bd_app_draw_status(bd_app *app)
         bd_role r = app->msg_level == BD_MSG_ERROR  ? BD_R_BADGE_BAD
                     : app->msg_level == BD_MSG_WARN ? BD_R_BADGE_AWAITING
                                                     : BD_R_STATUS;
-        bd_draw_text(w, 0, 0, rx, app->msg, bd_role_attr(r), r != BD_R_STATUS);
+        /* Too long for one line: say where the whole of it is. */
+        char *vis = bd_text_vis(app->msg, 0);
+        bool cut = vis && bd_text_width(vis) > rx && rx > 24;
+        free(vis);
+        int mw = cut ? rx - 12 : rx;
+        int x2 = bd_draw_text(w, 0, 0, mw, app->msg, bd_role_attr(r), r != BD_R_STATUS);
+        if (cut)
+            bd_draw_text(w, 0, x2, rx - x2, " m: all of it", base | A_BOLD, false);
         wbkgdset(w, ' ');
         return;
     }

@@ -23,6 +23,7 @@
 #include "bench.h"
 #include "config.h"
 #include "err.h"
+#include "text.h"
 
 /* ---- actions: one table gives the enum, the names, the hints and the help ----------- */
 
@@ -54,8 +55,13 @@
       "compare against the marked run (without one: against the previous full run)")               \
     X(BD_A_WIDEN, "all", "all", "show every record, not only this task class or case")             \
     X(BD_A_RECOMMEND, "recommend", "recommend", "recommend a tier from the verified history")      \
-    X(BD_A_SIGN, "sign", "sign",                                                                   \
-      "sign the case (or, in the task classes view, the task class) as author or reviewer")        \
+    X(BD_A_BREAKDOWN, "breakdown", "breakdown",                                                    \
+      "failure modes by count and the mean of each breakdown key; Enter filters the cases")        \
+    X(BD_A_EDIT, "pager", "pager", "open all of it, whole, in $PAGER (else $EDITOR, else less)")   \
+    X(BD_A_PREV_MATCH, "prev-match", "", "while searching: the previous match (n: the next)")      \
+    X(BD_A_MESSAGES, "messages", "", "show the last messages (errors and notices) in full")        \
+    X(BD_A_ESCAPE, "escape", "", "cancel the innermost: a prompt, a filter or search, or go back") \
+    X(BD_A_SIGN, "sign", "sign", "sign the case (or the task class) as author or reviewer")        \
     X(BD_A_RECORD, "record", "record",                                                             \
       "record the case's cassette from the live SUT: see the diff, then write it")                 \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
@@ -69,8 +75,8 @@
     X(BD_A_RELOAD, "reload", "reload", "re-read the bench from disk")                              \
     X(BD_A_REDRAW, "redraw", "", "redraw the whole screen")                                        \
     X(BD_A_HELP, "help", "help", "show the keys of this view")                                     \
-    X(BD_A_BACK, "back", "back", "go back to the previous view (quits from the first)")            \
-    X(BD_A_QUIT, "quit", "quit", "quit benchdesk (cancels a run in progress)")                     \
+    X(BD_A_BACK, "back", "back", "go back (q quits from the first view; Left never quits)")        \
+    X(BD_A_QUIT, "quit", "quit", "quit benchdesk (asks first while a run is going)")               \
     X(BD_A_INTERRUPT, "interrupt", "", "quit now, exit status 130 (cancels a run in progress)")    \
     X(BD_A_SUSPEND, "suspend", "", "suspend benchdesk; fg brings it back")
 
@@ -118,7 +124,11 @@ typedef enum {
     X('x', BD_A_MARK)                                                                              \
     X('=', BD_A_COMPARE)                                                                           \
     X('a', BD_A_WIDEN)                                                                             \
-    X('m', BD_A_RECOMMEND)                                                                         \
+    X('M', BD_A_RECOMMEND)                                                                         \
+    X('m', BD_A_MESSAGES)                                                                          \
+    X('e', BD_A_EDIT)                                                                              \
+    X('b', BD_A_BREAKDOWN)                                                                         \
+    X('N', BD_A_PREV_MATCH)                                                                        \
     X('P', BD_A_SIGN)                                                                              \
     X('w', BD_A_STAGE_VIEW)                                                                        \
     X('t', BD_A_ROLE)                                                                              \
@@ -131,7 +141,7 @@ typedef enum {
     X('?', BD_A_HELP)                                                                              \
     X(KEY_F(1), BD_A_HELP)                                                                         \
     X('q', BD_A_BACK)                                                                              \
-    X(27, BD_A_BACK)                                                                               \
+    X(27, BD_A_ESCAPE)                                                                             \
     X(KEY_LEFT, BD_A_BACK)                                                                         \
     X('Q', BD_A_QUIT)                                                                              \
     X(BD_CTRL('c'), BD_A_INTERRUPT)                                                                \
@@ -237,9 +247,6 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
  * is taken so wrapping always progresses. */
 size_t bd_wrap_next(const char *s, size_t len, int width);
 
-/* Display width of `s` as bd_draw_text would draw it. */
-int bd_text_width(const char *s);
-
 /* Draw `s` right-aligned so it ends at column x_end (exclusive). Returns its start. */
 int bd_draw_right(WINDOW *w, int y, int x_end, const char *s, attr_t attr);
 
@@ -338,6 +345,10 @@ struct bd_view {
     void *state;
     char title[256]; /* the header's view part: "vuln-remediation › cases" */
     bd_view *below;
+    /* The list whose filter the `/` prompt last edited in this view, and how to rebuild
+     * it (view_util.c), so Esc can drop a kept filter. NULL when none. */
+    struct bd_list *filter_list;
+    void (*filter_rebuild)(bd_view *v);
 };
 
 typedef enum { BD_MSG_INFO, BD_MSG_WARN, BD_MSG_ERROR } bd_msg_level;
@@ -368,8 +379,22 @@ struct bd_app {
     int exit_status;
     char branch[128];
     bd_config config; /* .benchdesk/config.yaml: theme, jobs, python */
-    char msg[512];
+    char msg[1024];
     bd_msg_level msg_level;
+    /* The last messages, oldest first, kept whole for the `m` view (ring of BD_MSG_LOG). */
+    struct {
+        char text[1024];
+        bd_msg_level level;
+        uint64_t at_ms;
+    } log[32];
+    size_t log_next, log_count;
+    /* A yes/no question on the status line (quit during a run, reload over open views):
+     * `y` runs `yes`, any other key drops it. */
+    struct {
+        bool active;
+        char text[256];
+        void (*yes)(bd_app *app);
+    } confirm;
     bd_prompt prompt; /* the line editor of `/` */
     uint64_t start_ns;
     void *priv; /* tui.c's loop state */
@@ -392,6 +417,10 @@ void bd_app_broadcast(bd_app *app, const bd_event *ev);
 void bd_app_prompt(bd_app *app, bd_view *v, const char *initial,
                    void (*changed)(bd_view *v, const char *text),
                    void (*done)(bd_view *v, const char *text, bool accepted));
+/* Ask `text` on the status line; `y` calls `yes(app)`, any other key cancels. */
+void bd_app_confirm(bd_app *app, const char *text, void (*yes)(bd_app *app));
+/* The i-th kept message, oldest first (i < app->log_count), or NULL. */
+const char *bd_app_log_at(const bd_app *app, size_t i, bd_msg_level *level, uint64_t *at_ms);
 /* Quit: cancels a run in progress first, then leaves the loop with `status`. */
 void bd_app_quit(bd_app *app, int status);
 /* Something in the background is moving (a run, loading): keep the spinner ticking. */
@@ -435,6 +464,7 @@ extern const bd_view_ops bd_view_tclasses; /* task classes (the first view) */
 extern const bd_view_ops bd_view_cases;    /* arg: size_t * task-class index */
 extern const bd_view_ops bd_view_case;     /* arg: bd_case_ref * */
 extern const bd_view_ops bd_view_help;     /* arg: the view whose keys to show */
+extern const bd_view_ops bd_view_messages; /* arg: NULL (messages.c) */
 extern const bd_view_ops bd_view_sign;     /* arg: bd_case_ref * (sign.c) */
 extern const bd_view_ops bd_view_stage;    /* arg: NULL (stage.c) */
 extern const bd_view_ops bd_view_record;   /* arg: bd_case_ref * (record.c) */

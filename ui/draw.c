@@ -1,9 +1,10 @@
 /*
  * draw.c — text, bars and rules; UTF-8 glyphs with an ASCII fallback.
  *
- * Everything drawn passes through bd_draw_textn, which decodes with the locale, turns
- * control characters and invalid bytes into '?', and clips by display width: text from a
- * case, a rubric's stderr or a cassette can never move the cursor or change the terminal.
+ * Everything drawn passes through bd_draw_textn, which shows untrusted text through the
+ * core sanitizer (text.h: controls, escape sequences, bidi and format characters and
+ * invalid bytes made visible) and clips by display width: text from a case, a rubric's
+ * stderr or a cassette can never move the cursor, change the terminal or reorder a line.
  */
 #include <langinfo.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <wchar.h>
 
 #include "app.h"
+#include "text.h"
 
 static const char *const spin_utf8[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 static const char *const spin_ascii[] = {"|", "/", "-", "\\"};
@@ -30,46 +32,32 @@ const bd_glyphs *bd_glyphs_pick(void)
     return bd_gl;
 }
 
-/* Decode one character of s[0..len): its wide char (or '?' for anything unsafe), its
- * display width, and the bytes it took. */
+/* Decode one character of s[0..len): its wide char (or '?' for anything the locale
+ * cannot show), its display width, and the bytes it took. Callers pass text that went
+ * through bd_text_vis (bd_draw_textn does so itself), so no control, bidi or format
+ * character is left; the checks here are the second line of defence. */
 static size_t decode(const char *s, size_t len, wchar_t *wc, int *width)
 {
-    mbstate_t st;
-    memset(&st, 0, sizeof(st));
-    wchar_t c = 0;
-    size_t n = mbrtowc(&c, s, len, &st);
-    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+    unsigned cp = 0;
+    size_t n = bd_text_utf8_decode(s, len, &cp);
+    if (n == 0) {
         *wc = L'?';
         *width = 1;
         return 1;
     }
-    if (c == L'\t') {
+    if (cp == '\t') {
         *wc = L' ';
         *width = 1;
         return n;
     }
-    int w = wcwidth(c);
-    if (c < 0x20 || (c >= 0x7f && c < 0xa0) || w < 0) {
+    if (bd_text_is_unsafe_cp(cp) || (cp >= 0x80 && bd_gl == &glyphs_ascii)) {
         *wc = L'?';
         *width = 1;
         return n;
     }
-    *wc = c;
-    *width = w;
+    *wc = (wchar_t)cp;
+    *width = bd_text_cp_width(cp);
     return n;
-}
-
-int bd_text_width(const char *s)
-{
-    int w = 0;
-    size_t len = s ? strlen(s) : 0;
-    for (size_t i = 0; i < len;) {
-        wchar_t wc;
-        int cw;
-        i += decode(s + i, len - i, &wc, &cw);
-        w += cw;
-    }
-    return w;
 }
 
 size_t bd_wrap_next(const char *s, size_t len, int width)
@@ -95,6 +83,12 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
 {
     if (width <= 0)
         return 0;
+    /* Untrusted text is made visible here, once, for every view (DESIGN.md §9). */
+    bd_strbuf vb = BD_STRBUF_INIT;
+    bd_text_vis_into(&vb, s ? s : "", s ? len : 0, BD_TEXT_KEEP_TAB);
+    char *vis = bd_strbuf_take(&vb);
+    s = vis ? vis : "";
+    len = strlen(s);
     wchar_t buf[512];
     size_t nb = 0;
     int used = 0;
@@ -134,6 +128,7 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
         for (; used < width; used++)
             waddch(w, ' ');
     wattrset(w, A_NORMAL);
+    free(vis);
     return used;
 }
 

@@ -96,5 +96,10 @@ void bd_ui_run_release_runner(bd_app *app);
 void bd_ui_run_free(bd_app *app);
 
 extern const bd_view_ops bd_view_run;
+/* The breakdown panel of a run view (breakdown.c); arg: the run view. */
+extern const bd_view_ops bd_view_breakdown;
+/* Show only the cases of run view `v` that concern `what`: the ones reporting failure
+ * mode `what`, or (is_key) scoring below 1 on breakdown key `what`; "" shows all. */
+void bd_run_view_concern(bd_view *v, const char *what, bool is_key);
 
 #endif

@@ -34,6 +34,7 @@
 #include "run_api.h"
 #include "tui.h"
 #include "tui_internal.h"
+#include "viewer.h"
 #include "ydoc.h"
 
 #define RENDER_MIN_MS 16  /* at most ~60 frames a second for background updates */
@@ -393,6 +394,98 @@ static void on_mouse(tui *t)
     bd_app_invalidate(app, BD_DIRTY_BODY | BD_DIRTY_STATUS);
 }
 
+/* One key as read: a curses key code (is_code) or a character. */
+typedef struct raw_key {
+    int key;
+    bool is_code;
+} raw_key;
+
+/* The curses key for a raw CSI/SS3 sequence the terminfo entry did not know (a TERM that
+ * says xterm-256color inside tmux sends ESC [ 1 ~ for Home), or 0: unknown, ignored. */
+static int csi_key(char intro, const char *params, char final)
+{
+    if (final == '~') {
+        int n = atoi(params);
+        switch (n) {
+        case 1:
+        case 7:
+            return KEY_HOME;
+        case 4:
+        case 8:
+            return KEY_END;
+        case 5:
+            return KEY_PPAGE;
+        case 6:
+            return KEY_NPAGE;
+        case 11:
+            return KEY_F(1);
+        default:
+            return 0;
+        }
+    }
+    /* Modifiers ("1;5A") do not change which arrow it is. */
+    switch (final) {
+    case 'A':
+        return KEY_UP;
+    case 'B':
+        return KEY_DOWN;
+    case 'C':
+        return KEY_RIGHT;
+    case 'D':
+        return KEY_LEFT;
+    case 'H':
+        return KEY_HOME;
+    case 'F':
+        return KEY_END;
+    case 'P':
+        return intro == 'O' || params[0] ? KEY_F(1) : 0;
+    default:
+        return 0;
+    }
+}
+
+/* Turn the keys of one read into actions: an ESC followed by a CSI or SS3 sequence is
+ * decoded (or, unknown, dropped whole); ESC followed by another character (Alt-x) is
+ * dropped; only an ESC on its own is the Esc key. */
+static void dispatch_keys(tui *t, const raw_key *ks, size_t n)
+{
+    bd_app *app = &t->app;
+    for (size_t i = 0; i < n && !app->quitting; i++) {
+        if (ks[i].is_code || ks[i].key != 27) {
+            if (ks[i].is_code && ks[i].key == KEY_MOUSE)
+                on_mouse(t);
+            else if (!(ks[i].is_code && ks[i].key == KEY_RESIZE))
+                bd_app_key(app, ks[i].key, ks[i].is_code);
+            continue;
+        }
+        if (i + 1 >= n || ks[i + 1].is_code || ks[i + 1].key == 27) {
+            bd_app_key(app, 27, false); /* Esc on its own (or Esc Esc: each counts) */
+            continue;
+        }
+        int intro = ks[i + 1].key;
+        if (intro == '[' || intro == 'O') {
+            char params[16];
+            size_t np = 0, j = i + 2;
+            while (j < n && !ks[j].is_code && ks[j].key >= 0x20 && ks[j].key <= 0x3f) {
+                if (np + 1 < sizeof(params))
+                    params[np++] = (char)ks[j].key;
+                j++;
+            }
+            params[np] = '\0';
+            if (j < n && !ks[j].is_code && ks[j].key >= 0x40 && ks[j].key <= 0x7e) {
+                int k = csi_key((char)intro, params, (char)ks[j].key);
+                if (k)
+                    bd_app_key(app, k, true);
+                i = j;
+            } else {
+                i = j - 1; /* cut short: drop what came */
+            }
+            continue;
+        }
+        i++; /* Alt-<key>: nothing is bound to it */
+    }
+}
+
 static void on_input(uv_poll_t *h, int status, int events)
 {
     tui *t = h->data;
@@ -403,6 +496,8 @@ static void on_input(uv_poll_t *h, int status, int events)
         return;
     }
     bool any = false;
+    raw_key ks[512];
+    size_t nk = 0;
     for (int i = 0; i < 4096 && !app->quitting; i++) {
         wint_t ch = 0;
         untouchwin(app->input); /* never let wget_wch refresh anything */
@@ -410,13 +505,17 @@ static void on_input(uv_poll_t *h, int status, int events)
         if (r == ERR)
             break;
         any = true;
-        if (r == KEY_CODE_YES && ch == KEY_MOUSE)
-            on_mouse(t);
-        else if (r == KEY_CODE_YES && ch == KEY_RESIZE)
-            continue; /* queued by our own resizeterm (SIGWINCH): already handled */
-        else
-            bd_app_key(app, (int)ch, r == KEY_CODE_YES);
+        ks[nk].key = (int)ch;
+        ks[nk].is_code = r == KEY_CODE_YES;
+        /* A resize is queued by our own resizeterm (SIGWINCH): already handled. */
+        if (!(ks[nk].is_code && ch == KEY_RESIZE))
+            nk++;
+        if (nk == sizeof(ks) / sizeof(ks[0])) {
+            dispatch_keys(t, ks, nk);
+            nk = 0;
+        }
     }
+    dispatch_keys(t, ks, nk);
     if (app->quitting)
         return;
     if (!any) {
@@ -511,12 +610,33 @@ void bd_tui_suspend(bd_app *app)
     do_resize(t);
 }
 
+int bd_tui_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err)
+{
+    tui *t = app->priv;
+    if (!t->curses_on || app->quitting)
+        return 0;
+    def_prog_mode();
+    endwin();
+    if (saved_fl >= 0)
+        fcntl(0, F_SETFL, saved_fl); /* the pager reads a blocking terminal */
+    term_active = 0;
+    int rc = bd_viewer_run(text, len, name, err);
+    fcntl(0, F_SETFL, saved_fl | O_NONBLOCK);
+    term_active = 1;
+    reset_prog_mode();
+    do_resize(t);
+    return rc;
+}
+
 /* ---- start-up -------------------------------------------------------------------------- */
 
 static int fail(const bd_err *err)
 {
     fflush(stdout);
-    fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err->code), err->msg);
+    char *msg = bd_text_vis(err->msg, 0); /* it may quote bench text */
+    fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err->code), msg ? msg : "");
+    free(msg);
     int s = bd_code_exit(err->code);
     return s ? s : 4;
 }

@@ -18,6 +18,12 @@ void bd_app_draw_header(bd_app *app);
 void bd_app_draw_status(bd_app *app);
 /* Give the terminal back, stop (like SIGTSTP), and take it again when continued. */
 void bd_tui_suspend(bd_app *app);
+/* Show `text` (terminal-safe, `len` bytes) in the user's pager in the foreground: the
+ * terminal is given back to it (as for Ctrl-Z) and taken again after, however it ends.
+ * The loop does not run meanwhile; a run's children go on and are caught up after.
+ * Returns 0, or -1 with `err` (viewer.h). */
+int bd_tui_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err);
 /* Forget what the terminal shows and draw everything again (Ctrl-L, after a resize). */
 void bd_tui_redraw_all(bd_app *app);
 /* Re-read the bench (Ctrl-R): back to the first view, then rebuild the model. */

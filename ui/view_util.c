@@ -46,6 +46,16 @@ static struct {
     void (*rebuild)(bd_view *v);
 } filter_target;
 
+bool bd_view_filter_clear(bd_view *v)
+{
+    if (!v->filter_list || !v->filter_list->filter[0])
+        return false;
+    v->filter_list->filter[0] = '\0';
+    v->filter_rebuild(v);
+    bd_app_message(v->app, BD_MSG_INFO, "filter cleared");
+    return true;
+}
+
 static void filter_changed(bd_view *v, const char *text)
 {
     snprintf(filter_target.list->filter, sizeof(filter_target.list->filter), "%s", text);
@@ -59,6 +69,8 @@ static void filter_done(bd_view *v, const char *text, bool accepted)
 
 void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v))
 {
+    v->filter_list = l;
+    v->filter_rebuild = rebuild;
     filter_target.list = l;
     filter_target.rebuild = rebuild;
     bd_app_prompt(v->app, v, l->filter, filter_changed, filter_done);

@@ -29,6 +29,10 @@ void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v));
  * (cap bytes, cut to fit): list filters match any of a score's codes, not only the first. */
 void bd_fm_codes_append(char *buf, size_t cap, const bd_score *s);
 
+/* Esc on view `v`: when `v` keeps a filter from the `/` prompt, drop it, rebuild and
+ * return true; otherwise false. */
+bool bd_view_filter_clear(bd_view *v);
+
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);
 

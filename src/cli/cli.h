@@ -24,7 +24,8 @@ typedef struct bd_cli {
 /* One command: argv[0] is the command's own name. Returns the process exit status. */
 typedef int (*bd_cmd_fn)(bd_cli *cli, int argc, char **argv);
 
-/* Print `err` as the one-line error (or JSON) and return its exit status. */
+/* Print `err` as the one-line error (or JSON) and return its exit status. The message
+ * is shown through the untrusted-text sanitizer (it may quote bench or rubric text). */
 int cli_fail(const bd_cli *cli, const bd_err *err);
 
 /* Report bad usage (usage.bad_args, exit 2) with a printf message; returns 2. */
@@ -35,8 +36,22 @@ int cli_usage(const bd_cli *cli, const char *cmd, const char *fmt, ...)
  * error and returns its exit status (> 0); returns 0 and sets *out on success. */
 int cli_open_bench(const bd_cli *cli, bd_bench **out);
 
-/* Print `json` compactly on one line to stdout. */
+/* Print one error line to stderr, "benchdesk: <code>: <msg>", with `msg` made visible
+ * (text.h): the only way a command writes an error line without returning. */
+void cli_err_line(bd_code code, const char *msg);
+
+/* `s` made safe for a terminal (text.h, bd_text_vis), for printf arguments that hold
+ * text a bench, a rubric or a SUT wrote. The result is owned by a ring of 16 buffers: it
+ * stays valid until 16 further calls. Never NULL ("" when `s` is NULL or out of memory). */
+const char *cli_vis(const char *s);
+
+/* Print `json` compactly on one line to stdout, with every control, DEL, C1 and bidi or
+ * format character inside its strings escaped as \u (text.h, bd_text_json_safe). */
 void cli_print_json(const cJSON *json);
+
+/* `json` printed compactly and made terminal-safe as cli_print_json does, for output
+ * streamed in pieces. Returns a new string the caller frees, or NULL (out of memory). */
+char *cli_json_text(const cJSON *json);
 
 /* Scan argv for the options every command shares: --json, --help/-h. Removes --json
  * from argv (setting cli->json) and returns true when help was asked for. Other

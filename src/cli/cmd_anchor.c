@@ -85,8 +85,7 @@ static int anchor_verify(bd_cli *cli, const bd_bench *bench)
         fflush(stdout);
         for (size_t i = 0; i < rep.n; i++)
             if (rep.checks[i].err.code != BD_OK)
-                fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(rep.checks[i].err.code),
-                        rep.checks[i].err.msg);
+                cli_err_line(rep.checks[i].err.code, rep.checks[i].err.msg);
     }
     status = first ? bd_code_exit(first->code) : 0;
 out:

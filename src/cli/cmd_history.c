@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "text.h"
 #include "history.h"
 #include "stale.h"
 
@@ -74,8 +75,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
             printf("torn tail (a crash during an append): the last segment ends in a partial "
                    "line, which is not a record; the next append removes it\n");
     } else {
-        fflush(stdout);
-        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err.code), err.msg);
+        cli_err_line(err.code, err.msg);
         fprintf(stderr,
                 "benchdesk: first bad record: seq %llu, reason %s; %llu record%s "
                 "before it intact\n",
@@ -235,6 +235,11 @@ out:
     return status;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int cmd_history(bd_cli *cli, int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "import") == 0)
@@ -303,6 +308,19 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
     int status = cli_open_bench(cli, &bench);
     if (status != 0)
         return status;
+    if (o.task_class && !bsearch(&o.task_class, bench->task_classes, bench->n_task_classes,
+                                 sizeof(char *), name_cmp)) {
+        /* A misspelt task class would list nothing and look like an empty history. */
+        bd_err err = BD_ERR_INIT;
+        char hint[192];
+        bd_text_did_you_mean(hint, sizeof(hint), o.task_class,
+                             (const char *const *)bench->task_classes, bench->n_task_classes);
+        bd_err_set(&err, BD_E_UNKNOWN_TASK_CLASS, NULL, 0, 0,
+                   "no task class '%s' in this bench;%s `benchdesk list` shows the task classes",
+                   o.task_class, hint);
+        bd_bench_free(bench);
+        return cli_fail(cli, &err);
+    }
     status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench, full)
              : trend                    ? cli_history_trend(cli, bench, o.task_class)
                                         : history_log(cli, bench, &o, stale);

@@ -46,7 +46,7 @@ static void on_task_class(const bd_verify_report *r, void *payload)
     cJSON_AddStringToObject(
         root, "task_class_provenance",
         bd_prov_status_str(r->tc_prov_checked ? r->tc_prov.status : BD_PROV_ST_BAD));
-    char *s = cJSON_PrintUnformatted(root);
+    char *s = cli_json_text(root);
     cJSON_Delete(root);
     if (s) {
         s[strlen(s) - 1] = '\0'; /* drop the closing brace: the cases follow */
@@ -66,10 +66,10 @@ static void on_case(const bd_case_check *chk, void *payload)
     const bd_err *fail = bd_case_check_failure(chk);
     const char *pin = !fail ? "ok" : bd_code_str(fail->code);
     if (!lo->cli->json) {
-        printf("%-44s %-10s %-7s %-16s %-15s %s\n", chk->case_id,
+        printf("%-44s %-10s %-7s %-16s %-15s %s\n", cli_vis(chk->case_id),
                c ? bd_disposition_str(c->disposition) : "?",
                c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
-               c ? c->title : (fail ? fail->msg : ""));
+               cli_vis(c ? c->title : (fail ? fail->msg : "")));
         return;
     }
     cJSON *o = cJSON_CreateObject();
@@ -85,7 +85,7 @@ static void on_case(const bd_case_check *chk, void *payload)
     cJSON_AddStringToObject(o, "digest", chk->digest);
     cJSON_AddStringToObject(o, "pinned", chk->pinned);
     cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = cli_json_text(o);
     cJSON_Delete(o);
     if (s) {
         if (lo->rows++)
@@ -118,7 +118,7 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
                rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
                bd_prov_status_str(sum->tc_prov));
         if (tf)
-            printf("  %s: %s\n", bd_code_str(tf->code), tf->msg);
+            printf("  %s: %s\n", bd_code_str(tf->code), cli_vis(tf->msg));
     }
     if (print && cli->json) {
         fputs("]}\n", stdout);

@@ -82,14 +82,13 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
         cli_print_json(o);
         cJSON_Delete(o);
     } else {
-        fflush(stdout);
-        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err.code), err.msg);
+        cli_err_line(err.code, err.msg);
         if (recorded)
             fprintf(stderr, "benchdesk: the refusal is recorded as history record %llu\n",
                     (unsigned long long)seq);
         else
             fprintf(stderr, "benchdesk: %s: the refusal could not be recorded in the history: %s\n",
-                    bd_code_str(rec_err.code), rec_err.msg);
+                    bd_code_str(rec_err.code), cli_vis(rec_err.msg));
     }
     /* Refused by policy, whatever happened to the audit record. */
     status = bd_code_exit(BD_E_PROMOTION_REQUIRES_HUMAN);

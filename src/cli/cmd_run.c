@@ -123,9 +123,10 @@ static void case_line(front *f, const bd_run_event *ev)
         off = "\033[0m";
     }
     clear_line(f);
-    fprintf(stderr, "[%zu/%zu] %s: %s%s%s %.3f (%lld ms)%s%s%s%s\n", f->done, f->total, ev->case_id,
-            on, s->passed ? "pass" : "FAIL", off, s->score, (long long)ev->result->wall_ms,
-            mode[0] ? " " : "", mode, detail[0] ? ": " : "", detail);
+    fprintf(stderr, "[%zu/%zu] %s: %s%s%s %.3f (%lld ms)%s%s%s%s\n", f->done, f->total,
+            cli_vis(ev->case_id), on, s->passed ? "pass" : "FAIL", off, s->score,
+            (long long)ev->result->wall_ms, mode[0] ? " " : "", cli_vis(mode),
+            detail[0] ? ": " : "", cli_vis(detail));
 }
 
 static void on_event(const bd_run_event *ev, void *payload)
@@ -208,7 +209,7 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     if (s->n_failure_modes) {
         printf("  failure modes\n");
         for (size_t i = 0; i < s->n_failure_modes; i++)
-            printf("    %-32s %zu\n", s->failure_modes[i].code, s->failure_modes[i].count);
+            printf("    %-32s %zu\n", cli_vis(s->failure_modes[i].code), s->failure_modes[i].count);
     }
     size_t n = 0;
     const bd_case_result *const *res = bd_runner_results(r, &n);
@@ -221,8 +222,8 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
             header = true;
         }
         const bd_score *sc = &res[i]->score;
-        printf("    %-40s %.3f  %s\n", res[i]->case_id, sc->score,
-               sc->n_failure_modes ? sc->failure_modes[0].code : "(no failure mode)");
+        printf("    %-40s %.3f  %s\n", cli_vis(res[i]->case_id), sc->score,
+               sc->n_failure_modes ? cli_vis(sc->failure_modes[0].code) : "(no failure mode)");
     }
     if (s->has_summary_path)
         printf("  %-14s %s\n", "summary", s->summary_path);

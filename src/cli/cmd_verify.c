@@ -49,7 +49,7 @@ static void report_failure(bd_cli *cli, cJSON *arr, const bd_err *e, const char 
     if (cli->json)
         add_failure(arr, e, case_id);
     else
-        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(e->code), e->msg);
+        cli_err_line(e->code, e->msg);
 }
 
 /* Streaming output of one task class: each failure is printed as it is found and

@@ -5,6 +5,33 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "text.h"
+
+#define VIS_RING 16
+static char *vis_ring[VIS_RING];
+static size_t vis_next;
+
+/* Keep `s` (owned) in the ring, freeing the oldest entry. */
+static const char *ring_keep(char *s)
+{
+    size_t k = vis_next++ % VIS_RING;
+    free(vis_ring[k]);
+    vis_ring[k] = s;
+    return s ? s : "";
+}
+
+const char *cli_vis(const char *s)
+{
+    return ring_keep(bd_text_vis(s, 0));
+}
+
+void cli_err_line(bd_code code, const char *msg)
+{
+    fflush(stdout);
+    char *v = bd_text_vis(msg, 0);
+    fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(code), v ? v : "(out of memory)");
+    free(v);
+}
 
 int cli_fail(const bd_cli *cli, const bd_err *err)
 {
@@ -22,8 +49,7 @@ int cli_fail(const bd_cli *cli, const bd_err *err)
         cli_print_json(root);
         cJSON_Delete(root);
     } else {
-        fflush(stdout);
-        fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err->code), err->msg);
+        cli_err_line(err->code, err->msg);
     }
     int status = bd_code_exit(err->code);
     return status ? status : 4;
@@ -69,9 +95,19 @@ int cli_open_bench(const bd_cli *cli, bd_bench **out)
     return 0;
 }
 
+char *cli_json_text(const cJSON *json)
+{
+    char *raw = cJSON_PrintUnformatted(json);
+    char *s = raw ? bd_text_json_safe(raw) : NULL;
+    free(raw);
+    return s;
+}
+
 void cli_print_json(const cJSON *json)
 {
-    char *s = cJSON_PrintUnformatted(json);
+    char *raw = cJSON_PrintUnformatted(json);
+    char *s = raw ? bd_text_json_safe(raw) : NULL;
+    free(raw);
     if (s) {
         fputs(s, stdout);
         fputc('\n', stdout);

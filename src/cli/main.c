@@ -3,11 +3,13 @@
  * headless (this file dispatches); the TUI lands in ui/.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 #include "tui.h"
 #include "version.h"
 
@@ -42,6 +44,64 @@ static const command commands[] = {
     BD_COMMANDS(BD_X)
 #undef BD_X
 };
+
+/* Short spellings of long options (getopt_long conventions, DESIGN.md §9). */
+static const struct {
+    const char *shrt, *lng;
+} short_opts[] = {{"-j", "--jobs"}};
+
+/* The command's arguments in getopt_long's accepted spellings, rewritten to the one the
+ * commands parse: "--opt=value" becomes "--opt" "value", and "-j 2" / "-j2" become
+ * "--jobs" "2". The value after -m/--message (a commit message) and everything after
+ * "--" are left alone. Returns a new NULL-terminated vector (strings borrowed from argv or
+ * static; the "=" is cut in place), or NULL when out of memory. */
+static char **normalize_args(int argc, char **argv, int *out_argc)
+{
+    char **v = calloc((size_t)argc * 2 + 1, sizeof(char *));
+    if (!v)
+        return NULL;
+    int n = 0;
+    bool rest = false;
+    for (int i = 0; i < argc; i++) {
+        char *a = argv[i];
+        if (i == 0 || rest) {
+            v[n++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            rest = true;
+            v[n++] = a;
+            continue;
+        }
+        if ((strcmp(a, "-m") == 0 || strcmp(a, "--message") == 0) && i + 1 < argc) {
+            v[n++] = a;
+            v[n++] = argv[++i];
+            continue;
+        }
+        char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq) {
+            *eq = '\0';
+            v[n++] = a;
+            v[n++] = eq + 1;
+            continue;
+        }
+        bool done = false;
+        for (size_t k = 0; k < sizeof(short_opts) / sizeof(short_opts[0]) && !done; k++) {
+            size_t sl = strlen(short_opts[k].shrt);
+            if (strncmp(a, short_opts[k].shrt, sl) == 0) {
+                v[n++] = (char *)short_opts[k].lng;
+                if (a[sl])
+                    v[n++] = a + sl;
+                done = true;
+            }
+        }
+        if (!done)
+            v[n++] = a;
+    }
+    v[n] = NULL;
+    *out_argc = n;
+    return v;
+}
 
 static int usage(FILE *to)
 {
@@ -97,11 +157,26 @@ int main(int argc, char **argv)
         return bd_tui_main(&opts);
     }
     for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        if (strcmp(argv[i], commands[k].name) == 0)
-            return commands[k].fn(&cli, argc - i, argv + i);
+        if (strcmp(argv[i], commands[k].name) == 0) {
+            int n = 0;
+            char **args = normalize_args(argc - i, argv + i, &n);
+            if (!args) {
+                bd_err err = BD_ERR_INIT;
+                bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory; free memory and retry");
+                return cli_fail(&cli, &err);
+            }
+            int status = commands[k].fn(&cli, n, args);
+            free(args);
+            return status;
+        }
 
     bd_err err = BD_ERR_INIT;
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        names[k] = commands[k].name;
+    char hint[192];
+    bd_text_did_you_mean(hint, sizeof(hint), argv[i], names, sizeof(names) / sizeof(names[0]));
     bd_err_set(&err, BD_E_UNKNOWN_COMMAND, NULL, 0, 0,
-               "'%s' is not a benchdesk command; see `benchdesk --help`", argv[i]);
+               "'%s' is not a benchdesk command;%s see `benchdesk --help`", argv[i], hint);
     return cli_fail(&cli, &err);
 }

@@ -63,9 +63,9 @@ tui_keys n
 expect_screen "failed 1 of $F" "n opens the first failed case"
 expect_screen "Failure modes" "the result view shows failure modes"
 expect_screen "Breakdown" "and the breakdown"
-expect_screen "Harness output" "and expected beside the harness output"
+expect_screen "HARNESS OUTPUT" "and expected beside the harness output, field by field"
 tui_dump result "$root"
-first=$(grep -oE 'FAILED +[a-z0-9.-]+' <<<"$TUI_LAST" | awk '{print $2}')
+first=$(grep -oE 'FAILED +score [0-9.]+ +[a-z0-9.-]+' <<<"$TUI_LAST" | awk '{print $4}')
 tui_keys n
 expect_screen "failed 2 of $F" "n walks to the next failed case"
 grep -q "$first" <<<"$(tui_cap | sed -n 2p)" && fail "n did not change the case" || pass "n shows another case"
@@ -103,7 +103,7 @@ tmux -L "$TUI_SOCK" resize-window -x 100 -y 30
 # A rubric's stderr is untrusted: escape sequences are shown as text, never obeyed.
 tui_keys n
 expect_screen "Rubric stderr" "n opens the first failed slow case"
-expect_screen "?[2J?]0;pwned? EVIL" "control characters of the rubric's stderr are drawn as ?"
+expect_screen '\x1b[2J\x1b]0;pwned\x07 EVIL' "control characters of the rubric's stderr are drawn visibly (\\x1b)"
 title=$(tmux -L "$TUI_SOCK" display-message -p '#{pane_title}')
 [ "$title" != pwned ] && pass "the rubric could not retitle the terminal" ||
     fail "the rubric's escape sequence reached the terminal (title: $title)"

@@ -476,6 +476,8 @@ static void prov_done(bd_work *w, bool ran)
 {
     prov_job *j = (prov_job *)w;
     bd_view *v = j->view;
+    if (v) /* even when quitting: close_view must not reach the freed job */
+        ((case_view *)v->state)->job = NULL;
     if (v && !v->app->quitting) {
         case_view *s = v->state;
         s->job = NULL;

@@ -587,14 +587,21 @@ const bd_view_ops bd_view_history = {
 
 void bd_app_open_history(bd_app *app, const char *task_class, const char *case_id)
 {
-    hist_scope sc = {task_class, case_id};
-    /* One history view at a time: a second `h` replaces the first. */
-    for (bd_view *v = app->top; v; v = v->below)
-        if (v->ops == &bd_view_history) {
-            while (app->top != v)
-                bd_app_pop(app);
-            bd_app_pop(app);
-            break;
-        }
+    /* The scope may be borrowed from a view about to close (a result opened from this
+     * history): copy it first. */
+    char *tc = task_class ? strdup(task_class) : NULL;
+    char *id = case_id ? strdup(case_id) : NULL;
+    if ((task_class && !tc) || (case_id && !id)) {
+        bd_app_message(app, BD_MSG_ERROR, "env.out_of_memory: cannot open the history");
+        goto out;
+    }
+    hist_scope sc = {tc, id};
+    /* `h` on a history view replaces it; anywhere else the history opens on top, so `q`
+     * goes back to where `h` was pressed. */
+    if (app->top && app->top->ops == &bd_view_history && app->top->below)
+        bd_app_pop(app);
     bd_app_push(app, &bd_view_history, &sc);
+out:
+    free(tc);
+    free(id);
 }

@@ -1,8 +1,11 @@
 /*
  * result.c — one scored case, for the reviewer: pass/fail and score, the breakdown as
  * labelled bars, failure modes by severity with their detail, the rubric's stderr, and
- * the expected answer beside the harness output; `n`/`p` walk to the next/previous
- * failed case of the list it was opened from (DESIGN.md §10).
+ * the expected answer beside the harness output as a field-aligned structural diff (same
+ * paths on the same row, differences coloured, long values wrapped); `n`/`p` walk to the
+ * next/previous failed case of the list it was opened from; `/` searches the view (then
+ * `n`/`N` move between matches, Esc ends the search); `e` opens all of it, unwrapped and
+ * uncut, in $PAGER or $EDITOR (DESIGN.md §10).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "gitops.h"
+#include "jsondiff.h"
 #include "model.h"
 #include "result_api.h"
 #include "runner.h"
@@ -25,11 +29,11 @@
 #define STDERR_MAX (64 * 1024)
 #define SIDE_MAX   (256 * 1024)
 
-typedef enum { L_TEXT, L_HEADING, L_BAR, L_PAIR, L_FIELD } line_kind;
+typedef enum { L_TEXT, L_HEADING, L_BAR, L_PAIR, L_FIELD, L_DIFF } line_kind;
 
 typedef struct rline {
     line_kind kind;
-    char *a, *b;
+    char *a, *b, *c; /* L_DIFF: path, expected, actual pieces */
     bd_role ra, rb;
     double frac;
 } rline;
@@ -47,6 +51,8 @@ typedef struct result {
     size_t n_failed_total;
     size_t failed_pos; /* 1-based position of this case among the failed ones, 0 if passed */
     int width;         /* body width the lines were wrapped for */
+    bd_strbuf full;    /* everything, whole and unwrapped, for `e` */
+    char search[128];  /* the active search, or "" */
     /* A stale record: the case as it was when scored, looked up in git off the loop. */
     unsigned stale;               /* BD_STALE_* bits of the shown record */
     struct past_job *past_job;    /* the lookup in flight, or NULL */
@@ -56,7 +62,8 @@ typedef struct result {
     bd_err past_err;
 } result;
 
-static const bd_action actions[] = {BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_HISTORY, BD_A_NONE};
+static const bd_action actions[] = {BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FILTER,
+                                    BD_A_EDIT,      BD_A_HISTORY,   BD_A_NONE};
 
 static void add(result *r, line_kind k, const char *a, bd_role ra, const char *b, bd_role rb,
                 double frac)
@@ -71,6 +78,7 @@ static void add(result *r, line_kind k, const char *a, bd_role ra, const char *b
     }
     rline *l = &r->lines[r->n];
     l->kind = k;
+    l->c = NULL;
     l->a = strdup(a ? a : "");
     l->b = b ? strdup(b) : NULL;
     if (!l->a || (b && !l->b)) {
@@ -89,9 +97,75 @@ static void clear_lines(result *r)
     for (size_t i = 0; i < r->n; i++) {
         free(r->lines[i].a);
         free(r->lines[i].b);
+        free(r->lines[i].c);
     }
     r->n = 0;
     r->top = 0;
+    bd_strbuf_release(&r->full);
+}
+
+/* Append to the text `e` shows (made terminal-safe, newlines and tabs kept). */
+static void full_add(result *r, const char *s)
+{
+    bd_text_vis_into(&r->full, s ? s : "", s ? strlen(s) : 0, BD_TEXT_KEEP_NL | BD_TEXT_KEEP_TAB);
+}
+
+/* The next piece of `s` (at most `w` columns, whole words when it can) as a new string;
+ * advances *off. Never returns an empty piece for non-empty rest. */
+static char *piece(const char *s, size_t len, size_t *off, int w)
+{
+    size_t take = bd_wrap_next(s + *off, len - *off, w > 1 ? w : 1);
+    if (take == 0 && *off < len)
+        take = 1;
+    char *p = strndup(s + *off, take);
+    *off += take;
+    return p;
+}
+
+/* One diff row, wrapped: path, expected and actual each in their column. */
+static void add_diff_row(result *r, const bd_jd_row *row, int pw, int vw)
+{
+    char *path = bd_text_vis(row->path[0] ? row->path : "(value)", 0);
+    char *e = row->expected ? bd_text_vis(row->expected, 0) : strdup("(absent)");
+    char *a = row->actual ? bd_text_vis(row->actual, 0) : strdup("(absent)");
+    if (!path || !e || !a)
+        goto out;
+    bd_role re = BD_R_DIFF_CTX, ra = BD_R_DIFF_CTX;
+    if (row->status == BD_JD_CHANGED)
+        re = BD_R_DIFF_DEL, ra = BD_R_DIFF_ADD;
+    else if (row->status == BD_JD_ONLY_EXPECTED)
+        re = BD_R_DIFF_DEL, ra = BD_R_MUTED;
+    else if (row->status == BD_JD_ONLY_ACTUAL)
+        re = BD_R_MUTED, ra = BD_R_DIFF_ADD;
+    size_t lp = strlen(path), le = strlen(e), la = strlen(a);
+    size_t op = 0, oe = 0, oa = 0;
+    bool first = true;
+    while (first || op < lp || oe < le || oa < la) {
+        char *pp = op < lp ? piece(path, lp, &op, pw) : strdup("");
+        char *pe = oe < le ? piece(e, le, &oe, vw) : strdup("");
+        char *pa = oa < la ? piece(a, la, &oa, vw) : strdup("");
+        if (pp && pe && pa) {
+            size_t before = r->n;
+            add(r, L_DIFF, pp, re, pe, ra, row->status == BD_JD_SAME ? 0 : 1);
+            if (r->n > before)
+                r->lines[r->n - 1].c = pa, pa = NULL;
+        }
+        free(pp);
+        free(pe);
+        free(pa);
+        first = false;
+    }
+    full_add(r, row->status == BD_JD_SAME ? "  " : "! ");
+    full_add(r, path);
+    full_add(r, "\n      expected: ");
+    full_add(r, row->expected ? row->expected : "(absent)");
+    full_add(r, "\n      actual:   ");
+    full_add(r, row->actual ? row->actual : "(absent)");
+    full_add(r, "\n");
+out:
+    free(path);
+    free(e);
+    free(a);
 }
 
 /* Read at most `max` bytes of `path` (O_NOFOLLOW, regular files only); NULL if absent. */
@@ -394,6 +468,10 @@ static void build(bd_view *v)
     }
 
     add(r, L_HEADING, "Breakdown", BD_R_TITLE, NULL, 0, 0);
+    snprintf(buf, sizeof(buf), "case %s (%s)  %s  score %.4f\nrun %s\n\nFailure modes\n",
+             src.case_id, src.task_class, sc->passed ? "PASSED" : "FAILED", sc->score,
+             src.run_id ? src.run_id : "-");
+    full_add(r, buf);
     if (!sc->n_breakdown)
         add(r, L_TEXT, "  (none)", BD_R_MUTED, NULL, 0, 0);
     for (size_t i = 0; i < sc->n_breakdown; i++) {
@@ -418,7 +496,16 @@ static void build(bd_view *v)
             char rest[1400];
             snprintf(rest, sizeof(rest), "%s%s%s", what, what[0] && fm->detail ? ": " : "",
                      fm->detail ? fm->detail : "");
-            /* The reviewer needs all of it: wrap under the code. */
+            full_add(r, buf);
+            full_add(r, "\n    ");
+            full_add(r, rest);
+            full_add(r, "\n");
+            /* The reviewer needs all of it: wrap under the code (widths of what is drawn). */
+            char *vis = bd_text_vis(rest, 0);
+            if (vis) {
+                snprintf(rest, sizeof(rest), "%s", vis);
+                free(vis);
+            }
             int tw = r->width - 38 > 20 ? r->width - 38 : 20;
             size_t len = strlen(rest), off = 0;
             do {
@@ -443,7 +530,16 @@ static void build(bd_view *v)
         err_buf = read_small(path, STDERR_MAX, &err_len);
     }
     add(r, L_HEADING, "Rubric stderr", BD_R_TITLE, NULL, 0, 0);
+    full_add(r, "\nRubric stderr\n");
     if (err_buf && err_len) {
+        full_add(r, err_buf);
+        full_add(r, "\n");
+        /* Wrap what will be drawn, not the raw bytes. */
+        char *vis = bd_text_vis(err_buf, BD_TEXT_KEEP_NL | BD_TEXT_KEEP_TAB);
+        if (vis) {
+            free(err_buf);
+            err_buf = vis;
+        }
         char *lines[4096];
         size_t n = split_lines(err_buf, lines, 4096);
         int tw = r->width - 3 > 20 ? r->width - 3 : 20;
@@ -462,8 +558,10 @@ static void build(bd_view *v)
     }
     free(err_buf);
 
-    /* Expected (case.yaml) beside the harness output (cassette or the SUT's output). */
+    /* Expected (case.yaml) beside the harness output (the run's copy, else the cassette),
+     * as a structural diff: the same field on the same row. */
     char *exp = NULL, *got = NULL;
+    size_t exp_len = 0, got_len = 0;
     if (tc) {
         bd_case *c = NULL;
         bd_err e = BD_ERR_INIT;
@@ -474,43 +572,62 @@ static void build(bd_view *v)
                             : bd_task_class_case(&c, tc, src.case_id, &e);
         if (lrc == 0) {
             cJSON *j = c->expected ? bd_ynode_to_json(c->expected) : NULL;
-            char *t = j ? cJSON_PrintUnformatted(j) : NULL;
-            if (t)
-                exp = pretty(t, strlen(t));
-            free(t);
+            exp = j ? cJSON_PrintUnformatted(j) : NULL;
+            exp_len = exp ? strlen(exp) : 0;
             cJSON_Delete(j);
             bd_case_free(c);
         } else {
             snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(e.code), e.msg);
-            exp = strdup(buf);
+            add(r, L_TEXT, buf, BD_R_WARN, NULL, 0, 0);
         }
         char path[4400];
-        size_t len = 0;
-        char *raw = NULL;
         if (src.run_id) {
             snprintf(path, sizeof(path), "%s/%s/%s/%s.harness_output.json", v->app->bench->root,
                      BD_RUNS_DIR, src.run_id, src.case_id);
-            raw = read_small(path, SIDE_MAX, &len);
+            got = read_small(path, SIDE_MAX, &got_len);
         }
-        if (!raw) {
+        if (!got) {
             snprintf(path, sizeof(path), "%s/%s/cassette.json", tc->cases_dir, src.case_id);
-            raw = read_small(path, SIDE_MAX, &len);
+            got = read_small(path, SIDE_MAX, &got_len);
         }
-        if (raw)
-            got = pretty(raw, len);
-        free(raw);
     }
-    add(r, L_HEADING,
-        !(r->stale & BD_STALE_CASE) ? "Expected"
-        : (r->past_rc == 1)         ? "Expected (as scored)"
-                                    : "Expected (today's: the case changed)",
-        BD_R_TITLE, "Harness output", BD_R_TITLE, 0);
-    char *el[2048], *gl[2048];
-    size_t ne = split_lines(exp, el, 2048), ng = split_lines(got, gl, 2048);
-    if (!ne && !ng)
+    const char *exp_title = !(r->stale & BD_STALE_CASE) ? "Expected"
+                            : (r->past_rc == 1)         ? "Expected (as scored)"
+                                                        : "Expected (today's: the case changed)";
+    bd_jd diff;
+    if (!exp && !got) {
+        snprintf(buf, sizeof(buf), "%s vs harness output", exp_title);
+        add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
         add(r, L_TEXT, "  (neither is available)", BD_R_MUTED, NULL, 0, 0);
-    for (size_t i = 0; i < ne || i < ng; i++)
-        add(r, L_PAIR, i < ne ? el[i] : "", BD_R_DIFF_CTX, i < ng ? gl[i] : "", BD_R_DIFF_CTX, 0);
+    } else if (bd_jd_diff(&diff, exp, exp_len, got, got_len) == 0) {
+        snprintf(buf, sizeof(buf), "%s vs harness output: %zu field%s, %zu differ%s", exp_title,
+                 diff.n, diff.n == 1 ? "" : "s", diff.n_diff, diff.n_diff == 1 ? "s" : "");
+        add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
+        full_add(r, "\n");
+        full_add(r, buf);
+        full_add(r, "\n");
+        int pw = r->width / 4 < 28 ? r->width / 4 : 28;
+        int vw = (r->width - pw - 6) / 2;
+        if (vw < 8)
+            vw = 8;
+        add(r, L_DIFF, "FIELD", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
+        if (r->n && r->lines[r->n - 1].kind == L_DIFF)
+            r->lines[r->n - 1].c = strdup("HARNESS OUTPUT");
+        for (size_t i = 0; i < diff.n; i++)
+            add_diff_row(r, &diff.rows[i], pw, vw);
+        bd_jd_release(&diff);
+        full_add(r, "\nExpected (case.yaml)\n");
+        char *pe = exp ? pretty(exp, exp_len) : NULL;
+        full_add(r, pe ? pe : "(none)");
+        free(pe);
+        full_add(r, "\n\nHarness output\n");
+        char *pg = got ? pretty(got, got_len) : NULL;
+        full_add(r, pg ? pg : "(none)");
+        free(pg);
+        full_add(r, "\n");
+    } else {
+        add(r, L_TEXT, "  out of memory building the diff", BD_R_FAIL, NULL, 0, 0);
+    }
     free(exp);
     free(got);
 }
@@ -541,6 +658,75 @@ static void close_view(bd_view *v)
     free(r);
 }
 
+static bool has(const char *hay, const char *needle)
+{
+    return hay && strcasestr(hay, needle) != NULL;
+}
+
+static bool line_matches(const rline *l, const char *s)
+{
+    return has(l->a, s) || has(l->b, s) || has(l->c, s);
+}
+
+/* Move to the next (dir 1) or previous (-1) line matching the search, from `from`. */
+static bool find_match(result *r, size_t from, int dir)
+{
+    if (!r->search[0] || !r->n)
+        return false;
+    for (size_t k = 0; k < r->n; k++) {
+        size_t i = dir > 0 ? (from + k) % r->n : (from + r->n - (k % r->n)) % r->n;
+        if (line_matches(&r->lines[i], r->search)) {
+            r->top = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static size_t count_matches(const result *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; r->search[0] && i < r->n; i++)
+        n += line_matches(&r->lines[i], r->search);
+    return n;
+}
+
+static void search_changed(bd_view *v, const char *text)
+{
+    result *r = v->state;
+    snprintf(r->search, sizeof(r->search), "%s", text);
+    find_match(r, r->top, 1);
+    bd_app_invalidate(v->app, BD_DIRTY_BODY);
+}
+
+static void search_done(bd_view *v, const char *text, bool accepted)
+{
+    result *r = v->state;
+    snprintf(r->search, sizeof(r->search), "%s", accepted ? text : "");
+    if (r->search[0]) {
+        size_t n = count_matches(r);
+        if (n)
+            bd_app_message(v->app, BD_MSG_INFO, "%zu matching line%s: n next, N previous, Esc ends",
+                           n, n == 1 ? "" : "s");
+        else
+            bd_app_message(v->app, BD_MSG_WARN, "no line matches; Esc ends the search");
+    }
+    bd_app_invalidate(v->app, BD_DIRTY_ALL);
+}
+
+/* `e`: the whole result in the pager, with the terminal given up meanwhile. */
+static void open_pager(bd_view *v)
+{
+    result *r = v->state;
+    if (!r->full.p || r->full.oom) {
+        bd_app_message(v->app, BD_MSG_WARN, "nothing to show in the pager");
+        return;
+    }
+    bd_err err = BD_ERR_INIT;
+    if (bd_tui_foreground_viewer(v->app, r->full.p, r->full.len, r->case_id, &err) < 0)
+        bd_app_error(v->app, &err);
+}
+
 static void draw(bd_view *v, WINDOW *w)
 {
     result *r = v->state;
@@ -560,7 +746,8 @@ static void draw(bd_view *v, WINDOW *w)
     else
         snprintf(right, sizeof(right), " no failed case ");
     int rx = bd_draw_right(w, 0, cols, right, bd_role_attr(BD_R_TITLE));
-    snprintf(title, sizeof(title), " %s  score %.2f", r->case_id, r->score);
+    /* The score first: at 80 columns a long case id is what gets cut. */
+    snprintf(title, sizeof(title), " score %.2f  %s", r->score, r->case_id);
     bd_draw_text(w, 0, x, rx - x, title, bd_role_attr(BD_R_TITLE), false);
 
     int h = rows - 1;
@@ -597,6 +784,19 @@ static void draw(bd_view *v, WINDOW *w)
             bd_draw_text(w, y, 2 + label_w + bar_w, 8, l->b, bd_role_attr(l->rb), false);
             break;
         }
+        case L_DIFF: {
+            int pw = r->width / 4 < 28 ? r->width / 4 : 28;
+            int vw = (cols - pw - 6) / 2;
+            attr_t pa = l->frac > 0 ? A_BOLD : A_NORMAL;
+            if (l->ra == BD_R_MUTED && l->rb == BD_R_MUTED) /* the column heads */
+                pa = bd_role_attr(BD_R_MUTED) | A_BOLD;
+            bd_draw_text(w, y, 1, pw, l->a, pa, false);
+            bd_draw_text(w, y, 2 + pw, vw, l->b ? l->b : "", bd_role_attr(l->ra), false);
+            bd_draw_text(w, y, 3 + pw + vw, 1, bd_gl->vline, bd_role_attr(BD_R_MUTED), false);
+            bd_draw_text(w, y, 5 + pw + vw, cols - 5 - pw - vw, l->c ? l->c : "",
+                         bd_role_attr(l->rb), false);
+            break;
+        }
         case L_PAIR:
             if (l->b && l->ra != BD_R_DIFF_CTX) { /* failure mode: severity+code, then text */
                 bd_draw_text(w, y, 3, 34, l->a, bd_role_attr(l->ra), false);
@@ -612,6 +812,8 @@ static void draw(bd_view *v, WINDOW *w)
             bd_draw_text(w, y, 1, cols - 1, l->a, bd_role_attr(l->ra), false);
             break;
         }
+        if (r->search[0] && line_matches(l, r->search))
+            bd_draw_text(w, y, 0, 1, bd_gl->arrow, bd_role_attr(BD_R_WARN) | A_BOLD, false);
     }
 }
 
@@ -663,10 +865,35 @@ static bool key(bd_view *v, bd_action a, int ch)
         r->top = r->n;
         return true;
     case BD_A_NEXT_FAIL:
+        if (r->search[0]) { /* while searching, n is the next match */
+            if (!find_match(r, r->top + 1, 1))
+                bd_app_message(v->app, BD_MSG_WARN, "no line matches '%s'", r->search);
+            return true;
+        }
         walk(v, 1);
+        return true;
+    case BD_A_PREV_MATCH:
+        if (r->search[0]) {
+            if (!find_match(r, r->top ? r->top - 1 : r->n - 1, -1))
+                bd_app_message(v->app, BD_MSG_WARN, "no line matches '%s'", r->search);
+        } else {
+            bd_app_message(v->app, BD_MSG_INFO, "N moves between matches of a search: / first");
+        }
         return true;
     case BD_A_PREV_FAIL:
         walk(v, -1);
+        return true;
+    case BD_A_FILTER:
+        bd_app_prompt(v->app, v, r->search, search_changed, search_done);
+        return true;
+    case BD_A_ESCAPE:
+        if (!r->search[0])
+            return false;
+        r->search[0] = '\0';
+        bd_app_message(v->app, BD_MSG_INFO, "search ended");
+        return true;
+    case BD_A_EDIT:
+        open_pager(v);
         return true;
     case BD_A_HISTORY: {
         bd_result_src src;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown.h"
 #include "exec.h"
 #include "history.h"
 #include "rungate.h"
@@ -21,6 +22,8 @@ typedef struct run_view {
     bd_list list;
     bool failed_only;
     char text[512];
+    char concern[160]; /* from the breakdown panel: a failure mode or key, or "" */
+    bool concern_is_key;
 } run_view;
 
 /* The preparation on the pool: the chain, then the runner's own startup integrity. */
@@ -46,9 +49,9 @@ typedef struct prep_job {
 /* The history handle the recorder appends through (one run at a time). */
 static bd_history *run_hist;
 
-static const bd_action actions[] = {BD_A_OPEN,        BD_A_CANCEL,  BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
-                                    BD_A_FAILED_ONLY, BD_A_FILTER,  BD_A_RUN,       BD_A_DRAFTS,
-                                    BD_A_HISTORY,     BD_A_COMPARE, BD_A_NONE};
+static const bd_action actions[] = {
+    BD_A_OPEN,   BD_A_CANCEL, BD_A_BREAKDOWN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FAILED_ONLY,
+    BD_A_FILTER, BD_A_RUN,    BD_A_DRAFTS,    BD_A_HISTORY,   BD_A_COMPARE,   BD_A_NONE};
 
 /* ---- copying results out of the runner ---------------------------------------------- */
 
@@ -260,6 +263,7 @@ static void prep_done(bd_work *w, bool ran)
     if (!ran || j->rc < 0 || run->cancel_requested || app->quitting) {
         bd_history_free(j->hist);
         run->phase = run->cancel_requested || !ran ? BD_UR_FINISHED : BD_UR_FAILED;
+        run->t_end_ms = bd_app_now_ms(app); /* a refused run's clock stops */
         run->cancelled = run->cancel_requested || !ran;
         if (j->rc < 0 && ran)
             run->error = j->err;
@@ -285,6 +289,7 @@ static void prep_done(bd_work *w, bool ran)
     bd_err err = BD_ERR_INIT;
     if (bd_runner_start(run->runner, app->loop, &err) < 0) {
         run->phase = BD_UR_FAILED;
+        run->t_end_ms = bd_app_now_ms(app);
         run->error = err;
         bd_app_error(app, &err);
     }
@@ -483,6 +488,7 @@ fail:
     free(python);
     if (run && app->run == run) {
         run->phase = BD_UR_FAILED;
+        run->t_end_ms = bd_app_now_ms(app);
         run->error = err;
         bd_app_push(app, &bd_view_run, NULL);
     } else if (run) {
@@ -533,6 +539,10 @@ static const char *row_text(size_t row, void *payload)
     run_view *s = v->state;
     const bd_ur_case *c = &run_of(v)->cases[row];
     if (s->failed_only && !(c->state == BD_UR_DONE && c->has_score && !c->score.passed))
+        return NULL;
+    if (s->concern[0] &&
+        !(c->has_score && (s->concern_is_key ? bd_bdown_key_below(&c->score, s->concern)
+                                             : bd_bdown_has_mode(&c->score, s->concern))))
         return NULL;
     snprintf(s->text, sizeof(s->text), "%s %s", c->id ? c->id : "",
              c->state == BD_UR_DONE      ? (c->has_score && c->score.passed ? "passed" : "failed")
@@ -815,18 +825,6 @@ static void walk(bd_view *v, int dir)
     bd_app_message(v->app, BD_MSG_INFO, "no failed case (yet)");
 }
 
-static void filter_changed(bd_view *v, const char *text)
-{
-    run_view *s = v->state;
-    snprintf(s->list.filter, sizeof(s->list.filter), "%s", text);
-    rebuild(v);
-}
-
-static void filter_done(bd_view *v, const char *text, bool accepted)
-{
-    filter_changed(v, accepted ? text : "");
-}
-
 /* Run the same selection again (the new run replaces this view). */
 static void rerun(bd_view *v, bool drafts)
 {
@@ -849,6 +847,18 @@ static void rerun(bd_view *v, bool drafts)
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
+}
+
+void bd_run_view_concern(bd_view *v, const char *what, bool is_key)
+{
+    run_view *s = v->state;
+    snprintf(s->concern, sizeof(s->concern), "%s", what ? what : "");
+    s->concern_is_key = is_key;
+    rebuild(v);
+    s->list.cursor = 0;
+    s->list.top = 0;
+    bd_app_message(v->app, BD_MSG_INFO, "%zu case%s %s %s; Esc shows every case", s->list.n_vis,
+                   s->list.n_vis == 1 ? "" : "s", is_key ? "scored below 1 on" : "reported", what);
 }
 
 static bool key(bd_view *v, bd_action a, int ch)
@@ -877,7 +887,17 @@ static bool key(bd_view *v, bd_action a, int ch)
         rebuild(v);
         return true;
     case BD_A_FILTER:
-        bd_app_prompt(v->app, v, s->list.filter, filter_changed, filter_done);
+        bd_view_filter_prompt(v, &s->list, rebuild);
+        return true;
+    case BD_A_BREAKDOWN:
+        bd_app_push(v->app, &bd_view_breakdown, v);
+        return true;
+    case BD_A_ESCAPE:
+        if (!s->concern[0])
+            return false;
+        s->concern[0] = '\0';
+        rebuild(v);
+        bd_app_message(v->app, BD_MSG_INFO, "showing every case again");
         return true;
     case BD_A_RUN:
         rerun(v, run->drafts);
