@@ -1,5 +1,6 @@
 #include "stale.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 unsigned bd_stale_bits(const char *case_id, const char *case_digest, const char *task_class_digest,
@@ -34,4 +35,97 @@ const char *bd_stale_str(unsigned bits)
     default:
         return "current";
     }
+}
+
+static int latest_cmp(const void *a, const void *b)
+{
+    return strcmp(((const bd_latest_score *)a)->case_id, ((const bd_latest_score *)b)->case_id);
+}
+
+const bd_latest_score *bd_latest_scores_find(const bd_latest_scores *ls, const char *case_id)
+{
+    if (!ls || !ls->n || !case_id)
+        return NULL;
+    bd_latest_score key = {.case_id = (char *)case_id};
+    return bsearch(&key, ls->v, ls->n, sizeof(*ls->v), latest_cmp);
+}
+
+void bd_latest_scores_release(bd_latest_scores *ls)
+{
+    if (!ls)
+        return;
+    for (size_t i = 0; i < ls->n; i++)
+        free(ls->v[i].case_id);
+    free(ls->v);
+    ls->v = NULL;
+    ls->n = 0;
+}
+
+/* Pages of this many records, newest first. */
+#define LATEST_PAGE 2048
+
+int bd_latest_scores_load(bd_latest_scores *out, bd_history *h, const bd_task_class *tc,
+                          bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    size_t cap = 0, want = tc->digests ? tc->digests->n_pins : 0;
+    size_t unsorted = 0; /* entries appended since the last sort */
+    uint64_t before = 0;
+    for (;;) {
+        bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+        o.task_class = tc->name;
+        o.limit = LATEST_PAGE;
+        o.before = before;
+        bd_history_record *recs = NULL;
+        size_t n = 0;
+        uint64_t next = 0;
+        if (bd_history_log(h, &o, &recs, &n, &next, err) != 0) {
+            bd_latest_scores_release(out);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const bd_history_record *r = &recs[i];
+            if (r->is_audit || !r->case_id)
+                continue;
+            /* Newest first: a case already seen keeps its newer record. */
+            bd_latest_scores sorted = {out->v, out->n - unsorted};
+            bool seen = bd_latest_scores_find(&sorted, r->case_id) != NULL;
+            for (size_t k = out->n - unsorted; !seen && k < out->n; k++)
+                seen = strcmp(out->v[k].case_id, r->case_id) == 0;
+            if (seen)
+                continue;
+            if (out->n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                bd_latest_score *g = realloc(out->v, nc * sizeof(*g));
+                if (!g)
+                    goto oom;
+                out->v = g;
+                cap = nc;
+            }
+            bd_latest_score *e = &out->v[out->n];
+            if (!(e->case_id = strdup(r->case_id)))
+                goto oom;
+            e->seq = r->seq;
+            e->passed = r->score.passed;
+            e->score = r->score.score;
+            e->stale = bd_record_stale(r, tc->digests);
+            out->n++;
+            unsorted++;
+            continue;
+        oom:
+            bd_history_records_free(recs, n);
+            bd_latest_scores_release(out);
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        }
+        bd_history_records_free(recs, n);
+        /* Sorted after each page, so the lookups above stay logarithmic. */
+        if (unsorted) {
+            qsort(out->v, out->n, sizeof(*out->v), latest_cmp);
+            unsorted = 0;
+        }
+        if (!next || (want && out->n >= want))
+            break;
+        before = next;
+    }
+    return 0;
 }

@@ -7,6 +7,10 @@
 #ifndef BD_STALE_H
 #define BD_STALE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "bench.h"
 #include "history.h"
 
@@ -29,5 +33,29 @@ unsigned bd_stale_bits(const char *case_id, const char *case_digest, const char 
 /* "current", "case changed", "rubric or registration changed", "case, rubric or
  * registration changed". Never NULL. */
 const char *bd_stale_str(unsigned bits);
+
+/* The newest score record of each case of a task class, current or stale. */
+typedef struct bd_latest_score {
+    char *case_id;
+    uint64_t seq;
+    bool passed;
+    double score;
+    unsigned stale; /* BD_STALE_* against the task class's pins today */
+} bd_latest_score;
+
+typedef struct bd_latest_scores {
+    bd_latest_score *v; /* sorted by case_id */
+    size_t n;
+} bd_latest_scores;
+
+/* Read the history `h` newest first and keep, for each case of `tc`, its newest score
+ * record with its stale bits against tc's pins today; stops once every pinned case has
+ * one (else at the oldest record). Memory grows with the cases that have a record, not
+ * with the history. Does not verify the chain (`verify` does). Returns 0 (release with
+ * bd_latest_scores_release) or -1 with the history's error. */
+int bd_latest_scores_load(bd_latest_scores *out, bd_history *h, const bd_task_class *tc,
+                          bd_err *err);
+const bd_latest_score *bd_latest_scores_find(const bd_latest_scores *ls, const char *case_id);
+void bd_latest_scores_release(bd_latest_scores *ls);
 
 #endif

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "history.h"
+#include "stale.h"
 #include "verify.h"
 
 static const char list_help[] =
@@ -23,7 +25,9 @@ typedef struct tc_summary {
 typedef struct list_out {
     bd_cli *cli;
     bool print;
-    size_t rows; /* JSON objects printed so far (for the commas) */
+    size_t rows;                  /* JSON objects printed so far (for the commas) */
+    const bd_latest_scores *last; /* each case's newest score, or NULL (no history) */
+    size_t n_stale;               /* cases whose newest score is stale */
 } list_out;
 
 /* The task class's header: JSON opens the object and its "cases" array, so each case is
@@ -34,8 +38,8 @@ static void on_task_class(const bd_verify_report *r, void *payload)
     if (!lo->print)
         return;
     if (!lo->cli->json) {
-        printf("%-44s %-10s %-7s %-16s %-15s %s\n", "CASE", "DISP", "DIFF", "PIN", "PROVENANCE",
-               "TITLE");
+        printf("%-44s %-10s %-7s %-16s %-15s %-6s %s\n", "CASE", "DISP", "DIFF", "PIN",
+               "PROVENANCE", "LAST", "TITLE");
         return;
     }
     cJSON *root = cJSON_CreateObject();
@@ -65,10 +69,17 @@ static void on_case(const bd_case_check *chk, void *payload)
     bd_prov_status prov = chk->prov_checked ? chk->prov.status : BD_PROV_ST_BAD;
     const bd_err *fail = bd_case_check_failure(chk);
     const char *pin = !fail ? "ok" : bd_code_str(fail->code);
+    /* The newest score: "0.85", "0.85*" when stale (§5: earned on content or by a rubric
+     * that changed since), "-" when never scored. */
+    const bd_latest_score *ls = bd_latest_scores_find(lo->last, chk->case_id);
+    char last[32] = "-";
+    if (ls)
+        snprintf(last, sizeof(last), "%.2f%s", ls->score, ls->stale ? "*" : "");
+    lo->n_stale += ls && ls->stale;
     if (!lo->cli->json) {
-        printf("%-44s %-10s %-7s %-16s %-15s %s\n", cli_vis(chk->case_id),
+        printf("%-44s %-10s %-7s %-16s %-15s %-6s %s\n", cli_vis(chk->case_id),
                c ? bd_disposition_str(c->disposition) : "?",
-               c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov),
+               c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov), last,
                cli_vis(c ? c->title : (fail ? fail->msg : "")));
         return;
     }
@@ -85,6 +96,17 @@ static void on_case(const bd_case_check *chk, void *payload)
     cJSON_AddStringToObject(o, "digest", chk->digest);
     cJSON_AddStringToObject(o, "pinned", chk->pinned);
     cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
+    if (ls) {
+        cJSON *l = cJSON_AddObjectToObject(o, "last_score");
+        cJSON_AddNumberToObject(l, "seq", (double)ls->seq);
+        cJSON_AddNumberToObject(l, "score", ls->score);
+        cJSON_AddBoolToObject(l, "passed", ls->passed);
+        cJSON_AddBoolToObject(l, "stale", ls->stale != 0);
+        if (ls->stale)
+            cJSON_AddStringToObject(l, "stale_reason", bd_stale_str(ls->stale));
+    } else {
+        cJSON_AddNullToObject(o, "last_score");
+    }
     char *s = cli_json_text(o);
     cJSON_Delete(o);
     if (s) {
@@ -97,16 +119,25 @@ static void on_case(const bd_case_check *chk, void *payload)
 
 /* Verify `tc` once, streaming its cases; summarize it, and print its case table when
  * `print`. */
-static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, tc_summary *sum,
-                      bool print, bd_err *err)
+static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *tc,
+                      bd_prov_ctx *pctx, tc_summary *sum, bool print, bd_err *err)
 {
     bd_verify_report rep;
-    list_out lo = {cli, print, 0};
+    list_out lo = {cli, print, 0, NULL, 0};
+    /* The newest score of each case, from the history when there is one (read only). */
+    bd_latest_scores last = {0};
+    bd_history *h = NULL;
+    bd_err herr = BD_ERR_INIT;
+    if (print && bd_history_open(&h, bench->root, 0, &herr) == 0 &&
+        bd_latest_scores_load(&last, h, tc, &herr) == 0)
+        lo.last = &last;
+    bd_history_free(h);
     bd_verify_sink sink = {on_task_class, on_case, NULL, &lo};
     if (bd_verify_stream(&rep, tc, pctx, &sink, err) < 0) {
         if (print && cli->json)
             fputs("]}\n", stdout); /* the error follows on its own line */
         bd_verify_report_release(&rep);
+        bd_latest_scores_release(&last);
         return -1;
     }
     sum->pins_ok = rep.n_failed == 0;
@@ -119,12 +150,18 @@ static int list_cases(bd_cli *cli, const bd_task_class *tc, bd_prov_ctx *pctx, t
                bd_prov_status_str(sum->tc_prov));
         if (tf)
             printf("  %s: %s\n", bd_code_str(tf->code), cli_vis(tf->msg));
+        if (lo.n_stale)
+            printf("* %zu %s stale: scored on a case, rubric or registration that has "
+                   "changed since (benchdesk history log --stale)\n",
+                   lo.n_stale,
+                   lo.n_stale == 1 ? "case's newest score is" : "cases' newest scores are");
     }
     if (print && cli->json) {
         fputs("]}\n", stdout);
         fflush(stdout);
     }
     bd_verify_report_release(&rep);
+    bd_latest_scores_release(&last);
     return 0;
 }
 
@@ -156,7 +193,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             goto out;
         }
         tc_summary sum = {0};
-        if (list_cases(cli, tc, pctx, &sum, true, &err) != 0)
+        if (list_cases(cli, bench, tc, pctx, &sum, true, &err) != 0)
             status = cli_fail(cli, &err);
         goto out;
     }
@@ -172,7 +209,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             goto out;
         }
         tc_summary sum = {0};
-        if (list_cases(cli, tc, pctx, &sum, false, &err) != 0) {
+        if (list_cases(cli, bench, tc, pctx, &sum, false, &err) != 0) {
             cJSON_Delete(arr);
             status = cli_fail(cli, &err);
             goto out;

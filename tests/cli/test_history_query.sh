@@ -88,4 +88,18 @@ bd history log | grep "ghsa-demo-0002" | grep -q "STALE: case changed" && pass "
 bd history log | grep "ghsa-demo-0003" | grep -q "STALE: rubric or registration changed" &&
     pass "text names what changed" || fail "text STALE task class"
 expect 2 usage.bad_args -- bd history log --run
+
+# list marks each case's newest score, current or stale (the same rule, stale.c).
+lst=$(bd list "$tc")
+grep "^$(case_dir 1) " <<<"$lst" | grep -q ' 0\.50  ' && pass "list: newest score of case 1 (superseded one hidden)" ||
+    fail "list case 1: $(grep "^$(case_dir 1) " <<<"$lst")"
+grep "^$(case_dir 2) " <<<"$lst" | grep -q ' [0-9.]*\* ' && grep "^$(case_dir 3) " <<<"$lst" | grep -q ' [0-9.]*\* ' &&
+    pass "list: stale scores starred" || fail "list stale: $(grep -E "^$(case_dir 2) |^$(case_dir 3) " <<<"$lst")"
+grep "^$(case_dir 5) " <<<"$lst" | grep -qv '\* ' && pass "list: a current score is not starred" || fail "list current"
+grep "^$(case_dir 15) " <<<"$lst" | grep -q ' -      ' && pass "list: never scored is -" || fail "list never scored"
+grep -q '^\* 2 cases. newest scores are stale' <<<"$lst" && pass "list: the stale legend" || fail "list legend: $lst"
+out=$(bd list "$tc" --json)
+[ "$(pj '";".join(c["case_id"][:14] + "=" + c["last_score"]["stale_reason"] for c in d["cases"] if c["last_score"] and c["last_score"]["stale"])' <<<"$out")" = \
+  "ghsa-demo-0002=case changed;ghsa-demo-0003=rubric or registration changed" ] &&
+    pass "list --json: last_score with stale_reason" || fail "list --json stale: $(pj '[c.get("last_score") for c in d["cases"]]' <<<"$out")"
 finish
