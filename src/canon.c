@@ -1,14 +1,14 @@
 #include "canon.h"
 
+#include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "score.h" /* bd_utf8_valid */
+#include "text.h"
 
 /* 2^53: below it every integer is exactly representable, so the integer form is exact. */
 #define CANON_INT_LIMIT 9007199254740992.0
@@ -57,20 +57,6 @@ static bool sb_putc(sbuf *b, char c)
     return sb_put(b, &c, 1);
 }
 
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale;
-
-static void c_locale_init(void)
-{
-    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-}
-
-locale_t bd_canon_c_locale(void)
-{
-    pthread_once(&c_locale_once, c_locale_init);
-    return c_locale;
-}
-
 /* Format a finite double into buf (at least 32 bytes). Returns false for NaN/Infinity
  * or when the C locale is unavailable. */
 static bool format_number(char *buf, size_t size, double d)
@@ -86,7 +72,7 @@ static bool format_number(char *buf, size_t size, double d)
         snprintf(buf, size, "%lld", (long long)d);
         return true;
     }
-    locale_t loc = bd_canon_c_locale();
+    locale_t loc = bd_text_c_locale();
     if (loc == (locale_t)0)
         return false;
     /* %g in the C locale: '.' as the decimal point, exponents as "e+20" / "e-07", which

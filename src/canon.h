@@ -25,7 +25,6 @@
 #ifndef BD_CANON_H
 #define BD_CANON_H
 
-#include <locale.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -40,10 +39,5 @@
 char *bd_canon_json(const cJSON *item, size_t *len);
 
 #define BD_CANON_MAX_DEPTH 1024
-
-/* The "C" locale object (created once, never freed), for number conversions that must
- * not follow the process's LC_NUMERIC (the TUI calls setlocale). (locale_t)0 when it
- * could not be created. Thread-safe. */
-locale_t bd_canon_c_locale(void);
 
 #endif

@@ -27,6 +27,7 @@
 
 #include "bench.h"
 #include "canon.h"
+#include "text.h"
 #include "digest.h"
 #include "fsutil.h"
 #include "segment.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "canon.h"
+#include "text.h"
 
 /* Bytes of stderr quoted in a failure detail (§3). */
 #define STDERR_DETAIL_BYTES 200

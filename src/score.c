@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canon.h" /* bd_canon_c_locale */
+#include "text.h"
 
 /* Structural limits of the strict scanner. 64 levels is far beyond any BenchScore
  * (depth 3) and keeps the recursion bounded whatever the rubric prints. */
@@ -33,60 +33,6 @@ const char *bd_harness_mode_str(bd_harness_mode m)
 }
 
 /* ---- UTF-8 --------------------------------------------------------------------------- */
-
-/* Offset of the first byte that breaks strict UTF-8 (or is NUL), or `len` when valid. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        if (c == 0)
-            return i;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t need;
-        unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-        if (c >= 0xC2 && c <= 0xDF) {
-            need = 1;
-        } else if (c == 0xE0) {
-            need = 2;
-            lo = 0xA0; /* no overlongs */
-        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-            need = 2;
-        } else if (c == 0xED) {
-            need = 2;
-            hi = 0x9F; /* no surrogates */
-        } else if (c == 0xF0) {
-            need = 3;
-            lo = 0x90; /* no overlongs */
-        } else if (c >= 0xF1 && c <= 0xF3) {
-            need = 3;
-        } else if (c == 0xF4) {
-            need = 3;
-            hi = 0x8F; /* nothing above U+10FFFF */
-        } else {
-            return i; /* continuation byte, C0/C1 overlong lead, or F5..FF */
-        }
-        if (len - i <= need)
-            return i;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= need; k++)
-            if ((s[i + k] & 0xC0) != 0x80)
-                return i;
-        i += need + 1;
-    }
-    return len;
-}
-
-bool bd_utf8_valid(const char *buf, size_t len)
-{
-    if (!buf)
-        return len == 0;
-    return utf8_invalid_at((const unsigned char *)buf, len) == len;
-}
 
 /* ---- details --------------------------------------------------------------------------- */
 
@@ -903,7 +849,7 @@ bd_harness_mode bd_score_parse(bd_score *out, const char *buf, size_t len,
         d_add(&d, "empty output");
         goto out;
     }
-    size_t bad = utf8_invalid_at((const unsigned char *)buf, len);
+    size_t bad = bd_utf8_invalid_at((const unsigned char *)buf, len);
     if (bad != len) {
         if (buf[bad] == '\0')
             d_add(&d, "NUL byte at byte %zu", bad);
@@ -911,7 +857,7 @@ bd_harness_mode bd_score_parse(bd_score *out, const char *buf, size_t len,
             d_add(&d, "invalid UTF-8 at byte %zu", bad);
         goto out;
     }
-    locale_t cloc = bd_canon_c_locale();
+    locale_t cloc = bd_text_c_locale();
     if (cloc == (locale_t)0) {
         d_add(&d, "out of memory while validating the output");
         goto out;
@@ -1017,7 +963,7 @@ static char *sanitize_detail(const char *src)
     const unsigned char *s = (const unsigned char *)src;
     size_t i = 0, k = 0;
     while (i < n) {
-        size_t bad = utf8_invalid_at(s + i, n - i);
+        size_t bad = bd_utf8_invalid_at(s + i, n - i);
         for (size_t j = 0; j < bad; j++) {
             unsigned char c = s[i + j];
             o[k++] = ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) ? '?' : (char)c;

@@ -130,8 +130,4 @@ void bd_score_free(bd_score *s);
  * bytes that are stored and hashed. */
 cJSON *bd_score_to_json(const bd_score *s);
 
-/* Strict JSON checks shared with other parsers: true when `buf` is valid UTF-8 (no
- * overlongs, no surrogates, nothing above U+10FFFF) and contains no NUL. */
-bool bd_utf8_valid(const char *buf, size_t len);
-
 #endif

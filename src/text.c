@@ -3,6 +3,7 @@
  * suggestion helpers around it (contracts in text.h).
  */
 #include <locale.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,4 +397,74 @@ const char *bd_text_nearest(const char *word, const char *const *names, size_t n
     if (best && best_d <= limit)
         return best;
     return NULL;
+}
+
+/* ---- strict UTF-8 and the C locale (used by canon.c and score.c) ---------------- */
+
+/* Offset of the first byte that breaks strict UTF-8 (or is NUL), or `len` when valid. */
+size_t bd_utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c == 0)
+            return i;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t need;
+        unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+        if (c >= 0xC2 && c <= 0xDF) {
+            need = 1;
+        } else if (c == 0xE0) {
+            need = 2;
+            lo = 0xA0; /* no overlongs */
+        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+            need = 2;
+        } else if (c == 0xED) {
+            need = 2;
+            hi = 0x9F; /* no surrogates */
+        } else if (c == 0xF0) {
+            need = 3;
+            lo = 0x90; /* no overlongs */
+        } else if (c >= 0xF1 && c <= 0xF3) {
+            need = 3;
+        } else if (c == 0xF4) {
+            need = 3;
+            hi = 0x8F; /* nothing above U+10FFFF */
+        } else {
+            return i; /* continuation byte, C0/C1 overlong lead, or F5..FF */
+        }
+        if (len - i <= need)
+            return i;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t k = 2; k <= need; k++)
+            if ((s[i + k] & 0xC0) != 0x80)
+                return i;
+        i += need + 1;
+    }
+    return len;
+}
+
+bool bd_utf8_valid(const char *buf, size_t len)
+{
+    if (!buf)
+        return len == 0;
+    return bd_utf8_invalid_at((const unsigned char *)buf, len) == len;
+}
+
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale;
+
+static void c_locale_init(void)
+{
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+locale_t bd_text_c_locale(void)
+{
+    pthread_once(&c_locale_once, c_locale_init);
+    return c_locale;
 }

@@ -12,6 +12,7 @@
 #ifndef BD_TEXT_H
 #define BD_TEXT_H
 
+#include <locale.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -95,5 +96,16 @@ int bd_text_distance(const char *a, const char *b);
  * distance when that is at most 2 (or a third of the word's length when larger). Borrowed pointer
  * into `names`. */
 const char *bd_text_nearest(const char *word, const char *const *names, size_t n);
+
+/* Offset of the first byte of `s` (len bytes) that breaks strict UTF-8 — an overlong, a
+ * surrogate, anything above U+10FFFF, a truncated sequence — or is NUL; `len` when valid. */
+size_t bd_utf8_invalid_at(const unsigned char *s, size_t len);
+
+/* True when `buf` is valid strict UTF-8 with no NUL (NULL with len 0 is valid). */
+bool bd_utf8_valid(const char *buf, size_t len);
+
+/* The "C" locale, made once (thread-safe): numbers formatted and parsed with it never
+ * depend on the user's locale. (locale_t)0 when it cannot be made. */
+locale_t bd_text_c_locale(void);
 
 #endif

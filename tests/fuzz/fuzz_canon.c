@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "canon.h"
+#include "text.h"
 #include "score.h"
 
 static void check(int ok, const char *what)

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "canon.h"
+#include "text.h"
 #include "score.h"
 
 /* ---- a registration built by hand (no dependency on the YAML loaders) -------------- */
