@@ -141,8 +141,9 @@ check_root "$root"
 # A run scored by the installed binary records its version as harness_version.
 "$root/usr/bin/benchdesk" -C "$demo" run vuln-remediation --case ghsa-demo-0001-axios-csrf-token-leak \
     --jobs 1 >"$BD_TMP/run.log" 2>&1 || true
-rec=$(ls "$demo"/.benchdesk/history/*.json 2>/dev/null | tail -n1)
-if [ -n "$rec" ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["harness_version"] != sys.argv[2])' \
+# The newest record: the last line of the newest segment.
+rec=$(cat "$demo"/.benchdesk/history/segments/*.jsonl 2>/dev/null | tail -n1 || true)
+if [ -n "$rec" ] && python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["harness_version"] != sys.argv[2])' \
     "$rec" "$version"; then
     pass "the run's history record has harness_version $version"
 else

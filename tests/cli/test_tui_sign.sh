@@ -119,7 +119,10 @@ expect_screen "usage.bad_args: the commit message is empty" "an empty message is
 tui_type "again"
 tui_keys Enter
 expect_screen "git.nothing_to_commit" "committing again is refused with its code"
-tui_keys Escape q
+# Esc alone (an Esc followed at once by q would be Alt-q, which the TUI ignores).
+tui_keys Escape
+sleep 0.5
+tui_keys q
 expect_screen_re "status +awaiting_review" "q goes back to the case view"
 
 # The review: a second key, its passphrase typed into benchdesk's masked line.
