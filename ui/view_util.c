@@ -112,3 +112,30 @@ void bd_fm_codes_append(char *buf, size_t cap, const bd_score *s)
         used += (size_t)n < cap - used ? (size_t)n : cap - used - 1;
     }
 }
+
+bool bd_view_scroll(size_t *top, size_t n, bd_action a, size_t page)
+{
+    switch (a) {
+    case BD_A_UP:
+        if (*top)
+            (*top)--;
+        return true;
+    case BD_A_DOWN:
+        (*top)++;
+        return true;
+    case BD_A_PAGE_UP:
+        *top = *top > page ? *top - page : 0;
+        return true;
+    case BD_A_PAGE_DOWN:
+        *top += page;
+        return true;
+    case BD_A_HOME:
+        *top = 0;
+        return true;
+    case BD_A_END:
+        *top = n;
+        return true;
+    default:
+        return false;
+    }
+}

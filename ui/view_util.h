@@ -33,6 +33,11 @@ void bd_fm_codes_append(char *buf, size_t cap, const bd_score *s);
  * return true; otherwise false. */
 bool bd_view_filter_clear(bd_view *v);
 
+/* Scroll a view of `n` lines whose first shown line is *top by a movement action (up,
+ * down, page up/down of `page` lines, home, end; the draw clamps *top to the last page).
+ * Returns true when `a` was one of them. */
+bool bd_view_scroll(size_t *top, size_t n, bd_action a, size_t page);
+
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);
 

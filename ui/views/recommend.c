@@ -312,26 +312,9 @@ static bool key(bd_view *v, bd_action a, int ch)
     (void)ch;
     rec_view *s = v->state;
     size_t page = (size_t)(getmaxy(v->app->body) > 2 ? getmaxy(v->app->body) - 2 : 1);
+    if (bd_view_scroll(&s->top, s->n, a, page))
+        return true;
     switch (a) {
-    case BD_A_UP:
-        if (s->top)
-            s->top--;
-        return true;
-    case BD_A_DOWN:
-        s->top++;
-        return true;
-    case BD_A_PAGE_UP:
-        s->top = s->top > page ? s->top - page : 0;
-        return true;
-    case BD_A_PAGE_DOWN:
-        s->top += page;
-        return true;
-    case BD_A_HOME:
-        s->top = 0;
-        return true;
-    case BD_A_END:
-        s->top = s->n;
-        return true;
     case BD_A_RECOMMEND: /* again: a fresh recommendation (and file) */
         start(v);
         return true;

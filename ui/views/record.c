@@ -356,29 +356,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         }
     }
     size_t page = (size_t)(getmaxy(v->app->body) > 3 ? getmaxy(v->app->body) - 3 : 1);
-    switch (a) {
-    case BD_A_UP:
-        if (s->top)
-            s->top--;
-        return true;
-    case BD_A_DOWN:
-        s->top++;
-        return true;
-    case BD_A_PAGE_UP:
-        s->top = s->top > page ? s->top - page : 0;
-        return true;
-    case BD_A_PAGE_DOWN:
-        s->top += page;
-        return true;
-    case BD_A_HOME:
-        s->top = 0;
-        return true;
-    case BD_A_END:
-        s->top = s->n;
-        return true;
-    default:
-        return false;
-    }
+    return bd_view_scroll(&s->top, s->n, a, page);
 }
 
 static void event(bd_view *v, const bd_event *ev)

@@ -844,26 +844,9 @@ static bool key(bd_view *v, bd_action a, int ch)
     (void)ch;
     result *r = v->state;
     size_t page = (size_t)(getmaxy(v->app->body) > 2 ? getmaxy(v->app->body) - 2 : 1);
+    if (bd_view_scroll(&r->top, r->n, a, page))
+        return true;
     switch (a) {
-    case BD_A_UP:
-        if (r->top)
-            r->top--;
-        return true;
-    case BD_A_DOWN:
-        r->top++;
-        return true;
-    case BD_A_PAGE_UP:
-        r->top = r->top > page ? r->top - page : 0;
-        return true;
-    case BD_A_PAGE_DOWN:
-        r->top += page;
-        return true;
-    case BD_A_HOME:
-        r->top = 0;
-        return true;
-    case BD_A_END:
-        r->top = r->n;
-        return true;
     case BD_A_NEXT_FAIL:
         if (r->search[0]) { /* while searching, n is the next match */
             if (!find_match(r, r->top + 1, 1))
