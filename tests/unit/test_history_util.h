@@ -132,6 +132,20 @@ static inline void th_append(bd_history *h, const char *prefix, int i)
     bd_score_free(&s);
 }
 
+/* Try to append the default record ("x", 1) to `h`: returns what bd_history_append_score
+ * returned, with its error in *err (for the tests of refused appends). */
+static inline int th_append_err(bd_history *h, bd_err *err)
+{
+    bd_history_score_fields f;
+    char case_id[32];
+    bd_score s;
+    th_fields(&f, case_id, "x", 1);
+    th_score(&s, 1);
+    int rc = bd_history_append_score(h, &f, &s, NULL, NULL, err);
+    bd_score_free(&s);
+    return rc;
+}
+
 /* A history of n records in a new temp directory `<tmp>/history`. */
 static inline bd_history *th_history(char **tmp_out, const char *prefix, int n)
 {
