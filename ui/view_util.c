@@ -139,3 +139,8 @@ bool bd_view_scroll(size_t *top, size_t n, bd_action a, size_t page)
         return false;
     }
 }
+
+void bd_view_line_position(char *out, size_t cap, size_t top, size_t n)
+{
+    snprintf(out, cap, "line %zu/%zu", n ? top + 1 : 0, n);
+}

@@ -38,6 +38,9 @@ bool bd_view_filter_clear(bd_view *v);
  * Returns true when `a` was one of them. */
 bool bd_view_scroll(size_t *top, size_t n, bd_action a, size_t page);
 
+/* The status-line position of such a view: "line <top+1>/<n>" ("line 0/0" when empty). */
+void bd_view_line_position(char *out, size_t cap, size_t top, size_t n);
+
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);
 

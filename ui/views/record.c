@@ -369,7 +369,7 @@ static void event(bd_view *v, const bd_event *ev)
 static void position(bd_view *v, char *out, size_t cap)
 {
     record_view *s = v->state;
-    snprintf(out, cap, "line %zu/%zu", s->n ? s->top + 1 : 0, s->n);
+    bd_view_line_position(out, cap, s->top, s->n);
 }
 
 const bd_view_ops bd_view_record = {

@@ -929,7 +929,7 @@ static void mouse(bd_view *v, const MEVENT *ev, int y, int x)
 static void position(bd_view *v, char *out, size_t cap)
 {
     result *r = v->state;
-    snprintf(out, cap, "line %zu/%zu", r->n ? r->top + 1 : 0, r->n);
+    bd_view_line_position(out, cap, r->top, r->n);
 }
 
 const bd_view_ops bd_view_result = {
