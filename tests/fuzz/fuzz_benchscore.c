@@ -16,6 +16,7 @@
 
 #include "canon.h"
 #include "score.h"
+#include "fuzz_util.h"
 
 static char *bkeys[] = {"recipe_match", "cve_delta", "validator", "a", "b"};
 static bd_failure_mode_def taxonomy[] = {
@@ -25,14 +26,6 @@ static bd_failure_mode_def taxonomy[] = {
     {"note.info", BD_SEV_INFO, "For the record"},
     {"x", BD_SEV_WARN, "short"},
 };
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_benchscore: invariant broken: %s\n", what);
-        abort();
-    }
-}
 
 static void check_detail(const char *detail, int want_empty)
 {

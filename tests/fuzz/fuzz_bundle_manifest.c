@@ -18,14 +18,7 @@
 #include "bench.h"
 #include "digest.h"
 #include "shard.h"
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_bundle_manifest: invariant broken: %s\n", what);
-        abort();
-    }
-}
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,14 +13,7 @@
 #include "canon.h"
 #include "text.h"
 #include "score.h"
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_canon: invariant broken: %s\n", what);
-        abort();
-    }
-}
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

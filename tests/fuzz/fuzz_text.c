@@ -14,14 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "text.h"
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_text: invariant broken: %s\n", what);
-        abort();
-    }
-}
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
