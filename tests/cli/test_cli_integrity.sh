@@ -6,8 +6,19 @@
 bd() { "$BD_BIN" "$@"; }
 
 root=$(demo_copy)
-tc=$(ls "$root/bench" | while read -r d; do [ -f "$root/bench/$d/registration.yaml" ] && echo "$d"; done | head -1)
-case1=$(ls "$root/bench/$tc/cases" | grep -v digests.yaml | head -1)
+# The first task class and its first case, without a pipe into head (under pipefail a
+# writer that outlives head dies of SIGPIPE and fails the script at random).
+tc=
+for d in "$root"/bench/*/; do
+    d=${d%/}
+    if [ -f "$d/registration.yaml" ]; then tc=${d##*/}; break; fi
+done
+case1=
+for d in "$root/bench/$tc/cases"/*/; do
+    d=${d%/}
+    case1=${d##*/}
+    break
+done
 cdir="$root/bench/$tc/cases/$case1"
 
 # The shipped demo bench verifies.
