@@ -557,6 +557,13 @@ static void deliver_sink(bd_case_check *k, size_t i, void *payload)
 int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
                      const bd_verify_sink *sink, bd_err *err)
 {
+    return bd_verify_stream_ids(out, tc, NULL, 0, ctx, sink, err);
+}
+
+int bd_verify_stream_ids(bd_verify_report *out, const bd_task_class *tc,
+                         const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
+                         const bd_verify_sink *sink, bd_err *err)
+{
     memset(out, 0, sizeof(*out));
     snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
     check_task_class(out, tc);
@@ -568,10 +575,11 @@ int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx
         sink->on_task_class(out, sink->payload);
 
     /* At most POOL_WINDOW checks alive: memory does not grow with the number of cases. */
-    if (tc->n_cases && run_cases(out, tc, (const char *const *)tc->case_ids, tc->n_cases, ctx,
-                                 deliver_sink, (void *)sink, err) < 0)
+    const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
+    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
+    if (n && run_cases(out, tc, ids, n, ctx, deliver_sink, (void *)sink, err) < 0)
         return -1;
-    if (tc->digests) {
+    if (!n_case_ids && tc->digests) {
         for (size_t i = 0; i < tc->digests->n_pins; i++) {
             const bd_pin *p = &tc->digests->pins[i];
             if (has_case(tc, p->case_id))
