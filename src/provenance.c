@@ -206,6 +206,12 @@ typedef struct key_info {
     bool sub_revoked, sub_expired, sub_disabled, sub_invalid;
 } key_info;
 
+typedef struct memo_entry {
+    bool used;
+    uint8_t key[32];
+    bd_prov_detached d;
+} memo_entry;
+
 struct bd_prov_ctx {
     char *bench_dir;
     char *keys_dir;
@@ -223,6 +229,12 @@ struct bd_prov_ctx {
      * one per signature): the home is private and not written after setup. */
     key_info *keys;
     size_t n_keys;
+    /* Verdicts already reached, by BLAKE3(message, signature): the same bytes against the
+     * same (immutable) home always give the same verdict, and a TUI checks the task
+     * class's two signatures with every chunk of cases. In memory, for this context only;
+     * nothing is ever read back from disk. */
+    memo_entry *memo;
+    size_t memo_cap, memo_n;
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -269,6 +281,7 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx)
     for (size_t i = 0; i < ctx->n_idle; i++)
         gpgme_release(ctx->idle[i]);
     free(ctx->keys);
+    free(ctx->memo);
     if (ctx->home) {
         bd_sigclean_remove(ctx->sig_slot);
         (void)bd_remove_tree(ctx->home, NULL); /* what is left, the next sweep takes */
@@ -546,10 +559,85 @@ out:
 
 /* ---- verifying one signature ------------------------------------------------------- */
 
+/* The memo key of a (message, signature) pair: lengths included, so no two pairs share
+ * a stream. */
+static void memo_key(uint8_t key[32], const char *msg, size_t mlen, const char *sig)
+{
+    bd_digest_stream ds;
+    bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
+    bd_digest_stream_entry(&ds, "message", false, msg, mlen);
+    bd_digest_stream_entry(&ds, "signature", false, sig, strlen(sig));
+    char hex[BD_DIGEST_BUF];
+    bd_digest_stream_end(&ds, hex);
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        sscanf(hex + 7 + 2 * i, "%2x", &v);
+        key[i] = (uint8_t)v;
+    }
+}
+
+static size_t memo_slot(const uint8_t key[32], size_t cap)
+{
+    size_t h;
+    memcpy(&h, key, sizeof(h));
+    return h & (cap - 1);
+}
+
+static bool memo_get(bd_prov_ctx *ctx, const uint8_t key[32], bd_prov_detached *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&ctx->mu);
+    for (size_t i = ctx->memo_cap ? memo_slot(key, ctx->memo_cap) : 0; ctx->memo_cap;
+         i = (i + 1) & (ctx->memo_cap - 1)) {
+        if (!ctx->memo[i].used)
+            break;
+        if (memcmp(ctx->memo[i].key, key, 32) == 0) {
+            *out = ctx->memo[i].d;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    return found;
+}
+
+static void memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_detached *d)
+{
+    pthread_mutex_lock(&ctx->mu);
+    if (2 * (ctx->memo_n + 1) > ctx->memo_cap) {
+        size_t nc = ctx->memo_cap ? ctx->memo_cap * 2 : 64;
+        memo_entry *nm = calloc(nc, sizeof(*nm));
+        if (!nm) {
+            pthread_mutex_unlock(&ctx->mu);
+            return; /* no memo: the next check asks GnuPG again */
+        }
+        for (size_t i = 0; i < ctx->memo_cap; i++) {
+            if (!ctx->memo[i].used)
+                continue;
+            size_t j = memo_slot(ctx->memo[i].key, nc);
+            while (nm[j].used)
+                j = (j + 1) & (nc - 1);
+            nm[j] = ctx->memo[i];
+        }
+        free(ctx->memo);
+        ctx->memo = nm;
+        ctx->memo_cap = nc;
+    }
+    size_t j = memo_slot(key, ctx->memo_cap);
+    while (ctx->memo[j].used && memcmp(ctx->memo[j].key, key, 32) != 0)
+        j = (j + 1) & (ctx->memo_cap - 1);
+    if (!ctx->memo[j].used)
+        ctx->memo_n++;
+    ctx->memo[j].used = true;
+    memcpy(ctx->memo[j].key, key, 32);
+    ctx->memo[j].d = *d;
+    pthread_mutex_unlock(&ctx->mu);
+}
+
 /* Check `sig` over `msg` with `g` (a context on the private home). Returns 0 with *out
  * filled (whatever the verdict), -1 when GnuPG could not run at all. */
-static int detached_check(bd_prov_detached *out, const bd_prov_ctx *ctx, gpgme_ctx_t g,
-                          const char *msg, size_t mlen, const char *sig, bd_err *err)
+static int detached_check_gpg(bd_prov_detached *out, const bd_prov_ctx *ctx, gpgme_ctx_t g,
+                              const char *msg, size_t mlen, const char *sig, bd_err *err)
 {
     gpgme_data_t ds = NULL, dm = NULL;
     gpgme_key_t key = NULL;
@@ -640,6 +728,20 @@ out:
     gpgme_data_release(ds);
     gpgme_data_release(dm);
     return rc;
+}
+
+/* detached_check_gpg, remembered per context (a GnuPG failure is never remembered). */
+static int detached_check(bd_prov_detached *out, bd_prov_ctx *ctx, gpgme_ctx_t g,
+                          const char *msg, size_t mlen, const char *sig, bd_err *err)
+{
+    uint8_t key[32];
+    memo_key(key, msg, mlen, sig);
+    if (memo_get(ctx, key, out))
+        return 0;
+    if (detached_check_gpg(out, ctx, g, msg, mlen, sig, err) < 0)
+        return -1;
+    memo_put(ctx, key, out);
+    return 0;
 }
 
 /* A GPGME context on the context's private home (created on first use), offline: an idle
