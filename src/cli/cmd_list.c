@@ -244,16 +244,23 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
     memcpy(sum->prov, rep.n_prov, sizeof(sum->prov));
     if (print && !cli->json) {
         const bd_err *tf = bd_verify_tc_failure(&rep);
-        printf("task class %s (registration.yaml + rubric.py): %s, %s\n", tc->name,
-               rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
-               bd_prov_status_str(sum->tc_prov));
-        if (tf)
-            printf("  %s: %s\n", bd_code_str(tf->code), cli_vis(tf->msg));
-        if (lo.n_stale)
-            printf("* %zu %s stale: scored on a case, rubric or registration that has "
-                   "changed since (benchdesk history log --stale)\n",
-                   lo.n_stale,
-                   lo.n_stale == 1 ? "case's newest score is" : "cases' newest scores are");
+        char line[1024];
+        snprintf(line, sizeof(line), "task class %s (registration.yaml + rubric.py): %s, %s",
+                 tc->name, rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
+                 bd_prov_status_str(sum->tc_prov));
+        put_last(line, lo.width);
+        if (tf) {
+            snprintf(line, sizeof(line), "  %s: %s", bd_code_str(tf->code), cli_vis(tf->msg));
+            put_last(line, lo.width);
+        }
+        if (lo.n_stale) {
+            snprintf(line, sizeof(line),
+                     "* %zu %s stale: scored on a case, rubric or registration that has "
+                     "changed since (benchdesk history log --stale)",
+                     lo.n_stale,
+                     lo.n_stale == 1 ? "case's newest score is" : "cases' newest scores are");
+            put_last(line, lo.width);
+        }
     }
     if (print && cli->json) {
         fputs("]}\n", stdout);
