@@ -299,12 +299,13 @@ typedef struct case_pool {
     size_t next;            /* next index a worker claims */
     size_t consumed;        /* indexes below this are handed over */
     bool stop;
-    pool_slot slots[POOL_WINDOW];
+    size_t window; /* slots: POOL_WINDOW, or fewer for a few cases (a check is ~10 KB) */
+    pool_slot *slots;
 } case_pool;
 
 static void check_one(case_pool *p, bd_case_scanner *scanner, size_t i)
 {
-    pool_slot *s = &p->slots[i % POOL_WINDOW];
+    pool_slot *s = &p->slots[i % p->window];
     bd_case_check *k = &s->chk;
     s->failed = verify_case_fast(k, p->tc, p->cases_fd, scanner, p->ids[i]) != 0;
     s->prov_v = 0;
@@ -326,7 +327,7 @@ static void *pool_worker(void *arg)
     for (;;) {
         /* A run of POOL_CHUNK cases per claim: one lock and one wake-up per run, not
          * per case. */
-        while (!p->stop && p->next < p->n && p->next + POOL_CHUNK > p->consumed + POOL_WINDOW)
+        while (!p->stop && p->next < p->n && p->next + POOL_CHUNK > p->consumed + p->window)
             pthread_cond_wait(&p->cv_free, &p->mu);
         if (p->stop || p->next >= p->n)
             break;
@@ -339,7 +340,7 @@ static void *pool_worker(void *arg)
             check_one(p, scanner, i);
         pthread_mutex_lock(&p->mu);
         for (size_t i = first; i < last; i++)
-            p->slots[i % POOL_WINDOW].done = true;
+            p->slots[i % p->window].done = true;
         pthread_cond_broadcast(&p->cv_done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -366,8 +367,14 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
                      bd_prov_ctx *ctx, pool_deliver deliver, void *payload, bd_err *err)
 {
     case_pool *p = calloc(1, sizeof(*p));
-    if (!p)
+    size_t window = n < POOL_WINDOW ? n : POOL_WINDOW;
+    if (window < POOL_CHUNK)
+        window = POOL_CHUNK; /* a worker claims POOL_CHUNK slots at once */
+    if (!p || !(p->slots = calloc(window, sizeof(*p->slots)))) {
+        free(p);
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    p->window = window;
     p->tc = tc;
     p->ids = ids;
     p->n = n;
@@ -387,7 +394,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
 
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        pool_slot *s = &p->slots[i % POOL_WINDOW];
+        pool_slot *s = &p->slots[i % p->window];
         if (nth == 0) {
             check_one(p, own, i); /* no threads: here, one at a time */
         } else {
@@ -429,7 +436,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     for (size_t t = 0; t < nth; t++)
         pthread_join(th[t], NULL);
     if (rc < 0)
-        for (size_t j = 0; j < POOL_WINDOW; j++)
+        for (size_t j = 0; j < p->window; j++)
             if (p->slots[j].done)
                 bd_case_check_release(&p->slots[j].chk);
     bd_case_scanner_free(own);
@@ -438,6 +445,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     pthread_cond_destroy(&p->cv_free);
     pthread_cond_destroy(&p->cv_done);
     pthread_mutex_destroy(&p->mu);
+    free(p->slots);
     free(p);
     return rc;
 }
