@@ -182,6 +182,138 @@ fail:
     return rc;
 }
 
+/* ---- many atomic writes, one sync ---------------------------------------------------- */
+
+typedef struct batch_item {
+    char *path; /* the target */
+    char *tmp;  /* its temp file, written, not yet renamed; NULL once renamed */
+} batch_item;
+
+struct bd_atomic_batch {
+    batch_item *items;
+    size_t n, cap;
+    int sync_fd; /* a descriptor on the temp files' file system (for syncfs), or -1 */
+};
+
+int bd_atomic_batch_new(bd_atomic_batch **out, bd_err *err)
+{
+    *out = calloc(1, sizeof(**out));
+    if (!*out)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    (*out)->sync_fd = -1;
+    return 0;
+}
+
+void bd_atomic_batch_free(bd_atomic_batch *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->items[i].tmp)
+            unlink(b->items[i].tmp); /* not committed: the target is untouched */
+        free(b->items[i].tmp);
+        free(b->items[i].path);
+    }
+    if (b->sync_fd >= 0)
+        close(b->sync_fd);
+    free(b->items);
+    free(b);
+}
+
+int bd_atomic_batch_add(bd_atomic_batch *b, const char *path, const char *tmp_dir, const void *data,
+                        size_t len, unsigned mode, bd_err *err)
+{
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 16;
+        batch_item *ni = realloc(b->items, nc * sizeof(*ni));
+        if (!ni)
+            return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+        b->items = ni;
+        b->cap = nc;
+    }
+    char *copy = strdup(path);
+    char *target = strdup(path);
+    size_t tlen = strlen(tmp_dir) + strlen(path) + sizeof(BD_TMP_PREFIX) + 48;
+    char *tmp = malloc(tlen);
+    if (!copy || !target || !tmp) {
+        free(copy);
+        free(target);
+        free(tmp);
+        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+    }
+    snprintf(tmp, tlen, "%s/" BD_TMP_PREFIX "%s.%ld.XXXXXX", tmp_dir, basename(copy),
+             (long)getpid());
+    free(copy);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, tmp, "cannot create the temporary file");
+        free(tmp);
+        free(target);
+        return -1;
+    }
+    const char *p = data;
+    size_t left = len;
+    int rc = 0;
+    while (left && rc == 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = bd_err_errno(err, BD_E_IO, errno, tmp, "cannot write; nothing was changed");
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (rc == 0 && fchmod(fd, (mode_t)mode) != 0)
+        rc = bd_err_errno(err, BD_E_IO, errno, tmp, "cannot set the mode; nothing was changed");
+    if (rc == 0 && b->sync_fd < 0)
+        b->sync_fd = dup(fd);
+    if (close(fd) != 0 && rc == 0)
+        rc = bd_err_errno(err, BD_E_IO, errno, tmp, "cannot close; nothing was changed");
+    if (rc != 0) {
+        unlink(tmp);
+        free(tmp);
+        free(target);
+        return -1;
+    }
+    b->items[b->n++] = (batch_item){target, tmp};
+    return 0;
+}
+
+int bd_atomic_batch_commit(bd_atomic_batch *b, bd_err *err)
+{
+    /* 1. Every temp file's bytes on disk, with one sync of their file system (syncfs)
+     *    rather than one fsync per file; where syncfs fails, each file is fsynced. */
+    if (b->n && (b->sync_fd < 0 || syncfs(b->sync_fd) != 0)) {
+        for (size_t i = 0; i < b->n; i++) {
+            int fd = open(b->items[i].tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            if (fd < 0 || fsync(fd) != 0) {
+                int e = errno;
+                if (fd >= 0)
+                    close(fd);
+                return bd_err_errno(err, BD_E_IO, e, b->items[i].tmp,
+                                    "cannot sync; nothing was changed");
+            }
+            close(fd);
+        }
+    }
+    /* 2. Each rename: from here on a crash leaves every target old or new, never torn. */
+    for (size_t i = 0; i < b->n; i++) {
+        if (rename(b->items[i].tmp, b->items[i].path) != 0)
+            return bd_err_errno(err, BD_E_IO, errno, b->items[i].path,
+                                "cannot replace; the files before it in this pin were replaced, "
+                                "this one and those after it were not: run the command again");
+        free(b->items[i].tmp);
+        b->items[i].tmp = NULL;
+    }
+    /* 3. The directories that now name the new files. */
+    for (size_t i = 0; i < b->n; i++)
+        if (fsync_dir_of(b->items[i].path, err) != 0)
+            return -1;
+    return 0;
+}
+
 bool bd_tmp_is_leftover(const char *name)
 {
     if (strncmp(name, BD_TMP_PREFIX, sizeof(BD_TMP_PREFIX) - 1) == 0)

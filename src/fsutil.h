@@ -32,6 +32,22 @@ int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
                             unsigned mode, bd_err *err);
 
+/* Many atomic writes with one sync (`pin` rewriting thousands of case.yaml files):
+ * bd_atomic_batch_add writes each file's temp file in `tmp_dir` (outside every hashed
+ * scope, as bd_write_file_atomic_in) without syncing it; bd_atomic_batch_commit makes all
+ * of them durable with one syncfs() of their file system (each fsynced where syncfs
+ * fails), then renames each over its target, then fsyncs the target directories. Crash
+ * safety is that of bd_write_file_atomic_in: before its rename a target is the old file
+ * (a crash leaves a temp file in tmp_dir, harmless there), after it the new one, whole.
+ * bd_atomic_batch_free removes the temp files not renamed. All return 0 or -1 (io.error,
+ * env.out_of_memory). */
+typedef struct bd_atomic_batch bd_atomic_batch;
+int bd_atomic_batch_new(bd_atomic_batch **out, bd_err *err);
+int bd_atomic_batch_add(bd_atomic_batch *b, const char *path, const char *tmp_dir, const void *data,
+                        size_t len, unsigned mode, bd_err *err);
+int bd_atomic_batch_commit(bd_atomic_batch *b, bd_err *err);
+void bd_atomic_batch_free(bd_atomic_batch *b);
+
 /* True when the directory entry `name` is a temp file an interrupted atomic write left
  * behind: BD_TMP_PREFIX..., or the older "<file>.<pid>.tmp". */
 bool bd_tmp_is_leftover(const char *name);
