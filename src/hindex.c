@@ -475,7 +475,7 @@ int bd_hindex_latest(bd_hindex *ix, const char *task_class,
     return out;
 }
 
-int bd_hindex_groups(bd_hindex *ix, const char *task_class, int64_t since,
+int bd_hindex_groups(bd_hindex *ix, const char *task_class, int64_t since, uint64_t upto,
                      int (*fn)(const bd_hindex_group *g, void *ctx), void *ctx)
 {
     int64_t tc = str_find(ix, task_class);
@@ -490,12 +490,13 @@ int bd_hindex_groups(bd_hindex *ix, const char *task_class, int64_t since,
             " g.pv, g.win, g.n, r.seq, r.off, r.len FROM"
             " (SELECT kase, cd, tcd, iso, (flags & 8) != 0 AS pv,"
             "  (fin >= ?2 AND fin != -1) AS win, count(*) AS n, max(seq) AS top"
-            "  FROM rec WHERE tc = ?1 AND (flags & 1) = 0"
+            "  FROM rec WHERE tc = ?1 AND (flags & 1) = 0 AND seq <= ?3"
             "  GROUP BY kase, cd, tcd, iso, pv, win) g JOIN rec r ON r.seq = g.top",
             -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, tc);
     sqlite3_bind_int64(st, 2, since);
+    sqlite3_bind_int64(st, 3, upto > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)upto);
     int rc, out = 0;
     while (out == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         bd_hindex_group g;
