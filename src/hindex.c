@@ -25,14 +25,17 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS rec(seq INTEGER PRIMARY KEY, off INTEGER NOT NULL,"
     " len INTEGER NOT NULL, flags INTEGER NOT NULL, tc INTEGER, kase INTEGER, run INTEGER,"
     " cd INTEGER, tcd INTEGER, iso INTEGER, fin INTEGER);"
-    "CREATE INDEX IF NOT EXISTS rec_tc ON rec(tc);"
-    "CREATE INDEX IF NOT EXISTS rec_case ON rec(kase);"
-    "CREATE INDEX IF NOT EXISTS rec_run ON rec(run);"
     "CREATE TABLE IF NOT EXISTS fm(code INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " PRIMARY KEY(code, seq)) WITHOUT ROWID;"
     /* The newest score record of each (task class, case): stale marks, the TUI. */
     "CREATE TABLE IF NOT EXISTS latest(tc INTEGER NOT NULL, kase INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, PRIMARY KEY(tc, kase)) WITHOUT ROWID;";
+
+/* The secondary indexes: created at the end of a rebuild (sorting once is much faster
+ * than keeping them up to date row by row), kept up to date by an extension. */
+static const char index_sql[] = "CREATE INDEX IF NOT EXISTS rec_tc ON rec(tc);"
+                                "CREATE INDEX IF NOT EXISTS rec_case ON rec(kase);"
+                                "CREATE INDEX IF NOT EXISTS rec_run ON rec(run);";
 
 /* Interned strings of the current transaction: string -> id, open addressing. */
 typedef struct intern {
@@ -41,13 +44,67 @@ typedef struct intern {
     size_t cap, n;
 } intern;
 
+/* The newest seq of each (task class, case) added in the current transaction, written to
+ * `latest` at commit (one upsert per case, not per record). */
+typedef struct latest_map {
+    uint64_t *key; /* tc << 32 | case; 0: empty */
+    int64_t *seq;
+    size_t cap, n;
+} latest_map;
+
 struct bd_hindex {
     sqlite3 *db;
     char *path;
     sqlite3_stmt *ins_rec, *ins_fm, *ins_latest, *get_str, *ins_str;
     intern in;
     uint64_t bad_added; /* BD_HX_BAD rows of the open transaction */
+    latest_map lm;
 };
+
+static void lm_clear(latest_map *m)
+{
+    free(m->key);
+    free(m->seq);
+    memset(m, 0, sizeof(*m));
+}
+
+static int lm_put(latest_map *m, uint64_t key, int64_t seq)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint64_t *k = calloc(cap, sizeof(*k));
+        int64_t *v = calloc(cap, sizeof(*v));
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->key[i])
+                continue;
+            size_t j = (m->key[i] * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = m->key[i];
+            v[j] = m->seq[i];
+        }
+        free(m->key);
+        free(m->seq);
+        m->key = k;
+        m->seq = v;
+        m->cap = cap;
+    }
+    size_t j = (key * 0x9E3779B97F4A7C15ull >> 20) & (m->cap - 1);
+    while (m->key[j] && m->key[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    if (!m->key[j]) {
+        m->key[j] = key;
+        m->n++;
+    }
+    if (seq > m->seq[j])
+        m->seq[j] = seq;
+    return 0;
+}
 
 static void intern_clear(intern *in)
 {
@@ -212,6 +269,7 @@ static void close_db(bd_hindex *ix)
 {
     finalize_all(ix);
     intern_clear(&ix->in);
+    lm_clear(&ix->lm);
     if (ix->db)
         sqlite3_close(ix->db);
     ix->db = NULL;
@@ -282,18 +340,28 @@ int bd_hindex_get_head(bd_hindex *ix, bd_hindex_head *head)
 
 int bd_hindex_reset(bd_hindex *ix)
 {
-    intern_clear(&ix->in);
-    return sqlite3_exec(ix->db,
-                        "BEGIN; DELETE FROM meta; DELETE FROM str; DELETE FROM rec;"
-                        " DELETE FROM fm; DELETE FROM latest; COMMIT;",
-                        NULL, NULL, NULL) == SQLITE_OK
-               ? 0
-               : (sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL), -1);
+    /* A new file rather than DELETE: emptying a million rows would journal them all. A
+     * reader that has the old file open keeps reading it; the old journal goes with it. */
+    close_db(ix);
+    remove_files(ix->path);
+    if (try_open(ix) == 0)
+        return 0;
+    close_db(ix);
+    return -1;
+}
+
+int bd_hindex_reopen(bd_hindex *ix)
+{
+    close_db(ix);
+    if (try_open(ix) == 0)
+        return 0;
+    return bd_hindex_reset(ix);
 }
 
 int bd_hindex_begin(bd_hindex *ix)
 {
     intern_clear(&ix->in);
+    lm_clear(&ix->lm);
     ix->bad_added = 0;
     return sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
@@ -345,13 +413,9 @@ int bd_hindex_add(bd_hindex *ix, const bd_hindex_row *r)
         if (step_done(ix->ins_fm) != 0)
             return -1;
     }
-    if (!(r->flags & (BD_HX_AUDIT | BD_HX_BAD)) && tc > 0 && kase > 0) {
-        sqlite3_bind_int64(ix->ins_latest, 1, tc);
-        sqlite3_bind_int64(ix->ins_latest, 2, kase);
-        sqlite3_bind_int64(ix->ins_latest, 3, (sqlite3_int64)r->seq);
-        if (step_done(ix->ins_latest) != 0)
-            return -1;
-    }
+    if (!(r->flags & (BD_HX_AUDIT | BD_HX_BAD)) && tc > 0 && kase > 0 &&
+        lm_put(&ix->lm, (uint64_t)tc << 32 | (uint64_t)kase, (int64_t)r->seq) != 0)
+        return -1;
     return 0;
 }
 
@@ -359,6 +423,17 @@ int bd_hindex_commit(bd_hindex *ix, const bd_hindex_head *head)
 {
     sqlite3_stmt *st = NULL;
     int rc = -1;
+    for (size_t i = 0; i < ix->lm.cap; i++) {
+        if (!ix->lm.key[i])
+            continue;
+        sqlite3_bind_int64(ix->ins_latest, 1, (sqlite3_int64)(ix->lm.key[i] >> 32));
+        sqlite3_bind_int64(ix->ins_latest, 2, (sqlite3_int64)(ix->lm.key[i] & 0xffffffffu));
+        sqlite3_bind_int64(ix->ins_latest, 3, ix->lm.seq[i]);
+        if (step_done(ix->ins_latest) != 0)
+            goto fail;
+    }
+    if (sqlite3_exec(ix->db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
+        goto fail;
     if (sqlite3_prepare_v2(ix->db,
                            "INSERT OR REPLACE INTO meta(k,v) VALUES('schema',?1),('head_seq',?2),"
                            "('head_hash',?3),('head_off',?4),('head_len',?5),('bad',"
@@ -373,8 +448,11 @@ int bd_hindex_commit(bd_hindex *ix, const bd_hindex_head *head)
         rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     }
     sqlite3_finalize(st);
-    if (rc == 0 && sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+    if (rc == 0 && sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+        lm_clear(&ix->lm);
         return 0;
+    }
+fail:
     bd_hindex_rollback(ix);
     return -1;
 }
@@ -383,6 +461,7 @@ void bd_hindex_rollback(bd_hindex *ix)
 {
     sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
     intern_clear(&ix->in);
+    lm_clear(&ix->lm);
 }
 
 bool bd_hindex_has_bad(bd_hindex *ix)

@@ -66,8 +66,14 @@ void bd_hindex_close(bd_hindex *ix);
  * cannot be read (the caller resets it). */
 int bd_hindex_get_head(bd_hindex *ix, bd_hindex_head *head);
 
-/* Empty the index (a rebuild follows). Returns 0 or -1. */
+/* Start the index again from nothing: the file is replaced by a new, empty one (a process
+ * that still has the old one open keeps reading that). Call it holding the index lock
+ * (history.c). Returns 0, or -1 (the handle is then only fit for bd_hindex_close). */
 int bd_hindex_reset(bd_hindex *ix);
+
+/* Open the file again (after waiting for the lock, another process may have replaced
+ * it); one that is not usable is reset. Returns 0 or -1 as bd_hindex_reset. */
+int bd_hindex_reopen(bd_hindex *ix);
 
 /* Adding rows: begin, add in seq order, commit with the new head (all or nothing: a crash
  * or a failure before commit leaves the index as it was). Each returns 0 or -1. */

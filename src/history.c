@@ -2991,7 +2991,7 @@ typedef struct ixrow {
     char s[6][IX_STR];
     char fm[IX_FMS][IX_STR];
     const char *fmp[IX_FMS];
-    uint8_t prev[32];
+    char prev_hex[BD_HASH_BUF];
     bool prev_ok;
 } ixrow;
 
@@ -3021,15 +3021,15 @@ static void ix_extract(ixrow *x, const char *p, size_t len, uint64_t seq, uint64
     r->len = (uint32_t)len;
     r->finished = -1;
     bd_record_members(p, len, keys, IX__COUNT, v, vl);
-    char num[24], hex[BD_HASH_BUF];
+    char num[24];
     uint64_t fseq = 0;
     bool ok = v[IX_SEQ] && vl[IX_SEQ] > 0 && vl[IX_SEQ] < sizeof(num);
     for (size_t i = 0; ok && i < vl[IX_SEQ]; i++) {
         ok = v[IX_SEQ][i] >= '0' && v[IX_SEQ][i] <= '9';
         fseq = fseq * 10 + (uint64_t)(v[IX_SEQ][i] - '0');
     }
-    x->prev_ok =
-        plain_str(v[IX_PREV], vl[IX_PREV], hex, sizeof(hex)) && bd_hash_unhex(x->prev, hex) == 0;
+    /* The hash is only computed for the last record added (the index's new head). */
+    x->prev_ok = plain_str(v[IX_PREV], vl[IX_PREV], x->prev_hex, sizeof(x->prev_hex));
     ok = ok && fseq == seq && x->prev_ok;
     const char **dst[6] = {&r->task_class,  &r->case_id,   &r->run_id,
                            &r->case_digest, &r->tc_digest, &r->isolation};
@@ -3111,6 +3111,7 @@ static int ix_extend(bd_history *h, bd_hindex *ix, bd_hindex_head *ih)
     uint64_t first = bd_segment_first(k);
     uint64_t from = ih->seq && bd_segment_first(ih->seq) == first ? ih->off + ih->len + 1 : 0;
     bd_hindex_head nh = *ih;
+    const char *last = NULL; /* the bytes of the last record added from this segment */
     for (;; first += BD_SEGMENT_RECORDS, from = 0) {
         int r = bd_segbuf_load_from(&sb, h->segfd, h->segdir, first, from, why, &e);
         if (r == BD_SEG_ABSENT)
@@ -3125,12 +3126,17 @@ static int ix_extend(bd_history *h, bd_hindex *ix, bd_hindex_head *ih)
             ix_extract(x, p, len, k, from + sb.off[i]);
             if (bd_hindex_add(ix, &x->row) != 0)
                 goto out;
-            if (!x->prev_ok)
-                goto out;
             nh.seq = k;
             nh.off = from + sb.off[i];
             nh.len = (uint32_t)len;
-            bd_history_record_hash(nh.hash, x->prev, p, len);
+            last = p;
+        }
+        if (last) { /* the head so far: hashed once per segment, not per record */
+            uint8_t prev[32];
+            if (!x->prev_ok || bd_hash_unhex(prev, x->prev_hex) != 0)
+                goto out;
+            bd_history_record_hash(nh.hash, prev, last, nh.len);
+            last = NULL;
         }
         /* A segment that is not full while a later one may exist: no index (verify's). */
         if (k - first != BD_SEGMENT_RECORDS)
@@ -3147,6 +3153,14 @@ out:
     if (rc == 0)
         *ih = nh;
     return rc;
+}
+
+static atomic_uint ix_builds, ix_extends;
+
+void bd_history_test_index_counts(unsigned *builds, unsigned *extends)
+{
+    *builds = atomic_load(&ix_builds);
+    *extends = atomic_load(&ix_extends);
 }
 
 bd_hindex *bd_history_index(bd_history *h)
@@ -3174,30 +3188,37 @@ bd_hindex *bd_history_index(bd_history *h)
     }
     bd_hindex_head ih;
     int lockfd = -1;
-    for (int locked = 0; locked < 2; locked++) {
-        if (bd_hindex_get_head(ix, &ih) != 0 && bd_hindex_reset(ix) != 0)
-            goto fail;
-        if (bd_hindex_get_head(ix, &ih) != 0)
-            goto fail;
-        if (ih.seq == seq && memcmp(ih.hash, hash, 32) == 0)
-            goto done;
-        if (locked)
-            break;
-        /* One process brings it up to date at a time; the others wait, then find it so. */
-        snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_LOCK);
-        lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        while (lockfd >= 0 && flock(lockfd, LOCK_EX) != 0 && errno == EINTR)
-            ;
-        if (lockfd < 0)
-            goto fail;
-    }
-    /* Extended when its head is still on the chain below ours, else rebuilt. */
-    if (ih.seq == 0 || ih.seq > seq || !ix_head_holds(h, &ih)) {
-        if (ih.seq != 0 && bd_hindex_reset(ix) != 0)
+    if (bd_hindex_get_head(ix, &ih) == 0 && ih.seq == seq && memcmp(ih.hash, hash, 32) == 0)
+        goto done;
+    /* One process brings it up to date at a time; the others wait, then find it so. */
+    snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_LOCK);
+    lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    while (lockfd >= 0 && flock(lockfd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+    if (lockfd < 0 || bd_hindex_reopen(ix) != 0)
+        goto fail;
+    if (bd_hindex_get_head(ix, &ih) != 0) {
+        if (bd_hindex_reset(ix) != 0)
             goto fail;
         memset(&ih, 0, sizeof(ih));
     }
-    if (ix_extend(h, ix, &ih) != 0 || ih.seq < seq)
+    if (ih.seq == seq && memcmp(ih.hash, hash, 32) == 0)
+        goto done;
+    /* Extended when its head is still on the chain below ours, else rebuilt. */
+    bool rebuild = ih.seq == 0 || ih.seq > seq || !ix_head_holds(h, &ih);
+    if (rebuild && ih.seq != 0 && bd_hindex_reset(ix) != 0)
+        goto fail;
+    if (rebuild)
+        memset(&ih, 0, sizeof(ih));
+    int xr = ix_extend(h, ix, &ih);
+    if (xr != 0 && !rebuild) {
+        /* An extension that failed (a file SQLite finds damaged): once from nothing. */
+        rebuild = true;
+        memset(&ih, 0, sizeof(ih));
+        xr = bd_hindex_reset(ix) == 0 ? ix_extend(h, ix, &ih) : -1;
+    }
+    atomic_fetch_add(rebuild ? &ix_builds : &ix_extends, 1);
+    if (xr != 0 || ih.seq < seq)
         goto fail;
 done:
     if (lockfd >= 0)
@@ -3505,11 +3526,18 @@ int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)
 /* The end of the JSON string starting at p (its opening quote), or NULL. */
 static const char *skip_string(const char *p, const char *end)
 {
-    for (p++; p < end; p++) {
-        if (*p == '\\')
-            p++;
-        else if (*p == '"')
-            return p + 1;
+    /* memchr to each quote; it closes the string unless an odd run of backslashes
+     * escapes it. */
+    for (p++; p < end;) {
+        const char *q = memchr(p, '"', (size_t)(end - p));
+        if (!q)
+            return NULL;
+        size_t bs = 0;
+        while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            return q + 1;
+        p = q + 1;
     }
     return NULL;
 }
@@ -3566,7 +3594,8 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
         if (!ve)
             return found;
         for (size_t i = 0; i < n; i++) {
-            if (!vals[i] && strncmp(keys[i], k, kl) == 0 && keys[i][kl] == '\0') {
+            if (!vals[i] && keys[i][0] == *k && strncmp(keys[i], k, kl) == 0 &&
+                keys[i][kl] == '\0') {
                 vals[i] = v;
                 vlens[i] = (size_t)(ve - v);
                 found++;

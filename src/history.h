@@ -380,6 +380,10 @@ bd_hindex *bd_history_index(bd_history *h);
 int bd_history_read_at(bd_history *h, const bd_hindex_hit *hit, bd_history_record *out,
                        bd_err *err);
 
+/* Tests only: how many times an index was built from nothing and extended, so far in
+ * this process. */
+void bd_history_test_index_counts(unsigned *builds, unsigned *extends);
+
 /* Seconds since the epoch of a record time "YYYY-MM-DDTHH:MM:SS[.f]Z" (the fraction
  * dropped), or -1 when it is not of that form. */
 int64_t bd_history_time_epoch(const char *s);
