@@ -246,13 +246,12 @@ static int open_verified(bd_history **h, bd_runner *runner, const bd_bench *benc
     return v;
 }
 
-int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
+int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
                 const bd_task_class *tc, const char *const *ids, size_t n,
                 const bd_run_gate_opts *opts, bd_err *err)
 {
     static const bd_run_gate_opts defaults = {0};
     const bd_run_gate_opts *o = opts ? opts : &defaults;
-    *hist = NULL;
     memset(plan, 0, sizeof(*plan));
     bd_history *h = NULL;
     bd_prov_ctx *own = NULL;
@@ -294,8 +293,16 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
     if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
         goto out;
     bd_runner_set_skipped(runner, plan->skipped_draft, plan->skipped_awaiting);
-    *hist = h;
-    h = NULL;
+    /* The runner records every finished case before it reports it (§4, §5). */
+    bd_runner_recording rec = {.history = h,
+                               .own = true,
+                               .run_full = plan->full,
+                               .run_cases = plan->run_cases,
+                               .verified_ids = (const char *const *)plan->verified_ids,
+                               .n_verified = plan->n_verified};
+    h = NULL; /* the runner's now, whatever happens */
+    if (!o->shard && bd_runner_set_recording(runner, &rec, err) != 0)
+        goto out;
     rc = 0;
 out:
     if (rc != 0)
@@ -310,33 +317,80 @@ out:
     return rc;
 }
 
-int bd_run_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
+int bd_run_env_resolve(bd_run_env *out, const bd_config *cfg, const char *isolation,
+                       bool allow_weaker, int jobs, bd_err *err)
 {
-    bd_run_recorder *rec = payload;
-    if (!rec || !rec->hist || !rec->plan)
-        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the history is not open");
-    bd_history_score_fields f = {0};
-    f.run_id = s->run_id;
-    f.run_full = rec->plan->full;
-    f.run_cases = rec->plan->run_cases;
-    f.task_class = s->task_class;
-    f.case_id = res->case_id;
-    f.case_digest = res->case_digest;
-    f.task_class_digest = s->task_class_digest;
-    f.cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
-    f.isolation_class = bd_isolation_str(s->isolation);
-    f.provenance_verified = bd_run_plan_verified(rec->plan, res->case_id);
-    f.started_at = res->started_at;
-    f.finished_at = res->finished_at;
-    char hash[BD_HASH_BUF];
-    uint64_t seq = 0;
-    if (bd_history_append_score(rec->hist, &f, &res->score, &seq, hash, err) != 0)
+    memset(out, 0, sizeof(*out));
+    if (bd_isolation_choose(&out->isolation, NULL, isolation, allow_weaker, err) != 0 ||
+        bd_config_find_python(&out->python, cfg, err) != 0)
         return -1;
-    snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
-    res->record_seq = seq;
-    res->provenance_verified = f.provenance_verified;
-    rec->last_seq = seq;
-    /* The runner moves its chain head from res->record_hash on the loop thread: this may
-     * run on the recording worker. */
+    out->jobs = jobs > 0 ? jobs : cfg ? cfg->jobs : 0;
     return 0;
+}
+
+void bd_run_env_release(bd_run_env *e)
+{
+    if (e) {
+        free(e->python);
+        e->python = NULL;
+    }
+}
+
+int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req, bd_err *err)
+{
+    *out = NULL;
+    memset(plan, 0, sizeof(*plan));
+    bd_config own = {0};
+    bd_run_env env = {0};
+    bd_runner *r = NULL;
+    int rc = -1;
+    const bd_config *cfg = req->config;
+    const bd_shard_spec *shard = req->gate.shard;
+    if (shard && (!req->bundle || !req->bundle_dir)) {
+        bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "a shard run writes a bundle: give --out BUNDLE_DIR");
+        goto out;
+    }
+    if (!cfg) {
+        if (bd_config_load(&own, req->bench->root, err) != 0)
+            goto out;
+        cfg = &own;
+    }
+    if (bd_run_env_resolve(&env, cfg, req->isolation, req->allow_weaker, req->jobs, err) != 0)
+        goto out;
+    bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
+    opts.jobs = env.jobs;
+    opts.isolation = env.isolation;
+    opts.python = env.python;
+    opts.drafts = req->gate.drafts;
+    if (shard) {
+        opts.run_id = shard->run_id;
+        opts.write_files = false; /* a shard leaves nothing on its machine but the bundle */
+    }
+    if (bd_runner_new(&r, req->bench, req->tc, req->case_ids, req->n_case_ids, &opts, err) != 0)
+        goto out;
+    /* A shard's bundle exists only once its gate passed; its records go there. */
+    if (bd_run_gate(plan, r, req->bench, req->tc, req->case_ids, req->n_case_ids, &req->gate,
+                    err) != 0)
+        goto out;
+    if (shard) {
+        if (bd_bundle_create(req->bundle, req->bundle_dir, err) != 0)
+            goto out;
+        bd_runner_recording rec = {.history = req->bundle->records,
+                                   .run_full = plan->full,
+                                   .run_cases = plan->run_cases,
+                                   .verified_ids = (const char *const *)plan->verified_ids,
+                                   .n_verified = plan->n_verified};
+        if (bd_runner_set_recording(r, &rec, err) != 0)
+            goto out;
+    }
+    *out = r;
+    r = NULL;
+    rc = 0;
+out:
+    if (rc != 0)
+        bd_run_plan_release(plan);
+    bd_runner_free(r);
+    bd_run_env_release(&env);
+    bd_config_release(&own);
+    return rc;
 }
