@@ -354,8 +354,9 @@ static size_t pool_threads(size_t n)
     size_t t = cpus > 0 ? (size_t)cpus : 1;
     if (t > POOL_THREADS)
         t = POOL_THREADS;
-    /* A handful of cases is not worth a thread (the run gate of one case). */
-    if (n < 16)
+    /* A few dozen cases are not worth starting threads: the run gate of one case, and
+     * the TUI's chunks of 32, which its own thread pool already spreads over the cores. */
+    if (n < 64)
         t = 1;
     return t;
 }
