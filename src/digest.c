@@ -922,6 +922,14 @@ struct bd_case_scanner {
     uint8_t *dents;
 };
 
+size_t bd_case_scan_threads(size_t n, size_t min_n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < min_n || cpus <= 1)
+        return 1;
+    return cpus > 4 ? 4 : (size_t)cpus;
+}
+
 void bd_case_scanner_free(bd_case_scanner *sc)
 {
     if (!sc)

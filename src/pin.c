@@ -237,11 +237,7 @@ static int prepare_all(pending_case *pend, size_t n, const bd_task_class *tc,
     j->first_bad = n;
     j->cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     pthread_mutex_init(&j->mu, NULL);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = n < 2 * PREP_CHUNK    ? 1
-                  : cpus > PREP_THREADS ? PREP_THREADS
-                  : cpus > 0            ? (size_t)cpus
-                                        : 1;
+    size_t want = bd_case_scan_threads(n, 2 * PREP_CHUNK);
     pthread_t th[PREP_THREADS];
     size_t nth = 0;
     for (; want > 1 && nth < want; nth++)

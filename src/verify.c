@@ -348,17 +348,11 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
+/* A few dozen cases are not worth starting threads: the run gate of one case, and the
+ * TUI's chunks of 32, which its own thread pool already spreads over the cores. */
 static size_t pool_threads(size_t n)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t t = cpus > 0 ? (size_t)cpus : 1;
-    if (t > POOL_THREADS)
-        t = POOL_THREADS;
-    /* A few dozen cases are not worth starting threads: the run gate of one case, and
-     * the TUI's chunks of 32, which its own thread pool already spreads over the cores. */
-    if (n < 64)
-        t = 1;
-    return t;
+    return bd_case_scan_threads(n, 64);
 }
 
 /* Check `n` cases (ids), with their signatures when `ctx` is set, counting into `r` and
