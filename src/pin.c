@@ -149,7 +149,7 @@ static int prepare_case_fast(pending_case *pc, const bd_task_class *tc, int case
                 (size_t)n < sizeof(path) && bd_name_valid(case_id) &&
                 bsearch(&case_id, tc->case_ids, tc->n_cases, sizeof(char *), str_ptr_cmp_c) &&
                 bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) == 0 &&
-                sc.case_yaml && sc.cassette_present &&
+                !sc.unusual && sc.case_yaml && sc.cassette_present &&
                 bd_case_parse(&c, sc.case_yaml, sc.case_yaml_len, path, case_id, &e) == 0 &&
                 c->has_cassette_digest && strcmp(c->cassette_digest, sc.cassette) == 0;
     if (fast) {

@@ -184,7 +184,8 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
     snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
     bd_scanned_case sc = {.yaml_max = BD_YAML_MAX_BYTES};
     bd_err e = BD_ERR_INIT;
-    if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || !sc.case_yaml)
+    if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || sc.unusual ||
+        !sc.case_yaml)
         goto slow;
     snprintf(path, sizeof(path), "%s/" BD_PROVENANCE_FILE, case_dir);
     if (sc.prov_present) {
