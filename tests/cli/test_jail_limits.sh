@@ -125,6 +125,30 @@ for c in "${MIS[@]}"; do
     [ "$a" = "${want[$c]}" ] && [ "$b" = "${want[$c]}" ] &&
         pass "$c: '${want[$c]}' under both classes" || fail "$c: subprocess '$a', namespaces '$b', wanted '${want[$c]}'"
 done
+# The same signal named in both classes' details (the init relays and reports it).
+for c in self-segv self-term abort; do
+    a=$(score "$c" "$BD_TMP/mis.subprocess" | grep -oE 'SIG[A-Z]+' | head -n1 || true)
+    b=$(score "$c" "$BD_TMP/mis.namespaces" | grep -oE 'SIG[A-Z]+' | head -n1 || true)
+    [ -n "$a" ] && [ "$a" = "$b" ] && pass "$c: killed by $a under both classes" ||
+        fail "$c: signal '$a' under subprocess, '$b' under namespaces"
+done
+# SIGXCPU timing: the CPU-limit kill (soft limit 1 s of CPU) comes as soon under the jail
+# as under subprocess — not a second late, as when the rubric was PID 1.
+wall() {
+    "$PY" - "$2" "$1" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "case.finished" and e["case_id"] == sys.argv[2]:
+        print(e["score"]["wall_clock_ms"])
+PY
+}
+ws=$(wall cpu-limit "$BD_TMP/mis.subprocess")
+wn=$(wall cpu-limit "$BD_TMP/mis.namespaces")
+echo "cpu-limit: killed after ${ws:-?} ms under subprocess, ${wn:-?} ms under namespaces"
+[ -n "$ws" ] && [ -n "$wn" ] && [ "$wn" -lt $((ws + 700)) ] && [ "$wn" -lt 3000 ] &&
+    pass "SIGXCPU timing: namespaces ${wn} ms vs subprocess ${ws} ms" ||
+    fail "SIGXCPU timing: namespaces ${wn:-?} ms vs subprocess ${ws:-?} ms"
 sleep 0.2
 # Under namespaces a case's processes have no host cwd: count the subprocess class's by
 # cwd, and (as root) the jail's by their private-range uid.
