@@ -132,23 +132,18 @@ for c in self-segv self-term abort; do
     [ -n "$a" ] && [ "$a" = "$b" ] && pass "$c: killed by $a under both classes" ||
         fail "$c: signal '$a' under subprocess, '$b' under namespaces"
 done
-# SIGXCPU timing: the CPU-limit kill (soft limit 1 s of CPU) comes as soon under the jail
-# as under subprocess — not a second late, as when the rubric was PID 1.
-wall() {
-    "$PY" - "$2" "$1" <<'PY'
-import json, sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e.get("event") == "case.finished" and e["case_id"] == sys.argv[2]:
-        print(e["score"]["wall_clock_ms"])
-PY
-}
-ws=$(wall cpu-limit "$BD_TMP/mis.subprocess")
-wn=$(wall cpu-limit "$BD_TMP/mis.namespaces")
-echo "cpu-limit: killed after ${ws:-?} ms under subprocess, ${wn:-?} ms under namespaces"
-[ -n "$ws" ] && [ -n "$wn" ] && [ "$wn" -lt $((ws + 700)) ] && [ "$wn" -lt 3000 ] &&
-    pass "SIGXCPU timing: namespaces ${wn} ms vs subprocess ${ws} ms" ||
-    fail "SIGXCPU timing: namespaces ${wn:-?} ms vs subprocess ${ws:-?} ms"
+# SIGXCPU timing: the rubric lowers its own CPU limit to 1 s (hard 2 s). SIGXCPU at the
+# soft limit must end it in both classes — as PID 1 of its namespace it ignored SIGXCPU
+# and died only at the hard limit, a second of CPU late. Compared in CPU time (the
+# detail's "N ms of CPU", which reads low by up to 20%: 1 s soft is under 1300 ms, the
+# 2 s hard limit above it), which the machine's load does not stretch.
+cpu() { score "$1" "$2" | grep -oE '[0-9]+ ms of CPU' | cut -d' ' -f1; }
+cs=$(cpu cpu-limit "$BD_TMP/mis.subprocess")
+cn=$(cpu cpu-limit "$BD_TMP/mis.namespaces")
+echo "cpu-limit: killed after ${cs:-?} ms of CPU under subprocess, ${cn:-?} ms under namespaces"
+[ -n "$cs" ] && [ -n "$cn" ] && [ "$cn" -lt 1300 ] && [ "$cs" -lt 1300 ] &&
+    pass "SIGXCPU at the soft limit in both classes: ${cs} / ${cn} ms of CPU" ||
+    fail "SIGXCPU timing: ${cs:-?} ms of CPU under subprocess, ${cn:-?} under namespaces"
 sleep 0.2
 # Under namespaces a case's processes have no host cwd: count the subprocess class's by
 # cwd, and (as root) the jail's by their private-range uid.
