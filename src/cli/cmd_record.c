@@ -108,8 +108,8 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
         if (bd_record_audit(bench, tc, case_id, NULL, &err) != 0)
             goto fail;
     }
-    bd_record_opts ro = {.isolation = env.isolation, .python = env.python,
-                         .host_network = unsafe_network};
+    bd_record_opts ro = {
+        .isolation = env.isolation, .python = env.python, .host_network = unsafe_network};
     if (bd_record_capture(&take, bench, tc, case_id, &ro, &err) != 0 ||
         bd_record_write(tc, case_id, &take, &err) != 0)
         goto fail;
