@@ -89,59 +89,145 @@ static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, cons
     return 0;
 }
 
-/* Steps 2 and 3 of bd_run_gate: fills `plan` and the ids to keep (borrowed from `rep`). */
-static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep,
-                  const bd_verify_report *rep, const bd_task_class *tc, bool subset,
-                  const bd_run_gate_opts *o, bd_err *err)
+/* Step 2 of bd_run_gate, per case as the check streams by (bd_verify_stream_ids: one
+ * case alive at a time, whatever the size of the task class): the first failure, the
+ * first unsigned case of a subset, and the ids to keep (owned copies). */
+typedef struct gate_sink {
+    bd_run_plan *plan;
+    const bd_run_gate_opts *o;
+    bool subset;
+    bd_prov_status tc_prov;
+    bool have_first; /* first failure: task class, then cases in order, then orphans */
+    bd_err first;
+    bool have_refuse; /* a case of a subset that is not signed (and drafts not allowed) */
+    bd_err refuse;
+    const char *hint;
+    char **keep; /* owned */
+    size_t n_keep, cap_keep;
+    size_t cap_verified; /* of plan->verified_ids */
+    bool nomem;
+} gate_sink;
+
+static void gate_task_class(const bd_verify_report *r, void *payload)
 {
-    const char *hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
-    const bd_err *first = bd_verify_first_failure(rep);
-    if (first) {
-        *err = *first;
+    gate_sink *g = payload;
+    const bd_err *e = bd_verify_tc_failure(r);
+    if (e) {
+        g->first = *e;
+        g->have_first = true;
+    }
+    g->tc_prov = r->tc_prov.status;
+    g->plan->tc_signed = g->tc_prov == BD_PROV_ST_SIGNED;
+}
+
+static void gate_case(const bd_case_check *k, void *payload)
+{
+    gate_sink *g = payload;
+    const bd_err *e = bd_case_check_failure(k);
+    if (g->have_first || g->nomem)
+        return;
+    if (e) {
+        g->first = *e;
+        g->have_first = true;
+        return;
+    }
+    bool is_signed = k->prov.status == BD_PROV_ST_SIGNED;
+    if (!is_signed && !g->o->drafts) {
+        if (g->subset) {
+            if (!g->have_refuse)
+                bd_err_set(&g->refuse, BD_E_PROVENANCE_MISSING,
+                           k->prov_file ? k->prov_file->path : NULL, 0, 0,
+                           "case '%s' is %s, not signed by an author and a reviewer; sign it "
+                           "(benchdesk sign), or %s",
+                           k->case_id, bd_prov_status_str(k->prov.status), g->hint);
+            g->have_refuse = true;
+        } else if (k->prov.status == BD_PROV_ST_AWAITING) {
+            g->plan->skipped_awaiting++;
+        } else {
+            g->plan->skipped_draft++;
+        }
+        return;
+    }
+    if (g->n_keep == g->cap_keep) {
+        size_t nc = g->cap_keep ? g->cap_keep * 2 : 64;
+        char **nk = realloc(g->keep, nc * sizeof(*nk));
+        if (!nk) {
+            g->nomem = true;
+            return;
+        }
+        g->keep = nk;
+        g->cap_keep = nc;
+    }
+    if (!(g->keep[g->n_keep] = strdup(k->case_id))) {
+        g->nomem = true;
+        return;
+    }
+    g->n_keep++;
+    if (is_signed && g->plan->tc_signed) {
+        if (g->plan->n_verified == g->cap_verified) {
+            size_t nc = g->cap_verified ? g->cap_verified * 2 : 64;
+            char **nv = realloc(g->plan->verified_ids, nc * sizeof(*nv));
+            if (!nv) {
+                g->nomem = true;
+                return;
+            }
+            g->plan->verified_ids = nv;
+            g->cap_verified = nc;
+        }
+        if (!(g->plan->verified_ids[g->plan->n_verified] = strdup(k->case_id))) {
+            g->nomem = true;
+            return;
+        }
+        g->plan->n_verified++;
+    }
+}
+
+static void gate_orphan(const bd_err *e, void *payload)
+{
+    gate_sink *g = payload;
+    if (!g->have_first) {
+        g->first = *e;
+        g->have_first = true;
+    }
+}
+
+/* Step 3: what the streamed checks decide, in the order of the checks themselves. */
+static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep, gate_sink *g,
+                  const bd_task_class *tc, const bd_run_gate_opts *o, bd_err *err)
+{
+    if (g->nomem)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (g->have_first) {
+        *err = g->first;
         return -1;
     }
-    plan->tc_signed = rep->tc_prov.status == BD_PROV_ST_SIGNED;
     if (!plan->tc_signed && !o->drafts)
         return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->prov_path, 0, 0,
                           "task class '%s' is %s, not signed by an author and a reviewer, so "
                           "its rubric and registration are not vouched for; sign it "
                           "(`benchdesk sign bench/%s --role author`, then a second person as "
                           "reviewer), or %s",
-                          tc->name, bd_prov_status_str(rep->tc_prov.status), tc->name, hint);
-    *keep = calloc(rep->n_cases ? rep->n_cases : 1, sizeof(**keep));
-    plan->verified_ids = calloc(rep->n_cases ? rep->n_cases : 1, sizeof(char *));
-    if (!*keep || !plan->verified_ids)
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    for (size_t i = 0; i < rep->n_cases; i++) {
-        const bd_case_check *k = &rep->cases[i];
-        bool is_signed = k->prov.status == BD_PROV_ST_SIGNED;
-        if (!is_signed && !o->drafts) {
-            if (subset)
-                return bd_err_set(err, BD_E_PROVENANCE_MISSING,
-                                  k->prov_file ? k->prov_file->path : NULL, 0, 0,
-                                  "case '%s' is %s, not signed by an author and a reviewer; "
-                                  "sign it (benchdesk sign), or %s",
-                                  k->case_id, bd_prov_status_str(k->prov.status), hint);
-            if (k->prov.status == BD_PROV_ST_AWAITING)
-                plan->skipped_awaiting++;
-            else
-                plan->skipped_draft++;
-            continue;
-        }
-        (*keep)[(*n_keep)++] = k->case_id;
-        if (is_signed && plan->tc_signed) {
-            if (!(plan->verified_ids[plan->n_verified] = strdup(k->case_id)))
-                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-            plan->n_verified++;
-        }
+                          tc->name, bd_prov_status_str(g->tc_prov), tc->name, g->hint);
+    if (g->have_refuse) {
+        *err = g->refuse;
+        return -1;
     }
+    *keep = calloc(g->n_keep ? g->n_keep : 1, sizeof(**keep));
+    if (!*keep)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < g->n_keep; i++)
+        (*keep)[i] = g->keep[i];
+    *n_keep = g->n_keep;
     if (*n_keep == 0)
         return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->cases_dir, 0, 0,
                           "task class '%s' has no signed case to run (%zu drafts, %zu awaiting "
                           "review); sign them, or %s",
-                          tc->name, plan->skipped_draft, plan->skipped_awaiting, hint);
+                          tc->name, plan->skipped_draft, plan->skipped_awaiting, g->hint);
+    /* bd_run_plan_verified searches them: sorted whatever order the ids were given in. */
+    if (plan->n_verified > 1)
+        qsort(plan->verified_ids, plan->n_verified, sizeof(char *), str_cmp);
     plan->run_cases = *n_keep;
-    plan->full = !subset;
+    plan->full = !g->subset;
     return o->shard ? keep_shard(plan, *keep, n_keep, o->shard, err) : 0;
 }
 
@@ -173,6 +259,8 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     memset(&rep, 0, sizeof(rep));
     const char **keep = NULL;
     size_t n_keep = 0;
+    gate_sink gs;
+    memset(&gs, 0, sizeof(gs));
     int rc = -1;
 
     /* A run never appends to a broken chain, nor starts a rubric when the history cannot
@@ -189,13 +277,18 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
             goto out;
         ctx = own;
     }
-    if (bd_verify_check(&rep, tc, ids, n, ctx, err) < 0)
+    gs.plan = plan;
+    gs.o = o;
+    gs.subset = n > 0;
+    gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
+    bd_verify_sink sink = {gate_task_class, gate_case, gate_orphan, &gs};
+    if (bd_verify_stream_ids(&rep, tc, ids, n, ctx, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {
         bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");
         goto out;
     }
-    if (decide(plan, &keep, &n_keep, &rep, tc, n > 0, o, err) != 0)
+    if (decide(plan, &keep, &n_keep, &gs, tc, o, err) != 0)
         goto out;
     if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
         goto out;
@@ -215,6 +308,9 @@ out:
     if (rc != 0)
         bd_run_plan_release(plan);
     free(keep);
+    for (size_t i = 0; i < gs.n_keep; i++)
+        free(gs.keep[i]);
+    free(gs.keep);
     bd_verify_report_release(&rep);
     bd_prov_ctx_free(own);
     bd_history_free(h);
