@@ -523,8 +523,7 @@ static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, cha
                 const cJSON *det = m[BD_SFM_DETAIL];
                 bd_severity sv;
                 if (!cJSON_IsString(code) ||
-                    !bd_score_rule_ok(BD_SR_FM_CODE, (double)strlen(code->valuestring),
-                                      version)) {
+                    !bd_score_rule_ok(BD_SR_FM_CODE, (double)strlen(code->valuestring), version)) {
                     WHY("score.failure_modes[%zu].code: not a non-empty string of at most %.0f "
                         "bytes",
                         i, R[BD_SR_FM_CODE].max);
@@ -538,8 +537,8 @@ static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, cha
                     WHY("score.failure_modes[%zu].detail: not a string", i);
                     return false;
                 }
-                if (det && !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)strlen(det->valuestring),
-                                             version)) {
+                if (det &&
+                    !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)strlen(det->valuestring), version)) {
                     WHY("score.failure_modes[%zu].detail: longer than %.0f bytes", i,
                         R[BD_SR_FM_DETAIL].max);
                     return false;
