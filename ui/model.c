@@ -535,7 +535,9 @@ static void job_done(bd_work *w, bool ran)
         }
     }
     job_free(j);
-    if (current && !bd_work_stopping())
+    /* A job of an older generation (a reload came meanwhile) frees its slot too: the
+     * reloaded model's jobs may be waiting for it. */
+    if (!m->app->quitting && !bd_work_stopping())
         pump(m);
 }
 

@@ -24,9 +24,4 @@ void bd_runs_model_apply(bd_model *m, size_t tc_index);
 void bd_runs_model_mark(const char *run_id);
 const char *bd_runs_model_marked(void);
 
-/* Open the compare view of run `run_a` (before; NULL: the previous full run of run_b's
- * task class) against run `run_b` (after). Both are looked up in the verified chain on
- * the pool; a refusal (tamper, other task class, mixed isolation) is shown in the view. */
-void bd_app_open_compare(bd_app *app, const char *run_a, const char *run_b);
-
 #endif

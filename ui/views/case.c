@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 #include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/case_view.h"
 
 #define PREVIEW_MAX   (64 * 1024) /* bytes of a file shown in the preview */
 #define MAX_FILES     2000
@@ -698,20 +699,20 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RUN: {
         const char *id = row_of(v)->id;
-        bd_ui_run_start(v->app, s->ref.tc_index, &id, 1);
+        bd_run_view_start(v->app, s->ref.tc_index, &id, 1, false);
         return true;
     }
     case BD_A_HISTORY:
         bd_app_open_history(v->app, v->app->model->tcs[s->ref.tc_index].name, row_of(v)->id);
         return true;
     case BD_A_SIGN:
-        bd_app_push(v->app, &bd_view_sign, &s->ref);
+        bd_app_open(v->app, BD_VIEW_SIGN, &s->ref);
         return true;
     case BD_A_RECORD:
-        bd_app_push(v->app, &bd_view_record, &s->ref);
+        bd_app_open(v->app, BD_VIEW_RECORD, &s->ref);
         return true;
     case BD_A_STAGE_VIEW:
-        bd_app_push(v->app, &bd_view_stage, NULL);
+        bd_app_open(v->app, BD_VIEW_STAGE, NULL);
         return true;
     default:
         return false;
@@ -760,6 +761,13 @@ static void position(bd_view *v, char *out, size_t cap)
         bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    case_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", v->app->model->tcs[s->ref.tc_index].name);
+    snprintf(out->case_id, sizeof(out->case_id), "%s", row_of(v)->id);
+}
+
 const bd_view_ops bd_view_case = {
-    "case", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "case", actions, open_view, draw, key, event, NULL, mouse, position, close_view, where, NULL,
 };

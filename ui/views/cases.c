@@ -10,9 +10,10 @@
 
 #include "stale.h"
 #include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/cases_view.h"
 
 /*      id            heading    */
 #define SORT_KEYS(X)                                                                               \
@@ -344,7 +345,7 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_OPEN:
         if (row != SIZE_MAX) {
             bd_case_ref ref = {s->tc, row};
-            bd_app_push(v->app, &bd_view_case, &ref);
+            bd_app_open(v->app, BD_VIEW_CASE, &ref);
         }
         return true;
     case BD_A_FILTER:
@@ -363,26 +364,26 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RUN:
         if (row != SIZE_MAX) {
             const char *id = tc_of(v)->cases[row].id;
-            bd_ui_run_start(v->app, s->tc, &id, 1);
+            bd_run_view_start(v->app, s->tc, &id, 1, false);
         }
         return true;
     case BD_A_RUN_ALL:
-        bd_ui_run_start(v->app, s->tc, NULL, 0);
+        bd_run_view_start(v->app, s->tc, NULL, 0, false);
         return true;
     case BD_A_HISTORY:
         bd_app_open_history(v->app, tc_of(v)->name, NULL);
         return true;
     case BD_A_RECOMMEND:
-        bd_app_open_recommend(v->app, s->tc);
+        bd_app_open(v->app, BD_VIEW_RECOMMEND, &s->tc);
         return true;
     case BD_A_SIGN:
         if (row != SIZE_MAX) {
             bd_case_ref ref = {s->tc, row};
-            bd_app_push(v->app, &bd_view_sign, &ref);
+            bd_app_open(v->app, BD_VIEW_SIGN, &ref);
         }
         return true;
     case BD_A_STAGE_VIEW:
-        bd_app_push(v->app, &bd_view_stage, NULL);
+        bd_app_open(v->app, BD_VIEW_STAGE, NULL);
         return true;
     default:
         return false;
@@ -417,6 +418,25 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    cases *s = v->state;
+    const bd_ui_tc *t = tc_of(v);
+    snprintf(out->tc, sizeof(out->tc), "%s", t->name);
+    size_t row = bd_list_selected(&s->list);
+    if (row < t->n_cases)
+        snprintf(out->cursor, sizeof(out->cursor), "%s", t->cases[row].id);
+}
+
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    cases *s = v->state;
+    if (tc_of(v)->state == BD_LOAD_PENDING)
+        return 0;
+    size_t row = bd_model_find_case(v->app->model, s->tc, w->cursor);
+    return row != SIZE_MAX && bd_list_select_row(&s->list, row) ? 1 : -1;
+}
+
 const bd_view_ops bd_view_cases = {
-    "cases", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "cases", actions, open_view, draw, key, event, NULL, mouse, position, close_view, where, reveal,
 };

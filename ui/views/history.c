@@ -10,10 +10,10 @@
 
 #include "history.h"
 #include "model.h"
-#include "result_api.h"
+#include "view_args.h"
 #include "runs_model.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/history_view.h"
 
 #define PAGE 200
 
@@ -118,6 +118,7 @@ static void page_done(bd_work *w, bool ran)
             bd_err_set(&s->err, BD_E_RUN_CANCELLED, NULL, 0, 0, "reading the history stopped");
         page_free(j);
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
+        bd_app_notify(v->app, &(bd_event){BD_EV_LOADED, SIZE_MAX, SIZE_MAX});
         return;
     }
     if (s->n + j->n > s->cap) {
@@ -144,6 +145,7 @@ static void page_done(bd_work *w, bool ran)
     /* A filter may hide the whole page: keep reading while nothing shows. */
     if (s->list.filter[0] && s->list.n_vis < 20)
         load_more(v);
+    bd_app_notify(v->app, &(bd_event){BD_EV_LOADED, SIZE_MAX, SIZE_MAX});
 }
 
 static void load_more(bd_view *v)
@@ -242,13 +244,9 @@ static void prov_follow(void *payload, size_t i)
 
 /* ---- the view ----------------------------------------------------------------------- */
 
-typedef struct hist_scope {
-    const char *tc, *case_id;
-} hist_scope;
-
 static int open_view(bd_view *v, void *arg)
 {
-    const hist_scope *sc = arg;
+    const bd_history_scope *sc = arg;
     hist_view *s = calloc(1, sizeof(*s));
     if (!s || (sc->tc && !(s->scope_tc = strdup(sc->tc))) ||
         (sc->case_id && !(s->scope_case = strdup(sc->case_id)))) {
@@ -459,7 +457,7 @@ static void open_selected(bd_view *v)
         return;
     }
     bd_result_arg arg = {{prov_count, prov_get, prov_follow, v}, s->list.cursor};
-    bd_app_push(v->app, &bd_view_result, &arg);
+    bd_app_open(v->app, BD_VIEW_RESULT, &arg);
 }
 
 /* Open the result of the next/previous failed record from the list. */
@@ -504,7 +502,8 @@ static void mark_or_compare(bd_view *v, bool mark)
         bd_app_message(v->app, BD_MSG_INFO, "that is the marked run: pick a record of another");
         return;
     }
-    bd_app_open_compare(v->app, marked, r->run_id);
+    bd_compare_arg ca = {marked, r->run_id};
+    bd_app_open(v->app, BD_VIEW_COMPARE, &ca);
 }
 
 static bool key(bd_view *v, bd_action a, int ch)
@@ -581,27 +580,36 @@ static void position(bd_view *v, char *out, size_t cap)
     }
 }
 
-const bd_view_ops bd_view_history = {
-    "history", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
-};
-
-void bd_app_open_history(bd_app *app, const char *task_class, const char *case_id)
+static void where(bd_view *v, bd_view_where *out)
 {
-    /* The scope may be borrowed from a view about to close (a result opened from this
-     * history): copy it first. */
-    char *tc = task_class ? strdup(task_class) : NULL;
-    char *id = case_id ? strdup(case_id) : NULL;
-    if ((task_class && !tc) || (case_id && !id)) {
-        bd_app_message(app, BD_MSG_ERROR, "env.out_of_memory: cannot open the history");
-        goto out;
+    hist_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", s->scope_tc ? s->scope_tc : "");
+    snprintf(out->case_id, sizeof(out->case_id), "%s", s->scope_case ? s->scope_case : "");
+    size_t row = bd_list_selected(&s->list);
+    if (row < s->n) {
+        out->cursor_seq = s->recs[row].seq;
+        snprintf(out->cursor, sizeof(out->cursor), "#%llu", (unsigned long long)s->recs[row].seq);
     }
-    hist_scope sc = {tc, id};
-    /* `h` on a history view replaces it; anywhere else the history opens on top, so `q`
-     * goes back to where `h` was pressed. */
-    if (app->top && app->top->ops == &bd_view_history && app->top->below)
-        bd_app_pop(app);
-    bd_app_push(app, &bd_view_history, &sc);
-out:
-    free(tc);
-    free(id);
 }
+
+/* Records come newest first, a page at a time: read on until the record is there or
+ * older than the oldest read. */
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    hist_view *s = v->state;
+    if (s->job || !s->loaded_once)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->recs[i].seq == w->cursor_seq)
+            return bd_list_select_row(&s->list, i) ? 1 : -1;
+    if (s->next_before && (!s->n || s->recs[s->n - 1].seq > w->cursor_seq)) {
+        load_more(v);
+        return s->job ? 0 : -1;
+    }
+    return -1;
+}
+
+const bd_view_ops bd_view_history = {
+    "history", actions, open_view, draw,       key,   event,
+    NULL,      mouse,   position,  close_view, where, reveal,
+};

@@ -17,8 +17,8 @@
 #include "linediff.h"
 #include "model.h"
 #include "record.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/record_view.h"
 
 typedef enum { ST_CHOOSE, ST_RUNNING, ST_REVIEW, ST_WRITTEN, ST_FAILED } rec_state;
 
@@ -372,6 +372,13 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_line_position(out, cap, s->top, s->n);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    record_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", s->tc_name);
+    snprintf(out->case_id, sizeof(out->case_id), "%s", s->case_id);
+}
+
 const bd_view_ops bd_view_record = {
-    "record", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
+    "record", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, NULL,
 };

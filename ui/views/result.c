@@ -20,11 +20,11 @@
 #include "gitops.h"
 #include "jsondiff.h"
 #include "model.h"
-#include "result_api.h"
+#include "view_args.h"
 #include "runner.h"
 #include "stale.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/result_view.h"
 
 #define STDERR_MAX (64 * 1024)
 #define SIDE_MAX   (256 * 1024)
@@ -723,7 +723,7 @@ static void open_pager(bd_view *v)
         return;
     }
     bd_err err = BD_ERR_INIT;
-    if (bd_tui_foreground_viewer(v->app, r->full.p, r->full.len, r->case_id, &err) < 0)
+    if (bd_app_foreground_viewer(v->app, r->full.p, r->full.len, r->case_id, &err) < 0)
         bd_app_error(v->app, &err);
 }
 
@@ -933,5 +933,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_result = {
-    "result", actions, open_view, draw, key, event, resize, mouse, position, close_view,
+    "result", actions, open_view, draw, key, event, resize, mouse, position, close_view, NULL, NULL,
 };

@@ -16,8 +16,8 @@
 #include "model.h"
 #include "passphrase.h"
 #include "sign.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/sign_view.h"
 
 typedef struct sign_job sign_job;
 
@@ -199,7 +199,7 @@ static void update_model(bd_app *app, sign_job *j)
 static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
 {
     /* An external pinentry may have drawn on the terminal: forget what it shows. */
-    bd_tui_redraw_all(app);
+    bd_app_redraw_all(app);
     if (!ran) {
         if (v)
             bd_app_message(app, BD_MSG_WARN, "signing cancelled");
@@ -241,11 +241,11 @@ static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", app->msg);
     bd_app_pop(app);
-    if (reopen && app->top && app->top->ops == &bd_view_case && app->top->below) {
+    if (reopen && app->top && bd_view_is(app->top, BD_VIEW_CASE) && app->top->below) {
         /* The case view read case.yaml when it opened: open it again to show the
          * signature just written, verified. */
         bd_app_pop(app);
-        bd_app_push(app, &bd_view_case, &ref);
+        bd_app_open(app, BD_VIEW_CASE, &ref);
     }
     bd_app_message(app, j->vrc == 0 ? BD_MSG_INFO : BD_MSG_WARN, "%s", msg);
 }
@@ -454,7 +454,7 @@ static int open_view(bd_view *v, void *arg)
     }
     v->state = s;
     s->ref = *ref;
-    s->from_case_view = !whole && v->below && v->below->ops == &bd_view_case;
+    s->from_case_view = !whole && v->below && bd_view_is(v->below, BD_VIEW_CASE);
     s->may_review = claim != BD_PROV_DRAFT;
     s->role = claim == BD_PROV_AUTHORED ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
     s->loopback = true;
@@ -683,6 +683,13 @@ static void position(bd_view *v, char *out, size_t cap)
         out[0] = '\0';
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    sign_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", v->app->model->tcs[s->ref.tc_index].name);
+    snprintf(out->case_id, sizeof(out->case_id), "%s", s->case_id ? s->case_id : "");
+}
+
 const bd_view_ops bd_view_sign = {
-    "sign", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
+    "sign", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, NULL,
 };

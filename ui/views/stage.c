@@ -16,8 +16,8 @@
 #include "gitops.h"
 #include "model.h"
 #include "passphrase.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/stage_view.h"
 
 #define MSG_CAP 4096
 
@@ -200,7 +200,7 @@ static void job_done(bd_work *w, bool ran)
     wipe(s->pass, sizeof(s->pass));
     s->pass_len = 0;
     if (j->kind == JOB_COMMIT)
-        bd_tui_redraw_all(app); /* an external pinentry may have drawn on the terminal */
+        bd_app_redraw_all(app); /* an external pinentry may have drawn on the terminal */
     if (!ran) {
         bd_app_message(app, BD_MSG_WARN, "cancelled");
         goto out;
@@ -583,5 +583,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_stage = {
-    "stage", actions, open_view, draw, key, NULL, NULL, mouse, position, close_view,
+    "stage", actions, open_view, draw, key, NULL, NULL, mouse, position, close_view, NULL, NULL,
 };

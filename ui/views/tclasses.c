@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/tclasses_view.h"
 
 typedef struct tclasses {
     bd_list list;
@@ -279,27 +280,27 @@ static bool key(bd_view *v, bd_action a, int ch)
     switch (a) {
     case BD_A_OPEN:
         if (row != SIZE_MAX)
-            bd_app_push(v->app, &bd_view_cases, &row);
+            bd_app_open(v->app, BD_VIEW_CASES, &row);
         return true;
     case BD_A_FILTER:
         bd_view_filter_prompt(v, &s->list, rebuild);
         return true;
     case BD_A_RUN:
         if (row != SIZE_MAX)
-            bd_ui_run_start(v->app, row, NULL, 0);
+            bd_run_view_start(v->app, row, NULL, 0, false);
         return true;
     case BD_A_RECOMMEND:
         if (row != SIZE_MAX)
-            bd_app_open_recommend(v->app, row);
+            bd_app_open(v->app, BD_VIEW_RECOMMEND, &row);
         return true;
     case BD_A_STAGE_VIEW:
-        bd_app_push(v->app, &bd_view_stage, NULL);
+        bd_app_open(v->app, BD_VIEW_STAGE, NULL);
         return true;
     case BD_A_SIGN:
         if (row != SIZE_MAX) {
             /* case_index SIZE_MAX: the sign view signs the task class itself. */
             bd_case_ref ref = {row, SIZE_MAX};
-            bd_app_push(v->app, &bd_view_sign, &ref);
+            bd_app_open(v->app, BD_VIEW_SIGN, &ref);
         }
         return true;
     default:
@@ -331,6 +332,22 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    tclasses *s = v->state;
+    size_t row = bd_list_selected(&s->list);
+    if (row < v->app->model->n_tcs)
+        snprintf(out->cursor, sizeof(out->cursor), "%s", v->app->model->tcs[row].name);
+}
+
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    tclasses *s = v->state;
+    size_t row = bd_model_find_tc(v->app->model, w->cursor);
+    return row != SIZE_MAX && bd_list_select_row(&s->list, row) ? 1 : -1;
+}
+
 const bd_view_ops bd_view_tclasses = {
-    "task classes", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "task classes", actions, open_view, draw,       key,   event,
+    NULL,           mouse,   position,  close_view, where, reveal,
 };
