@@ -12,7 +12,6 @@
 #include <wchar.h>
 
 #include "app.h"
-#include "view_args.h"
 
 int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
 {

@@ -415,6 +415,12 @@ typedef struct bd_case_ref {
     size_t case_index;
 } bd_case_ref;
 
+/* BD_VIEW_HISTORY's scope, either may be NULL (bd_app_open_history copies them); the
+ * other views' arguments are in view_args.h. */
+typedef struct bd_history_scope {
+    const char *tc, *case_id;
+} bd_history_scope;
+
 /* What the app asks of the layers around it. The terminal half is tui.c's (the loop, the
  * screen, the timers); the session half is desk.c's (what sits above the views: the live
  * run, reloading, the global keys that open views). Both fill this table at start-up, so

@@ -317,23 +317,24 @@ void bd_desk_close(bd_app *app)
 
 /* ---- the header line ----------------------------------------------------------------- */
 
-static void chain_text(const bd_model *m, char *out, size_t cap, bd_role *role)
+static void chain_text(const bd_model *model, char *out, size_t cap, bd_role *role)
 {
     *role = BD_R_HEADER;
-    switch (m->chain) {
+    bd_chain_status c = bd_model_chain(model);
+    const bd_chain_status *m = &c;
+    switch (m->state) {
     case BD_CHAIN_VERIFYING:
         snprintf(out, cap, "chain: verifying%s", bd_gl->ellipsis);
         break;
     case BD_CHAIN_VERIFIED:
-        snprintf(out, cap, "chain %s verified (%llu)", bd_gl->ok,
-                 (unsigned long long)m->chain_count);
+        snprintf(out, cap, "chain %s verified (%llu)", bd_gl->ok, (unsigned long long)m->count);
         break;
     case BD_CHAIN_NONE:
         snprintf(out, cap, "chain: empty");
         break;
     case BD_CHAIN_BROKEN:
-        snprintf(out, cap, "chain TAMPERED at #%llu (%s)", (unsigned long long)m->chain_bad_seq,
-                 m->chain_reason);
+        snprintf(out, cap, "chain TAMPERED at #%llu (%s)", (unsigned long long)m->bad_seq,
+                 m->reason);
         *role = BD_R_BADGE_BAD;
         break;
     case BD_CHAIN_UNREADABLE:

@@ -53,11 +53,6 @@ typedef struct bd_result_arg {
     size_t index;
 } bd_result_arg;
 
-/* BD_VIEW_HISTORY: the scope, either may be NULL (bd_app_open_history copies them). */
-typedef struct bd_history_scope {
-    const char *tc, *case_id;
-} bd_history_scope;
-
 /* BD_VIEW_COMPARE: run_a (before; NULL: the previous full run of run_b's task class)
  * against run_b (after), both looked up in the verified chain on the pool. */
 typedef struct bd_compare_arg {

@@ -277,13 +277,14 @@ static void close_view(bd_view *v)
 
 static void banner(bd_view *v, WINDOW *w, int y, int cols)
 {
-    const bd_model *m = v->app->model;
+    bd_chain_status c = bd_model_chain(v->app->model);
+    const bd_chain_status *m = &c;
     char buf[600];
     bd_role role = BD_R_OK;
-    switch (m->chain) {
+    switch (m->state) {
     case BD_CHAIN_VERIFIED:
         snprintf(buf, sizeof(buf), "%s chain verified: %llu records from #1, head %.16s%s",
-                 bd_gl->ok, (unsigned long long)m->chain_count, m->chain_head, bd_gl->ellipsis);
+                 bd_gl->ok, (unsigned long long)m->count, m->head, bd_gl->ellipsis);
         break;
     case BD_CHAIN_NONE:
         snprintf(buf, sizeof(buf), "no history yet: runs append one record per case");
@@ -291,11 +292,11 @@ static void banner(bd_view *v, WINDOW *w, int y, int cols)
         break;
     case BD_CHAIN_BROKEN:
         snprintf(buf, sizeof(buf), "%s chain TAMPERED at #%llu (%s): %s", bd_gl->bad,
-                 (unsigned long long)m->chain_bad_seq, m->chain_reason, m->chain_msg);
+                 (unsigned long long)m->bad_seq, m->reason, m->msg);
         role = BD_R_BADGE_BAD;
         break;
     case BD_CHAIN_UNREADABLE:
-        snprintf(buf, sizeof(buf), "%s chain unreadable: %s", bd_gl->bad, m->chain_msg);
+        snprintf(buf, sizeof(buf), "%s chain unreadable: %s", bd_gl->bad, m->msg);
         role = BD_R_BADGE_BAD;
         break;
     default:
@@ -555,7 +556,8 @@ static void event(bd_view *v, const bd_event *ev)
         if (s->loaded_once && !s->job)
             reset(v);
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
-    } else if (ev->kind == BD_EV_TICK && (s->job || v->app->model->chain == BD_CHAIN_VERIFYING)) {
+    } else if (ev->kind == BD_EV_TICK &&
+               (s->job || bd_model_chain(v->app->model).state == BD_CHAIN_VERIFYING)) {
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
     }
 }

@@ -7,16 +7,14 @@
  * `n`/`N` move between matches, Esc ends the search); `e` opens all of it, unwrapped and
  * uncut, in $PAGER or $EDITOR (DESIGN.md §10).
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "fsutil.h"
 #include "gitops.h"
 #include "jsondiff.h"
 #include "model.h"
@@ -168,32 +166,14 @@ out:
     free(a);
 }
 
-/* Read at most `max` bytes of `path` (O_NOFOLLOW, regular files only); NULL if absent. */
+/* At most `max` bytes of `path` (fsutil.h: O_NOFOLLOW, regular files only); NULL if
+ * absent or unreadable. */
 static char *read_small(const char *path, size_t max, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return NULL;
-    }
-    size_t cap = (size_t)st.st_size < max ? (size_t)st.st_size : max;
-    char *buf = malloc(cap + 1);
-    size_t got = 0;
-    while (buf && got < cap) {
-        ssize_t n = read(fd, buf + got, cap - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    if (!buf)
-        return NULL;
-    buf[got] = '\0';
-    *len = got;
-    return buf;
+    char *buf = NULL;
+    unsigned long long size = 0;
+    bd_err err = BD_ERR_INIT;
+    return bd_read_file_head(&buf, len, &size, path, max, 0, &err) == 0 ? buf : NULL;
 }
 
 /* JSON text pretty-printed with two-space indents; other text as it is. New string. */
