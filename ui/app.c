@@ -11,6 +11,7 @@
 #include <time.h>
 #include <wchar.h>
 
+#include "advice.h"
 #include "app.h"
 
 int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
@@ -226,6 +227,7 @@ void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(app->msg, sizeof(app->msg), fmt, ap);
     va_end(ap);
+    bd_advice_tui(app->msg, sizeof(app->msg)); /* the TUI's keys, not command lines */
     app->msg_level = level;
     /* Kept whole for `m`: the status line may have to cut it. */
     size_t cap = sizeof(app->log) / sizeof(app->log[0]);
@@ -235,7 +237,39 @@ void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     app->log[k].at_ms = bd_app_now_ms(app);
     if (app->log_count < cap)
         app->log_count++;
-    bd_app_invalidate(app, BD_DIRTY_STATUS);
+    bd_app_invalidate(app, bd_app_message_panel_rows(app) ? BD_DIRTY_ALL : BD_DIRTY_STATUS);
+}
+
+/* A warning or error too long for the status line is shown whole in a panel over the
+ * bottom of the body (until the next key): the part of a refusal that says what to do
+ * comes last, and must not be the part that is cut. */
+int bd_app_message_panel_rows(const bd_app *app)
+{
+    if (!app->msg[0] || app->msg_level == BD_MSG_INFO || app->cols < 20 || !app->body)
+        return 0;
+    char *vis = bd_text_vis(app->msg, 0);
+    int w = vis ? bd_text_width(vis) : 0;
+    free(vis);
+    if (w <= app->cols - 16)
+        return 0;
+    int n = bd_wrap_count(app->msg, app->cols - 2) + 1; /* and a rule above it */
+    int max = getmaxy(app->body) - 2;
+    return n > max ? max : n;
+}
+
+void bd_app_draw_message_panel(bd_app *app)
+{
+    int n = bd_app_message_panel_rows(app);
+    if (n < 2)
+        return;
+    WINDOW *w = app->body;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    bd_role r = app->msg_level == BD_MSG_ERROR ? BD_R_FAIL : BD_R_WARN;
+    for (int y = rows - n; y < rows; y++)
+        bd_draw_text(w, y, 0, cols, "", A_NORMAL, true);
+    bd_draw_rule(w, rows - n, app->msg_level == BD_MSG_ERROR ? " error " : " warning ",
+                 bd_role_attr(r));
+    bd_draw_wrapped(w, rows - n + 1, 1, cols - 2, n - 1, app->msg, bd_role_attr(r));
 }
 
 const char *bd_app_log_at(const bd_app *app, size_t i, bd_msg_level *level, uint64_t *at_ms)
@@ -375,8 +409,9 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         return;
     }
     if (app->msg[0]) {
+        bool panel = bd_app_message_panel_rows(app) > 0;
         app->msg[0] = '\0';
-        bd_app_invalidate(app, BD_DIRTY_STATUS);
+        bd_app_invalidate(app, panel ? BD_DIRTY_ALL : BD_DIRTY_STATUS);
     }
     if (app->too_small) {
         if (!is_code && (key == 'q' || key == 'Q'))
@@ -487,10 +522,20 @@ void bd_app_draw_status(bd_app *app)
         bd_role r = app->msg_level == BD_MSG_ERROR  ? BD_R_BADGE_BAD
                     : app->msg_level == BD_MSG_WARN ? BD_R_BADGE_AWAITING
                                                     : BD_R_STATUS;
-        /* Too long for one line: say where the whole of it is. */
+        /* Too long for one line: a warning or an error is shown whole above (the message
+         * panel); the status line says so. A notice is cut, and `m` keeps it whole. */
         char *vis = bd_text_vis(app->msg, 0);
         bool cut = vis && bd_text_width(vis) > rx && rx > 24;
         free(vis);
+        if (bd_app_message_panel_rows(app)) {
+            char code[80];
+            snprintf(code, sizeof(code), "%.*s", (int)strcspn(app->msg, ":"), app->msg);
+            int x2 = bd_draw_text(w, 0, 0, rx, code, bd_role_attr(r), false);
+            bd_draw_text(w, 0, x2, rx - x2, "  (whole above; any key dismisses, m keeps it)", base,
+                         false);
+            wbkgdset(w, ' ');
+            return;
+        }
         int mw = cut ? rx - 12 : rx;
         int x2 = bd_draw_text(w, 0, 0, mw, app->msg, bd_role_attr(r), r != BD_R_STATUS);
         if (cut)

@@ -49,6 +49,8 @@
     X(BD_A_FAILED_ONLY, "failed-only", "failed", "show only failed cases, or all again")           \
     X(BD_A_DRAFTS, "drafts", "",                                                                   \
       "run again allowing draft cases (records: provenance unverified)")                           \
+    X(BD_A_WEAKER, "weaker", "",                                                                   \
+      "run again under a weaker isolation class, when namespaces are unavailable (asks first)")    \
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_MARK, "mark", "mark", "mark the selected record's run for a comparison")                \
     X(BD_A_COMPARE, "compare", "compare",                                                          \
@@ -120,6 +122,7 @@ typedef enum {
     X('p', BD_A_PREV_FAIL)                                                                         \
     X('f', BD_A_FAILED_ONLY)                                                                       \
     X('d', BD_A_DRAFTS)                                                                            \
+    X('W', BD_A_WEAKER)                                                                            \
     X('h', BD_A_HISTORY)                                                                           \
     X('x', BD_A_MARK)                                                                              \
     X('=', BD_A_COMPARE)                                                                           \
@@ -246,6 +249,14 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
  * breaking after the last space that fits when there is one. At least one character
  * is taken so wrapping always progresses. */
 size_t bd_wrap_next(const char *s, size_t len, int width);
+
+/* The lines `s` takes word-wrapped to `width` columns, as drawn (controls made visible). */
+int bd_wrap_count(const char *s, int width);
+
+/* Draw `s` word-wrapped to `width` columns from row y down, at most `max_lines` lines
+ * (bd_wrap_count says how many it needs: size the space so nothing is cut). Untrusted
+ * text is made visible first. Returns the lines drawn. */
+int bd_draw_wrapped(WINDOW *w, int y, int x, int width, int max_lines, const char *s, attr_t attr);
 
 /* Draw `s` right-aligned so it ends at column x_end (exclusive). Returns its start. */
 int bd_draw_right(WINDOW *w, int y, int x_end, const char *s, attr_t attr);
@@ -491,6 +502,10 @@ void bd_app_invalidate(bd_app *app, unsigned what);
 /* Post a message on the status line (until the next key). */
 void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Rows of the body the message panel takes (0: the message fits the status line, or is
+ * a notice), and drawing it over the bottom of the body (after the view drew). */
+int bd_app_message_panel_rows(const bd_app *app);
+void bd_app_draw_message_panel(bd_app *app);
 /* Post `err` as an error message: "<code>: <message>". */
 void bd_app_error(bd_app *app, const bd_err *err);
 /* Deliver `ev` to every view on the stack, top first, then to app->ops.event. */

@@ -372,7 +372,8 @@ bool bd_ui_run_can_start(bd_app *app, size_t tc_index)
     return true;
 }
 
-static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n, bool drafts)
+static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n, bool drafts,
+                 bool weaker)
 {
     bd_err err = BD_ERR_INIT;
     bd_model *m = app->model;
@@ -389,6 +390,7 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
     run->app = app;
     run->tc_index = tc_index;
     run->drafts = drafts;
+    run->weaker = weaker;
     snprintf(run->task_class, sizeof(run->task_class), "%s", tc->name);
     run->ids = calloc(n ? n : 1, sizeof(*run->ids));
     if (!run->ids)
@@ -404,7 +406,7 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
     /* As `benchdesk run`: BENCHDESK_PYTHON, else config.yaml's python, else python3;
      * the strongest isolation class the machine has. */
     bd_isolation iso;
-    if (bd_isolation_choose(&iso, NULL, "auto", false, &err) < 0 ||
+    if (bd_isolation_choose(&iso, NULL, "auto", weaker, &err) < 0 ||
         bd_config_find_python(&python, &app->config, &err) < 0)
         goto fail;
     bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
@@ -473,7 +475,7 @@ fail:
 }
 
 int bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
-                    bool drafts)
+                    bool drafts, bool weaker)
 {
-    return start(app, tc_index, case_ids, n, drafts);
+    return start(app, tc_index, case_ids, n, drafts, weaker);
 }

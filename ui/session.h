@@ -64,6 +64,7 @@ struct bd_ui_run {
     bd_ur_phase phase;
     bool cancel_requested, cancelled;
     bool drafts;      /* unsigned cases allowed (records carry provenance_verified per case) */
+    bool weaker;      /* consent to a weaker isolation class than namespaces (`W`) */
     bd_run_plan plan; /* what the gate selected (owned; filled before the run starts) */
     bd_err error;
     /* the summary, copied at run.finished */
@@ -85,12 +86,12 @@ struct bd_ui_run {
 bool bd_ui_run_can_start(bd_app *app, size_t tc_index);
 
 /* Start a run of task class `tc_index` over `case_ids` (n > 0) or all its cases (n == 0),
- * with drafts allowed or not, replacing the previous run (free its views first). Returns
- * 0 (preparing on the pool), -1 when refused before the run was set up (message posted,
- * app->run unchanged or NULL), -2 when the run was set up and failed (app->run says why:
- * phase BD_UR_FAILED, error). */
+ * with drafts allowed or not, with consent to a weaker isolation class or not, replacing the
+ * previous run (free its views first). Returns 0 (preparing on the pool), -1 when refused before
+ * the run was set up (message posted, app->run unchanged or NULL), -2 when the run was set up and
+ * failed (app->run says why: phase BD_UR_FAILED, error). */
 int bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
-                    bool drafts);
+                    bool drafts, bool weaker);
 
 /* A run is being prepared or is running. */
 bool bd_ui_run_active(const bd_app *app);

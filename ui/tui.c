@@ -212,6 +212,7 @@ static void render(tui *t)
     if ((app->dirty & BD_DIRTY_BODY) && app->top) {
         werase(app->body);
         app->top->ops->draw(app->top, app->body);
+        bd_app_draw_message_panel(app);
         wnoutrefresh(app->body);
         /* The position in the status line follows the body. */
         app->dirty |= BD_DIRTY_STATUS;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "fsutil.h"
 #include "model.h"
 #include "session.h"
@@ -42,6 +43,7 @@ typedef struct case_view {
     file_ent *files;
     size_t n_files;
     bd_list list;
+    int wrap_w; /* columns of the value column when the lines were built (0: unknown) */
     /* preview */
     int preview_of; /* file index shown, -2 = case.yaml, -3 = nothing yet */
     char *pv_buf;
@@ -81,8 +83,39 @@ static const bd_ui_case *row_of(bd_view *v)
 
 /* ---- the document ------------------------------------------------------------------- */
 
+static void add_line_1(case_view *s, const char *label, const char *value, bd_role role,
+                       bool heading, int file);
+
+/* A failure (a BAD signature's reason, a digest mismatch) is wrapped over as many lines
+ * as it takes, never cut: its end says what to do. Other lines are cut to the screen. */
 static void add_line(case_view *s, const char *label, const char *value, bd_role role, bool heading,
                      int file)
+{
+    if (role != BD_R_FAIL || !value || s->wrap_w < 20 || bd_text_width(value) <= s->wrap_w) {
+        add_line_1(s, label, value, role, heading, file);
+        return;
+    }
+    char *vis = bd_text_vis(value, 0);
+    if (!vis) {
+        add_line_1(s, label, value, role, heading, file);
+        return;
+    }
+    size_t len = strlen(vis), off = 0;
+    while (off < len) {
+        size_t take = bd_wrap_next(vis + off, len - off, s->wrap_w);
+        char *part = strndup(vis + off, take);
+        if (part)
+            add_line_1(s, off ? "" : label, part, role, heading, file);
+        free(part);
+        off += take;
+        while (off < len && vis[off] == ' ')
+            off++;
+    }
+    free(vis);
+}
+
+static void add_line_1(case_view *s, const char *label, const char *value, bd_role role,
+                       bool heading, int file)
 {
     if (s->n_lines >= MAX_DOC_LINES)
         return;
@@ -193,6 +226,7 @@ static void add_sig(bd_view *v, const char *label, const bd_signature_block *b,
         const bd_err *e = verified && verified->err.code != BD_OK ? &verified->err : &s->prov.err;
         snprintf(buf, sizeof(buf), "%s %s (%s) %s: %s", bd_gl->bad, b->identity ? b->identity : "",
                  fpr, bd_code_str(e->code), e->msg);
+        bd_advice_tui(buf, sizeof(buf));
         add_line(s, label, buf, BD_R_FAIL, false, -1);
     }
 }
@@ -246,6 +280,7 @@ static void build_doc(bd_view *v)
         if (s->prov_done && s->prov_rc != 0) {
             const bd_err *e = s->prov_rc < 0 ? &s->prov_err : &s->prov.err;
             snprintf(buf, sizeof(buf), "%s BAD %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
+            bd_advice_tui(buf, sizeof(buf));
             add_line(s, "status", buf, BD_R_FAIL, false, -1);
         } else if (s->prov_done) {
             snprintf(buf, sizeof(buf), "%s", bd_prov_status_str(s->prov.status));
@@ -565,6 +600,11 @@ static void draw(bd_view *v, WINDOW *w)
     case_view *s = v->state;
     const bd_ui_case *row = row_of(v);
     int rows = getmaxy(w), cols = getmaxx(w);
+    /* Failures are wrapped to the value column: build again when the width changed. */
+    if (s->wrap_w != cols - 14) {
+        s->wrap_w = cols - 14;
+        build_doc(v);
+    }
     /* Title bar: the id, then the integrity and provenance badges on the right. */
     bd_draw_text(w, 0, 0, cols, "", bd_role_attr(BD_R_TITLE), true);
     char right[128];
@@ -671,7 +711,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RUN: {
         const char *id = row_of(v)->id;
-        bd_run_view_start(v->app, s->ref.tc_index, &id, 1, false);
+        bd_run_view_start(v->app, s->ref.tc_index, &id, 1, false, false);
         return true;
     }
     case BD_A_HISTORY:

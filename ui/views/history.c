@@ -325,17 +325,26 @@ typedef struct cols_t {
 
 /* Column layout for `cols` columns; SEQ is as wide as "#<max_seq>" and a space (at least
  * 8), so a 7-digit sequence number is shown whole. */
-static cols_t layout(int cols, unsigned long long max_seq)
+/* Column widths for `cols` columns; tc_w is the widest task-class name of the bench.
+ * Names are not cut where the screen has room: on a narrow screen FINISHED drops its
+ * year ("11-21 05:56:02") before TASK CLASS or CASE is cut. */
+static cols_t layout(int cols, unsigned long long max_seq, int tc_w)
 {
     int digits = 1;
     for (unsigned long long q = max_seq; q >= 10; q /= 10)
         digits++;
     cols_t c = {digits + 2 > 8 ? digits + 2 : 8, 21, 17, 0, 8, 0, 0};
+    if (tc_w + 1 > c.tc)
+        c.tc = tc_w + 1 < 41 ? tc_w + 1 : 41;
     if (cols >= 110) {
         c.iso = 11;
         c.hash = 13;
     }
     c.cs = cols - 1 - c.seq - c.time - c.tc - c.score - c.iso - c.hash;
+    if (c.cs < 26) {
+        c.time = 16;
+        c.cs += 5;
+    }
     if (c.cs < 12)
         c.cs = 12;
     return c;
@@ -355,8 +364,13 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
     bd_draw_text(w, y, x, c->seq - 1, buf, ROLE(BD_R_MUTED), false);
     x += c->seq;
     const char *t = r->is_audit ? r->at : r->finished_at;
-    /* "2026-11-21T05:56:02Z" shown as "2026-11-21 05:56:02". */
-    snprintf(buf, sizeof(buf), "%.10s %.8s", t ? t : "", t && strlen(t) > 11 ? t + 11 : "");
+    /* "2026-11-21T05:56:02Z" shown as "2026-11-21 05:56:02", or "11-21 05:56:02". */
+    bool full = c->time >= 21;
+    snprintf(buf, sizeof(buf), "%.*s %.8s", full ? 10 : 5,
+             t && strlen(t) > 5 && !full ? t + 5
+             : t                         ? t
+                                         : "",
+             t && strlen(t) > 11 ? t + 11 : "");
     bd_draw_text(w, y, x, c->time - 1, buf, base, false);
     x += c->time;
     bd_draw_text(w, y, x, c->tc - 1, r->task_class ? r->task_class : "-", base, false);
@@ -389,7 +403,12 @@ static void draw(bd_view *v, WINDOW *w)
     unsigned long long max_seq = 0;
     if (s->n) /* loaded in seq order, one way or the other: the ends hold the largest */
         max_seq = s->recs[0].seq > s->recs[s->n - 1].seq ? s->recs[0].seq : s->recs[s->n - 1].seq;
-    cols_t c = layout(cols, max_seq);
+    int tc_w = 0;
+    for (size_t i = 0; i < v->app->model->n_tcs; i++) {
+        int nw = bd_text_width(v->app->model->tcs[i].name);
+        tc_w = nw > tc_w ? nw : tc_w;
+    }
+    cols_t c = layout(cols, max_seq, tc_w);
     char head[400];
     snprintf(head, sizeof(head), " %-*s%-*s%-*s%-*s%-*s%-*s%s", c.seq, "SEQ", c.time, "FINISHED",
              c.tc, "TASK CLASS", c.cs, "CASE", c.score, "SCORE", c.iso, c.iso ? "ISOLATION" : "",

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "advice.h"
 #include "config.h"
 #include "linediff.h"
 #include "model.h"
@@ -294,8 +295,9 @@ static void draw(bd_view *v, WINDOW *w)
         return;
     case ST_FAILED:
         snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->err.code), s->err.msg);
-        bd_draw_text(w, y, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
-        bd_draw_text(w, y + 2, 1, cols - 1, "nothing was written; Esc goes back", A_NORMAL, false);
+        bd_advice_tui(buf, sizeof(buf));
+        y += bd_draw_wrapped(w, y, 1, cols - 2, rows - y - 3, buf, bd_role_attr(BD_R_FAIL));
+        bd_draw_text(w, y + 1, 1, cols - 1, "nothing was written; Esc goes back", A_NORMAL, false);
         return;
     case ST_REVIEW:
     case ST_WRITTEN:

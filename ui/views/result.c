@@ -725,9 +725,18 @@ static void draw(bd_view *v, WINDOW *w)
         snprintf(right, sizeof(right), " %zu failed  n/p walk ", r->n_failed_total);
     else
         snprintf(right, sizeof(right), " no failed case ");
-    int rx = bd_draw_right(w, 0, cols, right, bd_role_attr(BD_R_TITLE));
-    /* The score first: at 80 columns a long case id is what gets cut. */
+    /* The score first, then the case id; the walk's position gives way to the id (at 80
+     * columns an id of 46 characters fits), and only then is the id cut. */
     snprintf(title, sizeof(title), " score %.2f  %s", r->score, r->case_id);
+    if (x + bd_text_width(title) + bd_text_width(right) > cols) {
+        if (r->n_failed_total && r->failed_pos)
+            snprintf(right, sizeof(right), " %zu/%zu n/p ", r->failed_pos, r->n_failed_total);
+        else if (r->n_failed_total)
+            snprintf(right, sizeof(right), " %zu failed ", r->n_failed_total);
+        else
+            snprintf(right, sizeof(right), " ");
+    }
+    int rx = bd_draw_right(w, 0, cols, right, bd_role_attr(BD_R_TITLE));
     bd_draw_text(w, 0, x, rx - x, title, bd_role_attr(BD_R_TITLE), false);
 
     int h = rows - 1;

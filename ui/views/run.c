@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "breakdown.h"
 #include "session.h"
 #include "view_args.h"
@@ -22,8 +23,9 @@ typedef struct run_view {
 } run_view;
 
 static const bd_action actions[] = {
-    BD_A_OPEN,   BD_A_CANCEL, BD_A_BREAKDOWN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FAILED_ONLY,
-    BD_A_FILTER, BD_A_RUN,    BD_A_DRAFTS,    BD_A_HISTORY,   BD_A_COMPARE,   BD_A_NONE};
+    BD_A_OPEN,        BD_A_CANCEL,  BD_A_BREAKDOWN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
+    BD_A_FAILED_ONLY, BD_A_FILTER,  BD_A_RUN,       BD_A_DRAFTS,    BD_A_WEAKER,
+    BD_A_HISTORY,     BD_A_COMPARE, BD_A_NONE};
 
 /* ---- the view ----------------------------------------------------------------------- */
 
@@ -234,7 +236,30 @@ static void draw(bd_view *v, WINDOW *w)
     snprintf(buf, sizeof(buf), "   %-*s %-8s%-7s%-9s%s", idw, "CASE", "STATE", "SCORE", "TIME",
              "FAILURE");
     bd_draw_text(w, 3, 0, cols, buf, bd_role_attr(BD_R_TITLE), true);
-    int list_h = rows - 5;
+    /* Footer: the error, or the summary once finished. */
+    char foot[1400] = "";
+    bd_role fr = BD_R_MUTED;
+    if (run->error.code != BD_OK) {
+        snprintf(foot, sizeof(foot), "%s%s: %s", prov_refusal(run) ? "d runs with drafts  " : "",
+                 bd_code_str(run->error.code), run->error.msg);
+        bd_advice_tui(foot, sizeof(foot));
+        fr = BD_R_FAIL;
+    } else if (run->phase == BD_UR_FINISHED && run->has_mean) {
+        int n = snprintf(foot, sizeof(foot), "mean %.3f", run->mean);
+        if (run->has_ci)
+            n += snprintf(foot + n, sizeof(foot) - (size_t)n, " [%.3f, %.3f]", run->ci_lo,
+                          run->ci_hi);
+        n += snprintf(foot + n, sizeof(foot) - (size_t)n, "  pass %.0f%%", 100.0 * run->pass_rate);
+        if (run->chain_head[0])
+            snprintf(foot + n, sizeof(foot) - (size_t)n, "  chain head %.12s%s", run->chain_head,
+                     bd_gl->ellipsis);
+        fr = run->failed ? BD_R_WARN : BD_R_OK;
+    }
+    /* The footer is wrapped, never cut: a refusal says what to do at its end. */
+    int foot_h = foot[0] ? bd_wrap_count(foot, cols - 2) : 1;
+    if (foot_h > rows - 6)
+        foot_h = rows - 6 > 1 ? rows - 6 : 1;
+    int list_h = rows - 4 - foot_h;
     bd_list_scroll(&s->list, list_h);
     for (int i = 0; i < list_h; i++) {
         size_t vi = s->list.top + (size_t)i;
@@ -251,25 +276,7 @@ static void draw(bd_view *v, WINDOW *w)
         bd_draw_text(w, 4, 3, cols - 3, "no failed case (f shows all)", bd_role_attr(BD_R_MUTED),
                      false);
 
-    /* Footer: the error, or the summary once finished. */
-    char foot[1400] = "";
-    bd_role fr = BD_R_MUTED;
-    if (run->error.code != BD_OK) {
-        snprintf(foot, sizeof(foot), "%s%s: %s", prov_refusal(run) ? "d runs with drafts  " : "",
-                 bd_code_str(run->error.code), run->error.msg);
-        fr = BD_R_FAIL;
-    } else if (run->phase == BD_UR_FINISHED && run->has_mean) {
-        int n = snprintf(foot, sizeof(foot), "mean %.3f", run->mean);
-        if (run->has_ci)
-            n += snprintf(foot + n, sizeof(foot) - (size_t)n, " [%.3f, %.3f]", run->ci_lo,
-                          run->ci_hi);
-        n += snprintf(foot + n, sizeof(foot) - (size_t)n, "  pass %.0f%%", 100.0 * run->pass_rate);
-        if (run->chain_head[0])
-            snprintf(foot + n, sizeof(foot) - (size_t)n, "  chain head %.12s%s", run->chain_head,
-                     bd_gl->ellipsis);
-        fr = run->failed ? BD_R_WARN : BD_R_OK;
-    }
-    bd_draw_text(w, rows - 1, 1, cols - 1, foot, bd_role_attr(fr), false);
+    bd_draw_wrapped(w, rows - foot_h, 1, cols - 2, foot_h, foot, bd_role_attr(fr));
     bd_view_draw_filter_note(v, w, &s->list);
 }
 
@@ -347,7 +354,7 @@ static void walk(bd_view *v, int dir)
 }
 
 /* Run the same selection again (the new run replaces this view). */
-static void rerun(bd_view *v, bool drafts)
+static void rerun(bd_view *v, bool drafts, bool weaker)
 {
     bd_ui_run *run = run_of(v);
     if (run->phase == BD_UR_PREPARING || run->phase == BD_UR_RUNNING) {
@@ -364,10 +371,17 @@ static void rerun(bd_view *v, bool drafts)
     char **ids = run->ids;
     run->ids = NULL;
     run->n_ids = 0;
-    bd_run_view_start(v->app, tc, (const char *const *)ids, n, drafts);
+    bd_run_view_start(v->app, tc, (const char *const *)ids, n, drafts, weaker);
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
+}
+
+/* `y` to the question of `W`: the run view is on top (the question ends at any key). */
+static void rerun_weaker(bd_app *app)
+{
+    if (app->top && bd_view_is(app->top, BD_VIEW_RUN) && app->run)
+        rerun(app->top, app->run->drafts, true);
 }
 
 void bd_run_view_concern(bd_view *v, const char *what, bool is_key)
@@ -421,8 +435,18 @@ static bool key(bd_view *v, bd_action a, int ch)
         bd_app_message(v->app, BD_MSG_INFO, "showing every case again");
         return true;
     case BD_A_RUN:
-        rerun(v, run->drafts);
+        rerun(v, run->drafts, run->weaker);
         return true; /* v may be gone: the new run replaced this view */
+    case BD_A_WEAKER:
+        if (run->phase == BD_UR_FAILED && run->error.code == BD_E_ISOLATION_UNAVAILABLE)
+            bd_app_confirm(v->app,
+                           "run under the weaker isolation class (its records say which)? (y/n)",
+                           rerun_weaker);
+        else
+            bd_app_message(v->app, BD_MSG_INFO,
+                           "W runs again under a weaker isolation class after a run refused "
+                           "for isolation.unavailable");
+        return true;
     case BD_A_DRAFTS: {
         /* After a refusal of unsigned cases, or after a run that skipped some. */
         bool skipped = !run->drafts && run->plan.skipped_draft + run->plan.skipped_awaiting > 0;
@@ -430,7 +454,7 @@ static bool key(bd_view *v, bd_action a, int ch)
             bd_app_message(v->app, BD_MSG_INFO,
                            "d runs again with drafts once this run is over (c cancels it)");
         else if (prov_refusal(run) || skipped)
-            rerun(v, true);
+            rerun(v, true, run->weaker);
         else
             bd_app_message(v->app, BD_MSG_INFO,
                            "d runs again with drafts after a run that refused or skipped "
@@ -506,7 +530,7 @@ const bd_view_ops bd_view_run = {
 };
 
 void bd_run_view_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
-                       bool drafts)
+                       bool drafts, bool weaker)
 {
     if (!bd_ui_run_can_start(app, tc_index))
         return;
@@ -514,6 +538,6 @@ void bd_run_view_start(bd_app *app, size_t tc_index, const char *const *case_ids
     bd_app_drop(app, BD_VIEW_RESULT);
     bd_app_drop(app, BD_VIEW_BREAKDOWN);
     bd_app_drop(app, BD_VIEW_RUN);
-    if (bd_ui_run_start(app, tc_index, case_ids, n, drafts) != -1)
+    if (bd_ui_run_start(app, tc_index, case_ids, n, drafts, weaker) != -1)
         bd_app_open(app, BD_VIEW_RUN, NULL);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "advice.h"
 #include "model.h"
 #include "passphrase.h"
 #include "sign.h"
@@ -537,6 +538,7 @@ static void draw(bd_view *v, WINDOW *w)
                      bd_gl->bad);
         else
             snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
+        bd_advice_tui(buf, sizeof(buf));
         int h = 0;
         size_t len = strlen(buf), off = 0;
         while (off < len && h < 4 && y < rows - 1) {
@@ -584,7 +586,11 @@ static void draw(bd_view *v, WINDOW *w)
         if (s->sign_err.code != BD_OK && ly - 1 > y) {
             snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->sign_err.code),
                      s->sign_err.msg);
-            bd_draw_text(w, ly - 1, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
+            bd_advice_tui(buf, sizeof(buf));
+            int h = bd_wrap_count(buf, cols - 2);
+            if (h > ly - y)
+                h = ly - y;
+            bd_draw_wrapped(w, ly - h, 1, cols - 2, h, buf, bd_role_attr(BD_R_FAIL));
         }
         snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s",
                  s->case_id ? s->case_id : "the task class", bd_provenance_role_str(s->role),

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "gitops.h"
 #include "model.h"
 #include "passphrase.h"
@@ -465,7 +466,8 @@ static void draw(bd_view *v, WINDOW *w)
                  false);
     if (!s->loaded && !s->job && s->status_err.code != BD_OK) {
         snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->status_err.code), s->status_err.msg);
-        bd_draw_text(w, 2, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
+        bd_advice_tui(buf, sizeof(buf));
+        bd_draw_wrapped(w, 2, 1, cols - 2, rows - 3, buf, bd_role_attr(BD_R_FAIL));
         return;
     }
     int eh = editor_height(s);

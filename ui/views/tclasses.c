@@ -95,7 +95,10 @@ typedef struct cols_t {
 
 /* Column layout for `cols` columns. The count columns widen with the largest case count
  * (`max_cases`), so a 100,000-case task class shows its counts whole. */
-static cols_t layout(int cols, size_t max_cases)
+/* Column widths for `cols` columns. The task-class name comes first: when the names
+ * (the widest is name_w) do not fit, LAST RUN (down to 11 columns, what "0.75  80%"
+ * needs), the spare columns and PINS give way before a name is cut. */
+static cols_t layout(int cols, size_t max_cases, int name_w)
 {
     int digits = 1;
     for (size_t q = max_cases; q >= 10; q /= 10)
@@ -114,6 +117,18 @@ static cols_t layout(int cols, size_t max_cases)
         c.last = 34;
     int fixed = 3 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
     c.name = cols - fixed;
+    if (c.name < name_w) {
+        int room = (c.last - 11) + 3; /* the header needs 4 of the 7 spare columns */
+        if (digits <= 3)
+            room += c.pins - 9; /* "x 999 bad" */
+        int give = name_w - c.name < room ? name_w - c.name : room;
+        c.name += give;
+        int from_last = give < c.last - 11 ? give : c.last - 11;
+        c.last -= from_last;
+        give -= from_last;
+        give -= give < 3 ? give : 3;
+        c.pins -= give;
+    }
     if (c.name < 12)
         c.name = 12;
     return c;
@@ -218,10 +233,14 @@ static void draw(bd_view *v, WINDOW *w)
     tclasses *s = v->state;
     int rows = getmaxy(w), cols = getmaxx(w);
     size_t max_cases = 0;
-    for (size_t i = 0; i < v->app->model->n_tcs; i++)
+    int name_w = 0;
+    for (size_t i = 0; i < v->app->model->n_tcs; i++) {
         if (v->app->model->tcs[i].n_cases > max_cases)
             max_cases = v->app->model->tcs[i].n_cases;
-    cols_t c = layout(cols, max_cases);
+        int nw = bd_text_width(v->app->model->tcs[i].name);
+        name_w = nw > name_w ? nw : name_w;
+    }
+    cols_t c = layout(cols, max_cases, name_w);
     char head[256];
     snprintf(head, sizeof(head), "   %-*s %-*s%*s %*s%*s%*s %-*s%s", c.name, "TASK CLASS", c.tier,
              "TIER", c.cases - 1, "CASES", c.signed_ - 1, "SIGNED", c.await, "AWAIT", c.draft,
@@ -287,7 +306,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RUN:
         if (row != SIZE_MAX)
-            bd_run_view_start(v->app, row, NULL, 0, false);
+            bd_run_view_start(v->app, row, NULL, 0, false, false);
         return true;
     case BD_A_RECOMMEND:
         if (row != SIZE_MAX)
