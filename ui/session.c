@@ -463,6 +463,8 @@ fail:
     if (run && app->run == run) {
         run->phase = BD_UR_FAILED;
         run->t_end_ms = bd_app_now_ms(app);
+        if (!run->t_start_ms) /* refused before it started: no time went by */
+            run->t_start_ms = run->t_end_ms;
         run->error = err;
         bd_app_error(app, &err);
         return -2;

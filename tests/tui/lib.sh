@@ -97,6 +97,30 @@ tui_wait_re() {
     return 1
 }
 
+# tui_wait_joined TEXT [TIMEOUT]: poll until TEXT appears in the pane read as one line
+# (rows joined with a space, runs of spaces squeezed): for text the TUI wraps.
+tui_wait_joined() {
+    local want=$1 t=${2:-$BD_TUI_TIMEOUT} i=0
+    local tries=$((t * 20))
+    while [ $i -lt $tries ]; do
+        TUI_LAST=$(tui_cap)
+        tr '\n' ' ' <<<"$TUI_LAST" | tr -s ' ' | grep -qF -- "$want" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# expect_joined TEXT WHAT: wait for TEXT, wrapped over rows or not; pass or fail.
+expect_joined() {
+    if tui_wait_joined "$1"; then
+        pass "$2"
+    else
+        fail "$2: '$1' never appeared (rows joined); the pane was:
+$TUI_LAST"
+    fi
+}
+
 # tui_gone TEXT [TIMEOUT]: poll until TEXT is no longer on the pane.
 tui_gone() {
     local want=$1 t=${2:-$BD_TUI_TIMEOUT} i=0

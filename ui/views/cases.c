@@ -186,11 +186,18 @@ typedef struct cols_t {
 } cols_t;
 
 /* The id column gets what its widest id needs, as long as the failure column keeps 16. */
+/* Column widths. The case id comes first: when the ids do not fit, DISP shortens to
+ * "pos"/"neg"/"amb" and FAILURE gives way down to 12 columns before an id is cut. */
 static cols_t layout(int cols, int id_width)
 {
     cols_t c = {0, 9, 7, 4, 5, 6, 0};
     int rest = cols - 1 - c.disp - c.diff - c.dig - c.prov - c.last - 6;
-    c.id = id_width + 1 < rest - 16 ? id_width + 1 : rest - 16;
+    if (id_width + 1 > rest - 16) {
+        c.disp = 5;
+        rest += 4;
+    }
+    int fm_min = id_width + 1 > rest - 16 ? 12 : 16;
+    c.id = id_width + 1 < rest - fm_min ? id_width + 1 : rest - fm_min;
     if (c.id < 16)
         c.id = 16;
     c.fm = rest - c.id;
@@ -240,7 +247,9 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
     int x = 1;
     bd_draw_text(w, y, x, c->id, k->id, base, false);
     x += c->id + 1;
-    bd_draw_text(w, y, x, c->disp - 1, disp_short(k), base, false);
+    char disp[16];
+    snprintf(disp, sizeof(disp), "%.*s", c->disp < 9 ? 3 : 15, disp_short(k));
+    bd_draw_text(w, y, x, c->disp - 1, disp, base, false);
     x += c->disp;
     bd_draw_text(w, y, x, c->diff - 1,
                  k->meta == BD_LOAD_DONE ? bd_difficulty_str((bd_difficulty)k->difficulty) : "",
