@@ -53,6 +53,31 @@ $hits"
 printf 'int x(void) { return open("f", 0); }\n' >"$BD_TMP/probe.c"
 grep -qE '\bopen\s*\(' "$BD_TMP/probe.c" && pass "the scan catches a planted open()" || fail "scan is blind"
 
+# Every phrase ui/advice.c rewrites still occurs in a core message (adjacent C string
+# literals joined), so a reworded message cannot slip past the TUI's rewrite unnoticed.
+if out=$(python3 - ui/advice.c src <<'PY'
+import glob, re, sys
+rules = open(sys.argv[1], encoding="utf-8").read()
+starts = re.findall(r'^\s*\{"((?:[^"\\]|\\.)*)",', rules, re.M)
+text = ""
+for f in sorted(glob.glob(sys.argv[2] + "/*.c")):
+    src = open(f, encoding="utf-8").read()
+    # Join "a" "b" across whitespace, then keep the literals' contents.
+    src = re.sub(r'"\s*\n\s*"', "", src)
+    text += "\n".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', src)) + "\n"
+missing = [s for s in starts if s.replace('\\"', '"') not in text]
+print("%d phrases" % len(starts))
+for m in missing:
+    print("missing: " + m)
+sys.exit(1 if missing or not starts else 0)
+PY
+); then
+    pass "every phrase the TUI rewrites is in a core message ($out)"
+else
+    fail "ui/advice.c rewrites phrases no core message has any more:
+$out"
+fi
+
 # Every view has one header, and app.c alone implements the bd_app API.
 for c in ui/views/*.c; do
     b=$(basename "$c" .c)
