@@ -49,9 +49,11 @@ keys / ; keys -l vuln; wait_for "(of 3)"; shot filter
 keys Enter; keys Enter; wait_for "ghsa-demo-0018"; shot cases
 keys j j j Enter; wait_for "good signature by a trusted reviewer"; shot case
 keys '?'; wait_for "Keys of the case view"; shot help
-keys q; keys Escape; sleep 0.3; keys Left; keys m; wait_for "Messages, newest first"; shot messages
-keys q; keys G r; wait_for "REFUSED"; shot run-refused
-keys Escape; sleep 0.3; keys q R; wait_for " finished "; keys g; shot run-finished
+keys q; keys Escape; sleep 0.3; keys Left; wait_for "TASK CLASS"
+keys Escape; sleep 0.3; keys Escape; sleep 0.3; keys Left
+keys m; wait_for "Messages, newest first"; shot messages
+keys q; keys G Enter; wait_for "ghsa-demo-0018"; keys G r; wait_for "REFUSED"; shot run-refused
+keys q; wait_for "CASE"; keys R; wait_for "ETA done"; keys g; shot run-finished
 keys b; wait_for "What is dragging"; shot breakdown
 keys q; keys n; wait_for "FAILED"; shot result
 keys h; wait_for "(end of the history)"; shot history
