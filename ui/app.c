@@ -293,6 +293,18 @@ void bd_app_confirm(bd_app *app, const char *text, void (*yes)(bd_app *app))
     bd_app_invalidate(app, BD_DIRTY_STATUS);
 }
 
+void bd_app_log_error(bd_app *app, const bd_err *err)
+{
+    char keep[sizeof(app->msg)];
+    bd_msg_level level = app->msg_level;
+    snprintf(keep, sizeof(keep), "%s", app->msg);
+    bd_app_error(app, err);
+    /* What the status line showed before stays; the log has the error. */
+    snprintf(app->msg, sizeof(app->msg), "%s", keep);
+    app->msg_level = level;
+    bd_app_invalidate(app, BD_DIRTY_ALL);
+}
+
 void bd_app_error(bd_app *app, const bd_err *err)
 {
     bd_app_message(app, BD_MSG_ERROR, "%s: %s", bd_code_str(err->code), err->msg);

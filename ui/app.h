@@ -508,6 +508,8 @@ int bd_app_message_panel_rows(const bd_app *app);
 void bd_app_draw_message_panel(bd_app *app);
 /* Post `err` as an error message: "<code>: <message>". */
 void bd_app_error(bd_app *app, const bd_err *err);
+/* Keep `err` in the message log (`m`) only, when the view on top shows it whole already. */
+void bd_app_log_error(bd_app *app, const bd_err *err);
 /* Deliver `ev` to every view on the stack, top first, then to app->ops.event. */
 void bd_app_broadcast(bd_app *app, const bd_event *ev);
 /* Tell the layers above the views (app->ops.event) only: a view loaded rows (BD_EV_LOADED). */

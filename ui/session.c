@@ -88,6 +88,17 @@ static void broadcast(bd_ui_run *run, size_t case_index)
     bd_app_invalidate(run->app, BD_DIRTY_BODY | BD_DIRTY_STATUS | BD_DIRTY_HEADER);
 }
 
+/* A run refused before it ran: the run view shows the reason whole, wrapped, with the
+ * key that acts on it, so while it is on top the reason only goes to the message log
+ * (`m`); elsewhere it is posted as an error. */
+static void refusal(bd_app *app, const bd_err *err)
+{
+    if (app->top && bd_view_is(app->top, BD_VIEW_RUN))
+        bd_app_log_error(app, err);
+    else
+        bd_app_error(app, err);
+}
+
 static void on_event(const bd_run_event *ev, void *payload)
 {
     bd_ui_run *run = payload;
@@ -253,7 +264,7 @@ static void prep_done(bd_work *w, bool ran)
             run->error = j->err;
         prep_free(j);
         if (run->error.code != BD_OK)
-            bd_app_error(app, &run->error);
+            refusal(app, &run->error);
         broadcast(run, SIZE_MAX);
         if (run->quit_after)
             bd_app_quit(app, run->quit_status);
@@ -275,7 +286,7 @@ static void prep_done(bd_work *w, bool ran)
         run->phase = BD_UR_FAILED;
         run->t_end_ms = bd_app_now_ms(app);
         run->error = err;
-        bd_app_error(app, &err);
+        refusal(app, &err);
     }
     broadcast(run, SIZE_MAX);
 }
@@ -466,7 +477,7 @@ fail:
         if (!run->t_start_ms) /* refused before it started: no time went by */
             run->t_start_ms = run->t_end_ms;
         run->error = err;
-        bd_app_error(app, &err);
+        bd_app_log_error(app, &err); /* the caller opens the run view on it */
         return -2;
     } else if (run) {
         free(run->ids);
