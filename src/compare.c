@@ -73,6 +73,81 @@ void bd_runs_release(bd_runs *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* The score records the runs are made of, in seq order. */
+typedef struct loader {
+    bd_history_record *all;
+    size_t n, cap;
+    uint64_t count; /* records of the verified chain */
+    bd_history *h;
+    bd_err *err;
+} loader;
+
+/* Keep *r (a score record) in l->all. Returns 0, or -1 out of memory (r released). */
+static int loader_keep(loader *l, bd_history_record *r)
+{
+    if (r->is_audit) {
+        bd_history_record_release(r);
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 256;
+        bd_history_record *p = realloc(l->all, nc * sizeof(*p));
+        if (!p) {
+            bd_history_record_release(r);
+            return bd_err_set(l->err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+        }
+        l->all = p;
+        l->cap = nc;
+    }
+    /* The stored JSON is not needed to compare, and is most of a record's memory. */
+    cJSON_Delete(r->json);
+    r->json = NULL;
+    l->all[l->n++] = *r;
+    return 0;
+}
+
+static int load_scanned(uint64_t seq, const char *rec, size_t len, void *ctx)
+{
+    loader *l = ctx;
+    bd_history_record r;
+    char why[256];
+    if (bd_history_record_parse(&r, rec, len, why) != BD_CHAIN_OK)
+        return bd_err_set(l->err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
+                          "history record %llu is not a valid record (%s); run `benchdesk "
+                          "history verify`",
+                          (unsigned long long)seq, why);
+    return loader_keep(l, &r);
+}
+
+static int load_hit(const bd_hindex_hit *hit, void *ctx)
+{
+    loader *l = ctx;
+    bd_history_record r;
+    if (hit->seq > l->count)
+        return 0; /* appended after the verify */
+    int rc = bd_history_read_at(l->h, hit, &r, l->err);
+    if (rc != 0)
+        return rc > 0 ? 1 : 2;
+    return loader_keep(l, &r) == 0 ? 0 : 2;
+}
+
+/* Through the index: only the newest record of each (run, case) is read — the others are
+ * dropped by bd_runs_load anyway. 0, -1 (err), or 1: no index to use (l emptied). */
+static int load_indexed(loader *l)
+{
+    bd_hindex *ix = bd_history_index(l->h);
+    if (!ix)
+        return 1;
+    int rc = bd_hindex_has_bad(ix) ? 1 : bd_hindex_run_cases(ix, load_hit, l);
+    bd_hindex_close(ix);
+    if (rc == 0)
+        return 0;
+    bd_history_records_free(l->all, l->n);
+    l->all = NULL;
+    l->n = l->cap = 0;
+    return rc == 2 ? -1 : 1;
+}
+
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
 {
     memset(out, 0, sizeof(*out));
@@ -86,29 +161,15 @@ int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
         return -1;
     out->count = count;
 
-    bd_history_record *all = NULL;
     bd_history_record **idx = NULL;
-    size_t n = 0, cap = 0;
-    for (uint64_t seq = 1; seq <= count; seq++) {
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            bd_history_record *p = realloc(all, nc * sizeof(*all));
-            if (!p)
-                goto nomem;
-            all = p;
-            cap = nc;
-        }
-        if (bd_history_read(h, seq, &all[n], err) != 0)
-            goto fail;
-        if (all[n].is_audit) {
-            bd_history_record_release(&all[n]);
-            continue;
-        }
-        /* The stored JSON is not needed to compare, and is most of a record's memory. */
-        cJSON_Delete(all[n].json);
-        all[n].json = NULL;
-        n++;
-    }
+    loader ld = {NULL, 0, 0, count, h, err};
+    int lr = load_indexed(&ld);
+    if (lr > 0)
+        lr = bd_history_scan(h, count, NULL, load_scanned, &ld, err) == 0 ? 0 : -1;
+    bd_history_record *all = ld.all;
+    size_t n = ld.n;
+    if (lr != 0)
+        goto fail;
     if (n == 0) {
         free(all);
         return 0;

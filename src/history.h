@@ -41,6 +41,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "hindex.h"
 #include "score.h"
 #include "version.h" /* BD_VERSION, the default harness_version */
 
@@ -359,6 +360,33 @@ int bd_hash_unhex(uint8_t out[32], const char *hex);
 /* Tests only: records per parallel verify window (0 restores the default), so a small
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
+
+/* ---- the derived index (DESIGN.md §5, hindex.h) ------------------------------------ */
+
+/* The index of the history of a bench (a handle from bd_history_open; not of one opened
+ * with bd_history_open_dir), brought up to the chain's head first: extended from the head
+ * it was built from when that record is still in its place with its hash, else rebuilt.
+ * NULL when there is none to use — a version-1 layout, an empty chain, an index that
+ * cannot be written, segments that do not hold whole segments of records, or
+ * BENCHDESK_NO_INDEX set — and the caller reads the segments instead. Never trusted for
+ * integrity: it only says where to read. Close with bd_hindex_close. Never fails. */
+bd_hindex *bd_history_index(bd_history *h);
+
+/* Read and parse the record the index places at `hit` (bytes [off, off+len) of its
+ * segment, a whole line). Returns 0 and fills *out (bd_history_record_release); 1 when
+ * that place does not hold record hit->seq as a valid whole line (the index is out of date
+ * or the history was altered: the caller falls back to reading the segments); -1 with
+ * io.error / env.out_of_memory. */
+int bd_history_read_at(bd_history *h, const bd_hindex_hit *hit, bd_history_record *out,
+                       bd_err *err);
+
+/* Tests only: how many times an index was built from nothing and extended, so far in
+ * this process. */
+void bd_history_test_index_counts(unsigned *builds, unsigned *extends);
+
+/* Seconds since the epoch of a record time "YYYY-MM-DDTHH:MM:SS[.f]Z" (the fraction
+ * dropped), or -1 when it is not of that form. */
+int64_t bd_history_time_epoch(const char *s);
 
 /* The fields of the parsed version-2 score record `r`, to append it again elsewhere (a
  * shard's record merged into the local chain, DESIGN.md §14: set f->origin after this

@@ -23,31 +23,6 @@ static int nomem(bd_err *err)
 }
 
 /* "YYYY-MM-DDTHH:MM:SS[.f]Z" (already validated by the history) to UTC seconds. */
-static time_t parse_utc(const char *s)
-{
-    /* Digits at fixed places (the history validated the format); no sscanf per record. */
-    static const int at[6] = {0, 5, 8, 11, 14, 17}, width[6] = {4, 2, 2, 2, 2, 2};
-    int v[6];
-    for (int i = 0; i < 6; i++) {
-        v[i] = 0;
-        for (int j = 0; j < width[i]; j++) {
-            char c = s[at[i] + j];
-            if (c < '0' || c > '9')
-                return (time_t)-1;
-            v[i] = v[i] * 10 + (c - '0');
-        }
-    }
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = v[0] - 1900;
-    tm.tm_mon = v[1] - 1;
-    tm.tm_mday = v[2];
-    tm.tm_hour = v[3];
-    tm.tm_min = v[4];
-    tm.tm_sec = v[5];
-    return timegm(&tm);
-}
-
 void bd_recommendation_release(bd_recommendation *r)
 {
     if (!r)
@@ -66,6 +41,7 @@ typedef struct case_best {
     char finished_at[2][40];
     double score[2];
     bool passed[2];
+    char hash[2][BD_HASH_BUF]; /* through the index: the record's hash, read with it */
 } case_best;
 
 typedef struct scan_ctx {
@@ -129,7 +105,7 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
         return 0;
     bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
     bd_recommendation *out = c->out;
-    time_t t = parse_utc(fin);
+    time_t t = (time_t)bd_history_time_epoch(fin);
     if (t == (time_t)-1 || t < c->since) {
         out->excluded_outside_window++;
         return 0;
@@ -164,6 +140,93 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
     b->score[k] = score;
     b->passed[k] = passed;
     return 0;
+}
+
+typedef struct group_ctx {
+    scan_ctx *sc;
+    bd_history *h;
+    bd_err *err;
+} group_ctx;
+
+/* One group of equal records from the index (hindex.h), counted as scan_one counts each
+ * of them; the newest eligible one of a case is read from its segment. Returns 0, 1 when
+ * the index does not answer as the segments do, 2 on an error in g->err. */
+static int group_one(const bd_hindex_group *g, void *arg)
+{
+    group_ctx *gc = arg;
+    scan_ctx *c = gc->sc;
+    bd_recommendation *out = c->out;
+    if (!g->case_id || !g->isolation)
+        return 1;
+    if (!g->in_window) {
+        out->excluded_outside_window += g->count;
+        return 0;
+    }
+    int ci = case_index(c->tc, g->case_id);
+    if (ci < 0) {
+        out->excluded_unknown_case += g->count;
+        return 0;
+    }
+    if (bd_stale_bits(g->case_id, g->case_digest, g->tc_digest, c->tc->digests) != BD_STALE_NONE) {
+        out->excluded_stale += g->count;
+        return 0;
+    }
+    case_best *b = &c->best[ci];
+    if (!g->provenance_verified || !b->signed_today) {
+        out->excluded_unsigned += g->count;
+        return 0;
+    }
+    int k = strcmp(g->isolation, "namespaces") == 0;
+    c->n_class[k] += g->count;
+    if (g->newest.seq <= b->seq[k])
+        return 0;
+    bd_history_record r;
+    int rc = bd_history_read_at(gc->h, &g->newest, &r, gc->err);
+    if (rc != 0)
+        return rc > 0 ? 1 : 2;
+    if (r.is_audit || !r.finished_at || strlen(r.finished_at) >= sizeof(b->finished_at[k])) {
+        bd_history_record_release(&r);
+        return 1;
+    }
+    b->seq[k] = r.seq;
+    memcpy(b->finished_at[k], r.finished_at, strlen(r.finished_at) + 1);
+    b->score[k] = r.score.score;
+    b->passed[k] = r.score.passed;
+    memcpy(b->hash[k], r.hash, BD_HASH_BUF);
+    bd_history_record_release(&r);
+    return 0;
+}
+
+/* The selection through the index: 0, -1 (err), or 1 when there is no index to use or it
+ * does not answer as the segments do (then the chain is streamed). */
+static int select_indexed(scan_ctx *sc, bd_history *h, uint64_t upto, bd_err *err)
+{
+    bd_hindex *ix = bd_history_index(h);
+    if (!ix)
+        return 1;
+    group_ctx gc = {sc, h, err};
+    int rc = bd_hindex_has_bad(ix)
+                 ? 1
+                 : bd_hindex_groups(ix, sc->tc->name, (int64_t)sc->since, upto, group_one, &gc);
+    bd_hindex_close(ix);
+    if (rc == 0)
+        return 0;
+    if (rc == 2)
+        return -1;
+    /* Start again from nothing on the streamed path. */
+    bd_recommendation *out = sc->out;
+    out->excluded_outside_window = out->excluded_unknown_case = out->excluded_stale =
+        out->excluded_unsigned = 0;
+    sc->n_class[0] = sc->n_class[1] = 0;
+    for (size_t i = 0; i < sc->tc->n_cases; i++) {
+        case_best *b = &sc->best[i];
+        bool st = b->signed_today;
+        const char *pin = b->pin;
+        memset(b, 0, sizeof(*b));
+        b->signed_today = st;
+        b->pin = pin;
+    }
+    return 1;
 }
 
 int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
@@ -210,8 +273,11 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
     scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
     snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
     /* (the closing quote makes it exact: a longer name does not match) */
-    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, err) != 0 ||
-        bd_history_scan(h, out->chain_count, sc.tc_field, scan_one, &sc, err) != 0)
+    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, err) != 0)
+        goto out;
+    int sel = select_indexed(&sc, h, out->chain_count, err);
+    if (sel < 0 ||
+        (sel > 0 && bd_history_scan(h, out->chain_count, sc.tc_field, scan_one, &sc, err) != 0))
         goto out;
     int k = sc.n_class[1] > 0; /* the strongest isolation class present */
     size_t nc = sc.n_class[0] + sc.n_class[1];
@@ -237,7 +303,11 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
     }
     out->superseded = sc.n_class[k] - out->n_evidence;
     /* Record hashes of the evidence only (not of every record scanned). */
-    if (out->n_evidence > 0) {
+    bool have_hashes = sel == 0;
+    for (size_t i = 0, e = 0; have_hashes && i < tc->n_cases; i++)
+        if (best[i].seq[k])
+            memcpy(out->evidence[e++].record_hash, best[i].hash[k], BD_HASH_BUF);
+    if (out->n_evidence > 0 && !have_hashes) {
         uint64_t *seqs = malloc(out->n_evidence * sizeof(*seqs));
         char(*hashes)[BD_HASH_BUF] = malloc(out->n_evidence * sizeof(*hashes));
         if (!seqs || !hashes) {

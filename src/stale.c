@@ -64,10 +64,78 @@ void bd_latest_scores_release(bd_latest_scores *ls)
 /* Pages of this many records, newest first. */
 #define LATEST_PAGE 2048
 
+typedef struct latest_ctx {
+    bd_latest_scores *out;
+    size_t cap;
+    bd_history *h;
+    const bd_task_class *tc;
+    bd_err *err;
+} latest_ctx;
+
+/* One case's newest record, as the index places it: read from its segment. */
+static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *hit, void *ctx)
+{
+    (void)tc;
+    (void)case_id;
+    latest_ctx *c = ctx;
+    bd_history_record r;
+    int rc = bd_history_read_at(c->h, hit, &r, c->err);
+    if (rc != 0)
+        return rc > 0 ? 1 : 2;
+    bd_latest_scores *out = c->out;
+    if (out->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        bd_latest_score *g = realloc(out->v, nc * sizeof(*g));
+        if (!g)
+            goto oom;
+        out->v = g;
+        c->cap = nc;
+    }
+    bd_latest_score *e = &out->v[out->n];
+    if (r.is_audit || !r.case_id || !(e->case_id = strdup(r.case_id))) {
+        if (r.is_audit || !r.case_id) {
+            bd_history_record_release(&r);
+            return 1; /* not what the index said: read the segments */
+        }
+        goto oom;
+    }
+    e->seq = r.seq;
+    e->passed = r.score.passed;
+    e->score = r.score.score;
+    e->stale = bd_record_stale(&r, c->tc->digests);
+    out->n++;
+    bd_history_record_release(&r);
+    return 0;
+oom:
+    bd_history_record_release(&r);
+    bd_err_set(c->err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    return 2;
+}
+
+/* Through the index: 0, -1, or 1 when it cannot answer (read the segments). latest_one
+ * returns 1 for "not as the index says" and 2 for an error in c->err; the index's own -1
+ * (an SQLite failure) is "cannot answer" too. */
+static int latest_indexed(bd_latest_scores *out, bd_history *h, const bd_task_class *tc,
+                          bd_err *err)
+{
+    bd_hindex *ix = bd_history_index(h);
+    if (!ix)
+        return 1;
+    latest_ctx c = {out, 0, h, tc, err};
+    int rc = bd_hindex_has_bad(ix) ? 1 : bd_hindex_latest(ix, tc->name, latest_one, &c);
+    bd_hindex_close(ix);
+    if (rc != 0)
+        bd_latest_scores_release(out);
+    return rc == 0 ? 0 : rc == 2 ? -1 : 1;
+}
+
 int bd_latest_scores_load(bd_latest_scores *out, bd_history *h, const bd_task_class *tc,
                           bd_err *err)
 {
     memset(out, 0, sizeof(*out));
+    int ir = latest_indexed(out, h, tc, err);
+    if (ir <= 0)
+        return ir;
     size_t cap = 0, want = tc->digests ? tc->digests->n_pins : 0;
     size_t unsorted = 0; /* entries appended since the last sort */
     uint64_t before = 0;

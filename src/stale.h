@@ -48,9 +48,10 @@ typedef struct bd_latest_scores {
     size_t n;
 } bd_latest_scores;
 
-/* Read the history `h` newest first and keep, for each case of `tc`, its newest score
- * record with its stale bits against tc's pins today; stops once every pinned case has
- * one (else at the oldest record). Memory grows with the cases that have a record, not
+/* For each case of `tc`, its newest score record with its stale bits against tc's pins
+ * today: from the history's index (the records it names are read from the segments), or,
+ * when there is none to use, reading the history newest first until every pinned case has
+ * one (else to the oldest record). Memory grows with the cases that have a record, not
  * with the history. Does not verify the chain (`verify` does). Returns 0 (release with
  * bd_latest_scores_release) or -1 with the history's error. */
 int bd_latest_scores_load(bd_latest_scores *out, bd_history *h, const bd_task_class *tc,

@@ -76,6 +76,81 @@ static void run_verify(hist_job *j)
     bd_history_free(h);
 }
 
+/* Fill e from record r (the newest of its case). Returns 0, or -1 out of memory. */
+static int entry_fill(last_entry *e, const bd_history_record *r)
+{
+    memset(e, 0, sizeof(*e));
+    e->seq = r->seq;
+    e->passed = r->score.passed;
+    e->score = r->score.score;
+    e->tc = strdup(r->task_class);
+    e->case_id = strdup(r->case_id);
+    e->case_digest = r->case_digest ? strdup(r->case_digest) : NULL;
+    e->tc_digest = r->task_class_digest ? strdup(r->task_class_digest) : NULL;
+    if ((r->case_digest && !e->case_digest) || (r->task_class_digest && !e->tc_digest))
+        return -1;
+    if (r->score.n_failure_modes && !(e->fm = strdup(r->score.failure_modes[0].code)))
+        return -1;
+    return e->tc && e->case_id ? 0 : -1;
+}
+
+typedef struct latest_ctx {
+    hist_job *j;
+    bd_history *h;
+    size_t cap;
+} latest_ctx;
+
+static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *hit, void *ctx)
+{
+    (void)tc;
+    (void)case_id;
+    latest_ctx *c = ctx;
+    hist_job *j = c->j;
+    bd_history_record r;
+    bd_err err = BD_ERR_INIT;
+    if (bd_work_stopping())
+        return 2;
+    if (bd_history_read_at(c->h, hit, &r, &err) != 0)
+        return 1;
+    int rc = 1;
+    if (!r.is_audit && r.task_class && r.case_id) {
+        if (j->n_last == c->cap) {
+            size_t nc = c->cap ? c->cap * 2 : 256;
+            last_entry *g = realloc(j->last, nc * sizeof(*g));
+            if (g) {
+                j->last = g;
+                c->cap = nc;
+            }
+        }
+        rc = 2;
+        if (j->n_last < c->cap) {
+            rc = entry_fill(&j->last[j->n_last], &r) == 0 ? 0 : 2;
+            j->n_last++; /* freed with the others, filled or not */
+        }
+    }
+    bd_history_record_release(&r);
+    return rc;
+}
+
+/* The newest score record of every case from the history's index: memory and time grow
+ * with the cases, not with the history. Returns 0, or 1 when there is no index to use
+ * (j->last emptied). */
+static int scan_indexed(hist_job *j, bd_history *h)
+{
+    bd_hindex *ix = bd_history_index(h);
+    if (!ix)
+        return 1;
+    latest_ctx c = {j, h, 0};
+    int rc = bd_hindex_has_bad(ix) ? 1 : bd_hindex_latest(ix, NULL, latest_one, &c);
+    bd_hindex_close(ix);
+    if (rc == 0 || rc == 2) /* 2: stopping or out of memory: what was read is kept */
+        return 0;
+    entries_free(j->last, j->n_last);
+    j->last = NULL;
+    j->n_last = 0;
+    return 1;
+}
+
 /* Read every score record newest first; keep the newest per case. */
 static void run_scan(hist_job *j)
 {
@@ -84,6 +159,10 @@ static void run_scan(hist_job *j)
     size_t cap = 0;
     if (bd_history_open(&h, j->root, BD_HISTORY_READ, &err) < 0)
         return;
+    if (scan_indexed(j, h) == 0) {
+        bd_history_free(h);
+        return; /* one per case already, in (task class, case) order */
+    }
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
     o.limit = 512;
     for (;;) {
@@ -104,20 +183,7 @@ static void run_scan(hist_job *j)
                 j->last = g;
                 cap = nc;
             }
-            last_entry *e = &j->last[j->n_last++];
-            memset(e, 0, sizeof(*e));
-            e->seq = r->seq;
-            e->passed = r->score.passed;
-            e->score = r->score.score;
-            e->tc = strdup(r->task_class);
-            e->case_id = strdup(r->case_id);
-            e->case_digest = r->case_digest ? strdup(r->case_digest) : NULL;
-            e->tc_digest = r->task_class_digest ? strdup(r->task_class_digest) : NULL;
-            if ((r->case_digest && !e->case_digest) || (r->task_class_digest && !e->tc_digest))
-                goto oom;
-            if (r->score.n_failure_modes)
-                e->fm = strdup(r->score.failure_modes[0].code);
-            if (!e->tc || !e->case_id)
+            if (entry_fill(&j->last[j->n_last++], r) != 0)
                 goto oom;
         }
         bd_history_records_free(recs, n);

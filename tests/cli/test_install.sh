@@ -61,7 +61,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
     fail "Version: $(field Version), VERSION says $version"
 depends=$(field Depends)
 for lib in libc6 libgpgme11 libgit2-1.5 libuv1 libncursesw6 libyaml-0-2 libcjson1 libssl3 \
-    libseccomp2; do
+    libseccomp2 libsqlite3-0; do
     grep -qE "(^|, )$lib( |,|$)" <<<"$depends" && pass "Depends names $lib" ||
         fail "Depends lacks $lib: $depends"
 done

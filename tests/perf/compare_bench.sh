@@ -122,7 +122,7 @@ C
 # shellcheck disable=SC2046
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/src" "$work/driver.c" -o "$work/driver" \
     "$build/src/libbenchdesk_core.a" "$build/libbd_blake3.a" \
-    $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp) -lm -lpthread
+    $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread
 
 cat >"$work/peer.py" <<'PY'
 import json, sys, time

@@ -148,9 +148,9 @@ int main(int argc, char **argv)
 C
 
 # shellcheck disable=SC2046
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/src" "$work/driver.c" -o "$work/driver" \
+cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/src" -I"$build/generated" "$work/driver.c" -o "$work/driver" \
     "$build/src/libbenchdesk_core.a" "$build/libbd_blake3.a" \
-    $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp) -lm -lpthread
+    $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread
 
 drv() { "$work/driver" "$work/b" "$@"; }
 drv_timed() { # the driver's own seconds and its peak RSS (MB)

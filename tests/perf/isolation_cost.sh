@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 C
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$src/src" "$work/driver.c" -o "$work/driver" \
     "$rel/src/libbenchdesk_core.a" "$rel/libbd_blake3.a" \
-    $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp) -lm -lpthread ||
+    $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread ||
     die "cannot build the driver"
 
 # bwrap's view: the host's /usr read-only, /lib* and /bin as the host has them.
