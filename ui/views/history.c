@@ -325,9 +325,9 @@ typedef struct cols_t {
 
 /* Column layout for `cols` columns; SEQ is as wide as "#<max_seq>" and a space (at least
  * 8), so a 7-digit sequence number is shown whole. */
-/* Column widths for `cols` columns; tc_w is the widest task-class name of the bench.
- * Names are not cut where the screen has room: on a narrow screen FINISHED drops its
- * year ("11-21 05:56:02") before TASK CLASS or CASE is cut. */
+/* Column widths for `cols` columns; tc_w is the widest task-class name among the records
+ * read. Names are not cut where the screen has room: on a narrow screen FINISHED drops
+ * its year ("11-21 05:56:02") before TASK CLASS or CASE is cut. */
 static cols_t layout(int cols, unsigned long long max_seq, int tc_w)
 {
     int digits = 1;
@@ -403,9 +403,9 @@ static void draw(bd_view *v, WINDOW *w)
     unsigned long long max_seq = 0;
     if (s->n) /* loaded in seq order, one way or the other: the ends hold the largest */
         max_seq = s->recs[0].seq > s->recs[s->n - 1].seq ? s->recs[0].seq : s->recs[s->n - 1].seq;
-    int tc_w = 0;
-    for (size_t i = 0; i < v->app->model->n_tcs; i++) {
-        int nw = bd_text_width(v->app->model->tcs[i].name);
+    int tc_w = 0; /* the widest task class among the records read */
+    for (size_t i = 0; i < s->n; i++) {
+        int nw = s->recs[i].task_class ? bd_text_width(s->recs[i].task_class) : 0;
         tc_w = nw > tc_w ? nw : tc_w;
     }
     cols_t c = layout(cols, max_seq, tc_w);

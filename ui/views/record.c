@@ -158,7 +158,10 @@ static void job_done(bd_work *w, bool ran)
             s->err = j->err;
             if (!ran)
                 bd_err_set(&s->err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the recording stopped");
-            bd_app_error(v->app, &s->err);
+            if (v->app->top == v) /* the view shows it whole: the log keeps it */
+                bd_app_log_error(v->app, &s->err);
+            else
+                bd_app_error(v->app, &s->err);
         }
         bd_app_invalidate(v->app, BD_DIRTY_BODY | BD_DIRTY_STATUS);
     }

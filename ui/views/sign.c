@@ -220,7 +220,12 @@ static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
                 start_prepare(v);
             }
             s->sign_err = j->err;
-            bd_app_error(app, &j->err);
+            /* The view shows the reason whole above its Enter line; on top, the message
+             * goes to the log only, so nothing covers that line. */
+            if (app->top == v)
+                bd_app_log_error(app, &j->err);
+            else
+                bd_app_error(app, &j->err);
         }
         return;
     }
