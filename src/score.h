@@ -20,7 +20,10 @@
  * grammar; no duplicate key after unescaping; no \u0000 or lone surrogate escape; no
  * number that overflows a double or is longer than 63 characters; nesting at most 64;
  * only whitespace after the value) — checked by a scanner of our own, because cJSON
- * silently keeps duplicate keys and is lax about the rest.
+ * silently keeps duplicate keys and is lax about the rest. The member names, ranges,
+ * lengths and caps come from score_rules.h, the table the history record checker uses
+ * too: at most 64 failure modes and 64 breakdown keys, codes and keys of 1..256 bytes, a
+ * detail of at most 1 KiB, cost_usd at most 1e9.
  *
  * Severity: a bare-string entry takes the taxonomy's severity (block when the code is
  * unknown or there is no registration); an object entry keeps the severity the rubric
@@ -39,14 +42,9 @@
 
 #include "bench.h"
 
-#define BD_SCORE_DETAIL_MAX 256
+#include "score_rules.h"
 
-/* Caps on a BenchScore (§3): past any of them the score is rubric.malformed_output, so a
- * score that validates always fits in one history record and sums stay finite. */
-#define BD_SCORE_MAX_FAILURE_MODES 64
-#define BD_SCORE_MAX_BREAKDOWN     64
-#define BD_SCORE_MAX_FM_DETAIL     1024
-#define BD_SCORE_MAX_COST_USD      1e9
+#define BD_SCORE_DETAIL_MAX 256
 
 /* Harness failure modes, in precedence order (lower value wins when several apply). */
 #define BD_HARNESS_MODES(X)                                                                        \
