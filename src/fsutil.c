@@ -666,3 +666,125 @@ const char *bd_tmp_root(void)
     const char *t = getenv("TMPDIR");
     return t && t[0] == '/' ? t : "/tmp";
 }
+
+int bd_read_file_head(char **out, size_t *len, unsigned long long *size, const char *path,
+                      size_t max, size_t spare, bd_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, path, 0, 0,
+                              "is a symbolic link; benchdesk never follows links");
+        return bd_err_errno(err, BD_E_IO, errno, path, "cannot open");
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return bd_err_errno(err, BD_E_IO, e, path, "cannot stat");
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, path, 0, 0, "is not a regular file");
+    }
+    size_t cap = (unsigned long long)st.st_size < max ? (size_t)st.st_size : max;
+    char *buf = malloc(cap + spare + 1);
+    if (!buf) {
+        close(fd);
+        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory reading the file");
+    }
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    *size = (unsigned long long)st.st_size;
+    return 0;
+}
+
+void bd_tree_entries_free(bd_tree_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(e[i].rel);
+    free(e);
+}
+
+typedef struct tree_walk {
+    bd_tree_entry *e;
+    size_t n, max;
+    bool oom;
+} tree_walk;
+
+static void tree_add(tree_walk *w, const char *rel, const struct stat *st)
+{
+    bd_tree_entry *g = realloc(w->e, (w->n + 1) * sizeof(*g));
+    if (!g || !(g[w->n].rel = strdup(rel))) {
+        if (g)
+            w->e = g;
+        w->oom = true;
+        return;
+    }
+    w->e = g;
+    g[w->n].size = (unsigned long long)st->st_size;
+    g[w->n].regular = S_ISREG(st->st_mode);
+    w->n++;
+}
+
+static void tree_walk_dir(tree_walk *w, const char *root, const char *rel, int depth)
+{
+    if (depth < 0 || w->oom)
+        return;
+    char path[8200];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, rel) >= sizeof(path))
+        return;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) && w->n < w->max && !w->oom) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char sub[4096];
+        if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >= sizeof(sub))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            tree_walk_dir(w, root, sub, depth - 1);
+        else
+            tree_add(w, sub, &st);
+    }
+    closedir(d);
+}
+
+int bd_list_tree(bd_tree_entry **out, size_t *n, const char *root, const char *rel, int max_depth,
+                 size_t max_entries, bd_err *err)
+{
+    tree_walk w = {NULL, 0, max_entries, false};
+    tree_walk_dir(&w, root, rel, max_depth);
+    if (w.oom) {
+        bd_tree_entries_free(w.e, w.n);
+        *out = NULL;
+        *n = 0;
+        return bd_err_set(err, BD_E_NOMEM, root, 0, 0, "out of memory listing the directory");
+    }
+    *out = w.e;
+    *n = w.n;
+    return 0;
+}
