@@ -136,7 +136,7 @@ static void on_task_class(const bd_verify_report *r, void *payload)
     fputs(",\"cases\":[", stdout);
 }
 
-static void on_case(const bd_case_check *chk, void *payload)
+static void on_case(bd_case_check *chk, void *payload)
 {
     list_out *lo = payload;
     if (!lo->print)
