@@ -47,6 +47,9 @@ typedef struct list_out {
 #define COL_LAST  6  /* 0.85*, 1.00* */
 #define FIXED_W   (COL_DISP + COL_DIFF + COL_PIN + COL_PROV + COL_LAST + 6)
 #define TITLE_MIN 12
+/* The task-class table's columns after TASK CLASS: TIER 6, SUT 8, SIGS 8, CASES 5,
+ * SIGNED 6, AWAIT 5, DRAFT 5, PINS 4, and a space after each but the last. */
+#define TC_FIXED_W (6 + 8 + 8 + 5 + 6 + 5 + 5 + 4 + 8)
 
 /* The width rows must fit: the terminal's, else $COLUMNS, else none (a pipe keeps every
  * byte; the columns still line up, CASE being as wide as the longest id). */
@@ -305,9 +308,22 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
     }
 
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
-    if (!cli->json)
-        printf("%-24s %-7s %-9s %-15s %6s %7s %9s %6s  %s\n", "TASK CLASS", "TIER", "SUT",
-               "SIGNATURES", "CASES", "SIGNED", "AWAITING", "DRAFT", "PINS");
+    /* TASK CLASS as wide as the longest name, narrowed to fit the width; a longer name
+     * goes on a line of its own above its row (names are never cut). */
+    int name_w = 10;
+    for (size_t i = 0; i < bench->n_task_classes; i++) {
+        int w = bd_text_width(cli_vis(bench->task_classes[i]));
+        if (w > name_w)
+            name_w = w;
+    }
+    int width = out_width();
+    if (width && name_w > width - TC_FIXED_W)
+        name_w = width - TC_FIXED_W > 10 ? width - TC_FIXED_W : 10;
+    if (!cli->json) {
+        put_col("TASK CLASS", name_w);
+        printf("%-6s %-8s %-8s %5s %6s %5s %5s %s\n", "TIER", "SUT", "SIGS", "CASES", "SIGNED",
+               "AWAIT", "DRAFT", "PINS");
+    }
     for (size_t i = 0; i < bench->n_task_classes; i++) {
         if (bd_task_class_load(&tc, bench, bench->task_classes[i], &err) != 0) {
             cJSON_Delete(arr);
@@ -337,10 +353,21 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             cJSON_AddBoolToObject(o, "pins_ok", pins_ok);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-24s %-7s %-9s %-15s %6zu %7zu %9zu %6zu  %s\n", tc->name,
-                   bd_tier_str(tc->reg->current_tier), sut, bd_prov_status_str(sum.tc_prov),
-                   tc->n_cases, sum.prov[BD_PROV_ST_SIGNED], sum.prov[BD_PROV_ST_AWAITING],
-                   sum.prov[BD_PROV_ST_DRAFT], pins_ok ? "ok" : "FAILING (run benchdesk verify)");
+            const char *name = cli_vis(tc->name);
+            bool own_line = bd_text_width(name) > name_w;
+            if (own_line)
+                printf("%s\n", name);
+            put_col(own_line ? "" : name, name_w);
+            /* "awaiting_review" shortened so the row fits 80 columns (JSON keeps it whole). */
+            const char *sigs =
+                sum.tc_prov == BD_PROV_ST_AWAITING ? "awaiting" : bd_prov_status_str(sum.tc_prov);
+            printf("%-6s %-8s %-8s %5zu %6zu %5zu %5zu %s\n", bd_tier_str(tc->reg->current_tier),
+                   sut, sigs, tc->n_cases, sum.prov[BD_PROV_ST_SIGNED],
+                   sum.prov[BD_PROV_ST_AWAITING], sum.prov[BD_PROV_ST_DRAFT],
+                   pins_ok ? "ok" : "FAIL");
+            if (!pins_ok)
+                /* The name is on the line above: a fixed advice line never overflows. */
+                printf("  pins failing: `benchdesk verify TASK_CLASS` names each failure\n");
         }
         bd_task_class_free(tc);
         tc = NULL;

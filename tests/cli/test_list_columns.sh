@@ -70,4 +70,22 @@ printf 'tampered\n' >>"$cases/$first/input/$(ls "$cases/$first/input" | sed -n 1
 env -u COLUMNS "$BD_BIN" -C "$root" list "$tc" >"$BD_TMP/fail" || true
 grep -q "^$first .* FAIL " "$BD_TMP/fail" && grep -q '^  case.digest_mismatch: ' "$BD_TMP/fail" &&
     pass "a failing case: FAIL and its code below" || fail "failing row: $(grep -A1 "^$first" "$BD_TMP/fail")"
+
+# `list` of the task classes fits 80 columns too: the demo's names on their rows, a
+# 60-character name on a line of its own, and failing pins said below the row.
+COLUMNS=80 bd -C "$root" list >"$BD_TMP/tc80" || true
+w=$(widest "$BD_TMP/tc80")
+[ "$w" -le 80 ] && grep -q '^incident-triage  *bronze ' "$BD_TMP/tc80" &&
+    pass "the task-class table fits 80 columns ($w) with names on their rows" ||
+    fail "task-class table at 80: $(cat "$BD_TMP/tc80")"
+grep -q "^$tc  .* FAIL\$" "$BD_TMP/tc80" && grep -q "^  pins failing: \`benchdesk verify TASK_CLASS\`" "$BD_TMP/tc80" &&
+    pass "failing pins: FAIL in the row, what to run below it" || fail "failing pins row: $(cat "$BD_TMP/tc80")"
+longtc=incident-triage-$(printf 'y%.0s' $(seq 1 45))
+cp -r "$root/bench/incident-triage" "$root/bench/$longtc"
+sed -i "s/^name: .*/name: $longtc/" "$root/bench/$longtc/registration.yaml"
+COLUMNS=80 bd -C "$root" list >"$BD_TMP/tcl" || true
+w=$(widest "$BD_TMP/tcl")
+[ "$w" -le 80 ] && grep -qx "$longtc" "$BD_TMP/tcl" &&
+    pass "a ${#longtc}-character task-class name goes on its own line at 80 columns ($w)" ||
+    fail "long task-class name at 80: $(cat "$BD_TMP/tcl")"
 finish
