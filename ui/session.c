@@ -160,11 +160,17 @@ static void on_event(const bd_run_event *ev, void *payload)
                               res->score.n_failure_modes ? res->score.failure_modes[0].code : NULL);
         }
         break;
+    case BD_RUN_EV_CASE_NOT_RECORDED:
+        if (ev->case_index < run->n) {
+            run->cases[ev->case_index].state = BD_UR_NOT_RECORDED;
+            run->cases[ev->case_index].finished_ms = bd_app_now_ms(app);
+        }
+        break;
     case BD_RUN_EV_FINISHED: {
         const bd_run_summary *s = ev->summary;
         run->phase = BD_UR_FINISHED;
         for (size_t i = 0; i < run->n; i++)
-            if (run->cases[i].state != BD_UR_DONE)
+            if (run->cases[i].state != BD_UR_DONE && run->cases[i].state != BD_UR_NOT_RECORDED)
                 run->cases[i].state = BD_UR_NOT_RUN;
         run->t_end_ms = bd_app_now_ms(app);
         run->cancelled = s->cancelled;

@@ -22,7 +22,15 @@
 
 /* A case of the run: queued, running (busy), finished with a score, or never finished
  * (the run was cancelled or aborted first: nothing was recorded for it). */
-typedef enum { BD_UR_QUEUED, BD_UR_BUSY, BD_UR_DONE, BD_UR_NOT_RUN } bd_ur_state;
+/* BD_UR_NOT_RECORDED: the case finished but its record could not be appended (the run
+ * then ends with the history's error; the case counts neither as passed nor failed). */
+typedef enum {
+    BD_UR_QUEUED,
+    BD_UR_BUSY,
+    BD_UR_DONE,
+    BD_UR_NOT_RUN,
+    BD_UR_NOT_RECORDED
+} bd_ur_state;
 
 /* One case of the run, as copied from the runner's events (owned here). */
 typedef struct bd_ur_case {

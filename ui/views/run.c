@@ -71,7 +71,8 @@ static const char *row_text(size_t row, void *payload)
              c->state == BD_UR_DONE      ? (c->has_score && c->score.passed ? "passed" : "failed")
              : c->state == BD_UR_BUSY    ? "running"
              : c->state == BD_UR_NOT_RUN ? "not run"
-                                         : "queued");
+             : c->state == BD_UR_NOT_RECORDED ? "no record"
+                                              : "queued");
     bd_fm_codes_append(s->text, sizeof(s->text), c->has_score ? &c->score : NULL);
     return s->text;
 }
@@ -135,6 +136,11 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel)
         glyph = "-";
         state = "not run";
         role = BD_R_MUTED;
+        break;
+    case BD_UR_NOT_RECORDED: /* scored, but the history could not take its record */
+        glyph = bd_gl->bad;
+        state = "no record";
+        role = BD_R_FAIL;
         break;
     default:
         glyph = bd_gl->pending;
