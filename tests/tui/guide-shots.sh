@@ -40,6 +40,9 @@ wait_for() { # TEXT: until the pane shows it and no spinner turns
 }
 shot() { # NAME: the pane, empty rows left out
     sleep 0.3
+    shot_now "$1"
+}
+shot_now() { # NAME: the pane as it is this instant (a run in the middle)
     tmux -L "$sock" capture-pane -p | sed -e "s|$root|/srv/bench-demo|g" -e 's/ *$//' | grep -v '^$' >"$shots/$1"
 }
 
@@ -53,7 +56,14 @@ keys q; keys Escape; sleep 0.3; keys Left; wait_for "TASK CLASS"
 keys Escape; sleep 0.3; keys Escape; sleep 0.3; keys Left
 keys m; wait_for "Messages, newest first"; shot messages
 keys q; keys G Enter; wait_for "ghsa-demo-0018"; keys G r; wait_for "REFUSED"; shot run-refused
-keys q; wait_for "CASE"; keys R; wait_for "ETA done"; keys g; shot run-finished
+keys q; wait_for "CASE"; keys R
+for _ in $(seq 1 100); do # the run in the middle: some cases done, some not
+    p=$(tmux -L "$sock" capture-pane -p)
+    grep -q 'running [1-9]' <<<"$p" && grep -q 'passed [1-9]' <<<"$p" && break
+    sleep 0.02
+done
+shot_now run-midway
+wait_for "ETA done"; keys g; shot run-finished
 keys b; wait_for "What is dragging"; shot breakdown
 keys q; keys n; wait_for "FAILED"; shot result
 keys h; wait_for "(end of the history)"; shot history
