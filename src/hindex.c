@@ -17,7 +17,7 @@
 #include <sqlite3.h>
 
 /* Bump when the schema changes: an index of another version is rebuilt. */
-#define HX_SCHEMA "benchdesk-history-index-2"
+#define HX_SCHEMA "benchdesk-history-index-3"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
@@ -30,6 +30,9 @@ static const char schema_sql[] =
     /* The newest score record of each (task class, case): stale marks, the TUI. */
     "CREATE TABLE IF NOT EXISTS latest(tc INTEGER NOT NULL, kase INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, PRIMARY KEY(tc, kase)) WITHOUT ROWID;"
+    /* The newest score record of each (run, case): compare's runs. */
+    "CREATE TABLE IF NOT EXISTS runcase(run INTEGER NOT NULL, kase INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, PRIMARY KEY(run, kase)) WITHOUT ROWID;"
     /* recommend's groups (bd_hindex_groups) per UTC day of finished_at (-1: unreadable):
      * counts and newest seq; the ids are 0 where the record has no such string. */
     "CREATE TABLE IF NOT EXISTS agg(tc INTEGER NOT NULL, kase INTEGER NOT NULL,"
@@ -134,10 +137,11 @@ static int agg_put(agg_map *m, const agg_key *k, int64_t seq)
 struct bd_hindex {
     sqlite3 *db;
     char *path;
-    sqlite3_stmt *ins_rec, *ins_fm, *ins_latest, *get_str, *ins_str;
+    sqlite3_stmt *ins_rec, *ins_fm, *get_str, *ins_str;
     intern in;
     uint64_t bad_added; /* BD_HX_BAD rows of the open transaction */
-    latest_map lm;
+    latest_map lm;      /* (task class, case) -> newest seq */
+    latest_map rm;      /* (run, case) -> newest seq */
     agg_map am;
 };
 
@@ -283,7 +287,7 @@ static int64_t str_find(bd_hindex *ix, const char *s)
 
 static void finalize_all(bd_hindex *ix)
 {
-    sqlite3_stmt **all[] = {&ix->ins_rec, &ix->ins_fm, &ix->ins_latest, &ix->get_str, &ix->ins_str};
+    sqlite3_stmt **all[] = {&ix->ins_rec, &ix->ins_fm, &ix->get_str, &ix->ins_str};
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++) {
         sqlite3_finalize(*all[i]);
         *all[i] = NULL;
@@ -333,10 +337,6 @@ static int try_open(bd_hindex *ix)
                            -1, &ix->ins_rec, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(ix->db, "INSERT OR IGNORE INTO fm(code,seq) VALUES(?,?)", -1,
                            &ix->ins_fm, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ix->db,
-                           "INSERT INTO latest(tc,kase,seq) VALUES(?,?,?) ON CONFLICT(tc,kase)"
-                           " DO UPDATE SET seq=excluded.seq WHERE excluded.seq>latest.seq",
-                           -1, &ix->ins_latest, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(ix->db, "SELECT id FROM str WHERE s=?", -1, &ix->get_str, NULL) !=
             SQLITE_OK ||
         sqlite3_prepare_v2(ix->db, "INSERT INTO str(s) VALUES(?)", -1, &ix->ins_str, NULL) !=
@@ -350,6 +350,7 @@ static void close_db(bd_hindex *ix)
     finalize_all(ix);
     intern_clear(&ix->in);
     lm_clear(&ix->lm);
+    lm_clear(&ix->rm);
     agg_clear(&ix->am);
     if (ix->db)
         sqlite3_close(ix->db);
@@ -443,6 +444,7 @@ int bd_hindex_begin(bd_hindex *ix)
 {
     intern_clear(&ix->in);
     lm_clear(&ix->lm);
+    lm_clear(&ix->rm);
     agg_clear(&ix->am);
     ix->bad_added = 0;
     return sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
@@ -498,6 +500,9 @@ int bd_hindex_add(bd_hindex *ix, const bd_hindex_row *r)
     if (!(r->flags & (BD_HX_AUDIT | BD_HX_BAD)) && tc > 0 && kase > 0 &&
         lm_put(&ix->lm, (uint64_t)tc << 32 | (uint64_t)kase, (int64_t)r->seq) != 0)
         return -1;
+    if (!(r->flags & (BD_HX_AUDIT | BD_HX_BAD)) && run > 0 && kase > 0 &&
+        lm_put(&ix->rm, (uint64_t)run << 32 | (uint64_t)kase, (int64_t)r->seq) != 0)
+        return -1;
     if (!(r->flags & (BD_HX_AUDIT | BD_HX_BAD)) && tc > 0) {
         agg_key k = {tc,
                      kase,
@@ -512,19 +517,38 @@ int bd_hindex_add(bd_hindex *ix, const bd_hindex_row *r)
     return 0;
 }
 
+/* Write a pair map into `table` (its first key column `col`, then kase, seq). */
+static int lm_flush(bd_hindex *ix, const latest_map *m, const char *table, const char *col)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO %s(%s,kase,seq) VALUES(?,?,?) ON CONFLICT DO UPDATE SET"
+             " seq=excluded.seq WHERE excluded.seq>seq",
+             table, col);
+    sqlite3_stmt *st = NULL;
+    if (m->n == 0)
+        return 0;
+    if (sqlite3_prepare_v2(ix->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < m->cap && rc == 0; i++) {
+        if (!m->key[i])
+            continue;
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)(m->key[i] >> 32));
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)(m->key[i] & 0xffffffffu));
+        sqlite3_bind_int64(st, 3, m->seq[i]);
+        rc = step_done(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int bd_hindex_commit(bd_hindex *ix, const bd_hindex_head *head)
 {
     sqlite3_stmt *st = NULL;
     int rc = -1;
-    for (size_t i = 0; i < ix->lm.cap; i++) {
-        if (!ix->lm.key[i])
-            continue;
-        sqlite3_bind_int64(ix->ins_latest, 1, (sqlite3_int64)(ix->lm.key[i] >> 32));
-        sqlite3_bind_int64(ix->ins_latest, 2, (sqlite3_int64)(ix->lm.key[i] & 0xffffffffu));
-        sqlite3_bind_int64(ix->ins_latest, 3, ix->lm.seq[i]);
-        if (step_done(ix->ins_latest) != 0)
-            goto fail;
-    }
+    if (lm_flush(ix, &ix->lm, "latest", "tc") != 0 || lm_flush(ix, &ix->rm, "runcase", "run") != 0)
+        goto fail;
     if (ix->am.cnt > 0) {
         sqlite3_stmt *ins = NULL;
         if (sqlite3_prepare_v2(ix->db,
@@ -579,6 +603,7 @@ void bd_hindex_rollback(bd_hindex *ix)
     sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
     intern_clear(&ix->in);
     lm_clear(&ix->lm);
+    lm_clear(&ix->rm);
     agg_clear(&ix->am);
 }
 
@@ -735,9 +760,8 @@ int bd_hindex_run_cases(bd_hindex *ix, int (*fn)(const bd_hindex_hit *hit, void 
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(ix->db,
-                           "SELECT r.seq, r.off, r.len FROM (SELECT max(seq) AS top FROM rec"
-                           " WHERE (flags & 1) = 0 GROUP BY run, kase) g"
-                           " JOIN rec r ON r.seq = g.top ORDER BY r.seq",
+                           "SELECT r.seq, r.off, r.len FROM runcase g"
+                           " JOIN rec r ON r.seq = g.seq ORDER BY r.seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, out = 0;
