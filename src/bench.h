@@ -188,6 +188,12 @@ typedef struct bd_digests {
  * repeated one yaml.duplicate_key; everything else digests.schema_invalid. */
 int bd_digests_load(bd_digests **out, const char *path, bd_err *err);
 int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *name, bd_err *err);
+/* The file exactly as `pin` writes it (comment lines, schema_version 2, task_class,
+ * "cases:" and one "  <id>: <digest>" line per case in increasing id order) is read by a
+ * strict line reader, in milliseconds for 100,000 pins; any other text goes through the
+ * YAML parser (bd_digests_parse_yaml), and both give the same result for the same bytes. */
+int bd_digests_parse_yaml(bd_digests **out, const char *buf, size_t len, const char *name,
+                          bd_err *err);
 void bd_digests_free(bd_digests *d);
 /* Borrowed pin for `case_id`, or NULL. */
 const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id);
@@ -281,6 +287,7 @@ typedef struct bd_task_class {
     bd_provfile *prov;   /* the task class's signatures (empty when the file is absent) */
     char **case_ids;     /* sorted names of the directories under cases/ */
     size_t n_cases;
+    bool cases_unlisted; /* bd_task_class_load_unlisted: case_ids was not read */
 } bd_task_class;
 
 /* Load task class `name`: case.bad_id for a bad name, bench.unknown_task_class when
@@ -290,6 +297,12 @@ typedef struct bd_task_class {
  * special file there is case.unsupported_entry; regular files are not cases. */
 int bd_task_class_load(bd_task_class **out, const bd_bench *bench, const char *name, bd_err *err);
 void bd_task_class_free(bd_task_class *tc);
+
+/* bd_task_class_load without listing cases/ (case_ids NULL, n_cases 0, cases_unlisted):
+ * for a command that names its cases (`pin TC CASE`), whose cost then does not grow with
+ * the task class. bd_task_class_case looks each named case up on disk instead. */
+int bd_task_class_load_unlisted(bd_task_class **out, const bd_bench *bench, const char *name,
+                                bd_err *err);
 
 /* The sorted names of the case directories under `cases_dir` (a missing folder: none).
  * A directory with an invalid id is case.bad_id; a link or special file is

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "blake3.h"
+#include "fsutil.h"
 
 /* One read: big enough that BLAKE3 hashes many 1 KiB chunks per call with SIMD. */
 #define READ_BUF_SIZE BD_DIGEST_BLOCK
@@ -198,7 +199,10 @@ typedef struct {
     uint64_t total; /* file-content bytes read so far */
     bd_digest_progress_cb cb;
     void *payload;
-    int copy_fd; /* every byte read is also written here (the case copy), or -1 */
+    int copy_fd;        /* every byte read is also written here (the case copy), or -1 */
+    blake3_hasher *tee; /* every byte of the file being read also goes here, or NULL */
+    char *keep;         /* ...and is kept here (room for the file's size), or NULL */
+    size_t kept;
 } hash_state;
 
 /* A read smaller than this waits for an emptied buffer rather than fill the tail. */
@@ -279,6 +283,14 @@ static read_status hash_fd(hash_state *st, int fd, uint64_t size, const char *re
                 return READ_COPY_ERRNO;
             }
         }
+        /* One read serves the digest, the cassette's own digest and the parser: the
+         * bytes parsed and compared are the bytes hashed. */
+        if (st->tee)
+            blake3_hasher_update(st->tee, st->buf + st->fill, (size_t)n);
+        if (st->keep) {
+            memcpy(st->keep + st->kept, st->buf + st->fill, (size_t)n);
+            st->kept += (size_t)n;
+        }
         st->fill += (size_t)n;
         if (st->fill == st->buf_size)
             hs_flush(st);
@@ -322,6 +334,41 @@ static int read_error(bd_err *err, read_status rs, int errnum, const char *shown
 
 /* ---- the case walk ---------------------------------------------------------------- */
 
+/* A directory is read with getdents64 straight into one buffer per walk: no DIR stream
+ * (fdopendir's fstat and fcntl) and no lstat per entry, since the record says the type. */
+#define DENTS_BUF (32u * 1024u)
+
+typedef struct {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+} dirent64_rec;
+
+/* The S_IF* type of a getdents64 d_type, or 0 when it is DT_UNKNOWN (stat it). */
+static mode_t dtype_mode(unsigned char t)
+{
+    switch (t) {
+    case DT_REG:
+        return S_IFREG;
+    case DT_DIR:
+        return S_IFDIR;
+    case DT_LNK:
+        return S_IFLNK;
+    case DT_FIFO:
+        return S_IFIFO;
+    case DT_SOCK:
+        return S_IFSOCK;
+    case DT_CHR:
+        return S_IFCHR;
+    case DT_BLK:
+        return S_IFBLK;
+    default:
+        return 0;
+    }
+}
+
 typedef struct {
     hash_state hs;
     const char *top; /* the case dir as given, for messages */
@@ -332,6 +379,8 @@ typedef struct {
     bd_err *err;
     int copy_top;                 /* bd_digest_case_copy: the destination dir, or -1 */
     const char *const *copy_tops; /* the top-level directories copied there */
+    uint8_t *dents;               /* getdents64 buffer, DENTS_BUF bytes */
+    bd_scanned_case *scan;        /* bd_scanned_case: top-level files whose bytes are kept */
 } walk;
 
 typedef struct {
@@ -339,6 +388,7 @@ typedef struct {
     size_t off; /* into the name arena; `name` is set once the arena stops moving */
     size_t len;
     int is_dir;
+    int from_dirent; /* type and inode from getdents64 (no lstat): dev unknown */
     dev_t dev;
     ino_t ino;
 } dent;
@@ -404,6 +454,20 @@ static void rel_pop(walk *w, size_t saved)
     w->rel[saved] = '\0';
 }
 
+/* Whether the open file `st` is the entry `e` that was listed. An entry typed by getdents64
+ * carries only its inode number, which some file systems (overlayfs) report differently
+ * from stat: a mismatch there is settled by an lstat of the name now. */
+static bool same_entry(int dfd, const dent *e, const struct stat *st)
+{
+    if (!e->from_dirent)
+        return st->st_dev == e->dev && st->st_ino == e->ino;
+    if (st->st_ino == e->ino)
+        return true;
+    struct stat now;
+    return fstatat(dfd, e->name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+           now.st_ino == st->st_ino;
+}
+
 /* Hash the regular file `e` of directory `dfd`; w->rel is its relative path. With
  * `dst` >= 0 its bytes are also copied to a new file of the same name in `dst`. */
 static int hash_file(walk *w, int dfd, const dent *e, int dst)
@@ -442,7 +506,7 @@ static int hash_file(walk *w, int dfd, const dent *e, int dst)
         unsupported(w, w->rel, st.st_mode);
         goto out;
     }
-    if (!S_ISREG(st.st_mode) || st.st_dev != e->dev || st.st_ino != e->ino) {
+    if (!S_ISREG(st.st_mode) || !same_entry(dfd, e, &st)) {
         show_path(shown, w->top, w->rel);
         bd_err_set(w->err, BD_E_IO, shown, 0, 0,
                    "file was replaced while the case was being hashed; digest again when "
@@ -479,13 +543,49 @@ static int hash_file(walk *w, int dfd, const dent *e, int dst)
         }
     }
     w->hs.copy_fd = cfd;
+    blake3_hasher cassette;
+    bool is_cassette = false;
+    char *keep = NULL;
+    if (w->scan && e->len == w->rel_len) { /* a top-level file */
+        bd_scanned_case *sc = w->scan;
+        if (strcmp(e->name, "cassette.json") == 0) {
+            is_cassette = true;
+            blake3_hasher_init(&cassette);
+            w->hs.tee = &cassette;
+        } else if (strcmp(e->name, "case.yaml") == 0) {
+            sc->case_yaml_present = true;
+            if ((uint64_t)st.st_size > sc->yaml_max) {
+                sc->case_yaml_too_big = true;
+            } else if (!(keep = malloc((size_t)st.st_size + 1))) {
+                show_path(shown, w->top, w->rel);
+                bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0, "out of memory reading the file");
+                goto out;
+            }
+            w->hs.keep = keep;
+            w->hs.kept = 0;
+        }
+    }
     int errnum = 0;
     read_status rs = hash_fd(&w->hs, fd, (uint64_t)st.st_size, w->rel, &errnum);
     w->hs.copy_fd = -1;
+    w->hs.tee = NULL;
+    w->hs.keep = NULL;
     if (rs != READ_OK) {
+        free(keep);
         show_path(shown, w->top, w->rel);
         read_error(w->err, rs, errnum, shown);
         goto out;
+    }
+    if (is_cassette) {
+        uint8_t raw[BLAKE3_OUT_LEN];
+        blake3_hasher_finalize(&cassette, raw, BLAKE3_OUT_LEN);
+        format_digest(w->scan->cassette, raw);
+        w->scan->cassette_present = true;
+    }
+    if (keep) {
+        keep[w->hs.kept] = '\0';
+        w->scan->case_yaml = keep;
+        w->scan->case_yaml_len = w->hs.kept;
     }
     if (cfd >= 0 && fchmod(cfd, (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) ? 0555 : 0444) != 0) {
         show_path(shown, w->top, w->rel);
@@ -532,82 +632,92 @@ static int walk_dir(walk *w, int dfd, int depth, int dst)
 {
     char shown[SHOW_MAX];
     int rc = -1;
-    DIR *d = NULL;
     dent *ents = NULL;
     size_t n_ents = 0, cap_ents = 0;
     char *names = NULL;
     size_t names_len = 0, names_cap = 0;
 
-    d = fdopendir(dfd);
-    if (!d) {
-        show_path(shown, w->top, w->rel);
-        bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot read the directory");
-        close(dfd);
-        goto out;
-    }
     for (;;) {
-        errno = 0;
-        struct dirent *de = readdir(d);
-        if (!de) {
-            if (errno != 0) {
-                show_path(shown, w->top, w->rel);
-                bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot read the directory");
+        long nread = getdents64(dfd, w->dents, DENTS_BUF);
+        if (nread < 0 && errno == EINTR)
+            continue;
+        if (nread < 0) {
+            show_path(shown, w->top, w->rel);
+            bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot read the directory");
+            goto out;
+        }
+        if (nread == 0)
+            break;
+        for (long pos = 0; pos < nread;) {
+            const dirent64_rec *de = (const dirent64_rec *)(w->dents + pos);
+            pos += de->d_reclen;
+            const char *name = de->d_name;
+            if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+                continue;
+            size_t len = strlen(name);
+            /* The entry's type from the directory itself: no lstat per entry. Only a
+             * file system that does not report types (DT_UNKNOWN) costs an fstatat. */
+            mode_t mode = dtype_mode(de->d_type);
+            int from_dirent = mode != 0;
+            struct stat st;
+            if (!from_dirent) {
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                    int e = errno;
+                    size_t saved;
+                    if (rel_push(w, name, len, &saved) != 0)
+                        goto out;
+                    show_path(shown, w->top, w->rel);
+                    bd_err_errno(w->err, BD_E_IO, e, shown,
+                                 "cannot stat the entry (did the case change while being hashed?)");
+                    goto out;
+                }
+                mode = st.st_mode;
+            }
+            if (!S_ISREG(mode) && !S_ISDIR(mode)) {
+                size_t saved;
+                if (rel_push(w, name, len, &saved) != 0)
+                    goto out;
+                unsupported(w, w->rel, mode);
                 goto out;
             }
-            break;
-        }
-        const char *name = de->d_name;
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-            continue;
-        size_t len = strlen(name);
-        struct stat st;
-        if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            int e = errno;
-            size_t saved;
-            if (rel_push(w, name, len, &saved) != 0)
+            /* §2: only the top-level provenance.yaml file is outside the digest. */
+            if (depth == 0 && S_ISREG(mode) && strcmp(name, BD_PROVENANCE_FILE) == 0)
+                continue;
+            if (depth == 0 && w->scan && bd_tmp_is_leftover(name)) {
+                /* Never hashed: the caller reports it (case.leftover_temp). */
+                w->scan->leftover = true;
+                rc = 1;
                 goto out;
-            show_path(shown, w->top, w->rel);
-            bd_err_errno(w->err, BD_E_IO, e, shown,
-                         "cannot stat the entry (did the case change while being hashed?)");
-            goto out;
+            }
+            if (n_ents == cap_ents) {
+                size_t nc = cap_ents ? cap_ents * 2 : 16;
+                dent *ne = realloc(ents, nc * sizeof(*ne));
+                if (!ne)
+                    goto nomem;
+                ents = ne;
+                cap_ents = nc;
+            }
+            if (names_cap - names_len < len + 1) {
+                size_t nc = names_cap ? names_cap : 512;
+                while (nc - names_len < len + 1)
+                    nc *= 2;
+                char *nn = realloc(names, nc);
+                if (!nn)
+                    goto nomem;
+                names = nn;
+                names_cap = nc;
+            }
+            memcpy(names + names_len, name, len + 1);
+            ents[n_ents].name = NULL;
+            ents[n_ents].off = names_len;
+            ents[n_ents].len = len;
+            ents[n_ents].is_dir = S_ISDIR(mode);
+            ents[n_ents].from_dirent = from_dirent;
+            ents[n_ents].dev = from_dirent ? 0 : st.st_dev;
+            ents[n_ents].ino = from_dirent ? (ino_t)de->d_ino : st.st_ino;
+            n_ents++;
+            names_len += len + 1;
         }
-        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-            size_t saved;
-            if (rel_push(w, name, len, &saved) != 0)
-                goto out;
-            unsupported(w, w->rel, st.st_mode);
-            goto out;
-        }
-        /* §2: only the top-level provenance.yaml file is outside the digest. */
-        if (depth == 0 && S_ISREG(st.st_mode) && strcmp(name, BD_PROVENANCE_FILE) == 0)
-            continue;
-        if (n_ents == cap_ents) {
-            size_t nc = cap_ents ? cap_ents * 2 : 32;
-            dent *ne = realloc(ents, nc * sizeof(*ne));
-            if (!ne)
-                goto nomem;
-            ents = ne;
-            cap_ents = nc;
-        }
-        if (names_cap - names_len < len + 1) {
-            size_t nc = names_cap ? names_cap : 1024;
-            while (nc - names_len < len + 1)
-                nc *= 2;
-            char *nn = realloc(names, nc);
-            if (!nn)
-                goto nomem;
-            names = nn;
-            names_cap = nc;
-        }
-        memcpy(names + names_len, name, len + 1);
-        ents[n_ents].name = NULL;
-        ents[n_ents].off = names_len;
-        ents[n_ents].len = len;
-        ents[n_ents].is_dir = S_ISDIR(st.st_mode);
-        ents[n_ents].dev = st.st_dev;
-        ents[n_ents].ino = st.st_ino;
-        n_ents++;
-        names_len += len + 1;
     }
     for (size_t i = 0; i < n_ents; i++)
         ents[i].name = names + ents[i].off;
@@ -620,7 +730,7 @@ static int walk_dir(walk *w, int dfd, int depth, int dst)
         if (rel_push(w, e->name, e->len, &saved) != 0)
             goto out;
         if (!e->is_dir) {
-            if (hash_file(w, dirfd(d), e, dst) != 0)
+            if (hash_file(w, dfd, e, dst) != 0)
                 goto out;
             rel_pop(w, saved);
             continue;
@@ -633,13 +743,13 @@ static int walk_dir(walk *w, int dfd, int depth, int dst)
                        BD_DIGEST_MAX_DEPTH);
             goto out;
         }
-        int sub = openat(dirfd(d), e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int sub = openat(dfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) {
             int oe = errno;
             struct stat now;
             /* With O_DIRECTORY a symlink swapped in gives ENOTDIR, not ELOOP. */
             if (oe == ELOOP || oe == ENOTDIR) {
-                if (oe == ELOOP || (fstatat(dirfd(d), e->name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                if (oe == ELOOP || (fstatat(dfd, e->name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
                                     !S_ISDIR(now.st_mode) && !S_ISREG(now.st_mode))) {
                     unsupported(w, w->rel, oe == ELOOP ? S_IFLNK : now.st_mode);
                     goto out;
@@ -654,8 +764,11 @@ static int walk_dir(walk *w, int dfd, int depth, int dst)
             bd_err_errno(w->err, BD_E_IO, oe, shown, "cannot open the directory");
             goto out;
         }
+        /* O_DIRECTORY | O_NOFOLLOW already proves a real directory; an entry that was
+         * lstat'ed (no type from getdents64) must also still be the same one. */
         struct stat st;
-        if (fstat(sub, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
+        if (!e->from_dirent &&
+            (fstat(sub, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino)) {
             close(sub);
             show_path(shown, w->top, w->rel);
             bd_err_set(w->err, BD_E_IO, shown, 0, 0,
@@ -685,11 +798,30 @@ nomem:
     show_path(shown, w->top, w->rel);
     bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0, "out of memory listing the directory");
 out:
-    if (d)
-        closedir(d);
+    close(dfd);
     free(ents);
     free(names);
     return rc;
+}
+
+/* The case digest of the case directory open on `fd` (ownership taken), into `out`.
+ * Returns 0, or non-zero with w->err set (or w->scan->leftover). */
+static int walk_top(walk *w, int fd, char out[BD_DIGEST_BUF])
+{
+    w->rel[0] = '\0';
+    w->rel_len = 0;
+    w->have_prev = 0;
+    w->hs.fill = 0;
+    w->hs.total = 0;
+    blake3_hasher_init(&w->hs.hasher);
+    blake3_hasher_update(&w->hs.hasher, CASE_HEADER, sizeof(CASE_HEADER) - 1);
+    if (walk_dir(w, fd, 0, -1) != 0)
+        return -1;
+    hs_flush(&w->hs);
+    uint8_t raw[BLAKE3_OUT_LEN];
+    blake3_hasher_finalize(&w->hs.hasher, raw, BLAKE3_OUT_LEN);
+    format_digest(out, raw);
+    return 0;
 }
 
 static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
@@ -725,7 +857,8 @@ static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_h
     w.hs.buf = malloc(w.hs.buf_size);
     w.rel = malloc(BD_DIGEST_MAX_RELPATH + 1);
     w.prev = malloc(BD_DIGEST_MAX_RELPATH + 1);
-    if (!w.hs.buf || !w.rel || !w.prev) {
+    w.dents = malloc(DENTS_BUF);
+    if (!w.hs.buf || !w.rel || !w.prev || !w.dents) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory for the digest buffers");
         goto out;
     }
@@ -749,15 +882,8 @@ static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_h
         goto out;
     }
 
-    blake3_hasher_init(&w.hs.hasher);
-    blake3_hasher_update(&w.hs.hasher, CASE_HEADER, sizeof(CASE_HEADER) - 1);
-    if (walk_dir(&w, fd, 0, -1) != 0)
+    if (walk_top(&w, fd, out) != 0)
         goto out;
-    hs_flush(&w.hs);
-
-    uint8_t raw[BLAKE3_OUT_LEN];
-    blake3_hasher_finalize(&w.hs.hasher, raw, BLAKE3_OUT_LEN);
-    format_digest(out, raw);
     if (bytes_hashed)
         *bytes_hashed = w.hs.total;
     rc = 0;
@@ -765,6 +891,7 @@ out:
     free(w.hs.buf);
     free(w.rel);
     free(w.prev);
+    free(w.dents);
     free(path);
     return rc;
 }
@@ -787,6 +914,127 @@ int bd_digest_case_dir(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes
                        bd_err *err)
 {
     return bd_digest_case_dir_progress(out, dir, bytes_hashed, NULL, NULL, err);
+}
+
+/* ---- one pass over a case: digest, case.yaml, cassette, provenance.yaml ------------ */
+
+struct bd_case_scanner {
+    uint8_t *buf; /* READ_BUF_SIZE */
+    char *rel;
+    char *prev;
+    uint8_t *dents;
+};
+
+void bd_case_scanner_free(bd_case_scanner *sc)
+{
+    if (!sc)
+        return;
+    free(sc->buf);
+    free(sc->rel);
+    free(sc->prev);
+    free(sc->dents);
+    free(sc);
+}
+
+int bd_case_scanner_new(bd_case_scanner **out, bd_err *err)
+{
+    bd_case_scanner *sc = calloc(1, sizeof(*sc));
+    *out = NULL;
+    if (!sc || !(sc->buf = malloc(READ_BUF_SIZE)) ||
+        !(sc->rel = malloc(BD_DIGEST_MAX_RELPATH + 1)) ||
+        !(sc->prev = malloc(BD_DIGEST_MAX_RELPATH + 1)) || !(sc->dents = malloc(DENTS_BUF))) {
+        bd_case_scanner_free(sc);
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory for the digest buffers");
+    }
+    *out = sc;
+    return 0;
+}
+
+void bd_case_scan_release(bd_scanned_case *r)
+{
+    if (!r)
+        return;
+    free(r->case_yaml);
+    free(r->prov_yaml);
+    r->case_yaml = r->prov_yaml = NULL;
+}
+
+/* Read the top-level provenance.yaml of the case open on `fd`, when it is a regular file
+ * within the limit; anything else (a link, a special file, too big, a read error) is left
+ * to the path-based loader, which says what it is (r->unusual). */
+static void scan_provenance(bd_scanned_case *r, int fd)
+{
+    int pfd =
+        openat(fd, BD_PROVENANCE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (pfd < 0) {
+        if (errno != ENOENT)
+            r->unusual = true;
+        return;
+    }
+    struct stat st;
+    if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > r->yaml_max ||
+        !(r->prov_yaml = malloc((size_t)st.st_size + 1))) {
+        r->unusual = true;
+        close(pfd);
+        return;
+    }
+    size_t size = (size_t)st.st_size, got = 0;
+    for (;;) {
+        ssize_t n = read(pfd, r->prov_yaml + got, size + 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (got > size)
+            break;
+    }
+    close(pfd);
+    if (got != size) {
+        r->unusual = true;
+        free(r->prov_yaml);
+        r->prov_yaml = NULL;
+        return;
+    }
+    r->prov_yaml[size] = '\0';
+    r->prov_len = size;
+    r->prov_present = true;
+}
+
+int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const char *cases_dir,
+                 const char *case_id, bd_err *err)
+{
+    size_t yaml_max = r->yaml_max;
+    memset(r, 0, sizeof(*r));
+    r->yaml_max = yaml_max;
+    char top[SHOW_MAX];
+    snprintf(top, sizeof(top), "%s/%s", cases_dir, case_id);
+    int fd = openat(cases_fd, case_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        r->unusual = true;
+        return bd_err_errno(err, BD_E_IO, errno, top, "cannot open the case directory");
+    }
+    scan_provenance(r, fd);
+    walk w;
+    memset(&w, 0, sizeof(w));
+    w.err = err;
+    w.top = top;
+    w.hs.copy_fd = -1;
+    w.copy_top = -1;
+    w.hs.buf = sc->buf;
+    w.hs.buf_size = READ_BUF_SIZE;
+    w.rel = sc->rel;
+    w.prev = sc->prev;
+    w.dents = sc->dents;
+    w.scan = r;
+    if (walk_top(&w, fd, r->digest) != 0) {
+        r->digest[0] = '\0';
+        if (r->leftover)
+            return 1;
+        r->unusual = true;
+        return -1;
+    }
+    return 0;
 }
 
 int bd_digest_file(char out[BD_DIGEST_BUF], const char *path, bd_err *err)

@@ -80,6 +80,46 @@ int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64
 int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
                         const char *const *tops, bd_err *err);
 
+/* ---- one pass over a case (list, verify, pin, the run gate) ------------------------- */
+
+/* What bd_case_scan read from one case directory, each file opened and read once. */
+typedef struct bd_scanned_case {
+    size_t yaml_max;            /* in: largest case.yaml / provenance.yaml to keep (1 MiB) */
+    char digest[BD_DIGEST_BUF]; /* the case digest (§2), "" when it could not be made */
+    bool leftover;              /* a temp file of an interrupted write is at the top: the
+                                   case was not hashed (case.leftover_temp) */
+    bool unusual;               /* something only the path-based loaders judge (a link or
+                                   special file, a file over the limit, an I/O error) */
+    bool case_yaml_present;
+    bool case_yaml_too_big;
+    char *case_yaml; /* the hashed bytes of case.yaml, NUL-terminated, or NULL */
+    size_t case_yaml_len;
+    bool cassette_present;        /* a regular top-level cassette.json was hashed */
+    char cassette[BD_DIGEST_BUF]; /* BLAKE3 of its bytes (the same read as the digest) */
+    bool prov_present;            /* a regular top-level provenance.yaml was read */
+    char *prov_yaml;              /* its bytes, NUL-terminated (never hashed), or NULL */
+    size_t prov_len;
+} bd_scanned_case;
+
+/* Buffers for bd_case_scan, reused from case to case: one per thread. */
+typedef struct bd_case_scanner bd_case_scanner;
+int bd_case_scanner_new(bd_case_scanner **out, bd_err *err); /* env.out_of_memory */
+void bd_case_scanner_free(bd_case_scanner *sc);
+
+/* Digest the case `case_id` below the directory open on `cases_fd` (named `cases_dir` in
+ * messages) exactly as bd_digest_case_dir does, opening everything relative to that
+ * descriptor (O_NOFOLLOW) and reading each directory with getdents64 (the entry type
+ * from the directory record; DT_UNKNOWN falls back to lstat). In the same pass it keeps
+ * the bytes of the top-level case.yaml (at most r->yaml_max), the digest of
+ * cassette.json's bytes, and reads provenance.yaml. A top-level temp file of an
+ * interrupted write stops it before anything is hashed (r->leftover). Returns 0; 1 for a
+ * leftover; -1 with `err` and r->unusual set when the case could not be hashed. Release
+ * *r with bd_case_scan_release whatever the result. Thread-safe with one scanner per
+ * thread. */
+int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const char *cases_dir,
+                 const char *case_id, bd_err *err);
+void bd_case_scan_release(bd_scanned_case *r);
+
 /* Digest of the bytes of the regular file `path` (O_NOFOLLOW; a symlink or special file
  * is case.unsupported_entry and is never opened; a missing file or one that changes size
  * while being read is io.error). Returns 0 or -1; `out` is untouched on failure. */

@@ -195,6 +195,23 @@ bool bd_gpg_fpr_valid(const char *s)
 
 /* ---- the verification context -------------------------------------------------------- */
 
+#define CTX_POOL 8
+
+/* One (sub)key of the private home, as a key listing reports it. */
+typedef struct key_info {
+    char fpr[64];                 /* the subkey's fingerprint, as GnuPG spells it */
+    char keyid[17];               /* its 16-hex key id */
+    char primary[BD_FPR_LEN + 1]; /* the primary key's fingerprint, upper-case */
+    bool key_revoked, key_expired, key_disabled, key_invalid;
+    bool sub_revoked, sub_expired, sub_disabled, sub_invalid;
+} key_info;
+
+typedef struct memo_entry {
+    bool used;
+    uint8_t key[32];
+    bd_prov_detached d;
+} memo_entry;
+
 struct bd_prov_ctx {
     char *bench_dir;
     char *keys_dir;
@@ -204,6 +221,20 @@ struct bd_prov_ctx {
     bool setup_done;
     bd_err setup_err; /* BD_OK, or why the home could not be set up (sticky) */
     int sig_slot;     /* bd_sigclean slot of `home`, or -1 */
+    /* GPGME contexts on the home, kept between calls: setting a context's home makes
+     * GPGME run `gpg --version`, a process per context, so each is made once. */
+    gpgme_ctx_t idle[CTX_POOL];
+    size_t n_idle;
+    /* Every key of the home, listed once after the import (one gpg process rather than
+     * one per signature): the home is private and not written after setup. */
+    key_info *keys;
+    size_t n_keys;
+    /* Verdicts already reached, by BLAKE3(message, signature): the same bytes against the
+     * same (immutable) home always give the same verdict, and a TUI checks the task
+     * class's two signatures with every chunk of cases. In memory, for this context only;
+     * nothing is ever read back from disk. */
+    memo_entry *memo;
+    size_t memo_cap, memo_n;
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -247,6 +278,10 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx)
 {
     if (!ctx)
         return;
+    for (size_t i = 0; i < ctx->n_idle; i++)
+        gpgme_release(ctx->idle[i]);
+    free(ctx->keys);
+    free(ctx->memo);
     if (ctx->home) {
         bd_sigclean_remove(ctx->sig_slot);
         (void)bd_remove_tree(ctx->home, NULL); /* what is left, the next sweep takes */
@@ -383,6 +418,58 @@ out:
     return rc;
 }
 
+/* List every key of the home once into ctx->keys. A listing that fails leaves the cache
+ * empty, and each signature then asks GnuPG for its key (gpgme_get_key) as before. */
+static void list_home_keys(bd_prov_ctx *ctx, gpgme_ctx_t g)
+{
+    size_t cap = 0;
+    gpgme_key_t key;
+    if (gpgme_op_keylist_start(g, NULL, 0) != 0)
+        return;
+    while (gpgme_op_keylist_next(g, &key) == 0) {
+        for (gpgme_subkey_t sk = key->subkeys; sk && key->subkeys->fpr; sk = sk->next) {
+            if (!sk->fpr || strlen(sk->fpr) >= sizeof(((key_info *)0)->fpr))
+                continue;
+            if (ctx->n_keys == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                key_info *nk = realloc(ctx->keys, nc * sizeof(*nk));
+                if (!nk)
+                    break;
+                ctx->keys = nk;
+                cap = nc;
+            }
+            key_info *ki = &ctx->keys[ctx->n_keys++];
+            memset(ki, 0, sizeof(*ki));
+            snprintf(ki->fpr, sizeof(ki->fpr), "%s", sk->fpr);
+            snprintf(ki->keyid, sizeof(ki->keyid), "%s", sk->keyid ? sk->keyid : "");
+            bd_gpg_fpr_upper(ki->primary, key->subkeys->fpr);
+            ki->key_revoked = key->revoked;
+            ki->key_expired = key->expired;
+            ki->key_disabled = key->disabled;
+            ki->key_invalid = key->invalid;
+            ki->sub_revoked = sk->revoked;
+            ki->sub_expired = sk->expired;
+            ki->sub_disabled = sk->disabled;
+            ki->sub_invalid = sk->invalid;
+        }
+        gpgme_key_unref(key);
+    }
+    gpgme_op_keylist_end(g);
+}
+
+/* The cached key whose subkey fingerprint (or, for an old signature that names only a
+ * key id, key id) is `id`, or NULL: then GnuPG is asked. */
+static const key_info *find_key(const bd_prov_ctx *ctx, const char *id)
+{
+    size_t l = strlen(id);
+    for (size_t i = 0; ctx && i < ctx->n_keys; i++) {
+        const key_info *ki = &ctx->keys[i];
+        if (strcasecmp(ki->fpr, id) == 0 || (l == 16 && strcasecmp(ki->keyid, id) == 0))
+            return ki;
+    }
+    return NULL;
+}
+
 /* Create the private home and import bench/keys/<name>.asc, once. Thread-safe. */
 static int ensure_home(bd_prov_ctx *ctx, bd_err *err)
 {
@@ -451,6 +538,7 @@ static int ensure_home(bd_prov_ctx *ctx, bd_err *err)
         if (rc < 0)
             goto out;
     }
+    list_home_keys(ctx, g);
 out:
     for (size_t i = 0; i < n; i++)
         free(names[i]);
@@ -471,10 +559,85 @@ out:
 
 /* ---- verifying one signature ------------------------------------------------------- */
 
+/* The memo key of a (message, signature) pair: lengths included, so no two pairs share
+ * a stream. */
+static void memo_key(uint8_t key[32], const char *msg, size_t mlen, const char *sig)
+{
+    bd_digest_stream ds;
+    bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
+    bd_digest_stream_entry(&ds, "message", false, msg, mlen);
+    bd_digest_stream_entry(&ds, "signature", false, sig, strlen(sig));
+    char hex[BD_DIGEST_BUF];
+    bd_digest_stream_end(&ds, hex);
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        sscanf(hex + 7 + 2 * i, "%2x", &v);
+        key[i] = (uint8_t)v;
+    }
+}
+
+static size_t memo_slot(const uint8_t key[32], size_t cap)
+{
+    size_t h;
+    memcpy(&h, key, sizeof(h));
+    return h & (cap - 1);
+}
+
+static bool memo_get(bd_prov_ctx *ctx, const uint8_t key[32], bd_prov_detached *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&ctx->mu);
+    for (size_t i = ctx->memo_cap ? memo_slot(key, ctx->memo_cap) : 0; ctx->memo_cap;
+         i = (i + 1) & (ctx->memo_cap - 1)) {
+        if (!ctx->memo[i].used)
+            break;
+        if (memcmp(ctx->memo[i].key, key, 32) == 0) {
+            *out = ctx->memo[i].d;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    return found;
+}
+
+static void memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_detached *d)
+{
+    pthread_mutex_lock(&ctx->mu);
+    if (2 * (ctx->memo_n + 1) > ctx->memo_cap) {
+        size_t nc = ctx->memo_cap ? ctx->memo_cap * 2 : 64;
+        memo_entry *nm = calloc(nc, sizeof(*nm));
+        if (!nm) {
+            pthread_mutex_unlock(&ctx->mu);
+            return; /* no memo: the next check asks GnuPG again */
+        }
+        for (size_t i = 0; i < ctx->memo_cap; i++) {
+            if (!ctx->memo[i].used)
+                continue;
+            size_t j = memo_slot(ctx->memo[i].key, nc);
+            while (nm[j].used)
+                j = (j + 1) & (nc - 1);
+            nm[j] = ctx->memo[i];
+        }
+        free(ctx->memo);
+        ctx->memo = nm;
+        ctx->memo_cap = nc;
+    }
+    size_t j = memo_slot(key, ctx->memo_cap);
+    while (ctx->memo[j].used && memcmp(ctx->memo[j].key, key, 32) != 0)
+        j = (j + 1) & (ctx->memo_cap - 1);
+    if (!ctx->memo[j].used)
+        ctx->memo_n++;
+    ctx->memo[j].used = true;
+    memcpy(ctx->memo[j].key, key, 32);
+    ctx->memo[j].d = *d;
+    pthread_mutex_unlock(&ctx->mu);
+}
+
 /* Check `sig` over `msg` with `g` (a context on the private home). Returns 0 with *out
  * filled (whatever the verdict), -1 when GnuPG could not run at all. */
-static int detached_check(bd_prov_detached *out, gpgme_ctx_t g, const char *msg, size_t mlen,
-                          const char *sig, bd_err *err)
+static int detached_check_gpg(bd_prov_detached *out, const bd_prov_ctx *ctx, gpgme_ctx_t g,
+                              const char *msg, size_t mlen, const char *sig, bd_err *err)
 {
     gpgme_data_t ds = NULL, dm = NULL;
     gpgme_key_t key = NULL;
@@ -523,6 +686,21 @@ static int detached_check(bd_prov_detached *out, gpgme_ctx_t g, const char *msg,
                                                  : BD_PROV_DET_BAD;
         goto out;
     }
+    const key_info *ki = out->key_id[0] ? find_key(ctx, out->key_id) : NULL;
+    if (ki) {
+        memcpy(out->fingerprint, ki->primary, sizeof(out->fingerprint));
+        if (sc == GPG_ERR_CERT_REVOKED || ki->key_revoked || ki->sub_revoked ||
+            (summary & GPGME_SIGSUM_KEY_REVOKED))
+            out->verdict = BD_PROV_DET_REVOKED;
+        else if (sc == GPG_ERR_KEY_EXPIRED || ki->key_expired || ki->sub_expired ||
+                 (summary & GPGME_SIGSUM_KEY_EXPIRED))
+            out->verdict = BD_PROV_DET_EXPIRED;
+        else if (ki->key_disabled || ki->key_invalid || ki->sub_disabled || ki->sub_invalid)
+            out->verdict = BD_PROV_DET_UNUSABLE;
+        else
+            out->verdict = BD_PROV_DET_GOOD;
+        goto out;
+    }
     /* An empty pattern would list every key: no reported key is no key. */
     if (!out->key_id[0] || gpgme_get_key(g, out->key_id, &key, 0) != 0 || !key || !key->subkeys ||
         !key->subkeys->fpr) {
@@ -552,14 +730,51 @@ out:
     return rc;
 }
 
-/* A GPGME context on the context's private home (created on first use), offline. */
+/* detached_check_gpg, remembered per context (a GnuPG failure is never remembered). */
+static int detached_check(bd_prov_detached *out, bd_prov_ctx *ctx, gpgme_ctx_t g,
+                          const char *msg, size_t mlen, const char *sig, bd_err *err)
+{
+    uint8_t key[32];
+    memo_key(key, msg, mlen, sig);
+    if (memo_get(ctx, key, out))
+        return 0;
+    if (detached_check_gpg(out, ctx, g, msg, mlen, sig, err) < 0)
+        return -1;
+    memo_put(ctx, key, out);
+    return 0;
+}
+
+/* A GPGME context on the context's private home (created on first use), offline: an idle
+ * one when there is one. Give it back with home_gpg_put. */
 static int home_gpg(gpgme_ctx_t *g, bd_prov_ctx *ctx, bd_err *err)
 {
     *g = NULL;
-    if (ensure_home(ctx, err) < 0 || bd_gpg_new(g, ctx->home, false, err) < 0)
+    if (ensure_home(ctx, err) < 0)
+        return -1;
+    pthread_mutex_lock(&ctx->mu);
+    if (ctx->n_idle)
+        *g = ctx->idle[--ctx->n_idle];
+    pthread_mutex_unlock(&ctx->mu);
+    if (*g)
+        return 0;
+    if (bd_gpg_new(g, ctx->home, false, err) < 0)
         return -1;
     gpgme_set_offline(*g, 1);
     return 0;
+}
+
+static void home_gpg_put(bd_prov_ctx *ctx, gpgme_ctx_t g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&ctx->mu);
+    if (ctx->n_idle < CTX_POOL) {
+        ctx->idle[ctx->n_idle++] = g;
+        g = NULL;
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    if (g)
+        gpgme_release(g);
 }
 
 int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char *msg, size_t len,
@@ -570,8 +785,8 @@ int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char 
     out->verdict = BD_PROV_DET_NOT_SIGNATURE;
     if (home_gpg(&g, ctx, err) < 0)
         return -1;
-    int rc = detached_check(out, g, msg, len, armored_sig, err);
-    gpgme_release(g);
+    int rc = detached_check(out, ctx, g, msg, len, armored_sig, err);
+    home_gpg_put(ctx, g);
     return rc;
 }
 
@@ -616,14 +831,14 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const
         rc = 0;
         goto out;
     }
-    if (detached_check(&d, g, msg, mlen, b->signature, err) < 0)
+    if (detached_check(&d, ctx, g, msg, mlen, b->signature, err) < 0)
         goto out;
     /* Good over the pinned digest but not the current one: the subject changed after it
      * was signed. Good over neither: bad_signature below. */
     if (!d.crypto_good && d.nsigs == 1 && has_digest(sj->pinned) &&
         strcmp(sj->pinned, current) != 0 &&
         bd_provenance_message(&msg_pin, &plen, role, sj, sj->pinned, NULL) == 0) {
-        if (detached_check(&d_pin, g, msg_pin, plen, b->signature, err) < 0)
+        if (detached_check(&d_pin, ctx, g, msg_pin, plen, b->signature, err) < 0)
             goto out;
         if (d_pin.crypto_good) {
             bd_err_set(&out->err, BD_E_PROVENANCE_STALE, path, b->line, 0,
@@ -750,7 +965,6 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
     }
     rc = out->status == BD_PROV_ST_BAD ? 1 : 0;
 out:
-    if (g)
-        gpgme_release(g);
+    home_gpg_put(ctx, g);
     return rc;
 }

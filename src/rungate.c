@@ -89,59 +89,145 @@ static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, cons
     return 0;
 }
 
-/* Steps 2 and 3 of bd_run_gate: fills `plan` and the ids to keep (borrowed from `rep`). */
-static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep,
-                  const bd_verify_report *rep, const bd_task_class *tc, bool subset,
-                  const bd_run_gate_opts *o, bd_err *err)
+/* Step 2 of bd_run_gate, per case as the check streams by (bd_verify_stream_ids: one
+ * case alive at a time, whatever the size of the task class): the first failure, the
+ * first unsigned case of a subset, and the ids to keep (owned copies). */
+typedef struct gate_sink {
+    bd_run_plan *plan;
+    const bd_run_gate_opts *o;
+    bool subset;
+    bd_prov_status tc_prov;
+    bool have_first; /* first failure: task class, then cases in order, then orphans */
+    bd_err first;
+    bool have_refuse; /* a case of a subset that is not signed (and drafts not allowed) */
+    bd_err refuse;
+    const char *hint;
+    char **keep; /* owned */
+    size_t n_keep, cap_keep;
+    size_t cap_verified; /* of plan->verified_ids */
+    bool nomem;
+} gate_sink;
+
+static void gate_task_class(const bd_verify_report *r, void *payload)
 {
-    const char *hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
-    const bd_err *first = bd_verify_first_failure(rep);
-    if (first) {
-        *err = *first;
+    gate_sink *g = payload;
+    const bd_err *e = bd_verify_tc_failure(r);
+    if (e) {
+        g->first = *e;
+        g->have_first = true;
+    }
+    g->tc_prov = r->tc_prov.status;
+    g->plan->tc_signed = g->tc_prov == BD_PROV_ST_SIGNED;
+}
+
+static void gate_case(const bd_case_check *k, void *payload)
+{
+    gate_sink *g = payload;
+    const bd_err *e = bd_case_check_failure(k);
+    if (g->have_first || g->nomem)
+        return;
+    if (e) {
+        g->first = *e;
+        g->have_first = true;
+        return;
+    }
+    bool is_signed = k->prov.status == BD_PROV_ST_SIGNED;
+    if (!is_signed && !g->o->drafts) {
+        if (g->subset) {
+            if (!g->have_refuse)
+                bd_err_set(&g->refuse, BD_E_PROVENANCE_MISSING,
+                           k->prov_file ? k->prov_file->path : NULL, 0, 0,
+                           "case '%s' is %s, not signed by an author and a reviewer; sign it "
+                           "(benchdesk sign), or %s",
+                           k->case_id, bd_prov_status_str(k->prov.status), g->hint);
+            g->have_refuse = true;
+        } else if (k->prov.status == BD_PROV_ST_AWAITING) {
+            g->plan->skipped_awaiting++;
+        } else {
+            g->plan->skipped_draft++;
+        }
+        return;
+    }
+    if (g->n_keep == g->cap_keep) {
+        size_t nc = g->cap_keep ? g->cap_keep * 2 : 64;
+        char **nk = realloc(g->keep, nc * sizeof(*nk));
+        if (!nk) {
+            g->nomem = true;
+            return;
+        }
+        g->keep = nk;
+        g->cap_keep = nc;
+    }
+    if (!(g->keep[g->n_keep] = strdup(k->case_id))) {
+        g->nomem = true;
+        return;
+    }
+    g->n_keep++;
+    if (is_signed && g->plan->tc_signed) {
+        if (g->plan->n_verified == g->cap_verified) {
+            size_t nc = g->cap_verified ? g->cap_verified * 2 : 64;
+            char **nv = realloc(g->plan->verified_ids, nc * sizeof(*nv));
+            if (!nv) {
+                g->nomem = true;
+                return;
+            }
+            g->plan->verified_ids = nv;
+            g->cap_verified = nc;
+        }
+        if (!(g->plan->verified_ids[g->plan->n_verified] = strdup(k->case_id))) {
+            g->nomem = true;
+            return;
+        }
+        g->plan->n_verified++;
+    }
+}
+
+static void gate_orphan(const bd_err *e, void *payload)
+{
+    gate_sink *g = payload;
+    if (!g->have_first) {
+        g->first = *e;
+        g->have_first = true;
+    }
+}
+
+/* Step 3: what the streamed checks decide, in the order of the checks themselves. */
+static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep, gate_sink *g,
+                  const bd_task_class *tc, const bd_run_gate_opts *o, bd_err *err)
+{
+    if (g->nomem)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (g->have_first) {
+        *err = g->first;
         return -1;
     }
-    plan->tc_signed = rep->tc_prov.status == BD_PROV_ST_SIGNED;
     if (!plan->tc_signed && !o->drafts)
         return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->prov_path, 0, 0,
                           "task class '%s' is %s, not signed by an author and a reviewer, so "
                           "its rubric and registration are not vouched for; sign it "
                           "(`benchdesk sign bench/%s --role author`, then a second person as "
                           "reviewer), or %s",
-                          tc->name, bd_prov_status_str(rep->tc_prov.status), tc->name, hint);
-    *keep = calloc(rep->n_cases ? rep->n_cases : 1, sizeof(**keep));
-    plan->verified_ids = calloc(rep->n_cases ? rep->n_cases : 1, sizeof(char *));
-    if (!*keep || !plan->verified_ids)
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    for (size_t i = 0; i < rep->n_cases; i++) {
-        const bd_case_check *k = &rep->cases[i];
-        bool is_signed = k->prov.status == BD_PROV_ST_SIGNED;
-        if (!is_signed && !o->drafts) {
-            if (subset)
-                return bd_err_set(err, BD_E_PROVENANCE_MISSING,
-                                  k->prov_file ? k->prov_file->path : NULL, 0, 0,
-                                  "case '%s' is %s, not signed by an author and a reviewer; "
-                                  "sign it (benchdesk sign), or %s",
-                                  k->case_id, bd_prov_status_str(k->prov.status), hint);
-            if (k->prov.status == BD_PROV_ST_AWAITING)
-                plan->skipped_awaiting++;
-            else
-                plan->skipped_draft++;
-            continue;
-        }
-        (*keep)[(*n_keep)++] = k->case_id;
-        if (is_signed && plan->tc_signed) {
-            if (!(plan->verified_ids[plan->n_verified] = strdup(k->case_id)))
-                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-            plan->n_verified++;
-        }
+                          tc->name, bd_prov_status_str(g->tc_prov), tc->name, g->hint);
+    if (g->have_refuse) {
+        *err = g->refuse;
+        return -1;
     }
+    *keep = calloc(g->n_keep ? g->n_keep : 1, sizeof(**keep));
+    if (!*keep)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < g->n_keep; i++)
+        (*keep)[i] = g->keep[i];
+    *n_keep = g->n_keep;
     if (*n_keep == 0)
         return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->cases_dir, 0, 0,
                           "task class '%s' has no signed case to run (%zu drafts, %zu awaiting "
                           "review); sign them, or %s",
-                          tc->name, plan->skipped_draft, plan->skipped_awaiting, hint);
+                          tc->name, plan->skipped_draft, plan->skipped_awaiting, g->hint);
+    /* bd_run_plan_verified searches them: sorted whatever order the ids were given in. */
+    if (plan->n_verified > 1)
+        qsort(plan->verified_ids, plan->n_verified, sizeof(char *), str_cmp);
     plan->run_cases = *n_keep;
-    plan->full = !subset;
+    plan->full = !g->subset;
     return o->shard ? keep_shard(plan, *keep, n_keep, o->shard, err) : 0;
 }
 
@@ -160,13 +246,12 @@ static int open_verified(bd_history **h, bd_runner *runner, const bd_bench *benc
     return v;
 }
 
-int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
+int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
                 const bd_task_class *tc, const char *const *ids, size_t n,
                 const bd_run_gate_opts *opts, bd_err *err)
 {
     static const bd_run_gate_opts defaults = {0};
     const bd_run_gate_opts *o = opts ? opts : &defaults;
-    *hist = NULL;
     memset(plan, 0, sizeof(*plan));
     bd_history *h = NULL;
     bd_prov_ctx *own = NULL;
@@ -174,6 +259,8 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
     memset(&rep, 0, sizeof(rep));
     const char **keep = NULL;
     size_t n_keep = 0;
+    gate_sink gs;
+    memset(&gs, 0, sizeof(gs));
     int rc = -1;
 
     /* A run never appends to a broken chain, nor starts a rubric when the history cannot
@@ -190,57 +277,120 @@ int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const b
             goto out;
         ctx = own;
     }
-    if (bd_verify_check(&rep, tc, ids, n, ctx, err) < 0)
+    gs.plan = plan;
+    gs.o = o;
+    gs.subset = n > 0;
+    gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
+    bd_verify_sink sink = {gate_task_class, gate_case, gate_orphan, &gs};
+    if (bd_verify_stream_ids(&rep, tc, ids, n, ctx, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {
         bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");
         goto out;
     }
-    if (decide(plan, &keep, &n_keep, &rep, tc, n > 0, o, err) != 0)
+    if (decide(plan, &keep, &n_keep, &gs, tc, o, err) != 0)
         goto out;
     if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
         goto out;
     bd_runner_set_skipped(runner, plan->skipped_draft, plan->skipped_awaiting);
-    *hist = h;
-    h = NULL;
+    /* The runner records every finished case before it reports it (§4, §5). */
+    bd_runner_recording rec = {.history = h,
+                               .own = true,
+                               .run_full = plan->full,
+                               .run_cases = plan->run_cases,
+                               .verified_ids = (const char *const *)plan->verified_ids,
+                               .n_verified = plan->n_verified};
+    h = NULL; /* the runner's now, whatever happens */
+    if (!o->shard && bd_runner_set_recording(runner, &rec, err) != 0)
+        goto out;
     rc = 0;
 out:
     if (rc != 0)
         bd_run_plan_release(plan);
     free(keep);
+    for (size_t i = 0; i < gs.n_keep; i++)
+        free(gs.keep[i]);
+    free(gs.keep);
     bd_verify_report_release(&rep);
     bd_prov_ctx_free(own);
     bd_history_free(h);
     return rc;
 }
 
-int bd_run_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
+int bd_run_env_resolve(bd_run_env *out, const bd_config *cfg, const char *isolation,
+                       bool allow_weaker, int jobs, bd_err *err)
 {
-    bd_run_recorder *rec = payload;
-    if (!rec || !rec->hist || !rec->plan)
-        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the history is not open");
-    bd_history_score_fields f = {0};
-    f.run_id = s->run_id;
-    f.run_full = rec->plan->full;
-    f.run_cases = rec->plan->run_cases;
-    f.task_class = s->task_class;
-    f.case_id = res->case_id;
-    f.case_digest = res->case_digest;
-    f.task_class_digest = s->task_class_digest;
-    f.cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
-    f.isolation_class = bd_isolation_str(s->isolation);
-    f.provenance_verified = bd_run_plan_verified(rec->plan, res->case_id);
-    f.started_at = res->started_at;
-    f.finished_at = res->finished_at;
-    char hash[BD_HASH_BUF];
-    uint64_t seq = 0;
-    if (bd_history_append_score(rec->hist, &f, &res->score, &seq, hash, err) != 0)
+    memset(out, 0, sizeof(*out));
+    if (bd_isolation_choose(&out->isolation, NULL, isolation, allow_weaker, err) != 0 ||
+        bd_config_find_python(&out->python, cfg, err) != 0)
         return -1;
-    snprintf(res->record_hash, sizeof(res->record_hash), "%s", hash);
-    res->record_seq = seq;
-    res->provenance_verified = f.provenance_verified;
-    rec->last_seq = seq;
-    /* The runner moves its chain head from res->record_hash on the loop thread: this may
-     * run on the recording worker. */
+    out->jobs = jobs > 0 ? jobs : cfg ? cfg->jobs : 0;
     return 0;
+}
+
+void bd_run_env_release(bd_run_env *e)
+{
+    if (e) {
+        free(e->python);
+        e->python = NULL;
+    }
+}
+
+int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req, bd_err *err)
+{
+    *out = NULL;
+    memset(plan, 0, sizeof(*plan));
+    bd_config own = {0};
+    bd_run_env env = {0};
+    bd_runner *r = NULL;
+    int rc = -1;
+    const bd_config *cfg = req->config;
+    const bd_shard_spec *shard = req->gate.shard;
+    if (shard && (!req->bundle || !req->bundle_dir)) {
+        bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "a shard run writes a bundle: give --out BUNDLE_DIR");
+        goto out;
+    }
+    if (!cfg) {
+        if (bd_config_load(&own, req->bench->root, err) != 0)
+            goto out;
+        cfg = &own;
+    }
+    if (bd_run_env_resolve(&env, cfg, req->isolation, req->allow_weaker, req->jobs, err) != 0)
+        goto out;
+    bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
+    opts.jobs = env.jobs;
+    opts.isolation = env.isolation;
+    opts.python = env.python;
+    opts.drafts = req->gate.drafts;
+    if (shard) {
+        opts.run_id = shard->run_id;
+        opts.write_files = false; /* a shard leaves nothing on its machine but the bundle */
+    }
+    if (bd_runner_new(&r, req->bench, req->tc, req->case_ids, req->n_case_ids, &opts, err) != 0)
+        goto out;
+    /* A shard's bundle exists only once its gate passed; its records go there. */
+    if (bd_run_gate(plan, r, req->bench, req->tc, req->case_ids, req->n_case_ids, &req->gate,
+                    err) != 0)
+        goto out;
+    if (shard) {
+        if (bd_bundle_create(req->bundle, req->bundle_dir, err) != 0)
+            goto out;
+        bd_runner_recording rec = {.history = req->bundle->records,
+                                   .run_full = plan->full,
+                                   .run_cases = plan->run_cases,
+                                   .verified_ids = (const char *const *)plan->verified_ids,
+                                   .n_verified = plan->n_verified};
+        if (bd_runner_set_recording(r, &rec, err) != 0)
+            goto out;
+    }
+    *out = r;
+    r = NULL;
+    rc = 0;
+out:
+    if (rc != 0)
+        bd_run_plan_release(plan);
+    bd_runner_free(r);
+    bd_run_env_release(&env);
+    bd_config_release(&own);
+    return rc;
 }

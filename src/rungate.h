@@ -1,9 +1,11 @@
 /*
- * rungate.h — what every front end does around a run, in one place: the startup gate
- * (DESIGN.md §2: the chain, the pins, the signatures of §6, all before the first spawn),
- * what gets run (§4: by default the signed cases of a signed task class), and the
- * recorder that appends each finished case to the history (§5) before any front end
- * hears of it. `benchdesk run` and the TUI's run view both use these.
+ * rungate.h — what every front end does before a run, in one place (bd_run_prepare): the
+ * interpreter, the isolation class and the default --jobs (bd_run_env_resolve), the
+ * startup gate (DESIGN.md §2: the chain, the history's writability, the pins, the
+ * signatures of §6, all before the first spawn), what gets run (§4: by default the signed
+ * cases of a signed task class), and where the records go — the runner then appends each
+ * finished case to the history (§5) before any front end hears of it. `benchdesk run` and
+ * the TUI's run view both call bd_run_prepare; neither wires a recorder.
  */
 #ifndef BD_RUNGATE_H
 #define BD_RUNGATE_H
@@ -13,6 +15,7 @@
 #include <stdint.h>
 
 #include "bench.h"
+#include "config.h"
 #include "err.h"
 #include "history.h"
 #include "provenance.h"
@@ -27,8 +30,8 @@ typedef struct bd_run_gate_opts {
     bool (*stop)(void *payload);
     void *stop_payload;
     /* A shard run (DESIGN.md §14), or NULL: the local history is neither opened nor
-     * created (*hist stays NULL; the records go to the bundle) and the runner keeps the
-     * selected cases of shard k of n. run_cases stays the whole run's count. */
+     * created (the records go to the bundle) and the runner keeps the selected cases of
+     * shard k of n. run_cases stays the whole run's count. */
     const bd_shard_spec *shard;
 } bd_run_gate_opts;
 
@@ -52,8 +55,9 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id);
 
 /* The startup gate for `runner`, created over the cases `ids` (n > 0, a subset run) or
  * all of `tc` (n == 0, the default selection):
- *   1. open the bench's history (creating it), verify the chain (chain.tampered) and hand
- *      its head to the runner;
+ *   1. open the bench's history (creating it), verify the chain (chain.tampered), check
+ *      that it can be written (io.error, exit 4: a read-only or full file system) and
+ *      hand its head to the runner;
  *   2. check the task class and every candidate case with their signatures
  *      (bd_verify_check): any integrity failure or any bad signature refuses the run
  *      with its own code (exit 1) — a bad signature is never taken for "unsigned";
@@ -63,26 +67,53 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id);
  *      (provenance.missing); no case left to run refuses too. With drafts every
  *      candidate runs, and the plan says which are signed. The runner keeps only the
  *      selected cases (bd_runner_select);
- *   4. bd_runner_prepare (use-time reading of the rubric, the pins again).
- * Nothing is spawned. Returns 0 with *hist open (caller frees with bd_history_free) and
- * *plan filled (bd_run_plan_release), or -1 with `err`, *hist NULL and *plan empty.
- * Safe on a worker thread. */
-int bd_run_gate(bd_history **hist, bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
+ *   4. bd_runner_prepare (use-time reading of the rubric, the pins again);
+ *   5. the runner records into that history (bd_runner_set_recording; the runner owns
+ *      it). A shard run's records go to its bundle (bd_run_prepare wires it).
+ * Nothing is spawned. Returns 0 with *plan filled (bd_run_plan_release), or -1 with
+ * `err` and *plan empty. Safe on a worker thread. */
+int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
                 const bd_task_class *tc, const char *const *ids, size_t n,
                 const bd_run_gate_opts *opts, bd_err *err);
 
-/* The recorder's state; pass it as the payload of bd_run_record. */
-typedef struct bd_run_recorder {
-    bd_history *hist;        /* borrowed, open: the bench's history, or for a shard run the
-                              * bundle's own records chain (bd_bundle_writer.records) */
-    bd_runner *runner;       /* its chain head follows every append */
-    const bd_run_plan *plan; /* borrowed: run_scope, run_cases, provenance per case */
-    uint64_t last_seq;       /* seq of the last appended record */
-} bd_run_recorder;
+/* The run's environment, the same for every front end. */
+typedef struct bd_run_env {
+    bd_isolation isolation; /* the class the run uses */
+    char *python;           /* the interpreter, absolute (owned) */
+    int jobs;               /* --jobs, else `jobs:` of the config, else 0 (= the CPUs) */
+} bd_run_env;
 
-/* A bd_run_record_fn: append `res` as a score record (DESIGN.md §5), fill its
- * record_hash, and move the runner's chain head. Returns 0 or -1 with `err` (the run
- * then aborts: a score that cannot be recorded is never reported). */
-int bd_run_record(bd_case_result *res, const bd_run_summary *run, void *payload, bd_err *err);
+/* Resolve the interpreter (bd_config_find_python: BENCHDESK_PYTHON, `python:` of `cfg`,
+ * python3), the isolation class (bd_isolation_choose: `isolation` NULL = auto; a weaker
+ * class than asked for is refused, isolation.unavailable, unless allow_weaker) and the
+ * jobs (`jobs` > 0, else cfg's). Returns 0 with *out (bd_run_env_release) or -1. */
+int bd_run_env_resolve(bd_run_env *out, const bd_config *cfg, const char *isolation,
+                       bool allow_weaker, int jobs, bd_err *err);
+void bd_run_env_release(bd_run_env *e);
+
+/* A front end's request for a run. */
+typedef struct bd_run_request {
+    const bd_bench *bench;       /* borrowed; outlives the runner */
+    const bd_task_class *tc;     /* borrowed; outlives the runner */
+    const char *const *case_ids; /* --case ids, or NULL for the default selection */
+    size_t n_case_ids;
+    const bd_config *config; /* the bench's .benchdesk/config.yaml; NULL: loaded here */
+    const char *isolation;   /* NULL or "auto", "namespaces", "subprocess" */
+    bool allow_weaker;
+    int jobs;              /* 0: the config's jobs:, else the number of CPUs */
+    bd_run_gate_opts gate; /* drafts, the verification context, stop, shard */
+    /* A shard run (gate.shard): the bundle created at bundle_dir once the gate passed
+     * (it must not exist: bundle.exists); the records go to its chain. */
+    bd_bundle_writer *bundle;
+    const char *bundle_dir;
+} bd_run_request;
+
+/* Everything before bd_runner_start, for every front end: bd_run_env_resolve, a runner
+ * for the request (a shard run takes the shard's run id and writes no files on this
+ * machine), bd_run_gate, and for a shard run the bundle. Nothing is spawned (but the
+ * namespaces probe, once per process). Returns 0 with *out (bd_runner_free) recording
+ * into the history, and *plan (bd_run_plan_release); or -1 with `err`, *out NULL and
+ * *plan empty. Safe on a worker thread (one run preparing at a time). */
+int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req, bd_err *err);
 
 #endif

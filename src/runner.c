@@ -114,8 +114,17 @@ typedef struct run_case {
     size_t wait_for; /* 1 + index of the case whose slot this one took, until that one
                         is published; then its `started` is emitted; 0 = none */
     bool slot_freed; /* its slot went on r->freed */
-    bd_err rec_err;  /* the recorder's error (written on the worker thread) */
+    bool verified;   /* its record says provenance_verified: true */
 } run_case;
+
+/* One group commit: the records of the cases that finished while the previous append was
+ * in flight, appended together on the recording worker. */
+typedef struct rec_batch {
+    struct bd_runner *r;
+    run_case **cases; /* in the order they finished */
+    size_t n;
+    bd_err err; /* the append's error (written on the worker thread) */
+} rec_batch;
 
 typedef struct subscriber {
     bd_run_event_fn fn;
@@ -137,8 +146,10 @@ struct bd_runner {
     size_t n;
     subscriber *subs;
     size_t n_subs;
-    bd_run_record_fn record;
-    void *record_payload;
+    bd_history *hist; /* where the records go, or NULL (bd_runner_set_recording) */
+    bool hist_own;
+    bool run_full;
+    size_t run_cases;
     bd_verify_report report;
     bool have_report;
     char *rubric;
@@ -147,9 +158,13 @@ struct bd_runner {
     uv_loop_t *loop;
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
-    size_t recording; /* cases whose record is queued on the recorder */
+    size_t recording; /* finished cases waiting for their record (queued or in flight) */
     size_t removing;  /* temp dirs being removed on the thread pool */
     bd_serial *recorder;
+    size_t *rec_queue; /* finished cases waiting for the next append, in finish order */
+    size_t rec_n;
+    rec_batch *inflight; /* the append on the worker, or NULL */
+    bool append_failed;  /* an append failed: no more are tried */
     size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
@@ -162,12 +177,12 @@ struct bd_runner {
     bool runs_dir_made;
 };
 
-static const char *const event_names[] = {"run.started", "case.queued", "case.started",
-                                          "case.finished", "run.finished"};
+static const char *const event_names[] = {"run.started",   "case.queued",  "case.started",
+                                          "case.finished", "run.finished", "case.not_recorded"};
 
 const char *bd_run_event_name(bd_run_event_kind k)
 {
-    if ((int)k < 0 || k > BD_RUN_EV_FINISHED)
+    if ((int)k < 0 || k > BD_RUN_EV_CASE_NOT_RECORDED)
         return "?";
     return event_names[k];
 }
@@ -181,8 +196,10 @@ static void emit(bd_runner *r, bd_run_event_kind kind, const run_case *rc)
     if (rc) {
         ev.case_id = rc->id;
         ev.case_index = rc->index;
-        if (kind == BD_RUN_EV_CASE_FINISHED)
+        if (kind == BD_RUN_EV_CASE_FINISHED || kind == BD_RUN_EV_CASE_NOT_RECORDED)
             ev.result = &rc->res;
+        if (kind == BD_RUN_EV_CASE_NOT_RECORDED && r->has_fatal)
+            ev.error = &r->fatal;
     }
     ev.running = r->running - r->finishing; /* programs running; not a case in cleanup */
     ev.done = r->done;
@@ -379,10 +396,27 @@ int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload)
     return 0;
 }
 
-void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload)
+int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err *err)
 {
-    r->record = fn;
-    r->record_payload = payload;
+    if (r->started) {
+        if (rec->own)
+            bd_history_free(rec->history);
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0,
+                          "the run's history is fixed once the run started");
+    }
+    if (r->hist_own && r->hist != rec->history)
+        bd_history_free(r->hist);
+    r->hist = rec->history;
+    r->hist_own = rec->own;
+    r->run_full = rec->run_full;
+    r->run_cases = rec->run_cases;
+    for (size_t i = 0; i < r->n; i++) {
+        run_case *c = &r->cases[i];
+        c->verified = false;
+        for (size_t k = 0; k < rec->n_verified && !c->verified; k++)
+            c->verified = strcmp(rec->verified_ids[k], c->id) == 0;
+    }
+    return 0;
 }
 
 void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting)
@@ -486,6 +520,9 @@ static void pump(bd_runner *r);
 static void publish(run_case *rc);
 static int record_work(void *payload);
 static void record_done(void *payload, int status);
+static void record_flush(bd_runner *r);
+static void not_recorded(run_case *rc);
+static void not_recorded_queue(bd_runner *r);
 
 /* The case's slot is free for the next case (once). */
 static void free_slot(run_case *rc)
@@ -645,58 +682,160 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         free(rc->sut_out);
         rc->sut_out = NULL;
     }
-    /* §4, §5: a case is reported only once its record is in the history. The append
-     * runs on the serial recording worker (an fsync never stalls the loop) and the case
-     * is published when it is done. A case whose append failed (or that ended after the
-     * run had to stop) is not recorded and is never reported as finished. */
+    /* §4, §5: a case is reported only once its record is in the history. Appends run on
+     * the serial recording worker (an fsync never stalls the loop); the cases finishing
+     * while one is in flight are appended together next (group commit). */
     free_slot(rc);
     r->running--;
-    if (!r->record) {
+    if (!r->hist) {
         publish(rc);
-        return;
-    }
-    bd_err e = BD_ERR_INIT;
-    if (!r->has_fatal && !r->recorder)
-        (void)bd_serial_new(&r->recorder, r->loop, &e);
-    if (r->has_fatal || !r->recorder ||
-        bd_serial_submit(r->recorder, record_work, record_done, rc) != 0) {
-        if (!r->has_fatal && !e.code)
-            bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory queueing a record");
-        if (!r->has_fatal)
-            set_fatal(r, &e);
-        rc->state = C_DROPPED;
-        announce_waiting(r, rc);
         return;
     }
     rc->state = C_RECORDING;
     r->recording++;
+    r->rec_queue[r->rec_n++] = rc->index;
+    if (r->append_failed) {
+        not_recorded_queue(r);
+        return;
+    }
+    record_flush(r);
 }
 
-/* Worker thread: append the case's record. Reads only what no one writes during the run
- * (the summary's run id, task class, digests, class; the case's result). */
-static int record_work(void *payload)
+/* Loop thread: every case still waiting for its record gets none (an append failed, or
+ * none could be queued): case.not_recorded, never case.finished. */
+static void not_recorded_queue(bd_runner *r)
 {
-    run_case *rc = payload;
-    bd_runner *r = rc->r;
-    bd_err_clear(&rc->rec_err);
-    return r->record(&rc->res, &r->summary, r->record_payload, &rc->rec_err);
+    size_t n = r->rec_n;
+    r->rec_n = 0;
+    for (size_t i = 0; i < n; i++)
+        not_recorded(&r->cases[r->rec_queue[i]]);
 }
 
-/* Loop thread: the record is in (publish the case) or the append failed (stop the run). */
-static void record_done(void *payload, int status)
+/* A finished case without a record: reported as such, not counted in the scores. */
+static void not_recorded(run_case *rc)
 {
-    run_case *rc = payload;
     bd_runner *r = rc->r;
     r->recording--;
-    if (status != 0) {
-        set_fatal(r, &rc->rec_err);
-        rc->state = C_DROPPED;
-        announce_waiting(r, rc);
-    } else {
-        if (rc->res.record_hash[0])
-            bd_runner_set_chain_head(r, rc->res.record_hash);
-        publish(rc);
+    rc->state = C_DROPPED;
+    r->summary.not_recorded++;
+    if (rc->wait_for) {
+        rc->wait_for = 0;
+        emit(r, BD_RUN_EV_CASE_STARTED, rc);
     }
+    emit(r, BD_RUN_EV_CASE_NOT_RECORDED, rc);
+    announce_waiting(r, rc);
+}
+
+/* Loop thread: when no append is in flight, send every queued record to the worker as
+ * one batch. */
+static void record_flush(bd_runner *r)
+{
+    if (r->inflight || r->rec_n == 0 || r->append_failed)
+        return;
+    bd_err e = BD_ERR_INIT;
+    rec_batch *b = calloc(1, sizeof(*b));
+    if (b)
+        b->cases = calloc(r->rec_n, sizeof(*b->cases));
+    if (!r->recorder && b && b->cases)
+        (void)bd_serial_new(&r->recorder, r->loop, &e);
+    if (b && b->cases && r->recorder) {
+        b->r = r;
+        b->n = r->rec_n;
+        for (size_t i = 0; i < b->n; i++)
+            b->cases[i] = &r->cases[r->rec_queue[i]];
+        if (bd_serial_submit(r->recorder, record_work, record_done, b) == 0) {
+            r->rec_n = 0;
+            r->inflight = b;
+            return;
+        }
+    }
+    if (b)
+        free(b->cases);
+    free(b);
+    if (!e.code)
+        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory queueing a history append");
+    r->append_failed = true;
+    set_fatal(r, &e);
+    not_recorded_queue(r);
+}
+
+/* Worker thread: append the batch's records together (one write, one fsync). Reads only
+ * what no one writes during the run (the summary's run id, task class, digest, class;
+ * the cases' results) and writes only the batch's results. */
+static int record_work(void *payload)
+{
+    rec_batch *b = payload;
+    bd_runner *r = b->r;
+    const bd_run_summary *s = &r->summary;
+    bd_err_clear(&b->err);
+    bd_history_score_fields *f = calloc(b->n, sizeof(*f));
+    const bd_score **sc = calloc(b->n, sizeof(*sc));
+    char(*hashes)[BD_HASH_BUF] = calloc(b->n, sizeof(*hashes));
+    int rc = -1;
+    if (!f || !sc || !hashes) {
+        bd_err_set(&b->err, BD_E_NOMEM, NULL, 0, 0, "out of memory appending to the history");
+        goto out;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const run_case *c = b->cases[i];
+        const bd_case_result *res = &c->res;
+        f[i].run_id = s->run_id;
+        f[i].run_full = r->run_full;
+        f[i].run_cases = r->run_cases;
+        f[i].task_class = s->task_class;
+        f[i].case_id = res->case_id;
+        f[i].case_digest = res->case_digest;
+        f[i].task_class_digest = s->task_class_digest;
+        f[i].cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
+        f[i].isolation_class = bd_isolation_str(s->isolation);
+        f[i].provenance_verified = c->verified;
+        f[i].started_at = res->started_at;
+        f[i].finished_at = res->finished_at;
+        sc[i] = &res->score;
+    }
+    uint64_t first = 0;
+    if (bd_history_append_batch(r->hist, f, sc, b->n, &first, hashes, &b->err) != 0)
+        goto out;
+    for (size_t i = 0; i < b->n; i++) {
+        bd_case_result *res = &b->cases[i]->res;
+        snprintf(res->record_hash, sizeof(res->record_hash), "%s", hashes[i]);
+        res->record_seq = first + i;
+        res->provenance_verified = f[i].provenance_verified;
+    }
+    rc = 0;
+out:
+    free(f);
+    free(sc);
+    free(hashes);
+    return rc;
+}
+
+/* Loop thread: the batch is durable (publish its cases, in the order they finished) or
+ * its append failed (stop the run; nothing of it, nor anything queued behind it, is
+ * reported as finished). */
+static void record_done(void *payload, int status)
+{
+    rec_batch *b = payload;
+    bd_runner *r = b->r;
+    r->inflight = NULL;
+    if (status != 0) {
+        r->append_failed = true;
+        set_fatal(r, &b->err);
+        for (size_t i = 0; i < b->n; i++)
+            not_recorded(b->cases[i]);
+        not_recorded_queue(r);
+    } else {
+        r->summary.appends++;
+        r->summary.records += b->n;
+        for (size_t i = 0; i < b->n; i++) {
+            r->recording--;
+            bd_runner_set_chain_head(r, b->cases[i]->res.record_hash);
+            publish(b->cases[i]);
+        }
+        record_flush(r);
+    }
+    free(b->cases);
+    free(b);
     pump(r);
 }
 
@@ -1365,7 +1504,8 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
         return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "the run was already started");
     r->results = calloc(r->n, sizeof(*r->results));
     r->freed = calloc(r->n ? r->n : 1, sizeof(*r->freed));
-    if (!r->results || !r->freed)
+    r->rec_queue = calloc(r->n ? r->n : 1, sizeof(*r->rec_queue));
+    if (!r->results || !r->freed || !r->rec_queue)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     r->loop = loop;
     r->started = true;
@@ -1458,6 +1598,7 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
      * nano-dollars are far below any price, so round there before printing. */
     cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
     cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
+    cJSON_AddNumberToObject(o, "not_recorded", (double)s->not_recorded);
     cJSON *sk = cJSON_AddObjectToObject(o, "skipped_unsigned");
     if (sk) {
         cJSON_AddNumberToObject(sk, "draft", (double)s->skipped_draft);
@@ -1508,6 +1649,16 @@ cJSON *bd_run_event_json(const bd_run_event *ev)
             cJSON_AddNullToObject(o, "record_hash");
         return o;
     }
+    case BD_RUN_EV_CASE_NOT_RECORDED:
+        /* The case was scored but its record could not be appended: no score is
+         * published for it (§4, §5), only that it is missing and why. */
+        o = cJSON_CreateObject();
+        if (!o)
+            return NULL;
+        cJSON_AddStringToObject(o, "event", "case.not_recorded");
+        cJSON_AddStringToObject(o, "case_id", ev->case_id);
+        cJSON_AddStringToObject(o, "reason", ev->error ? bd_code_str(ev->error->code) : "");
+        return o;
     case BD_RUN_EV_FINISHED: {
         o = cJSON_CreateObject();
         cJSON *s = bd_run_summary_json(ev->summary);
@@ -1551,7 +1702,10 @@ void bd_runner_free(bd_runner *r)
     free(r->cases);
     free(r->results);
     free(r->freed);
+    free(r->rec_queue);
     free(r->subs);
+    if (r->hist_own)
+        bd_history_free(r->hist);
     if (r->have_report)
         bd_verify_report_release(&r->report);
     bd_run_summary_release(&r->summary);

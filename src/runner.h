@@ -12,16 +12,23 @@
  * cannot be made or removed, a pinned file changed under the run) aborts it.
  *
  * Events: subscribers receive run.started, case.queued (every case, in order, right
- * after run.started), case.started, case.finished and run.finished, on the loop thread,
- * in subscription order. Pointers inside an event are borrowed for the call only. A
- * recorder (history) may be set: it is called for each finished case before
- * case.finished is published and may fill the result's record_hash and record_seq; if
- * it fails, the run is aborted with its error (exit 4 for io.error) and that case is
- * never reported. The recorder runs on the runner's serial recording worker (serial.h),
- * one record at a time in the order the cases finished, so an fsync never stalls the
- * loop; `case.finished` follows on the loop thread. A case that takes the slot of a case
- * not yet reported gets its `case.started` after that case's `case.finished` (causal
- * order, §4), though its program may already run.
+ * after run.started), case.started, case.finished (or case.not_recorded) and
+ * run.finished, on the loop thread,
+ * in subscription order. Pointers inside an event are borrowed for the call only.
+ *
+ * Recording (DESIGN.md §4, §5) belongs to the runner: given a history
+ * (bd_runner_set_recording, which the run gate calls), every finished case is appended
+ * to it before it is reported. Appends run on the runner's serial recording worker
+ * (serial.h), so an fsync never stalls the loop, with group commit: the cases that finish
+ * while an append is in flight go to the history together in the next one
+ * (bd_history_append_batch: one write, one fsync). A case's `case.finished` follows its
+ * record's fsync, on the loop thread, in the order the cases finished. If an append
+ * fails, the run stops with that error (exit 4 for io.error) and no further append is
+ * tried; every finished case without a record — those of the failed batch and those
+ * queued behind it — gets `case.not_recorded`, never `case.finished`, and is not counted
+ * in the summary's scores (summary.not_recorded counts it). A case that takes the slot
+ * of a case not yet reported gets its `case.started` after that case's `case.finished`
+ * (or `case.not_recorded`): causal order (§4), though its program may already run.
  *
  * Lifecycle: bd_runner_new → bd_runner_subscribe... → bd_runner_prepare (startup
  * integrity: nothing is spawned before it passes; it touches no loop, so a front end
@@ -48,6 +55,7 @@
 #include "bench.h"
 #include "err.h"
 #include "exec.h"
+#include "history.h"
 #include "score.h"
 
 #define BD_RUN_ID_MAX 64
@@ -101,7 +109,10 @@ typedef struct bd_run_summary {
     size_t n_failure_modes;
     double cost_usd;
     int64_t wall_ms;
-    bool cancelled; /* stopped by bd_runner_cancel or an abort */
+    bool cancelled;      /* stopped by bd_runner_cancel or an abort */
+    size_t not_recorded; /* finished cases whose record could not be appended */
+    size_t records;      /* records appended by this run */
+    size_t appends;      /* history appends (fsyncs) they took: group commit */
     bool has_chain_head;
     char chain_head[65];
     char started_at[21], finished_at[21];
@@ -120,9 +131,9 @@ typedef struct bd_case_result {
     char cassette_digest[72]; /* "" when none */
     const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
     size_t stderr_len;
-    char record_hash[65];     /* filled by the recorder; "" when none */
-    uint64_t record_seq;      /* the record's seq, filled by the recorder; 0 when none */
-    bool provenance_verified; /* the record\'s provenance_verified, filled by the recorder */
+    char record_hash[65];     /* the case's record (once appended); "" when none */
+    uint64_t record_seq;      /* the record's seq; 0 when none */
+    bool provenance_verified; /* the record's provenance_verified */
     const char *sut_output;   /* record mode: the SUT's stdout (one JSON value), else NULL */
     size_t sut_output_len;
 } bd_case_result;
@@ -133,6 +144,7 @@ typedef enum {
     BD_RUN_EV_CASE_STARTED,
     BD_RUN_EV_CASE_FINISHED,
     BD_RUN_EV_FINISHED,
+    BD_RUN_EV_CASE_NOT_RECORDED, /* a finished case whose record could not be appended */
 } bd_run_event_kind;
 
 /* "run.started", "case.queued", ... */
@@ -143,19 +155,13 @@ typedef struct bd_run_event {
     const bd_run_summary *summary; /* every event: run id, class, isolation, counts so far */
     const char *case_id;           /* case events */
     size_t case_index;
-    const bd_case_result *result; /* case.finished */
+    const bd_case_result *result; /* case.finished, case.not_recorded */
+    const bd_err *error;          /* case.not_recorded: why (the run's abort error) */
     size_t running;               /* cases running after this event */
     size_t done;                  /* cases finished so far */
 } bd_run_event;
 
 typedef void (*bd_run_event_fn)(const bd_run_event *ev, void *payload);
-
-/* Fill res->record_hash and res->record_seq (optional); 0, or -1 with err to abort the
- * run. Called on the recording worker thread: it may touch only `res`, read `run` (its
- * run id, task class, digests and class do not change during the run) and what its
- * payload owns; never the runner, never the UI. */
-typedef int (*bd_run_record_fn)(bd_case_result *res, const bd_run_summary *run, void *payload,
-                                bd_err *err);
 
 /* New runner for the cases `case_ids` (n > 0; duplicates are ignored) or all cases of
  * `tc` (n == 0), run in id order. Checks ids (case.bad_id, bench.unknown_case), the
@@ -173,7 +179,20 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
 /* Subscribe `fn` (called with `payload`). Returns 0 or -1 (out of memory). */
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
 
-void bd_runner_set_recorder(bd_runner *r, bd_run_record_fn fn, void *payload);
+/* Where and how the run's score records go (DESIGN.md §5). */
+typedef struct bd_runner_recording {
+    bd_history *history; /* open; NULL: nothing is recorded (record_hash stays "") */
+    bool own;            /* the runner frees `history` with itself */
+    bool run_full;       /* run_scope "full" (the default selection) or "subset" */
+    size_t run_cases;    /* run_cases: the whole run's selection (a shard's too) */
+    const char *const *verified_ids; /* cases whose records say provenance_verified: true */
+    size_t n_verified;
+} bd_runner_recording;
+
+/* Record every finished case into rec->history before it is reported (see above). Before
+ * bd_runner_start only (internal.bug after); the ids are copied. Returns 0 or -1. When
+ * rec->own, the history is the runner's even on failure. */
+int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err *err);
 
 /* The unsigned cases the run gate left out of this run (§4), for the summary, the
  * run.finished event and the summary file. */
@@ -202,7 +221,7 @@ bool bd_runner_finished(const bd_runner *r);
  * preparation error or the run's abort error. */
 int bd_runner_run(bd_runner *r, bd_err *err);
 
-/* The run's abort error (environment failure, recorder failure, summary write failure),
+/* The run's abort error (environment failure, history append failure, summary write failure),
  * or NULL when none. */
 const bd_err *bd_runner_error(const bd_runner *r);
 

@@ -1,10 +1,15 @@
 #include "verify.h"
 
+#define BD_PATH_MAX 4096
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Relative label "<task-class>/cases/<id>/..." keeps messages short and copy-pastable. */
 static void check_cassette(bd_case_check *out, const bd_task_class *tc, const char *case_dir)
@@ -53,7 +58,11 @@ out:
     free(path);
 }
 
-int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case_id)
+/* The path-based check: every file looked up by name, each loader judging its own file.
+ * The fast path below hands every case it does not fully judge itself to this one, so
+ * every error (a link, a leftover temp file, a schema error, an I/O error) is reported
+ * exactly as the loaders word it. */
+static int verify_case_slow(bd_case_check *out, const bd_task_class *tc, const char *case_id)
 {
     memset(out, 0, sizeof(*out));
     snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
@@ -105,6 +114,114 @@ out:
     return out->err.code == BD_OK ? 0 : -1;
 }
 
+/* The pin and the cassette of a case whose digest and case.yaml are known. */
+static void check_pins(bd_case_check *out, const bd_task_class *tc, const char *case_dir,
+                       const bd_scanned_case *sc)
+{
+    const char *case_id = out->case_id;
+    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, case_id) : NULL;
+    if (!pin) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
+                   "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
+                   "`benchdesk pin %s %s`",
+                   case_id, tc->name, tc->name, case_id);
+        return;
+    }
+    snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
+    if (strcmp(pin->digest, out->digest) != 0) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
+                   "content is %s but digests.yaml:%d pins %s; restore the case, or re-pin "
+                   "deliberately with `benchdesk pin %s %s` (its signatures must then be made "
+                   "again)",
+                   out->digest, pin->line, pin->digest, tc->name, case_id);
+        return;
+    }
+    if (!sc->cassette_present) {
+        /* Absent, or not a regular file: the path-based check says which. */
+        check_cassette(out, tc, case_dir);
+        return;
+    }
+    const bd_case *c = out->loaded;
+    memcpy(out->cassette, sc->cassette, sizeof(out->cassette));
+    if (!c->has_cassette_digest) {
+        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, c->path, 0, 0,
+                   "cassette_digest is null but cassette.json exists (%s); run `benchdesk "
+                   "pin %s %s` to pin it",
+                   out->cassette, tc->name, case_id);
+    } else if (strcmp(c->cassette_digest, out->cassette) != 0) {
+        char path[BD_PATH_MAX + 32];
+        snprintf(path, sizeof(path), "%s/cassette.json", case_dir);
+        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
+                   "cassette.json is %s but case.yaml pins %s; restore the recorded output, "
+                   "or re-pin deliberately with `benchdesk pin %s %s`",
+                   out->cassette, c->cassette_digest, tc->name, case_id);
+    }
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool has_case(const bd_task_class *tc, const char *id)
+{
+    return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), id_cmp);
+}
+
+/* The check of one case in one pass (bd_case_scan: each file opened relative to the
+ * cases/ descriptor and read once; case.yaml parsed from the very bytes that were
+ * hashed). Anything it does not judge itself goes to verify_case_slow. */
+static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cases_fd,
+                            bd_case_scanner *scanner, const char *case_id)
+{
+    if (cases_fd < 0 || !scanner || !bd_name_valid(case_id) || !has_case(tc, case_id))
+        return verify_case_slow(out, tc, case_id);
+    char case_dir[BD_PATH_MAX], path[BD_PATH_MAX + 32];
+    int n = snprintf(case_dir, sizeof(case_dir), "%s/%s", tc->cases_dir, case_id);
+    if (n < 0 || (size_t)n >= sizeof(case_dir))
+        return verify_case_slow(out, tc, case_id);
+    memset(out, 0, sizeof(*out));
+    snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
+    bd_scanned_case sc = {.yaml_max = BD_YAML_MAX_BYTES};
+    bd_err e = BD_ERR_INIT;
+    if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || !sc.case_yaml)
+        goto slow;
+    snprintf(path, sizeof(path), "%s/" BD_PROVENANCE_FILE, case_dir);
+    if (sc.prov_present) {
+        if (bd_provfile_parse(&out->prov_file, sc.prov_yaml, sc.prov_len, path, &e) != 0)
+            goto slow;
+    } else {
+        /* No file: signed in neither role (bd_provfile_load's empty file). */
+        if (!(out->prov_file = calloc(1, sizeof(*out->prov_file))) ||
+            !(out->prov_file->path = strdup(path)))
+            goto slow;
+        out->prov_file->schema_version = 2;
+    }
+    snprintf(path, sizeof(path), "%s/case.yaml", case_dir);
+    if (bd_case_parse(&out->loaded, sc.case_yaml, sc.case_yaml_len, path, case_id, &e) != 0)
+        goto slow;
+    memcpy(out->digest, sc.digest, sizeof(out->digest));
+    check_pins(out, tc, case_dir, &sc);
+    bd_case_scan_release(&sc);
+    return out->err.code == BD_OK ? 0 : -1;
+slow:
+    bd_case_scan_release(&sc);
+    bd_case_check_release(out);
+    return verify_case_slow(out, tc, case_id);
+}
+
+int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case_id)
+{
+    bd_case_scanner *scanner = NULL;
+    int fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    (void)bd_case_scanner_new(&scanner, NULL);
+    int rc = verify_case_fast(out, tc, fd, scanner, case_id);
+    bd_case_scanner_free(scanner);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 void bd_case_check_release(bd_case_check *c)
 {
     if (!c)
@@ -138,16 +255,6 @@ static void check_task_class(bd_verify_report *r, const bd_task_class *tc)
                    r->tc_digest, tc->digests->task_class, tc->name);
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static bool has_case(const bd_task_class *tc, const char *id)
-{
-    return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), id_cmp);
-}
-
 /* Fill `e` with the case.pin_orphaned error of pin `p`. */
 static void orphan_err(bd_err *e, const bd_task_class *tc, const bd_pin *p)
 {
@@ -159,8 +266,193 @@ static void orphan_err(bd_err *e, const bd_task_class *tc, const bd_pin *p)
     free(path);
 }
 
-int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
-                         const char *const *case_ids, size_t n_case_ids, bd_err *err)
+/* ---- many cases on a few threads ---------------------------------------------------- */
+
+/* Cases are checked by up to POOL_THREADS workers (each with its own scanner; GnuPG
+ * contexts are per call) and handed over on the calling thread strictly in id order, so
+ * output stays byte-identical and streaming. A worker runs at most POOL_WINDOW cases
+ * ahead of the hand-over: memory stays bounded by the window, not the task class. */
+#define POOL_THREADS 4
+#define POOL_WINDOW  128
+#define POOL_CHUNK   16
+
+typedef struct pool_slot {
+    bd_case_check chk;
+    bool failed; /* the case's integrity failed */
+    int prov_v;  /* bd_provenance_verify: 0, 1 (bad) or -1 (GnuPG failed: gerr) */
+    bd_err gerr;
+    bool done;
+} pool_slot;
+
+/* Called on the calling thread, in order; takes the check (release or keep it). */
+typedef void (*pool_deliver)(bd_case_check *k, size_t i, void *payload);
+
+typedef struct case_pool {
+    const bd_task_class *tc;
+    const char *const *ids;
+    size_t n;
+    bd_prov_ctx *ctx;
+    int cases_fd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_free; /* a slot was handed over */
+    pthread_cond_t cv_done; /* a slot was filled */
+    size_t next;            /* next index a worker claims */
+    size_t consumed;        /* indexes below this are handed over */
+    bool stop;
+    pool_slot slots[POOL_WINDOW];
+} case_pool;
+
+static void check_one(case_pool *p, bd_case_scanner *scanner, size_t i)
+{
+    pool_slot *s = &p->slots[i % POOL_WINDOW];
+    bd_case_check *k = &s->chk;
+    s->failed = verify_case_fast(k, p->tc, p->cases_fd, scanner, p->ids[i]) != 0;
+    s->prov_v = 0;
+    if (p->ctx && k->prov_file) {
+        bd_subject sj = {BD_SUBJECT_CASE, p->tc->name, k->case_id,
+                         k->digest,       k->pinned,   k->prov_file};
+        s->gerr = (bd_err)BD_ERR_INIT;
+        s->prov_v = bd_provenance_verify(&k->prov, p->ctx, &sj, &s->gerr);
+        k->prov_checked = s->prov_v >= 0;
+    }
+}
+
+static void *pool_worker(void *arg)
+{
+    case_pool *p = arg;
+    bd_case_scanner *scanner = NULL;
+    (void)bd_case_scanner_new(&scanner, NULL); /* without one, the path-based check runs */
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        /* A run of POOL_CHUNK cases per claim: one lock and one wake-up per run, not
+         * per case. */
+        while (!p->stop && p->next < p->n && p->next + POOL_CHUNK > p->consumed + POOL_WINDOW)
+            pthread_cond_wait(&p->cv_free, &p->mu);
+        if (p->stop || p->next >= p->n)
+            break;
+        size_t first = p->next, last = first + POOL_CHUNK;
+        if (last > p->n)
+            last = p->n;
+        p->next = last;
+        pthread_mutex_unlock(&p->mu);
+        for (size_t i = first; i < last; i++)
+            check_one(p, scanner, i);
+        pthread_mutex_lock(&p->mu);
+        for (size_t i = first; i < last; i++)
+            p->slots[i % POOL_WINDOW].done = true;
+        pthread_cond_broadcast(&p->cv_done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    bd_case_scanner_free(scanner);
+    return NULL;
+}
+
+static size_t pool_threads(size_t n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t t = cpus > 0 ? (size_t)cpus : 1;
+    if (t > POOL_THREADS)
+        t = POOL_THREADS;
+    /* A handful of cases is not worth a thread (the run gate of one case). */
+    if (n < 16)
+        t = 1;
+    return t;
+}
+
+/* Check `n` cases (ids), with their signatures when `ctx` is set, counting into `r` and
+ * handing each check to `deliver` in order. Returns 0, or -1 with `err` when GnuPG
+ * failed (the checks not yet handed over are released). */
+static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *const *ids, size_t n,
+                     bd_prov_ctx *ctx, pool_deliver deliver, void *payload, bd_err *err)
+{
+    case_pool *p = calloc(1, sizeof(*p));
+    if (!p)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    p->tc = tc;
+    p->ids = ids;
+    p->n = n;
+    p->ctx = ctx;
+    p->cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv_free, NULL);
+    pthread_cond_init(&p->cv_done, NULL);
+    pthread_t th[POOL_THREADS];
+    size_t nth = 0, want = pool_threads(n);
+    for (; want > 1 && nth < want; nth++)
+        if (pthread_create(&th[nth], NULL, pool_worker, p) != 0)
+            break;
+    bd_case_scanner *own = NULL;
+    if (nth == 0)
+        (void)bd_case_scanner_new(&own, NULL);
+
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        pool_slot *s = &p->slots[i % POOL_WINDOW];
+        if (nth == 0) {
+            check_one(p, own, i); /* no threads: here, one at a time */
+        } else {
+            pthread_mutex_lock(&p->mu);
+            while (!s->done)
+                pthread_cond_wait(&p->cv_done, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        bd_case_check *k = &s->chk;
+        bool wake = nth > 0 && (i + 1) % POOL_CHUNK == 0;
+        if (s->prov_v < 0) {
+            if (err)
+                *err = s->gerr;
+            bd_case_check_release(k);
+            s->done = false; /* the stop below releases what the workers finished */
+            rc = -1;
+            break;
+        }
+        r->n_cases++;
+        if (s->failed)
+            r->n_failed++;
+        if (s->prov_v == 1 && k->err.code == BD_OK)
+            r->n_failed++;
+        r->n_prov[k->prov_checked ? k->prov.status : BD_PROV_ST_BAD]++;
+        deliver(k, i, payload);
+        if (nth == 0)
+            continue;
+        pthread_mutex_lock(&p->mu);
+        s->done = false;
+        p->consumed = i + 1;
+        if (wake) /* room for another run */
+            pthread_cond_broadcast(&p->cv_free);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv_free);
+    pthread_mutex_unlock(&p->mu);
+    for (size_t t = 0; t < nth; t++)
+        pthread_join(th[t], NULL);
+    if (rc < 0)
+        for (size_t j = 0; j < POOL_WINDOW; j++)
+            if (p->slots[j].done)
+                bd_case_check_release(&p->slots[j].chk);
+    bd_case_scanner_free(own);
+    if (p->cases_fd >= 0)
+        close(p->cases_fd);
+    pthread_cond_destroy(&p->cv_free);
+    pthread_cond_destroy(&p->cv_done);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+    return rc;
+}
+
+/* Array hand-over: the report keeps every check. */
+static void deliver_keep(bd_case_check *k, size_t i, void *payload)
+{
+    bd_verify_report *r = payload;
+    r->cases[i] = *k;
+}
+
+/* bd_verify_task_class, with each case's signatures checked in the same pass when `ctx`
+ * is set. */
+static int verify_cases(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,
+                        size_t n_case_ids, bd_prov_ctx *ctx, bd_err *err)
 {
     memset(out, 0, sizeof(*out));
     snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
@@ -174,12 +466,9 @@ int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
         if (!out->cases)
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        const char *id = n_case_ids ? case_ids[i] : tc->case_ids[i];
-        if (bd_verify_case(&out->cases[i], tc, id) != 0)
-            out->n_failed++;
-        out->n_cases++;
-    }
+    const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
+    if (n && run_cases(out, tc, ids, n, ctx, deliver_keep, out, err) < 0)
+        return -1;
 
     if (!n_case_ids && tc->digests && tc->digests->n_pins) {
         /* At most one orphan per pin: one allocation, whatever the count. */
@@ -195,6 +484,12 @@ int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
         }
     }
     return out->n_failed ? 1 : 0;
+}
+
+int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
+                         const char *const *case_ids, size_t n_case_ids, bd_err *err)
+{
+    return verify_cases(out, tc, case_ids, n_case_ids, NULL, err);
 }
 
 void bd_verify_report_release(bd_verify_report *r)
@@ -249,8 +544,25 @@ int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_c
     return 0;
 }
 
+/* Stream hand-over: the sink sees the check, then it is released. */
+static void deliver_sink(bd_case_check *k, size_t i, void *payload)
+{
+    const bd_verify_sink *sink = payload;
+    (void)i;
+    if (sink->on_case)
+        sink->on_case(k, sink->payload);
+    bd_case_check_release(k);
+}
+
 int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
                      const bd_verify_sink *sink, bd_err *err)
+{
+    return bd_verify_stream_ids(out, tc, NULL, 0, ctx, sink, err);
+}
+
+int bd_verify_stream_ids(bd_verify_report *out, const bd_task_class *tc,
+                         const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
+                         const bd_verify_sink *sink, bd_err *err)
 {
     memset(out, 0, sizeof(*out));
     snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
@@ -262,27 +574,12 @@ int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx
     if (sink->on_task_class)
         sink->on_task_class(out, sink->payload);
 
-    /* One check alive at a time: memory does not grow with the number of cases. */
-    bd_case_check *k = malloc(sizeof(*k));
-    if (!k)
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    for (size_t i = 0; i < tc->n_cases; i++) {
-        if (bd_verify_case(k, tc, tc->case_ids[i]) != 0)
-            out->n_failed++;
-        out->n_cases++;
-        if (ctx && verify_case_prov(out, k, tc, ctx, err) < 0) {
-            bd_case_check_release(k);
-            free(k);
-            return -1;
-        }
-        bd_prov_status st = k->prov_checked ? k->prov.status : BD_PROV_ST_BAD;
-        out->n_prov[st]++;
-        if (sink->on_case)
-            sink->on_case(k, sink->payload);
-        bd_case_check_release(k);
-    }
-    free(k);
-    if (tc->digests) {
+    /* At most POOL_WINDOW checks alive: memory does not grow with the number of cases. */
+    const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
+    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
+    if (n && run_cases(out, tc, ids, n, ctx, deliver_sink, (void *)sink, err) < 0)
+        return -1;
+    if (!n_case_ids && tc->digests) {
         for (size_t i = 0; i < tc->digests->n_pins; i++) {
             const bd_pin *p = &tc->digests->pins[i];
             if (has_case(tc, p->case_id))
@@ -301,10 +598,10 @@ int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx
 int bd_verify_check(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,
                     size_t n_case_ids, bd_prov_ctx *ctx, bd_err *err)
 {
-    int v = bd_verify_task_class(out, tc, case_ids, n_case_ids, err);
-    if (v < 0)
+    /* The cases' signatures are checked with their integrity, on the pool's threads. */
+    if (verify_cases(out, tc, case_ids, n_case_ids, ctx, err) < 0)
         return -1;
-    if (ctx && bd_verify_provenance(out, tc, ctx, err) != 0)
+    if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
         return -1;
     return out->n_failed ? 1 : 0;
 }

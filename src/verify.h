@@ -92,15 +92,23 @@ typedef struct bd_verify_sink {
 } bd_verify_sink;
 
 /* bd_verify_check over every case of `tc`, streamed: each case is loaded, checked (with
- * its signatures when `ctx` is not NULL), handed to `sink`, and released before the
- * next, so memory is bounded by one case whatever the number of cases (`list` and
- * `verify` of a 100,000-case task class). *out gets the task-class results and the
+ * its signatures when `ctx` is not NULL), handed to `sink` in id order on the calling
+ * thread, and released, so memory is bounded by a window of cases (checked ahead on up to
+ * four threads, one pass over each case's files) whatever the number of cases (`list`,
+ * `verify` and the run gate of a 100,000-case task class). *out gets the task-class results and the
  * counts (n_cases, n_failed, n_orphans, n_prov) but no `cases` or `orphans` arrays.
  * Returns 0 when everything passed, 1 when something failed, -1 with `err` when the
  * check could not run (out of memory, GnuPG failed). Release *out with
  * bd_verify_report_release. */
 int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
                      const bd_verify_sink *sink, bd_err *err);
+
+/* bd_verify_stream over the cases named in `case_ids` (n_case_ids > 0; each must exist,
+ * else that case fails with bench.unknown_case), or every case when n_case_ids is 0
+ * (then orphaned pins are reported too). The run gate streams its cases through it. */
+int bd_verify_stream_ids(bd_verify_report *out, const bd_task_class *tc,
+                         const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
+                         const bd_verify_sink *sink, bd_err *err);
 
 /* A case's first failure: its integrity error, else its bad signature; NULL when fine. */
 const bd_err *bd_case_check_failure(const bd_case_check *c);

@@ -1,10 +1,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "history.h"
 #include "stale.h"
+#include "text.h"
 #include "verify.h"
 
 static const char list_help[] =
@@ -12,8 +15,11 @@ static const char list_help[] =
     "Without TASK_CLASS: every task class with its tier, SUT kind, its own signatures\n"
     "(registration.yaml + rubric.py), case count, case provenance (signed / awaiting review /\n"
     "draft, verified against bench/keys) and whether all pins hold.\n"
-    "With TASK_CLASS: one row per case: id, disposition, difficulty, pin status,\n"
-    "provenance and title. Pins are checked by hashing each case (BLAKE3, DESIGN.md §2).\n";
+    "With TASK_CLASS: one row per case: id, disposition, difficulty, pin status (ok, or\n"
+    "FAIL with the error code and what to do on the next line), provenance, newest score\n"
+    "and title. Pins are checked by hashing each case (BLAKE3, DESIGN.md §2). Rows fit the\n"
+    "terminal (or $COLUMNS): the title is cut with \"…\", an id too long for its column\n"
+    "goes on a line of its own. In a pipe nothing is cut and the columns line up.\n";
 
 typedef struct tc_summary {
     size_t prov[4];         /* cases by bd_prov_status */
@@ -28,7 +34,72 @@ typedef struct list_out {
     size_t rows;                  /* JSON objects printed so far (for the commas) */
     const bd_latest_scores *last; /* each case's newest score, or NULL (no history) */
     size_t n_stale;               /* cases whose newest score is stale */
+    int width;                    /* columns a row may take; 0: no limit (a pipe) */
+    int case_w;                   /* the CASE column */
 } list_out;
+
+/* The case table's columns after CASE (DISP, DIFF, PIN, PROVENANCE, LAST), each wide
+ * enough for every value it can hold, and the TITLE column's least useful width. */
+#define COL_DISP  9  /* ambiguous */
+#define COL_DIFF  6  /* medium */
+#define COL_PIN   4  /* ok | FAIL (the code and message follow on their own line) */
+#define COL_PROV  15 /* awaiting_review */
+#define COL_LAST  5  /* 0.85* */
+#define FIXED_W   (COL_DISP + COL_DIFF + COL_PIN + COL_PROV + COL_LAST + 6)
+#define TITLE_MIN 12
+
+/* The width rows must fit: the terminal's, else $COLUMNS, else none (a pipe keeps every
+ * byte; the columns still line up, CASE being as wide as the longest id). */
+static int out_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    long v = c ? strtol(c, NULL, 10) : 0;
+    return v > 0 && v < 10000 ? (int)v : 0;
+}
+
+/* Lay the case table out for `tc`: CASE as wide as its longest id (ids are never cut in
+ * a row), narrowed to leave TITLE_MIN columns for the title within the width; an id
+ * longer than that is printed on a line of its own above its row. */
+static void layout(list_out *lo, const bd_task_class *tc)
+{
+    int longest = 4; /* "CASE" */
+    for (size_t i = 0; i < tc->n_cases; i++) {
+        int w = bd_text_width(cli_vis(tc->case_ids[i]));
+        if (w > longest)
+            longest = w;
+    }
+    lo->width = out_width();
+    lo->case_w = longest;
+    if (lo->width && lo->case_w > lo->width - FIXED_W - TITLE_MIN)
+        lo->case_w = lo->width - FIXED_W - TITLE_MIN;
+    if (lo->case_w < 4)
+        lo->case_w = 4;
+}
+
+/* Print `s` padded to `w` columns (display width, not bytes), then a space. */
+static void put_col(const char *s, int w)
+{
+    fputs(s, stdout);
+    for (int k = bd_text_width(s); k < w; k++)
+        fputc(' ', stdout);
+    fputc(' ', stdout);
+}
+
+/* Print `s` as the last field, cut to `w` columns when w > 0, then the line end. */
+static void put_last(const char *s, int w)
+{
+    if (w > 0 && bd_text_width(s) > w) {
+        char cut[1024];
+        bd_text_fit(cut, sizeof(cut), s, w, false);
+        fputs(cut, stdout);
+    } else {
+        fputs(s, stdout);
+    }
+    fputc('\n', stdout);
+}
 
 /* The task class's header: JSON opens the object and its "cases" array, so each case is
  * printed and released as it comes (memory does not grow with the number of cases). */
@@ -38,8 +109,13 @@ static void on_task_class(const bd_verify_report *r, void *payload)
     if (!lo->print)
         return;
     if (!lo->cli->json) {
-        printf("%-44s %-10s %-7s %-16s %-15s %-6s %s\n", "CASE", "DISP", "DIFF", "PIN",
-               "PROVENANCE", "LAST", "TITLE");
+        put_col("CASE", lo->case_w);
+        put_col("DISP", COL_DISP);
+        put_col("DIFF", COL_DIFF);
+        put_col("PIN", COL_PIN);
+        put_col("PROVENANCE", COL_PROV);
+        put_col("LAST", COL_LAST);
+        put_last("TITLE", lo->width ? lo->width - FIXED_W - lo->case_w : 0);
         return;
     }
     cJSON *root = cJSON_CreateObject();
@@ -77,10 +153,31 @@ static void on_case(const bd_case_check *chk, void *payload)
         snprintf(last, sizeof(last), "%.2f%s", ls->score, ls->stale ? "*" : "");
     lo->n_stale += ls && ls->stale;
     if (!lo->cli->json) {
-        printf("%-44s %-10s %-7s %-16s %-15s %-6s %s\n", cli_vis(chk->case_id),
-               c ? bd_disposition_str(c->disposition) : "?",
-               c ? bd_difficulty_str(c->difficulty) : "?", pin, bd_prov_status_str(prov), last,
-               cli_vis(c ? c->title : (fail ? fail->msg : "")));
+        const char *id = cli_vis(chk->case_id);
+        if (bd_text_width(id) > lo->case_w) {
+            /* Too long for its column: on its own line (cut only past the width). */
+            put_last(id, lo->width);
+            id = "";
+        }
+        put_col(id, lo->case_w);
+        put_col(c ? bd_disposition_str(c->disposition) : "?", COL_DISP);
+        put_col(c ? bd_difficulty_str(c->difficulty) : "?", COL_DIFF);
+        put_col(fail ? "FAIL" : "ok", COL_PIN);
+        put_col(bd_prov_status_str(prov), COL_PROV);
+        put_col(last, COL_LAST);
+        put_last(c ? cli_vis(c->title) : "", lo->width ? lo->width - FIXED_W - lo->case_w : 0);
+        if (fail) {
+            /* The failure in full below its row: "  <code>: <what to do>". */
+            char *line = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&line, &len);
+            if (m) {
+                fprintf(m, "  %s: %s", bd_code_str(fail->code), cli_vis(fail->msg));
+                fclose(m);
+                put_last(line, lo->width);
+                free(line);
+            }
+        }
         return;
     }
     cJSON *o = cJSON_CreateObject();
@@ -123,7 +220,7 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
                       bd_prov_ctx *pctx, tc_summary *sum, bool print, bd_err *err)
 {
     bd_verify_report rep;
-    list_out lo = {cli, print, 0, NULL, 0};
+    list_out lo = {cli, print, 0, NULL, 0, 0, 44};
     /* The newest score of each case, from the history when there is one (read only). */
     bd_latest_scores last = {0};
     bd_history *h = NULL;
@@ -132,6 +229,8 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
         bd_latest_scores_load(&last, h, tc, &herr) == 0)
         lo.last = &last;
     bd_history_free(h);
+    if (print && !cli->json)
+        layout(&lo, tc);
     bd_verify_sink sink = {on_task_class, on_case, NULL, &lo};
     if (bd_verify_stream(&rep, tc, pctx, &sink, err) < 0) {
         if (print && cli->json)
@@ -145,16 +244,23 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
     memcpy(sum->prov, rep.n_prov, sizeof(sum->prov));
     if (print && !cli->json) {
         const bd_err *tf = bd_verify_tc_failure(&rep);
-        printf("task class %s (registration.yaml + rubric.py): %s, %s\n", tc->name,
-               rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
-               bd_prov_status_str(sum->tc_prov));
-        if (tf)
-            printf("  %s: %s\n", bd_code_str(tf->code), cli_vis(tf->msg));
-        if (lo.n_stale)
-            printf("* %zu %s stale: scored on a case, rubric or registration that has "
-                   "changed since (benchdesk history log --stale)\n",
-                   lo.n_stale,
-                   lo.n_stale == 1 ? "case's newest score is" : "cases' newest scores are");
+        char line[1024];
+        snprintf(line, sizeof(line), "task class %s (registration.yaml + rubric.py): %s, %s",
+                 tc->name, rep.tc_err.code == BD_OK ? "pin ok" : bd_code_str(rep.tc_err.code),
+                 bd_prov_status_str(sum->tc_prov));
+        put_last(line, lo.width);
+        if (tf) {
+            snprintf(line, sizeof(line), "  %s: %s", bd_code_str(tf->code), cli_vis(tf->msg));
+            put_last(line, lo.width);
+        }
+        if (lo.n_stale) {
+            snprintf(line, sizeof(line),
+                     "* %zu %s stale: scored on a case, rubric or registration that has "
+                     "changed since (benchdesk history log --stale)",
+                     lo.n_stale,
+                     lo.n_stale == 1 ? "case's newest score is" : "cases' newest scores are");
+            put_last(line, lo.width);
+        }
     }
     if (print && cli->json) {
         fputs("]}\n", stdout);

@@ -159,6 +159,15 @@ static void on_event(const bd_run_event *ev, void *payload)
             case_line(f, ev);
         draw_progress(f);
         break;
+    case BD_RUN_EV_CASE_NOT_RECORDED:
+        /* Scored, but its record could not be appended: never shown as finished. */
+        if (!f->json) {
+            clear_line(f);
+            fprintf(stderr, "%s: NOT RECORDED (%s): its score is not in the history\n",
+                    cli_vis(ev->case_id), ev->error ? bd_code_str(ev->error->code) : "?");
+        }
+        draw_progress(f);
+        break;
     case BD_RUN_EV_FINISHED:
         clear_line(f);
         if (f->tick_open)
@@ -204,6 +213,9 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     } else {
         printf("  %-14s -\n", "mean score");
     }
+    if (s->not_recorded)
+        printf("  %-14s %zu (scored, but the history append failed: not counted)\n",
+               "not recorded", s->not_recorded);
     printf("  %-14s $%.4f\n", "cost", s->cost_usd);
     printf("  %-14s %.1f s\n", "wall time", (double)s->wall_ms / 1000.0);
     if (s->n_failure_modes) {
@@ -269,10 +281,7 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     bd_bench *bench = NULL;
     bd_task_class *tc = NULL;
     bd_runner *runner = NULL;
-    char *python = NULL;
     bd_err err = BD_ERR_INIT;
-    bd_config config = {0};
-    bd_run_recorder rec = {0};
     bd_run_plan plan = {0};
     const char *shard_arg = NULL, *run_id = NULL, *out_dir = NULL;
     bd_shard_spec spec;
@@ -351,38 +360,28 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         }
     }
 
-    bd_isolation iso;
-    if (bd_isolation_choose(&iso, NULL, isolation, allow_weaker, &err) != 0) {
-        status = cli_fail(cli, &err);
-        goto out;
-    }
     if ((status = cli_open_bench(cli, &bench)) != 0)
         goto out;
     if (bd_task_class_load(&tc, bench, tc_name, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
-    /* .benchdesk/config.yaml: the interpreter and the default --jobs. */
-    if (bd_config_load(&config, bench->root, &err) != 0) {
-        status = cli_fail(cli, &err);
-        goto out;
-    }
-    if (jobs == 0)
-        jobs = config.jobs;
-    if (bd_config_find_python(&python, &config, &err) != 0) {
-        status = cli_fail(cli, &err);
-        goto out;
-    }
-    bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
-    opts.jobs = jobs;
-    opts.isolation = iso;
-    opts.python = python;
-    opts.drafts = drafts;
-    if (shard_arg) {
-        opts.run_id = spec.run_id;
-        opts.write_files = false; /* a shard leaves nothing on its machine but the bundle */
-    }
-    if (bd_runner_new(&runner, bench, tc, case_ids, n_cases, &opts, &err) != 0) {
+    /* Everything before the first spawn, as the TUI does it: the interpreter, the
+     * isolation class, the default --jobs (.benchdesk/config.yaml), then startup integrity
+     * (DESIGN.md §2: the history chain, every pin and signature) and what gets run (§4).
+     * The runner records each finished case (to the history, or a shard's bundle). */
+    bd_run_request req = {.bench = bench,
+                          .tc = tc,
+                          .case_ids = (const char *const *)case_ids,
+                          .n_case_ids = n_cases,
+                          .isolation = isolation,
+                          .allow_weaker = allow_weaker,
+                          .jobs = jobs,
+                          .gate = {.drafts = drafts, .drafts_hint = "run with --drafts"},
+                          .bundle = shard_arg ? &bundle : NULL,
+                          .bundle_dir = out_dir};
+    req.gate.shard = shard_arg ? &spec : NULL;
+    if (bd_run_prepare(&runner, &plan, &req, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
@@ -396,23 +395,6 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         status = cli_fail(cli, &err);
         goto out;
     }
-    /* Startup integrity, before anything is spawned (DESIGN.md §2): the history chain,
-     * every pin and signature, then what gets run (§4). */
-    bd_run_gate_opts gate = {.drafts = drafts, .drafts_hint = "run with --drafts"};
-    gate.shard = shard_arg ? &spec : NULL;
-    if (bd_run_gate(&rec.hist, &plan, runner, bench, tc, (const char *const *)case_ids, n_cases,
-                    &gate, &err) != 0) {
-        status = cli_fail(cli, &err);
-        goto out;
-    }
-    /* A shard records into its bundle's own chain: the same recorder, another history. */
-    if (shard_arg) {
-        if (bd_bundle_create(&bundle, out_dir, &err) != 0) {
-            status = cli_fail(cli, &err);
-            goto out;
-        }
-        rec.hist = bundle.records;
-    }
     size_t skipped = plan.skipped_draft + plan.skipped_awaiting;
     if (skipped && !cli->json)
         fprintf(stderr,
@@ -421,9 +403,6 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
                 "provenance_verified: false)\n",
                 skipped, skipped == 1 ? "" : "s", tc->name, plan.skipped_draft,
                 plan.skipped_draft == 1 ? "" : "s", plan.skipped_awaiting);
-    rec.runner = runner;
-    rec.plan = &plan;
-    bd_runner_set_recorder(runner, bd_run_record, &rec);
     if (uv_loop_init(&loop) != 0) {
         bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "cannot create an event loop");
         status = cli_fail(cli, &err);
@@ -472,12 +451,8 @@ out:
         uv_loop_close(&loop);
     }
     bd_runner_free(runner);
-    if (!shard_arg)
-        bd_history_free(rec.hist);
     bd_bundle_writer_release(&bundle);
     bd_run_plan_release(&plan);
-    free(python);
-    bd_config_release(&config);
     bd_task_class_free(tc);
     bd_bench_free(bench);
     free(case_ids);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The isolation tests again as an unprivileged user (CI runs ctest as root; the jail must
 # hold both ways): the jail's unit tests (test_jail) and the probe suite (run_probes.py)
-# as nobody, through setpriv. When ctest already runs unprivileged, test_isolation.sh and
+# as nobody, through setpriv; and the chokepoint's unit tests (test_exec), so that
+# RLIMIT_NPROC of the `subprocess` class — which the kernel does not apply to root — is
+# tested on a root machine too, not skipped (test_nproc_enforced must run and pass). When ctest already runs unprivileged, test_isolation.sh and
 # unit.test_jail are that run.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then
@@ -31,6 +33,16 @@ else
     fail "test_jail as uid $nobody:"
     cat "$BD_TMP/unit.log"
 fi
+exec_unit="$BD_BUILD_DIR/tests/test_exec"
+if as_nobody sh -c 'cd "$TMPDIR" && "$0"' "$exec_unit" >"$BD_TMP/exec.log" 2>&1; then
+    pass "test_exec as uid $nobody ($(grep -c '^\[       OK' "$BD_TMP/exec.log") tests ok)"
+else
+    fail "test_exec as uid $nobody:"
+    cat "$BD_TMP/exec.log"
+fi
+grep -q '^\[       OK \] test_nproc_enforced' "$BD_TMP/exec.log" &&
+    pass "subprocess: RLIMIT_NPROC enforced for an unprivileged user (root exempts itself)" ||
+    fail "test_nproc_enforced did not run and pass as uid $nobody"
 if as_nobody python3 "$BD_SOURCE_DIR/tests/fixtures/isolation/run_probes.py" >"$BD_TMP/probes.log" 2>&1; then
     pass "isolation probes as uid $nobody"
     sed -n '/^probe /,$p' "$BD_TMP/probes.log"

@@ -59,7 +59,8 @@ for c in finished:
 f = ev[-1]
 assert set(f) == {"event", "summary"}
 assert set(f["summary"]) == {"cases", "passed", "failed", "mean_score", "ci95", "failure_modes",
-                             "cost_usd", "wall_ms", "skipped_unsigned", "chain_head"}, f
+                             "cost_usd", "wall_ms", "not_recorded", "skipped_unsigned",
+                             "chain_head"}, f
 assert f["summary"]["skipped_unsigned"] == {"draft": 0, "awaiting_review": 0}, f
 assert f["summary"]["cases"] == 3 and f["summary"]["ci95"] == [1, 1]
 last = [e for e in ev if e["event"] == "case.finished"][-1]

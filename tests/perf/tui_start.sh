@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark: the TUI on a generated bench of 10,000 cases (DESIGN.md §12). Prints a table;
 # not a timed test (aims: first full screen <= 500 ms, peak RSS <= 64 MB, keys answered
-# while a run goes on).
+# while a run goes on; at 100,000 cases: first screen <= 100 ms, fully loaded <= 5 s in
+# <= 100 MB).
 #
 #   tests/perf/tui_start.sh [BENCHDESK_BINARY]     (default: build/release/src/benchdesk)
 #   CASES=10000 REPEAT=5 tests/perf/tui_start.sh
+#   ROOT=DIR    use the bench at DIR (a make_big_bench.sh bench with task class "bulk";
+#               the slow task class is added next to it) instead of generating one
+#   ONLY_START=1  measure the first screen and the full load only (no key latencies)
 #
 # How it measures: benchdesk runs in a private tmux server (it needs a terminal) with
 # BENCHDESK_TUI_STATS=<file>, which makes it write, when it exits, the time from its
@@ -27,47 +31,16 @@ cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 root="$work/bench-root"
 
-# ---- a bench of $cases small cases in one task class, pinned ---------------------------
-python3 - "$root" "$cases" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-tc = os.path.join(root, "bench", "bulk")
-os.makedirs(os.path.join(tc, "cases"))
-open(os.path.join(tc, "registration.yaml"), "w").write("""schema_version: 1
-name: bulk
-description: "A generated task class of small cases (benchmark fixture)."
-current_tier: bronze
-min_cases_for_promotion: {bronze: 10, silver: 30, gold: 100}
-promotion_threshold: {silver: 0.80, gold: 0.90}
-breakdown_keys: [answer]
-failure_modes:
-  - {code: answer.wrong, severity: block, description: "Wrong answer"}
-rubric: {wall_clock_seconds: 60, memory_mb: 512}
-sut: {kind: cassette}
-""")
-open(os.path.join(tc, "rubric.py"), "w").write("print('{}')\n")
-for i in range(1, n + 1):
-    cid = "case-%05d" % i
-    d = os.path.join(tc, "cases", cid)
-    os.makedirs(os.path.join(d, "input"))
-    os.makedirs(os.path.join(d, "expected"))
-    open(os.path.join(d, "input", "question.txt"), "w").write("question %d\n" % i)
-    open(os.path.join(d, "expected", "answer.txt"), "w").write("yes\n")
-    open(os.path.join(d, "cassette.json"), "w").write('{"answer": "yes"}\n')
-    open(os.path.join(d, "case.yaml"), "w").write("""schema_version: 1
-case_id: %s
-title: "Generated case %d"
-disposition: positive
-difficulty: easy
-provenance:
-  source: curated
-  source_ref: {type: synthetic, value: "bulk-%d"}
-  added_at: "2026-11-01T00:00:00Z"
-expected: {answer: "yes"}
-cassette_digest: null
-case_digest: null
-""" % (cid, i, i))
-PY
+# ---- a bench of $cases small cases in one task class, pinned and signed --------------
+# (format v2, tests/perf/make_big_bench.sh: the task class and SIGNED cases signed by two
+# people, the rest drafts). ROOT=DIR reuses a bench made before (generating 100,000 cases
+# takes minutes).
+if [ -n "${ROOT:-}" ]; then
+    root=$ROOT
+else
+    SIGNED=${SIGNED:-20} "$src/tests/perf/make_big_bench.sh" "$root" "$cases" "$bin" >/dev/null
+fi
+cases=$(find "$root/bench/bulk/cases" -mindepth 1 -maxdepth 1 -type d | wc -l)
 t0=$(date +%s%N)
 "$bin" -C "$root" pin bulk >/dev/null
 t1=$(date +%s%N)
@@ -75,9 +48,10 @@ pin_ms=$(((t1 - t0) / 1000000))
 
 # A small slow task class next to it, to measure keys while a run goes on.
 slowd="$root/bench/slow"
+[ "${ONLY_START:-0}" = 1 ] || {
 mkdir -p "$slowd/cases"
 cat >"$slowd/registration.yaml" <<'EOF'
-schema_version: 1
+schema_version: 2
 name: slow
 description: "Cases that take 0.3 s each (benchmark fixture)."
 current_tier: bronze
@@ -102,9 +76,10 @@ for i in $(seq -w 1 40); do
     echo "q" >"$d/input/q.txt"
     echo "a" >"$d/expected/a.txt"
     echo '{}' >"$d/cassette.json"
-    printf 'schema_version: 1\ncase_id: slow-%s\ntitle: "Slow %s"\ndisposition: positive\ndifficulty: easy\nprovenance:\n  source: curated\n  source_ref: {type: synthetic, value: "s%s"}\n  added_at: "2026-11-01T00:00:00Z"\nexpected: {}\ncassette_digest: null\ncase_digest: null\n' "$i" "$i" "$i" >"$d/case.yaml"
+    printf 'schema_version: 2\ncase_id: slow-%s\ntitle: "Slow %s"\ndisposition: positive\ndifficulty: easy\norigin:\n  source: curated\n  source_ref: {type: synthetic, value: "s%s"}\n  added_at: "2026-11-01T00:00:00Z"\nexpected: {}\ncassette_digest: null\n' "$i" "$i" "$i" >"$d/case.yaml"
 done
 "$bin" -C "$root" pin slow >/dev/null
+}
 
 tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 "env LANG=C.UTF-8 PS1='$ ' sh"
 tmux -L "$sock" set-option -g status off >/dev/null
@@ -141,6 +116,11 @@ first_rss=$(for k in $(seq 1 "$repeat"); do stat_of max_rss_kb "$work/stats.firs
 for k in $(seq 1 "$repeat"); do run_once loaded "$k"; done
 load_ms=$(for k in $(seq 1 "$repeat"); do stat_of total_ms "$work/stats.loaded.$k"; done | median)
 load_rss=$(for k in $(seq 1 "$repeat"); do stat_of max_rss_kb "$work/stats.loaded.$k"; done | median)
+if [ "${ONLY_START:-0}" = 1 ]; then
+    # One line for bench_scale.sh: first screen ms, its RSS KB, full load ms, its RSS KB.
+    echo "tui_start: first_ms=$first_in first_rss_kb=$first_rss loaded_ms=$load_ms loaded_rss_kb=$load_rss"
+    exit 0
+fi
 
 # Keys: open the 10,000-case list, then walk it while it is being hashed.
 st="$work/stats.keys"

@@ -27,6 +27,7 @@
 
 #include "bench.h"
 #include "exec.h"
+#include "history.h"
 #include "runner.h"
 
 #define SECRET "sk-bd-test-secret-0123456789"
@@ -835,24 +836,6 @@ static void test_integrity_before_any_spawn(void **st)
 
 /* ---- recorder and JSON ------------------------------------------------------------- */
 
-static int recorder_ok(bd_case_result *res, const bd_run_summary *run, void *payload, bd_err *err)
-{
-    (void)run;
-    (void)err;
-    int *calls = payload;
-    (*calls)++;
-    snprintf(res->record_hash, sizeof(res->record_hash), "%064d", *calls);
-    return 0;
-}
-
-static int recorder_fail(bd_case_result *res, const bd_run_summary *run, void *payload, bd_err *err)
-{
-    (void)res;
-    (void)run;
-    (void)payload;
-    return bd_err_set(err, BD_E_IO, "history", 0, 0, "disk full (test)");
-}
-
 static char last_finished_json[4096];
 
 static void capture_json(const bd_run_event *ev, void *payload)
@@ -876,49 +859,53 @@ static void test_recorder_and_json(void **st)
     bd_runner_opts o = opts_for(1);
     o.run_id = "test-run-1";
     assert_int_equal(bd_runner_new(&r, bench, tc, NULL, 0, &o, &err), 0);
-    int calls = 0;
-    bd_runner_set_recorder(r, recorder_ok, &calls);
-    bd_runner_set_chain_head(r, "ab12000000000000000000000000000000000000000000000000000000000000");
+    /* The runner records into the bench's history (the run gate wires it so). */
+    bd_history *h = NULL;
+    assert_int_equal(bd_history_open(&h, root, BD_HISTORY_CREATE, &err), 0);
+    uint64_t seq0 = 0;
+    char head0[BD_HASH_BUF];
+    assert_int_equal(bd_history_head(h, &seq0, head0, &err), 0);
+    bd_runner_recording rec = {.history = h, .own = true, .run_full = true, .run_cases = 3};
+    assert_int_equal(bd_runner_set_recording(r, &rec, &err), 0);
     bd_runner_subscribe(r, capture_json, NULL);
     assert_int_equal(bd_runner_run(r, &err), 0);
-    assert_int_equal(calls, 3);
     size_t n = 0;
     const bd_case_result *const *res = bd_runner_results(r, &n);
     assert_int_equal(n, 3);
-    char want[80];
-    snprintf(want, sizeof(want), "%064d", 3);
-    assert_string_equal(res[2]->record_hash, want);
+    assert_int_equal(bd_runner_summary(r)->records, 3);
+    bd_history *h2 = NULL;
+    assert_int_equal(bd_history_open(&h2, root, 0, &err), 0);
+    uint64_t seq = 0;
+    char head[BD_HASH_BUF];
+    assert_int_equal(bd_history_head(h2, &seq, head, &err), 0);
+    assert_int_equal(seq, seq0 + 3);
+    for (size_t i = 0; i < n; i++) {
+        bd_history_record hr;
+        assert_int_equal(bd_history_read(h2, res[i]->record_seq, &hr, &err), 0);
+        bd_history_record_release(&hr);
+        assert_true(res[i]->record_seq > seq0 && res[i]->record_seq <= seq);
+    }
+    bd_history_free(h2);
     cJSON *j = cJSON_Parse(last_finished_json);
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "event")->valuestring, "run.finished");
     cJSON *s = cJSON_GetObjectItem(j, "summary");
-    const char *keys[] = {"cases",         "passed",   "failed",  "mean_score",       "ci95",
-                          "failure_modes", "cost_usd", "wall_ms", "skipped_unsigned", "chain_head"};
-    assert_int_equal(cJSON_GetArraySize(s), 10);
-    for (size_t i = 0; i < 10; i++)
+    const char *keys[] = {"cases",    "passed",  "failed",       "mean_score",       "ci95",
+                          "failure_modes", "cost_usd", "wall_ms", "not_recorded", "skipped_unsigned",
+                          "chain_head"};
+    assert_int_equal(cJSON_GetArraySize(s), 11);
+    for (size_t i = 0; i < 11; i++)
         assert_non_null(cJSON_GetObjectItem(s, keys[i]));
     assert_true(cJSON_GetObjectItem(s, "mean_score")->valuedouble == 1.0);
-    /* The head moved with every record the recorder wrote: the last one's hash. */
-    assert_string_equal(cJSON_GetObjectItem(s, "chain_head")->valuestring, want);
+    assert_true(cJSON_GetObjectItem(s, "not_recorded")->valuedouble == 0);
+    /* The head moved with every record: the history's head now. */
+    assert_string_equal(cJSON_GetObjectItem(s, "chain_head")->valuestring, head);
     cJSON *ci = cJSON_GetObjectItem(s, "ci95");
     assert_true(cJSON_GetArrayItem(ci, 0)->valuedouble == 1.0);
     cJSON_Delete(j);
     char p[PATH_MAX + 40];
     snprintf(p, sizeof(p), "%s/.benchdesk/runs/test-run-1.json", root);
     assert_int_equal(access(p, R_OK), 0);
-    bd_runner_free(r);
-
-    /* A recorder failure aborts the run with its error. */
-    o.run_id = "test-run-2";
-    assert_int_equal(bd_runner_new(&r, bench, tc, NULL, 0, &o, &err), 0);
-    bd_runner_set_recorder(r, recorder_fail, NULL);
-    bd_err_clear(&err);
-    assert_int_equal(bd_runner_run(r, &err), -1);
-    assert_int_equal(err.code, BD_E_IO);
-    assert_non_null(strstr(err.msg, "disk full"));
-    assert_true(bd_runner_summary(r)->cancelled);
-    assert_true(bd_runner_summary(r)->cases <= 1);
-    assert_int_equal(dir_entries(tmproot), 0);
     bd_runner_free(r);
     bd_task_class_free(tc);
 }

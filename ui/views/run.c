@@ -26,14 +26,14 @@ typedef struct run_view {
     bool concern_is_key;
 } run_view;
 
-/* The preparation on the pool: the chain, then the runner's own startup integrity. */
+/* The preparation on the pool (bd_run_prepare): interpreter, isolation, the gate. */
 typedef struct prep_job {
     bd_work work;
-    bd_ui_run *run; /* NULL when the run was freed meanwhile */
-    bd_runner *runner;
+    bd_ui_run *run;    /* NULL when the run was freed meanwhile */
+    bd_runner *runner; /* made by bd_run_prepare; the run's once prep_done takes it */
     const bd_bench *bench; /* the app's, immutable while the app lives */
     char *root;
-    bd_history *hist;
+    bd_config config; /* python and jobs of the app's config, copied for the pool */
     bd_run_plan plan;
     /* provenance: every case of the run must be signed unless drafts are allowed */
     const bd_task_class *tc; /* held by run->ref */
@@ -45,9 +45,6 @@ typedef struct prep_job {
     bd_err err;
     int rc;
 } prep_job;
-
-/* The history handle the recorder appends through (one run at a time). */
-static bd_history *run_hist;
 
 static const bd_action actions[] = {
     BD_A_OPEN,   BD_A_CANCEL, BD_A_BREAKDOWN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FAILED_ONLY,
@@ -204,18 +201,6 @@ static void on_event(const bd_run_event *ev, void *payload)
         bd_app_quit(app, run->quit_status);
 }
 
-/* The recorder (rungate.h): every finished case lands in the chained history before the
- * front ends hear about it (DESIGN.md §5); the view remembers each case's seq. */
-static int on_record(bd_case_result *res, const bd_run_summary *s, void *payload, bd_err *err)
-{
-    bd_ui_run *run = payload;
-    /* The gate's plan says which cases were verified signed, in a signed task class,
-     * over their pinned digests before the run started (DESIGN.md §4, §6). */
-    bd_run_recorder rec = {run_hist, run->runner, &run->plan, 0};
-    /* On the recording worker: the view's case rows are updated from the event. */
-    return bd_run_record(res, s, &rec, err) < 0 ? -1 : 0;
-}
-
 static bool prep_stopping(void *payload)
 {
     (void)payload;
@@ -231,16 +216,24 @@ static void prep_run(bd_work *w)
         j->rc = -1;
         return;
     }
-    bd_run_gate_opts o = {.drafts = j->drafts,
-                          .prov = j->prov,
-                          .drafts_hint = "run with drafts allowed (d)",
-                          .stop = prep_stopping};
-    j->rc = bd_run_gate(&j->hist, &j->plan, j->runner, j->bench, j->tc, (const char *const *)j->ids,
-                        j->n_ids, &o, &j->err);
+    /* As `benchdesk run`: the interpreter, the strongest isolation class the machine
+     * has, the config's jobs, the gate; the runner records every finished case. */
+    bd_run_request req = {.bench = j->bench,
+                          .tc = j->tc,
+                          .case_ids = (const char *const *)j->ids,
+                          .n_case_ids = j->n_ids,
+                          .config = &j->config,
+                          .gate = {.drafts = j->drafts,
+                                   .prov = j->prov,
+                                   .drafts_hint = "run with drafts allowed (d)",
+                                   .stop = prep_stopping}};
+    j->rc = bd_run_prepare(&j->runner, &j->plan, &req, &j->err);
 }
 
 static void prep_free(prep_job *j)
 {
+    bd_runner_free(j->runner);
+    bd_config_release(&j->config);
     bd_run_plan_release(&j->plan);
     for (size_t i = 0; i < j->n_ids; i++)
         free(j->ids[i]);
@@ -254,14 +247,12 @@ static void prep_done(bd_work *w, bool ran)
     prep_job *j = (prep_job *)w;
     bd_ui_run *run = j->run;
     if (!run) {
-        bd_history_free(j->hist);
         prep_free(j);
         return;
     }
     run->prep = NULL;
     bd_app *app = run->app;
     if (!ran || j->rc < 0 || run->cancel_requested || app->quitting) {
-        bd_history_free(j->hist);
         run->phase = run->cancel_requested || !ran ? BD_UR_FINISHED : BD_UR_FAILED;
         run->t_end_ms = bd_app_now_ms(app); /* a refused run's clock stops */
         run->cancelled = run->cancel_requested || !ran;
@@ -275,10 +266,21 @@ static void prep_done(bd_work *w, bool ran)
             bd_app_quit(app, run->quit_status);
         return;
     }
-    run_hist = j->hist;
+    run->runner = j->runner;
+    j->runner = NULL;
     run->plan = j->plan;
     memset(&j->plan, 0, sizeof(j->plan));
     prep_free(j);
+    if (bd_runner_subscribe(run->runner, on_event, run) < 0) {
+        bd_err oom = BD_ERR_INIT;
+        bd_err_set(&oom, BD_E_NOMEM, NULL, 0, 0, "out of memory starting the run");
+        run->phase = BD_UR_FAILED;
+        run->t_end_ms = bd_app_now_ms(app);
+        run->error = oom;
+        bd_app_error(app, &oom);
+        broadcast(run, SIZE_MAX);
+        return;
+    }
     size_t skipped = run->plan.skipped_draft + run->plan.skipped_awaiting;
     if (skipped)
         bd_app_message(app, BD_MSG_WARN,
@@ -315,8 +317,6 @@ void bd_ui_run_release_runner(bd_app *app)
         return;
     bd_runner_free(run->runner);
     run->runner = NULL;
-    bd_history_free(run_hist);
-    run_hist = NULL;
     bd_run_plan_release(&run->plan);
     bd_model_tc_release(run->ref);
     run->ref = NULL;
@@ -331,8 +331,6 @@ void bd_ui_run_free(bd_app *app)
         ((prep_job *)run->prep)->run = NULL;
     /* bd_runner_free cancels and drains a run still going on the loop. */
     bd_runner_free(run->runner);
-    bd_history_free(run_hist);
-    run_hist = NULL;
     bd_run_plan_release(&run->plan);
     bd_model_tc_release(run->ref);
     run_free_cases(run);
@@ -395,7 +393,6 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
 {
     bd_err err = BD_ERR_INIT;
     bd_model *m = app->model;
-    char *python = NULL;
     if (app->run && (app->run->phase == BD_UR_PREPARING || app->run->phase == BD_UR_RUNNING)) {
         bd_app_message(app, BD_MSG_WARN, "a run is in progress: v shows it, c cancels it");
         return -1;
@@ -428,33 +425,18 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
     run->ref = bd_model_tc_hold(m, tc_index);
     app->run = run;
 
-    /* As `benchdesk run`: BENCHDESK_PYTHON, else config.yaml's python, else python3;
-     * the strongest isolation class the machine has. */
-    bd_isolation iso;
-    if (bd_isolation_choose(&iso, NULL, "auto", false, &err) < 0 ||
-        bd_config_find_python(&python, &app->config, &err) < 0)
-        goto fail;
-    bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
-    opts.isolation = iso;
-    opts.python = python;
-    opts.drafts = drafts;
-    opts.jobs = app->config.jobs;
-    if (bd_runner_new(&run->runner, app->bench, run->ref->tc, ids, n, &opts, &err) < 0)
-        goto fail;
-    free(python);
-    python = NULL;
-    if (bd_runner_subscribe(run->runner, on_event, run) < 0)
-        goto oom;
-    bd_runner_set_recorder(run->runner, on_record, run);
-
     prep_job *j = calloc(1, sizeof(*j));
     if (!j || !(j->root = strdup(app->bench->root)) ||
-        !(j->ids = calloc(n ? n : 1, sizeof(*j->ids)))) {
-        if (j)
+        !(j->ids = calloc(n ? n : 1, sizeof(*j->ids))) ||
+        (app->config.python && !(j->config.python = strdup(app->config.python)))) {
+        if (j) {
             free(j->root);
+            free(j->ids);
+        }
         free(j);
         goto oom;
     }
+    j->config.jobs = app->config.jobs;
     for (size_t i = 0; i < n; i++) {
         if (!(j->ids[i] = strdup(ids[i]))) {
             prep_free(j);
@@ -463,7 +445,6 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
         j->n_ids++;
     }
     j->run = run;
-    j->runner = run->runner;
     j->bench = app->bench;
     j->tc = run->ref->tc;
     j->prov = m->prov;
@@ -485,7 +466,6 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
 oom:
     bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory starting the run");
 fail:
-    free(python);
     if (run && app->run == run) {
         run->phase = BD_UR_FAILED;
         run->t_end_ms = bd_app_now_ms(app);
