@@ -418,25 +418,30 @@ typedef struct rec_core {
  * On false `*oom` tells out-of-memory apart from invalid. */
 static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
 {
-    enum { S_BREAKDOWN, S_COST, S_FMS, S_PASSED, S_SCORE, S_WALL, S__COUNT };
-    static const char *const names[S__COUNT] = {"breakdown", "cost_usd", "failure_modes",
-                                                "passed",    "score",    "wall_clock_ms"};
+    /* The members and value rules are score.h's (BD_SCORE_MEMBERS), shared with the
+     * rubric output parser; the caps on new output do not apply to chained records. */
+    enum {
+        S_BREAKDOWN = BD_SM_BREAKDOWN,
+        S_COST = BD_SM_COST,
+        S_FMS = BD_SM_FMS,
+        S_PASSED = BD_SM_PASSED,
+        S_SCORE = BD_SM_SCORE,
+        S_WALL = BD_SM_WALL,
+        S__COUNT = BD_SM__COUNT
+    };
     if (!cJSON_IsObject(o)) {
         WHY("score: not an object");
         return false;
     }
     unsigned seen = 0;
     for (const cJSON *c = o->child; c; c = c->next) {
-        int f = -1;
-        for (int i = 0; i < S__COUNT; i++)
-            if (strcmp(c->string, names[i]) == 0)
-                f = i;
+        int f = bd_score_member_lookup(c->string);
         if (f < 0) {
             WHY("score: unexpected member \"%.64s\"", c->string);
             return false;
         }
         if (seen & (1u << f)) {
-            WHY("score: duplicate member \"%s\"", names[f]);
+            WHY("score: duplicate member \"%s\"", bd_score_member_name((bd_score_member)f));
             return false;
         }
         seen |= 1u << f;
@@ -451,7 +456,7 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
                 s->passed = cJSON_IsTrue(c);
             break;
         case S_SCORE:
-            if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0.0 && c->valuedouble <= 1.0)) {
+            if (!cJSON_IsNumber(c) || !bd_score_unit_ok(c->valuedouble)) {
                 WHY("score.score: not a number in [0,1]");
                 return false;
             }
@@ -459,7 +464,7 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
                 s->score = c->valuedouble;
             break;
         case S_COST:
-            if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) || c->valuedouble < 0) {
+            if (!cJSON_IsNumber(c) || !bd_score_cost_ok(c->valuedouble)) {
                 WHY("score.cost_usd: not a finite number >= 0");
                 return false;
             }
@@ -467,10 +472,11 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
                 s->cost_usd = c->valuedouble;
             break;
         case S_WALL:
-            if (!integral_in(c, 0, 9007199254740991.0, &v)) {
+            if (!cJSON_IsNumber(c) || !bd_score_wall_ok(c->valuedouble)) {
                 WHY("score.wall_clock_ms: not an integer >= 0");
                 return false;
             }
+            v = c->valuedouble;
             if (s)
                 s->wall_clock_ms = (int64_t)v;
             break;
@@ -487,7 +493,7 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
                         BREAKDOWN_KEY_MAX);
                     return false;
                 }
-                if (!cJSON_IsNumber(b) || !(b->valuedouble >= 0.0 && b->valuedouble <= 1.0)) {
+                if (!cJSON_IsNumber(b) || !bd_score_unit_ok(b->valuedouble)) {
                     WHY("score.breakdown.%.64s: not a number in [0,1]", b->string);
                     return false;
                 }
@@ -576,7 +582,7 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
     if (seen != (1u << S__COUNT) - 1) {
         for (int i = 0; i < S__COUNT; i++)
             if (!(seen & (1u << i))) {
-                WHY("score: member \"%s\" is missing", names[i]);
+                WHY("score: member \"%s\" is missing", bd_score_member_name((bd_score_member)i));
                 break;
             }
         return false;

@@ -585,9 +585,50 @@ static const bd_failure_mode_def *reg_failure_mode(const bd_registration *reg, c
     return NULL;
 }
 
+static const char *const member_names[BD_SM__COUNT] = {
+#define BD_X(name, str) str,
+    BD_SCORE_MEMBERS(BD_X)
+#undef BD_X
+};
+
+const char *bd_score_member_name(bd_score_member m)
+{
+    return (int)m >= 0 && m < BD_SM__COUNT ? member_names[m] : NULL;
+}
+
+int bd_score_member_lookup(const char *name)
+{
+    int lo = 0, hi = BD_SM__COUNT - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(name, member_names[mid]);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return -1;
+}
+
+bool bd_score_unit_ok(double v)
+{
+    return v >= 0.0 && v <= 1.0;
+}
+
+bool bd_score_cost_ok(double v)
+{
+    return isfinite(v) && v >= 0.0;
+}
+
+bool bd_score_wall_ok(double v)
+{
+    return v >= 0.0 && v < INT_LIMIT && v == trunc(v);
+}
+
 static bool in_unit(double x)
 {
-    return x >= 0.0 && x <= 1.0;
+    return bd_score_unit_ok(x);
 }
 
 /* Detail helpers for the schema phase (keys are already known to be valid UTF-8). */
@@ -750,15 +791,15 @@ static int check_schema(bd_score *s, const cJSON *root, const bd_registration *r
     unsigned seen = 0;
     for (const cJSON *c = root->child; c; c = c->next) {
         const char *k = c->string;
-        int rc = 0;
-        if (strcmp(k, "passed") == 0) {
+        int rc = 0, mem = bd_score_member_lookup(k);
+        if (mem == BD_SM_PASSED) {
             seen |= F_PASSED;
             if (!cJSON_IsBool(c)) {
                 d_add(d, "passed is not a boolean");
                 return -1;
             }
             s->passed = cJSON_IsTrue(c);
-        } else if (strcmp(k, "score") == 0) {
+        } else if (mem == BD_SM_SCORE) {
             seen |= F_SCORE;
             if (!cJSON_IsNumber(c)) {
                 d_add(d, "score is not a number");
@@ -769,31 +810,31 @@ static int check_schema(bd_score *s, const cJSON *root, const bd_registration *r
                 return -1;
             }
             s->score = c->valuedouble;
-        } else if (strcmp(k, "breakdown") == 0) {
+        } else if (mem == BD_SM_BREAKDOWN) {
             seen |= F_BREAKDOWN;
             rc = check_breakdown(s, c, d);
-        } else if (strcmp(k, "failure_modes") == 0) {
+        } else if (mem == BD_SM_FMS) {
             seen |= F_FM;
             rc = check_failure_modes(s, c, reg, d);
-        } else if (strcmp(k, "cost_usd") == 0) {
+        } else if (mem == BD_SM_COST) {
             seen |= F_COST;
             if (!cJSON_IsNumber(c)) {
                 d_add(d, "cost_usd is not a number");
                 return -1;
             }
-            if (!(c->valuedouble >= 0.0)) {
-                d_add(d, "cost_usd %.6g is negative", c->valuedouble);
-                return -1;
-            }
-            if (c->valuedouble > BD_SCORE_MAX_COST_USD) {
-                d_add(d, "cost_usd %.6g is over %.0e", c->valuedouble, BD_SCORE_MAX_COST_USD);
+            /* The shared rule (score.h), then the cap on new output. */
+            if (!bd_score_cost_ok(c->valuedouble) || c->valuedouble > BD_SCORE_MAX_COST_USD) {
+                if (!(c->valuedouble >= 0.0))
+                    d_add(d, "cost_usd %.6g is negative", c->valuedouble);
+                else
+                    d_add(d, "cost_usd %.6g is over %.0e", c->valuedouble, BD_SCORE_MAX_COST_USD);
                 return -1;
             }
             s->cost_usd = c->valuedouble;
-        } else if (strcmp(k, "wall_clock_ms") == 0) {
+        } else if (mem == BD_SM_WALL) {
             seen |= F_WALL;
             double v = c->valuedouble;
-            if (!cJSON_IsNumber(c) || !(v >= 0.0) || v >= INT_LIMIT || v != trunc(v)) {
+            if (!cJSON_IsNumber(c) || !bd_score_wall_ok(v)) {
                 d_add(d, "wall_clock_ms is not a non-negative integer");
                 return -1;
             }
