@@ -598,16 +598,9 @@ const char *bd_score_member_name(bd_score_member m)
 
 int bd_score_member_lookup(const char *name)
 {
-    int lo = 0, hi = BD_SM__COUNT - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2, c = strcmp(name, member_names[mid]);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
-    }
+    for (int i = 0; i < BD_SM__COUNT; i++)
+        if (strcmp(name, member_names[i]) == 0)
+            return i;
     return -1;
 }
 

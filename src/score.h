@@ -51,7 +51,7 @@
 /* The BenchScore's members and value rules: one table for both of its validators, the
  * rubric output parser (bd_score_parse) and the history's record validator (history.c).
  * The caps above apply to new rubric output only: records chained before the caps
- * existed must keep verifying. Sorted by name (bd_score_member_lookup bisects). */
+ * existed must keep verifying. Sorted by name, as canonical JSON orders them. */
 #define BD_SCORE_MEMBERS(X)                                                                        \
     X(BD_SM_BREAKDOWN, "breakdown")                                                                \
     X(BD_SM_COST, "cost_usd")                                                                      \
