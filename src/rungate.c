@@ -347,7 +347,8 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     const bd_config *cfg = req->config;
     const bd_shard_spec *shard = req->gate.shard;
     if (shard && (!req->bundle || !req->bundle_dir)) {
-        bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "a shard run writes a bundle: give --out BUNDLE_DIR");
+        bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                   "a shard run writes a bundle: give --out BUNDLE_DIR");
         goto out;
     }
     if (!cfg) {

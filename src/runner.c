@@ -165,7 +165,7 @@ struct bd_runner {
     size_t rec_n;
     rec_batch *inflight; /* the append on the worker, or NULL */
     bool append_failed;  /* an append failed: no more are tried */
-    size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
+    size_t *freed;       /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
     bool has_fatal;

@@ -181,10 +181,10 @@ int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
 
 /* Where and how the run's score records go (DESIGN.md §5). */
 typedef struct bd_runner_recording {
-    bd_history *history; /* open; NULL: nothing is recorded (record_hash stays "") */
-    bool own;            /* the runner frees `history` with itself */
-    bool run_full;       /* run_scope "full" (the default selection) or "subset" */
-    size_t run_cases;    /* run_cases: the whole run's selection (a shard's too) */
+    bd_history *history;             /* open; NULL: nothing is recorded (record_hash stays "") */
+    bool own;                        /* the runner frees `history` with itself */
+    bool run_full;                   /* run_scope "full" (the default selection) or "subset" */
+    size_t run_cases;                /* run_cases: the whole run's selection (a shard's too) */
     const char *const *verified_ids; /* cases whose records say provenance_verified: true */
     size_t n_verified;
 } bd_runner_recording;

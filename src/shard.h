@@ -101,8 +101,8 @@ typedef struct bd_bundle_writer {
 } bd_bundle_writer;
 
 /* Create the bundle directory `dir` (mode 0755; it must not exist: bundle.exists) and
- * its records/ chain. Returns 0 with w->records open for appends (bd_run_record writes
- * there through a bd_run_recorder), or -1 (bundle.exists, io.error). */
+ * its records/ chain. Returns 0 with w->records open for appends (bd_run_prepare makes a
+ * shard run's runner record there), or -1 (bundle.exists, io.error). */
 int bd_bundle_create(bd_bundle_writer *w, const char *dir, bd_err *err);
 
 /* Fill host (sanitised gethostname), harness_version and bench_commit (the git HEAD

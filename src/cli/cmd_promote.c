@@ -90,8 +90,9 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
             fprintf(stderr, "benchdesk: %s: the refusal could not be recorded in the history: %s\n",
                     bd_code_str(rec_err.code), cli_vis(rec_err.msg));
     }
-    /* Refused by policy, whatever happened to the audit record. */
-    status = bd_code_exit(BD_E_PROMOTION_REQUIRES_HUMAN);
+    /* Refused by policy (exit 3); but an attempt that could not be put on record is an
+     * environment failure first (exit 4, the history's error): the evidence was lost. */
+    status = recorded ? bd_code_exit(BD_E_PROMOTION_REQUIRES_HUMAN) : bd_code_exit(rec_err.code);
 out:
     bd_history_free(h);
     bd_task_class_free(tc);

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "rungate.h"
 #include "exec.h"
 #include "record.h"
 
@@ -82,16 +83,15 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
     bd_bench *bench = NULL;
     bd_task_class *tc = NULL;
     bd_config config = {0};
-    char *python = NULL;
+    bd_run_env env = {0};
     bd_record_take take = {0};
     int status = 0;
-    bd_isolation iso;
-    if (bd_isolation_choose(&iso, NULL, isolation, allow_weaker, &err) != 0)
-        return cli_fail(cli, &err);
     if ((status = cli_open_bench(cli, &bench)) != 0)
         return status;
     if (bd_task_class_load(&tc, bench, tc_name, &err) != 0 ||
         bd_config_load(&config, bench->root, &err) != 0 ||
+        /* The interpreter and the isolation class, as for `benchdesk run`. */
+        bd_run_env_resolve(&env, &config, isolation, allow_weaker, 1, &err) != 0 ||
         bd_record_check(bench, tc, case_id, NULL, &err) != 0)
         goto fail;
     if (unsafe_network) {
@@ -108,9 +108,8 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
         if (bd_record_audit(bench, tc, case_id, NULL, &err) != 0)
             goto fail;
     }
-    if (bd_config_find_python(&python, &config, &err) != 0)
-        goto fail;
-    bd_record_opts ro = {.isolation = iso, .python = python, .host_network = unsafe_network};
+    bd_record_opts ro = {
+        .isolation = env.isolation, .python = env.python, .host_network = unsafe_network};
     if (bd_record_capture(&take, bench, tc, case_id, &ro, &err) != 0 ||
         bd_record_write(tc, case_id, &take, &err) != 0)
         goto fail;
@@ -146,7 +145,7 @@ fail:
     status = cli_fail(cli, &err);
 out:
     bd_record_take_release(&take);
-    free(python);
+    bd_run_env_release(&env);
     bd_config_release(&config);
     bd_task_class_free(tc);
     bd_bench_free(bench);

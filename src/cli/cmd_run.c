@@ -214,8 +214,8 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
         printf("  %-14s -\n", "mean score");
     }
     if (s->not_recorded)
-        printf("  %-14s %zu (scored, but the history append failed: not counted)\n",
-               "not recorded", s->not_recorded);
+        printf("  %-14s %zu (scored, but the history append failed: not counted)\n", "not recorded",
+               s->not_recorded);
     printf("  %-14s $%.4f\n", "cost", s->cost_usd);
     printf("  %-14s %.1f s\n", "wall time", (double)s->wall_ms / 1000.0);
     if (s->n_failure_modes) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Append before publish (DESIGN.md §4, §5): with a history that cannot be written (here a
 # read-only mount of it), `run` refuses before the first spawn with exit 4 — no case is
-# started, none is reported finished, nothing is counted.
+# started, none is reported finished, nothing is counted; `promote`, whose refusal cannot
+# be put on record, exits 4 too (not 3).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 bd migrate >/dev/null 2>&1 || true
@@ -18,6 +19,12 @@ else
     chmod 500 "$hist"
     ro() { bd "$@"; }
 fi
+# promote: the refusal's audit record cannot be written -> exit 4 (not 3), and it says so.
+rc=0
+ro promote adversarial silver >/dev/null 2>"$BD_TMP/perr" || rc=$?
+[ "$rc" = 4 ] && pass "promote with an unwritable history -> exit 4" || fail "promote -> $rc: $(cat "$BD_TMP/perr")"
+grep -q 'could not be recorded' "$BD_TMP/perr" && pass "promote says the refusal was not recorded" ||
+    fail "promote stderr: $(cat "$BD_TMP/perr")"
 rc=0
 ro run adversarial "${SUB[@]}" --drafts --json --case pass --case two-json >"$BD_TMP/ev" 2>"$BD_TMP/err" || rc=$?
 [ "$(id -u)" = 0 ] || chmod 700 "$hist"

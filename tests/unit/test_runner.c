@@ -890,9 +890,9 @@ static void test_recorder_and_json(void **st)
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "event")->valuestring, "run.finished");
     cJSON *s = cJSON_GetObjectItem(j, "summary");
-    const char *keys[] = {"cases",    "passed",  "failed",       "mean_score",       "ci95",
-                          "failure_modes", "cost_usd", "wall_ms", "not_recorded", "skipped_unsigned",
-                          "chain_head"};
+    const char *keys[] = {"cases",        "passed",           "failed",    "mean_score",
+                          "ci95",         "failure_modes",    "cost_usd",  "wall_ms",
+                          "not_recorded", "skipped_unsigned", "chain_head"};
     assert_int_equal(cJSON_GetArraySize(s), 11);
     for (size_t i = 0; i < 11; i++)
         assert_non_null(cJSON_GetObjectItem(s, keys[i]));

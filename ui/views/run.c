@@ -29,8 +29,8 @@ typedef struct run_view {
 /* The preparation on the pool (bd_run_prepare): interpreter, isolation, the gate. */
 typedef struct prep_job {
     bd_work work;
-    bd_ui_run *run;    /* NULL when the run was freed meanwhile */
-    bd_runner *runner; /* made by bd_run_prepare; the run's once prep_done takes it */
+    bd_ui_run *run;        /* NULL when the run was freed meanwhile */
+    bd_runner *runner;     /* made by bd_run_prepare; the run's once prep_done takes it */
     const bd_bench *bench; /* the app's, immutable while the app lives */
     char *root;
     bd_config config; /* python and jobs of the app's config, copied for the pool */
