@@ -309,7 +309,8 @@ static int try_open(bd_hindex *ix)
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
                         NULL) != SQLITE_OK)
         return -1;
-    sqlite3_busy_timeout(ix->db, 10000);
+    /* Another process writing it: wait a little, then the caller reads the segments. */
+    sqlite3_busy_timeout(ix->db, 3000);
     chmod(ix->path, 0600); /* what the history holds stays the owner's */
     if (sqlite3_exec(ix->db,
                      "PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;"

@@ -3238,6 +3238,22 @@ out:
 
 static atomic_uint ix_builds, ix_extends;
 
+/* The index lock, waited for at most IX_LOCK_WAIT_MS: a query never hangs on the index
+ * (a child process that inherited the lock's descriptor keeps it until it execs or
+ * exits); without the lock it reads the segments instead. 0 or -1. */
+#define IX_LOCK_WAIT_MS 3000
+static int ix_lock(int fd)
+{
+    for (int waited = 0;; waited += 5) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= IX_LOCK_WAIT_MS)
+            return -1;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void bd_history_test_index_counts(unsigned *builds, unsigned *extends)
 {
     *builds = atomic_load(&ix_builds);
@@ -3274,9 +3290,7 @@ bd_hindex *bd_history_index(bd_history *h)
     /* One process brings it up to date at a time; the others wait, then find it so. */
     snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_LOCK);
     lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    while (lockfd >= 0 && flock(lockfd, LOCK_EX) != 0 && errno == EINTR)
-        ;
-    if (lockfd < 0 || bd_hindex_reopen(ix) != 0)
+    if (lockfd < 0 || ix_lock(lockfd) != 0 || bd_hindex_reopen(ix) != 0)
         goto fail;
     if (bd_hindex_get_head(ix, &ih) != 0) {
         if (bd_hindex_reset(ix) != 0)
