@@ -52,8 +52,6 @@
 #define VERIFY_BATCH       64
 #define VERIFY_MAX_THREADS 8
 #define DETAIL_MAX         4096
-#define FM_CODE_MAX        256
-#define BREAKDOWN_KEY_MAX  256
 /* Two prev_hash values that differ in at most this many hex digits are one hand edit of
  * the other: two unrelated SHA-256 values agree in ~4 of 64 digits, so 56 or more equal
  * digits never happen by chance. */
@@ -414,21 +412,12 @@ typedef struct rec_core {
 
 #define WHY(...) (why ? (void)snprintf(why, 256, __VA_ARGS__) : (void)0)
 
-/* Validate the BenchScore object `o`; fill `s` when non-NULL. Returns true when valid.
- * On false `*oom` tells out-of-memory apart from invalid. */
-static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
+/* Validate the BenchScore object `o` of a record of schema `version` by the rules of
+ * score_rules.h, the table score.c's parser applies too; fill `s` when non-NULL. Returns
+ * true when valid. On false `*oom` tells out-of-memory apart from invalid. */
+static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, char *why)
 {
-    /* The members and value rules are score.h's (BD_SCORE_MEMBERS), shared with the
-     * rubric output parser; the caps on new output do not apply to chained records. */
-    enum {
-        S_BREAKDOWN = BD_SM_BREAKDOWN,
-        S_COST = BD_SM_COST,
-        S_FMS = BD_SM_FMS,
-        S_PASSED = BD_SM_PASSED,
-        S_SCORE = BD_SM_SCORE,
-        S_WALL = BD_SM_WALL,
-        S__COUNT = BD_SM__COUNT
-    };
+    const bd_score_rule_def *R = bd_score_rules;
     if (!cJSON_IsObject(o)) {
         WHY("score: not an object");
         return false;
@@ -445,9 +434,9 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
             return false;
         }
         seen |= 1u << f;
-        double v;
-        switch (f) {
-        case S_PASSED:
+        double v = c->valuedouble;
+        switch ((bd_score_member)f) {
+        case BD_SM_PASSED:
             if (!cJSON_IsBool(c)) {
                 WHY("score.passed: not a boolean");
                 return false;
@@ -455,32 +444,35 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
             if (s)
                 s->passed = cJSON_IsTrue(c);
             break;
-        case S_SCORE:
-            if (!cJSON_IsNumber(c) || !bd_score_unit_ok(c->valuedouble)) {
+        case BD_SM_SCORE:
+            if (!cJSON_IsNumber(c) || !bd_score_rule_ok(BD_SR_SCORE, v, version)) {
                 WHY("score.score: not a number in [0,1]");
                 return false;
             }
             if (s)
-                s->score = c->valuedouble;
+                s->score = v;
             break;
-        case S_COST:
-            if (!cJSON_IsNumber(c) || !bd_score_cost_ok(c->valuedouble)) {
+        case BD_SM_COST:
+            if (!cJSON_IsNumber(c) || !isfinite(v) || v < R[BD_SR_COST].min) {
                 WHY("score.cost_usd: not a finite number >= 0");
                 return false;
             }
+            if (!bd_score_rule_ok(BD_SR_COST, v, version)) {
+                WHY("score.cost_usd: %.17g is over %.0e", v, R[BD_SR_COST].max);
+                return false;
+            }
             if (s)
-                s->cost_usd = c->valuedouble;
+                s->cost_usd = v;
             break;
-        case S_WALL:
-            if (!cJSON_IsNumber(c) || !bd_score_wall_ok(c->valuedouble)) {
+        case BD_SM_WALL:
+            if (!cJSON_IsNumber(c) || !bd_score_rule_ok(BD_SR_WALL, v, version)) {
                 WHY("score.wall_clock_ms: not an integer >= 0");
                 return false;
             }
-            v = c->valuedouble;
             if (s)
                 s->wall_clock_ms = (int64_t)v;
             break;
-        case S_BREAKDOWN: {
+        case BD_SM_BREAKDOWN: {
             if (!cJSON_IsObject(c)) {
                 WHY("score.breakdown: not an object");
                 return false;
@@ -488,16 +480,26 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
             size_t n = 0;
             for (const cJSON *b = c->child; b; b = b->next) {
                 size_t kl = strlen(b->string);
-                if (kl == 0 || kl > BREAKDOWN_KEY_MAX) {
-                    WHY("score.breakdown: a key is empty or longer than %d bytes",
-                        BREAKDOWN_KEY_MAX);
+                if (!bd_score_rule_ok(BD_SR_BREAKDOWN_KEY, (double)kl, version)) {
+                    WHY("score.breakdown: a key is empty or longer than %.0f bytes",
+                        R[BD_SR_BREAKDOWN_KEY].max);
                     return false;
                 }
-                if (!cJSON_IsNumber(b) || !bd_score_unit_ok(b->valuedouble)) {
+                const char *word = bd_score_banned_word(b->string, kl);
+                if (word) {
+                    WHY("score.breakdown: a key contains \"%s\"", word);
+                    return false;
+                }
+                if (!cJSON_IsNumber(b) ||
+                    !bd_score_rule_ok(BD_SR_BREAKDOWN_VALUE, b->valuedouble, version)) {
                     WHY("score.breakdown.%.64s: not a number in [0,1]", b->string);
                     return false;
                 }
                 n++;
+            }
+            if (!bd_score_rule_ok(BD_SR_BREAKDOWN_COUNT, (double)n, version)) {
+                WHY("score.breakdown: %zu keys, more than %.0f", n, R[BD_SR_BREAKDOWN_COUNT].max);
+                return false;
             }
             if (s && n > 0) {
                 s->breakdown = calloc(n, sizeof(*s->breakdown));
@@ -516,12 +518,16 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
             }
             break;
         }
-        case S_FMS: {
+        case BD_SM_FAILURE_MODES: {
             if (!cJSON_IsArray(c)) {
                 WHY("score.failure_modes: not an array");
                 return false;
             }
             size_t n = (size_t)cJSON_GetArraySize(c), i = 0;
+            if (!bd_score_rule_ok(BD_SR_FM_COUNT, (double)n, version)) {
+                WHY("score.failure_modes: %zu entries, more than %.0f", n, R[BD_SR_FM_COUNT].max);
+                return false;
+            }
             if (s && n > 0) {
                 s->failure_modes = calloc(n, sizeof(*s->failure_modes));
                 if (!s->failure_modes) {
@@ -530,30 +536,29 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
                 }
             }
             for (const cJSON *fm = c->child; fm; fm = fm->next, i++) {
-                const cJSON *code = NULL, *sev = NULL, *det = NULL;
+                const cJSON *m[BD_SFM__COUNT] = {0};
                 if (!cJSON_IsObject(fm)) {
                     WHY("score.failure_modes[%zu]: not an object", i);
                     return false;
                 }
-                for (const cJSON *m = fm->child; m; m = m->next) {
-                    const cJSON **slot = strcmp(m->string, "code") == 0       ? &code
-                                         : strcmp(m->string, "severity") == 0 ? &sev
-                                         : strcmp(m->string, "detail") == 0   ? &det
-                                                                              : NULL;
-                    if (!slot || *slot) {
+                for (const cJSON *e = fm->child; e; e = e->next) {
+                    int k = bd_score_fm_member_lookup(e->string);
+                    if (k < 0 || m[k]) {
                         WHY("score.failure_modes[%zu]: unexpected or duplicate member "
                             "\"%.64s\"",
-                            i, m->string);
+                            i, e->string);
                         return false;
                     }
-                    *slot = m;
+                    m[k] = e;
                 }
+                const cJSON *code = m[BD_SFM_CODE], *sev = m[BD_SFM_SEVERITY];
+                const cJSON *det = m[BD_SFM_DETAIL];
                 bd_severity sv;
-                if (!cJSON_IsString(code) || code->valuestring[0] == '\0' ||
-                    strlen(code->valuestring) > FM_CODE_MAX) {
-                    WHY("score.failure_modes[%zu].code: not a non-empty string of at most %d "
+                if (!cJSON_IsString(code) ||
+                    !bd_score_rule_ok(BD_SR_FM_CODE, (double)strlen(code->valuestring), version)) {
+                    WHY("score.failure_modes[%zu].code: not a non-empty string of at most %.0f "
                         "bytes",
-                        i, FM_CODE_MAX);
+                        i, R[BD_SR_FM_CODE].max);
                     return false;
                 }
                 if (!cJSON_IsString(sev) || bd_severity_parse(sev->valuestring, &sv) != 0) {
@@ -562,6 +567,12 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
                 }
                 if (det && !cJSON_IsString(det)) {
                     WHY("score.failure_modes[%zu].detail: not a string", i);
+                    return false;
+                }
+                if (det &&
+                    !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)strlen(det->valuestring), version)) {
+                    WHY("score.failure_modes[%zu].detail: longer than %.0f bytes", i,
+                        R[BD_SR_FM_DETAIL].max);
                     return false;
                 }
                 if (s) {
@@ -577,10 +588,12 @@ static bool check_score(const cJSON *o, bd_score *s, bool *oom, char *why)
             }
             break;
         }
+        default:
+            break;
         }
     }
-    if (seen != (1u << S__COUNT) - 1) {
-        for (int i = 0; i < S__COUNT; i++)
+    if (seen != (1u << BD_SM__COUNT) - 1) {
+        for (int i = 0; i < BD_SM__COUNT; i++)
             if (!(seen & (1u << i))) {
                 WHY("score: member \"%s\" is missing", bd_score_member_name((bd_score_member)i));
                 break;
@@ -792,7 +805,7 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
             continue;
         }
         if (f == F_SCORE) {
-            if (!check_score(c, out ? &out->score : NULL, oom, why))
+            if (!check_score(c, version, out ? &out->score : NULL, oom, why))
                 return *oom ? BD_CHAIN_UNPARSEABLE : BD_CHAIN_SCHEMA_INVALID;
             continue;
         }

@@ -16,8 +16,6 @@
 #define SCAN_MAX_NUMBER 63
 /* A detail never repeats more than this many bytes of rubric output. */
 #define ECHO_MAX 64
-/* Integers at or above 2^53 are not exact doubles. */
-#define INT_LIMIT 9007199254740992.0
 
 static const char *const mode_strings[] = {
 #define BD_X(name, str) str,
@@ -295,35 +293,6 @@ static int scan_string(scanner *sc, char **out, size_t *outlen)
     return 0;
 }
 
-static bool contains_ci(const char *s, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++) {
-        size_t k = 0;
-        while (k < m) {
-            unsigned char c = (unsigned char)s[i + k];
-            if (c >= 'A' && c <= 'Z')
-                c = (unsigned char)(c - 'A' + 'a');
-            if (c != (unsigned char)needle[k])
-                break;
-            k++;
-        }
-        if (k == m)
-            return true;
-    }
-    return false;
-}
-
-/* The rubric must not smuggle a self-assessment into the score, under any name. */
-static const char *banned_word(const char *key, size_t n)
-{
-    static const char *const words[] = {"confidence", "llm", "self_reported", "model_says"};
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (contains_ci(key, n, words[i]))
-            return words[i];
-    return NULL;
-}
-
 static int scan_value(scanner *sc);
 
 static int scan_literal(scanner *sc, const char *lit)
@@ -430,7 +399,7 @@ static int scan_object(scanner *sc)
         keys[nkeys].s = key;
         keys[nkeys].n = klen;
         nkeys++;
-        const char *word = banned_word(key, klen);
+        const char *word = bd_score_banned_word(key, klen);
         if (word) {
             d_reset(sc->d);
             d_add(sc->d, "banned key '");
@@ -585,43 +554,10 @@ static const bd_failure_mode_def *reg_failure_mode(const bd_registration *reg, c
     return NULL;
 }
 
-static const char *const member_names[BD_SM__COUNT] = {
-#define BD_X(name, str) str,
-    BD_SCORE_MEMBERS(BD_X)
-#undef BD_X
-};
-
-const char *bd_score_member_name(bd_score_member m)
+/* `v` within rule `r` as it holds for a rubric's output (score_rules.h). */
+static bool rule_ok(bd_score_rule r, double v)
 {
-    return (int)m >= 0 && m < BD_SM__COUNT ? member_names[m] : NULL;
-}
-
-int bd_score_member_lookup(const char *name)
-{
-    for (int i = 0; i < BD_SM__COUNT; i++)
-        if (strcmp(name, member_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-bool bd_score_unit_ok(double v)
-{
-    return v >= 0.0 && v <= 1.0;
-}
-
-bool bd_score_cost_ok(double v)
-{
-    return isfinite(v) && v >= 0.0;
-}
-
-bool bd_score_wall_ok(double v)
-{
-    return v >= 0.0 && v < INT_LIMIT && v == trunc(v);
-}
-
-static bool in_unit(double x)
-{
-    return bd_score_unit_ok(x);
+    return bd_score_rule_ok(r, v, BD_SCORE_RULES_CURRENT);
 }
 
 /* Detail helpers for the schema phase (keys are already known to be valid UTF-8). */
@@ -629,8 +565,6 @@ static void d_key(dbuf *d, const char *k)
 {
     d_echo(d, k, strlen(k), 32);
 }
-
-enum { F_PASSED = 1, F_SCORE = 2, F_BREAKDOWN = 4, F_FM = 8, F_COST = 16, F_WALL = 32 };
 
 static int check_breakdown(bd_score *s, const cJSON *obj, dbuf *d)
 {
@@ -643,8 +577,9 @@ static int check_breakdown(bd_score *s, const cJSON *obj, dbuf *d)
         n++;
     if (n == 0)
         return 0;
-    if (n > BD_SCORE_MAX_BREAKDOWN) {
-        d_add(d, "breakdown has %zu keys, more than %d", n, BD_SCORE_MAX_BREAKDOWN);
+    if (!rule_ok(BD_SR_BREAKDOWN_COUNT, (double)n)) {
+        d_add(d, "breakdown has %zu keys, more than %.0f", n,
+              bd_score_rules[BD_SR_BREAKDOWN_COUNT].max);
         return -1;
     }
     s->breakdown = calloc(n, sizeof(*s->breakdown));
@@ -662,7 +597,14 @@ static int check_breakdown(bd_score *s, const cJSON *obj, dbuf *d)
             d_add(d, " is not a number");
             return -1;
         }
-        if (!in_unit(c->valuedouble)) {
+        if (!rule_ok(BD_SR_BREAKDOWN_KEY, (double)strlen(c->string))) {
+            d_add(d, "breakdown key '");
+            d_key(d, c->string);
+            d_add(d, "' is not %.0f to %.0f bytes long", bd_score_rules[BD_SR_BREAKDOWN_KEY].min,
+                  bd_score_rules[BD_SR_BREAKDOWN_KEY].max);
+            return -1;
+        }
+        if (!rule_ok(BD_SR_BREAKDOWN_VALUE, c->valuedouble)) {
             d_add(d, "$.breakdown.");
             d_key(d, c->string);
             d_add(d, " = %.6g outside [0,1]", c->valuedouble);
@@ -680,27 +622,30 @@ static int check_breakdown(bd_score *s, const cJSON *obj, dbuf *d)
 
 static int check_fm_object(bd_score_fm *fm, const cJSON *obj, size_t idx, dbuf *d)
 {
-    const cJSON *code = NULL, *sev = NULL, *det = NULL;
+    const cJSON *m[BD_SFM__COUNT] = {0};
     for (const cJSON *c = obj->child; c; c = c->next) {
-        if (strcmp(c->string, "code") == 0) {
-            code = c;
-        } else if (strcmp(c->string, "severity") == 0) {
-            sev = c;
-        } else if (strcmp(c->string, "detail") == 0) {
-            det = c;
-        } else {
+        int f = bd_score_fm_member_lookup(c->string);
+        if (f < 0) {
             d_add(d, "unexpected key '");
             d_key(d, c->string);
             d_add(d, "' at $.failure_modes[%zu]", idx);
             return -1;
         }
+        m[f] = c; /* the scanner has refused duplicate keys */
     }
+    const cJSON *code = m[BD_SFM_CODE], *sev = m[BD_SFM_SEVERITY], *det = m[BD_SFM_DETAIL];
     if (!code || !sev) {
-        d_add(d, "missing key '%s' at $.failure_modes[%zu]", code ? "severity" : "code", idx);
+        d_add(d, "missing key '%s' at $.failure_modes[%zu]",
+              bd_score_fm_member_name(code ? BD_SFM_SEVERITY : BD_SFM_CODE), idx);
         return -1;
     }
     if (!cJSON_IsString(code) || code->valuestring[0] == '\0') {
         d_add(d, "$.failure_modes[%zu].code is not a non-empty string", idx);
+        return -1;
+    }
+    if (!rule_ok(BD_SR_FM_CODE, (double)strlen(code->valuestring))) {
+        d_add(d, "$.failure_modes[%zu].code is over %.0f bytes", idx,
+              bd_score_rules[BD_SR_FM_CODE].max);
         return -1;
     }
     if (!cJSON_IsString(sev) || bd_severity_parse(sev->valuestring, &fm->severity) != 0) {
@@ -711,8 +656,9 @@ static int check_fm_object(bd_score_fm *fm, const cJSON *obj, size_t idx, dbuf *
         d_add(d, "$.failure_modes[%zu].detail is not a string", idx);
         return -1;
     }
-    if (det && strlen(det->valuestring) > BD_SCORE_MAX_FM_DETAIL) {
-        d_add(d, "$.failure_modes[%zu].detail is over %d bytes", idx, BD_SCORE_MAX_FM_DETAIL);
+    if (det && !rule_ok(BD_SR_FM_DETAIL, (double)strlen(det->valuestring))) {
+        d_add(d, "$.failure_modes[%zu].detail is over %.0f bytes", idx,
+              bd_score_rules[BD_SR_FM_DETAIL].max);
         return -1;
     }
     fm->code = strdup(code->valuestring);
@@ -737,8 +683,9 @@ static int check_failure_modes(bd_score *s, const cJSON *arr, const bd_registrat
         n++;
     if (n == 0)
         return 0;
-    if (n > BD_SCORE_MAX_FAILURE_MODES) {
-        d_add(d, "failure_modes has %zu entries, more than %d", n, BD_SCORE_MAX_FAILURE_MODES);
+    if (!rule_ok(BD_SR_FM_COUNT, (double)n)) {
+        d_add(d, "failure_modes has %zu entries, more than %.0f", n,
+              bd_score_rules[BD_SR_FM_COUNT].max);
         return -1;
     }
     s->failure_modes = calloc(n, sizeof(*s->failure_modes));
@@ -750,6 +697,11 @@ static int check_failure_modes(bd_score *s, const cJSON *arr, const bd_registrat
         if (cJSON_IsString(c)) {
             if (c->valuestring[0] == '\0') {
                 d_add(d, "$.failure_modes[%zu] is an empty code", idx);
+                return -1;
+            }
+            if (!rule_ok(BD_SR_FM_CODE, (double)strlen(c->valuestring))) {
+                d_add(d, "$.failure_modes[%zu] is a code over %.0f bytes", idx,
+                      bd_score_rules[BD_SR_FM_CODE].max);
                 return -1;
             }
             fm->code = strdup(c->valuestring);
@@ -783,72 +735,70 @@ static int check_schema(bd_score *s, const cJSON *root, const bd_registration *r
     }
     unsigned seen = 0;
     for (const cJSON *c = root->child; c; c = c->next) {
-        const char *k = c->string;
-        int rc = 0, mem = bd_score_member_lookup(k);
-        if (mem == BD_SM_PASSED) {
-            seen |= F_PASSED;
+        int f = bd_score_member_lookup(c->string);
+        int rc = 0;
+        double v = c->valuedouble;
+        if (f >= 0)
+            seen |= 1u << f; /* the scanner has refused duplicate keys */
+        switch (f) {
+        case BD_SM_PASSED:
             if (!cJSON_IsBool(c)) {
                 d_add(d, "passed is not a boolean");
                 return -1;
             }
             s->passed = cJSON_IsTrue(c);
-        } else if (mem == BD_SM_SCORE) {
-            seen |= F_SCORE;
+            break;
+        case BD_SM_SCORE:
             if (!cJSON_IsNumber(c)) {
                 d_add(d, "score is not a number");
                 return -1;
             }
-            if (!in_unit(c->valuedouble)) {
-                d_add(d, "score %.6g outside [0,1]", c->valuedouble);
+            if (!rule_ok(BD_SR_SCORE, v)) {
+                d_add(d, "score %.6g outside [0,1]", v);
                 return -1;
             }
-            s->score = c->valuedouble;
-        } else if (mem == BD_SM_BREAKDOWN) {
-            seen |= F_BREAKDOWN;
+            s->score = v;
+            break;
+        case BD_SM_BREAKDOWN:
             rc = check_breakdown(s, c, d);
-        } else if (mem == BD_SM_FMS) {
-            seen |= F_FM;
+            break;
+        case BD_SM_FAILURE_MODES:
             rc = check_failure_modes(s, c, reg, d);
-        } else if (mem == BD_SM_COST) {
-            seen |= F_COST;
+            break;
+        case BD_SM_COST:
             if (!cJSON_IsNumber(c)) {
                 d_add(d, "cost_usd is not a number");
                 return -1;
             }
-            /* The shared rule (score.h), then the cap on new output. */
-            if (!bd_score_cost_ok(c->valuedouble) || c->valuedouble > BD_SCORE_MAX_COST_USD) {
-                if (!(c->valuedouble >= 0.0))
-                    d_add(d, "cost_usd %.6g is negative", c->valuedouble);
-                else
-                    d_add(d, "cost_usd %.6g is over %.0e", c->valuedouble, BD_SCORE_MAX_COST_USD);
+            if (!(v >= bd_score_rules[BD_SR_COST].min)) {
+                d_add(d, "cost_usd %.6g is negative", v);
                 return -1;
             }
-            s->cost_usd = c->valuedouble;
-        } else if (mem == BD_SM_WALL) {
-            seen |= F_WALL;
-            double v = c->valuedouble;
-            if (!cJSON_IsNumber(c) || !bd_score_wall_ok(v)) {
+            if (!rule_ok(BD_SR_COST, v)) {
+                d_add(d, "cost_usd %.6g is over %.0e", v, bd_score_rules[BD_SR_COST].max);
+                return -1;
+            }
+            s->cost_usd = v;
+            break;
+        case BD_SM_WALL:
+            if (!cJSON_IsNumber(c) || !rule_ok(BD_SR_WALL, v)) {
                 d_add(d, "wall_clock_ms is not a non-negative integer");
                 return -1;
             }
             s->wall_clock_ms = (int64_t)v;
-        } else {
+            break;
+        default:
             d_add(d, "unexpected key '");
-            d_key(d, k);
+            d_key(d, c->string);
             d_add(d, "' at $");
             return -1;
         }
         if (rc != 0)
             return rc;
     }
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } required[] = {{F_PASSED, "passed"},    {F_SCORE, "score"},   {F_BREAKDOWN, "breakdown"},
-                    {F_FM, "failure_modes"}, {F_COST, "cost_usd"}, {F_WALL, "wall_clock_ms"}};
-    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-        if (!(seen & required[i].bit)) {
-            d_add(d, "missing key '%s'", required[i].name);
+    for (int f = 0; f < BD_SM__COUNT; f++) {
+        if (!(seen & (1u << f))) {
+            d_add(d, "missing key '%s'", bd_score_member_name((bd_score_member)f));
             return -1;
         }
     }

@@ -20,7 +20,10 @@
  * grammar; no duplicate key after unescaping; no \u0000 or lone surrogate escape; no
  * number that overflows a double or is longer than 63 characters; nesting at most 64;
  * only whitespace after the value) — checked by a scanner of our own, because cJSON
- * silently keeps duplicate keys and is lax about the rest.
+ * silently keeps duplicate keys and is lax about the rest. The member names, ranges,
+ * lengths and caps come from score_rules.h, the table the history record checker uses
+ * too: at most 64 failure modes and 64 breakdown keys, codes and keys of 1..256 bytes, a
+ * detail of at most 1 KiB, cost_usd at most 1e9.
  *
  * Severity: a bare-string entry takes the taxonomy's severity (block when the code is
  * unknown or there is no registration); an object entry keeps the severity the rubric
@@ -39,46 +42,9 @@
 
 #include "bench.h"
 
+#include "score_rules.h"
+
 #define BD_SCORE_DETAIL_MAX 256
-
-/* Caps on a BenchScore (§3): past any of them the score is rubric.malformed_output, so a
- * score that validates always fits in one history record and sums stay finite. */
-#define BD_SCORE_MAX_FAILURE_MODES 64
-#define BD_SCORE_MAX_BREAKDOWN     64
-#define BD_SCORE_MAX_FM_DETAIL     1024
-#define BD_SCORE_MAX_COST_USD      1e9
-
-/* The BenchScore's members and value rules: one table for both of its validators, the
- * rubric output parser (bd_score_parse) and the history's record validator (history.c).
- * The caps above apply to new rubric output only: records chained before the caps
- * existed must keep verifying. Sorted by name, as canonical JSON orders them. */
-#define BD_SCORE_MEMBERS(X)                                                                        \
-    X(BD_SM_BREAKDOWN, "breakdown")                                                                \
-    X(BD_SM_COST, "cost_usd")                                                                      \
-    X(BD_SM_FMS, "failure_modes")                                                                  \
-    X(BD_SM_PASSED, "passed")                                                                      \
-    X(BD_SM_SCORE, "score")                                                                        \
-    X(BD_SM_WALL, "wall_clock_ms")
-
-typedef enum {
-#define BD_X(name, str) name,
-    BD_SCORE_MEMBERS(BD_X)
-#undef BD_X
-        BD_SM__COUNT
-} bd_score_member;
-
-/* "breakdown", ... (never NULL for a valid member). */
-const char *bd_score_member_name(bd_score_member m);
-
-/* The member called `name`, or -1. */
-int bd_score_member_lookup(const char *name);
-
-/* score and every breakdown value: a number in [0, 1]. */
-bool bd_score_unit_ok(double v);
-/* cost_usd: a finite number >= 0 (new output: also <= BD_SCORE_MAX_COST_USD). */
-bool bd_score_cost_ok(double v);
-/* wall_clock_ms: an integer in [0, 2^53). */
-bool bd_score_wall_ok(double v);
 
 /* Harness failure modes, in precedence order (lower value wins when several apply). */
 #define BD_HARNESS_MODES(X)                                                                        \

@@ -7,7 +7,10 @@
  *   - the registration only ever adds unknown_* refusals: a document malformed with it
  *     is malformed without it, and one valid with it is valid without it;
  *   - a valid score serializes (bd_score_to_json + bd_canon_json), those canonical bytes
- *     parse again as a valid score, and give the same canonical bytes.
+ *     parse again as a valid score, and give the same canonical bytes;
+ *   - the history's record checker accepts a record holding that score: both apply the
+ *     rules of score_rules.h, so a score the runner accepts can always be recorded and
+ *     verified.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "canon.h"
+#include "history.h"
 #include "score.h"
 #include "fuzz_util.h"
 
@@ -26,6 +30,37 @@ static bd_failure_mode_def taxonomy[] = {
     {"note.info", BD_SEV_INFO, "For the record"},
     {"x", BD_SEV_WARN, "short"},
 };
+
+/* A canonical version-2 score record is these bytes around the canonical score: its
+ * members sorted bytewise put `score` between `schema_version` and `seq`. */
+#define FZ_DIGEST "\"blake3:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\""
+static const char rec_head[] =
+    "{\"case_digest\":" FZ_DIGEST ",\"case_id\":\"case-001\",\"cassette_digest\":null,"
+    "\"finished_at\":\"2026-05-12T14:00:01Z\",\"harness_version\":\"0.1.0\","
+    "\"isolation_class\":\"subprocess\",\"operator_fingerprint\":null,\"prev_hash\":\""
+    "0000000000000000000000000000000000000000000000000000000000000000\","
+    "\"provenance_verified\":true,\"run_cases\":1,\"run_id\":\"r1\",\"run_scope\":\"full\","
+    "\"schema_version\":2,\"score\":";
+static const char rec_tail[] = ",\"seq\":1,\"started_at\":\"2026-05-12T14:00:00Z\","
+                               "\"task_class\":\"fuzz\",\"task_class_digest\":" FZ_DIGEST "}";
+
+static void check_recordable(const char *score, size_t len)
+{
+    size_t n = sizeof(rec_head) - 1 + len + sizeof(rec_tail) - 1;
+    char *rec = malloc(n);
+    if (!rec)
+        return;
+    memcpy(rec, rec_head, sizeof(rec_head) - 1);
+    memcpy(rec + sizeof(rec_head) - 1, score, len);
+    memcpy(rec + sizeof(rec_head) - 1 + len, rec_tail, sizeof(rec_tail) - 1);
+    char why[256];
+    bd_chain_reason r = bd_history_record_parse(NULL, rec, n, why);
+    if (r != BD_CHAIN_OK && strcmp(why, "out of memory") != 0) {
+        fprintf(stderr, "record checker: %s\n", why);
+        check(0, "the record checker accepts every score the parser accepts");
+    }
+    free(rec);
+}
 
 static void check_detail(const char *detail, int want_empty)
 {
@@ -100,6 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len2;
     char *c2 = canonical(&s2, &len2);
     check(len == len2 && memcmp(c1, c2, len) == 0, "canonical bytes are a fixed point");
+    check_recordable(c1, len);
     free(c1);
     free(c2);
     bd_score_free(&s2);
