@@ -454,18 +454,15 @@ static void rel_pop(walk *w, size_t saved)
     w->rel[saved] = '\0';
 }
 
-/* Whether the open file `st` is the entry `e` that was listed. An entry typed by getdents64
- * carries only its inode number, which some file systems (overlayfs) report differently
- * from stat: a mismatch there is settled by an lstat of the name now. */
-static bool same_entry(int dfd, const dent *e, const struct stat *st)
+/* Whether the open file `st` is the entry `e` that was listed: the same inode (and, for an
+ * entry that was lstat'ed, the same device). getdents64 gives the inode number without a
+ * stat, and on the file systems benches live on (ext4, xfs, btrfs, tmpfs, overlayfs) it is
+ * the st_ino of the same file; a file swapped in after the listing has another. */
+static bool same_entry(const dent *e, const struct stat *st)
 {
-    if (!e->from_dirent)
-        return st->st_dev == e->dev && st->st_ino == e->ino;
-    if (st->st_ino == e->ino)
-        return true;
-    struct stat now;
-    return fstatat(dfd, e->name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
-           now.st_ino == st->st_ino;
+    if (e->from_dirent)
+        return st->st_ino == e->ino;
+    return st->st_dev == e->dev && st->st_ino == e->ino;
 }
 
 /* Hash the regular file `e` of directory `dfd`; w->rel is its relative path. With
@@ -506,7 +503,7 @@ static int hash_file(walk *w, int dfd, const dent *e, int dst)
         unsupported(w, w->rel, st.st_mode);
         goto out;
     }
-    if (!S_ISREG(st.st_mode) || !same_entry(dfd, e, &st)) {
+    if (!S_ISREG(st.st_mode) || !same_entry(e, &st)) {
         show_path(shown, w->top, w->rel);
         bd_err_set(w->err, BD_E_IO, shown, 0, 0,
                    "file was replaced while the case was being hashed; digest again when "
@@ -924,6 +921,14 @@ struct bd_case_scanner {
     char *prev;
     uint8_t *dents;
 };
+
+size_t bd_case_scan_threads(size_t n, size_t min_n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < min_n || cpus <= 1)
+        return 1;
+    return cpus > 4 ? 4 : (size_t)cpus;
+}
 
 void bd_case_scanner_free(bd_case_scanner *sc)
 {

@@ -101,6 +101,10 @@ typedef struct bd_scanned_case {
     size_t prov_len;
 } bd_scanned_case;
 
+/* How many threads to scan `n` cases on: one per online core, at most 4, and one (no
+ * thread started) below `min_n` cases, where starting threads costs more than it saves. */
+size_t bd_case_scan_threads(size_t n, size_t min_n);
+
 /* Buffers for bd_case_scan, reused from case to case: one per thread. */
 typedef struct bd_case_scanner bd_case_scanner;
 int bd_case_scanner_new(bd_case_scanner **out, bd_err *err); /* env.out_of_memory */

@@ -182,6 +182,138 @@ fail:
     return rc;
 }
 
+/* ---- many atomic writes, one sync ---------------------------------------------------- */
+
+typedef struct batch_item {
+    char *path; /* the target */
+    char *tmp;  /* its temp file, written, not yet renamed; NULL once renamed */
+} batch_item;
+
+struct bd_atomic_batch {
+    batch_item *items;
+    size_t n, cap;
+    int sync_fd; /* a descriptor on the temp files' file system (for syncfs), or -1 */
+};
+
+int bd_atomic_batch_new(bd_atomic_batch **out, bd_err *err)
+{
+    *out = calloc(1, sizeof(**out));
+    if (!*out)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    (*out)->sync_fd = -1;
+    return 0;
+}
+
+void bd_atomic_batch_free(bd_atomic_batch *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->items[i].tmp)
+            unlink(b->items[i].tmp); /* not committed: the target is untouched */
+        free(b->items[i].tmp);
+        free(b->items[i].path);
+    }
+    if (b->sync_fd >= 0)
+        close(b->sync_fd);
+    free(b->items);
+    free(b);
+}
+
+int bd_atomic_batch_add(bd_atomic_batch *b, const char *path, const char *tmp_dir, const void *data,
+                        size_t len, unsigned mode, bd_err *err)
+{
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 16;
+        batch_item *ni = realloc(b->items, nc * sizeof(*ni));
+        if (!ni)
+            return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+        b->items = ni;
+        b->cap = nc;
+    }
+    char *copy = strdup(path);
+    char *target = strdup(path);
+    size_t tlen = strlen(tmp_dir) + strlen(path) + sizeof(BD_TMP_PREFIX) + 48;
+    char *tmp = malloc(tlen);
+    if (!copy || !target || !tmp) {
+        free(copy);
+        free(target);
+        free(tmp);
+        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+    }
+    snprintf(tmp, tlen, "%s/" BD_TMP_PREFIX "%s.%ld.XXXXXX", tmp_dir, basename(copy),
+             (long)getpid());
+    free(copy);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        bd_err_errno(err, BD_E_IO, errno, tmp, "cannot create the temporary file");
+        free(tmp);
+        free(target);
+        return -1;
+    }
+    const char *p = data;
+    size_t left = len;
+    int rc = 0;
+    while (left && rc == 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = bd_err_errno(err, BD_E_IO, errno, tmp, "cannot write; nothing was changed");
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (rc == 0 && fchmod(fd, (mode_t)mode) != 0)
+        rc = bd_err_errno(err, BD_E_IO, errno, tmp, "cannot set the mode; nothing was changed");
+    if (rc == 0 && b->sync_fd < 0)
+        b->sync_fd = dup(fd);
+    if (close(fd) != 0 && rc == 0)
+        rc = bd_err_errno(err, BD_E_IO, errno, tmp, "cannot close; nothing was changed");
+    if (rc != 0) {
+        unlink(tmp);
+        free(tmp);
+        free(target);
+        return -1;
+    }
+    b->items[b->n++] = (batch_item){target, tmp};
+    return 0;
+}
+
+int bd_atomic_batch_commit(bd_atomic_batch *b, bd_err *err)
+{
+    /* 1. Every temp file's bytes on disk, with one sync of their file system (syncfs)
+     *    rather than one fsync per file; where syncfs fails, each file is fsynced. */
+    if (b->n && (b->sync_fd < 0 || syncfs(b->sync_fd) != 0)) {
+        for (size_t i = 0; i < b->n; i++) {
+            int fd = open(b->items[i].tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            if (fd < 0 || fsync(fd) != 0) {
+                int e = errno;
+                if (fd >= 0)
+                    close(fd);
+                return bd_err_errno(err, BD_E_IO, e, b->items[i].tmp,
+                                    "cannot sync; nothing was changed");
+            }
+            close(fd);
+        }
+    }
+    /* 2. Each rename: from here on a crash leaves every target old or new, never torn. */
+    for (size_t i = 0; i < b->n; i++) {
+        if (rename(b->items[i].tmp, b->items[i].path) != 0)
+            return bd_err_errno(err, BD_E_IO, errno, b->items[i].path,
+                                "cannot replace; the files before it in this pin were replaced, "
+                                "this one and those after it were not: run the command again");
+        free(b->items[i].tmp);
+        b->items[i].tmp = NULL;
+    }
+    /* 3. The directories that now name the new files. */
+    for (size_t i = 0; i < b->n; i++)
+        if (fsync_dir_of(b->items[i].path, err) != 0)
+            return -1;
+    return 0;
+}
+
 bool bd_tmp_is_leftover(const char *name)
 {
     if (strncmp(name, BD_TMP_PREFIX, sizeof(BD_TMP_PREFIX) - 1) == 0)
@@ -533,4 +665,126 @@ const char *bd_tmp_root(void)
 {
     const char *t = getenv("TMPDIR");
     return t && t[0] == '/' ? t : "/tmp";
+}
+
+int bd_read_file_head(char **out, size_t *len, unsigned long long *size, const char *path,
+                      size_t max, size_t spare, bd_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, path, 0, 0,
+                              "is a symbolic link; benchdesk never follows links");
+        return bd_err_errno(err, BD_E_IO, errno, path, "cannot open");
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return bd_err_errno(err, BD_E_IO, e, path, "cannot stat");
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, path, 0, 0, "is not a regular file");
+    }
+    size_t cap = (unsigned long long)st.st_size < max ? (size_t)st.st_size : max;
+    char *buf = malloc(cap + spare + 1);
+    if (!buf) {
+        close(fd);
+        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory reading the file");
+    }
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    *size = (unsigned long long)st.st_size;
+    return 0;
+}
+
+void bd_tree_entries_free(bd_tree_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(e[i].rel);
+    free(e);
+}
+
+typedef struct tree_walk {
+    bd_tree_entry *e;
+    size_t n, max;
+    bool oom;
+} tree_walk;
+
+static void tree_add(tree_walk *w, const char *rel, const struct stat *st)
+{
+    bd_tree_entry *g = realloc(w->e, (w->n + 1) * sizeof(*g));
+    if (!g || !(g[w->n].rel = strdup(rel))) {
+        if (g)
+            w->e = g;
+        w->oom = true;
+        return;
+    }
+    w->e = g;
+    g[w->n].size = (unsigned long long)st->st_size;
+    g[w->n].regular = S_ISREG(st->st_mode);
+    w->n++;
+}
+
+static void tree_walk_dir(tree_walk *w, const char *root, const char *rel, int depth)
+{
+    if (depth < 0 || w->oom)
+        return;
+    char path[8200];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, rel) >= sizeof(path))
+        return;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) && w->n < w->max && !w->oom) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char sub[4096];
+        if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >= sizeof(sub))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            tree_walk_dir(w, root, sub, depth - 1);
+        else
+            tree_add(w, sub, &st);
+    }
+    closedir(d);
+}
+
+int bd_list_tree(bd_tree_entry **out, size_t *n, const char *root, const char *rel, int max_depth,
+                 size_t max_entries, bd_err *err)
+{
+    tree_walk w = {NULL, 0, max_entries, false};
+    tree_walk_dir(&w, root, rel, max_depth);
+    if (w.oom) {
+        bd_tree_entries_free(w.e, w.n);
+        *out = NULL;
+        *n = 0;
+        return bd_err_set(err, BD_E_NOMEM, root, 0, 0, "out of memory listing the directory");
+    }
+    *out = w.e;
+    *n = w.n;
+    return 0;
 }

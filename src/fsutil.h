@@ -15,6 +15,30 @@
 int bd_read_file(char **out, size_t *len, const char *path, size_t max, bd_code too_big_code,
                  bd_err *err);
 
+/* The first bytes of the regular file `path` (O_NOFOLLOW, never blocking on a FIFO): at
+ * most `max` bytes into a new buffer of `max`-or-fewer bytes plus `spare` + 1 (caller
+ * frees; NUL-terminated after the bytes read, so `spare` bytes more may be written by the
+ * caller). *len gets the bytes read and *size the file's size (larger when cut). For
+ * previews of files too big to read whole. Returns 0, or -1 with `err` (io.error,
+ * case.unsupported_entry for a link or a non-regular file). */
+int bd_read_file_head(char **out, size_t *len, unsigned long long *size, const char *path,
+                      size_t max, size_t spare, bd_err *err);
+
+/* One entry under a directory tree (bd_list_tree). */
+typedef struct bd_tree_entry {
+    char *rel;               /* path relative to the root given, "input/a/b.txt" */
+    unsigned long long size; /* lstat's size */
+    bool regular;            /* a regular file (else a link, a FIFO, ...: never followed) */
+} bd_tree_entry;
+
+/* Every non-directory entry below `root`/`rel` (directories are descended, never through
+ * a symbolic link), at most `max_depth` levels and `max_entries` entries, into a new
+ * array (*out, *n; free with bd_tree_entries_free), in directory order. A missing or
+ * unreadable directory gives no entries. Returns 0, or -1 on out of memory (`err`). */
+int bd_list_tree(bd_tree_entry **out, size_t *n, const char *root, const char *rel, int max_depth,
+                 size_t max_entries, bd_err *err);
+void bd_tree_entries_free(bd_tree_entry *e, size_t n);
+
 /* Prefix of every temporary file an atomic write creates. */
 #define BD_TMP_PREFIX ".benchdesk-tmp."
 
@@ -31,6 +55,22 @@ int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
  * nothing inside the case that its digest would take in. */
 int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
                             unsigned mode, bd_err *err);
+
+/* Many atomic writes with one sync (`pin` rewriting thousands of case.yaml files):
+ * bd_atomic_batch_add writes each file's temp file in `tmp_dir` (outside every hashed
+ * scope, as bd_write_file_atomic_in) without syncing it; bd_atomic_batch_commit makes all
+ * of them durable with one syncfs() of their file system (each fsynced where syncfs
+ * fails), then renames each over its target, then fsyncs the target directories. Crash
+ * safety is that of bd_write_file_atomic_in: before its rename a target is the old file
+ * (a crash leaves a temp file in tmp_dir, harmless there), after it the new one, whole.
+ * bd_atomic_batch_free removes the temp files not renamed. All return 0 or -1 (io.error,
+ * env.out_of_memory). */
+typedef struct bd_atomic_batch bd_atomic_batch;
+int bd_atomic_batch_new(bd_atomic_batch **out, bd_err *err);
+int bd_atomic_batch_add(bd_atomic_batch *b, const char *path, const char *tmp_dir, const void *data,
+                        size_t len, unsigned mode, bd_err *err);
+int bd_atomic_batch_commit(bd_atomic_batch *b, bd_err *err);
+void bd_atomic_batch_free(bd_atomic_batch *b);
 
 /* True when the directory entry `name` is a temp file an interrupted atomic write left
  * behind: BD_TMP_PREFIX..., or the older "<file>.<pid>.tmp". */

@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "digest.h"
+#include "fsutil.h"
 #include "ydoc.h"
 
 struct bd_git {
@@ -1227,4 +1228,53 @@ void bd_git_case_version_release(bd_git_case_version *v)
         return;
     free(v->case_yaml);
     memset(v, 0, sizeof(*v));
+}
+
+/* The first line of the small file `path` into out (no newline); false when unreadable. */
+static bool head_line(const char *path, char *out, size_t cap)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    bd_err err = BD_ERR_INIT;
+    if (bd_read_file(&buf, &len, path, 4096, BD_E_IO, &err) < 0)
+        return false;
+    snprintf(out, cap, "%.*s", (int)strcspn(buf, "\r\n"), buf);
+    free(buf);
+    return true;
+}
+
+void bd_git_head_label(const char *root, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char dir[4096], head[512], path[8200];
+    if ((size_t)snprintf(dir, sizeof(dir), "%s", root) >= sizeof(dir))
+        return;
+    for (;;) {
+        snprintf(path, sizeof(path), "%s/.git", dir);
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+            if (S_ISREG(st.st_mode)) { /* a worktree: "gitdir: <path>" */
+                char line[4000];
+                if (!head_line(path, line, sizeof(line)) || strncmp(line, "gitdir: ", 8) != 0)
+                    return;
+                if (line[8] == '/')
+                    snprintf(path, sizeof(path), "%s/HEAD", line + 8);
+                else
+                    snprintf(path, sizeof(path), "%s/%s/HEAD", dir, line + 8);
+            } else {
+                snprintf(path, sizeof(path), "%s/.git/HEAD", dir);
+            }
+            if (!head_line(path, head, sizeof(head)))
+                return;
+            if (strncmp(head, "ref: refs/heads/", 16) == 0)
+                snprintf(out, cap, "%s", head + 16);
+            else if (strlen(head) >= 7)
+                snprintf(out, cap, "%.7s (detached)", head);
+            return;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return;
+        *slash = '\0';
+    }
 }

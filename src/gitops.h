@@ -41,6 +41,13 @@ const char *bd_git_prefix(const bd_git *g);
  * when it has no commit yet. git.detached_head when HEAD is detached. */
 int bd_git_branch(bd_git *g, char *out, size_t cap, bool *unborn, bd_err *err);
 
+/* What the TUI's header shows for the work tree holding `root`, read from .git/HEAD
+ * without libgit2 (cheap on the start-up path; a linked worktree's "gitdir:" file is
+ * followed): the branch ("main"), or for a detached HEAD its short commit
+ * ("1a2b3c4 (detached)"). "" when `root` is in no git work tree or HEAD cannot be read;
+ * never fails. */
+void bd_git_head_label(const char *root, char *out, size_t cap);
+
 /* The commit HEAD points at, as 40 hex digits, into `out`; "" when HEAD is unborn.
  * Works on a detached HEAD too. Returns 0 or -1 (git.error). */
 int bd_git_head_commit(bd_git *g, char out[41], bd_err *err);

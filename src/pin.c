@@ -149,7 +149,7 @@ static int prepare_case_fast(pending_case *pc, const bd_task_class *tc, int case
                 (size_t)n < sizeof(path) && bd_name_valid(case_id) &&
                 bsearch(&case_id, tc->case_ids, tc->n_cases, sizeof(char *), str_ptr_cmp_c) &&
                 bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) == 0 &&
-                sc.case_yaml && sc.cassette_present &&
+                !sc.unusual && sc.case_yaml && sc.cassette_present &&
                 bd_case_parse(&c, sc.case_yaml, sc.case_yaml_len, path, case_id, &e) == 0 &&
                 c->has_cassette_digest && strcmp(c->cassette_digest, sc.cassette) == 0;
     if (fast) {
@@ -176,20 +176,26 @@ typedef struct prep_job {
     int cases_fd;
     pthread_mutex_t mu;
     size_t next;
-    bool failed; /* some case failed: the others need not be hashed */
-    int *rc;     /* per case */
-    bd_err *errs;
+    size_t first_bad; /* lowest failing index so far (n: none); claims stop past it */
+    bd_err bad_err;   /* its error */
+    bool nomem;       /* a worker could not start: nothing it would have done is done */
 } prep_job;
 
 static void *prep_worker(void *arg)
 {
     prep_job *j = arg;
     bd_case_scanner *scanner = NULL;
+    bd_err *e = malloc(sizeof(*e));            /* ~1.5 KB: one per thread, not one per case */
     (void)bd_case_scanner_new(&scanner, NULL); /* without one, prepare_case does it all */
-    for (;;) {
+    if (!e) {
+        pthread_mutex_lock(&j->mu);
+        j->nomem = true;
+        pthread_mutex_unlock(&j->mu);
+    }
+    for (; e;) {
         pthread_mutex_lock(&j->mu);
         size_t first = j->next, last = first + PREP_CHUNK;
-        bool stop = j->failed || first >= j->n;
+        bool stop = first >= j->n || first > j->first_bad;
         if (!stop)
             j->next = last > j->n ? j->n : last;
         pthread_mutex_unlock(&j->mu);
@@ -198,63 +204,61 @@ static void *prep_worker(void *arg)
         if (last > j->n)
             last = j->n;
         for (size_t i = first; i < last; i++) {
-            j->errs[i] = (bd_err)BD_ERR_INIT;
-            j->rc[i] =
-                prepare_case_fast(&j->pend[i], j->tc, j->cases_fd, scanner, j->ids[i], &j->errs[i]);
-            if (j->rc[i] != 0) {
-                pthread_mutex_lock(&j->mu);
-                j->failed = true;
-                pthread_mutex_unlock(&j->mu);
+            *e = (bd_err)BD_ERR_INIT;
+            if (prepare_case_fast(&j->pend[i], j->tc, j->cases_fd, scanner, j->ids[i], e) == 0)
+                continue;
+            pthread_mutex_lock(&j->mu);
+            if (i < j->first_bad) {
+                j->first_bad = i;
+                j->bad_err = *e;
             }
+            pthread_mutex_unlock(&j->mu);
+            break; /* the rest of this run comes after a failure */
         }
     }
+    free(e);
     bd_case_scanner_free(scanner);
     return NULL;
 }
 
+/* Every case before the first failing one is prepared (claims go in id order, and a run
+ * is finished up to its failure), so the failure reported is the one a one-thread pass
+ * would report. */
 static int prepare_all(pending_case *pend, size_t n, const bd_task_class *tc,
                        const char *const *ids, bd_err *err)
 {
-    prep_job j = {.pend = pend, .n = n, .tc = tc, .ids = ids};
-    j.rc = calloc(n ? n : 1, sizeof(*j.rc));
-    j.errs = malloc((n ? n : 1) * sizeof(*j.errs));
-    if (!j.rc || !j.errs) {
-        free(j.rc);
-        free(j.errs);
+    prep_job *j = calloc(1, sizeof(*j));
+    if (!j)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        j.rc[i] = 1; /* not reached (another case failed first) */
-    j.cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    pthread_mutex_init(&j.mu, NULL);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = n < 2 * PREP_CHUNK    ? 1
-                  : cpus > PREP_THREADS ? PREP_THREADS
-                  : cpus > 0            ? (size_t)cpus
-                                        : 1;
+    j->pend = pend;
+    j->n = n;
+    j->tc = tc;
+    j->ids = ids;
+    j->first_bad = n;
+    j->cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    pthread_mutex_init(&j->mu, NULL);
+    size_t want = bd_case_scan_threads(n, 2 * PREP_CHUNK);
     pthread_t th[PREP_THREADS];
     size_t nth = 0;
     for (; want > 1 && nth < want; nth++)
-        if (pthread_create(&th[nth], NULL, prep_worker, &j) != 0)
+        if (pthread_create(&th[nth], NULL, prep_worker, j) != 0)
             break;
     if (nth == 0)
-        prep_worker(&j);
+        prep_worker(j);
     for (size_t t = 0; t < nth; t++)
         pthread_join(th[t], NULL);
     int rc = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (j.rc[i] < 0) {
-            if (err)
-                *err = j.errs[i];
-            rc = -1;
-            break;
-        }
+    if (j->nomem) {
+        rc = bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    } else if (j->first_bad < n) {
+        if (err)
+            *err = j->bad_err;
+        rc = -1;
     }
-    pthread_mutex_destroy(&j.mu);
-    if (j.cases_fd >= 0)
-        close(j.cases_fd);
-    free(j.rc);
-    free(j.errs);
+    pthread_mutex_destroy(&j->mu);
+    if (j->cases_fd >= 0)
+        close(j->cases_fd);
+    free(j);
     return rc;
 }
 
@@ -333,6 +337,7 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
     char *yaml = NULL, *digests_path = NULL;
     const char **sorted_ids = NULL;
     bd_digests *check = NULL;
+    bd_atomic_batch *batch = NULL;
     size_t changes_cap = 0;
 
     if (!pend)
@@ -360,14 +365,20 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
         goto out;
     /* Phase 2a: case.yaml edits (cassette_digest), then the final digests of those cases.
      * A crash here leaves edited cases that verify flags until they are pinned. */
-    for (size_t i = 0; i < n; i++) {
-        if (!pend[i].new_yaml)
-            continue;
-        if (bd_write_file_atomic_in(pend[i].yaml_path, tc->cases_dir, pend[i].new_yaml,
-                                    strlen(pend[i].new_yaml), pend[i].mode, err) != 0 ||
-            bd_digest_case_dir(pend[i].digest, pend[i].dir, NULL, err) != 0)
+    /* All of them written, one sync, then the renames (bd_atomic_batch): thousands of
+     * edited case.yaml files cost one syncfs, not one fsync each. */
+    if (bd_atomic_batch_new(&batch, err) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (pend[i].new_yaml &&
+            bd_atomic_batch_add(batch, pend[i].yaml_path, tc->cases_dir, pend[i].new_yaml,
+                                strlen(pend[i].new_yaml), pend[i].mode, err) != 0)
             goto out;
-    }
+    if (bd_atomic_batch_commit(batch, err) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (pend[i].new_yaml && bd_digest_case_dir(pend[i].digest, pend[i].dir, NULL, err) != 0)
+            goto out;
 
     /* The new pin set: recomputed cases, plus (when pinning a subset) the other pins. */
     size_t cap = n + (tc->digests ? tc->digests->n_pins : 0), np = 0;
@@ -457,6 +468,7 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
     out->n_pinned = n;
     rc = 0;
 out:
+    bd_atomic_batch_free(batch);
     for (size_t i = 0; i < n; i++) {
         free(pend[i].dir);
         free(pend[i].yaml_path);

@@ -731,8 +731,8 @@ out:
 }
 
 /* detached_check_gpg, remembered per context (a GnuPG failure is never remembered). */
-static int detached_check(bd_prov_detached *out, bd_prov_ctx *ctx, gpgme_ctx_t g,
-                          const char *msg, size_t mlen, const char *sig, bd_err *err)
+static int detached_check(bd_prov_detached *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const char *msg,
+                          size_t mlen, const char *sig, bd_err *err)
 {
     uint8_t key[32];
     memo_key(key, msg, mlen, sig);

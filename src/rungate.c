@@ -120,7 +120,7 @@ static void gate_task_class(const bd_verify_report *r, void *payload)
     g->plan->tc_signed = g->tc_prov == BD_PROV_ST_SIGNED;
 }
 
-static void gate_case(const bd_case_check *k, void *payload)
+static void gate_case(bd_case_check *k, void *payload)
 {
     gate_sink *g = payload;
     const bd_err *e = bd_case_check_failure(k);

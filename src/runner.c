@@ -93,7 +93,7 @@ typedef struct run_case {
     struct bd_runner *r;
     size_t index;
     char *id;
-    const bd_case *c;    /* borrowed from the verify report */
+    bd_case *c;          /* its case.yaml as checked by bd_runner_prepare; owned */
     char *case_dir_path; /* <cases_dir>/<id> */
     char case_digest[72];
     char cassette_digest[72];
@@ -150,8 +150,6 @@ struct bd_runner {
     bool hist_own;
     bool run_full;
     size_t run_cases;
-    bd_verify_report report;
-    bool have_report;
     char *rubric;
     size_t rubric_len;
     bd_exec_ctx *ctx;
@@ -360,16 +358,34 @@ out:
     return rc;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* True when `id` is one of the `n` sorted ids. */
+static bool id_in(const char *const *sorted, size_t n, const char *id)
+{
+    return n && bsearch(&id, sorted, n, sizeof(*sorted), id_cmp) != NULL;
+}
+
 int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_err *err)
 {
     if (r->prepared || r->started)
         return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0,
                           "the runner's cases are fixed once prepared");
+    /* Sorted once, then one lookup per case: a 100,000-case run selects in
+     * O(n log n), not O(n × kept). */
+    const char **sorted = n_keep ? malloc(n_keep * sizeof(*sorted)) : NULL;
+    if (n_keep && !sorted)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (n_keep)
+        memcpy(sorted, keep, n_keep * sizeof(*sorted));
+    if (n_keep > 1)
+        qsort(sorted, n_keep, sizeof(*sorted), id_cmp);
     size_t u = 0;
     for (size_t i = 0; i < r->n; i++) {
-        bool kept = false;
-        for (size_t k = 0; k < n_keep && !kept; k++)
-            kept = strcmp(keep[k], r->cases[i].id) == 0;
+        bool kept = id_in(sorted, n_keep, r->cases[i].id);
         if (!kept) {
             free(r->cases[i].id);
             free(r->cases[i].case_dir_path);
@@ -379,6 +395,7 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
         r->cases[u].index = u;
         u++;
     }
+    free(sorted);
     r->n = u;
     r->summary.cases_selected = u;
     return 0;
@@ -410,12 +427,8 @@ int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err
     r->hist_own = rec->own;
     r->run_full = rec->run_full;
     r->run_cases = rec->run_cases;
-    for (size_t i = 0; i < r->n; i++) {
-        run_case *c = &r->cases[i];
-        c->verified = false;
-        for (size_t k = 0; k < rec->n_verified && !c->verified; k++)
-            c->verified = strcmp(rec->verified_ids[k], c->id) == 0;
-    }
+    for (size_t i = 0; i < r->n; i++)
+        r->cases[i].verified = id_in(rec->verified_ids, rec->n_verified, r->cases[i].id);
     return 0;
 }
 
@@ -431,49 +444,78 @@ void bd_runner_set_chain_head(bd_runner *r, const char *hex)
     snprintf(r->summary.chain_head, sizeof(r->summary.chain_head), "%s", hex ? hex : "");
 }
 
+/* bd_runner_prepare's view of the streamed check. */
+typedef struct prep_sink {
+    bd_runner *r;
+    size_t next;    /* the run_case the next check should be (checks come in id order) */
+    bool record;    /* record mode: a loadable case.yaml is enough */
+    bool unmatched; /* a check named no case of the run */
+    bd_err first;   /* the first failing case, in id order */
+} prep_sink;
+
+static void prep_on_case(bd_case_check *chk, void *payload)
+{
+    prep_sink *ps = payload;
+    bd_runner *r = ps->r;
+    if (r->n == 0) /* an empty shard: only the task class matters */
+        return;
+    size_t i = ps->next;
+    if (i >= r->n || strcmp(r->cases[i].id, chk->case_id) != 0)
+        for (i = 0; i < r->n && strcmp(r->cases[i].id, chk->case_id) != 0; i++)
+            ;
+    if (i >= r->n) {
+        ps->unmatched = true;
+        return;
+    }
+    ps->next = i + 1;
+    run_case *c = &r->cases[i];
+    /* Record mode: the case is about to change, so only a loadable case.yaml is needed. */
+    bool failed = ps->record ? chk->loaded == NULL : chk->err.code != BD_OK;
+    if (failed && ps->first.code == BD_OK) {
+        ps->first = chk->err;
+        if (ps->first.code == BD_OK)
+            bd_err_set(&ps->first, BD_E_INTERNAL, NULL, 0, 0, "case %s did not load", c->id);
+    }
+    bd_case_free(c->c);
+    c->c = chk->loaded;
+    chk->loaded = NULL;
+    snprintf(c->case_digest, sizeof(c->case_digest), "%s", chk->digest);
+    snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
+}
+
 int bd_runner_prepare(bd_runner *r, bd_err *err)
 {
     if (r->prepared)
         return 0;
-    const char **ids = calloc(r->n, sizeof(*ids));
+    const char **ids = calloc(r->n ? r->n : 1, sizeof(*ids));
     if (!ids)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     for (size_t i = 0; i < r->n; i++)
         ids[i] = r->cases[i].id;
-    int v = bd_verify_task_class(&r->report, r->tc, ids, r->n, err);
+    /* Streamed (one window of cases alive, whatever the size of the task class): each
+     * case's loaded case.yaml moves into its run_case, the rest of the check is dropped.
+     * With no case (an empty shard) the stream walks every case; they are ignored. */
+    prep_sink ps = {.r = r, .record = r->opts.record_sut, .first = BD_ERR_INIT};
+    bd_verify_sink sink = {.on_case = prep_on_case, .payload = &ps};
+    bd_verify_report rep;
+    int v = bd_verify_stream_ids(&rep, r->tc, ids, r->n, NULL, &sink, err);
     free(ids);
-    r->have_report = true;
-    if (v < 0)
-        return -1;
-    /* Record mode: the case is about to change, so only the task class and a loadable
-     * case.yaml are required. */
-    const bd_err *tcf = r->opts.record_sut ? bd_verify_tc_failure(&r->report) : NULL;
-    if (r->opts.record_sut && !tcf) {
-        for (size_t i = 0; i < r->n && !tcf; i++)
-            if (!r->report.cases[i].loaded)
-                tcf = &r->report.cases[i].err;
-        if (tcf && err)
-            *err = *tcf;
-        if (tcf)
-            return -1;
-        v = 0;
-    }
-    if (v > 0) {
-        const bd_err *first = tcf ? tcf : bd_verify_first_failure(&r->report);
-        if (err && first)
-            *err = *first;
-        else
-            bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "verification failed");
+    if (v < 0) {
+        bd_verify_report_release(&rep);
         return -1;
     }
-    for (size_t i = 0; i < r->n; i++) {
-        run_case *c = &r->cases[i];
-        bd_case_check *chk = &r->report.cases[i];
-        c->c = chk->loaded;
-        snprintf(c->case_digest, sizeof(c->case_digest), "%s", chk->digest);
-        snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
-        c->lim = bd_runner_case_limits(r->tc->reg, c->c);
+    /* The task class first, then the first case in id order (as bd_verify_first_failure). */
+    bd_err first = rep.tc_err.code != BD_OK ? rep.tc_err : ps.first;
+    bd_verify_report_release(&rep);
+    if (first.code == BD_OK && ps.unmatched)
+        bd_err_set(&first, BD_E_INTERNAL, NULL, 0, 0, "a checked case is not in the run");
+    if (first.code != BD_OK) {
+        if (err)
+            *err = first;
+        return -1;
     }
+    for (size_t i = 0; i < r->n; i++)
+        r->cases[i].lim = bd_runner_case_limits(r->tc->reg, r->cases[i].c);
     /* The rubric the run executes is exactly these bytes, read once with the registration
      * and checked, as the task-class digest, against the pin. */
     bd_tc_files tf;
@@ -1697,6 +1739,7 @@ void bd_runner_free(bd_runner *r)
         free(c->sut_out);
         free(c->case_dir_path);
         free(c->id);
+        bd_case_free(c->c);
     }
     bd_serial_close(r->recorder);
     free(r->cases);
@@ -1706,8 +1749,6 @@ void bd_runner_free(bd_runner *r)
     free(r->subs);
     if (r->hist_own)
         bd_history_free(r->hist);
-    if (r->have_report)
-        bd_verify_report_release(&r->report);
     bd_run_summary_release(&r->summary);
     bd_sut_env_free(r->sut_env);
     bd_exec_ctx_free(r->ctx);

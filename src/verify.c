@@ -184,7 +184,8 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
     snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
     bd_scanned_case sc = {.yaml_max = BD_YAML_MAX_BYTES};
     bd_err e = BD_ERR_INIT;
-    if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || !sc.case_yaml)
+    if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || sc.unusual ||
+        !sc.case_yaml)
         goto slow;
     snprintf(path, sizeof(path), "%s/" BD_PROVENANCE_FILE, case_dir);
     if (sc.prov_present) {
@@ -299,12 +300,13 @@ typedef struct case_pool {
     size_t next;            /* next index a worker claims */
     size_t consumed;        /* indexes below this are handed over */
     bool stop;
-    pool_slot slots[POOL_WINDOW];
+    size_t window; /* slots: POOL_WINDOW, or fewer for a few cases (a check is ~10 KB) */
+    pool_slot *slots;
 } case_pool;
 
 static void check_one(case_pool *p, bd_case_scanner *scanner, size_t i)
 {
-    pool_slot *s = &p->slots[i % POOL_WINDOW];
+    pool_slot *s = &p->slots[i % p->window];
     bd_case_check *k = &s->chk;
     s->failed = verify_case_fast(k, p->tc, p->cases_fd, scanner, p->ids[i]) != 0;
     s->prov_v = 0;
@@ -326,7 +328,7 @@ static void *pool_worker(void *arg)
     for (;;) {
         /* A run of POOL_CHUNK cases per claim: one lock and one wake-up per run, not
          * per case. */
-        while (!p->stop && p->next < p->n && p->next + POOL_CHUNK > p->consumed + POOL_WINDOW)
+        while (!p->stop && p->next < p->n && p->next + POOL_CHUNK > p->consumed + p->window)
             pthread_cond_wait(&p->cv_free, &p->mu);
         if (p->stop || p->next >= p->n)
             break;
@@ -339,7 +341,7 @@ static void *pool_worker(void *arg)
             check_one(p, scanner, i);
         pthread_mutex_lock(&p->mu);
         for (size_t i = first; i < last; i++)
-            p->slots[i % POOL_WINDOW].done = true;
+            p->slots[i % p->window].done = true;
         pthread_cond_broadcast(&p->cv_done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -347,16 +349,11 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
+/* A few dozen cases are not worth starting threads: the run gate of one case, and the
+ * TUI's chunks of 32, which its own thread pool already spreads over the cores. */
 static size_t pool_threads(size_t n)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t t = cpus > 0 ? (size_t)cpus : 1;
-    if (t > POOL_THREADS)
-        t = POOL_THREADS;
-    /* A handful of cases is not worth a thread (the run gate of one case). */
-    if (n < 16)
-        t = 1;
-    return t;
+    return bd_case_scan_threads(n, 64);
 }
 
 /* Check `n` cases (ids), with their signatures when `ctx` is set, counting into `r` and
@@ -366,8 +363,14 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
                      bd_prov_ctx *ctx, pool_deliver deliver, void *payload, bd_err *err)
 {
     case_pool *p = calloc(1, sizeof(*p));
-    if (!p)
+    size_t window = n < POOL_WINDOW ? n : POOL_WINDOW;
+    if (window < POOL_CHUNK)
+        window = POOL_CHUNK; /* a worker claims POOL_CHUNK slots at once */
+    if (!p || !(p->slots = calloc(window, sizeof(*p->slots)))) {
+        free(p);
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    p->window = window;
     p->tc = tc;
     p->ids = ids;
     p->n = n;
@@ -387,7 +390,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
 
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        pool_slot *s = &p->slots[i % POOL_WINDOW];
+        pool_slot *s = &p->slots[i % p->window];
         if (nth == 0) {
             check_one(p, own, i); /* no threads: here, one at a time */
         } else {
@@ -429,7 +432,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     for (size_t t = 0; t < nth; t++)
         pthread_join(th[t], NULL);
     if (rc < 0)
-        for (size_t j = 0; j < POOL_WINDOW; j++)
+        for (size_t j = 0; j < p->window; j++)
             if (p->slots[j].done)
                 bd_case_check_release(&p->slots[j].chk);
     bd_case_scanner_free(own);
@@ -438,6 +441,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     pthread_cond_destroy(&p->cv_free);
     pthread_cond_destroy(&p->cv_done);
     pthread_mutex_destroy(&p->mu);
+    free(p->slots);
     free(p);
     return rc;
 }

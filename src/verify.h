@@ -84,8 +84,10 @@ typedef struct bd_verify_sink {
     /* Once, after the task class's own pin and signatures are checked (tc_* of the report
      * are final; the case counts are not yet). */
     void (*on_task_class)(const bd_verify_report *r, void *payload);
-    /* Once per case, in id order, with its integrity and (with a context) signatures. */
-    void (*on_case)(const bd_case_check *c, void *payload);
+    /* Once per case, in id order, with its integrity and (with a context) signatures. The
+     * check is released after the call; the callee may keep c->loaded (setting it to NULL:
+     * then it frees it with bd_case_free). */
+    void (*on_case)(bd_case_check *c, void *payload);
     /* Once per pin naming no case directory (case.pin_orphaned). */
     void (*on_orphan)(const bd_err *e, void *payload);
     void *payload;

@@ -1,6 +1,8 @@
 /*
- * app.c — the view stack, key dispatch, the `/` line editor, and drawing of the header
- * and status lines. The loop, the terminal and the timers are tui.c's.
+ * app.c — the one implementation of the bd_app API: the view stack and the view
+ * registry, key dispatch, messages and their log, the `/` line editor, the yes/no
+ * question, and the status line. What it needs from the terminal (tui.c) and from the
+ * session above the views (desk.c) comes through app->ops, so it depends on neither.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,11 +11,8 @@
 #include <time.h>
 #include <wchar.h>
 
+#include "advice.h"
 #include "app.h"
-#include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
-#include "view_util.h"
 
 int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
 {
@@ -38,6 +37,149 @@ int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
     return 0;
 }
 
+int bd_app_open(bd_app *app, bd_view_id id, void *arg)
+{
+    if (id >= BD_VIEW__COUNT || !app->views[id]) {
+        bd_app_message(app, BD_MSG_ERROR, "internal: view %d is not registered", (int)id);
+        return -1;
+    }
+    return bd_app_push(app, app->views[id], arg);
+}
+
+int bd_app_open_replacing(bd_app *app, bd_view_id id, void *arg)
+{
+    if (app->top && bd_view_is(app->top, id) && app->top->below)
+        bd_app_pop(app);
+    return bd_app_open(app, id, arg);
+}
+
+bool bd_view_is(const bd_view *v, bd_view_id id)
+{
+    return v && id < BD_VIEW__COUNT && v->ops == v->app->views[id];
+}
+
+bd_view_id bd_view_id_of(const bd_view *v)
+{
+    for (int i = 0; i < BD_VIEW__COUNT; i++)
+        if (v->ops == v->app->views[i])
+            return (bd_view_id)i;
+    return BD_VIEW__COUNT;
+}
+
+bd_view *bd_app_find(bd_app *app, bd_view_id id)
+{
+    for (bd_view *v = app->top; v; v = v->below)
+        if (bd_view_is(v, id))
+            return v;
+    return NULL;
+}
+
+void bd_app_drop(bd_app *app, bd_view_id id)
+{
+    bd_view **link = &app->top;
+    while (*link) {
+        bd_view *v = *link;
+        if (bd_view_is(v, id) && v->below) {
+            if (app->prompt.active && app->prompt.owner == v)
+                app->prompt.active = false;
+            *link = v->below;
+            v->ops->close(v);
+            free(v);
+            bd_app_invalidate(app, BD_DIRTY_ALL);
+            continue;
+        }
+        link = &v->below;
+    }
+}
+
+void bd_app_open_history(bd_app *app, const char *task_class, const char *case_id)
+{
+    /* The scope may be borrowed from a view about to close (a result opened from this
+     * history): copy it first. */
+    char *tc = task_class ? strdup(task_class) : NULL;
+    char *id = case_id ? strdup(case_id) : NULL;
+    if ((task_class && !tc) || (case_id && !id)) {
+        bd_app_message(app, BD_MSG_ERROR, "env.out_of_memory: cannot open the history");
+        goto out;
+    }
+    bd_history_scope sc = {tc, id};
+    /* `h` on a history view replaces it; anywhere else the history opens on top, so `q`
+     * goes back to where `h` was pressed. */
+    bd_app_open_replacing(app, BD_VIEW_HISTORY, &sc);
+out:
+    free(tc);
+    free(id);
+}
+
+/* Esc on view `v`: when `v` keeps a filter from the `/` prompt (view_util.c), drop it. */
+static bool filter_clear(bd_view *v)
+{
+    if (!v->filter_list || !v->filter_list->filter[0])
+        return false;
+    v->filter_list->filter[0] = '\0';
+    v->filter_rebuild(v);
+    bd_app_message(v->app, BD_MSG_INFO, "filter cleared");
+    return true;
+}
+
+/* ---- the layers around the app (app->ops) -------------------------------------------- */
+
+uint64_t bd_app_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bd_app_now_ms(const bd_app *app)
+{
+    return (bd_app_clock_ns() - app->start_ns) / 1000000ull;
+}
+
+const char *bd_app_spinner(const bd_app *app)
+{
+    return bd_gl->spinner[app->spin % (unsigned)bd_gl->n_spinner];
+}
+
+void bd_app_invalidate(bd_app *app, unsigned what)
+{
+    app->dirty |= what;
+    if (app->ops.schedule_render)
+        app->ops.schedule_render(app);
+}
+
+void bd_app_animate(bd_app *app)
+{
+    if (app->ops.animate)
+        app->ops.animate(app);
+}
+
+void bd_app_quit(bd_app *app, int status)
+{
+    if (app->ops.quit_hook && app->ops.quit_hook(app, status))
+        return; /* a run is being cancelled; the session quits when it has stopped */
+    if (app->ops.leave)
+        app->ops.leave(app, status);
+}
+
+void bd_app_suspend(bd_app *app)
+{
+    if (app->ops.suspend)
+        app->ops.suspend(app);
+}
+
+int bd_app_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err)
+{
+    return app->ops.foreground_viewer ? app->ops.foreground_viewer(app, text, len, name, err) : 0;
+}
+
+void bd_app_redraw_all(bd_app *app)
+{
+    if (app->ops.redraw_all)
+        app->ops.redraw_all(app);
+}
+
 /* Quit, first asking when a run is going (it would be cancelled). */
 static void quit_now(bd_app *app)
 {
@@ -46,7 +188,7 @@ static void quit_now(bd_app *app)
 
 static void quit_asking(bd_app *app)
 {
-    if (bd_ui_run_active(app))
+    if (app->ops.busy && app->ops.busy(app))
         bd_app_confirm(app, "a run is going: quit and cancel it? (y/n)", quit_now);
     else
         bd_app_quit(app, 0);
@@ -85,6 +227,7 @@ void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(app->msg, sizeof(app->msg), fmt, ap);
     va_end(ap);
+    bd_advice_tui(app->msg, sizeof(app->msg)); /* the TUI's keys, not command lines */
     app->msg_level = level;
     /* Kept whole for `m`: the status line may have to cut it. */
     size_t cap = sizeof(app->log) / sizeof(app->log[0]);
@@ -94,7 +237,39 @@ void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     app->log[k].at_ms = bd_app_now_ms(app);
     if (app->log_count < cap)
         app->log_count++;
-    bd_app_invalidate(app, BD_DIRTY_STATUS);
+    bd_app_invalidate(app, bd_app_message_panel_rows(app) ? BD_DIRTY_ALL : BD_DIRTY_STATUS);
+}
+
+/* A warning or error too long for the status line is shown whole in a panel over the
+ * bottom of the body (until the next key): the part of a refusal that says what to do
+ * comes last, and must not be the part that is cut. */
+int bd_app_message_panel_rows(const bd_app *app)
+{
+    if (!app->msg[0] || app->msg_level == BD_MSG_INFO || app->cols < 20 || !app->body)
+        return 0;
+    char *vis = bd_text_vis(app->msg, 0);
+    int w = vis ? bd_text_width(vis) : 0;
+    free(vis);
+    if (w <= app->cols - 16)
+        return 0;
+    int n = bd_wrap_count(app->msg, app->cols - 2) + 1; /* and a rule above it */
+    int max = getmaxy(app->body) - 2;
+    return n > max ? max : n;
+}
+
+void bd_app_draw_message_panel(bd_app *app)
+{
+    int n = bd_app_message_panel_rows(app);
+    if (n < 2)
+        return;
+    WINDOW *w = app->body;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    bd_role r = app->msg_level == BD_MSG_ERROR ? BD_R_FAIL : BD_R_WARN;
+    for (int y = rows - n; y < rows; y++)
+        bd_draw_text(w, y, 0, cols, "", A_NORMAL, true);
+    bd_draw_rule(w, rows - n, app->msg_level == BD_MSG_ERROR ? " error " : " warning ",
+                 bd_role_attr(r));
+    bd_draw_wrapped(w, rows - n + 1, 1, cols - 2, n - 1, app->msg, bd_role_attr(r));
 }
 
 const char *bd_app_log_at(const bd_app *app, size_t i, bd_msg_level *level, uint64_t *at_ms)
@@ -118,6 +293,18 @@ void bd_app_confirm(bd_app *app, const char *text, void (*yes)(bd_app *app))
     bd_app_invalidate(app, BD_DIRTY_STATUS);
 }
 
+void bd_app_log_error(bd_app *app, const bd_err *err)
+{
+    char keep[sizeof(app->msg)];
+    bd_msg_level level = app->msg_level;
+    snprintf(keep, sizeof(keep), "%s", app->msg);
+    bd_app_error(app, err);
+    /* What the status line showed before stays; the log has the error. */
+    snprintf(app->msg, sizeof(app->msg), "%s", keep);
+    app->msg_level = level;
+    bd_app_invalidate(app, BD_DIRTY_ALL);
+}
+
 void bd_app_error(bd_app *app, const bd_err *err)
 {
     bd_app_message(app, BD_MSG_ERROR, "%s: %s", bd_code_str(err->code), err->msg);
@@ -128,6 +315,13 @@ void bd_app_broadcast(bd_app *app, const bd_event *ev)
     for (bd_view *v = app->top; v; v = v->below)
         if (v->ops->event)
             v->ops->event(v, ev);
+    bd_app_notify(app, ev);
+}
+
+void bd_app_notify(bd_app *app, const bd_event *ev)
+{
+    if (app->ops.event)
+        app->ops.event(app, ev);
 }
 
 void bd_app_prompt(bd_app *app, bd_view *v, const char *initial,
@@ -210,7 +404,7 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         return;
     }
     if (!is_code && key == BD_CTRL('z')) {
-        bd_tui_suspend(app);
+        bd_app_suspend(app);
         return;
     }
     if (app->confirm.active) {
@@ -227,8 +421,9 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         return;
     }
     if (app->msg[0]) {
+        bool panel = bd_app_message_panel_rows(app) > 0;
         app->msg[0] = '\0';
-        bd_app_invalidate(app, BD_DIRTY_STATUS);
+        bd_app_invalidate(app, panel ? BD_DIRTY_ALL : BD_DIRTY_STATUS);
     }
     if (app->too_small) {
         if (!is_code && (key == 'q' || key == 'Q'))
@@ -247,7 +442,7 @@ void bd_app_key(bd_app *app, int key, bool is_code)
     switch (a) {
     case BD_A_ESCAPE:
         /* Innermost first: a kept filter, then the view; never quits. */
-        if (bd_view_filter_clear(v))
+        if (filter_clear(v))
             break;
         if (v->below)
             bd_app_pop(app);
@@ -266,28 +461,28 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         quit_asking(app);
         break;
     case BD_A_MESSAGES:
-        if (v->ops != &bd_view_messages)
-            bd_app_push(app, &bd_view_messages, NULL);
+        if (!bd_view_is(v, BD_VIEW_MESSAGES))
+            bd_app_open(app, BD_VIEW_MESSAGES, NULL);
         break;
     case BD_A_HELP:
-        if (v->ops != &bd_view_help)
-            bd_app_push(app, &bd_view_help, v);
+        if (!bd_view_is(v, BD_VIEW_HELP))
+            bd_app_open(app, BD_VIEW_HELP, v);
         break;
     case BD_A_REDRAW:
-        bd_tui_redraw_all(app);
+        bd_app_redraw_all(app);
         break;
     case BD_A_HISTORY:
         bd_app_open_history(app, NULL, NULL);
         break;
-    case BD_A_RUNVIEW:
-        bd_app_open_run_view(app);
-        break;
     case BD_A_RELOAD:
-        bd_app_reload(app);
+        if (app->ops.reload)
+            app->ops.reload(app);
         break;
     case BD_A_NONE:
         break;
     default:
+        if (app->ops.global && app->ops.global(app, a))
+            break;
         if (!view_has_action(v, a)) {
             char k[32];
             bd_action_first_key(a, k, sizeof(k));
@@ -298,129 +493,7 @@ void bd_app_key(bd_app *app, int key, bool is_code)
     }
 }
 
-static void reload_now(bd_app *app);
-
-void bd_app_reload(bd_app *app)
-{
-    /* Views hold positions in the model that a reload rebuilds: say what it closes. */
-    if (!bd_ui_run_active(app) && app->top && app->top->below) {
-        size_t n = 0;
-        for (bd_view *v = app->top; v->below; v = v->below)
-            n++;
-        char q[160];
-        snprintf(q, sizeof(q), "reload re-reads the bench and closes the %zu open view%s? (y/n)", n,
-                 n == 1 ? "" : "s");
-        bd_app_confirm(app, q, reload_now);
-        return;
-    }
-    reload_now(app);
-}
-
-static void reload_now(bd_app *app)
-{
-    if (bd_ui_run_active(app)) {
-        bd_app_message(app, BD_MSG_WARN, "a run is in progress: reload after it finishes");
-        return;
-    }
-    bd_ui_run_release_runner(app); /* it borrows the bench about to be replaced */
-    /* Views hold indices into the model: go back to the first view, then rebuild. */
-    while (app->top && app->top->below)
-        bd_app_pop(app);
-    bd_err err = BD_ERR_INIT;
-    if (bd_model_reload(app->model, &err) < 0) {
-        bd_app_error(app, &err);
-        return;
-    }
-    bd_event ev = {BD_EV_MODEL, SIZE_MAX, SIZE_MAX};
-    bd_app_broadcast(app, &ev);
-    bd_app_message(app, BD_MSG_INFO, "re-read the bench from disk");
-    bd_app_invalidate(app, BD_DIRTY_ALL);
-}
-
-/* ---- header and status ---------------------------------------------------------------- */
-
-static void chain_text(const bd_model *m, char *out, size_t cap, bd_role *role)
-{
-    *role = BD_R_HEADER;
-    switch (m->chain) {
-    case BD_CHAIN_VERIFYING:
-        snprintf(out, cap, "chain: verifying%s", bd_gl->ellipsis);
-        break;
-    case BD_CHAIN_VERIFIED:
-        snprintf(out, cap, "chain %s verified (%llu)", bd_gl->ok,
-                 (unsigned long long)m->chain_count);
-        break;
-    case BD_CHAIN_NONE:
-        snprintf(out, cap, "chain: empty");
-        break;
-    case BD_CHAIN_BROKEN:
-        snprintf(out, cap, "chain TAMPERED at #%llu (%s)", (unsigned long long)m->chain_bad_seq,
-                 m->chain_reason);
-        *role = BD_R_BADGE_BAD;
-        break;
-    case BD_CHAIN_UNREADABLE:
-        snprintf(out, cap, "chain: unreadable");
-        *role = BD_R_BADGE_BAD;
-        break;
-    default:
-        snprintf(out, cap, "chain: not read");
-        break;
-    }
-}
-
-void bd_app_draw_header(bd_app *app)
-{
-    WINDOW *w = app->header;
-    int cols = getmaxx(w);
-    attr_t base = bd_role_attr(BD_R_HEADER);
-    wbkgdset(w, ' ' | base);
-    werase(w);
-    /* Right side: spinner while anything loads or runs, then the clock. */
-    char right[64];
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    bool busy = (app->model && bd_model_busy(app->model)) || bd_ui_run_active(app);
-    snprintf(right, sizeof(right), "%s %02d:%02d ", busy ? bd_app_spinner(app) : " ", tm.tm_hour,
-             tm.tm_min);
-    int rx = bd_draw_right(w, 0, cols, right, base);
-
-    int x = 0;
-    x += bd_draw_text(w, 0, x, rx - x, " benchdesk ", bd_role_attr(BD_R_TITLE), false);
-    char chain[160];
-    bd_role crole;
-    chain_text(app->model, chain, sizeof(chain), &crole);
-    char branch[160];
-    snprintf(branch, sizeof(branch), "%s %s", bd_gl->branch,
-             app->branch[0] ? app->branch : "no git");
-    /* The root path gets what is left; clip it from the left so its end stays visible. */
-    int fixed = bd_text_width(chain) + bd_text_width(branch) + 6;
-    int room = rx - x - fixed;
-    const char *root = app->bench->root;
-    x += bd_draw_text(w, 0, x, rx - x, " ", base, false);
-    if (room >= 8) {
-        int rw = bd_text_width(root);
-        if (rw > room) {
-            const char *p = root + strlen(root);
-            int used = 1;
-            while (p > root && used < room) {
-                p--;
-                while (p > root && ((unsigned char)*p & 0xc0) == 0x80)
-                    p--;
-                used++;
-            }
-            x += bd_draw_text(w, 0, x, rx - x, bd_gl->ellipsis, base, false);
-            x += bd_draw_text(w, 0, x, rx - x, p + 1, base, false);
-        } else {
-            x += bd_draw_text(w, 0, x, rx - x, root, base, false);
-        }
-    }
-    x += bd_draw_text(w, 0, x, rx - x, "  ", base, false);
-    x += bd_draw_text(w, 0, x, rx - x, branch, base, false);
-    x += bd_draw_text(w, 0, x, rx - x, "  ", base, false);
-    bd_draw_text(w, 0, x, rx - x, chain, bd_role_attr(crole), false);
-    wbkgdset(w, ' ');
-}
+/* ---- status line --------------------------------------------------------------------- */
 
 void bd_app_draw_status(bd_app *app)
 {
@@ -461,10 +534,20 @@ void bd_app_draw_status(bd_app *app)
         bd_role r = app->msg_level == BD_MSG_ERROR  ? BD_R_BADGE_BAD
                     : app->msg_level == BD_MSG_WARN ? BD_R_BADGE_AWAITING
                                                     : BD_R_STATUS;
-        /* Too long for one line: say where the whole of it is. */
+        /* Too long for one line: a warning or an error is shown whole above (the message
+         * panel); the status line says so. A notice is cut, and `m` keeps it whole. */
         char *vis = bd_text_vis(app->msg, 0);
         bool cut = vis && bd_text_width(vis) > rx && rx > 24;
         free(vis);
+        if (bd_app_message_panel_rows(app)) {
+            char code[80];
+            snprintf(code, sizeof(code), "%.*s", (int)strcspn(app->msg, ":"), app->msg);
+            int x2 = bd_draw_text(w, 0, 0, rx, code, bd_role_attr(r), false);
+            bd_draw_text(w, 0, x2, rx - x2, "  (whole above; any key dismisses, m keeps it)", base,
+                         false);
+            wbkgdset(w, ' ');
+            return;
+        }
         int mw = cut ? rx - 12 : rx;
         int x2 = bd_draw_text(w, 0, 0, mw, app->msg, bd_role_attr(r), r != BD_R_STATUS);
         if (cut)

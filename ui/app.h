@@ -49,6 +49,8 @@
     X(BD_A_FAILED_ONLY, "failed-only", "failed", "show only failed cases, or all again")           \
     X(BD_A_DRAFTS, "drafts", "",                                                                   \
       "run again allowing draft cases (records: provenance unverified)")                           \
+    X(BD_A_WEAKER, "weaker", "",                                                                   \
+      "run again under a weaker isolation class, when namespaces are unavailable (asks first)")    \
     X(BD_A_HISTORY, "history", "history", "open the chained score history")                        \
     X(BD_A_MARK, "mark", "mark", "mark the selected record's run for a comparison")                \
     X(BD_A_COMPARE, "compare", "compare",                                                          \
@@ -120,6 +122,7 @@ typedef enum {
     X('p', BD_A_PREV_FAIL)                                                                         \
     X('f', BD_A_FAILED_ONLY)                                                                       \
     X('d', BD_A_DRAFTS)                                                                            \
+    X('W', BD_A_WEAKER)                                                                            \
     X('h', BD_A_HISTORY)                                                                           \
     X('x', BD_A_MARK)                                                                              \
     X('=', BD_A_COMPARE)                                                                           \
@@ -247,6 +250,14 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
  * is taken so wrapping always progresses. */
 size_t bd_wrap_next(const char *s, size_t len, int width);
 
+/* The lines `s` takes word-wrapped to `width` columns, as drawn (controls made visible). */
+int bd_wrap_count(const char *s, int width);
+
+/* Draw `s` word-wrapped to `width` columns from row y down, at most `max_lines` lines
+ * (bd_wrap_count says how many it needs: size the space so nothing is cut). Untrusted
+ * text is made visible first. Returns the lines drawn. */
+int bd_draw_wrapped(WINDOW *w, int y, int x, int width, int max_lines, const char *s, attr_t attr);
+
 /* Draw `s` right-aligned so it ends at column x_end (exclusive). Returns its start. */
 int bd_draw_right(WINDOW *w, int y, int x_end, const char *s, attr_t attr);
 
@@ -307,6 +318,7 @@ typedef enum {
     BD_EV_HISTORY, /* chain status or last scores changed */
     BD_EV_RUN,     /* the live run changed (ev->case_index, or SIZE_MAX for the run) */
     BD_EV_TICK,    /* 10 Hz while something animates; sent to the top view only */
+    BD_EV_LOADED,  /* a view finished loading rows (bd_app_notify; not to views) */
 } bd_ev_kind;
 
 typedef struct bd_event {
@@ -317,6 +329,15 @@ typedef struct bd_event {
 
 /* Screen regions a view may ask to redraw. */
 enum { BD_DIRTY_HEADER = 1, BD_DIRTY_BODY = 2, BD_DIRTY_STATUS = 4, BD_DIRTY_ALL = 7 };
+
+/* What a view shows and where its cursor is, by name (ops->where). "" / 0: unused. */
+typedef struct bd_view_where {
+    char tc[129];              /* the task class it shows (cases, case, sign, recommend, history) */
+    char case_id[256];         /* the case it shows (case, sign, history scope) */
+    char run_a[64], run_b[64]; /* the runs it compares */
+    char cursor[256];          /* the row under the cursor: a task class or a case id */
+    uint64_t cursor_seq;       /* or a history record */
+} bd_view_where;
 
 typedef struct bd_view_ops {
     const char *name;         /* shown in the header and help ("cases") */
@@ -337,6 +358,13 @@ typedef struct bd_view_ops {
     void (*position)(bd_view *v, char *out, size_t cap);
     /* Free v->state. */
     void (*close)(bd_view *v);
+    /* By name, what the view shows and where its cursor is, so a reload (Ctrl-R), which
+     * renumbers the model, can open the same view again (may be NULL: nothing to keep). */
+    void (*where)(bd_view *v, bd_view_where *out);
+    /* Put the cursor back on the row `w->cursor` / `w->cursor_seq` names. Returns 1 when
+     * it is there, 0 while the rows are still loading (ask again on the next event), -1
+     * when no such row exists (may be NULL). */
+    int (*reveal)(bd_view *v, const bd_view_where *w);
 } bd_view_ops;
 
 struct bd_view {
@@ -363,8 +391,72 @@ typedef struct bd_prompt {
     void (*done)(bd_view *v, const char *text, bool accepted);
 } bd_prompt;
 
-/* The app (tui.c). */
+/* ---- views (ui/views/): opened by id, so no view links to another ----------------- */
+
+/* Every view has one header (ui/views/<name>.h) declaring its ops table; desk.c, the one
+ * file that includes them all, fills app->views at start-up. Views and the app open each
+ * other through these ids, so the dependency graph of ui/ has no cycle
+ * (tests/cli/test_tui_structure.sh checks it). The arguments views take are in
+ * view_args.h. */
+#define BD_UI_VIEWS(X)                                                                             \
+    X(BD_VIEW_TCLASSES)  /* task classes, the first view; arg NULL */                              \
+    X(BD_VIEW_CASES)     /* arg: size_t * task-class index */                                      \
+    X(BD_VIEW_CASE)      /* arg: bd_case_ref * */                                                  \
+    X(BD_VIEW_HELP)      /* arg: the view whose keys to show */                                    \
+    X(BD_VIEW_MESSAGES)  /* arg: NULL */                                                           \
+    X(BD_VIEW_SIGN)      /* arg: bd_case_ref * */                                                  \
+    X(BD_VIEW_STAGE)     /* arg: NULL */                                                           \
+    X(BD_VIEW_RECORD)    /* arg: bd_case_ref * */                                                  \
+    X(BD_VIEW_RUN)       /* arg: NULL (the app's session) */                                       \
+    X(BD_VIEW_BREAKDOWN) /* arg: the run view */                                                   \
+    X(BD_VIEW_RESULT)    /* arg: bd_result_arg * */                                                \
+    X(BD_VIEW_HISTORY)   /* arg: bd_history_scope * */                                             \
+    X(BD_VIEW_COMPARE)   /* arg: bd_compare_arg * */                                               \
+    X(BD_VIEW_RECOMMEND) /* arg: size_t * task-class index */
+
+typedef enum {
+#define BD_X(id) id,
+    BD_UI_VIEWS(BD_X)
+#undef BD_X
+        BD_VIEW__COUNT
+} bd_view_id;
+
+typedef struct bd_case_ref {
+    size_t tc_index;
+    size_t case_index;
+} bd_case_ref;
+
+/* BD_VIEW_HISTORY's scope, either may be NULL (bd_app_open_history copies them); the
+ * other views' arguments are in view_args.h. */
+typedef struct bd_history_scope {
+    const char *tc, *case_id;
+} bd_history_scope;
+
+/* What the app asks of the layers around it. The terminal half is tui.c's (the loop, the
+ * screen, the timers); the session half is desk.c's (what sits above the views: the live
+ * run, reloading, the global keys that open views). Both fill this table at start-up, so
+ * app.c, the one implementation of the bd_app API, depends on neither. */
+typedef struct bd_app_ops {
+    /* terminal (tui.c) */
+    void (*schedule_render)(bd_app *app);   /* app->dirty has bits: draw soon */
+    void (*animate)(bd_app *app);           /* tick the spinner at 10 Hz */
+    void (*leave)(bd_app *app, int status); /* restore the terminal, leave the loop */
+    void (*suspend)(bd_app *app);
+    int (*foreground_viewer)(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err);
+    void (*redraw_all)(bd_app *app);
+    /* session (desk.c) */
+    bool (*busy)(const bd_app *app);                /* a run is being prepared or running */
+    bool (*quit_hook)(bd_app *app, int status);     /* true: the quit waits for the run */
+    void (*reload)(bd_app *app);                    /* Ctrl-R */
+    bool (*global)(bd_app *app, bd_action a);       /* v: true when handled */
+    void (*event)(bd_app *app, const bd_event *ev); /* after each broadcast, and notify */
+} bd_app_ops;
+
+/* The app (app.c). */
 struct bd_app {
+    bd_app_ops ops;
+    const bd_view_ops *views[BD_VIEW__COUNT];
     uv_loop_t *loop;
     bd_bench *bench;
     bd_model *model;
@@ -397,7 +489,8 @@ struct bd_app {
     } confirm;
     bd_prompt prompt; /* the line editor of `/` */
     uint64_t start_ns;
-    void *priv; /* tui.c's loop state */
+    unsigned spin; /* spinner frame */
+    void *priv;    /* tui.c's loop state */
 };
 
 /* Push a new view of `ops` opened with `arg`. Returns 0, or -1 (message posted). */
@@ -409,10 +502,18 @@ void bd_app_invalidate(bd_app *app, unsigned what);
 /* Post a message on the status line (until the next key). */
 void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Rows of the body the message panel takes (0: the message fits the status line, or is
+ * a notice), and drawing it over the bottom of the body (after the view drew). */
+int bd_app_message_panel_rows(const bd_app *app);
+void bd_app_draw_message_panel(bd_app *app);
 /* Post `err` as an error message: "<code>: <message>". */
 void bd_app_error(bd_app *app, const bd_err *err);
-/* Deliver `ev` to every view on the stack, top first. */
+/* Keep `err` in the message log (`m`) only, when the view on top shows it whole already. */
+void bd_app_log_error(bd_app *app, const bd_err *err);
+/* Deliver `ev` to every view on the stack, top first, then to app->ops.event. */
 void bd_app_broadcast(bd_app *app, const bd_event *ev);
+/* Tell the layers above the views (app->ops.event) only: a view loaded rows (BD_EV_LOADED). */
+void bd_app_notify(bd_app *app, const bd_event *ev);
 /* Start the `/` line editor for `v`, seeded with `initial`. */
 void bd_app_prompt(bd_app *app, bd_view *v, const char *initial,
                    void (*changed)(bd_view *v, const char *text),
@@ -429,6 +530,28 @@ void bd_app_animate(bd_app *app);
 const char *bd_app_spinner(const bd_app *app);
 /* Monotonic milliseconds since the TUI started. */
 uint64_t bd_app_now_ms(const bd_app *app);
+/* Monotonic nanoseconds (the clock bd_app_now_ms counts from app->start_ns). */
+uint64_t bd_app_clock_ns(void);
+/* A key read from the terminal: a curses key code (is_code) or a character. */
+void bd_app_key(bd_app *app, int key, bool is_code);
+/* Close every view (teardown). */
+void bd_app_close_all(bd_app *app);
+/* Draw the status line window (no refresh). The header is desk.c's (bd_desk_draw_header). */
+void bd_app_draw_status(bd_app *app);
+/* Give the terminal back, stop (like SIGTSTP), and take it again when continued. */
+void bd_app_suspend(bd_app *app);
+/* Show `text` (terminal-safe, `len` bytes) in the user's pager in the foreground: the
+ * terminal is given back to it (as for Ctrl-Z) and taken again after, however it ends.
+ * The loop does not run meanwhile; a run's children go on and are caught up after.
+ * Returns 0, or -1 with `err` (viewer.h). */
+int bd_app_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err);
+/* Forget what the terminal shows and draw everything again (Ctrl-L, after a resize). */
+void bd_app_redraw_all(bd_app *app);
+/* Open the history view scoped to a task class and/or case (both may be NULL, and may be
+ * borrowed from a view that closes meanwhile: they are copied first). `h` on a history
+ * view replaces it. */
+void bd_app_open_history(bd_app *app, const char *task_class, const char *case_id);
 
 /* ---- thread-pool work (work.c) ------------------------------------------------------ */
 
@@ -458,20 +581,18 @@ bool bd_work_stopping(void);
 /* Jobs queued and not yet finished. */
 size_t bd_work_pending(void);
 
-/* ---- views (ui/views/) -------------------------------------------------------------- */
-
-extern const bd_view_ops bd_view_tclasses; /* task classes (the first view) */
-extern const bd_view_ops bd_view_cases;    /* arg: size_t * task-class index */
-extern const bd_view_ops bd_view_case;     /* arg: bd_case_ref * */
-extern const bd_view_ops bd_view_help;     /* arg: the view whose keys to show */
-extern const bd_view_ops bd_view_messages; /* arg: NULL (messages.c) */
-extern const bd_view_ops bd_view_sign;     /* arg: bd_case_ref * (sign.c) */
-extern const bd_view_ops bd_view_stage;    /* arg: NULL (stage.c) */
-extern const bd_view_ops bd_view_record;   /* arg: bd_case_ref * (record.c) */
-
-typedef struct bd_case_ref {
-    size_t tc_index;
-    size_t case_index;
-} bd_case_ref;
+/* Open view `id` with `arg` on top of the stack. Returns 0, or -1 (message posted). */
+int bd_app_open(bd_app *app, bd_view_id id, void *arg);
+/* Open view `id`; when the top view already is one (and is not the first view), it is
+ * replaced instead of stacked. */
+int bd_app_open_replacing(bd_app *app, bd_view_id id, void *arg);
+/* Whether view `v` is a view of `id`. */
+bool bd_view_is(const bd_view *v, bd_view_id id);
+/* The topmost view of `id` on the stack, or NULL. */
+bd_view *bd_app_find(bd_app *app, bd_view_id id);
+/* Close every view of `id` except the first view (they show something going away). */
+void bd_app_drop(bd_app *app, bd_view_id id);
+/* The id of view `v` (BD_VIEW__COUNT when not registered). */
+bd_view_id bd_view_id_of(const bd_view *v);
 
 #endif

@@ -185,3 +185,37 @@ void bd_draw_rule(WINDOW *w, int y, const char *title, attr_t attr)
         waddstr(w, bd_gl->hline);
     wattrset(w, A_NORMAL);
 }
+
+int bd_wrap_count(const char *s, int width)
+{
+    char *vis = bd_text_vis(s, 0); /* widths as drawn: controls are made visible */
+    const char *t = vis ? vis : s;
+    size_t len = strlen(t), off = 0;
+    int n = 0;
+    while (off < len) {
+        off += bd_wrap_next(t + off, len - off, width > 1 ? width : 1);
+        while (off < len && t[off] == ' ')
+            off++;
+        n++;
+    }
+    free(vis);
+    return n ? n : 1;
+}
+
+int bd_draw_wrapped(WINDOW *w, int y, int x, int width, int max_lines, const char *s, attr_t attr)
+{
+    char *vis = bd_text_vis(s, 0);
+    const char *t = vis ? vis : s;
+    size_t len = strlen(t), off = 0;
+    int n = 0;
+    while (off < len && n < max_lines) {
+        size_t take = bd_wrap_next(t + off, len - off, width > 1 ? width : 1);
+        bd_draw_textn(w, y + n, x, width, t + off, take, attr, false);
+        off += take;
+        while (off < len && t[off] == ' ')
+            off++;
+        n++;
+    }
+    free(vis);
+    return n;
+}

@@ -1,33 +1,35 @@
 /*
  * history_model.c — the chain status and the last scores, read on libuv's thread pool.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "history.h"
 #include "history_model.h"
-#include "runs_model.h"
-#include "stale.h"
 
-/* The newest score record of one case. */
-typedef struct last_entry {
-    char *tc, *case_id, *fm, *run_id;
-    char *case_digest, *tc_digest; /* what the record was scored on (stale marks, §5) */
-    bool passed;
-    double score;
-    uint64_t seq;
-} last_entry;
+typedef bd_last_score last_entry;
 
-typedef struct hist_state {
+struct bd_history_model {
+    bd_app *app;
     unsigned gen;
     int busy;
-    last_entry *last;
+    last_entry *last; /* sorted by task class, case */
     size_t n_last;
-} hist_state;
+    /* the chain status for the header */
+    bd_chain_state chain;
+    uint64_t chain_count;
+    char chain_head[65];
+    uint64_t chain_bad_seq;
+    char chain_reason[32];
+    char chain_msg[256];
+    void (*changed)(void *payload);
+    void *payload;
+};
 
 typedef struct hist_job {
     bd_work work;
-    bd_model *model;
+    bd_history_model *model;
     unsigned gen;
     bool verify; /* else: scan */
     char *root;
@@ -39,9 +41,6 @@ typedef struct hist_job {
     last_entry *last;
     size_t n_last;
 } hist_job;
-
-/* One history state per process: there is one model. */
-static hist_state hs;
 
 static void entries_free(last_entry *e, size_t n)
 {
@@ -229,47 +228,12 @@ static void job_run(bd_work *w)
         run_scan(j);
 }
 
-static void apply_tc(bd_model *m, size_t ti)
-{
-    bd_ui_tc *t = &m->tcs[ti];
-    if (t->state != BD_LOAD_DONE)
-        return;
-    for (size_t i = 0; i < hs.n_last; i++) {
-        const last_entry *e = &hs.last[i];
-        if (!e->tc || strcmp(e->tc, t->name) != 0)
-            continue;
-        size_t ci = bd_model_find_case(m, ti, e->case_id);
-        if (ci == SIZE_MAX)
-            continue;
-        bd_ui_case *c = &t->cases[ci];
-        if (c->has_last && c->last_seq > e->seq)
-            continue;
-        c->has_last = true;
-        c->last_passed = e->passed;
-        c->last_score = e->score;
-        c->last_seq = e->seq;
-        /* Current or stale against today's pins: the one rule of stale.c. */
-        const bd_task_class *tc = bd_model_tc(m, ti);
-        c->last_stale = (uint8_t)bd_stale_bits(e->case_id, e->case_digest, e->tc_digest,
-                                               tc ? tc->digests : NULL);
-        free(c->last_fm);
-        c->last_fm = e->fm ? strdup(e->fm) : NULL;
-    }
-    bd_runs_model_apply(m, ti); /* LAST RUN: the last full run (runs_model.c) */
-}
-
-void bd_history_model_apply(bd_model *m, size_t tc_index)
-{
-    if (tc_index < m->n_tcs)
-        apply_tc(m, tc_index);
-}
-
 static void job_done(bd_work *w, bool ran)
 {
     hist_job *j = (hist_job *)w;
-    bd_model *m = j->model;
-    hs.busy--;
-    if (ran && j->gen == hs.gen && !m->app->quitting) {
+    bd_history_model *m = j->model;
+    m->busy--;
+    if (ran && j->gen == m->gen && !m->app->quitting) {
         if (j->verify) {
             snprintf(m->chain_head, sizeof(m->chain_head), "%s", j->res.head);
             if (j->rc == 0) {
@@ -288,14 +252,14 @@ static void job_done(bd_work *w, bool ran)
                          bd_code_str(j->err.code), j->err.msg);
             }
         } else {
-            entries_free(hs.last, hs.n_last);
-            hs.last = j->last;
-            hs.n_last = j->n_last;
+            entries_free(m->last, m->n_last);
+            m->last = j->last;
+            m->n_last = j->n_last;
             j->last = NULL;
             j->n_last = 0;
-            for (size_t i = 0; i < m->n_tcs; i++)
-                apply_tc(m, i);
         }
+        if (m->changed)
+            m->changed(m->payload);
         bd_event ev = {BD_EV_HISTORY, SIZE_MAX, SIZE_MAX};
         bd_app_broadcast(m->app, &ev);
         bd_app_invalidate(m->app, BD_DIRTY_ALL);
@@ -307,7 +271,7 @@ static void job_done(bd_work *w, bool ran)
     free(j);
 }
 
-static void queue(bd_model *m, bool verify)
+static void queue(bd_history_model *m, bool verify)
 {
     hist_job *j = calloc(1, sizeof(*j));
     if (!j || !(j->root = strdup(m->app->bench->root))) {
@@ -316,7 +280,7 @@ static void queue(bd_model *m, bool verify)
         return;
     }
     j->model = m;
-    j->gen = hs.gen;
+    j->gen = m->gen;
     j->verify = verify;
     j->work.run = job_run;
     j->work.done = job_done;
@@ -326,40 +290,60 @@ static void queue(bd_model *m, bool verify)
         bd_app_message(m->app, BD_MSG_ERROR, "cannot queue the history read");
         return;
     }
-    hs.busy++;
+    m->busy++;
     bd_app_animate(m->app);
 }
 
-void bd_history_model_start(bd_model *m)
+int bd_history_model_new(bd_history_model **out, bd_app *app, void (*changed)(void *payload),
+                         void *payload)
 {
-    m->history_available = true;
+    bd_history_model *m = calloc(1, sizeof(*m));
+    if (!(*out = m))
+        return -1;
+    m->app = app;
+    m->changed = changed;
+    m->payload = payload;
+    return 0;
+}
+
+void bd_history_model_refresh(bd_history_model *m)
+{
+    m->gen++;
     m->chain = BD_CHAIN_VERIFYING;
     queue(m, true);
     queue(m, false);
-    bd_runs_model_start(m);
 }
 
-void bd_model_refresh_history(bd_model *m)
+void bd_history_model_free(bd_history_model *m)
 {
-    hs.gen++;
-    m->chain = BD_CHAIN_VERIFYING;
-    queue(m, true);
-    queue(m, false);
-    bd_runs_model_start(m);
+    if (!m)
+        return;
+    /* Jobs in flight hold m: they are cancelled or drained before the app frees the
+     * model (the loop has stopped). */
+    entries_free(m->last, m->n_last);
+    free(m);
 }
 
-void bd_history_model_free(bd_model *m)
+bool bd_history_model_busy(const bd_history_model *m)
 {
-    (void)m;
-    hs.gen++;
-    entries_free(hs.last, hs.n_last);
-    hs.last = NULL;
-    hs.n_last = 0;
-    bd_runs_model_free(m);
+    return m->busy > 0;
 }
 
-bool bd_history_model_busy(const bd_model *m)
+const bd_last_score *bd_history_model_scores(const bd_history_model *m, size_t *n)
 {
-    (void)m;
-    return hs.busy > 0;
+    *n = m->n_last;
+    return m->last;
+}
+
+bd_chain_status bd_history_model_chain(const bd_history_model *m)
+{
+    bd_chain_status c;
+    memset(&c, 0, sizeof(c));
+    c.state = m->chain;
+    c.count = m->chain_count;
+    c.bad_seq = m->chain_bad_seq;
+    snprintf(c.head, sizeof(c.head), "%s", m->chain_head);
+    snprintf(c.reason, sizeof(c.reason), "%s", m->chain_reason);
+    snprintf(c.msg, sizeof(c.msg), "%s", m->chain_msg);
+    return c;
 }

@@ -3,11 +3,13 @@
  * model.h for the order). Pool jobs read only what they own or a reference-counted,
  * immutable bd_task_class; they hand their results to the loop thread, which merges.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "history_model.h"
 #include "model.h"
+#include "runs_model.h"
+#include "stale.h"
 
 /* Which kind of pool job. */
 typedef enum { JOB_TC_LOAD, JOB_META, JOB_DIGEST } job_kind;
@@ -146,6 +148,82 @@ oom:
     return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building the bench view");
 }
 
+/* ---- what the history says, copied into the rows ------------------------------------ */
+
+/* LAST RUN and trend of task class row `ti` (runs_model.h). */
+static void apply_runs(bd_model *m, size_t ti)
+{
+    bd_ui_tc *t = &m->tcs[ti];
+    const bd_tc_runs *r = bd_runs_model_get(m->runs, t->name);
+    t->has_last_run = r && r->has_full;
+    t->last_mean = r ? r->mean : 0;
+    t->last_pass_rate = r ? r->pass_rate : 0;
+    t->last_run_cases = r ? r->cases : 0;
+    bool utf8 = (unsigned char)bd_gl->hline[0] >= 0x80;
+    snprintf(t->last_partial, sizeof(t->last_partial), "%s", r ? r->partial : "");
+    snprintf(t->trend, sizeof(t->trend), "%s", !r ? "" : utf8 ? r->trend_utf8 : r->trend_ascii);
+}
+
+/* The newest score of each case of task class row `ti` (history_model.h), with its stale
+ * mark against today's pins, then its LAST RUN. */
+static void apply_history(bd_model *m, size_t ti)
+{
+    if (ti >= m->n_tcs)
+        return;
+    bd_ui_tc *t = &m->tcs[ti];
+    if (t->state != BD_LOAD_DONE)
+        return;
+    size_t n = 0;
+    const bd_last_score *last = bd_history_model_scores(m->history, &n);
+    for (size_t i = 0; i < n; i++) {
+        const bd_last_score *e = &last[i];
+        if (!e->tc || strcmp(e->tc, t->name) != 0)
+            continue;
+        size_t ci = bd_model_find_case(m, ti, e->case_id);
+        if (ci == SIZE_MAX)
+            continue;
+        bd_ui_case *c = &t->cases[ci];
+        if (c->has_last && c->last_seq > e->seq)
+            continue;
+        c->has_last = true;
+        c->last_passed = e->passed;
+        c->last_score = e->score;
+        c->last_seq = e->seq;
+        /* Current or stale against today's pins: the one rule of stale.c. */
+        const bd_task_class *tc = bd_model_tc(m, ti);
+        c->last_stale = (uint8_t)bd_stale_bits(e->case_id, e->case_digest, e->tc_digest,
+                                               tc ? tc->digests : NULL);
+        free(c->last_fm);
+        c->last_fm = e->fm ? strdup(e->fm) : NULL;
+    }
+    apply_runs(m, ti);
+}
+
+static void history_changed(void *payload)
+{
+    bd_model *m = payload;
+    for (size_t i = 0; i < m->n_tcs; i++)
+        apply_history(m, i);
+}
+
+static void runs_changed(void *payload)
+{
+    bd_model *m = payload;
+    for (size_t i = 0; i < m->n_tcs; i++)
+        apply_runs(m, i);
+}
+
+void bd_model_refresh_history(bd_model *m)
+{
+    bd_history_model_refresh(m->history);
+    bd_runs_model_refresh(m->runs);
+}
+
+bd_chain_status bd_model_chain(const bd_model *m)
+{
+    return bd_history_model_chain(m->history);
+}
+
 int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
 {
     *out = NULL;
@@ -161,9 +239,14 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
      * broken still browses, with the reason on screen. */
     if (bd_prov_ctx_new(&m->prov, app->bench->bench_dir, &m->prov_err) < 0)
         m->prov = NULL;
+    if (bd_history_model_new(&m->history, app, history_changed, m) < 0 ||
+        bd_runs_model_new(&m->runs, app, runs_changed, m) < 0) {
+        bd_model_free(m);
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
     *out = m;
     pump(m);
-    bd_history_model_start(m);
+    bd_model_refresh_history(m);
     return 0;
 }
 
@@ -171,7 +254,8 @@ void bd_model_free(bd_model *m)
 {
     if (!m)
         return;
-    bd_history_model_free(m);
+    bd_history_model_free(m->history);
+    bd_runs_model_free(m->runs);
     release_all(m);
     bd_prov_ctx_free(m->prov);
     free(m);
@@ -238,7 +322,7 @@ size_t bd_model_find_tc(const bd_model *m, const char *name)
 
 bool bd_model_busy(const bd_model *m)
 {
-    return m->jobs_in_flight > 0 || bd_history_model_busy(m);
+    return m->jobs_in_flight > 0 || bd_history_model_busy(m->history);
 }
 
 void bd_model_prioritize(bd_model *m, size_t tc_index, size_t case_index)
@@ -433,7 +517,7 @@ static void merge_tc_load(bd_model *m, model_job *j)
         for (size_t i = 0; i < tc->digests->n_pins; i++)
             if (bd_model_find_case(m, j->tc_index, tc->digests->pins[i].case_id) == SIZE_MAX)
                 t->orphans++;
-    bd_history_model_apply(m, j->tc_index);
+    apply_history(m, j->tc_index);
 }
 
 static void merge_meta(bd_model *m, model_job *j)
@@ -535,7 +619,9 @@ static void job_done(bd_work *w, bool ran)
         }
     }
     job_free(j);
-    if (current && !bd_work_stopping())
+    /* A job of an older generation (a reload came meanwhile) frees its slot too: the
+     * reloaded model's jobs may be waiting for it. */
+    if (!m->app->quitting && !bd_work_stopping())
         pump(m);
 }
 

@@ -20,6 +20,8 @@
 
 #include "app.h"
 #include "bench.h"
+#include "history_model.h"
+#include "runs_model.h"
 #include "provenance.h"
 #include "verify.h"
 
@@ -91,29 +93,14 @@ typedef struct bd_ui_tc {
     bool cursor_saved;
 } bd_ui_tc;
 
-/* Chain status for the header. */
-typedef enum {
-    BD_CHAIN_UNKNOWN,
-    BD_CHAIN_VERIFYING,
-    BD_CHAIN_VERIFIED,
-    BD_CHAIN_BROKEN,
-    BD_CHAIN_UNREADABLE,
-    BD_CHAIN_NONE
-} bd_chain_state;
-
 struct bd_model {
     bd_app *app;
     bd_ui_tc *tcs;
     size_t n_tcs;
     size_t jobs_in_flight;
-    /* history */
-    bd_chain_state chain;
-    uint64_t chain_count;
-    char chain_head[65]; /* hash of record chain_count (verified prefix) */
-    uint64_t chain_bad_seq;
-    char chain_reason[32];
-    char chain_msg[256];
-    bool history_available; /* built with history.h */
+    /* the chained history: chain status and last scores, and the runs (owned) */
+    bd_history_model *history;
+    bd_runs_model *runs;
     /* provenance: NULL when GnuPG or trusted-signers.yaml is unusable (prov_err says
      * why); then only what case.yaml claims is shown */
     bd_prov_ctx *prov;
@@ -148,8 +135,11 @@ size_t bd_model_find_tc(const bd_model *m, const char *name);
 /* Loading still going on (for the header spinner). */
 bool bd_model_busy(const bd_model *m);
 
-/* Re-read the chain status and the last scores from the history (after a run). */
+/* Re-read the chain status, the last scores and the runs from the history (after a run). */
 void bd_model_refresh_history(bd_model *m);
+
+/* The chain status for the header (a copy). */
+bd_chain_status bd_model_chain(const bd_model *m);
 
 /* Record a finished case score as the case's last score (the run view calls this as
  * results arrive, before the history is re-read). */

@@ -10,33 +10,28 @@
 #include "runs_model.h"
 #include "trend.h"
 
-typedef struct tc_runs {
-    char *tc;
-    bool has_full;
-    double mean, pass_rate;
-    size_t cases;
-    char partial[64]; /* the kind of a newer non-full run, or "" */
-    char trend_utf8[BD_TREND_RUNS * 3 + 1], trend_ascii[BD_TREND_RUNS + 1];
-} tc_runs;
+typedef bd_tc_runs tc_runs;
 
-typedef struct runs_state {
+struct bd_runs_model {
+    bd_app *app;
     unsigned gen;
     tc_runs *tcs;
     size_t n;
-    char *marked;
-} runs_state;
+    void (*changed)(void *payload);
+    void *payload;
+};
 
 typedef struct runs_job {
     bd_work work;
-    bd_model *model;
+    bd_runs_model *model;
     unsigned gen;
     char *root;
     tc_runs *tcs;
     size_t n;
 } runs_job;
 
-/* One state per process: there is one model. */
-static runs_state rs;
+/* The run marked for a comparison: one per process, it outlives reloads. */
+static char *marked;
 
 static void tcs_free(tc_runs *t, size_t n)
 {
@@ -97,33 +92,23 @@ static void job_run(bd_work *w)
     bd_runs_release(&runs);
 }
 
-void bd_runs_model_apply(bd_model *m, size_t ti)
+const bd_tc_runs *bd_runs_model_get(const bd_runs_model *m, const char *task_class)
 {
-    if (ti >= m->n_tcs)
-        return;
-    bd_ui_tc *t = &m->tcs[ti];
-    const tc_runs *r = find_tc(rs.tcs, rs.n, t->name);
-    t->has_last_run = r && r->has_full;
-    t->last_mean = r ? r->mean : 0;
-    t->last_pass_rate = r ? r->pass_rate : 0;
-    t->last_run_cases = r ? r->cases : 0;
-    bool utf8 = (unsigned char)bd_gl->hline[0] >= 0x80;
-    snprintf(t->last_partial, sizeof(t->last_partial), "%s", r ? r->partial : "");
-    snprintf(t->trend, sizeof(t->trend), "%s", !r ? "" : utf8 ? r->trend_utf8 : r->trend_ascii);
+    return find_tc(m->tcs, m->n, task_class);
 }
 
 static void job_done(bd_work *w, bool ran)
 {
     runs_job *j = (runs_job *)w;
-    bd_model *m = j->model;
-    if (ran && j->gen == rs.gen && !m->app->quitting) {
-        tcs_free(rs.tcs, rs.n);
-        rs.tcs = j->tcs;
-        rs.n = j->n;
+    bd_runs_model *m = j->model;
+    if (ran && j->gen == m->gen && !m->app->quitting) {
+        tcs_free(m->tcs, m->n);
+        m->tcs = j->tcs;
+        m->n = j->n;
         j->tcs = NULL;
         j->n = 0;
-        for (size_t i = 0; i < m->n_tcs; i++)
-            bd_runs_model_apply(m, i);
+        if (m->changed)
+            m->changed(m->payload);
         bd_app_invalidate(m->app, BD_DIRTY_BODY);
     }
     tcs_free(j->tcs, j->n);
@@ -131,16 +116,28 @@ static void job_done(bd_work *w, bool ran)
     free(j);
 }
 
-void bd_runs_model_start(bd_model *m)
+int bd_runs_model_new(bd_runs_model **out, bd_app *app, void (*changed)(void *payload),
+                      void *payload)
 {
-    rs.gen++;
+    bd_runs_model *m = calloc(1, sizeof(*m));
+    if (!(*out = m))
+        return -1;
+    m->app = app;
+    m->changed = changed;
+    m->payload = payload;
+    return 0;
+}
+
+void bd_runs_model_refresh(bd_runs_model *m)
+{
+    m->gen++;
     runs_job *j = calloc(1, sizeof(*j));
     if (!j || !(j->root = strdup(m->app->bench->root))) {
         free(j);
         return;
     }
     j->model = m;
-    j->gen = rs.gen;
+    j->gen = m->gen;
     j->work.run = job_run;
     j->work.done = job_done;
     if (bd_work_queue(m->app, &j->work) < 0) {
@@ -149,22 +146,21 @@ void bd_runs_model_start(bd_model *m)
     }
 }
 
-void bd_runs_model_free(bd_model *m)
+void bd_runs_model_free(bd_runs_model *m)
 {
-    (void)m;
-    rs.gen++;
-    tcs_free(rs.tcs, rs.n);
-    rs.tcs = NULL;
-    rs.n = 0;
+    if (!m)
+        return;
+    tcs_free(m->tcs, m->n);
+    free(m);
 }
 
 void bd_runs_model_mark(const char *run_id)
 {
-    free(rs.marked);
-    rs.marked = run_id ? strdup(run_id) : NULL;
+    free(marked);
+    marked = run_id ? strdup(run_id) : NULL;
 }
 
 const char *bd_runs_model_marked(void)
 {
-    return rs.marked;
+    return marked;
 }

@@ -11,22 +11,35 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model.h"
+#include "trend.h"
 
-/* Start reading the runs of m->app->bench in the background (again, after a run). */
-void bd_runs_model_start(bd_model *m);
-/* Forget everything read. */
-void bd_runs_model_free(bd_model *m);
-/* Copy what was read into task class row `tc_index` (has_last_run, last_*, trend). */
-void bd_runs_model_apply(bd_model *m, size_t tc_index);
+#include "app.h"
+
+/* What the chain says of one task class's runs. */
+typedef struct bd_tc_runs {
+    char *tc;
+    bool has_full; /* a full run exists: mean, pass_rate, cases are its */
+    double mean, pass_rate;
+    size_t cases;
+    char partial[64]; /* the kind of a newer non-full run, or "" */
+    char trend_utf8[BD_TREND_RUNS * 3 + 1], trend_ascii[BD_TREND_RUNS + 1];
+} bd_tc_runs;
+
+typedef struct bd_runs_model bd_runs_model;
+
+/* A runs model of app->bench; `changed(payload)` runs on the loop thread when a read
+ * landed. Nothing is read until bd_runs_model_refresh. Returns 0 or -1 (out of memory). */
+int bd_runs_model_new(bd_runs_model **out, bd_app *app, void (*changed)(void *payload),
+                      void *payload);
+/* Free it (the loop has drained its jobs). NULL is a no-op. */
+void bd_runs_model_free(bd_runs_model *m);
+/* (Re-)read the runs in the background (again after a run). */
+void bd_runs_model_refresh(bd_runs_model *m);
+/* What was read for task class `task_class` (borrowed until the next change), or NULL. */
+const bd_tc_runs *bd_runs_model_get(const bd_runs_model *m, const char *task_class);
 
 /* The run marked for a comparison (NULL: none). Marking copies the id; NULL unmarks. */
 void bd_runs_model_mark(const char *run_id);
 const char *bd_runs_model_marked(void);
-
-/* Open the compare view of run `run_a` (before; NULL: the previous full run of run_b's
- * task class) against run `run_b` (after). Both are looked up in the verified chain on
- * the pool; a refusal (tamper, other task class, mixed isolation) is shown in the view. */
-void bd_app_open_compare(bd_app *app, const char *run_a, const char *run_b);
 
 #endif

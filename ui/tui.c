@@ -29,13 +29,12 @@
 
 #include <term.h>
 
+#include "app.h"
 #include "config.h"
-#include "model.h"
-#include "run_api.h"
+#include "desk.h"
+#include "gitops.h"
 #include "tui.h"
-#include "tui_internal.h"
 #include "viewer.h"
-#include "ydoc.h"
 
 #define RENDER_MIN_MS 16  /* at most ~60 frames a second for background updates */
 #define TICK_FAST_MS  100 /* spinner: 10 Hz while something moves */
@@ -53,7 +52,6 @@ typedef struct tui {
     int n_handles_open;
     bool render_scheduled;
     uint64_t last_render_ms;
-    unsigned spin;
     uint64_t tick_ms;
     int last_minute;
     SCREEN *screen;
@@ -156,20 +154,7 @@ static void remove_crash_handlers(void)
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t bd_app_now_ms(const bd_app *app)
-{
-    return (now_ns() - app->start_ns) / 1000000ull;
-}
-
-const char *bd_app_spinner(const bd_app *app)
-{
-    const tui *t = app->priv;
-    return bd_gl->spinner[t->spin % (unsigned)bd_gl->n_spinner];
+    return bd_app_clock_ns();
 }
 
 /* ---- drawing --------------------------------------------------------------------------- */
@@ -221,12 +206,13 @@ static void render(tui *t)
         return;
     }
     if (app->dirty & BD_DIRTY_HEADER) {
-        bd_app_draw_header(app);
+        bd_desk_draw_header(app);
         wnoutrefresh(app->header);
     }
     if ((app->dirty & BD_DIRTY_BODY) && app->top) {
         werase(app->body);
         app->top->ops->draw(app->top, app->body);
+        bd_app_draw_message_panel(app);
         wnoutrefresh(app->body);
         /* The position in the status line follows the body. */
         app->dirty |= BD_DIRTY_STATUS;
@@ -259,10 +245,9 @@ static void render_now(tui *t)
     render(t);
 }
 
-void bd_app_invalidate(bd_app *app, unsigned what)
+static void schedule_render(bd_app *app)
 {
     tui *t = app->priv;
-    app->dirty |= what;
     if (app->quitting || t->render_scheduled || !t->curses_on)
         return;
     uint64_t now = bd_app_now_ms(app);
@@ -308,7 +293,7 @@ static void layout(tui *t)
     app->dirty = BD_DIRTY_ALL;
 }
 
-void bd_tui_redraw_all(bd_app *app)
+static void redraw_all(bd_app *app)
 {
     clearok(curscr, TRUE);
     bd_app_invalidate(app, BD_DIRTY_ALL);
@@ -354,10 +339,7 @@ static void really_quit(tui *t, int status)
     if (app->quitting)
         return;
     /* A run still going is cancelled: its children are killed, the loop then drains. */
-    if (bd_ui_run_active(app) && !app->run->cancel_requested) {
-        app->run->quit_after = false;
-        bd_ui_run_cancel(app);
-    }
+    bd_desk_abandon_run(app);
     app->quitting = true;
     app->exit_status = status;
     restore_terminal(t);
@@ -371,13 +353,12 @@ static void really_quit(tui *t, int status)
             uv_close(hs[i], close_cb);
 }
 
-void bd_app_quit(bd_app *app, int status)
+static void leave(bd_app *app, int status)
 {
-    tui *t = app->priv;
-    if (bd_app_run_quit_hook(app, status))
-        return; /* a run is being cancelled; the run view quits when it has stopped */
-    really_quit(t, status);
+    really_quit(app->priv, status);
 }
+
+static void suspend(bd_app *app);
 
 /* ---- loop callbacks -------------------------------------------------------------------- */
 
@@ -535,9 +516,9 @@ static void on_tick(uv_timer_t *h)
 {
     tui *t = h->data;
     bd_app *app = &t->app;
-    bool moving = bd_ui_run_active(app) || (app->model && bd_model_busy(app->model));
+    bool moving = bd_desk_busy(app);
     if (moving) {
-        t->spin++;
+        app->spin++;
         bd_app_invalidate(app, BD_DIRTY_HEADER);
         if (app->top && app->top->ops->event) {
             bd_event ev = {BD_EV_TICK, SIZE_MAX, SIZE_MAX};
@@ -559,7 +540,7 @@ static void on_tick(uv_timer_t *h)
         bd_app_quit(app, 0);
 }
 
-void bd_app_animate(bd_app *app)
+static void animate(bd_app *app)
 {
     tui *t = app->priv;
     if (app->quitting || t->tick_ms == TICK_FAST_MS || !t->tick_timer.data)
@@ -586,14 +567,14 @@ static void on_signal(uv_signal_t *h, int signum)
         really_quit(t, 129);
         break;
     case SIGTSTP:
-        bd_tui_suspend(&t->app);
+        suspend(&t->app);
         break;
     default:
         break;
     }
 }
 
-void bd_tui_suspend(bd_app *app)
+static void suspend(bd_app *app)
 {
     tui *t = app->priv;
     /* Give the terminal back as the shell expects it, stop, and take it again. Only this
@@ -610,7 +591,7 @@ void bd_tui_suspend(bd_app *app)
     do_resize(t);
 }
 
-int bd_tui_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+static int foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
                              bd_err *err)
 {
     tui *t = app->priv;
@@ -639,56 +620,6 @@ static int fail(const bd_err *err)
     free(msg);
     int s = bd_code_exit(err->code);
     return s ? s : 4;
-}
-
-/* Read one line of `path` into out (no newline). */
-static bool read_line(const char *path, char *out, size_t cap)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    bool ok = fgets(out, (int)cap, f) != NULL;
-    fclose(f);
-    if (ok)
-        out[strcspn(out, "\r\n")] = '\0';
-    return ok;
-}
-
-/* The branch of the git work tree holding `root`, read from .git/HEAD (cheap: no
- * libgit2 on the start-up path). Detached: the short commit. "" when not in git. */
-static void git_branch(const char *root, char *out, size_t cap)
-{
-    out[0] = '\0';
-    char dir[4096], head[512], path[4200];
-    snprintf(dir, sizeof(dir), "%s", root);
-    for (;;) {
-        snprintf(path, sizeof(path), "%s/.git", dir);
-        struct stat st;
-        if (lstat(path, &st) == 0) {
-            if (S_ISREG(st.st_mode)) { /* a worktree: "gitdir: <path>" */
-                char line[4096];
-                if (!read_line(path, line, sizeof(line)) || strncmp(line, "gitdir: ", 8) != 0)
-                    return;
-                if (line[8] == '/')
-                    snprintf(path, sizeof(path), "%s/HEAD", line + 8);
-                else
-                    snprintf(path, sizeof(path), "%s/%s/HEAD", dir, line + 8);
-            } else {
-                snprintf(path, sizeof(path), "%s/.git/HEAD", dir);
-            }
-            if (!read_line(path, head, sizeof(head)))
-                return;
-            if (strncmp(head, "ref: refs/heads/", 16) == 0)
-                snprintf(out, cap, "%s", head + 16);
-            else if (strlen(head) >= 7)
-                snprintf(out, cap, "%.7s (detached)", head);
-            return;
-        }
-        char *slash = strrchr(dir, '/');
-        if (!slash || slash == dir)
-            return;
-        *slash = '\0';
-    }
 }
 
 static int start_curses(tui *t, bd_err *err)
@@ -824,6 +755,13 @@ int bd_tui_main(const bd_tui_opts *opts)
     bd_app *app = &t->app;
     app->priv = t;
     app->start_ns = now_ns();
+    app->ops.schedule_render = schedule_render;
+    app->ops.animate = animate;
+    app->ops.leave = leave;
+    app->ops.suspend = suspend;
+    app->ops.foreground_viewer = foreground_viewer;
+    app->ops.redraw_all = redraw_all;
+    bd_desk_install(app);
     t->first_draw_ms = -1;
     t->last_minute = -1;
     setlocale(LC_ALL, "");
@@ -866,7 +804,7 @@ int bd_tui_main(const bd_tui_opts *opts)
         status = fail(&err);
         goto out;
     }
-    git_branch(app->bench->root, app->branch, sizeof(app->branch));
+    bd_git_head_label(app->bench->root, app->branch, sizeof(app->branch));
 
     if (uv_loop_init(&t->loop) != 0) {
         bd_err_set(&err, BD_E_IO, NULL, 0, 0, "cannot create the event loop");
@@ -879,10 +817,7 @@ int bd_tui_main(const bd_tui_opts *opts)
     bd_err gpg_err = BD_ERR_INIT;
     bd_provenance_init(&gpg_err);
     install_crash_handlers();
-    if (start_curses(t, &err) < 0 || start_loop(t, &err) < 0 ||
-        bd_model_new(&app->model, app, &err) < 0 || bd_app_push(app, &bd_view_tclasses, NULL) < 0) {
-        if (err.code == BD_OK)
-            bd_err_set(&err, BD_E_INTERNAL, NULL, 0, 0, "cannot open the first view: %s", app->msg);
+    if (start_curses(t, &err) < 0 || start_loop(t, &err) < 0 || bd_desk_start(app, &err) < 0) {
         t->fatal = err;
         really_quit(t, bd_code_exit(err.code) ? bd_code_exit(err.code) : 4);
     } else {
@@ -892,14 +827,12 @@ int bd_tui_main(const bd_tui_opts *opts)
     status = app->exit_status;
     restore_terminal(t);
     remove_crash_handlers();
-    bd_app_close_all(app);
-    bd_ui_run_free(app); /* the runner's handles live on the loop, closed below */
+    bd_desk_close(app); /* views, the run (its handles live on the loop, closed below), model */
     free_windows(app);
     if (app->input)
         delwin(app->input);
     if (t->screen)
         delscreen(t->screen);
-    bd_model_free(app->model);
     if (t->fatal.code != BD_OK)
         status = fail(&t->fatal);
 out:

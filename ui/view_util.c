@@ -46,16 +46,6 @@ static struct {
     void (*rebuild)(bd_view *v);
 } filter_target;
 
-bool bd_view_filter_clear(bd_view *v)
-{
-    if (!v->filter_list || !v->filter_list->filter[0])
-        return false;
-    v->filter_list->filter[0] = '\0';
-    v->filter_rebuild(v);
-    bd_app_message(v->app, BD_MSG_INFO, "filter cleared");
-    return true;
-}
-
 static void filter_changed(bd_view *v, const char *text)
 {
     snprintf(filter_target.list->filter, sizeof(filter_target.list->filter), "%s", text);

@@ -29,10 +29,6 @@ void bd_view_filter_prompt(bd_view *v, bd_list *l, void (*rebuild)(bd_view *v));
  * (cap bytes, cut to fit): list filters match any of a score's codes, not only the first. */
 void bd_fm_codes_append(char *buf, size_t cap, const bd_score *s);
 
-/* Esc on view `v`: when `v` keeps a filter from the `/` prompt, drop it, rebuild and
- * return true; otherwise false. */
-bool bd_view_filter_clear(bd_view *v);
-
 /* Scroll a view of `n` lines whose first shown line is *top by a movement action (up,
  * down, page up/down of `page` lines, home, end; the draw clamps *top to the last page).
  * Returns true when `a` was one of them. */

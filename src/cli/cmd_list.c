@@ -44,7 +44,7 @@ typedef struct list_out {
 #define COL_DIFF  6  /* medium */
 #define COL_PIN   4  /* ok | FAIL (the code and message follow on their own line) */
 #define COL_PROV  15 /* awaiting_review */
-#define COL_LAST  5  /* 0.85* */
+#define COL_LAST  6  /* 0.85*, 1.00* */
 #define FIXED_W   (COL_DISP + COL_DIFF + COL_PIN + COL_PROV + COL_LAST + 6)
 #define TITLE_MIN 12
 
@@ -136,7 +136,7 @@ static void on_task_class(const bd_verify_report *r, void *payload)
     fputs(",\"cases\":[", stdout);
 }
 
-static void on_case(const bd_case_check *chk, void *payload)
+static void on_case(bd_case_check *chk, void *payload)
 {
     list_out *lo = payload;
     if (!lo->print)

@@ -87,7 +87,7 @@ static void on_tc(const bd_verify_report *r, void *payload)
         emit_failure(payload, tf, NULL);
 }
 
-static void on_case(const bd_case_check *c, void *payload)
+static void on_case(bd_case_check *c, void *payload)
 {
     const bd_err *cf = bd_case_check_failure(c);
     if (cf)

@@ -4,7 +4,7 @@
 # a kept filter before it goes back, raw Home/End/PgDn sequences work, an unknown escape
 # sequence is ignored (never taken as Esc), `m` keeps every message whole, `h` on a
 # result opened from the history keeps its scope (a use-after-free once) and `q` goes
-# back one view, Ctrl-R asks before closing views, `q` on the first view quits cleanly.
+# back one view, Ctrl-R keeps the views open, `q` on the first view quits cleanly.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/tui/lib.sh"
 
@@ -91,12 +91,10 @@ expect_screen "Esc never quits" "and the first one"
 tui_keys q
 expect_screen "CASE▲" "q leaves the message log"
 
-# Ctrl-R with views open asks first; n keeps everything.
+# Ctrl-R keeps the open views (tests/cli/test_tui_reload.sh checks it deeper).
 tui_keys C-r
-expect_screen "closes the 1 open view? (y/n)" "Ctrl-R asks before closing views"
-tui_keys n
-expect_screen "cancelled: nothing was done" "n keeps the views"
-expect_screen "CASE▲" "still in the cases view"
+expect_screen "re-read the bench from disk" "Ctrl-R re-reads the bench"
+expect_screen "CASE▲" "Ctrl-R keeps the cases view open"
 
 tui_keys q
 expect_screen "TASK CLASS" "q goes back"

@@ -15,7 +15,7 @@ TUI_LAST=""
 
 if ! command -v tmux >/dev/null; then
     echo "SKIP: tmux is not installed (Debian package tmux); the TUI tests need it"
-    exit 0
+    exit 77 # ctest reports it skipped (SKIP_RETURN_CODE), never passed
 fi
 
 _tui_cleanup() {
@@ -70,31 +70,44 @@ tui_open() {
     tui_keys Enter
 }
 
-# tui_wait TEXT [TIMEOUT]: poll until the pane shows TEXT (fixed string). Prints nothing;
-# returns 1 on timeout (the caller reports).
-tui_wait() {
-    local want=$1 t=${2:-$BD_TUI_TIMEOUT} i=0
+# _tui_poll HOW TEXT [TIMEOUT]: poll the pane until TEXT is on it, HOW being "fixed" (a
+# fixed string), "re" (an extended regular expression) or "joined" (a fixed string in
+# the pane read as one line: rows joined by a space, runs of spaces squeezed, for text
+# the TUI wraps). Leaves the last capture in TUI_LAST; returns 1 on timeout.
+_tui_poll() {
+    local how=$1 want=$2 t=${3:-$BD_TUI_TIMEOUT} i=0
     local tries=$((t * 20))
     while [ $i -lt $tries ]; do
         TUI_LAST=$(tui_cap)
-        grep -qF -- "$want" <<<"$TUI_LAST" && return 0
+        case $how in
+        fixed) grep -qF -- "$want" <<<"$TUI_LAST" && return 0 ;;
+        re) grep -qE -- "$want" <<<"$TUI_LAST" && return 0 ;;
+        joined) tr '\n' ' ' <<<"$TUI_LAST" | tr -s ' ' | grep -qF -- "$want" && return 0 ;;
+        esac
         sleep 0.05
         i=$((i + 1))
     done
     return 1
 }
 
+# tui_wait TEXT [TIMEOUT]: poll until the pane shows TEXT (fixed string). Prints nothing;
+# returns 1 on timeout (the caller reports).
+tui_wait() { _tui_poll fixed "$@"; }
+
 # tui_wait_re REGEX [TIMEOUT]: the same with an extended regular expression.
-tui_wait_re() {
-    local want=$1 t=${2:-$BD_TUI_TIMEOUT} i=0
-    local tries=$((t * 20))
-    while [ $i -lt $tries ]; do
-        TUI_LAST=$(tui_cap)
-        grep -qE -- "$want" <<<"$TUI_LAST" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
+tui_wait_re() { _tui_poll re "$@"; }
+
+# tui_wait_joined TEXT [TIMEOUT]: the same for TEXT wrapped over rows or not.
+tui_wait_joined() { _tui_poll joined "$@"; }
+
+# expect_joined TEXT WHAT: wait for TEXT, wrapped over rows or not; pass or fail.
+expect_joined() {
+    if tui_wait_joined "$1"; then
+        pass "$2"
+    else
+        fail "$2: '$1' never appeared (rows joined); the pane was:
+$TUI_LAST"
+    fi
 }
 
 # tui_gone TEXT [TIMEOUT]: poll until TEXT is no longer on the pane.

@@ -1379,6 +1379,79 @@ static void test_task_class_load(void **state)
     bd_bench_free(b);
 }
 
+/* ---- digests.yaml: the line reader and the YAML parser agree -------------------------- */
+
+/* Both readers on the same bytes: both fail with the same code, or both give the same
+ * pins (ids, digests, lines) and task-class digest. */
+static void same_reading(const char *text)
+{
+    bd_digests *a = NULL, *b = NULL;
+    bd_err ea = BD_ERR_INIT, eb = BD_ERR_INIT;
+    int ra = bd_digests_parse(&a, text, strlen(text), "digests.yaml", &ea);
+    int rb = bd_digests_parse_yaml(&b, text, strlen(text), "digests.yaml", &eb);
+    if (ra != rb)
+        print_error("readers disagree on:\n%s\n(%s / %s)\n", text, ea.msg, eb.msg);
+    assert_int_equal(ra, rb);
+    if (ra != 0) {
+        assert_int_equal(ea.code, eb.code);
+        return;
+    }
+    assert_int_equal(a->schema_version, b->schema_version);
+    assert_string_equal(a->task_class, b->task_class);
+    assert_int_equal(a->n_pins, b->n_pins);
+    for (size_t i = 0; i < a->n_pins; i++) {
+        assert_string_equal(a->pins[i].case_id, b->pins[i].case_id);
+        assert_string_equal(a->pins[i].digest, b->pins[i].digest);
+        assert_int_equal(a->pins[i].line, b->pins[i].line);
+    }
+    bd_digests_free(a);
+    bd_digests_free(b);
+}
+
+#define CD1 "blake3:1111111111111111111111111111111111111111111111111111111111111111"
+#define CD2 "blake3:2222222222222222222222222222222222222222222222222222222222222222"
+
+static void test_digests_canonical(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        /* as pin writes it */
+        "# Pins written by `benchdesk pin`.\nschema_version: 2\ntask_class: " CD1
+        "\ncases:\n  a: " CD1 "\n  b.c-d_e: " CD2 "\n  z9: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases: {}\n",
+        "# one\n# two\nschema_version: 2\ntask_class: " CD2 "\ncases:\n  0: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  null: " CD1 "\n  true: " CD2 "\n",
+        /* everything else goes the YAML way, with the same outcome */
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  b: " CD1 "\n  a: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 "\n  a: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: \"" CD1 "\"\n",
+        "schema_version: 2\r\ntask_class: " CD1 "\r\ncases:\r\n  a: " CD1 "\r\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 " # c\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1,
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  A: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: blake3:12\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  ..: " CD1 "\n",
+        "# caf\xc3\xa9\nschema_version: 2\ntask_class: " CD1 "\ncases: {}\n",
+        "# bad \xff\nschema_version: 2\ntask_class: " CD1 "\ncases: {}\n",
+        "schema_version: 1\ntask_class: " CD1 "\ncases: {}\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases: {}\nextra: 1\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n   a: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a:  " CD1 "\n",
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+        same_reading(texts[i]);
+    /* A long generated file, as pin writes it. */
+    size_t cap = 200 * 100 + 256, off = 0;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    off += (size_t)snprintf(big, cap, "schema_version: 2\ntask_class: %s\ncases:\n", CD1);
+    for (int i = 0; i < 100; i++)
+        off += (size_t)snprintf(big + off, cap - off, "  case-%04d: %s\n", i, i % 2 ? CD1 : CD2);
+    same_reading(big);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1396,6 +1469,7 @@ int main(void)
         cmocka_unit_test(test_provenance_rules),
         cmocka_unit_test(test_case_parse_expect_id_and_limits),
         cmocka_unit_test(test_digests_rules),
+        cmocka_unit_test(test_digests_canonical),
         cmocka_unit_test(test_signers_rules),
         cmocka_unit_test(test_ynode_to_json),
         cmocka_unit_test(test_case_to_json),

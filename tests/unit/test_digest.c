@@ -1137,6 +1137,86 @@ static void test_progress_totals(void **state)
     free(dir);
 }
 
+/* ---- bd_case_scan: one pass gives what the separate calls give -------------------- */
+
+static void test_case_scan(void **state)
+{
+    (void)state;
+    char *cases = fresh_dir("scan");
+    char *dir = join(cases, "c1");
+    static const char yaml[] = "schema_version: 2\ncase_id: c1\n";
+    put_str(dir, "case.yaml", yaml, 0644);
+    put_str(dir, "cassette.json", "{\"output\": 42}\n", 0644);
+    put_str(dir, "input/q.txt", "question\n", 0644);
+    put_str(dir, "expected/sub/a.txt", "answer\n", 0755);
+    put_str(dir, "provenance.yaml", "schema_version: 2\n", 0644);
+    char want[BD_DIGEST_BUF], cassette[BD_DIGEST_BUF];
+    digest_ok(dir, want, NULL);
+    char *cpath = join(dir, "cassette.json");
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_digest_file(cassette, cpath, &err), 0);
+
+    bd_case_scanner *sc = NULL;
+    assert_int_equal(bd_case_scanner_new(&sc, &err), 0);
+    int cfd = open(cases, O_RDONLY | O_DIRECTORY);
+    assert_true(cfd >= 0);
+    for (int round = 0; round < 2; round++) { /* the scanner's buffers are reused */
+        bd_scanned_case r = {.yaml_max = 1024};
+        assert_int_equal(bd_case_scan(sc, &r, cfd, cases, "c1", &err), 0);
+        assert_string_equal(r.digest, want);
+        assert_true(r.case_yaml_present && r.case_yaml);
+        assert_int_equal(r.case_yaml_len, sizeof(yaml) - 1);
+        assert_memory_equal(r.case_yaml, yaml, sizeof(yaml));
+        assert_true(r.cassette_present);
+        assert_string_equal(r.cassette, cassette);
+        assert_true(r.prov_present);
+        assert_string_equal(r.prov_yaml, "schema_version: 2\n");
+        assert_false(r.leftover || r.unusual);
+        bd_case_scan_release(&r);
+    }
+    /* case.yaml over the limit: hashed, not kept. */
+    bd_scanned_case small = {.yaml_max = 8};
+    assert_int_equal(bd_case_scan(sc, &small, cfd, cases, "c1", &err), 0);
+    assert_string_equal(small.digest, want);
+    assert_true(small.case_yaml_too_big && !small.case_yaml);
+    bd_case_scan_release(&small);
+
+    /* A temp file of an interrupted write: nothing hashed, reported. */
+    put_str(dir, "case.yaml.4242.tmp", "half", 0644);
+    bd_scanned_case left = {.yaml_max = 1024};
+    assert_int_equal(bd_case_scan(sc, &left, cfd, cases, "c1", &err), 1);
+    assert_true(left.leftover);
+    assert_string_equal(left.digest, "");
+    bd_case_scan_release(&left);
+    char *tmpf = join(dir, "case.yaml.4242.tmp");
+    assert_int_equal(unlink(tmpf), 0);
+
+    /* A link: refused, like bd_digest_case_dir. */
+    char *lnk = join(dir, "input/l");
+    assert_int_equal(symlink("q.txt", lnk), 0);
+    bd_scanned_case bad = {.yaml_max = 1024};
+    assert_int_equal(bd_case_scan(sc, &bad, cfd, cases, "c1", &err), -1);
+    assert_int_equal(err.code, BD_E_UNSUPPORTED_ENTRY);
+    assert_true(bad.unusual);
+    bd_case_scan_release(&bad);
+    /* A case dir that is a link is never followed. */
+    char *clink = join(cases, "c2");
+    assert_int_equal(symlink("c1", clink), 0);
+    bd_scanned_case via = {.yaml_max = 1024};
+    assert_int_equal(bd_case_scan(sc, &via, cfd, cases, "c2", &err), -1);
+    bd_case_scan_release(&via);
+
+    close(cfd);
+    bd_case_scanner_free(sc);
+    rm_rf(cases);
+    free(clink);
+    free(lnk);
+    free(tmpf);
+    free(cpath);
+    free(dir);
+    free(cases);
+}
+
 /* ---- reentrancy --------------------------------------------------------------------- */
 
 typedef struct {
@@ -1321,6 +1401,7 @@ int main(void)
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_digest_file),
         cmocka_unit_test(test_str_valid),
+        cmocka_unit_test(test_case_scan),
     };
     return cmocka_run_group_tests_name("digest", tests, group_setup, group_teardown);
 }

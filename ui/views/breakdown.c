@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "breakdown.h"
-#include "run_api.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/breakdown_view.h"
 
 typedef struct brow {
     bool heading, is_key;
@@ -247,5 +249,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_breakdown = {
-    "breakdown", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
+    "breakdown", actions, open_view, draw, key, event, NULL, NULL, position, close_view, NULL, NULL,
 };

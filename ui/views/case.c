@@ -4,19 +4,17 @@
  * (DESIGN.md §10). Signatures are verified with GnuPG on the thread pool; the rest is a
  * few small reads when the view opens.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "advice.h"
+#include "fsutil.h"
 #include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/case_view.h"
 
 #define PREVIEW_MAX   (64 * 1024) /* bytes of a file shown in the preview */
 #define MAX_FILES     2000
@@ -31,11 +29,7 @@ typedef struct doc_line {
     int file; /* index into files, or -1 */
 } doc_line;
 
-typedef struct file_ent {
-    char *rel;
-    unsigned long long size;
-    bool regular;
-} file_ent;
+typedef bd_tree_entry file_ent; /* fsutil.h: rel, size, regular */
 
 typedef struct prov_job prov_job;
 
@@ -49,6 +43,7 @@ typedef struct case_view {
     file_ent *files;
     size_t n_files;
     bd_list list;
+    int wrap_w; /* columns of the value column when the lines were built (0: unknown) */
     /* preview */
     int preview_of; /* file index shown, -2 = case.yaml, -3 = nothing yet */
     char *pv_buf;
@@ -88,8 +83,39 @@ static const bd_ui_case *row_of(bd_view *v)
 
 /* ---- the document ------------------------------------------------------------------- */
 
+static void add_line_1(case_view *s, const char *label, const char *value, bd_role role,
+                       bool heading, int file);
+
+/* A failure (a BAD signature's reason, a digest mismatch) is wrapped over as many lines
+ * as it takes, never cut: its end says what to do. Other lines are cut to the screen. */
 static void add_line(case_view *s, const char *label, const char *value, bd_role role, bool heading,
                      int file)
+{
+    if (role != BD_R_FAIL || !value || s->wrap_w < 20 || bd_text_width(value) <= s->wrap_w) {
+        add_line_1(s, label, value, role, heading, file);
+        return;
+    }
+    char *vis = bd_text_vis(value, 0);
+    if (!vis) {
+        add_line_1(s, label, value, role, heading, file);
+        return;
+    }
+    size_t len = strlen(vis), off = 0;
+    while (off < len) {
+        size_t take = bd_wrap_next(vis + off, len - off, s->wrap_w);
+        char *part = strndup(vis + off, take);
+        if (part)
+            add_line_1(s, off ? "" : label, part, role, heading, file);
+        free(part);
+        off += take;
+        while (off < len && vis[off] == ' ')
+            off++;
+    }
+    free(vis);
+}
+
+static void add_line_1(case_view *s, const char *label, const char *value, bd_role role,
+                       bool heading, int file)
 {
     if (s->n_lines >= MAX_DOC_LINES)
         return;
@@ -200,6 +226,7 @@ static void add_sig(bd_view *v, const char *label, const bd_signature_block *b,
         const bd_err *e = verified && verified->err.code != BD_OK ? &verified->err : &s->prov.err;
         snprintf(buf, sizeof(buf), "%s %s (%s) %s: %s", bd_gl->bad, b->identity ? b->identity : "",
                  fpr, bd_code_str(e->code), e->msg);
+        bd_advice_tui(buf, sizeof(buf));
         add_line(s, label, buf, BD_R_FAIL, false, -1);
     }
 }
@@ -253,6 +280,7 @@ static void build_doc(bd_view *v)
         if (s->prov_done && s->prov_rc != 0) {
             const bd_err *e = s->prov_rc < 0 ? &s->prov_err : &s->prov.err;
             snprintf(buf, sizeof(buf), "%s BAD %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
+            bd_advice_tui(buf, sizeof(buf));
             add_line(s, "status", buf, BD_R_FAIL, false, -1);
         } else if (s->prov_done) {
             snprintf(buf, sizeof(buf), "%s", bd_prov_status_str(s->prov.status));
@@ -294,50 +322,26 @@ static int file_cmp(const void *a, const void *b)
     return strcmp(((const file_ent *)a)->rel, ((const file_ent *)b)->rel);
 }
 
-static void add_file(case_view *s, const char *rel, const struct stat *st)
+/* Append the entries of `e` (n of them) to the case's files, up to MAX_FILES; frees e. */
+static void add_files(case_view *s, bd_tree_entry *e, size_t n)
 {
-    if (s->n_files >= MAX_FILES)
+    size_t room = MAX_FILES - s->n_files, take = n < room ? n : room;
+    file_ent *g = take ? realloc(s->files, (s->n_files + take) * sizeof(*g)) : NULL;
+    if (g) {
+        s->files = g;
+        memcpy(g + s->n_files, e, take * sizeof(*e));
+        s->n_files += take;
+        for (size_t i = take; i < n; i++)
+            free(e[i].rel);
+    } else {
+        bd_tree_entries_free(e, n);
         return;
-    file_ent *g = realloc(s->files, (s->n_files + 1) * sizeof(*g));
-    if (!g)
-        return;
-    s->files = g;
-    file_ent *f = &s->files[s->n_files];
-    if (!(f->rel = strdup(rel)))
-        return;
-    f->size = (unsigned long long)st->st_size;
-    f->regular = S_ISREG(st->st_mode);
-    s->n_files++;
-}
-
-/* Every entry below `dir` (never following a symlink), as paths relative to the case. */
-static void walk(case_view *s, const char *case_dir, const char *rel, int depth)
-{
-    if (depth > MAX_DEPTH)
-        return;
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", case_dir, rel);
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) && s->n_files < MAX_FILES) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char sub[4096], full[4200];
-        snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name);
-        snprintf(full, sizeof(full), "%s/%s", case_dir, sub);
-        struct stat st;
-        if (lstat(full, &st) < 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            walk(s, case_dir, sub, depth + 1);
-        else
-            add_file(s, sub, &st);
     }
-    closedir(d);
+    free(e);
 }
 
+/* The files of input/ and expected/ (never through a symbolic link) and the cassette,
+ * listed by the core (fsutil.h). */
 static void list_files(bd_view *v)
 {
     case_view *s = v->state;
@@ -346,13 +350,29 @@ static void list_files(bd_view *v)
         return;
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s/%s", tc->cases_dir, row_of(v)->id);
-    walk(s, dir, "input", 0);
-    walk(s, dir, "expected", 0);
-    struct stat st;
-    char cas[4200];
-    snprintf(cas, sizeof(cas), "%s/cassette.json", dir);
-    if (lstat(cas, &st) == 0)
-        add_file(s, "cassette.json", &st);
+    const char *subs[] = {"input", "expected", "."};
+    for (size_t k = 0; k < 3; k++) {
+        bd_tree_entry *e = NULL;
+        size_t n = 0;
+        bd_err err = BD_ERR_INIT;
+        if (bd_list_tree(&e, &n, dir, subs[k], k < 2 ? MAX_DEPTH : 0, MAX_FILES, &err) < 0) {
+            bd_app_error(v->app, &err);
+            continue;
+        }
+        if (k == 2) { /* the case directory itself: only its cassette */
+            size_t w = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (strcmp(e[i].rel, "./cassette.json") == 0) {
+                    memmove(e[i].rel, e[i].rel + 2, strlen(e[i].rel + 2) + 1);
+                    e[w++] = e[i];
+                } else {
+                    free(e[i].rel);
+                }
+            }
+            n = w;
+        }
+        add_files(s, e, n);
+    }
     if (s->n_files > 1)
         qsort(s->files, s->n_files, sizeof(*s->files), file_cmp);
 }
@@ -401,35 +421,23 @@ static void load_preview(bd_view *v, int idx)
     snprintf(path, sizeof(path), "%s/%s/%s", tc->cases_dir, row_of(v)->id, rel);
     char *buf = NULL;
     char msg[600];
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    size_t got = 0;
+    unsigned long long fsize = 0;
+    bd_err err = BD_ERR_INIT;
+    /* 64 bytes spare: room to describe a binary file in place. */
+    if (bd_read_file_head(&buf, &got, &fsize, path, PREVIEW_MAX, 64, &err) < 0) {
         snprintf(msg, sizeof(msg), "(cannot show %s: %s)", rel,
-                 fd < 0 ? strerror(errno) : "not a regular file");
-        if (fd >= 0)
-            close(fd);
+                 err.code == BD_E_UNSUPPORTED_ENTRY ? "not a regular file" : err.msg);
         snprintf(s->pv_title, sizeof(s->pv_title), "%s", rel);
         preview_text(s, strdup(msg));
         return;
     }
-    size_t cap = st.st_size < PREVIEW_MAX ? (size_t)st.st_size : PREVIEW_MAX;
-    buf = malloc(cap + 64);
-    size_t got = 0;
-    while (buf && got < cap) {
-        ssize_t r = read(fd, buf + got, cap - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (!buf)
-        return;
-    buf[got] = '\0';
+    size_t cap = got;
     char size[32];
-    bd_human_size(size, sizeof(size), (unsigned long long)st.st_size);
+    bd_human_size(size, sizeof(size), fsize);
     if (memchr(buf, '\0', got)) {
         snprintf(buf, cap + 64, "(binary file, %s)", size);
-    } else if ((size_t)st.st_size > got) {
+    } else if (fsize > got) {
         snprintf(s->pv_title, sizeof(s->pv_title), "%s (%s, first %zu bytes)", rel, size, got);
         preview_text(s, buf);
         return;
@@ -592,6 +600,11 @@ static void draw(bd_view *v, WINDOW *w)
     case_view *s = v->state;
     const bd_ui_case *row = row_of(v);
     int rows = getmaxy(w), cols = getmaxx(w);
+    /* Failures are wrapped to the value column: build again when the width changed. */
+    if (s->wrap_w != cols - 14) {
+        s->wrap_w = cols - 14;
+        build_doc(v);
+    }
     /* Title bar: the id, then the integrity and provenance badges on the right. */
     bd_draw_text(w, 0, 0, cols, "", bd_role_attr(BD_R_TITLE), true);
     char right[128];
@@ -698,20 +711,20 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RUN: {
         const char *id = row_of(v)->id;
-        bd_ui_run_start(v->app, s->ref.tc_index, &id, 1);
+        bd_run_view_start(v->app, s->ref.tc_index, &id, 1, false, false);
         return true;
     }
     case BD_A_HISTORY:
         bd_app_open_history(v->app, v->app->model->tcs[s->ref.tc_index].name, row_of(v)->id);
         return true;
     case BD_A_SIGN:
-        bd_app_push(v->app, &bd_view_sign, &s->ref);
+        bd_app_open(v->app, BD_VIEW_SIGN, &s->ref);
         return true;
     case BD_A_RECORD:
-        bd_app_push(v->app, &bd_view_record, &s->ref);
+        bd_app_open(v->app, BD_VIEW_RECORD, &s->ref);
         return true;
     case BD_A_STAGE_VIEW:
-        bd_app_push(v->app, &bd_view_stage, NULL);
+        bd_app_open(v->app, BD_VIEW_STAGE, NULL);
         return true;
     default:
         return false;
@@ -760,6 +773,13 @@ static void position(bd_view *v, char *out, size_t cap)
         bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    case_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", v->app->model->tcs[s->ref.tc_index].name);
+    snprintf(out->case_id, sizeof(out->case_id), "%s", row_of(v)->id);
+}
+
 const bd_view_ops bd_view_case = {
-    "case", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "case", actions, open_view, draw, key, event, NULL, mouse, position, close_view, where, NULL,
 };

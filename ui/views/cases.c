@@ -10,9 +10,10 @@
 
 #include "stale.h"
 #include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/cases_view.h"
 
 /*      id            heading    */
 #define SORT_KEYS(X)                                                                               \
@@ -185,11 +186,18 @@ typedef struct cols_t {
 } cols_t;
 
 /* The id column gets what its widest id needs, as long as the failure column keeps 16. */
+/* Column widths. The case id comes first: when the ids do not fit, DISP shortens to
+ * "pos"/"neg"/"amb" and FAILURE gives way down to 12 columns before an id is cut. */
 static cols_t layout(int cols, int id_width)
 {
     cols_t c = {0, 9, 7, 4, 5, 6, 0};
     int rest = cols - 1 - c.disp - c.diff - c.dig - c.prov - c.last - 6;
-    c.id = id_width + 1 < rest - 16 ? id_width + 1 : rest - 16;
+    if (id_width + 1 > rest - 16) {
+        c.disp = 5;
+        rest += 4;
+    }
+    int fm_min = id_width + 1 > rest - 16 ? 12 : 16;
+    c.id = id_width + 1 < rest - fm_min ? id_width + 1 : rest - fm_min;
     if (c.id < 16)
         c.id = 16;
     c.fm = rest - c.id;
@@ -239,7 +247,9 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
     int x = 1;
     bd_draw_text(w, y, x, c->id, k->id, base, false);
     x += c->id + 1;
-    bd_draw_text(w, y, x, c->disp - 1, disp_short(k), base, false);
+    char disp[16];
+    snprintf(disp, sizeof(disp), "%.*s", c->disp < 9 ? 3 : 15, disp_short(k));
+    bd_draw_text(w, y, x, c->disp - 1, disp, base, false);
     x += c->disp;
     bd_draw_text(w, y, x, c->diff - 1,
                  k->meta == BD_LOAD_DONE ? bd_difficulty_str((bd_difficulty)k->difficulty) : "",
@@ -344,7 +354,7 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_OPEN:
         if (row != SIZE_MAX) {
             bd_case_ref ref = {s->tc, row};
-            bd_app_push(v->app, &bd_view_case, &ref);
+            bd_app_open(v->app, BD_VIEW_CASE, &ref);
         }
         return true;
     case BD_A_FILTER:
@@ -363,26 +373,26 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RUN:
         if (row != SIZE_MAX) {
             const char *id = tc_of(v)->cases[row].id;
-            bd_ui_run_start(v->app, s->tc, &id, 1);
+            bd_run_view_start(v->app, s->tc, &id, 1, false, false);
         }
         return true;
     case BD_A_RUN_ALL:
-        bd_ui_run_start(v->app, s->tc, NULL, 0);
+        bd_run_view_start(v->app, s->tc, NULL, 0, false, false);
         return true;
     case BD_A_HISTORY:
         bd_app_open_history(v->app, tc_of(v)->name, NULL);
         return true;
     case BD_A_RECOMMEND:
-        bd_app_open_recommend(v->app, s->tc);
+        bd_app_open(v->app, BD_VIEW_RECOMMEND, &s->tc);
         return true;
     case BD_A_SIGN:
         if (row != SIZE_MAX) {
             bd_case_ref ref = {s->tc, row};
-            bd_app_push(v->app, &bd_view_sign, &ref);
+            bd_app_open(v->app, BD_VIEW_SIGN, &ref);
         }
         return true;
     case BD_A_STAGE_VIEW:
-        bd_app_push(v->app, &bd_view_stage, NULL);
+        bd_app_open(v->app, BD_VIEW_STAGE, NULL);
         return true;
     default:
         return false;
@@ -417,6 +427,25 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    cases *s = v->state;
+    const bd_ui_tc *t = tc_of(v);
+    snprintf(out->tc, sizeof(out->tc), "%s", t->name);
+    size_t row = bd_list_selected(&s->list);
+    if (row < t->n_cases)
+        snprintf(out->cursor, sizeof(out->cursor), "%s", t->cases[row].id);
+}
+
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    cases *s = v->state;
+    if (tc_of(v)->state == BD_LOAD_PENDING)
+        return 0;
+    size_t row = bd_model_find_case(v->app->model, s->tc, w->cursor);
+    return row != SIZE_MAX && bd_list_select_row(&s->list, row) ? 1 : -1;
+}
+
 const bd_view_ops bd_view_cases = {
-    "cases", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "cases", actions, open_view, draw, key, event, NULL, mouse, position, close_view, where, reveal,
 };

@@ -15,8 +15,9 @@
 #include "runs_model.h"
 #include "stale.h"
 #include "trend.h"
-#include "tui_internal.h"
+#include "view_args.h"
 #include "view_util.h"
+#include "views/compare_view.h"
 
 typedef struct cmp_job cmp_job;
 
@@ -474,13 +475,9 @@ static void position(bd_view *v, char *out, size_t cap)
 
 /* ---- open / close ------------------------------------------------------------------- */
 
-typedef struct cmp_arg {
-    const char *run_a, *run_b;
-} cmp_arg;
-
 static int open_view(bd_view *v, void *arg)
 {
-    const cmp_arg *ca = arg;
+    const bd_compare_arg *ca = arg;
     cmp_view *s = calloc(1, sizeof(*s));
     cmp_job *j = calloc(1, sizeof(*j));
     if (!s || !j || !(j->root = strdup(v->app->bench->root)) ||
@@ -524,12 +521,13 @@ static void close_view(bd_view *v)
     free(s);
 }
 
-const bd_view_ops bd_view_compare = {
-    "compare", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
-};
-
-void bd_app_open_compare(bd_app *app, const char *run_a, const char *run_b)
+static void where(bd_view *v, bd_view_where *out)
 {
-    cmp_arg a = {run_a, run_b};
-    bd_app_push(app, &bd_view_compare, &a);
+    cmp_view *s = v->state;
+    snprintf(out->run_a, sizeof(out->run_a), "%s", s->id_a ? s->id_a : "");
+    snprintf(out->run_b, sizeof(out->run_b), "%s", s->id_b ? s->id_b : "");
 }
+
+const bd_view_ops bd_view_compare = {
+    "compare", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, NULL,
+};

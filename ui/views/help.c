@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "view_util.h"
+#include "views/help_view.h"
 
 typedef struct help_line {
     char keys[64];
@@ -149,5 +150,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_help = {
-    "help", actions, open_view, draw, key, NULL, NULL, mouse, position, close_view,
+    "help", actions, open_view, draw, key, NULL, NULL, mouse, position, close_view, NULL, NULL,
 };

@@ -10,10 +10,10 @@
 
 #include "history.h"
 #include "model.h"
-#include "result_api.h"
+#include "view_args.h"
 #include "runs_model.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/history_view.h"
 
 #define PAGE 200
 
@@ -118,6 +118,7 @@ static void page_done(bd_work *w, bool ran)
             bd_err_set(&s->err, BD_E_RUN_CANCELLED, NULL, 0, 0, "reading the history stopped");
         page_free(j);
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
+        bd_app_notify(v->app, &(bd_event){BD_EV_LOADED, SIZE_MAX, SIZE_MAX});
         return;
     }
     if (s->n + j->n > s->cap) {
@@ -144,6 +145,7 @@ static void page_done(bd_work *w, bool ran)
     /* A filter may hide the whole page: keep reading while nothing shows. */
     if (s->list.filter[0] && s->list.n_vis < 20)
         load_more(v);
+    bd_app_notify(v->app, &(bd_event){BD_EV_LOADED, SIZE_MAX, SIZE_MAX});
 }
 
 static void load_more(bd_view *v)
@@ -242,13 +244,9 @@ static void prov_follow(void *payload, size_t i)
 
 /* ---- the view ----------------------------------------------------------------------- */
 
-typedef struct hist_scope {
-    const char *tc, *case_id;
-} hist_scope;
-
 static int open_view(bd_view *v, void *arg)
 {
-    const hist_scope *sc = arg;
+    const bd_history_scope *sc = arg;
     hist_view *s = calloc(1, sizeof(*s));
     if (!s || (sc->tc && !(s->scope_tc = strdup(sc->tc))) ||
         (sc->case_id && !(s->scope_case = strdup(sc->case_id)))) {
@@ -279,13 +277,14 @@ static void close_view(bd_view *v)
 
 static void banner(bd_view *v, WINDOW *w, int y, int cols)
 {
-    const bd_model *m = v->app->model;
+    bd_chain_status c = bd_model_chain(v->app->model);
+    const bd_chain_status *m = &c;
     char buf[600];
     bd_role role = BD_R_OK;
-    switch (m->chain) {
+    switch (m->state) {
     case BD_CHAIN_VERIFIED:
         snprintf(buf, sizeof(buf), "%s chain verified: %llu records from #1, head %.16s%s",
-                 bd_gl->ok, (unsigned long long)m->chain_count, m->chain_head, bd_gl->ellipsis);
+                 bd_gl->ok, (unsigned long long)m->count, m->head, bd_gl->ellipsis);
         break;
     case BD_CHAIN_NONE:
         snprintf(buf, sizeof(buf), "no history yet: runs append one record per case");
@@ -293,11 +292,11 @@ static void banner(bd_view *v, WINDOW *w, int y, int cols)
         break;
     case BD_CHAIN_BROKEN:
         snprintf(buf, sizeof(buf), "%s chain TAMPERED at #%llu (%s): %s", bd_gl->bad,
-                 (unsigned long long)m->chain_bad_seq, m->chain_reason, m->chain_msg);
+                 (unsigned long long)m->bad_seq, m->reason, m->msg);
         role = BD_R_BADGE_BAD;
         break;
     case BD_CHAIN_UNREADABLE:
-        snprintf(buf, sizeof(buf), "%s chain unreadable: %s", bd_gl->bad, m->chain_msg);
+        snprintf(buf, sizeof(buf), "%s chain unreadable: %s", bd_gl->bad, m->msg);
         role = BD_R_BADGE_BAD;
         break;
     default:
@@ -326,17 +325,26 @@ typedef struct cols_t {
 
 /* Column layout for `cols` columns; SEQ is as wide as "#<max_seq>" and a space (at least
  * 8), so a 7-digit sequence number is shown whole. */
-static cols_t layout(int cols, unsigned long long max_seq)
+/* Column widths for `cols` columns; tc_w is the widest task-class name among the records
+ * read. Names are not cut where the screen has room: on a narrow screen FINISHED drops
+ * its year ("11-21 05:56:02") before TASK CLASS or CASE is cut. */
+static cols_t layout(int cols, unsigned long long max_seq, int tc_w)
 {
     int digits = 1;
     for (unsigned long long q = max_seq; q >= 10; q /= 10)
         digits++;
     cols_t c = {digits + 2 > 8 ? digits + 2 : 8, 21, 17, 0, 8, 0, 0};
+    if (tc_w + 1 > c.tc)
+        c.tc = tc_w + 1 < 41 ? tc_w + 1 : 41;
     if (cols >= 110) {
         c.iso = 11;
         c.hash = 13;
     }
     c.cs = cols - 1 - c.seq - c.time - c.tc - c.score - c.iso - c.hash;
+    if (c.cs < 26) {
+        c.time = 16;
+        c.cs += 5;
+    }
     if (c.cs < 12)
         c.cs = 12;
     return c;
@@ -356,8 +364,13 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
     bd_draw_text(w, y, x, c->seq - 1, buf, ROLE(BD_R_MUTED), false);
     x += c->seq;
     const char *t = r->is_audit ? r->at : r->finished_at;
-    /* "2026-11-21T05:56:02Z" shown as "2026-11-21 05:56:02". */
-    snprintf(buf, sizeof(buf), "%.10s %.8s", t ? t : "", t && strlen(t) > 11 ? t + 11 : "");
+    /* "2026-11-21T05:56:02Z" shown as "2026-11-21 05:56:02", or "11-21 05:56:02". */
+    bool full = c->time >= 21;
+    snprintf(buf, sizeof(buf), "%.*s %.8s", full ? 10 : 5,
+             t && strlen(t) > 5 && !full ? t + 5
+             : t                         ? t
+                                         : "",
+             t && strlen(t) > 11 ? t + 11 : "");
     bd_draw_text(w, y, x, c->time - 1, buf, base, false);
     x += c->time;
     bd_draw_text(w, y, x, c->tc - 1, r->task_class ? r->task_class : "-", base, false);
@@ -390,7 +403,12 @@ static void draw(bd_view *v, WINDOW *w)
     unsigned long long max_seq = 0;
     if (s->n) /* loaded in seq order, one way or the other: the ends hold the largest */
         max_seq = s->recs[0].seq > s->recs[s->n - 1].seq ? s->recs[0].seq : s->recs[s->n - 1].seq;
-    cols_t c = layout(cols, max_seq);
+    int tc_w = 0; /* the widest task class among the records read */
+    for (size_t i = 0; i < s->n; i++) {
+        int nw = s->recs[i].task_class ? bd_text_width(s->recs[i].task_class) : 0;
+        tc_w = nw > tc_w ? nw : tc_w;
+    }
+    cols_t c = layout(cols, max_seq, tc_w);
     char head[400];
     snprintf(head, sizeof(head), " %-*s%-*s%-*s%-*s%-*s%-*s%s", c.seq, "SEQ", c.time, "FINISHED",
              c.tc, "TASK CLASS", c.cs, "CASE", c.score, "SCORE", c.iso, c.iso ? "ISOLATION" : "",
@@ -459,7 +477,7 @@ static void open_selected(bd_view *v)
         return;
     }
     bd_result_arg arg = {{prov_count, prov_get, prov_follow, v}, s->list.cursor};
-    bd_app_push(v->app, &bd_view_result, &arg);
+    bd_app_open(v->app, BD_VIEW_RESULT, &arg);
 }
 
 /* Open the result of the next/previous failed record from the list. */
@@ -504,7 +522,8 @@ static void mark_or_compare(bd_view *v, bool mark)
         bd_app_message(v->app, BD_MSG_INFO, "that is the marked run: pick a record of another");
         return;
     }
-    bd_app_open_compare(v->app, marked, r->run_id);
+    bd_compare_arg ca = {marked, r->run_id};
+    bd_app_open(v->app, BD_VIEW_COMPARE, &ca);
 }
 
 static bool key(bd_view *v, bd_action a, int ch)
@@ -556,7 +575,8 @@ static void event(bd_view *v, const bd_event *ev)
         if (s->loaded_once && !s->job)
             reset(v);
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
-    } else if (ev->kind == BD_EV_TICK && (s->job || v->app->model->chain == BD_CHAIN_VERIFYING)) {
+    } else if (ev->kind == BD_EV_TICK &&
+               (s->job || bd_model_chain(v->app->model).state == BD_CHAIN_VERIFYING)) {
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
     }
 }
@@ -581,27 +601,36 @@ static void position(bd_view *v, char *out, size_t cap)
     }
 }
 
-const bd_view_ops bd_view_history = {
-    "history", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
-};
-
-void bd_app_open_history(bd_app *app, const char *task_class, const char *case_id)
+static void where(bd_view *v, bd_view_where *out)
 {
-    /* The scope may be borrowed from a view about to close (a result opened from this
-     * history): copy it first. */
-    char *tc = task_class ? strdup(task_class) : NULL;
-    char *id = case_id ? strdup(case_id) : NULL;
-    if ((task_class && !tc) || (case_id && !id)) {
-        bd_app_message(app, BD_MSG_ERROR, "env.out_of_memory: cannot open the history");
-        goto out;
+    hist_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", s->scope_tc ? s->scope_tc : "");
+    snprintf(out->case_id, sizeof(out->case_id), "%s", s->scope_case ? s->scope_case : "");
+    size_t row = bd_list_selected(&s->list);
+    if (row < s->n) {
+        out->cursor_seq = s->recs[row].seq;
+        snprintf(out->cursor, sizeof(out->cursor), "#%llu", (unsigned long long)s->recs[row].seq);
     }
-    hist_scope sc = {tc, id};
-    /* `h` on a history view replaces it; anywhere else the history opens on top, so `q`
-     * goes back to where `h` was pressed. */
-    if (app->top && app->top->ops == &bd_view_history && app->top->below)
-        bd_app_pop(app);
-    bd_app_push(app, &bd_view_history, &sc);
-out:
-    free(tc);
-    free(id);
 }
+
+/* Records come newest first, a page at a time: read on until the record is there or
+ * older than the oldest read. */
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    hist_view *s = v->state;
+    if (s->job || !s->loaded_once)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->recs[i].seq == w->cursor_seq)
+            return bd_list_select_row(&s->list, i) ? 1 : -1;
+    if (s->next_before && (!s->n || s->recs[s->n - 1].seq > w->cursor_seq)) {
+        load_more(v);
+        return s->job ? 0 : -1;
+    }
+    return -1;
+}
+
+const bd_view_ops bd_view_history = {
+    "history", actions, open_view, draw,       key,   event,
+    NULL,      mouse,   position,  close_view, where, reveal,
+};

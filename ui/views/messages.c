@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "view_util.h"
+#include "views/messages_view.h"
 
 /* One screen line: a slice of a message, or its first line with time and level. */
 typedef struct msg_line {
@@ -165,5 +166,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_messages = {
-    "messages", actions, open_view, draw, key, NULL, NULL, NULL, position, close_view,
+    "messages", actions, open_view, draw, key, NULL, NULL, NULL, position, close_view, NULL, NULL,
 };

@@ -11,8 +11,8 @@
 
 #include "model.h"
 #include "promote.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/recommend_view.h"
 
 typedef struct rec_job rec_job;
 
@@ -341,11 +341,13 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_line_position(out, cap, s->top, s->n);
 }
 
-const bd_view_ops bd_view_recommend = {
-    "recommend", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
-};
-
-void bd_app_open_recommend(bd_app *app, size_t tc_index)
+static void where(bd_view *v, bd_view_where *out)
 {
-    bd_app_push(app, &bd_view_recommend, &tc_index);
+    rec_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", s->name);
 }
+
+const bd_view_ops bd_view_recommend = {
+    "recommend", actions, open_view, draw,       key,   event,
+    NULL,        NULL,    position,  close_view, where, NULL,
+};

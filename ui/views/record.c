@@ -13,12 +13,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "advice.h"
 #include "config.h"
 #include "linediff.h"
 #include "model.h"
 #include "record.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/record_view.h"
 
 typedef enum { ST_CHOOSE, ST_RUNNING, ST_REVIEW, ST_WRITTEN, ST_FAILED } rec_state;
 
@@ -157,7 +158,10 @@ static void job_done(bd_work *w, bool ran)
             s->err = j->err;
             if (!ran)
                 bd_err_set(&s->err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the recording stopped");
-            bd_app_error(v->app, &s->err);
+            if (v->app->top == v) /* the view shows it whole: the log keeps it */
+                bd_app_log_error(v->app, &s->err);
+            else
+                bd_app_error(v->app, &s->err);
         }
         bd_app_invalidate(v->app, BD_DIRTY_BODY | BD_DIRTY_STATUS);
     }
@@ -294,8 +298,9 @@ static void draw(bd_view *v, WINDOW *w)
         return;
     case ST_FAILED:
         snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->err.code), s->err.msg);
-        bd_draw_text(w, y, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
-        bd_draw_text(w, y + 2, 1, cols - 1, "nothing was written; Esc goes back", A_NORMAL, false);
+        bd_advice_tui(buf, sizeof(buf));
+        y += bd_draw_wrapped(w, y, 1, cols - 2, rows - y - 3, buf, bd_role_attr(BD_R_FAIL));
+        bd_draw_text(w, y + 1, 1, cols - 1, "nothing was written; Esc goes back", A_NORMAL, false);
         return;
     case ST_REVIEW:
     case ST_WRITTEN:
@@ -372,6 +377,13 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_line_position(out, cap, s->top, s->n);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    record_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", s->tc_name);
+    snprintf(out->case_id, sizeof(out->case_id), "%s", s->case_id);
+}
+
 const bd_view_ops bd_view_record = {
-    "record", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
+    "record", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, NULL,
 };

@@ -7,24 +7,22 @@
  * `n`/`N` move between matches, Esc ends the search); `e` opens all of it, unwrapped and
  * uncut, in $PAGER or $EDITOR (DESIGN.md §10).
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "fsutil.h"
 #include "gitops.h"
 #include "jsondiff.h"
 #include "model.h"
-#include "result_api.h"
+#include "view_args.h"
 #include "runner.h"
 #include "stale.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/result_view.h"
 
 #define STDERR_MAX (64 * 1024)
 #define SIDE_MAX   (256 * 1024)
@@ -168,32 +166,14 @@ out:
     free(a);
 }
 
-/* Read at most `max` bytes of `path` (O_NOFOLLOW, regular files only); NULL if absent. */
+/* At most `max` bytes of `path` (fsutil.h: O_NOFOLLOW, regular files only); NULL if
+ * absent or unreadable. */
 static char *read_small(const char *path, size_t max, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return NULL;
-    }
-    size_t cap = (size_t)st.st_size < max ? (size_t)st.st_size : max;
-    char *buf = malloc(cap + 1);
-    size_t got = 0;
-    while (buf && got < cap) {
-        ssize_t n = read(fd, buf + got, cap - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    if (!buf)
-        return NULL;
-    buf[got] = '\0';
-    *len = got;
-    return buf;
+    char *buf = NULL;
+    unsigned long long size = 0;
+    bd_err err = BD_ERR_INIT;
+    return bd_read_file_head(&buf, len, &size, path, max, 0, &err) == 0 ? buf : NULL;
 }
 
 /* JSON text pretty-printed with two-space indents; other text as it is. New string. */
@@ -723,7 +703,7 @@ static void open_pager(bd_view *v)
         return;
     }
     bd_err err = BD_ERR_INIT;
-    if (bd_tui_foreground_viewer(v->app, r->full.p, r->full.len, r->case_id, &err) < 0)
+    if (bd_app_foreground_viewer(v->app, r->full.p, r->full.len, r->case_id, &err) < 0)
         bd_app_error(v->app, &err);
 }
 
@@ -745,9 +725,18 @@ static void draw(bd_view *v, WINDOW *w)
         snprintf(right, sizeof(right), " %zu failed  n/p walk ", r->n_failed_total);
     else
         snprintf(right, sizeof(right), " no failed case ");
-    int rx = bd_draw_right(w, 0, cols, right, bd_role_attr(BD_R_TITLE));
-    /* The score first: at 80 columns a long case id is what gets cut. */
+    /* The score first, then the case id; the walk's position gives way to the id (at 80
+     * columns an id of 46 characters fits), and only then is the id cut. */
     snprintf(title, sizeof(title), " score %.2f  %s", r->score, r->case_id);
+    if (x + bd_text_width(title) + bd_text_width(right) > cols) {
+        if (r->n_failed_total && r->failed_pos)
+            snprintf(right, sizeof(right), " %zu/%zu n/p ", r->failed_pos, r->n_failed_total);
+        else if (r->n_failed_total)
+            snprintf(right, sizeof(right), " %zu failed ", r->n_failed_total);
+        else
+            snprintf(right, sizeof(right), " ");
+    }
+    int rx = bd_draw_right(w, 0, cols, right, bd_role_attr(BD_R_TITLE));
     bd_draw_text(w, 0, x, rx - x, title, bd_role_attr(BD_R_TITLE), false);
 
     int h = rows - 1;
@@ -933,5 +922,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_result = {
-    "result", actions, open_view, draw, key, event, resize, mouse, position, close_view,
+    "result", actions, open_view, draw, key, event, resize, mouse, position, close_view, NULL, NULL,
 };

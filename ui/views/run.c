@@ -1,22 +1,18 @@
 /*
- * run.c — the live run: a progress bar, done/total, passed/failed/running, elapsed and
+ * run.c — the run view: a progress bar, done/total, passed/failed/running, elapsed and
  * ETA, one row per case with a spinner while it runs; `c` cancels, Enter opens a finished
- * case's result (DESIGN.md §10). The runner runs on the TUI's loop (runner.h); its
- * startup integrity check runs on the thread pool so the screen never freezes.
+ * case's result (DESIGN.md §10). It only draws the live run, which session.c owns.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "breakdown.h"
-#include "exec.h"
-#include "history.h"
-#include "rungate.h"
-#include "result_api.h"
-#include "run_api.h"
-#include "runs_model.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "view_args.h"
 #include "view_util.h"
+#include "views/run_view.h"
 
 typedef struct run_view {
     bd_list list;
@@ -26,463 +22,10 @@ typedef struct run_view {
     bool concern_is_key;
 } run_view;
 
-/* The preparation on the pool (bd_run_prepare): interpreter, isolation, the gate. */
-typedef struct prep_job {
-    bd_work work;
-    bd_ui_run *run;        /* NULL when the run was freed meanwhile */
-    bd_runner *runner;     /* made by bd_run_prepare; the run's once prep_done takes it */
-    const bd_bench *bench; /* the app's, immutable while the app lives */
-    char *root;
-    bd_config config; /* python and jobs of the app's config, copied for the pool */
-    bd_run_plan plan;
-    /* provenance: every case of the run must be signed unless drafts are allowed */
-    const bd_task_class *tc; /* held by run->ref */
-    bd_prov_ctx *prov;       /* NULL: GnuPG unusable (prov_err says why) */
-    bd_err prov_err;
-    char **ids;
-    size_t n_ids;
-    bool drafts;
-    bd_err err;
-    int rc;
-} prep_job;
-
 static const bd_action actions[] = {
-    BD_A_OPEN,   BD_A_CANCEL, BD_A_BREAKDOWN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FAILED_ONLY,
-    BD_A_FILTER, BD_A_RUN,    BD_A_DRAFTS,    BD_A_HISTORY,   BD_A_COMPARE,   BD_A_NONE};
-
-/* ---- copying results out of the runner ---------------------------------------------- */
-
-static int score_copy(bd_score *dst, const bd_score *src)
-{
-    memset(dst, 0, sizeof(*dst));
-    dst->passed = src->passed;
-    dst->score = src->score;
-    dst->cost_usd = src->cost_usd;
-    dst->wall_clock_ms = src->wall_clock_ms;
-    if (src->n_breakdown) {
-        dst->breakdown = calloc(src->n_breakdown, sizeof(*dst->breakdown));
-        if (!dst->breakdown)
-            goto oom;
-        for (size_t i = 0; i < src->n_breakdown; i++) {
-            dst->breakdown[i].value = src->breakdown[i].value;
-            if (!(dst->breakdown[i].key = strdup(src->breakdown[i].key)))
-                goto oom;
-            dst->n_breakdown++;
-        }
-    }
-    if (src->n_failure_modes) {
-        dst->failure_modes = calloc(src->n_failure_modes, sizeof(*dst->failure_modes));
-        if (!dst->failure_modes)
-            goto oom;
-        for (size_t i = 0; i < src->n_failure_modes; i++) {
-            bd_score_fm *f = &dst->failure_modes[i];
-            f->severity = src->failure_modes[i].severity;
-            if (!(f->code = strdup(src->failure_modes[i].code)) ||
-                (src->failure_modes[i].detail &&
-                 !(f->detail = strdup(src->failure_modes[i].detail)))) {
-                free(f->code);
-                goto oom;
-            }
-            dst->n_failure_modes++;
-        }
-    }
-    return 0;
-oom:
-    bd_score_free(dst);
-    return -1;
-}
-
-/* ---- the run ------------------------------------------------------------------------ */
-
-static void broadcast(bd_ui_run *run, size_t case_index)
-{
-    bd_event ev = {BD_EV_RUN, run->tc_index, case_index};
-    bd_app_broadcast(run->app, &ev);
-    bd_app_invalidate(run->app, BD_DIRTY_BODY | BD_DIRTY_STATUS | BD_DIRTY_HEADER);
-}
-
-static void on_event(const bd_run_event *ev, void *payload)
-{
-    bd_ui_run *run = payload;
-    bd_app *app = run->app;
-    run->running = ev->running;
-    run->done = ev->done;
-    switch (ev->kind) {
-    case BD_RUN_EV_STARTED: {
-        snprintf(run->run_id, sizeof(run->run_id), "%s", ev->summary->run_id);
-        snprintf(run->isolation, sizeof(run->isolation), "%s",
-                 bd_isolation_str(ev->summary->isolation));
-        snprintf(run->task_class_digest, sizeof(run->task_class_digest), "%s",
-                 ev->summary->task_class_digest);
-        size_t n = ev->summary->cases_selected;
-        run->cases = calloc(n ? n : 1, sizeof(*run->cases));
-        if (run->cases)
-            run->n = n;
-        run->phase = BD_UR_RUNNING;
-        run->t_start_ms = bd_app_now_ms(app);
-        break;
-    }
-    case BD_RUN_EV_CASE_QUEUED:
-        if (ev->case_index < run->n) {
-            bd_ur_case *c = &run->cases[ev->case_index];
-            c->id = strdup(ev->case_id);
-            c->state = BD_UR_QUEUED;
-            c->wall_ms = -1;
-            c->model_index = bd_model_find_case(app->model, run->tc_index, ev->case_id);
-        }
-        break;
-    case BD_RUN_EV_CASE_STARTED:
-        if (ev->case_index < run->n) {
-            run->cases[ev->case_index].state = BD_UR_BUSY;
-            run->cases[ev->case_index].started_ms = bd_app_now_ms(app);
-        }
-        break;
-    case BD_RUN_EV_CASE_FINISHED:
-        if (ev->case_index < run->n && ev->result) {
-            bd_ur_case *c = &run->cases[ev->case_index];
-            const bd_case_result *res = ev->result;
-            c->state = BD_UR_DONE;
-            c->finished_ms = bd_app_now_ms(app);
-            c->has_score = score_copy(&c->score, &res->score) == 0;
-            if (res->stderr_len && (c->stderr_tail = malloc(res->stderr_len + 1))) {
-                memcpy(c->stderr_tail, res->stderr_tail, res->stderr_len);
-                c->stderr_tail[res->stderr_len] = '\0';
-                c->stderr_len = res->stderr_len;
-            }
-            snprintf(c->record_hash, sizeof(c->record_hash), "%s", res->record_hash);
-            c->seq = res->record_seq;
-            snprintf(c->started_at, sizeof(c->started_at), "%s", res->started_at);
-            snprintf(c->finished_at, sizeof(c->finished_at), "%s", res->finished_at);
-            snprintf(c->case_digest, sizeof(c->case_digest), "%s", res->case_digest);
-            c->wall_ms = res->wall_ms;
-            if (res->score.passed)
-                run->passed++;
-            else
-                run->failed++;
-            bd_model_set_last(app->model, run->tc_index, c->model_index, res->score.passed,
-                              res->score.score,
-                              res->score.n_failure_modes ? res->score.failure_modes[0].code : NULL);
-        }
-        break;
-    case BD_RUN_EV_FINISHED: {
-        const bd_run_summary *s = ev->summary;
-        run->phase = BD_UR_FINISHED;
-        for (size_t i = 0; i < run->n; i++)
-            if (run->cases[i].state != BD_UR_DONE)
-                run->cases[i].state = BD_UR_NOT_RUN;
-        run->t_end_ms = bd_app_now_ms(app);
-        run->cancelled = s->cancelled;
-        run->has_mean = s->has_mean;
-        run->mean = s->mean_score;
-        run->pass_rate = s->pass_rate;
-        run->has_ci = s->has_ci;
-        run->ci_lo = s->ci_lo;
-        run->ci_hi = s->ci_hi;
-        snprintf(run->chain_head, sizeof(run->chain_head), "%s",
-                 s->has_chain_head ? s->chain_head : "");
-        snprintf(run->summary_path, sizeof(run->summary_path), "%s",
-                 s->has_summary_path ? s->summary_path : "");
-        const bd_err *fatal = run->runner ? bd_runner_error(run->runner) : NULL;
-        if (fatal)
-            run->error = *fatal;
-        bd_model_refresh_history(app->model);
-        if (fatal)
-            bd_app_error(app, fatal);
-        else
-            bd_app_message(app, BD_MSG_INFO, "run %s %s: %zu passed, %zu failed", run->run_id,
-                           run->cancelled ? "cancelled" : "finished", run->passed, run->failed);
-        break;
-    }
-    default:
-        break;
-    }
-    broadcast(run, ev->case_index);
-    if (ev->kind == BD_RUN_EV_FINISHED && run->quit_after)
-        bd_app_quit(app, run->quit_status);
-}
-
-static bool prep_stopping(void *payload)
-{
-    (void)payload;
-    return bd_work_stopping();
-}
-
-static void prep_run(bd_work *w)
-{
-    prep_job *j = (prep_job *)w;
-    /* GnuPG unusable: a signed-only run cannot be checked, so it is refused. */
-    if (!j->drafts && !j->prov) {
-        j->err = j->prov_err;
-        j->rc = -1;
-        return;
-    }
-    /* As `benchdesk run`: the interpreter, the strongest isolation class the machine
-     * has, the config's jobs, the gate; the runner records every finished case. */
-    bd_run_request req = {.bench = j->bench,
-                          .tc = j->tc,
-                          .case_ids = (const char *const *)j->ids,
-                          .n_case_ids = j->n_ids,
-                          .config = &j->config,
-                          .gate = {.drafts = j->drafts,
-                                   .prov = j->prov,
-                                   .drafts_hint = "run with drafts allowed (d)",
-                                   .stop = prep_stopping}};
-    j->rc = bd_run_prepare(&j->runner, &j->plan, &req, &j->err);
-}
-
-static void prep_free(prep_job *j)
-{
-    bd_runner_free(j->runner);
-    bd_config_release(&j->config);
-    bd_run_plan_release(&j->plan);
-    for (size_t i = 0; i < j->n_ids; i++)
-        free(j->ids[i]);
-    free(j->ids);
-    free(j->root);
-    free(j);
-}
-
-static void prep_done(bd_work *w, bool ran)
-{
-    prep_job *j = (prep_job *)w;
-    bd_ui_run *run = j->run;
-    if (!run) {
-        prep_free(j);
-        return;
-    }
-    run->prep = NULL;
-    bd_app *app = run->app;
-    if (!ran || j->rc < 0 || run->cancel_requested || app->quitting) {
-        run->phase = run->cancel_requested || !ran ? BD_UR_FINISHED : BD_UR_FAILED;
-        run->t_end_ms = bd_app_now_ms(app); /* a refused run's clock stops */
-        run->cancelled = run->cancel_requested || !ran;
-        if (j->rc < 0 && ran)
-            run->error = j->err;
-        prep_free(j);
-        if (run->error.code != BD_OK)
-            bd_app_error(app, &run->error);
-        broadcast(run, SIZE_MAX);
-        if (run->quit_after)
-            bd_app_quit(app, run->quit_status);
-        return;
-    }
-    run->runner = j->runner;
-    j->runner = NULL;
-    run->plan = j->plan;
-    memset(&j->plan, 0, sizeof(j->plan));
-    prep_free(j);
-    if (bd_runner_subscribe(run->runner, on_event, run) < 0) {
-        bd_err oom = BD_ERR_INIT;
-        bd_err_set(&oom, BD_E_NOMEM, NULL, 0, 0, "out of memory starting the run");
-        run->phase = BD_UR_FAILED;
-        run->t_end_ms = bd_app_now_ms(app);
-        run->error = oom;
-        bd_app_error(app, &oom);
-        broadcast(run, SIZE_MAX);
-        return;
-    }
-    size_t skipped = run->plan.skipped_draft + run->plan.skipped_awaiting;
-    if (skipped)
-        bd_app_message(app, BD_MSG_WARN,
-                       "%zu unsigned case%s skipped (%zu draft, %zu awaiting review): d runs "
-                       "them too, as drafts",
-                       skipped, skipped == 1 ? "" : "s", run->plan.skipped_draft,
-                       run->plan.skipped_awaiting);
-    bd_err err = BD_ERR_INIT;
-    if (bd_runner_start(run->runner, app->loop, &err) < 0) {
-        run->phase = BD_UR_FAILED;
-        run->t_end_ms = bd_app_now_ms(app);
-        run->error = err;
-        bd_app_error(app, &err);
-    }
-    broadcast(run, SIZE_MAX);
-}
-
-static void run_free_cases(bd_ui_run *run)
-{
-    for (size_t i = 0; i < run->n; i++) {
-        free(run->cases[i].id);
-        bd_score_free(&run->cases[i].score);
-        free(run->cases[i].stderr_tail);
-    }
-    free(run->cases);
-    run->cases = NULL;
-    run->n = 0;
-}
-
-void bd_ui_run_release_runner(bd_app *app)
-{
-    bd_ui_run *run = app->run;
-    if (!run || !run->runner || run->phase == BD_UR_RUNNING || run->prep)
-        return;
-    bd_runner_free(run->runner);
-    run->runner = NULL;
-    bd_run_plan_release(&run->plan);
-    bd_model_tc_release(run->ref);
-    run->ref = NULL;
-}
-
-void bd_ui_run_free(bd_app *app)
-{
-    bd_ui_run *run = app->run;
-    if (!run)
-        return;
-    if (run->prep)
-        ((prep_job *)run->prep)->run = NULL;
-    /* bd_runner_free cancels and drains a run still going on the loop. */
-    bd_runner_free(run->runner);
-    bd_run_plan_release(&run->plan);
-    bd_model_tc_release(run->ref);
-    run_free_cases(run);
-    for (size_t i = 0; i < run->n_ids; i++)
-        free(run->ids[i]);
-    free(run->ids);
-    free(run);
-    app->run = NULL;
-}
-
-void bd_ui_run_cancel(bd_app *app)
-{
-    bd_ui_run *run = app->run;
-    if (!run || run->phase == BD_UR_FINISHED || run->phase == BD_UR_FAILED) {
-        bd_app_message(app, BD_MSG_INFO, "no run in progress");
-        return;
-    }
-    if (run->cancel_requested)
-        return;
-    run->cancel_requested = true;
-    bd_app_message(app, BD_MSG_WARN, "cancelling: running cases are being stopped");
-    if (run->phase == BD_UR_RUNNING && run->runner)
-        bd_runner_cancel(run->runner);
-    broadcast(run, SIZE_MAX);
-}
-
-bool bd_ui_run_active(const bd_app *app)
-{
-    return app->run && (app->run->phase == BD_UR_PREPARING || app->run->phase == BD_UR_RUNNING);
-}
-
-bool bd_app_run_quit_hook(bd_app *app, int status)
-{
-    bd_ui_run *run = app->run;
-    if (!run || run->phase == BD_UR_FINISHED || run->phase == BD_UR_FAILED)
-        return false;
-    run->quit_after = true;
-    run->quit_status = status;
-    bd_ui_run_cancel(app);
-    return true;
-}
-
-/* Remove every view of `ops` from the stack (they show a run that is going away). */
-static void drop_views(bd_app *app, const bd_view_ops *ops)
-{
-    bd_view **link = &app->top;
-    while (*link) {
-        bd_view *v = *link;
-        if (v->ops == ops && v->below) {
-            *link = v->below;
-            v->ops->close(v);
-            free(v);
-            continue;
-        }
-        link = &v->below;
-    }
-}
-
-static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n, bool drafts)
-{
-    bd_err err = BD_ERR_INIT;
-    bd_model *m = app->model;
-    if (app->run && (app->run->phase == BD_UR_PREPARING || app->run->phase == BD_UR_RUNNING)) {
-        bd_app_message(app, BD_MSG_WARN, "a run is in progress: v shows it, c cancels it");
-        return -1;
-    }
-    const bd_task_class *tc = bd_model_tc(m, tc_index);
-    if (!tc) {
-        bd_app_message(app, BD_MSG_WARN, "the task class is still loading (or failed to load)");
-        return -1;
-    }
-    /* The previous run's views go with it. */
-    drop_views(app, &bd_view_result);
-    drop_views(app, &bd_view_run);
-    bd_ui_run_free(app);
-
-    bd_ui_run *run = calloc(1, sizeof(*run));
-    if (!run)
-        goto oom;
-    run->app = app;
-    run->tc_index = tc_index;
-    run->drafts = drafts;
-    snprintf(run->task_class, sizeof(run->task_class), "%s", tc->name);
-    run->ids = calloc(n ? n : 1, sizeof(*run->ids));
-    if (!run->ids)
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
-        if (!(run->ids[i] = strdup(ids[i])))
-            goto oom;
-        run->n_ids++;
-    }
-    run->ref = bd_model_tc_hold(m, tc_index);
-    app->run = run;
-
-    prep_job *j = calloc(1, sizeof(*j));
-    if (!j || !(j->root = strdup(app->bench->root)) ||
-        !(j->ids = calloc(n ? n : 1, sizeof(*j->ids))) ||
-        (app->config.python && !(j->config.python = strdup(app->config.python)))) {
-        if (j) {
-            free(j->root);
-            free(j->ids);
-        }
-        free(j);
-        goto oom;
-    }
-    j->config.jobs = app->config.jobs;
-    for (size_t i = 0; i < n; i++) {
-        if (!(j->ids[i] = strdup(ids[i]))) {
-            prep_free(j);
-            goto oom;
-        }
-        j->n_ids++;
-    }
-    j->run = run;
-    j->bench = app->bench;
-    j->tc = run->ref->tc;
-    j->prov = m->prov;
-    j->prov_err = m->prov_err;
-    j->drafts = drafts;
-    j->work.run = prep_run;
-    j->work.done = prep_done;
-    if (bd_work_queue(app, &j->work) < 0) {
-        prep_free(j);
-        bd_err_set(&err, BD_E_INTERNAL, NULL, 0, 0, "cannot queue the run's integrity check");
-        goto fail;
-    }
-    run->prep = j;
-    run->phase = BD_UR_PREPARING;
-    run->t_start_ms = bd_app_now_ms(app);
-    bd_app_animate(app);
-    bd_app_push(app, &bd_view_run, NULL);
-    return 0;
-oom:
-    bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory starting the run");
-fail:
-    if (run && app->run == run) {
-        run->phase = BD_UR_FAILED;
-        run->t_end_ms = bd_app_now_ms(app);
-        run->error = err;
-        bd_app_push(app, &bd_view_run, NULL);
-    } else if (run) {
-        free(run->ids);
-        free(run);
-    }
-    bd_app_error(app, &err);
-    return -1;
-}
-
-void bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n)
-{
-    start(app, tc_index, case_ids, n, false);
-}
+    BD_A_OPEN,        BD_A_CANCEL,  BD_A_BREAKDOWN, BD_A_NEXT_FAIL, BD_A_PREV_FAIL,
+    BD_A_FAILED_ONLY, BD_A_FILTER,  BD_A_RUN,       BD_A_DRAFTS,    BD_A_WEAKER,
+    BD_A_HISTORY,     BD_A_COMPARE, BD_A_NONE};
 
 /* ---- the view ----------------------------------------------------------------------- */
 
@@ -693,7 +236,30 @@ static void draw(bd_view *v, WINDOW *w)
     snprintf(buf, sizeof(buf), "   %-*s %-8s%-7s%-9s%s", idw, "CASE", "STATE", "SCORE", "TIME",
              "FAILURE");
     bd_draw_text(w, 3, 0, cols, buf, bd_role_attr(BD_R_TITLE), true);
-    int list_h = rows - 5;
+    /* Footer: the error, or the summary once finished. */
+    char foot[1400] = "";
+    bd_role fr = BD_R_MUTED;
+    if (run->error.code != BD_OK) {
+        snprintf(foot, sizeof(foot), "%s%s: %s", prov_refusal(run) ? "d runs with drafts  " : "",
+                 bd_code_str(run->error.code), run->error.msg);
+        bd_advice_tui(foot, sizeof(foot));
+        fr = BD_R_FAIL;
+    } else if (run->phase == BD_UR_FINISHED && run->has_mean) {
+        int n = snprintf(foot, sizeof(foot), "mean %.3f", run->mean);
+        if (run->has_ci)
+            n += snprintf(foot + n, sizeof(foot) - (size_t)n, " [%.3f, %.3f]", run->ci_lo,
+                          run->ci_hi);
+        n += snprintf(foot + n, sizeof(foot) - (size_t)n, "  pass %.0f%%", 100.0 * run->pass_rate);
+        if (run->chain_head[0])
+            snprintf(foot + n, sizeof(foot) - (size_t)n, "  chain head %.12s%s", run->chain_head,
+                     bd_gl->ellipsis);
+        fr = run->failed ? BD_R_WARN : BD_R_OK;
+    }
+    /* The footer is wrapped, never cut: a refusal says what to do at its end. */
+    int foot_h = foot[0] ? bd_wrap_count(foot, cols - 2) : 1;
+    if (foot_h > rows - 6)
+        foot_h = rows - 6 > 1 ? rows - 6 : 1;
+    int list_h = rows - 4 - foot_h;
     bd_list_scroll(&s->list, list_h);
     for (int i = 0; i < list_h; i++) {
         size_t vi = s->list.top + (size_t)i;
@@ -710,25 +276,7 @@ static void draw(bd_view *v, WINDOW *w)
         bd_draw_text(w, 4, 3, cols - 3, "no failed case (f shows all)", bd_role_attr(BD_R_MUTED),
                      false);
 
-    /* Footer: the error, or the summary once finished. */
-    char foot[1400] = "";
-    bd_role fr = BD_R_MUTED;
-    if (run->error.code != BD_OK) {
-        snprintf(foot, sizeof(foot), "%s%s: %s", prov_refusal(run) ? "d runs with drafts  " : "",
-                 bd_code_str(run->error.code), run->error.msg);
-        fr = BD_R_FAIL;
-    } else if (run->phase == BD_UR_FINISHED && run->has_mean) {
-        int n = snprintf(foot, sizeof(foot), "mean %.3f", run->mean);
-        if (run->has_ci)
-            n += snprintf(foot + n, sizeof(foot) - (size_t)n, " [%.3f, %.3f]", run->ci_lo,
-                          run->ci_hi);
-        n += snprintf(foot + n, sizeof(foot) - (size_t)n, "  pass %.0f%%", 100.0 * run->pass_rate);
-        if (run->chain_head[0])
-            snprintf(foot + n, sizeof(foot) - (size_t)n, "  chain head %.12s%s", run->chain_head,
-                     bd_gl->ellipsis);
-        fr = run->failed ? BD_R_WARN : BD_R_OK;
-    }
-    bd_draw_text(w, rows - 1, 1, cols - 1, foot, bd_role_attr(fr), false);
+    bd_draw_wrapped(w, rows - foot_h, 1, cols - 2, foot_h, foot, bd_role_attr(fr));
     bd_view_draw_filter_note(v, w, &s->list);
 }
 
@@ -785,7 +333,7 @@ static void open_result(bd_view *v, size_t vis_index)
         bd_app_message(v->app, BD_MSG_INFO, "this case has not finished yet");
         return;
     }
-    bd_app_push(v->app, &bd_view_result, &arg);
+    bd_app_open(v->app, BD_VIEW_RESULT, &arg);
 }
 
 /* Move the cursor to the next/previous failed case and open it. */
@@ -806,7 +354,7 @@ static void walk(bd_view *v, int dir)
 }
 
 /* Run the same selection again (the new run replaces this view). */
-static void rerun(bd_view *v, bool drafts)
+static void rerun(bd_view *v, bool drafts, bool weaker)
 {
     bd_ui_run *run = run_of(v);
     if (run->phase == BD_UR_PREPARING || run->phase == BD_UR_RUNNING) {
@@ -823,10 +371,17 @@ static void rerun(bd_view *v, bool drafts)
     char **ids = run->ids;
     run->ids = NULL;
     run->n_ids = 0;
-    start(v->app, tc, (const char *const *)ids, n, drafts);
+    bd_run_view_start(v->app, tc, (const char *const *)ids, n, drafts, weaker);
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
+}
+
+/* `y` to the question of `W`: the run view is on top (the question ends at any key). */
+static void rerun_weaker(bd_app *app)
+{
+    if (app->top && bd_view_is(app->top, BD_VIEW_RUN) && app->run)
+        rerun(app->top, app->run->drafts, true);
 }
 
 void bd_run_view_concern(bd_view *v, const char *what, bool is_key)
@@ -870,7 +425,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         bd_view_filter_prompt(v, &s->list, rebuild);
         return true;
     case BD_A_BREAKDOWN:
-        bd_app_push(v->app, &bd_view_breakdown, v);
+        bd_app_open(v->app, BD_VIEW_BREAKDOWN, v);
         return true;
     case BD_A_ESCAPE:
         if (!s->concern[0])
@@ -880,8 +435,18 @@ static bool key(bd_view *v, bd_action a, int ch)
         bd_app_message(v->app, BD_MSG_INFO, "showing every case again");
         return true;
     case BD_A_RUN:
-        rerun(v, run->drafts);
+        rerun(v, run->drafts, run->weaker);
         return true; /* v may be gone: the new run replaced this view */
+    case BD_A_WEAKER:
+        if (run->phase == BD_UR_FAILED && run->error.code == BD_E_ISOLATION_UNAVAILABLE)
+            bd_app_confirm(v->app,
+                           "run under the weaker isolation class (its records say which)? (y/n)",
+                           rerun_weaker);
+        else
+            bd_app_message(v->app, BD_MSG_INFO,
+                           "W runs again under a weaker isolation class after a run refused "
+                           "for isolation.unavailable");
+        return true;
     case BD_A_DRAFTS: {
         /* After a refusal of unsigned cases, or after a run that skipped some. */
         bool skipped = !run->drafts && run->plan.skipped_draft + run->plan.skipped_awaiting > 0;
@@ -889,7 +454,7 @@ static bool key(bd_view *v, bd_action a, int ch)
             bd_app_message(v->app, BD_MSG_INFO,
                            "d runs again with drafts once this run is over (c cancels it)");
         else if (prov_refusal(run) || skipped)
-            rerun(v, true);
+            rerun(v, true, run->weaker);
         else
             bd_app_message(v->app, BD_MSG_INFO,
                            "d runs again with drafts after a run that refused or skipped "
@@ -904,8 +469,10 @@ static bool key(bd_view *v, bd_action a, int ch)
             bd_app_message(v->app, BD_MSG_INFO,
                            "= compares a finished run with the previous "
                            "full run");
-        else
-            bd_app_open_compare(v->app, NULL, run->run_id);
+        else {
+            bd_compare_arg ca = {NULL, run->run_id};
+            bd_app_open(v->app, BD_VIEW_COMPARE, &ca);
+        }
         return true;
     default:
         break;
@@ -939,21 +506,38 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    run_view *s = v->state;
+    bd_ui_run *run = run_of(v);
+    size_t row = bd_list_selected(&s->list);
+    if (run && row < run->n && run->cases[row].id)
+        snprintf(out->cursor, sizeof(out->cursor), "%s", run->cases[row].id);
+}
+
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    run_view *s = v->state;
+    bd_ui_run *run = run_of(v);
+    for (size_t i = 0; run && i < run->n; i++)
+        if (run->cases[i].id && strcmp(run->cases[i].id, w->cursor) == 0)
+            return bd_list_select_row(&s->list, i) ? 1 : -1;
+    return -1;
+}
+
 const bd_view_ops bd_view_run = {
-    "run", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "run", actions, open_view, draw, key, event, NULL, mouse, position, close_view, where, reveal,
 };
 
-void bd_app_open_run_view(bd_app *app)
+void bd_run_view_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
+                       bool drafts, bool weaker)
 {
-    if (!app->run) {
-        bd_app_message(app, BD_MSG_INFO, "no run yet: r runs the selected task class or case");
+    if (!bd_ui_run_can_start(app, tc_index))
         return;
-    }
-    for (bd_view *v = app->top; v; v = v->below)
-        if (v->ops == &bd_view_run) {
-            while (app->top != v)
-                bd_app_pop(app);
-            return;
-        }
-    bd_app_push(app, &bd_view_run, NULL);
+    /* The previous run's views go with it. */
+    bd_app_drop(app, BD_VIEW_RESULT);
+    bd_app_drop(app, BD_VIEW_BREAKDOWN);
+    bd_app_drop(app, BD_VIEW_RUN);
+    if (bd_ui_run_start(app, tc_index, case_ids, n, drafts, weaker) != -1)
+        bd_app_open(app, BD_VIEW_RUN, NULL);
 }

@@ -13,11 +13,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "advice.h"
 #include "model.h"
 #include "passphrase.h"
 #include "sign.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/sign_view.h"
 
 typedef struct sign_job sign_job;
 
@@ -199,7 +200,7 @@ static void update_model(bd_app *app, sign_job *j)
 static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
 {
     /* An external pinentry may have drawn on the terminal: forget what it shows. */
-    bd_tui_redraw_all(app);
+    bd_app_redraw_all(app);
     if (!ran) {
         if (v)
             bd_app_message(app, BD_MSG_WARN, "signing cancelled");
@@ -219,7 +220,12 @@ static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
                 start_prepare(v);
             }
             s->sign_err = j->err;
-            bd_app_error(app, &j->err);
+            /* The view shows the reason whole above its Enter line; on top, the message
+             * goes to the log only, so nothing covers that line. */
+            if (app->top == v)
+                bd_app_log_error(app, &j->err);
+            else
+                bd_app_error(app, &j->err);
         }
         return;
     }
@@ -241,11 +247,11 @@ static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", app->msg);
     bd_app_pop(app);
-    if (reopen && app->top && app->top->ops == &bd_view_case && app->top->below) {
+    if (reopen && app->top && bd_view_is(app->top, BD_VIEW_CASE) && app->top->below) {
         /* The case view read case.yaml when it opened: open it again to show the
          * signature just written, verified. */
         bd_app_pop(app);
-        bd_app_push(app, &bd_view_case, &ref);
+        bd_app_open(app, BD_VIEW_CASE, &ref);
     }
     bd_app_message(app, j->vrc == 0 ? BD_MSG_INFO : BD_MSG_WARN, "%s", msg);
 }
@@ -454,7 +460,7 @@ static int open_view(bd_view *v, void *arg)
     }
     v->state = s;
     s->ref = *ref;
-    s->from_case_view = !whole && v->below && v->below->ops == &bd_view_case;
+    s->from_case_view = !whole && v->below && bd_view_is(v->below, BD_VIEW_CASE);
     s->may_review = claim != BD_PROV_DRAFT;
     s->role = claim == BD_PROV_AUTHORED ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
     s->loopback = true;
@@ -537,6 +543,7 @@ static void draw(bd_view *v, WINDOW *w)
                      bd_gl->bad);
         else
             snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
+        bd_advice_tui(buf, sizeof(buf));
         int h = 0;
         size_t len = strlen(buf), off = 0;
         while (off < len && h < 4 && y < rows - 1) {
@@ -584,7 +591,11 @@ static void draw(bd_view *v, WINDOW *w)
         if (s->sign_err.code != BD_OK && ly - 1 > y) {
             snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->sign_err.code),
                      s->sign_err.msg);
-            bd_draw_text(w, ly - 1, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
+            bd_advice_tui(buf, sizeof(buf));
+            int h = bd_wrap_count(buf, cols - 2);
+            if (h > ly - y)
+                h = ly - y;
+            bd_draw_wrapped(w, ly - h, 1, cols - 2, h, buf, bd_role_attr(BD_R_FAIL));
         }
         snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s",
                  s->case_id ? s->case_id : "the task class", bd_provenance_role_str(s->role),
@@ -683,6 +694,13 @@ static void position(bd_view *v, char *out, size_t cap)
         out[0] = '\0';
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    sign_view *s = v->state;
+    snprintf(out->tc, sizeof(out->tc), "%s", v->app->model->tcs[s->ref.tc_index].name);
+    snprintf(out->case_id, sizeof(out->case_id), "%s", s->case_id ? s->case_id : "");
+}
+
 const bd_view_ops bd_view_sign = {
-    "sign", actions, open_view, draw, key, event, NULL, NULL, position, close_view,
+    "sign", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, NULL,
 };

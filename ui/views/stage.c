@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "gitops.h"
 #include "model.h"
 #include "passphrase.h"
-#include "tui_internal.h"
 #include "view_util.h"
+#include "views/stage_view.h"
 
 #define MSG_CAP 4096
 
@@ -200,7 +201,7 @@ static void job_done(bd_work *w, bool ran)
     wipe(s->pass, sizeof(s->pass));
     s->pass_len = 0;
     if (j->kind == JOB_COMMIT)
-        bd_tui_redraw_all(app); /* an external pinentry may have drawn on the terminal */
+        bd_app_redraw_all(app); /* an external pinentry may have drawn on the terminal */
     if (!ran) {
         bd_app_message(app, BD_MSG_WARN, "cancelled");
         goto out;
@@ -465,7 +466,8 @@ static void draw(bd_view *v, WINDOW *w)
                  false);
     if (!s->loaded && !s->job && s->status_err.code != BD_OK) {
         snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->status_err.code), s->status_err.msg);
-        bd_draw_text(w, 2, 1, cols - 1, buf, bd_role_attr(BD_R_FAIL), false);
+        bd_advice_tui(buf, sizeof(buf));
+        bd_draw_wrapped(w, 2, 1, cols - 2, rows - 3, buf, bd_role_attr(BD_R_FAIL));
         return;
     }
     int eh = editor_height(s);
@@ -583,5 +585,5 @@ static void position(bd_view *v, char *out, size_t cap)
 }
 
 const bd_view_ops bd_view_stage = {
-    "stage", actions, open_view, draw, key, NULL, NULL, mouse, position, close_view,
+    "stage", actions, open_view, draw, key, NULL, NULL, mouse, position, close_view, NULL, NULL,
 };

@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "model.h"
-#include "run_api.h"
-#include "tui_internal.h"
+#include "session.h"
+#include "views/run_view.h"
 #include "view_util.h"
+#include "views/tclasses_view.h"
 
 typedef struct tclasses {
     bd_list list;
@@ -94,7 +95,10 @@ typedef struct cols_t {
 
 /* Column layout for `cols` columns. The count columns widen with the largest case count
  * (`max_cases`), so a 100,000-case task class shows its counts whole. */
-static cols_t layout(int cols, size_t max_cases)
+/* Column widths for `cols` columns. The task-class name comes first: when the names
+ * (the widest is name_w) do not fit, LAST RUN (down to 11 columns, what "0.75  80%"
+ * needs), the spare columns and PINS give way before a name is cut. */
+static cols_t layout(int cols, size_t max_cases, int name_w)
 {
     int digits = 1;
     for (size_t q = max_cases; q >= 10; q /= 10)
@@ -113,6 +117,18 @@ static cols_t layout(int cols, size_t max_cases)
         c.last = 34;
     int fixed = 3 + c.tier + c.cases + c.signed_ + c.await + c.draft + c.pins + c.last + 7;
     c.name = cols - fixed;
+    if (c.name < name_w) {
+        int room = (c.last - 11) + 3; /* the header needs 4 of the 7 spare columns */
+        if (digits <= 3)
+            room += c.pins - 9; /* "x 999 bad" */
+        int give = name_w - c.name < room ? name_w - c.name : room;
+        c.name += give;
+        int from_last = give < c.last - 11 ? give : c.last - 11;
+        c.last -= from_last;
+        give -= from_last;
+        give -= give < 3 ? give : 3;
+        c.pins -= give;
+    }
     if (c.name < 12)
         c.name = 12;
     return c;
@@ -217,10 +233,14 @@ static void draw(bd_view *v, WINDOW *w)
     tclasses *s = v->state;
     int rows = getmaxy(w), cols = getmaxx(w);
     size_t max_cases = 0;
-    for (size_t i = 0; i < v->app->model->n_tcs; i++)
+    int name_w = 0;
+    for (size_t i = 0; i < v->app->model->n_tcs; i++) {
         if (v->app->model->tcs[i].n_cases > max_cases)
             max_cases = v->app->model->tcs[i].n_cases;
-    cols_t c = layout(cols, max_cases);
+        int nw = bd_text_width(v->app->model->tcs[i].name);
+        name_w = nw > name_w ? nw : name_w;
+    }
+    cols_t c = layout(cols, max_cases, name_w);
     char head[256];
     snprintf(head, sizeof(head), "   %-*s %-*s%*s %*s%*s%*s %-*s%s", c.name, "TASK CLASS", c.tier,
              "TIER", c.cases - 1, "CASES", c.signed_ - 1, "SIGNED", c.await, "AWAIT", c.draft,
@@ -279,27 +299,27 @@ static bool key(bd_view *v, bd_action a, int ch)
     switch (a) {
     case BD_A_OPEN:
         if (row != SIZE_MAX)
-            bd_app_push(v->app, &bd_view_cases, &row);
+            bd_app_open(v->app, BD_VIEW_CASES, &row);
         return true;
     case BD_A_FILTER:
         bd_view_filter_prompt(v, &s->list, rebuild);
         return true;
     case BD_A_RUN:
         if (row != SIZE_MAX)
-            bd_ui_run_start(v->app, row, NULL, 0);
+            bd_run_view_start(v->app, row, NULL, 0, false, false);
         return true;
     case BD_A_RECOMMEND:
         if (row != SIZE_MAX)
-            bd_app_open_recommend(v->app, row);
+            bd_app_open(v->app, BD_VIEW_RECOMMEND, &row);
         return true;
     case BD_A_STAGE_VIEW:
-        bd_app_push(v->app, &bd_view_stage, NULL);
+        bd_app_open(v->app, BD_VIEW_STAGE, NULL);
         return true;
     case BD_A_SIGN:
         if (row != SIZE_MAX) {
             /* case_index SIZE_MAX: the sign view signs the task class itself. */
             bd_case_ref ref = {row, SIZE_MAX};
-            bd_app_push(v->app, &bd_view_sign, &ref);
+            bd_app_open(v->app, BD_VIEW_SIGN, &ref);
         }
         return true;
     default:
@@ -331,6 +351,22 @@ static void position(bd_view *v, char *out, size_t cap)
     bd_view_list_position(&s->list, out, cap);
 }
 
+static void where(bd_view *v, bd_view_where *out)
+{
+    tclasses *s = v->state;
+    size_t row = bd_list_selected(&s->list);
+    if (row < v->app->model->n_tcs)
+        snprintf(out->cursor, sizeof(out->cursor), "%s", v->app->model->tcs[row].name);
+}
+
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    tclasses *s = v->state;
+    size_t row = bd_model_find_tc(v->app->model, w->cursor);
+    return row != SIZE_MAX && bd_list_select_row(&s->list, row) ? 1 : -1;
+}
+
 const bd_view_ops bd_view_tclasses = {
-    "task classes", actions, open_view, draw, key, event, NULL, mouse, position, close_view,
+    "task classes", actions, open_view, draw,       key,   event,
+    NULL,           mouse,   position,  close_view, where, reveal,
 };

@@ -1,5 +1,6 @@
 /*
- * run_api.h — the live run as the views see it (views/run.c owns it).
+ * session.h — the live run, a model-level object the app holds (app->run); the run view
+ * (views/run.c) only draws it.
  *
  * One run at a time, hosted on the TUI's own loop: the startup integrity check (the
  * chain, then bd_runner_prepare: pins, cassettes, rubric) runs on the thread pool, then
@@ -7,8 +8,8 @@
  * view. Every finished case is appended to the history by the recorder before its
  * case.finished event is published.
  */
-#ifndef BD_UI_RUN_API_H
-#define BD_UI_RUN_API_H
+#ifndef BD_UI_SESSION_H
+#define BD_UI_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,6 +64,7 @@ struct bd_ui_run {
     bd_ur_phase phase;
     bool cancel_requested, cancelled;
     bool drafts;      /* unsigned cases allowed (records carry provenance_verified per case) */
+    bool weaker;      /* consent to a weaker isolation class than namespaces (`W`) */
     bd_run_plan plan; /* what the gate selected (owned; filled before the run starts) */
     bd_err error;
     /* the summary, copied at run.finished */
@@ -79,9 +81,17 @@ struct bd_ui_run {
     void *prep; /* the preparation job in flight */
 };
 
-/* Start a run of task class `tc_index` over `case_ids` (n > 0) or all its cases (n == 0)
- * and open the run view. Refused with a message while another run is going. */
-void bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n);
+/* Whether a run of task class `tc_index` may start now; when not, say why on the status
+ * line (a run is going, the task class is still loading) and return false. */
+bool bd_ui_run_can_start(bd_app *app, size_t tc_index);
+
+/* Start a run of task class `tc_index` over `case_ids` (n > 0) or all its cases (n == 0),
+ * with drafts allowed or not, with consent to a weaker isolation class or not, replacing the
+ * previous run (free its views first). Returns 0 (preparing on the pool), -1 when refused before
+ * the run was set up (message posted, app->run unchanged or NULL), -2 when the run was set up and
+ * failed (app->run says why: phase BD_UR_FAILED, error). */
+int bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
+                    bool drafts, bool weaker);
 
 /* A run is being prepared or is running. */
 bool bd_ui_run_active(const bd_app *app);
@@ -89,17 +99,14 @@ bool bd_ui_run_active(const bd_app *app);
 /* Cancel the run in progress (no effect otherwise). */
 void bd_ui_run_cancel(bd_app *app);
 
+/* Quitting while a run goes on: cancel it first. Returns true when the quit is deferred
+ * until the run has stopped (the run then calls bd_app_quit again). */
+bool bd_ui_run_quit_hook(bd_app *app, int status);
+
 /* Release the finished run's runner (before a reload; the copied results stay). */
 void bd_ui_run_release_runner(bd_app *app);
 
 /* Free app->run (teardown: the loop must still be there for the runner's handles). */
 void bd_ui_run_free(bd_app *app);
-
-extern const bd_view_ops bd_view_run;
-/* The breakdown panel of a run view (breakdown.c); arg: the run view. */
-extern const bd_view_ops bd_view_breakdown;
-/* Show only the cases of run view `v` that concern `what`: the ones reporting failure
- * mode `what`, or (is_key) scoring below 1 on breakdown key `what`; "" shows all. */
-void bd_run_view_concern(bd_view *v, const char *what, bool is_key);
 
 #endif

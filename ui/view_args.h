@@ -1,9 +1,12 @@
 /*
- * result_api.h — what the result view shows, and how it walks (`n`/`p`) through the
- * list it was opened from: the live run's cases or the history's records.
+ * view_args.h — what views are opened with (bd_app_open's `arg`), types only: a view
+ * that opens another includes this, never the other view's file.
+ *
+ * The result view shows one scored case and walks (`n`/`p`) through the list it was
+ * opened from (the live run's cases or the history's records) through a provider.
  */
-#ifndef BD_UI_RESULT_API_H
-#define BD_UI_RESULT_API_H
+#ifndef BD_UI_VIEW_ARGS_H
+#define BD_UI_VIEW_ARGS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,7 +53,10 @@ typedef struct bd_result_arg {
     size_t index;
 } bd_result_arg;
 
-extern const bd_view_ops bd_view_result;
-extern const bd_view_ops bd_view_history;
+/* BD_VIEW_COMPARE: run_a (before; NULL: the previous full run of run_b's task class)
+ * against run_b (after), both looked up in the verified chain on the pool. */
+typedef struct bd_compare_arg {
+    const char *run_a, *run_b;
+} bd_compare_arg;
 
 #endif

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The TUI's structure (DESIGN.md §11): no dependency cycle among the files of ui/ —
+# neither in what they include nor in what their objects link against — and no file
+# reading or .git/HEAD parsing in tui.c or the views (the core's fsutil and gitops do it).
+. "$(dirname "$0")/lib.sh"
+cd "$BD_SOURCE_DIR"
+check="$BD_SOURCE_DIR/tests/tui/ui_cycles.py"
+lib="$(dirname "$BD_BIN")/../ui/libbenchdesk_ui.a"
+[ -f "$lib" ] || { fail "no $lib: build the TUI library first"; finish; }
+
+if out=$(python3 "$check" ui "$lib" 2>&1); then
+    pass "no include or link cycle among ui/ files ($(tr '\n' ' ' <<<"$out"))"
+else
+    fail "ui/ has dependency cycles:
+$out"
+fi
+
+# The checker can fail: a planted include cycle and a planted link cycle are caught.
+mkdir -p "$BD_TMP/ui/views"
+printf '#include "b.h"\n' >"$BD_TMP/ui/a.c"
+printf '#include "views/b_view.h"\n' >"$BD_TMP/ui/a.h"
+printf '#include "a.h"\n' >"$BD_TMP/ui/views/b.c"
+: >"$BD_TMP/ui/views/b_view.h"
+: >"$BD_TMP/ui/b.h"
+if out=$(python3 "$check" "$BD_TMP/ui" 2>&1); then
+    fail "the checker missed a planted include cycle: $out"
+else
+    grep -q 'cycle (includes): a <-> views/b' <<<"$out" && pass "a planted include cycle is caught" ||
+        fail "planted include cycle reported wrongly: $out"
+fi
+if command -v cc >/dev/null; then
+    printf 'int g(void); int f(void) { return g(); }\n' >"$BD_TMP/p.c"
+    printf 'int f(void); int g(void) { return f(); }\n' >"$BD_TMP/q.c"
+    (cd "$BD_TMP" && cc -c p.c q.c && ar rcs libp.a p.o q.o) 2>/dev/null
+    # ar names members p.o / q.o; the checker strips ".c.o", so name them as CMake does.
+    (cd "$BD_TMP" && mv p.o p.c.o && mv q.o q.c.o && rm -f libp.a && ar rcs libp.a p.c.o q.c.o)
+    mkdir -p "$BD_TMP/empty"
+    if out=$(python3 "$check" "$BD_TMP/empty" "$BD_TMP/libp.a" 2>&1); then
+        fail "the checker missed a planted link cycle: $out"
+    else
+        grep -q 'cycle (links): p <-> q' <<<"$out" && pass "a planted link cycle is caught" ||
+            fail "planted link cycle reported wrongly: $out"
+    fi
+fi
+
+# tui.c and the views leave reading files and git's HEAD to the core.
+hits=$(grep -nE '\b(fopen|opendir|fdopendir|open|openat|read|lstat|fstat)\(|\.git/HEAD' \
+       ui/tui.c ui/views/*.c | grep -vE 'fopen\([^)]*"w' | grep -vE 'bd_[a-z_]*open\(|ops->open\(' || true)
+[ -z "$hits" ] && pass "no file reading or .git/HEAD parsing in tui.c or the views" ||
+    fail "tui.c or a view reads files itself (use fsutil.h / gitops.h):
+$hits"
+# ... and the scan can fail.
+printf 'int x(void) { return open("f", 0); }\n' >"$BD_TMP/probe.c"
+grep -qE '\bopen\s*\(' "$BD_TMP/probe.c" && pass "the scan catches a planted open()" || fail "scan is blind"
+
+# Every phrase ui/advice.c rewrites still occurs in a core message (adjacent C string
+# literals joined), so a reworded message cannot slip past the TUI's rewrite unnoticed.
+if out=$(python3 - ui/advice.c src <<'PY'
+import glob, re, sys
+rules = open(sys.argv[1], encoding="utf-8").read()
+starts = re.findall(r'^\s*\{"((?:[^"\\]|\\.)*)",', rules, re.M)
+text = ""
+for f in sorted(glob.glob(sys.argv[2] + "/*.c")):
+    src = open(f, encoding="utf-8").read()
+    # Join "a" "b" across whitespace, then keep the literals' contents.
+    src = re.sub(r'"\s*\n\s*"', "", src)
+    text += "\n".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', src)) + "\n"
+missing = [s for s in starts if s.replace('\\"', '"') not in text]
+print("%d phrases" % len(starts))
+for m in missing:
+    print("missing: " + m)
+sys.exit(1 if missing or not starts else 0)
+PY
+); then
+    pass "every phrase the TUI rewrites is in a core message ($out)"
+else
+    fail "ui/advice.c rewrites phrases no core message has any more:
+$out"
+fi
+
+# Every view has one header, and app.c alone implements the bd_app API.
+for c in ui/views/*.c; do
+    b=$(basename "$c" .c)
+    [ -f "ui/views/${b}_view.h" ] || fail "views/$b.c has no header views/${b}_view.h"
+done
+pass "every view has its header"
+impl=$(grep -lE '^[a-z].*\bbd_app_[a-z_]+\(bd_app \*app' ui/*.c ui/views/*.c | sort -u | tr '\n' ' ')
+[ "$impl" = "ui/app.c " ] && pass "bd_app_* is implemented in app.c only" ||
+    fail "bd_app_* functions are defined in: $impl"
+finish

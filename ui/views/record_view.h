@@ -1,0 +1,12 @@
+/*
+ * views/record_view.h — recording a case's cassette from the live SUT, then its diff (DESIGN.md
+ * §15).
+ */
+#ifndef BD_UI_VIEWS_RECORD_VIEW_H
+#define BD_UI_VIEWS_RECORD_VIEW_H
+
+#include "app.h"
+
+extern const bd_view_ops bd_view_record;
+
+#endif
