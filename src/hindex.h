@@ -112,10 +112,11 @@ int bd_hindex_latest(bd_hindex *ix, const char *task_class,
                      void *ctx);
 
 /* The score records of `task_class` in groups of equal (case, case digest, task-class
- * digest, isolation class, provenance_verified, finished >= since), records 1..upto
- * only: fn gets the group's
- * values, its record count and its newest record. Memory and callbacks grow with the
- * groups, not the records. Returns 0, fn's non-zero value, or -1. */
+ * digest, isolation class, provenance_verified, finished >= since): fn gets the group's
+ * values, its record count and its newest record; a group may come in several parts
+ * (add them up). Read from per-day totals kept at build time, so the cost grows with the
+ * cases and days, not the records. The index must be at the head the caller verified.
+ * Returns 0, fn's non-zero value, or -1. */
 typedef struct bd_hindex_group {
     const char *case_id, *case_digest, *tc_digest, *isolation; /* NULL when absent */
     bool provenance_verified;
@@ -124,7 +125,7 @@ typedef struct bd_hindex_group {
     bd_hindex_hit newest;
 } bd_hindex_group;
 
-int bd_hindex_groups(bd_hindex *ix, const char *task_class, int64_t since, uint64_t upto,
+int bd_hindex_groups(bd_hindex *ix, const char *task_class, int64_t since,
                      int (*fn)(const bd_hindex_group *g, void *ctx), void *ctx);
 
 /* The newest score record of every (run, case), in seq order (compare's runs, §13).

@@ -30,6 +30,7 @@
 #include "text.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "b3many.h"
 #include "hindex.h"
 #include "segment.h"
 
@@ -123,18 +124,29 @@ static int hexval(char c)
     return -1;
 }
 
+/* hex digit -> value + 1, 0 for anything else (a table: verify unhexes a million). */
+static uint8_t hex_table[256];
+static pthread_once_t hex_once = PTHREAD_ONCE_INIT;
+
+static void hex_table_fill(void)
+{
+    for (int c = 0; c < 256; c++)
+        hex_table[c] = (uint8_t)(hexval((char)c) + 1);
+}
+
 int bd_hash_unhex(uint8_t out[32], const char *hex)
 {
     if (!hex)
         return -1;
+    pthread_once(&hex_once, hex_table_fill);
+    const unsigned char *u = (const unsigned char *)hex;
+    unsigned bad = 0;
     for (size_t i = 0; i < 32; i++) {
-        int hi = hexval(hex[2 * i]);
-        if (hi < 0)
-            return -1;
-        int lo = hexval(hex[2 * i + 1]);
-        if (lo < 0)
-            return -1;
-        out[i] = (uint8_t)(hi << 4 | lo);
+        unsigned hi = hex_table[u[2 * i]], lo = hex_table[u[2 * i + 1]];
+        bad |= (hi == 0) | (lo == 0);
+        if (bad)
+            return -1; /* also stops at a NUL before the 64th digit */
+        out[i] = (uint8_t)((hi - 1) << 4 | (lo - 1));
     }
     return hex[64] == '\0' ? 0 : -1;
 }
@@ -144,14 +156,34 @@ int bd_hash_unhex(uint8_t out[32], const char *hex)
 static EVP_MD *sha256_md;
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
 
+/* One digest context per thread, reused: EVP_Digest allocates and frees one per call,
+ * which showed in verify's profile at a million records. */
+static pthread_key_t sha256_key;
+static bool sha256_key_ok;
+
+static void sha256_ctx_free(void *ctx)
+{
+    EVP_MD_CTX_free(ctx);
+}
+
 static void sha256_fetch(void)
 {
     sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    sha256_key_ok = pthread_key_create(&sha256_key, sha256_ctx_free) == 0;
 }
 
 static void sha256(const uint8_t *msg, size_t len, uint8_t out[32])
 {
     pthread_once(&sha256_once, sha256_fetch);
+    EVP_MD_CTX *ctx = sha256_key_ok ? pthread_getspecific(sha256_key) : NULL;
+    if (!ctx && sha256_key_ok && (ctx = EVP_MD_CTX_new()) != NULL &&
+        pthread_setspecific(sha256_key, ctx) != 0) {
+        EVP_MD_CTX_free(ctx);
+        ctx = NULL;
+    }
+    if (ctx && sha256_md && EVP_DigestInit_ex2(ctx, sha256_md, NULL) &&
+        EVP_DigestUpdate(ctx, msg, len) && EVP_DigestFinal_ex(ctx, out, NULL))
+        return;
     if (!sha256_md || !EVP_Digest(msg, len, out, NULL, sha256_md, NULL))
         SHA256(msg, len, out);
 }
@@ -2140,16 +2172,6 @@ typedef struct vctx {
 
 static const uint8_t zero_hash[32];
 
-/* SHA-256(tag || prev || b3): one link of the chain, given the record's BLAKE3. */
-static void chain_step(uint8_t out[32], const uint8_t prev[32], const uint8_t b3[32])
-{
-    uint8_t msg[CHAIN_TAG_LEN + 64];
-    memcpy(msg, CHAIN_TAG, CHAIN_TAG_LEN);
-    memcpy(msg + CHAIN_TAG_LEN, prev, 32);
-    memcpy(msg + CHAIN_TAG_LEN + 32, b3, 32);
-    sha256(msg, sizeof(msg), out);
-}
-
 /* Only a failing record needs the highest seq (to tell "missing" from "inserted"). */
 static void ensure_max(vctx *v)
 {
@@ -2385,7 +2407,7 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
 typedef struct vslot {
     uint64_t seq;
     uint8_t prev[32];
-    uint8_t hash[32]; /* the record hash; in the fast mode the record's BLAKE3 */
+    uint8_t hash[32]; /* the record hash */
     bool ok;
     atomic_int ready;
 } vslot;
@@ -2401,9 +2423,57 @@ typedef struct vwork {
     atomic_size_t next;
 } vwork;
 
+/* The prev_hash member of record bytes already verified once (the fast mode): in canonical
+ * JSON a quote inside a string is escaped and no other member named prev_hash holds a
+ * string, so its first occurrence is the top-level member. False when absent. */
+static bool fast_prev(const char *p, size_t len, uint8_t prev[32])
+{
+    static const char pat[] = "\"prev_hash\":\"";
+    const char *m = memmem(p, len, pat, sizeof(pat) - 1);
+    char hex[BD_HASH_BUF];
+    if (!m || (size_t)(p + len - m) < sizeof(pat) - 1 + 65)
+        return false;
+    m += sizeof(pat) - 1;
+    if (m[64] != '"')
+        return false;
+    memcpy(hex, m, 64);
+    hex[64] = '\0';
+    return bd_hash_unhex(prev, hex) == 0;
+}
+
+/* The fast mode's slots [i, end) of a segment: each record's BLAKE3 (many at once), then
+ * its hash from its own prev_hash member, so hashing runs on every thread and linking is a
+ * comparison (see verify_window_run). */
+static void work_batch_fast(vwork *w, size_t i, size_t end)
+{
+    const uint8_t *in[VERIFY_BATCH] = {NULL};
+    size_t lens[VERIFY_BATCH] = {0};
+    uint8_t b3[VERIFY_BATCH][32];
+    size_t n = end - i;
+    for (size_t j = 0; j < n; j++)
+        in[j] = (const uint8_t *)bd_segbuf_line(w->seg, w->seg_lo + i + j, &lens[j]);
+    bd_blake3_many(in, lens, n, b3);
+    for (size_t j = 0; j < n; j++) {
+        vslot *s = &w->slots[i + j];
+        s->ok = fast_prev((const char *)in[j], lens[j], s->prev);
+        if (s->ok) {
+            uint8_t msg[CHAIN_TAG_LEN + 64];
+            memcpy(msg, CHAIN_TAG, CHAIN_TAG_LEN);
+            memcpy(msg + CHAIN_TAG_LEN, s->prev, 32);
+            memcpy(msg + CHAIN_TAG_LEN + 32, b3[j], 32);
+            sha256(msg, sizeof(msg), s->hash);
+        }
+        atomic_store_explicit(&s->ready, 1, memory_order_release);
+    }
+}
+
 /* Do slots [i, end). */
 static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
 {
+    if (w->fast && w->seg && end - i <= VERIFY_BATCH) {
+        work_batch_fast(w, i, end);
+        return;
+    }
     for (; i < end; i++) {
         vslot *s = &w->slots[i];
         bd_err ignored;
@@ -2417,8 +2487,11 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
             p = b->p;
         }
         if (p && w->fast) {
-            bd_blake3_raw(s->hash, p, len);
-            s->ok = true;
+            /* Each record's hash from its own bytes and its prev_hash member, so hashing
+             * runs on every thread and linking is a comparison (see verify_window_run). */
+            s->ok = fast_prev(p, len, s->prev);
+            if (s->ok)
+                bd_history_record_hash(s->hash, s->prev, p, len);
         } else if (p && parse_record(p, len, &core, NULL, NULL) == BD_CHAIN_OK) {
             s->seq = core.seq;
             memcpy(s->prev, core.prev, 32);
@@ -2490,9 +2563,11 @@ static int verify_window_run(vctx *v, vwork *w, bd_history_verify_result *res, b
             if (!work_one(w, &b))
                 sched_yield();
         if (w->fast) {
-            uint8_t hk[32];
-            chain_step(hk, hash_of(v, k - 1), s->hash);
-            if (!s->ok || push_hash(v, hk) != 0) {
+            /* Record k's hash was computed over its bytes with the prev_hash it holds; the
+             * chain is the same as one computed link after link exactly when that prev_hash
+             * is record k-1's hash, so a comparison is the link. Any doubt: the full mode. */
+            if (!s->ok || memcmp(s->prev, hash_of(v, k - 1), 32) != 0 ||
+                push_hash(v, s->hash) != 0) {
                 rc = WIN_FAST_BROKE;
                 break;
             }
@@ -3176,6 +3251,22 @@ out:
 
 static atomic_uint ix_builds, ix_extends;
 
+/* The index lock, waited for at most IX_LOCK_WAIT_MS: a query never hangs on the index
+ * (a child process that inherited the lock's descriptor keeps it until it execs or
+ * exits); without the lock it reads the segments instead. 0 or -1. */
+#define IX_LOCK_WAIT_MS 3000
+static int ix_lock(int fd)
+{
+    for (int waited = 0;; waited += 5) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= IX_LOCK_WAIT_MS)
+            return -1;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void bd_history_test_index_counts(unsigned *builds, unsigned *extends)
 {
     *builds = atomic_load(&ix_builds);
@@ -3212,9 +3303,7 @@ bd_hindex *bd_history_index(bd_history *h)
     /* One process brings it up to date at a time; the others wait, then find it so. */
     snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_LOCK);
     lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    while (lockfd >= 0 && flock(lockfd, LOCK_EX) != 0 && errno == EINTR)
-        ;
-    if (lockfd < 0 || bd_hindex_reopen(ix) != 0)
+    if (lockfd < 0 || ix_lock(lockfd) != 0 || bd_hindex_reopen(ix) != 0)
         goto fail;
     if (bd_hindex_get_head(ix, &ih) != 0) {
         if (bd_hindex_reset(ix) != 0)

@@ -205,9 +205,11 @@ static int select_indexed(scan_ctx *sc, bd_history *h, uint64_t upto, bd_err *er
     if (!ix)
         return 1;
     group_ctx gc = {sc, h, err};
-    int rc = bd_hindex_has_bad(ix)
+    bd_hindex_head ih;
+    /* Only an index of exactly the verified chain (nothing appended since the verify). */
+    int rc = bd_hindex_has_bad(ix) || bd_hindex_get_head(ix, &ih) != 0 || ih.seq != upto
                  ? 1
-                 : bd_hindex_groups(ix, sc->tc->name, (int64_t)sc->since, upto, group_one, &gc);
+                 : bd_hindex_groups(ix, sc->tc->name, (int64_t)sc->since, group_one, &gc);
     bd_hindex_close(ix);
     if (rc == 0)
         return 0;

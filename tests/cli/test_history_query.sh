@@ -96,7 +96,7 @@ grep "^$(case_dir 1) " <<<"$lst" | grep -q ' 0\.50  ' && pass "list: newest scor
 grep "^$(case_dir 2) " <<<"$lst" | grep -q ' [0-9.]*\* ' && grep "^$(case_dir 3) " <<<"$lst" | grep -q ' [0-9.]*\* ' &&
     pass "list: stale scores starred" || fail "list stale: $(grep -E "^$(case_dir 2) |^$(case_dir 3) " <<<"$lst")"
 grep "^$(case_dir 5) " <<<"$lst" | grep -qv '\* ' && pass "list: a current score is not starred" || fail "list current"
-grep "^$(case_dir 15) " <<<"$lst" | grep -q ' -      ' && pass "list: never scored is -" || fail "list never scored"
+grep "^$(case_dir 15) " <<<"$lst" | grep -q ' -     ' && pass "list: never scored is -" || fail "list never scored"
 grep -q '^\* 2 cases. newest scores are stale' <<<"$lst" && pass "list: the stale legend" || fail "list legend: $lst"
 out=$(bd list "$tc" --json)
 [ "$(pj '";".join(c["case_id"][:14] + "=" + c["last_score"]["stale_reason"] for c in d["cases"] if c["last_score"] and c["last_score"]["stale"])' <<<"$out")" = \

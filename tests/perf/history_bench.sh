@@ -2,17 +2,26 @@
 # History at scale (DESIGN.md §5, issue "history at a million records"): generates valid
 # histories of 10k, 100k and 1M records in a copy of the demo bench (records of
 # vuln-remediation's cases, 90% current, 10% scored on an older case digest, all within
-# recommend's 30-day window) through the group-commit batch API, and prints one table:
-#   append/s     single appends (one fsync each) and group commit (100 records a batch)
-#   verify       `history verify` warm: re-hashes every record (records up to the head a
-#                previous verify saw are not re-parsed); verify --full re-parses all;
-#                cold: after `echo 3 > /proc/sys/vm/drop_caches` when permitted (root)
+# recommend's 30-day window) through the group-commit batch API, and prints one table,
+# an operation per row, wall time and CPU time (user + system: the machine is shared, so
+# wall times vary with the load and CPU times much less), with the numbers measured
+# before (one file per record, commit a772fda, from the issue) and each one's growth from
+# 10k to 1M:
+#   append       single appends (one fsync each) and group commit (500 records a batch)
+#   verify       `history verify` warm (best of three; records up to the head a previous
+#                verify saw are re-hashed, not re-parsed), --full (every record parsed),
+#                cold: the segments evicted from the page cache (posix_fadvise DONTNEED on
+#                each: `echo 3 > /proc/sys/vm/drop_caches` when permitted, else that)
 #   gate         the run gate's bd_history_verify_since: nothing new / one 500-record run
-#   recommend    the history's part (verify, anchors, the streamed selection; signatures
-#                taken as verified) and the whole `benchdesk recommend vuln-remediation`
-#                (which also checks the task class's and 18 cases' GnuPG signatures)
+#   index        the derived index built from nothing (the first `history log`), and
+#                extended by 500 records
 #   log          `benchdesk history log --task-class vuln-remediation --limit 20`
-# next to the numbers measured before segments (one file per record; from the issue).
+#   recommend    the history's part (verify, anchors, the selection; signatures taken as
+#                verified) and the whole `benchdesk recommend vuln-remediation` (which
+#                also checks the task class's and 18 cases' GnuPG signatures)
+#   TUI          in tmux: the header's "chain verified" from the start, then the history
+#                view's first rows after `h` and a filter (`/` + a case id + Enter), timed
+#                from outside by polling the screen every 10 ms
 # Not a timed test. Usage: tests/perf/history_bench.sh [MAX] (default 1000000; 10k..MAX).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -153,55 +162,165 @@ cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/src" -I"$build/generated" "$work/driver.c
     $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread
 
 drv() { "$work/driver" "$work/b" "$@"; }
-drv_timed() { # the driver's own seconds and its peak RSS (MB)
-    /usr/bin/time -f '%M' -o "$work/t" "$work/driver" "$work/b" "$@" >"$work/o"
-    awk -v rss="$(cat "$work/t")" '{printf "%.2f s %d MB", $1, rss / 1024}' "$work/o"
+# m NAME CMD...: run CMD, keep "wall cpu rss" (seconds, seconds, MB) of it in r[NAME@N].
+# A driver mode prints its own wall time of the operation first (no process start, no
+# bench loading); the CPU time and peak RSS are the whole process's.
+declare -A r
+m() {
+    local name=$1
+    shift
+    /usr/bin/time -f '%e %U %S %M' -o "$work/t" "$@" >"$work/o" 2>"$work/err" ||
+        { cat "$work/err" >&2; r[$name@$n]="fail"; return; }
+    local own=""
+    [ "$1" = "$work/driver" ] && own=$(awk 'NR==1 {print $1}' "$work/o")
+    r[$name@$n]=$(awk -v own="$own" '{w = own != "" ? own : $1; printf "%s %.3f %d", w, $2 + $3, $4 / 1024}' "$work/t")
 }
-timed() { # seconds and peak RSS (MB) of a benchdesk command
-    /usr/bin/time -f '%e %M' -o "$work/t" "$bd" -C "$work/b" "$@" >/dev/null 2>"$work/err" ||
-        { cat "$work/err" >&2; echo "fail"; return; }
-    awk '{printf "%.2f s %d MB", $1, $2/1024}' "$work/t"
-}
-cold() {
+bdc() { "$bd" -C "$work/b" "$@"; }
+evict() { # the segments out of the page cache
     if sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; then
-        drv verify | awk '{printf "%.2f", $1}'
+        cold_how="drop_caches"
     else
-        echo "n/a"
+        cold_how="fadvise"
+        python3 - "$work/b/.benchdesk/history/segments" <<'PY'
+import os, sys
+d = sys.argv[1]
+for f in os.listdir(d):
+    fd = os.open(os.path.join(d, f), os.O_RDONLY)
+    os.fsync(fd) if False else None
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+PY
     fi
 }
-
-printf '%s\n' "benchdesk history at scale — $(nproc) cores, disk $(df -PT "$work" | awk 'NR==2 {print $2}'), $(date -u +%Y-%m-%d)"
-printf '%-8s %-10s %-9s %-7s %-7s %-6s %-8s %-9s %-14s %-14s %-13s %s\n' records "append 1/s" \
-    "group/s" "verify" "--full" cold "gate" "gate+500" "recommend hist" "recommend all" "log -t -l 20" "before"
-have=0
-declare -A before=([10000]="verify 0.08 s, gate 0.16 s, recommend 0.8 s/58 MB"
-                   [100000]="verify 0.75 s (4.5 s cold), gate 0.92 s, recommend 6.4 s/467 MB"
-                   [1000000]="verify 7.7 s (47 s cold), gate 8-47 s, recommend grows linearly")
-for target in 10000 100000 1000000; do
-    [ "$target" -le "$max" ] || break
-    drv gen $((target - have - 2100)) 1000 >/dev/null
-    single=$(drv single 100)
-    group=$(drv gen 2000 500)
-    have=$target
-    full=$(drv verify full | awk '{printf "%.3f", $1}')
-    best=9
-    for _ in 1 2 3; do
-        v=$(drv verify | awk '{print $1}')
-        best=$(awk -v a="$best" -v b="$v" 'BEGIN {print (b < a ? b : a)}')
+sock="bdhist-$$"
+tui_cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; }
+ms_now() { date +%s%N | cut -c1-13; }
+# wait_for TEXT TIMEOUT_S: poll the pane every 10 ms; print the ms waited, or "timeout".
+wait_for() {
+    local t0 end
+    t0=$(ms_now)
+    end=$((t0 + $2 * 1000))
+    while :; do
+        if tmux -L "$sock" capture-pane -p 2>/dev/null | grep -qF -- "$1"; then
+            echo $(($(ms_now) - t0))
+            return
+        fi
+        [ "$(ms_now)" -lt "$end" ] || { echo timeout; return; }
+        sleep 0.01
     done
-    c=$(cold)
-    gate=$(drv gate | awk '{printf "%.1f ms", $1 * 1000}')
+}
+wait_idle() { # until no spinner shows on three polls in a row (the pool is idle)
+    local quiet=0 end=$(($(ms_now) + $1 * 1000))
+    while [ "$quiet" -lt 3 ] && [ "$(ms_now)" -lt "$end" ]; do
+        if tmux -L "$sock" capture-pane -p 2>/dev/null | grep -q '[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]'; then
+            quiet=0
+        else
+            quiet=$((quiet + 1))
+        fi
+        sleep 0.1
+    done
+}
+tui() { # header verified / history first rows / a filter, in ms
+    tui_cleanup
+    local t0 hdr rows filt
+    t0=$(ms_now)
+    tmux -L "$sock" new-session -d -x 180 -y 45 "$bd -C $work/b"
+    hdr=$(wait_for "verified (" 600)
+    [ "$hdr" = timeout ] || hdr=$(($(ms_now) - t0))
+    # Let the start-up work (pins, signatures, runs) finish: the history is timed alone.
+    wait_idle 600
+    tmux -L "$sock" send-keys /
+    tmux -L "$sock" send-keys -l vuln
+    tmux -L "$sock" send-keys Enter
+    wait_for "1/1 (of 3)" 10 >/dev/null
+    tmux -L "$sock" send-keys h
+    rows=$(wait_for "#$top " 600)
+    wait_idle 600
+    tmux -L "$sock" send-keys /
+    sleep 0.2
+    tmux -L "$sock" send-keys -l ghsa-demo-0007
+    tmux -L "$sock" send-keys Enter
+    filt=$(wait_for "(of " 600)
+    tui_cleanup
+    r[tui_hdr@$n]="$hdr"
+    r[tui_rows@$n]="$rows"
+    r[tui_filter@$n]="$filt"
+}
+trap 'tui_cleanup; rm -rf "$work"' EXIT
+
+sizes=()
+have=0
+for n in 10000 100000 1000000; do
+    [ "$n" -le "$max" ] || break
+    sizes+=("$n")
+    drv gen $((n - have - 2100)) 1000 >/dev/null
+    m append1 "$work/driver" "$work/b" single 100
+    m append500 "$work/driver" "$work/b" gen 2000 500
+    have=$n
+    top=$n
+    rm -rf "$work/b/.benchdesk/index"
+    m index_build "$bd" -C "$work/b" history log --task-class vuln-remediation --limit 20
+    m log "$bd" -C "$work/b" history log --task-class vuln-remediation --limit 20
+    m verify_full "$work/driver" "$work/b" verify full
+    best=""
+    for _ in 1 2 3; do
+        m verify "$work/driver" "$work/b" verify
+        if [ -z "$best" ] || awk -v a="${r[verify@$n]%% *}" -v b="${best%% *}" 'BEGIN {exit !(a < b)}'; then
+            best=${r[verify@$n]}
+        fi
+    done
+    r[verify@$n]=$best
+    evict
+    m verify_cold "$work/driver" "$work/b" verify
+    m gate "$work/driver" "$work/b" gate
     drv gen 500 500 >/dev/null
-    gate2=$(drv gate | awk '{printf "%.1f ms", $1 * 1000}')
     have=$((have + 500))
-    rech=$(drv_timed recommend)
-    rec=$(timed recommend vuln-remediation --json)
-    log=$(timed history log --task-class vuln-remediation --limit 20 | awk '{print $1, $2}')
-    printf '%-8s %-10s %-9s %-7s %-7s %-6s %-8s %-9s %-14s %-14s %-13s %s\n' "$target" "$single" "$group" \
-        "$(printf '%.3f' "$best")" "$full" "$c" "$gate" "$gate2" "$rech" "$rec" "$log" "${before[$target]}"
+    top=$have
+    m gate500 "$work/driver" "$work/b" gate
+    m index_extend "$bd" -C "$work/b" history log --task-class vuln-remediation --limit 20
+    m rec_hist "$work/driver" "$work/b" recommend
+    m rec_all "$bd" -C "$work/b" recommend vuln-remediation --json
+    tui
 done
-echo "append 1/s: single appends, one fsync each; group/s: batches of 500 (one fsync each)."
-echo "verify: best of three, warm; --full parses every record again; cold: after drop_caches"
-echo "(n/a when not permitted). before: one file per record, as measured in the issue."
-echo "Not measured here: the TUI history's first rows and filter, and a derived index (none yet)."
+
+# ---- the table -------------------------------------------------------------------------
+rate() { # records/s of an append measurement
+    awk '{print $1}' <<<"$1"
+}
+cell() { # "wall s / cpu s, rss MB" of r[$1@$2]
+    local v=${r[$1@$2]:-}
+    case "$1" in
+    append1 | append500) printf '%s/s' "$(rate "$v")" ;;
+    tui_*) [ "$v" = timeout ] && printf 'timeout' || printf '%s ms' "$v" ;;
+    *) [ "$v" = fail ] && printf 'fail' || awk '{w=$1; u=$2; if (w < 1) printf "%.0f ms", w*1000; else printf "%.2f s", w; if (u < 1) printf " / %.0f ms", u*1000; else printf " / %.2f s", u; printf ", %d MB", $3}' <<<"$v" ;;
+    esac
+}
+growth() { # 1M / 10k of the first number
+    local a=${r[$1@10000]:-} b=${r[$1@1000000]:-}
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" != timeout ] && [ "$b" != timeout ] && [ "$a" != fail ] && [ "$b" != fail ] || { echo "-"; return; }
+    awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN {if (a > 0) printf "x%.1f", b / a; else print "-"}'
+}
+declare -A label=([append1]="append, one fsync each" [append500]="append, group commit (500)"
+    [verify]="history verify, warm" [verify_full]="history verify --full" [verify_cold]="history verify, cold"
+    [gate]="run gate, nothing new" [gate500]="run gate, after 500 records" [index_build]="index build (first log)"
+    [index_extend]="index extend (+500)" [log]="log --task-class --limit 20" [rec_hist]="recommend, history part"
+    [rec_all]="recommend (whole command)" [tui_hdr]="TUI header verified" [tui_rows]="TUI history first rows"
+    [tui_filter]="TUI history filter")
+declare -A before=([append1]="-" [append500]="~2,100/s" [verify]="7.7 s" [verify_full]="-" [verify_cold]="47 s"
+    [gate]="8-47 s" [gate500]="8-47 s" [index_build]="(none)" [index_extend]="(none)" [log]="-"
+    [rec_hist]="-" [rec_all]="linear (6.4 s/467 MB at 100k)" [tui_hdr]="~20 s+" [tui_rows]="-" [tui_filter]="-")
+declare -A aim=([append500]=">= 5,000/s" [verify]="<= 1 s" [gate]="<= 50 ms" [gate500]="<= 50 ms"
+    [rec_all]="<= 1 s, 100 MB" [rec_hist]="<= 1 s, 100 MB" [tui_rows]="<= 100 ms" [tui_filter]="<= 300 ms")
+echo "benchdesk history at scale — $(nproc) cores, $(df -PT "$work" | awk 'NR==2 {print $2}'), $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cells: wall / CPU (user+sys), peak RSS; cold = segments evicted with $cold_how"
+hdr=$(printf '%-30s' operation)
+for n in "${sizes[@]}"; do hdr+=$(printf ' | %-28s' "$n records"); done
+hdr+=$(printf ' | %-9s | %-28s | %s' "10k->1M" "before at 1M (a772fda)" "aim at 1M")
+echo "$hdr"
+for k in append1 append500 verify verify_full verify_cold gate gate500 index_build index_extend log rec_hist rec_all tui_hdr tui_rows tui_filter; do
+    line=$(printf '%-30s' "${label[$k]}")
+    for n in "${sizes[@]}"; do line+=$(printf ' | %-28s' "$(cell "$k" "$n")"); done
+    line+=$(printf ' | %-9s | %-28s | %s' "$(growth "$k")" "${before[$k]}" "${aim[$k]:-}")
+    echo "$line"
+done
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."

@@ -4,6 +4,10 @@
  * segments do, and a tampered chain is caught by verify whatever the index says. */
 #include "test_history_util.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
 #include <sqlite3.h>
 
 #include "hindex.h"
@@ -283,6 +287,80 @@ static void a_bad_line_keeps_the_index_out(void **state)
     assert_log_as_segments(f->h);
 }
 
+/* n more records in batches of 100 (one fsync each). */
+static void append_batches(bd_history *h, int from, int n)
+{
+    for (int done = 0; done < n;) {
+        bd_history_score_fields f[100];
+        char cid[100][32];
+        bd_score s[100];
+        const bd_score *sp[100];
+        int k = n - done < 100 ? n - done : 100;
+        for (int i = 0; i < k; i++) {
+            th_fields(&f[i], cid[i], (from + done + i) % 2 ? "odd" : "even", from + done + i);
+            th_score(&s[i], from + done + i);
+            sp[i] = &s[i];
+        }
+        bd_err err = BD_ERR_INIT;
+        assert_int_equal(bd_history_append_batch(h, f, sp, (size_t)k, NULL, NULL, &err), 0);
+        for (int i = 0; i < k; i++)
+            bd_score_free(&s[i]);
+        done += k;
+    }
+}
+
+/* A process building or extending the index is SIGKILLed at random moments: whatever it
+ * left, the next use gives an index at the chain's head that answers as the segments. */
+static void sigkill_while_building(void **state)
+{
+    fx *f = *state;
+    append_batches(f->h, N + 1, 1500);
+    uint64_t count = N + 1500;
+    char p[1024];
+    index_path(p, sizeof(p), f);
+    srand((unsigned)time(NULL));
+    int killed = 0;
+    for (int round = 0; round < 15; round++) {
+        if (round % 3 == 0) {
+            unlink(p); /* a build from nothing */
+        } else {
+            append_batches(f->h, (int)count + 1, 200); /* an extension */
+            count += 200;
+        }
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            bd_hindex *ix = bd_history_index(f->h);
+            _exit(ix ? 0 : 3);
+        }
+        struct timespec ts = {0, (long)(rand() % 60000) * 1000L};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFSIGNALED(status))
+            killed++;
+        else
+            assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(index_head(f->h), count);
+    }
+    fprintf(stderr, "  %d of 15 index builds killed mid-way\n", killed);
+    static const char *const cases[] = {NULL, "odd-1001", "even-2000"};
+    for (int c = 0; c < 3; c++) {
+        bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+        o.task_class = "vuln-remediation";
+        o.case_id = cases[c];
+        o.failed_only = c == 2;
+        char with[2048], without[2048];
+        log_seqs(f->h, &o, with, sizeof(with));
+        setenv("BENCHDESK_NO_INDEX", "1", 1);
+        log_seqs(f->h, &o, without, sizeof(without));
+        unsetenv("BENCHDESK_NO_INDEX");
+        assert_string_equal(with, without);
+    }
+}
+
 /* A handle on a directory (a shard bundle's records) has no index. */
 static void no_index_for_a_bare_directory(void **state)
 {
@@ -306,6 +384,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_bad_line_keeps_the_index_out, setup, teardown),
         cmocka_unit_test_setup_teardown(no_index_for_a_bare_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(sigkill_while_building, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -317,6 +317,50 @@ static void refuses_a_history_that_does_not_verify(void **state)
     assert_int_equal(err.code, BD_E_ANCHOR_MISMATCH);
 }
 
+/* The same recommendation through the history's index (the per-day totals and the
+ * records of the window's first day) as streaming the chain: around the 30-day edge to
+ * the second, several days, a stale and an unsigned record. */
+static void index_and_stream_agree_to_the_second(void **state)
+{
+    fixture *fx = *state;
+    static const long ages[] = {30 * DAY + 1,    30 * DAY, 30 * DAY - 1, 30 * DAY + 3600,
+                                30 * DAY - 3600, 29 * DAY, 31 * DAY,     45 * DAY,
+                                2 * DAY,         0};
+    static const char *const ids[] = {"c1", "c2", "c3", "c4", "c5", "c6"};
+    for (size_t i = 0; i < sizeof(ages) / sizeof(*ages); i++)
+        for (size_t c = 0; c < 6; c++)
+            add(fx, ids[c], (double)(i + c) / 20.0, (i + c) % 3 != 0, (i + c) % 7 != 0,
+                (i + c) % 5 ? "namespaces" : "subprocess", ages[i] + (long)c * 60);
+    bd_recommendation a, b;
+    bd_err err = BD_ERR_INIT;
+    unsetenv("BENCHDESK_NO_INDEX");
+    assert_int_equal(recommend(&a, fx, &err), 0);
+    unsigned builds, extends;
+    bd_history_test_index_counts(&builds, &extends);
+    assert_true(builds + extends > 0); /* the index was used */
+    setenv("BENCHDESK_NO_INDEX", "1", 1);
+    assert_int_equal(recommend(&b, fx, &err), 0);
+    unsetenv("BENCHDESK_NO_INDEX");
+    assert_int_equal(a.cases, b.cases);
+    assert_int_equal(a.excluded_outside_window, b.excluded_outside_window);
+    assert_int_equal(a.excluded_unknown_case, b.excluded_unknown_case);
+    assert_int_equal(a.excluded_stale, b.excluded_stale);
+    assert_int_equal(a.excluded_unsigned, b.excluded_unsigned);
+    assert_int_equal(a.excluded_isolation, b.excluded_isolation);
+    assert_int_equal(a.superseded, b.superseded);
+    assert_true(a.excluded_outside_window > 0 && a.cases > 0);
+    for (size_t i = 0; i < a.n_evidence; i++) {
+        assert_string_equal(a.evidence[i].case_id, b.evidence[i].case_id);
+        assert_int_equal(a.evidence[i].seq, b.evidence[i].seq);
+        assert_string_equal(a.evidence[i].record_hash, b.evidence[i].record_hash);
+        assert_string_equal(a.evidence[i].finished_at, b.evidence[i].finished_at);
+        assert_true(a.evidence[i].score == b.evidence[i].score);
+    }
+    assert_true(a.ci_lo == b.ci_lo && a.ci_hi == b.ci_hi);
+    bd_recommendation_release(&a);
+    bd_recommendation_release(&b);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -327,6 +371,7 @@ int main(void)
         T(stale_and_unsigned_are_excluded),
         T(empty_history_recommends_nothing),
         T(refuses_a_history_that_does_not_verify),
+        T(index_and_stream_agree_to_the_second),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
