@@ -192,7 +192,7 @@ typedef struct batch_item {
 struct bd_atomic_batch {
     batch_item *items;
     size_t n, cap;
-    int sync_fd; /* a descriptor on the temp files' file system (for syncfs), or -1 */
+    int sync_fd; /* a descriptor on the temp files' file system, for syncfs; or -1 */
 };
 
 int bd_atomic_batch_new(bd_atomic_batch **out, bd_err *err)
@@ -283,7 +283,7 @@ int bd_atomic_batch_add(bd_atomic_batch *b, const char *path, const char *tmp_di
 
 int bd_atomic_batch_commit(bd_atomic_batch *b, bd_err *err)
 {
-    /* 1. Every temp file's bytes on disk, with one sync of their file system (syncfs)
+    /* 1. Every temp file's bytes on disk, with one sync of their file system, by syncfs
      *    rather than one fsync per file; where syncfs fails, each file is fsynced. */
     if (b->n && (b->sync_fd < 0 || syncfs(b->sync_fd) != 0)) {
         for (size_t i = 0; i < b->n; i++) {
