@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,8 +232,27 @@ static int select_indexed(scan_ctx *sc, bd_history *h, uint64_t upto, bd_err *er
     return 1;
 }
 
+/* Hands over "what is signed today" once the chain is verified: NULL with `err` when it
+ * could not be found out. */
+typedef const bd_signed_today *(*today_fn)(void *payload, bd_err *err);
+
+static const bd_signed_today *today_given(void *payload, bd_err *err)
+{
+    (void)err;
+    return payload;
+}
+
+static int recommend_core(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
+                          time_t now, today_fn today, void *today_payload, bd_err *err);
+
 int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
                        time_t now, const bd_signed_today *st, bd_err *err)
+{
+    return recommend_core(out, bench, tc, now, today_given, (void *)st, err);
+}
+
+static int recommend_core(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
+                          time_t now, today_fn today, void *today_payload, bd_err *err)
 {
     int rc = -1;
     bd_anchor_report rep;
@@ -260,6 +280,9 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
     out->anchors = rep.n;
     out->seed = bd_stats_seed_from(out->chain_head, BD_HASH_HEX_LEN);
 
+    const bd_signed_today *st = today(today_payload, err);
+    if (!st)
+        goto out;
     out->tc_signed = st->tc_signed;
     if (!out->tc_signed)
         snprintf(out->no_tier_reason, sizeof(out->no_tier_reason),
@@ -370,41 +393,89 @@ out:
     return rc;
 }
 
-int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
-                 bd_err *err)
+/* "What is signed today" (the task class with both roles, and each case), found out on a
+ * thread of its own while the chain is verified: GnuPG's processes and the chain's hashing
+ * overlap instead of adding up. */
+typedef struct today_job {
+    const bd_bench *bench;
+    const bd_task_class *tc;
+    bd_signed_today st;
+    bd_err err;
+    int rc;
+    pthread_t thread;
+    bool started; /* the thread runs (else the work is done inline when asked) */
+    bool done;
+} today_job;
+
+static int signed_today(today_job *j)
 {
     bd_verify_report vrep;
     bd_prov_ctx *ctx = NULL;
-    bd_signed_today st;
+    const bd_task_class *tc = j->tc;
     int rc = -1;
     memset(&vrep, 0, sizeof(vrep));
-    memset(&st, 0, sizeof(st));
-    memset(out, 0, sizeof(*out));
-    /* What is signed today: the task class (both roles, bd_verify_check) and each case. */
-    if (bd_provenance_init(err) != 0 || bd_prov_ctx_new(&ctx, bench->bench_dir, err) != 0 ||
-        bd_verify_check(&vrep, tc, NULL, 0, ctx, err) < 0)
+    if (bd_prov_ctx_new(&ctx, j->bench->bench_dir, &j->err) != 0 ||
+        bd_verify_check(&vrep, tc, NULL, 0, ctx, &j->err) < 0)
         goto out;
     const bd_err *f = bd_verify_tc_failure(&vrep);
-    st.tc_signed = vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;
-    snprintf(st.tc_status, sizeof(st.tc_status), "%s%s%s",
+    j->st.tc_signed = vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;
+    snprintf(j->st.tc_status, sizeof(j->st.tc_status), "%s%s%s",
              vrep.tc_prov_checked ? bd_prov_status_str(vrep.tc_prov.status) : "unchecked",
              f ? ": " : "", f ? bd_code_str(f->code) : "");
-    if (tc->n_cases > 0 && !(st.case_signed = calloc(tc->n_cases, sizeof(bool)))) {
-        nomem(err);
+    if (tc->n_cases > 0 && !(j->st.case_signed = calloc(tc->n_cases, sizeof(bool)))) {
+        nomem(&j->err);
         goto out;
     }
     for (size_t i = 0; i < vrep.n_cases; i++) {
         int ci = case_index(tc, vrep.cases[i].case_id);
         if (ci >= 0)
-            st.case_signed[ci] = vrep.cases[i].prov_checked &&
-                                 vrep.cases[i].prov.status == BD_PROV_ST_SIGNED &&
-                                 bd_case_check_failure(&vrep.cases[i]) == NULL;
+            j->st.case_signed[ci] = vrep.cases[i].prov_checked &&
+                                    vrep.cases[i].prov.status == BD_PROV_ST_SIGNED &&
+                                    bd_case_check_failure(&vrep.cases[i]) == NULL;
     }
-    rc = bd_recommend_given(out, bench, tc, now, &st, err);
+    rc = 0;
 out:
-    free(st.case_signed);
     bd_verify_report_release(&vrep);
     bd_prov_ctx_free(ctx);
+    return rc;
+}
+
+static void *today_thread(void *payload)
+{
+    today_job *j = payload;
+    j->rc = signed_today(j);
+    return NULL;
+}
+
+static const bd_signed_today *today_wait(void *payload, bd_err *err)
+{
+    today_job *j = payload;
+    if (!j->done) {
+        if (j->started)
+            pthread_join(j->thread, NULL);
+        else
+            j->rc = signed_today(j);
+        j->done = true;
+    }
+    if (j->rc != 0) {
+        if (err)
+            *err = j->err;
+        return NULL;
+    }
+    return &j->st;
+}
+
+int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
+                 bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (bd_provenance_init(err) != 0) /* once, before any thread makes a GnuPG context */
+        return -1;
+    today_job j = {.bench = bench, .tc = tc, .err = BD_ERR_INIT};
+    j.started = pthread_create(&j.thread, NULL, today_thread, &j) == 0;
+    int rc = recommend_core(out, bench, tc, now, today_wait, &j, err);
+    (void)today_wait(&j, NULL); /* joined on every path */
+    free(j.st.case_signed);
     return rc;
 }
 
