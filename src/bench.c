@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "strbuf.h"
 
 /* ---- names, paths, enum strings ------------------------------------------------------- */
 
@@ -1801,16 +1802,11 @@ static void namelist_free(namelist *l)
     memset(l, 0, sizeof(*l));
 }
 
-static int str_ptr_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Sort the names and hand them over: *v and *n take the array, and `l` is left empty. */
 static void namelist_take_sorted(namelist *l, char ***v, size_t *n)
 {
     if (l->n)
-        qsort(l->v, l->n, sizeof(*l->v), str_ptr_cmp);
+        qsort(l->v, l->n, sizeof(*l->v), bd_str_ptr_cmp);
     *v = l->v;
     *n = l->n;
     memset(l, 0, sizeof(*l));
@@ -2184,7 +2180,7 @@ int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_
     bool exists = tc->cases_unlisted ? cn > 0 && (size_t)cn < sizeof(case_dir_check) &&
                                            lstat(case_dir_check, &cst) == 0 && !S_ISREG(cst.st_mode)
                                      : tc->n_cases && bsearch(&case_id, tc->case_ids, tc->n_cases,
-                                                              sizeof(char *), str_ptr_cmp);
+                                                              sizeof(char *), bd_str_ptr_cmp);
     if (!exists) {
         char hint[192];
         char **ids = tc->case_ids;

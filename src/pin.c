@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "strbuf.h"
 
 #define CASE_YAML_MAX (1024 * 1024)
 
@@ -315,15 +316,10 @@ static int cmp_out_pin(const void *a, const void *b)
     return strcmp(((const out_pin *)a)->case_id, ((const out_pin *)b)->case_id);
 }
 
-static int str_ptr_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Whether `id` is in the sorted array `ids` (binary search: pins x cases stays n log n). */
 static bool listed(const char *const *ids, size_t n, const char *id)
 {
-    return n && bsearch(&id, ids, n, sizeof(*ids), str_ptr_cmp);
+    return n && bsearch(&id, ids, n, sizeof(*ids), bd_str_ptr_cmp);
 }
 
 int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
@@ -348,7 +344,7 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
             goto out;
         }
         memcpy(sorted_ids, case_ids, n_case_ids * sizeof(*sorted_ids));
-        qsort(sorted_ids, n_case_ids, sizeof(*sorted_ids), str_ptr_cmp);
+        qsort(sorted_ids, n_case_ids, sizeof(*sorted_ids), bd_str_ptr_cmp);
     }
 
     /* Phase 1: compute everything; write nothing unless all of it succeeds. */

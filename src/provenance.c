@@ -24,6 +24,7 @@
 #include "fsutil.h"
 #include "gpg_util.h"
 #include "sigclean.h"
+#include "strbuf.h"
 
 #define KEYFILE_MAX    (1024 * 1024)
 #define GPG_MIN_ENGINE "2.1.0"
@@ -299,11 +300,6 @@ const bd_signers *bd_prov_ctx_signers(const bd_prov_ctx *ctx)
     return ctx->signers;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The *.asc names of keys_dir, sorted. Missing dir: none. */
 static int list_keyfiles(char ***out, size_t *n, const char *dir, bd_err *err)
 {
@@ -340,7 +336,7 @@ static int list_keyfiles(char ***out, size_t *n, const char *dir, bd_err *err)
         (*n)++;
     }
     if (*n)
-        qsort(names, *n, sizeof(*names), str_cmp);
+        qsort(names, *n, sizeof(*names), bd_str_ptr_cmp);
     *out = names;
     names = NULL;
     rc = 0;

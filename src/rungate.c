@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "verify.h"
+#include "strbuf.h"
 
 void bd_run_plan_release(bd_run_plan *p)
 {
@@ -23,15 +24,9 @@ void bd_run_plan_release(bd_run_plan *p)
     memset(p, 0, sizeof(*p));
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 bool bd_run_plan_verified(const bd_run_plan *p, const char *id)
 {
-    return p && id && p->n_verified &&
-           bsearch(&id, p->verified_ids, p->n_verified, sizeof(char *), str_cmp) != NULL;
+    return p && bd_str_sorted_has((const char *const *)p->verified_ids, p->n_verified, id);
 }
 
 /* Free space the history must have before a run starts: a few records with room. */
@@ -85,7 +80,7 @@ static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, cons
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         plan->n_shard_ids++;
     }
-    qsort(plan->shard_ids, u, sizeof(char *), str_cmp);
+    qsort(plan->shard_ids, u, sizeof(char *), bd_str_ptr_cmp);
     return 0;
 }
 
@@ -225,7 +220,7 @@ static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep, gate_si
                           tc->name, plan->skipped_draft, plan->skipped_awaiting, g->hint);
     /* bd_run_plan_verified searches them: sorted whatever order the ids were given in. */
     if (plan->n_verified > 1)
-        qsort(plan->verified_ids, plan->n_verified, sizeof(char *), str_cmp);
+        qsort(plan->verified_ids, plan->n_verified, sizeof(char *), bd_str_ptr_cmp);
     plan->run_cases = *n_keep;
     plan->full = !g->subset;
     return o->shard ? keep_shard(plan, *keep, n_keep, o->shard, err) : 0;

@@ -27,6 +27,7 @@
 #include "text.h"
 #include "verify.h"
 #include "version.h"
+#include "strbuf.h"
 
 #define CASSETTE_MAX (64u * 1024 * 1024)
 
@@ -358,17 +359,6 @@ out:
     return rc;
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* True when `id` is one of the `n` sorted ids. */
-static bool id_in(const char *const *sorted, size_t n, const char *id)
-{
-    return n && bsearch(&id, sorted, n, sizeof(*sorted), id_cmp) != NULL;
-}
-
 int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_err *err)
 {
     if (r->prepared || r->started)
@@ -382,10 +372,10 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
     if (n_keep)
         memcpy(sorted, keep, n_keep * sizeof(*sorted));
     if (n_keep > 1)
-        qsort(sorted, n_keep, sizeof(*sorted), id_cmp);
+        qsort(sorted, n_keep, sizeof(*sorted), bd_str_ptr_cmp);
     size_t u = 0;
     for (size_t i = 0; i < r->n; i++) {
-        bool kept = id_in(sorted, n_keep, r->cases[i].id);
+        bool kept = bd_str_sorted_has(sorted, n_keep, r->cases[i].id);
         if (!kept) {
             free(r->cases[i].id);
             free(r->cases[i].case_dir_path);
@@ -428,7 +418,8 @@ int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err
     r->run_full = rec->run_full;
     r->run_cases = rec->run_cases;
     for (size_t i = 0; i < r->n; i++)
-        r->cases[i].verified = id_in(rec->verified_ids, rec->n_verified, r->cases[i].id);
+        r->cases[i].verified =
+            bd_str_sorted_has(rec->verified_ids, rec->n_verified, r->cases[i].id);
     return 0;
 }
 

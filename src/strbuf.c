@@ -49,3 +49,13 @@ void bd_strbuf_release(bd_strbuf *b)
     b->len = b->cap = 0;
     b->oom = false;
 }
+
+int bd_str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+bool bd_str_sorted_has(const char *const *sorted, size_t n, const char *s)
+{
+    return n && s && bsearch(&s, sorted, n, sizeof(*sorted), bd_str_ptr_cmp) != NULL;
+}

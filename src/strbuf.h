@@ -30,4 +30,10 @@ char *bd_strbuf_take(bd_strbuf *b);
 /* Free without taking. */
 void bd_strbuf_release(bd_strbuf *b);
 
+/* qsort/bsearch comparator over an array of `const char *` (strcmp order). */
+int bd_str_ptr_cmp(const void *a, const void *b);
+
+/* True when `s` is one of the `n` strings of `sorted` (sorted by bd_str_ptr_cmp). */
+bool bd_str_sorted_has(const char *const *sorted, size_t n, const char *s);
+
 #endif

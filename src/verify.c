@@ -1,4 +1,5 @@
 #include "verify.h"
+#include "strbuf.h"
 
 #define BD_PATH_MAX 4096
 
@@ -158,14 +159,9 @@ static void check_pins(bd_case_check *out, const bd_task_class *tc, const char *
     }
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static bool has_case(const bd_task_class *tc, const char *id)
 {
-    return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), id_cmp);
+    return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), bd_str_ptr_cmp);
 }
 
 /* The check of one case in one pass (bd_case_scan: each file opened relative to the
