@@ -345,8 +345,8 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
-/* A few dozen cases are not worth starting threads: the run gate of one case, and the
- * TUI's chunks of 32, which its own thread pool already spreads over the cores. */
+/* A few dozen cases are not worth starting threads (the run gate of one case). The TUI's
+ * chunks never start any (bd_verify_cases_stream): its own pool spreads them. */
 static size_t pool_threads(size_t n)
 {
     return bd_case_scan_threads(n, 64);
@@ -356,12 +356,14 @@ static size_t pool_threads(size_t n)
  * handing each check to `deliver` in order. Returns 0, or -1 with `err` when GnuPG
  * failed (the checks not yet handed over are released). */
 static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *const *ids, size_t n,
-                     bd_prov_ctx *ctx, pool_deliver deliver, void *payload, bd_err *err)
+                     bd_prov_ctx *ctx, bool threads, pool_deliver deliver, void *payload,
+                     bd_err *err)
 {
     case_pool *p = calloc(1, sizeof(*p));
-    size_t window = n < POOL_WINDOW ? n : POOL_WINDOW;
+    /* A worker claims POOL_CHUNK slots at once; without workers one slot is in use. */
+    size_t window = !threads ? POOL_CHUNK : n < POOL_WINDOW ? n : POOL_WINDOW;
     if (window < POOL_CHUNK)
-        window = POOL_CHUNK; /* a worker claims POOL_CHUNK slots at once */
+        window = POOL_CHUNK;
     if (!p || !(p->slots = calloc(window, sizeof(*p->slots)))) {
         free(p);
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
@@ -376,7 +378,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     pthread_cond_init(&p->cv_free, NULL);
     pthread_cond_init(&p->cv_done, NULL);
     pthread_t th[POOL_THREADS];
-    size_t nth = 0, want = pool_threads(n);
+    size_t nth = 0, want = threads ? pool_threads(n) : 1;
     for (; want > 1 && nth < want; nth++)
         if (pthread_create(&th[nth], NULL, pool_worker, p) != 0)
             break;
@@ -467,7 +469,7 @@ static int verify_cases(bd_verify_report *out, const bd_task_class *tc, const ch
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     }
     const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
-    if (n && run_cases(out, tc, ids, n, ctx, deliver_keep, out, err) < 0)
+    if (n && run_cases(out, tc, ids, n, ctx, true, deliver_keep, out, err) < 0)
         return -1;
 
     if (!n_case_ids && tc->digests && tc->digests->n_pins) {
@@ -564,12 +566,7 @@ int bd_verify_stream_ids(bd_verify_report *out, const bd_task_class *tc,
                          const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
                          const bd_verify_sink *sink, bd_err *err)
 {
-    memset(out, 0, sizeof(*out));
-    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
-    check_task_class(out, tc);
-    if (out->tc_err.code != BD_OK)
-        out->n_failed++;
-    if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
+    if (bd_verify_tc_check(out, tc, ctx, err) < 0)
         return -1;
     if (sink->on_task_class)
         sink->on_task_class(out, sink->payload);
@@ -577,7 +574,7 @@ int bd_verify_stream_ids(bd_verify_report *out, const bd_task_class *tc,
     /* At most POOL_WINDOW checks alive: memory does not grow with the number of cases. */
     const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
     size_t n = n_case_ids ? n_case_ids : tc->n_cases;
-    if (n && run_cases(out, tc, ids, n, ctx, deliver_sink, (void *)sink, err) < 0)
+    if (n && run_cases(out, tc, ids, n, ctx, true, deliver_sink, (void *)sink, err) < 0)
         return -1;
     if (!n_case_ids && tc->digests) {
         for (size_t i = 0; i < tc->digests->n_pins; i++) {
@@ -602,6 +599,31 @@ int bd_verify_check(bd_verify_report *out, const bd_task_class *tc, const char *
     if (verify_cases(out, tc, case_ids, n_case_ids, ctx, err) < 0)
         return -1;
     if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
+        return -1;
+    return out->n_failed ? 1 : 0;
+}
+
+int bd_verify_tc_check(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
+                       bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
+    check_task_class(out, tc);
+    if (out->tc_err.code != BD_OK)
+        out->n_failed++;
+    if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
+        return -1;
+    return out->n_failed ? 1 : 0;
+}
+
+int bd_verify_cases_stream(bd_verify_report *out, const bd_task_class *tc,
+                           const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
+                           const bd_verify_sink *sink, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
+    if (n_case_ids &&
+        run_cases(out, tc, case_ids, n_case_ids, ctx, false, deliver_sink, (void *)sink, err) < 0)
         return -1;
     return out->n_failed ? 1 : 0;
 }

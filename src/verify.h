@@ -105,6 +105,28 @@ typedef struct bd_verify_sink {
 int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
                      const bd_verify_sink *sink, bd_err *err);
 
+/* bd_verify_check in two parts, for a caller that checks a large task class chunk by
+ * chunk on threads of its own (the TUI model) and so checks the task class once, not
+ * with every chunk. Both return 0 when everything checked passed, 1 when something
+ * failed, -1 with `err` when the check could not run (out of memory, GnuPG failed);
+ * release *out with bd_verify_report_release.
+ *
+ * bd_verify_tc_check: the task class alone — tc_digest, tc_pinned, tc_err and, with
+ * `ctx`, tc_prov; no case and no orphaned pin is looked at (n_cases and n_orphans 0).
+ *
+ * bd_verify_cases_stream: the `n_case_ids` cases named (each must exist, else it fails
+ * with bench.unknown_case), each checked as bd_verify_check checks it (integrity, and
+ * signatures with `ctx`) and handed to sink->on_case in order, then released, all on the
+ * calling thread (no thread is started; one check alive at a time). on_task_class and
+ * on_orphan are never called: the task class's own results stay empty (tc_err BD_OK,
+ * tc_prov_checked false) and orphaned pins are not looked for. *out gets the counts
+ * (n_cases, n_failed, n_prov). n_case_ids 0 checks nothing. */
+int bd_verify_tc_check(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
+                       bd_err *err);
+int bd_verify_cases_stream(bd_verify_report *out, const bd_task_class *tc,
+                           const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
+                           const bd_verify_sink *sink, bd_err *err);
+
 /* bd_verify_stream over the cases named in `case_ids` (n_case_ids > 0; each must exist,
  * else that case fails with bench.unknown_case), or every case when n_case_ids is 0
  * (then orphaned pins are reported too). The run gate streams its cases through it. */

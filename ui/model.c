@@ -6,13 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model.h"
 #include "runs_model.h"
 #include "stale.h"
 
-/* Which kind of pool job. */
-typedef enum { JOB_TC_LOAD, JOB_META, JOB_DIGEST } job_kind;
+/* Which kind of pool job: a task class's load; its own pin and signatures (once per
+ * load); the case.yaml of a chunk near the cursor (metadata only, cheap); a chunk of
+ * cases checked (each case read once: digest, signatures, and the case.yaml parsed from
+ * the bytes hashed, which fills the metadata of rows that have none yet). */
+typedef enum { JOB_TC_LOAD, JOB_TC_CHECK, JOB_META, JOB_DIGEST } job_kind;
 
 typedef struct meta_result {
     bd_load_state state;
@@ -23,6 +27,7 @@ typedef struct meta_result {
 } meta_result;
 
 typedef struct digest_result {
+    meta_result meta; /* from the case.yaml the check parsed */
     bd_code code;
     char *msg;
     char digest[BD_DIGEST_BUF];
@@ -48,12 +53,11 @@ typedef struct model_job {
     size_t lo, hi;
     meta_result *metas;
     digest_result *digests;
+    /* JOB_TC_CHECK */
     bd_code tc_pin_code;
-    bool tc_prov_done;      /* the chunk at lo == 0 also verified the task class */
     uint8_t tc_prov_check;  /* bd_load_state */
     uint8_t tc_prov_status; /* bd_prov_status */
     bd_code tc_prov_code;
-    size_t orphans;
     bool failed; /* out of memory: the chunk is retried later */
 } model_job;
 
@@ -63,8 +67,15 @@ typedef struct model_priv {
     size_t prio_tc;
     uint8_t **meta_chunks;   /* per tc: 0 todo, 1 queued, 2 done */
     uint8_t **digest_chunks; /* per tc */
+    uint8_t *tc_check;       /* per tc: its own pin and signatures, 0 todo, 1 queued, 2 done */
     bool *tc_queued;
+    size_t max_jobs;
+    bool hold_digests; /* BENCHDESK_MODEL_HOLD=digests: no JOB_DIGEST is started (tests) */
+    bd_model_reads reads;
 } model_priv;
+
+_Static_assert(BD_MODEL_DIGEST_CHUNK % BD_MODEL_META_CHUNK == 0,
+               "a metadata chunk lies inside one chunk of checks");
 
 static model_priv *priv_of(bd_model *m)
 {
@@ -101,7 +112,7 @@ static void tc_release(bd_ui_tc *t)
 
 static size_t n_chunks(size_t n, size_t chunk)
 {
-    return n ? (n + chunk - 1) / chunk : 1; /* one digest job even for 0 cases: the rubric */
+    return (n + chunk - 1) / chunk;
 }
 
 static void release_all(bd_model *m)
@@ -117,10 +128,12 @@ static void release_all(bd_model *m)
     free(m->tcs);
     free(p->meta_chunks);
     free(p->digest_chunks);
+    free(p->tc_check);
     free(p->tc_queued);
     m->tcs = NULL;
     m->n_tcs = 0;
     p->meta_chunks = p->digest_chunks = NULL;
+    p->tc_check = NULL;
     p->tc_queued = NULL;
 }
 
@@ -132,8 +145,9 @@ static int build(bd_model *m, bd_err *err)
     m->tcs = calloc(n ? n : 1, sizeof(*m->tcs));
     p->meta_chunks = calloc(n ? n : 1, sizeof(*p->meta_chunks));
     p->digest_chunks = calloc(n ? n : 1, sizeof(*p->digest_chunks));
+    p->tc_check = calloc(n ? n : 1, sizeof(*p->tc_check));
     p->tc_queued = calloc(n ? n : 1, sizeof(*p->tc_queued));
-    if (!m->tcs || !p->meta_chunks || !p->digest_chunks || !p->tc_queued)
+    if (!m->tcs || !p->meta_chunks || !p->digest_chunks || !p->tc_check || !p->tc_queued)
         goto oom;
     m->n_tcs = n;
     for (size_t i = 0; i < n; i++) {
@@ -231,6 +245,14 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
     if (!m)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     m->app = app;
+    model_priv *p = priv_of(m);
+    /* One job per core (the loop thread merges and draws between them), and at least
+     * two, so a cheap metadata chunk never waits behind a whole chunk of checks; one
+     * pool thread is left for the views' own jobs. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    p->max_jobs = cpus < 2 ? 2 : cpus > BD_MODEL_MAX_JOBS ? BD_MODEL_MAX_JOBS : (size_t)cpus;
+    const char *hold = getenv("BENCHDESK_MODEL_HOLD");
+    p->hold_digests = hold && strcmp(hold, "digests") == 0;
     if (build(m, err) < 0) {
         free(m);
         return -1;
@@ -250,10 +272,27 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
     return 0;
 }
 
+/* BENCHDESK_MODEL_STATS=<file>: how many cases each kind of job read (tests). */
+static void write_stats(bd_model *m)
+{
+    const char *path = getenv("BENCHDESK_MODEL_STATS");
+    FILE *f = path ? fopen(path, "we") : NULL;
+    if (!f)
+        return;
+    const bd_model_reads *r = &priv_of(m)->reads;
+    size_t cases = 0;
+    for (size_t i = 0; i < m->n_tcs; i++)
+        cases += m->tcs[i].n_cases;
+    fprintf(f, "cases=%zu\nmeta_reads=%zu\ncase_checks=%zu\ntc_checks=%zu\n", cases, r->meta_reads,
+            r->case_checks, r->tc_checks);
+    fclose(f);
+}
+
 void bd_model_free(bd_model *m)
 {
     if (!m)
         return;
+    write_stats(m);
     bd_history_model_free(m->history);
     bd_runs_model_free(m->runs);
     release_all(m);
@@ -359,6 +398,16 @@ static void run_tc_load(model_job *j)
     bd_task_class_load(&j->loaded, &b, j->name, &j->err);
 }
 
+/* A row's metadata from a parsed case.yaml and its provenance.yaml. */
+static void meta_from(meta_result *r, const bd_case *c, const bd_provfile *pf)
+{
+    r->state = BD_LOAD_DONE;
+    r->disposition = (uint8_t)c->disposition;
+    r->difficulty = (uint8_t)c->difficulty;
+    r->prov = (uint8_t)bd_prov_claim_of(pf);
+    r->title = c->title ? strdup(c->title) : NULL;
+}
+
 static void run_meta(model_job *j)
 {
     const bd_task_class *tc = j->ref->tc;
@@ -369,18 +418,81 @@ static void run_meta(model_job *j)
         bd_provfile *pf = NULL;
         if (bd_task_class_case(&c, tc, tc->case_ids[i], &err) == 0 &&
             bd_task_class_case_prov(&pf, tc, tc->case_ids[i], &err) == 0) {
-            r->state = BD_LOAD_DONE;
-            r->disposition = (uint8_t)c->disposition;
-            r->difficulty = (uint8_t)c->difficulty;
-            r->prov = (uint8_t)bd_prov_claim_of(pf);
-            bd_provfile_free(pf);
-            r->title = c->title ? strdup(c->title) : NULL;
-            bd_case_free(c);
+            meta_from(r, c, pf);
         } else {
             r->state = BD_LOAD_FAILED;
             r->code = err.code;
             r->msg = strdup(err.msg);
         }
+        bd_provfile_free(pf);
+        bd_case_free(c);
+    }
+}
+
+/* The task class's own pin and signatures, once per load (not with every chunk). */
+static void run_tc_check(model_job *j)
+{
+    const bd_task_class *tc = j->ref->tc;
+    bd_verify_report rep;
+    bd_err err = BD_ERR_INIT;
+    bd_prov_ctx *prov = bd_work_stopping() ? NULL : j->prov;
+    int rc = bd_verify_tc_check(&rep, tc, prov, &err);
+    if (rc < 0 && prov) {
+        /* GnuPG failed: show the pin, and the signatures as not verified. */
+        bd_verify_report_release(&rep);
+        rc = bd_verify_tc_check(&rep, tc, NULL, &err);
+    }
+    if (rc < 0) {
+        bd_verify_report_release(&rep);
+        j->failed = true;
+        return;
+    }
+    j->tc_pin_code = rep.tc_err.code;
+    j->tc_prov_check = rep.tc_prov_checked ? BD_LOAD_DONE : BD_LOAD_FAILED;
+    j->tc_prov_status = (uint8_t)rep.tc_prov.status;
+    j->tc_prov_code = rep.tc_prov.err.code;
+    bd_verify_report_release(&rep);
+}
+
+/* One case of a chunk of checks, as bd_verify_cases_stream hands it over. */
+typedef struct digest_sink {
+    model_job *job;
+    size_t next;
+} digest_sink;
+
+static void take_case(bd_case_check *chk, void *payload)
+{
+    digest_sink *ds = payload;
+    if (ds->next >= ds->job->hi - ds->job->lo)
+        return;
+    digest_result *r = &ds->job->digests[ds->next++];
+    if (chk->loaded && chk->prov_file)
+        meta_from(&r->meta, chk->loaded, chk->prov_file);
+    else
+        r->meta.state = BD_LOAD_FAILED; /* why: chk->err, kept below */
+    r->code = chk->err.code;
+    if (r->code != BD_OK)
+        r->msg = strdup(chk->err.msg);
+    memcpy(r->digest, chk->digest, sizeof(r->digest));
+    if (chk->prov_checked) {
+        r->prov_check = BD_LOAD_DONE;
+        r->prov_status = (uint8_t)chk->prov.status;
+        r->prov_code = chk->prov.err.code;
+    } else if (chk->prov_file) {
+        /* No GnuPG: a draft is a draft; a claimed signature is unknown. */
+        bool draft = bd_prov_claim_of(chk->prov_file) == BD_PROV_DRAFT;
+        r->prov_check = draft ? BD_LOAD_DONE : BD_LOAD_FAILED;
+        r->prov_status = BD_PROV_ST_DRAFT;
+    }
+}
+
+/* Forget what a failed pass handed over, so the next pass starts clean. */
+static void digests_reset(model_job *j)
+{
+    for (size_t i = 0; i < j->hi - j->lo; i++) {
+        free(j->digests[i].meta.title);
+        free(j->digests[i].msg);
+        memset(&j->digests[i], 0, sizeof(j->digests[i]));
     }
 }
 
@@ -390,49 +502,24 @@ static void run_digest(model_job *j)
     bd_verify_report rep;
     bd_err err = BD_ERR_INIT;
     size_t n = j->hi - j->lo;
-    /* The one core check (pins and, when GnuPG is usable, signatures). n == 0 only for a
-     * task class without cases: then "all" is the task class and its orphaned pins. */
+    /* The one core check of each case (pins and, when GnuPG is usable, signatures), on
+     * this pool thread, one case alive at a time: the model keeps one chunk per core
+     * going. */
     bd_prov_ctx *prov = bd_work_stopping() ? NULL : j->prov;
     const char *const *ids = (const char *const *)tc->case_ids + j->lo;
-    int rc = bd_verify_check(&rep, tc, ids, n, prov, &err);
+    digest_sink ds = {j, 0};
+    bd_verify_sink sink = {.on_case = take_case, .payload = &ds};
+    int rc = bd_verify_cases_stream(&rep, tc, ids, n, prov, &sink, &err);
     if (rc < 0 && prov) {
         /* GnuPG failed: show the pins, and the signatures as not verified. */
         bd_verify_report_release(&rep);
-        prov = NULL;
-        rc = bd_verify_check(&rep, tc, ids, n, NULL, &err);
-    }
-    if (rc < 0) {
-        bd_verify_report_release(&rep);
-        j->failed = true;
-        return;
-    }
-    j->tc_pin_code = rep.tc_err.code;
-    j->orphans = rep.n_orphans;
-    if (j->lo == 0) {
-        j->tc_prov_done = true;
-        j->tc_prov_check = rep.tc_prov_checked ? BD_LOAD_DONE : BD_LOAD_FAILED;
-        j->tc_prov_status = (uint8_t)rep.tc_prov.status;
-        j->tc_prov_code = rep.tc_prov.err.code;
-    }
-    for (size_t i = 0; i < rep.n_cases && i < n; i++) {
-        digest_result *r = &j->digests[i];
-        const bd_case_check *chk = &rep.cases[i];
-        r->code = chk->err.code;
-        if (r->code != BD_OK)
-            r->msg = strdup(chk->err.msg);
-        memcpy(r->digest, chk->digest, sizeof(r->digest));
-        if (chk->prov_checked) {
-            r->prov_check = BD_LOAD_DONE;
-            r->prov_status = (uint8_t)chk->prov.status;
-            r->prov_code = chk->prov.err.code;
-        } else if (chk->prov_file) {
-            /* No GnuPG: a draft is a draft; a claimed signature is unknown. */
-            bool draft = bd_prov_claim_of(chk->prov_file) == BD_PROV_DRAFT;
-            r->prov_check = draft ? BD_LOAD_DONE : BD_LOAD_FAILED;
-            r->prov_status = BD_PROV_ST_DRAFT;
-        }
+        digests_reset(j);
+        ds.next = 0;
+        rc = bd_verify_cases_stream(&rep, tc, ids, n, NULL, &sink, &err);
     }
     bd_verify_report_release(&rep);
+    if (rc < 0 || ds.next < n)
+        j->failed = true;
 }
 
 static void job_run(bd_work *w)
@@ -441,6 +528,9 @@ static void job_run(bd_work *w)
     switch (j->kind) {
     case JOB_TC_LOAD:
         run_tc_load(j);
+        break;
+    case JOB_TC_CHECK:
+        run_tc_check(j);
         break;
     case JOB_META:
         run_meta(j);
@@ -461,8 +551,10 @@ static void job_free(model_job *j)
         free(j->metas);
     }
     if (j->digests) {
-        for (size_t i = 0; i < j->hi - j->lo; i++)
+        for (size_t i = 0; i < j->hi - j->lo; i++) {
+            free(j->digests[i].meta.title);
             free(j->digests[i].msg);
+        }
         free(j->digests);
     }
     bd_task_class_free(j->loaded);
@@ -485,8 +577,8 @@ static void merge_tc_load(bd_model *m, model_job *j)
     bd_task_class *tc = j->loaded;
     size_t n = tc->n_cases;
     bd_ui_case *cases = calloc(n ? n : 1, sizeof(*cases));
-    uint8_t *mc = calloc(n_chunks(n, BD_MODEL_META_CHUNK), 1);
-    uint8_t *dc = calloc(n_chunks(n, BD_MODEL_DIGEST_CHUNK), 1);
+    uint8_t *mc = calloc(n_chunks(n, BD_MODEL_META_CHUNK) + 1, 1);
+    uint8_t *dc = calloc(n_chunks(n, BD_MODEL_DIGEST_CHUNK) + 1, 1);
     bool ok = ref && cases && mc && dc;
     for (size_t i = 0; ok && i < n; i++)
         ok = (cases[i].id = strdup(tc->case_ids[i])) != NULL;
@@ -510,57 +602,60 @@ static void merge_tc_load(bd_model *m, model_job *j)
     t->state = BD_LOAD_DONE;
     p->meta_chunks[j->tc_index] = mc;
     p->digest_chunks[j->tc_index] = dc;
-    if (n == 0)
-        mc[0] = 2; /* nothing to read */
     /* Orphaned pins: pins whose case id is not a directory under cases/. */
-    if (tc->digests && n)
+    if (tc->digests)
         for (size_t i = 0; i < tc->digests->n_pins; i++)
             if (bd_model_find_case(m, j->tc_index, tc->digests->pins[i].case_id) == SIZE_MAX)
                 t->orphans++;
     apply_history(m, j->tc_index);
 }
 
+static void merge_tc_check(bd_model *m, model_job *j)
+{
+    bd_ui_tc *t = &m->tcs[j->tc_index];
+    t->tc_pin = j->tc_pin_code == BD_OK ? BD_LOAD_DONE : BD_LOAD_FAILED;
+    t->tc_pin_code = j->tc_pin_code;
+    t->tc_prov_check = j->tc_prov_check;
+    t->tc_prov_status = j->tc_prov_status;
+    t->tc_prov_code = j->tc_prov_code;
+}
+
+/* The metadata `r` into row `c` unless it has some already (from the other kind of job). */
+static void merge_one_meta(bd_ui_tc *t, bd_ui_case *c, meta_result *r)
+{
+    if (r->state == BD_LOAD_PENDING || c->meta != BD_LOAD_PENDING)
+        return;
+    c->meta = (uint8_t)r->state;
+    if (r->state == BD_LOAD_DONE) {
+        c->disposition = r->disposition;
+        c->difficulty = r->difficulty;
+        c->prov = r->prov;
+        c->title = r->title;
+        r->title = NULL;
+        if (c->prov < 3)
+            t->prov[c->prov]++;
+    } else if (!c->digest_msg && r->msg) {
+        c->digest_msg = r->msg;
+        c->digest_code = r->code;
+        r->msg = NULL;
+    }
+    t->meta_done++;
+}
+
 static void merge_meta(bd_model *m, model_job *j)
 {
     bd_ui_tc *t = &m->tcs[j->tc_index];
-    for (size_t i = j->lo; i < j->hi && i < t->n_cases; i++) {
-        meta_result *r = &j->metas[i - j->lo];
-        bd_ui_case *c = &t->cases[i];
-        if (r->state == BD_LOAD_PENDING)
-            continue;
-        c->meta = (uint8_t)r->state;
-        if (r->state == BD_LOAD_DONE) {
-            c->disposition = r->disposition;
-            c->difficulty = r->difficulty;
-            c->prov = r->prov;
-            c->title = r->title;
-            r->title = NULL;
-            if (c->prov < 3)
-                t->prov[c->prov]++;
-        } else if (!c->digest_msg) {
-            c->digest_msg = r->msg;
-            c->digest_code = r->code;
-            r->msg = NULL;
-        }
-        t->meta_done++;
-    }
+    for (size_t i = j->lo; i < j->hi && i < t->n_cases; i++)
+        merge_one_meta(t, &t->cases[i], &j->metas[i - j->lo]);
 }
 
 static void merge_digest(bd_model *m, model_job *j)
 {
     bd_ui_tc *t = &m->tcs[j->tc_index];
-    t->tc_pin = j->tc_pin_code == BD_OK ? BD_LOAD_DONE : BD_LOAD_FAILED;
-    t->tc_pin_code = j->tc_pin_code;
-    if (j->tc_prov_done) {
-        t->tc_prov_check = j->tc_prov_check;
-        t->tc_prov_status = j->tc_prov_status;
-        t->tc_prov_code = j->tc_prov_code;
-    }
-    if (t->n_cases == 0)
-        t->orphans = j->orphans;
     for (size_t i = j->lo; i < j->hi && i < t->n_cases; i++) {
         digest_result *r = &j->digests[i - j->lo];
         bd_ui_case *c = &t->cases[i];
+        merge_one_meta(t, c, &r->meta);
         memcpy(c->digest_hex, r->digest, sizeof(c->digest_hex));
         c->digest_code = r->code;
         c->prov_check = r->prov_check;
@@ -586,33 +681,57 @@ static void merge_digest(bd_model *m, model_job *j)
     }
 }
 
+/* The state byte of the job's chunk (or task class check), NULL for a load. */
+static uint8_t *job_slot(model_priv *p, const model_job *j)
+{
+    switch (j->kind) {
+    case JOB_META:
+        return &p->meta_chunks[j->tc_index][j->lo / BD_MODEL_META_CHUNK];
+    case JOB_DIGEST:
+        return &p->digest_chunks[j->tc_index][j->lo / BD_MODEL_DIGEST_CHUNK];
+    case JOB_TC_CHECK:
+        return &p->tc_check[j->tc_index];
+    case JOB_TC_LOAD:
+        break;
+    }
+    return NULL;
+}
+
 static void job_done(bd_work *w, bool ran)
 {
     model_job *j = (model_job *)w;
     bd_model *m = j->model;
     model_priv *p = priv_of(m);
     m->jobs_in_flight--;
+    if (ran && !j->failed) {
+        /* What was read, whether or not a reload made it stale. */
+        if (j->kind == JOB_META)
+            p->reads.meta_reads += j->hi - j->lo;
+        else if (j->kind == JOB_DIGEST)
+            p->reads.case_checks += j->hi - j->lo;
+        else if (j->kind == JOB_TC_CHECK)
+            p->reads.tc_checks++;
+    }
     bool current = j->gen == p->gen && !m->app->quitting;
     if (current && j->tc_index < m->n_tcs) {
-        uint8_t *chunks = j->kind == JOB_META     ? p->meta_chunks[j->tc_index]
-                          : j->kind == JOB_DIGEST ? p->digest_chunks[j->tc_index]
-                                                  : NULL;
-        size_t size = j->kind == JOB_META ? BD_MODEL_META_CHUNK : BD_MODEL_DIGEST_CHUNK;
+        uint8_t *slot = job_slot(p, j);
         if (!ran || j->failed) {
             /* Not run (stopping) or out of memory: leave it to be tried again. */
-            if (chunks)
-                chunks[j->lo / size] = 0;
+            if (slot)
+                *slot = 0;
             else
                 p->tc_queued[j->tc_index] = false;
         } else {
             if (j->kind == JOB_TC_LOAD)
                 merge_tc_load(m, j);
+            else if (j->kind == JOB_TC_CHECK)
+                merge_tc_check(m, j);
             else if (j->kind == JOB_META)
                 merge_meta(m, j);
             else
                 merge_digest(m, j);
-            if (chunks)
-                chunks[j->lo / size] = 2;
+            if (slot)
+                *slot = 2;
             bd_event ev = {BD_EV_MODEL, j->tc_index, SIZE_MAX};
             bd_app_broadcast(m->app, &ev);
             bd_app_invalidate(m->app, BD_DIRTY_HEADER);
@@ -640,14 +759,15 @@ static int queue_job(bd_model *m, model_job *j)
     return 0;
 }
 
-/* Queue the chunk `chunk` of task class `ti`. Returns 0, or -1 when nothing was queued. */
-static int queue_chunk(bd_model *m, size_t ti, job_kind kind, size_t chunk)
+/* Queue a job of `kind` over task class `ti` (the chunk `chunk` for JOB_META and
+ * JOB_DIGEST). Returns 0, or -1 when nothing was queued. */
+static int queue_tc_job(bd_model *m, size_t ti, job_kind kind, size_t chunk)
 {
     model_priv *p = priv_of(m);
     bd_ui_tc *t = &m->tcs[ti];
     size_t size = kind == JOB_META ? BD_MODEL_META_CHUNK : BD_MODEL_DIGEST_CHUNK;
-    size_t lo = chunk * size;
-    size_t hi = lo + size < t->n_cases ? lo + size : t->n_cases;
+    size_t lo = kind == JOB_TC_CHECK ? 0 : chunk * size;
+    size_t hi = kind == JOB_TC_CHECK ? 0 : lo + size < t->n_cases ? lo + size : t->n_cases;
     model_job *j = calloc(1, sizeof(*j));
     if (!j)
         return -1;
@@ -656,20 +776,18 @@ static int queue_chunk(bd_model *m, size_t ti, job_kind kind, size_t chunk)
     j->lo = lo;
     j->hi = hi;
     size_t n = hi > lo ? hi - lo : 1;
-    if (kind == JOB_META)
-        j->metas = calloc(n, sizeof(*j->metas));
-    else
-        j->digests = calloc(n, sizeof(*j->digests));
-    if ((kind == JOB_META && !j->metas) || (kind == JOB_DIGEST && !j->digests)) {
+    if ((kind == JOB_META && !(j->metas = calloc(n, sizeof(*j->metas)))) ||
+        (kind == JOB_DIGEST && !(j->digests = calloc(n, sizeof(*j->digests))))) {
         job_free(j);
         return -1;
     }
     j->ref = t->ref;
     t->ref->refs++;
     j->prov = m->prov;
-    (kind == JOB_META ? p->meta_chunks : p->digest_chunks)[ti][chunk] = 1;
+    uint8_t *slot = job_slot(p, j);
+    *slot = 1;
     if (queue_job(m, j) < 0) {
-        (kind == JOB_META ? p->meta_chunks : p->digest_chunks)[ti][chunk] = 0;
+        *slot = 0;
         return -1;
     }
     return 0;
@@ -689,35 +807,54 @@ static size_t pick_chunk(const uint8_t *chunks, size_t n, size_t prio_chunk)
     return SIZE_MAX;
 }
 
-/* Queue one job for task class `ti` if it has work left; returns true when it queued. */
-static bool pump_tc(bd_model *m, size_t ti, bool meta_only)
+/* The case the user looks at in task class `ti`, when its row has no metadata and no
+ * check of it has started: its chunk's case.yaml files are read first, on their own (a
+ * few milliseconds), so the row (and the sign view) never waits for the signatures of a
+ * whole chunk. Returns true when it queued. */
+static bool pump_cursor_meta(bd_model *m, size_t ti)
+{
+    model_priv *p = priv_of(m);
+    bd_ui_tc *t = &m->tcs[ti];
+    size_t ci = t->prio_case;
+    if (t->state != BD_LOAD_DONE || ci >= t->n_cases || t->cases[ci].meta != BD_LOAD_PENDING)
+        return false;
+    if (p->digest_chunks[ti][ci / BD_MODEL_DIGEST_CHUNK] != 0)
+        return false; /* its check is on its way */
+    size_t mc = ci / BD_MODEL_META_CHUNK;
+    if (p->meta_chunks[ti][mc] != 0)
+        return false;
+    return queue_tc_job(m, ti, JOB_META, mc) == 0;
+}
+
+/* Queue one job for task class `ti` if it has work left; returns true when it queued.
+ * `checks`: chunks of case checks too, else only the task class's own check. */
+static bool pump_tc(bd_model *m, size_t ti, bool checks)
 {
     model_priv *p = priv_of(m);
     bd_ui_tc *t = &m->tcs[ti];
     if (t->state != BD_LOAD_DONE)
         return false;
-    size_t prio = t->prio_case == SIZE_MAX ? 0 : t->prio_case;
-    size_t nm = n_chunks(t->n_cases, BD_MODEL_META_CHUNK);
-    size_t c = pick_chunk(p->meta_chunks[ti], nm, prio / BD_MODEL_META_CHUNK);
-    if (c != SIZE_MAX)
-        return queue_chunk(m, ti, JOB_META, c) == 0;
-    if (meta_only)
+    if (p->tc_check[ti] == 0)
+        return queue_tc_job(m, ti, JOB_TC_CHECK, 0) == 0;
+    if (!checks || p->hold_digests)
         return false;
+    size_t prio = t->prio_case == SIZE_MAX ? 0 : t->prio_case;
     size_t nd = n_chunks(t->n_cases, BD_MODEL_DIGEST_CHUNK);
-    c = pick_chunk(p->digest_chunks[ti], nd, prio / BD_MODEL_DIGEST_CHUNK);
+    size_t c = pick_chunk(p->digest_chunks[ti], nd, prio / BD_MODEL_DIGEST_CHUNK);
     if (c != SIZE_MAX)
-        return queue_chunk(m, ti, JOB_DIGEST, c) == 0;
+        return queue_tc_job(m, ti, JOB_DIGEST, c) == 0;
     return false;
 }
 
-/* Keep up to BD_MODEL_MAX_JOBS jobs going: task-class loads first, then the task class
- * the user looks at, then metadata of every task class, then digests. */
+/* Keep up to max_jobs jobs going: task-class loads first, then the row the user looks
+ * at (its metadata, then checks from there on), then each task class's own check, then
+ * every task class's cases. */
 static void pump(bd_model *m)
 {
     model_priv *p = priv_of(m);
     if (m->app->quitting)
         return;
-    while (m->jobs_in_flight < BD_MODEL_MAX_JOBS) {
+    while (m->jobs_in_flight < p->max_jobs) {
         bool queued = false;
         for (size_t i = 0; i < m->n_tcs && !queued; i++) {
             bd_ui_tc *t = &m->tcs[i];
@@ -742,11 +879,11 @@ static void pump(bd_model *m)
             queued = true;
         }
         if (!queued && p->prio_tc < m->n_tcs)
-            queued = pump_tc(m, p->prio_tc, false);
-        for (size_t i = 0; i < m->n_tcs && !queued; i++)
-            queued = pump_tc(m, i, true);
+            queued = pump_cursor_meta(m, p->prio_tc) || pump_tc(m, p->prio_tc, true);
         for (size_t i = 0; i < m->n_tcs && !queued; i++)
             queued = pump_tc(m, i, false);
+        for (size_t i = 0; i < m->n_tcs && !queued; i++)
+            queued = pump_tc(m, i, true);
         if (!queued)
             return;
     }

@@ -1,15 +1,21 @@
 /*
  * model.h — what the TUI knows about the bench, filled in lazily on libuv's thread pool.
  *
- * The first screen must appear before anything is hashed (a bench may hold 10,000
+ * The first screen must appear before anything is hashed (a bench may hold 100,000
  * cases): the task-class names come from bd_bench_open on the loop thread; each task
- * class is then loaded on the pool, its case.yaml files are read in chunks (metadata),
- * and its cases are verified in chunks (digests), the chunk holding the cursor of the
- * cases view on screen first. Every merge happens on the loop thread and is announced
- * with a BD_EV_MODEL event.
+ * class is then loaded on the pool, its own pin and signatures are checked once, and its
+ * cases are checked in chunks, each case read once (bd_verify_cases_check: its digest,
+ * its signatures, and the case.yaml parsed from the bytes hashed, which gives the row its
+ * metadata). The row the cases view's cursor is on goes first: its chunk's case.yaml
+ * files alone are read at once (cheap), then the chunks of checks from there on. Every
+ * merge happens on the loop thread and is announced with a BD_EV_MODEL event.
  *
  * Ownership: the model owns every string in it. A bd_task_class is shared read-only with
  * the pool jobs through a reference count, so a reload never frees one a job still reads.
+ *
+ * For tests: BENCHDESK_MODEL_STATS=<file> makes bd_model_free write how many cases each
+ * kind of job read (bd_model_reads, as "name=value" lines); BENCHDESK_MODEL_HOLD=digests
+ * starts no chunk of checks, so whatever a row shows came from its metadata read alone.
  */
 #ifndef BD_UI_MODEL_H
 #define BD_UI_MODEL_H
@@ -86,9 +92,8 @@ typedef struct bd_ui_tc {
     char last_partial[64]; /* a newer partial or cancelled run ("partial (4 of 17 cases)") */
     char trend[64];        /* sparkline of the last full runs' means */
     /* scheduling */
-    size_t next_meta, next_digest; /* next chunk start */
-    size_t prio_case;              /* case the user looks at: its chunk goes first */
-    size_t saved_cursor;           /* cursor of the cases view when it was closed */
+    size_t prio_case;    /* case the user looks at: its chunk goes first */
+    size_t saved_cursor; /* cursor of the cases view when it was closed */
     size_t saved_top;
     bool cursor_saved;
 } bd_ui_tc;
@@ -146,10 +151,18 @@ bd_chain_status bd_model_chain(const bd_model *m);
 void bd_model_set_last(bd_model *m, size_t tc_index, size_t case_index, bool passed, double score,
                        const char *first_fm);
 
-/* Chunk sizes (cases per pool job). */
+/* What the model's jobs read since it was made (reloads included). */
+typedef struct bd_model_reads {
+    size_t meta_reads;  /* case.yaml files read for a row's metadata alone (cursor chunks) */
+    size_t case_checks; /* cases checked (read once: digest, signatures, metadata) */
+    size_t tc_checks;   /* task classes whose own pin and signatures were checked */
+} bd_model_reads;
+
+/* Chunk sizes (cases per pool job); a metadata chunk lies inside one chunk of checks. */
 #define BD_MODEL_META_CHUNK   256
-#define BD_MODEL_DIGEST_CHUNK 32
-/* Pool jobs the model keeps in flight at once (the rest of the pool stays free). */
-#define BD_MODEL_MAX_JOBS 2
+#define BD_MODEL_DIGEST_CHUNK 512
+/* Pool jobs the model keeps in flight at once: one per core, at least 2, at most this
+ * (libuv's pool has 4 threads; the views' own jobs get the rest). */
+#define BD_MODEL_MAX_JOBS 3
 
 #endif

@@ -176,7 +176,8 @@ static void close_view(bd_view *v)
         t->saved_cursor = row;
         t->saved_top = s->list.top;
     }
-    bd_model_prioritize(v->app->model, SIZE_MAX, 0);
+    /* The priority stays on this task class and row: the rows shown when the user comes
+     * back, and the row a sign view opened from elsewhere asks for. */
     bd_list_release(&s->list);
     free(s);
 }

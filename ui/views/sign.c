@@ -445,6 +445,9 @@ static int open_view(bd_view *v, void *arg)
     } else {
         const bd_ui_case *row = &m->tcs[ref->tc_index].cases[ref->case_index];
         if (row->meta != BD_LOAD_DONE) {
+            /* Its case.yaml is read next, on its own (not behind a chunk of checks). */
+            if (row->meta == BD_LOAD_PENDING)
+                bd_model_prioritize(m, ref->tc_index, ref->case_index);
             bd_app_message(v->app, BD_MSG_WARN, "%s: case.yaml is %s", row->id,
                            row->meta == BD_LOAD_FAILED ? "unreadable" : "still loading");
             return -1;
