@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "model.h"
 #include "runs_model.h"
@@ -69,7 +68,6 @@ typedef struct model_priv {
     uint8_t **digest_chunks; /* per tc */
     uint8_t *tc_check;       /* per tc: its own pin and signatures, 0 todo, 1 queued, 2 done */
     bool *tc_queued;
-    size_t max_jobs;
     bool hold_digests; /* BENCHDESK_MODEL_HOLD=digests: no JOB_DIGEST is started (tests) */
     bd_model_reads reads;
 } model_priv;
@@ -246,11 +244,6 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     m->app = app;
     model_priv *p = priv_of(m);
-    /* One job per core (the loop thread merges and draws between them), and at least
-     * two, so a cheap metadata chunk never waits behind a whole chunk of checks; one
-     * pool thread is left for the views' own jobs. */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    p->max_jobs = cpus < 2 ? 2 : cpus > BD_MODEL_MAX_JOBS ? BD_MODEL_MAX_JOBS : (size_t)cpus;
     const char *hold = getenv("BENCHDESK_MODEL_HOLD");
     p->hold_digests = hold && strcmp(hold, "digests") == 0;
     if (build(m, err) < 0) {
@@ -577,6 +570,7 @@ static void merge_tc_load(bd_model *m, model_job *j)
     bd_task_class *tc = j->loaded;
     size_t n = tc->n_cases;
     bd_ui_case *cases = calloc(n ? n : 1, sizeof(*cases));
+    /* One byte more: never calloc(0) (which may return NULL) for a task class without cases. */
     uint8_t *mc = calloc(n_chunks(n, BD_MODEL_META_CHUNK) + 1, 1);
     uint8_t *dc = calloc(n_chunks(n, BD_MODEL_DIGEST_CHUNK) + 1, 1);
     bool ok = ref && cases && mc && dc;
@@ -807,10 +801,12 @@ static size_t pick_chunk(const uint8_t *chunks, size_t n, size_t prio_chunk)
     return SIZE_MAX;
 }
 
-/* The case the user looks at in task class `ti`, when its row has no metadata and no
- * check of it has started: its chunk's case.yaml files are read first, on their own (a
- * few milliseconds), so the row (and the sign view) never waits for the signatures of a
- * whole chunk. Returns true when it queued. */
+/* The case the user looks at in task class `ti`, when its row has no metadata and its
+ * chunk of checks is not done: its chunk's case.yaml files are read at once, on their own
+ * (a few milliseconds), so the row (and the sign view) never waits for the signatures of
+ * a whole chunk — even one already under way, whose check may take seconds with GnuPG.
+ * The only case.yaml files read twice are these, and only when the user looks at them.
+ * Returns true when it queued. */
 static bool pump_cursor_meta(bd_model *m, size_t ti)
 {
     model_priv *p = priv_of(m);
@@ -818,8 +814,8 @@ static bool pump_cursor_meta(bd_model *m, size_t ti)
     size_t ci = t->prio_case;
     if (t->state != BD_LOAD_DONE || ci >= t->n_cases || t->cases[ci].meta != BD_LOAD_PENDING)
         return false;
-    if (p->digest_chunks[ti][ci / BD_MODEL_DIGEST_CHUNK] != 0)
-        return false; /* its check is on its way */
+    if (p->digest_chunks[ti][ci / BD_MODEL_DIGEST_CHUNK] == 2)
+        return false; /* merged: the row has what the check found */
     size_t mc = ci / BD_MODEL_META_CHUNK;
     if (p->meta_chunks[ti][mc] != 0)
         return false;
@@ -846,7 +842,7 @@ static bool pump_tc(bd_model *m, size_t ti, bool checks)
     return false;
 }
 
-/* Keep up to max_jobs jobs going: task-class loads first, then the row the user looks
+/* Keep up to BD_MODEL_MAX_JOBS jobs going: task-class loads first, then the row the user looks
  * at (its metadata, then checks from there on), then each task class's own check, then
  * every task class's cases. */
 static void pump(bd_model *m)
@@ -854,7 +850,11 @@ static void pump(bd_model *m)
     model_priv *p = priv_of(m);
     if (m->app->quitting)
         return;
-    while (m->jobs_in_flight < p->max_jobs) {
+    /* The cursor's metadata does not queue behind the chunks of checks: it may take one
+     * pool thread more than they do. */
+    if (p->prio_tc < m->n_tcs && m->jobs_in_flight < BD_MODEL_MAX_JOBS + 1)
+        (void)pump_cursor_meta(m, p->prio_tc);
+    while (m->jobs_in_flight < BD_MODEL_MAX_JOBS) {
         bool queued = false;
         for (size_t i = 0; i < m->n_tcs && !queued; i++) {
             bd_ui_tc *t = &m->tcs[i];
@@ -879,7 +879,7 @@ static void pump(bd_model *m)
             queued = true;
         }
         if (!queued && p->prio_tc < m->n_tcs)
-            queued = pump_cursor_meta(m, p->prio_tc) || pump_tc(m, p->prio_tc, true);
+            queued = pump_tc(m, p->prio_tc, true);
         for (size_t i = 0; i < m->n_tcs && !queued; i++)
             queued = pump_tc(m, i, false);
         for (size_t i = 0; i < m->n_tcs && !queued; i++)

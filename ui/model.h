@@ -161,8 +161,10 @@ typedef struct bd_model_reads {
 /* Chunk sizes (cases per pool job); a metadata chunk lies inside one chunk of checks. */
 #define BD_MODEL_META_CHUNK   256
 #define BD_MODEL_DIGEST_CHUNK 512
-/* Pool jobs the model keeps in flight at once: one per core, at least 2, at most this
- * (libuv's pool has 4 threads; the views' own jobs get the rest). */
-#define BD_MODEL_MAX_JOBS 3
+/* Chunks of checks the model keeps in flight at once: one per core of the 2-core machine
+ * it is measured on (the loop thread merges and draws between them). libuv's pool has 4
+ * threads: 2 for these, one more for the cursor's metadata (it never waits behind a
+ * chunk of checks), one for the views' own jobs. */
+#define BD_MODEL_MAX_JOBS 2
 
 #endif
