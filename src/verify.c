@@ -345,23 +345,29 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
-/* A few dozen cases are not worth starting threads (the run gate of one case). The TUI's
- * chunks never start any (bd_verify_cases_stream): its own pool spreads them. */
-static size_t pool_threads(size_t n)
+/* A few dozen cases are not worth starting threads: the run gate of one case. With
+ * signatures each case waits on GnuPG processes (about 10 ms each, mostly spent starting
+ * gpg), so two cases are already worth it, and more workers than cores keep the cores
+ * busy while others wait. `scan`: threads for the scanning alone too; the TUI's chunks
+ * (bd_verify_cases_stream) pass false, its own pool already spreads them over the cores. */
+static size_t pool_threads(size_t n, bool signatures, bool scan)
 {
-    return bd_case_scan_threads(n, 64);
+    if (signatures && n >= 2)
+        return n < POOL_THREADS ? n : POOL_THREADS;
+    return scan ? bd_case_scan_threads(n, 64) : 1;
 }
 
 /* Check `n` cases (ids), with their signatures when `ctx` is set, counting into `r` and
  * handing each check to `deliver` in order. Returns 0, or -1 with `err` when GnuPG
  * failed (the checks not yet handed over are released). */
 static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *const *ids, size_t n,
-                     bd_prov_ctx *ctx, bool threads, pool_deliver deliver, void *payload,
+                     bd_prov_ctx *ctx, bool scan_threads, pool_deliver deliver, void *payload,
                      bd_err *err)
 {
     case_pool *p = calloc(1, sizeof(*p));
+    size_t want = pool_threads(n, ctx != NULL, scan_threads);
     /* A worker claims POOL_CHUNK slots at once; without workers one slot is in use. */
-    size_t window = !threads ? POOL_CHUNK : n < POOL_WINDOW ? n : POOL_WINDOW;
+    size_t window = want <= 1 ? POOL_CHUNK : n < POOL_WINDOW ? n : POOL_WINDOW;
     if (window < POOL_CHUNK)
         window = POOL_CHUNK;
     if (!p || !(p->slots = calloc(window, sizeof(*p->slots)))) {
@@ -378,7 +384,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     pthread_cond_init(&p->cv_free, NULL);
     pthread_cond_init(&p->cv_done, NULL);
     pthread_t th[POOL_THREADS];
-    size_t nth = 0, want = threads ? pool_threads(n) : 1;
+    size_t nth = 0;
     for (; want > 1 && nth < want; nth++)
         if (pthread_create(&th[nth], NULL, pool_worker, p) != 0)
             break;

@@ -116,11 +116,13 @@ int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx
  *
  * bd_verify_cases_stream: the `n_case_ids` cases named (each must exist, else it fails
  * with bench.unknown_case), each checked as bd_verify_check checks it (integrity, and
- * signatures with `ctx`) and handed to sink->on_case in order, then released, all on the
- * calling thread (no thread is started; one check alive at a time). on_task_class and
- * on_orphan are never called: the task class's own results stay empty (tc_err BD_OK,
- * tc_prov_checked false) and orphaned pins are not looked for. *out gets the counts
- * (n_cases, n_failed, n_prov). n_case_ids 0 checks nothing. */
+ * signatures with `ctx`) and handed to sink->on_case in order on the calling thread,
+ * then released. No thread is started to scan (the caller spreads its chunks over the
+ * cores; then one check is alive at a time); with `ctx`, up to four threads check ahead,
+ * at most 128 cases, so GnuPG's processes are waited on together, as in bd_verify_check.
+ * on_task_class and on_orphan are never called: the task class's own results stay empty
+ * (tc_err BD_OK, tc_prov_checked false) and orphaned pins are not looked for. *out gets
+ * the counts (n_cases, n_failed, n_prov). n_case_ids 0 checks nothing. */
 int bd_verify_tc_check(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
                        bd_err *err);
 int bd_verify_cases_stream(bd_verify_report *out, const bd_task_class *tc,

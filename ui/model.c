@@ -495,9 +495,9 @@ static void run_digest(model_job *j)
     bd_verify_report rep;
     bd_err err = BD_ERR_INIT;
     size_t n = j->hi - j->lo;
-    /* The one core check of each case (pins and, when GnuPG is usable, signatures), on
-     * this pool thread, one case alive at a time: the model keeps one chunk per core
-     * going. */
+    /* The one core check of each case (pins and, when GnuPG is usable, signatures),
+     * scanned on this pool thread (the model keeps one chunk per core going); only the
+     * waits on GnuPG run on threads of the core's own. */
     bd_prov_ctx *prov = bd_work_stopping() ? NULL : j->prov;
     const char *const *ids = (const char *const *)tc->case_ids + j->lo;
     digest_sink ds = {j, 0};
