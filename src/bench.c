@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -1408,6 +1409,23 @@ out:
     return rc;
 }
 
+/* A block for one of the tables of a large digests.yaml (ids, pins: 10 MB at 100,000
+ * cases), which are written once from start to end. From 4 MiB on it is aligned to 2 MiB
+ * and the kernel is asked for huge pages: a command reading 100,000 pins then takes a
+ * handful of page faults instead of thousands, the largest part of its time (the advice
+ * may be ignored; the memory is the same). Free with free(). */
+static void *table_alloc(size_t n)
+{
+    enum { HUGE = 2 << 20 };
+    void *p = NULL;
+    if (n < 2 * HUGE)
+        return malloc(n);
+    if (posix_memalign(&p, HUGE, n) != 0)
+        return NULL;
+    (void)madvise(p, n & ~(size_t)(HUGE - 1), MADV_HUGEPAGE);
+    return p;
+}
+
 /* What may stand in a case id (bd_name_valid): 1 first and later, 2 later only. A
  * table, not range tests: a 100,000-pin digests.yaml checks over a million of them. */
 #define ID_L(c) [c] = 3
@@ -1479,8 +1497,8 @@ static int digests_canonical(bd_digests **out, char *buf, size_t len, bool keep)
     char *ids = NULL;
     if (out) {
         if (!(d = calloc(1, sizeof(*d))) ||
-            (max_pins && !(d->pins = malloc(max_pins * sizeof(*d->pins)))) ||
-            (max_pins && !(d->ids = malloc((size_t)(end - p))))) {
+            (max_pins && !(d->pins = table_alloc(max_pins * sizeof(*d->pins)))) ||
+            (max_pins && !(d->ids = table_alloc((size_t)(end - p))))) {
             if (d)
                 free(d->pins);
             free(d);
@@ -1525,7 +1543,7 @@ static int digests_canonical(bd_digests **out, char *buf, size_t len, bool keep)
             memcpy(pin->digest, colon + 2, BD_DIGEST_STR_LEN + 1);
             pin->digest[BD_DIGEST_STR_LEN] = '\0';
             pin->line = line;
-            pin->off = (size_t)(p - buf);
+            pin->off = (unsigned)(p - buf); /* len <= BD_DIGESTS_MAX_BYTES */
         }
         n_pins++;
         line++;

@@ -174,7 +174,7 @@ typedef struct bd_pin {
     char *case_id;
     char digest[BD_DIGEST_STR_LEN + 1];
     int line;
-    size_t off; /* byte offset of the pin's line in `raw` (when raw is kept) */
+    unsigned off; /* byte offset of the pin's line in `raw` (when kept; the file is < 4 GiB) */
 } bd_pin;
 
 typedef struct bd_digests {
