@@ -381,6 +381,7 @@ typedef struct {
     const char *const *copy_tops; /* the top-level directories copied there */
     uint8_t *dents;               /* getdents64 buffer, DENTS_BUF bytes */
     bd_scanned_case *scan;        /* bd_scanned_case: top-level files whose bytes are kept */
+    struct dir_lists *lists;      /* per depth, reused from case to case; NULL: per call */
 } walk;
 
 typedef struct {
@@ -392,6 +393,24 @@ typedef struct {
     dev_t dev;
     ino_t ino;
 } dent;
+
+/* The listing buffers of one directory depth. A scanner keeps them from case to case, so
+ * a case costs no allocation per directory. */
+typedef struct dir_lists {
+    dent *ents;
+    size_t cap_ents;
+    char *names;
+    size_t names_cap;
+} dir_lists;
+
+static void dir_lists_free(dir_lists *l)
+{
+    for (size_t d = 0; l && d <= BD_DIGEST_MAX_DEPTH; d++) {
+        free(l[d].ents);
+        free(l[d].names);
+    }
+    free(l);
+}
 
 /* Sibling order = order of full relative paths: a directory sorts as "name/". */
 static int dent_cmp(const void *pa, const void *pb)
@@ -622,6 +641,48 @@ static int copy_subdir(walk *w, int dst, int depth, const char *name, int *out)
     return 0;
 }
 
+/* Read the top-level provenance.yaml of the case open on `fd`, when it is a regular file
+ * within the limit; anything else (a link, a special file, too big, a read error) is left
+ * to the path-based loader, which says what it is (r->unusual). */
+static void scan_provenance(bd_scanned_case *r, int fd)
+{
+    int pfd =
+        openat(fd, BD_PROVENANCE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (pfd < 0) {
+        if (errno != ENOENT)
+            r->unusual = true;
+        return;
+    }
+    struct stat st;
+    if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > r->yaml_max ||
+        !(r->prov_yaml = malloc((size_t)st.st_size + 1))) {
+        r->unusual = true;
+        close(pfd);
+        return;
+    }
+    size_t size = (size_t)st.st_size, got = 0;
+    for (;;) {
+        ssize_t n = read(pfd, r->prov_yaml + got, size + 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (got > size)
+            break;
+    }
+    close(pfd);
+    if (got != size) {
+        r->unusual = true;
+        free(r->prov_yaml);
+        r->prov_yaml = NULL;
+        return;
+    }
+    r->prov_yaml[size] = '\0';
+    r->prov_len = size;
+    r->prov_present = true;
+}
+
 /* Walk the directory open on `dfd` (ownership taken: closed before returning), at
  * `depth` directories below the case dir; w->rel is its relative path. `dst` is where
  * its files are copied (not owned), or -1. */
@@ -629,10 +690,11 @@ static int walk_dir(walk *w, int dfd, int depth, int dst)
 {
     char shown[SHOW_MAX];
     int rc = -1;
-    dent *ents = NULL;
-    size_t n_ents = 0, cap_ents = 0;
-    char *names = NULL;
-    size_t names_len = 0, names_cap = 0;
+    dir_lists *lv = w->lists ? &w->lists[depth] : NULL;
+    dent *ents = lv ? lv->ents : NULL;
+    size_t n_ents = 0, cap_ents = lv ? lv->cap_ents : 0;
+    char *names = lv ? lv->names : NULL;
+    size_t names_len = 0, names_cap = lv ? lv->names_cap : 0;
 
     for (;;) {
         long nread = getdents64(dfd, w->dents, DENTS_BUF);
@@ -677,9 +739,18 @@ static int walk_dir(walk *w, int dfd, int depth, int dst)
                 unsupported(w, w->rel, mode);
                 goto out;
             }
-            /* §2: only the top-level provenance.yaml file is outside the digest. */
-            if (depth == 0 && S_ISREG(mode) && strcmp(name, BD_PROVENANCE_FILE) == 0)
-                continue;
+            /* §2: only the top-level provenance.yaml file is outside the digest. A scan
+             * reads it here, so a case without one costs no failed open. Anything but a
+             * regular file of that name is left to the path-based loader (unusual). */
+            if (depth == 0 && strcmp(name, BD_PROVENANCE_FILE) == 0) {
+                if (S_ISREG(mode)) {
+                    if (w->scan)
+                        scan_provenance(w->scan, dfd);
+                    continue;
+                }
+                if (w->scan)
+                    w->scan->unusual = true;
+            }
             if (depth == 0 && w->scan && bd_tmp_is_leftover(name)) {
                 /* Never hashed: the caller reports it (case.leftover_temp). */
                 w->scan->leftover = true;
@@ -796,8 +867,15 @@ nomem:
     bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0, "out of memory listing the directory");
 out:
     close(dfd);
-    free(ents);
-    free(names);
+    if (lv) {
+        lv->ents = ents;
+        lv->cap_ents = cap_ents;
+        lv->names = names;
+        lv->names_cap = names_cap;
+    } else {
+        free(ents);
+        free(names);
+    }
     return rc;
 }
 
@@ -920,6 +998,7 @@ struct bd_case_scanner {
     char *rel;
     char *prev;
     uint8_t *dents;
+    dir_lists *lists; /* BD_DIGEST_MAX_DEPTH + 1 */
 };
 
 size_t bd_case_scan_threads(size_t n, size_t min_n)
@@ -938,6 +1017,7 @@ void bd_case_scanner_free(bd_case_scanner *sc)
     free(sc->rel);
     free(sc->prev);
     free(sc->dents);
+    dir_lists_free(sc->lists);
     free(sc);
 }
 
@@ -947,7 +1027,8 @@ int bd_case_scanner_new(bd_case_scanner **out, bd_err *err)
     *out = NULL;
     if (!sc || !(sc->buf = malloc(READ_BUF_SIZE)) ||
         !(sc->rel = malloc(BD_DIGEST_MAX_RELPATH + 1)) ||
-        !(sc->prev = malloc(BD_DIGEST_MAX_RELPATH + 1)) || !(sc->dents = malloc(DENTS_BUF))) {
+        !(sc->prev = malloc(BD_DIGEST_MAX_RELPATH + 1)) || !(sc->dents = malloc(DENTS_BUF)) ||
+        !(sc->lists = calloc(BD_DIGEST_MAX_DEPTH + 1, sizeof(*sc->lists)))) {
         bd_case_scanner_free(sc);
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory for the digest buffers");
     }
@@ -964,48 +1045,6 @@ void bd_case_scan_release(bd_scanned_case *r)
     r->case_yaml = r->prov_yaml = NULL;
 }
 
-/* Read the top-level provenance.yaml of the case open on `fd`, when it is a regular file
- * within the limit; anything else (a link, a special file, too big, a read error) is left
- * to the path-based loader, which says what it is (r->unusual). */
-static void scan_provenance(bd_scanned_case *r, int fd)
-{
-    int pfd =
-        openat(fd, BD_PROVENANCE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (pfd < 0) {
-        if (errno != ENOENT)
-            r->unusual = true;
-        return;
-    }
-    struct stat st;
-    if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > r->yaml_max ||
-        !(r->prov_yaml = malloc((size_t)st.st_size + 1))) {
-        r->unusual = true;
-        close(pfd);
-        return;
-    }
-    size_t size = (size_t)st.st_size, got = 0;
-    for (;;) {
-        ssize_t n = read(pfd, r->prov_yaml + got, size + 1 - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-        if (got > size)
-            break;
-    }
-    close(pfd);
-    if (got != size) {
-        r->unusual = true;
-        free(r->prov_yaml);
-        r->prov_yaml = NULL;
-        return;
-    }
-    r->prov_yaml[size] = '\0';
-    r->prov_len = size;
-    r->prov_present = true;
-}
-
 int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const char *cases_dir,
                  const char *case_id, bd_err *err)
 {
@@ -1019,7 +1058,6 @@ int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const ch
         r->unusual = true;
         return bd_err_errno(err, BD_E_IO, errno, top, "cannot open the case directory");
     }
-    scan_provenance(r, fd);
     walk w;
     memset(&w, 0, sizeof(w));
     w.err = err;
@@ -1031,6 +1069,7 @@ int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const ch
     w.rel = sc->rel;
     w.prev = sc->prev;
     w.dents = sc->dents;
+    w.lists = sc->lists;
     w.scan = r;
     if (walk_top(&w, fd, r->digest) != 0) {
         r->digest[0] = '\0';

@@ -18,6 +18,8 @@
 
 #include <yaml.h>
 
+#include "yfast.h"
+
 /* ---- arena ---------------------------------------------------------------------------- */
 
 typedef struct arena_chunk {
@@ -536,38 +538,48 @@ int bd_ydoc_parse(bd_ydoc **out, const char *buf, size_t len, const char *name, 
 int bd_ydoc_parse_max(bd_ydoc **out, const char *buf, size_t len, const char *name,
                       size_t max_bytes, const char *what, bd_err *err)
 {
-    int rc = -1;
+    return bd_ydoc_parse_mode(out, buf, len, name, max_bytes, what, BD_YDOC_ANY, err);
+}
+
+typedef struct fast_ctx {
+    builder *b;
+    int docs;
+    bool done;
+} fast_ctx;
+
+static int fast_event(void *ctx, const yaml_event_t *ev)
+{
+    fast_ctx *c = ctx;
+    return handle_event(c->b, ev, &c->docs, &c->done) < 0 ? -1 : 0;
+}
+
+/* Build the tree of `len` checked bytes, with yfast (`fast`) or libyaml. Returns 0 with
+ * *out set; -1 with `err` (libyaml); 1 when yfast declined or its events were refused:
+ * only libyaml's reading of the same bytes may refuse them, so its error is the one a
+ * user sees. */
+static int build(bd_ydoc **out, const char *buf, size_t len, const char *name, bool fast,
+                 bd_err *err)
+{
+    int rc = fast ? 1 : -1;
     bd_ydoc *doc = NULL;
     arena *ar = NULL;
     builder b;
     yaml_parser_t parser;
     bool parser_ready = false;
+    bd_err scratch = BD_ERR_INIT;
+    bd_err *e = fast ? &scratch : err; /* yfast's failures are never shown */
 
     memset(&b, 0, sizeof(b));
-    *out = NULL;
-    if (!name)
-        name = "<yaml>";
-    if (!buf) {
-        buf = "";
-        len = 0;
-    }
-    if (len > max_bytes) {
-        too_large(err, name, (unsigned long long)len, "", max_bytes, what);
-        goto out;
-    }
-    if (check_bytes((const unsigned char *)buf, len, name, err) < 0)
-        goto out;
-
     ar = calloc(1, sizeof(*ar));
     if (!ar) {
-        bd_err_set(err, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
+        bd_err_set(e, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
         goto out;
     }
     /* Nodes and strings take a few times the text: start there, grow by 64 KiB chunks. */
     ar->first_cap = len < ARENA_CHUNK_MIN / 8 ? len * 6 + 1024 : ARENA_CHUNK_MIN;
     doc = arena_alloc(ar, sizeof(*doc));
     if (!doc || !(doc->name = arena_strndup(ar, name, strlen(name)))) {
-        bd_err_set(err, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
+        bd_err_set(e, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
         goto out;
     }
     doc->root = NULL;
@@ -576,33 +588,38 @@ int bd_ydoc_parse_max(bd_ydoc **out, const char *buf, size_t len, const char *na
     b.name = doc->name;
     b.buf = (const unsigned char *)buf;
     b.len = len;
-    b.err = err;
+    b.err = e;
 
-    if (!yaml_parser_initialize(&parser)) {
-        bd_err_set(err, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
-        goto out;
-    }
-    parser_ready = true;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-    /* Left to libyaml's detection (the bytes are known UTF-8 by now): forcing UTF-8 makes
-     * libyaml 0.2.5 choke on a leading UTF-8 BOM. */
-
-    int docs = 0;
-    bool done = false;
-    while (!done) {
-        yaml_event_t ev;
-        if (!yaml_parser_parse(&parser, &ev)) {
-            parser_error(&b, &parser);
+    if (fast) {
+        fast_ctx fc = {&b, 0, false};
+        if (bd_yfast_scan(buf, len, fast_event, &fc) != 1 || !fc.done || b.depth != 0)
+            goto out;
+    } else {
+        if (!yaml_parser_initialize(&parser)) {
+            bd_err_set(e, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");
             goto out;
         }
-        int r = handle_event(&b, &ev, &docs, &done);
-        yaml_event_delete(&ev);
-        if (r < 0)
+        parser_ready = true;
+        yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+        /* Left to libyaml's detection (the bytes are known UTF-8 by now): forcing UTF-8
+         * makes libyaml 0.2.5 choke on a leading UTF-8 BOM. */
+        int docs = 0;
+        bool done = false;
+        while (!done) {
+            yaml_event_t ev;
+            if (!yaml_parser_parse(&parser, &ev)) {
+                parser_error(&b, &parser);
+                goto out;
+            }
+            int r = handle_event(&b, &ev, &docs, &done);
+            yaml_event_delete(&ev);
+            if (r < 0)
+                goto out;
+        }
+        if (b.depth != 0) {
+            bd_err_set(e, BD_E_INTERNAL, name, 0, 0, "unbalanced YAML events; report this bug");
             goto out;
-    }
-    if (b.depth != 0) {
-        bd_err_set(err, BD_E_INTERNAL, name, 0, 0, "unbalanced YAML events; report this bug");
-        goto out;
+        }
     }
     doc->root = b.root;
     *out = doc;
@@ -612,9 +629,31 @@ out:
         frame_release(&b.stack[i]);
     if (parser_ready)
         yaml_parser_delete(&parser);
-    if (rc < 0)
+    if (rc != 0)
         arena_free(ar);
     return rc;
+}
+
+int bd_ydoc_parse_mode(bd_ydoc **out, const char *buf, size_t len, const char *name,
+                       size_t max_bytes, const char *what, bd_ydoc_mode mode, bd_err *err)
+{
+    *out = NULL;
+    if (!name)
+        name = "<yaml>";
+    if (!buf) {
+        buf = "";
+        len = 0;
+    }
+    if (len > max_bytes)
+        return too_large(err, name, (unsigned long long)len, "", max_bytes, what);
+    if (check_bytes((const unsigned char *)buf, len, name, err) < 0)
+        return -1;
+    if (mode != BD_YDOC_LIBYAML) {
+        int r = build(out, buf, len, name, true, err);
+        if (r == 0 || mode == BD_YDOC_FAST)
+            return r;
+    }
+    return build(out, buf, len, name, false, err);
 }
 
 int bd_ydoc_load(bd_ydoc **out, const char *path, bd_err *err)
@@ -730,4 +769,23 @@ bool bd_ynode_is_null(const bd_ynode *node)
     const char *s = node->str;
     return node->len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
            strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+bool bd_ynode_equal(const bd_ynode *a, const bd_ynode *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->kind != b->kind || a->line != b->line || a->col != b->col || a->n != b->n ||
+        a->plain != b->plain)
+        return false;
+    if (a->kind == BD_Y_SCALAR)
+        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+    for (size_t i = 0; i < a->n; i++) {
+        bool same = a->kind == BD_Y_MAP ? bd_ynode_equal(a->pairs[i].key, b->pairs[i].key) &&
+                                              bd_ynode_equal(a->pairs[i].value, b->pairs[i].value)
+                                        : bd_ynode_equal(a->items[i], b->items[i]);
+        if (!same)
+            return false;
+    }
+    return true;
 }

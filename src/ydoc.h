@@ -74,6 +74,15 @@ int bd_ydoc_parse_max(bd_ydoc **out, const char *buf, size_t len, const char *na
 int bd_ydoc_load_max(bd_ydoc **out, const char *path, size_t max_bytes, const char *what,
                      bd_err *err);
 
+/* Which reader builds the tree. BD_YDOC_ANY (what every parse above uses): yfast.c for the
+ * plain subset bench files are written in, libyaml for anything else and for every
+ * refusal. The other two are for the tests that hold the two to the same trees:
+ * BD_YDOC_LIBYAML only libyaml; BD_YDOC_FAST only yfast, returning 1 (and *out NULL,
+ * `err` untouched) when it declines. Limits and byte checks apply first in every mode. */
+typedef enum { BD_YDOC_ANY, BD_YDOC_LIBYAML, BD_YDOC_FAST } bd_ydoc_mode;
+int bd_ydoc_parse_mode(bd_ydoc **out, const char *buf, size_t len, const char *name,
+                       size_t max_bytes, const char *what, bd_ydoc_mode mode, bd_err *err);
+
 void bd_ydoc_free(bd_ydoc *doc);
 
 /* Borrowed value for `key` in mapping `map`, or NULL if absent (or `map` not a map). */
@@ -83,6 +92,10 @@ bd_ynode *bd_ynode_get(const bd_ynode *map, const char *key);
  * characters become '?', and a string too long is cut at a character boundary and ends
  * in "...". Never fails; NULL `s` gives "". */
 void bd_ydoc_clip(char *out, size_t cap, const char *s);
+
+/* True when `a` and `b` are the same tree node for node: kinds, texts, quoting, lines
+ * and columns (two NULLs are equal). */
+bool bd_ynode_equal(const bd_ynode *a, const bd_ynode *b);
 
 /* True for a plain null scalar ("null", "Null", "NULL", "~", or empty). */
 bool bd_ynode_is_null(const bd_ynode *node);
