@@ -20,7 +20,7 @@ repeat=${REPEAT:-21}
 cases="$root/bench/bulk/cases"
 [ -f "$cases/digests.yaml" ] || { echo "pin_one: no $cases/digests.yaml" >&2; exit 2; }
 [ -x "$after" ] || { echo "pin_one: no benchmark binary $after" >&2; exit 2; }
-one=${CASE:-$(ls "$cases" | awk '$0 != "digests.yaml" { ids[++n] = $0 } END { print ids[n >= 500 ? 500 : n] }')}
+one=${CASE:-$(ls "$cases" | awk '$0 != "digests.yaml" { ids[++n] = $0 } END { k = n < 500 ? n : 500; print ids[k] }')}
 echo "pin_one: $(grep -c '^  ' "$cases/digests.yaml") pins, case $one, $repeat runs of each kind"
 
 python3 - "$root" "$one" "$repeat" "$after" ${before:+"$before"} <<'PY'
