@@ -200,13 +200,36 @@ static void digests_path(char *out, size_t cap, const char *root)
     snprintf(out, cap, "%s/bench/tc/cases/digests.yaml", root);
 }
 
+/* A fresh bench of `ncases` pinned cases in `root`; `path` gets its digests.yaml. */
+static void new_bench(char *root, size_t cap, char *path, size_t path_cap, const char *tag,
+                      int ncases)
+{
+    fx_tmpdir(root, cap, tag);
+    fx_make_bench(root, NULL, NULL, NO_SIGNERS, ncases);
+    digests_path(path, path_cap, root);
+}
+
+/* digests.yaml at `path` is exactly what a full pin writes for the cases `all` (sorted):
+ * the documented bytes, and a full pin then leaves the file alone. */
+static void assert_full_pin_bytes(const char *root, const char *path, const char *const *all,
+                                  size_t n)
+{
+    char *want = expected_digests(root, all, n), *got = fx_read(path);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    struct stat s1, s2;
+    assert_int_equal(stat(path, &s1), 0);
+    assert_int_equal(pin_ids(root, NULL, 0), 0);
+    assert_int_equal(stat(path, &s2), 0);
+    assert_true(same_file(&s1, &s2));
+}
+
 static void pin_one_unchanged_writes_nothing(void **state)
 {
     (void)state;
     char root[512], path[600];
-    fx_tmpdir(root, sizeof(root), "pin1");
-    fx_make_bench(root, NULL, NULL, NO_SIGNERS, 4);
-    digests_path(path, sizeof(path), root);
+    new_bench(root, sizeof(root), path, sizeof(path), "pin1", 4);
     struct stat before, after;
     assert_int_equal(stat(path, &before), 0);
     const char *one[] = {"c3"}, *twice[] = {"c2", "c4", "c2"};
@@ -216,10 +239,7 @@ static void pin_one_unchanged_writes_nothing(void **state)
     assert_int_equal(stat(path, &after), 0);
     assert_true(same_file(&before, &after)); /* not rewritten */
     const char *all[] = {"c1", "c2", "c3", "c4"};
-    char *want = expected_digests(root, all, 4), *got = fx_read(path);
-    assert_string_equal(got, want);
-    free(want);
-    free(got);
+    assert_full_pin_bytes(root, path, all, 4);
     fx_cleanup(NULL, root);
 }
 
@@ -227,9 +247,7 @@ static void pin_one_changed_equals_a_full_rewrite(void **state)
 {
     (void)state;
     char root[512], path[600], p[700];
-    fx_tmpdir(root, sizeof(root), "pin2");
-    fx_make_bench(root, NULL, NULL, NO_SIGNERS, 12);
-    digests_path(path, sizeof(path), root);
+    new_bench(root, sizeof(root), path, sizeof(path), "pin2", 12);
     snprintf(p, sizeof(p), "%s/bench/tc/cases/c11/input/prompt.txt", root);
     fx_write(p, "edited input of c11\n");
     snprintf(p, sizeof(p), "%s/bench/tc/cases/c3/expected/answer.txt", root);
@@ -241,17 +259,9 @@ static void pin_one_changed_equals_a_full_rewrite(void **state)
     assert_int_equal(stat(path, &after), 0);
     assert_false(same_file(&before, &after)); /* written anew */
     const char *all[] = {"c1", "c10", "c11", "c12", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"};
-    char *want = expected_digests(root, all, 12), *got = fx_read(path);
-    assert_string_equal(got, want);
-    free(got);
-    /* A full pin finds the very bytes it would write: it writes nothing. */
-    assert_int_equal(pin_ids(root, NULL, 0), 0);
-    struct stat again;
-    assert_int_equal(stat(path, &again), 0);
-    assert_true(same_file(&again, &after));
+    assert_full_pin_bytes(root, path, all, 12);
     /* No temp file is left anywhere in the task class. */
     assert_int_equal(fx_sh("test -z \"$(find '%s/bench' -name '.benchdesk-tmp.*')\"", root), 0);
-    free(want);
     fx_cleanup(NULL, root);
 }
 
@@ -259,9 +269,7 @@ static void pin_new_cases_go_in_order(void **state)
 {
     (void)state;
     char root[512], path[600];
-    fx_tmpdir(root, sizeof(root), "pin3");
-    fx_make_bench(root, NULL, NULL, NO_SIGNERS, 3);
-    digests_path(path, sizeof(path), root);
+    new_bench(root, sizeof(root), path, sizeof(path), "pin3", 3);
     bd_bench *b = NULL;
     bd_task_class *tc = NULL;
     bd_err err = BD_ERR_INIT;
@@ -280,15 +288,7 @@ static void pin_new_cases_go_in_order(void **state)
     const char *ids[] = {"z9", "c2", "a0", "c25", "z9"};
     assert_int_equal(pin_ids(root, ids, 5), 4);
     const char *all[] = {"a0", "c1", "c2", "c25", "c3", "z9"};
-    char *want = expected_digests(root, all, 6), *got = fx_read(path);
-    assert_string_equal(got, want);
-    free(got);
-    struct stat s1, s2;
-    assert_int_equal(stat(path, &s1), 0);
-    assert_int_equal(pin_ids(root, NULL, 0), 0);
-    assert_int_equal(stat(path, &s2), 0);
-    assert_true(same_file(&s1, &s2));
-    free(want);
+    assert_full_pin_bytes(root, path, all, 6);
     fx_cleanup(NULL, root);
 }
 
@@ -296,9 +296,7 @@ static void pin_one_rewrites_a_file_in_another_layout(void **state)
 {
     (void)state;
     char root[512], path[600];
-    fx_tmpdir(root, sizeof(root), "pin4");
-    fx_make_bench(root, NULL, NULL, NO_SIGNERS, 3);
-    digests_path(path, sizeof(path), root);
+    new_bench(root, sizeof(root), path, sizeof(path), "pin4", 3);
     const char *all[] = {"c1", "c2", "c3"};
     char *want = expected_digests(root, all, 3);
     /* Valid YAML with the same pins, not as pin writes it: a comment of the curator's, a
