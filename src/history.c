@@ -31,6 +31,7 @@
 #include "digest.h"
 #include "fsutil.h"
 #include "b3many.h"
+#include "sha256many.h"
 #include "hindex.h"
 #include "segment.h"
 
@@ -2453,16 +2454,27 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     for (size_t j = 0; j < n; j++)
         in[j] = (const uint8_t *)bd_segbuf_line(w->seg, w->seg_lo + i + j, &lens[j]);
     bd_blake3_many(in, lens, n, b3);
+    /* The chain messages of the records whose prev_hash was found, SHA-256'd together. */
+    uint8_t msg[VERIFY_BATCH][CHAIN_TAG_LEN + 64];
+    const uint8_t *msgs[VERIFY_BATCH];
+    uint8_t hashes[VERIFY_BATCH][32];
+    size_t m = 0;
     for (size_t j = 0; j < n; j++) {
         vslot *s = &w->slots[i + j];
         s->ok = fast_prev((const char *)in[j], lens[j], s->prev);
         if (s->ok) {
-            uint8_t msg[CHAIN_TAG_LEN + 64];
-            memcpy(msg, CHAIN_TAG, CHAIN_TAG_LEN);
-            memcpy(msg + CHAIN_TAG_LEN, s->prev, 32);
-            memcpy(msg + CHAIN_TAG_LEN + 32, b3[j], 32);
-            sha256(msg, sizeof(msg), s->hash);
+            memcpy(msg[m], CHAIN_TAG, CHAIN_TAG_LEN);
+            memcpy(msg[m] + CHAIN_TAG_LEN, s->prev, 32);
+            memcpy(msg[m] + CHAIN_TAG_LEN + 32, b3[j], 32);
+            msgs[m] = msg[m];
+            m++;
         }
+    }
+    bd_sha256_many(msgs, CHAIN_TAG_LEN + 64, m, hashes);
+    for (size_t j = 0, k = 0; j < n; j++) {
+        vslot *s = &w->slots[i + j];
+        if (s->ok)
+            memcpy(s->hash, hashes[k++], 32);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     }
 }
@@ -2814,6 +2826,13 @@ out:
     return rc;
 }
 
+static atomic_uint fast_fallbacks;
+
+unsigned bd_history_test_fast_fallbacks(void)
+{
+    return atomic_load(&fast_fallbacks);
+}
+
 static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err)
 {
     int rc = -1;
@@ -2830,6 +2849,8 @@ static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res,
         if (r == 1) {
             free(v.hashes);
             src_release(&v.s);
+            if (fast_ok)
+                atomic_fetch_add(&fast_fallbacks, 1);
             fast_ok = false;
             continue;
         }

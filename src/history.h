@@ -361,6 +361,11 @@ int bd_hash_unhex(uint8_t out[32], const char *hex);
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
 
+/* Tests only: how many verifies in this process started over in the full mode because the
+ * fast mode (hashes recomputed from each record's own prev_hash, under a memo) did not
+ * arrive at the memo's head. */
+unsigned bd_history_test_fast_fallbacks(void);
+
 /* ---- the derived index (DESIGN.md §5, hindex.h) ------------------------------------ */
 
 /* The index of the history of a bench (a handle from bd_history_open; not of one opened

@@ -346,9 +346,14 @@ static void *pool_worker(void *arg)
 }
 
 /* A few dozen cases are not worth starting threads: the run gate of one case, and the
- * TUI's chunks of 32, which its own thread pool already spreads over the cores. */
-static size_t pool_threads(size_t n)
+ * TUI's chunks of 32, which its own thread pool already spreads over the cores. With
+ * signatures each case waits on GnuPG processes (about 10 ms each, mostly spent starting
+ * gpg), so two cases are already worth it, and more workers than cores keep the cores
+ * busy while others wait. */
+static size_t pool_threads(size_t n, bool signatures)
 {
+    if (signatures && n >= 2)
+        return n < POOL_THREADS ? n : POOL_THREADS;
     return bd_case_scan_threads(n, 64);
 }
 
@@ -376,7 +381,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     pthread_cond_init(&p->cv_free, NULL);
     pthread_cond_init(&p->cv_done, NULL);
     pthread_t th[POOL_THREADS];
-    size_t nth = 0, want = pool_threads(n);
+    size_t nth = 0, want = pool_threads(n, ctx != NULL);
     for (; want > 1 && nth < want; nth++)
         if (pthread_create(&th[nth], NULL, pool_worker, p) != 0)
             break;

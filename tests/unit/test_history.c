@@ -376,6 +376,37 @@ static void verify_memo_is_only_a_hint(void **state)
     free(tmp);
 }
 
+/* Under a memo, verify recomputes every record's hash from its own prev_hash, 64 records
+ * at a time (BLAKE3 and SHA-256 each through many lanes at once), and links by comparing.
+ * Over windows and groups of every size those hashes must be exactly the chain's: the
+ * fast mode reaches the memo's head without starting over, and an edit is still found. */
+static void fast_verify_hashes_are_the_chain(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 1);
+    for (int i = 2; i <= 700; i++)
+        th_append(h, "case", i);
+    th_verified(h); /* full walk: writes the memo */
+    const size_t windows[] = {0, 1, 63, 64, 65, 200};
+    for (size_t w = 0; w < sizeof(windows) / sizeof(*windows); w++) {
+        bd_history_test_verify_window(windows[w]);
+        unsigned before = bd_history_test_fast_fallbacks();
+        assert_intact(h, 700);
+        assert_int_equal(bd_history_test_fast_fallbacks(), before);
+    }
+    bd_history_test_verify_window(0);
+    /* The fast mode is what found it fine: a record edited under the memo is caught. */
+    th_verified(h);
+    unsigned before = bd_history_test_fast_fallbacks();
+    th_write_seq(h, 333, "{}", 2);
+    assert_tampered(h, BD_CHAIN_SCHEMA_INVALID, 333);
+    assert_int_equal(bd_history_test_fast_fallbacks(), before + 1);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
 static void append_refuses_a_broken_head(void **state)
 {
     (void)state;
@@ -584,6 +615,7 @@ int main(void)
         cmocka_unit_test(audit_records_chain_and_verify),
         cmocka_unit_test(append_refuses_bad_fields),
         cmocka_unit_test(verify_memo_is_only_a_hint),
+        cmocka_unit_test(fast_verify_hashes_are_the_chain),
         cmocka_unit_test(append_refuses_a_broken_head),
         cmocka_unit_test(write_error_aborts_cleanly),
         cmocka_unit_test(read_returns_the_score),
