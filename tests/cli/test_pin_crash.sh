@@ -54,7 +54,7 @@ for i in $(seq 0 39); do
         bad=$((bad + 1))
         fail "killed after ${delay}s: digests.yaml is neither the old nor the new file"
     fi
-    inside=$(find "$tc/cases" -mindepth 2 -name '.benchdesk-tmp.*' -o -mindepth 2 -name '*.tmp')
+    inside=$(find "$tc/cases" -mindepth 2 \( -name '.benchdesk-tmp.*' -o -name '*.tmp' \))
     [ -z "$inside" ] || fail "killed after ${delay}s: a temporary file inside a case: $inside"
     # A leftover in cases/ is outside every case: harmless, removed here so the next round
     # starts clean.
