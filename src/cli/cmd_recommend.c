@@ -7,7 +7,6 @@
 
 #include "cli.h"
 #include "promote.h"
-#include "provenance.h"
 
 static const char recommend_help[] =
     "usage: benchdesk recommend TASK_CLASS [--json]\n\n"
@@ -73,9 +72,7 @@ int cmd_recommend(bd_cli *cli, int argc, char **argv)
         return cli_help(recommend_help);
     if (argc != 2 || argv[1][0] == '-')
         return cli_usage(cli, "recommend", "recommend takes exactly one TASK_CLASS");
-    bd_err err = BD_ERR_INIT;
-    if (bd_provenance_init(&err) != 0)
-        return cli_fail(cli, &err);
+    bd_err err = BD_ERR_INIT; /* GnuPG starts inside bd_recommend, beside the chain's verify */
     bd_bench *bench = NULL;
     bd_task_class *tc = NULL;
     bd_recommendation r;
