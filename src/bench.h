@@ -174,6 +174,7 @@ typedef struct bd_pin {
     char *case_id;
     char digest[BD_DIGEST_STR_LEN + 1];
     int line;
+    unsigned off; /* byte offset of the pin's line in `raw` (when kept; the file is < 4 GiB) */
 } bd_pin;
 
 typedef struct bd_digests {
@@ -181,6 +182,13 @@ typedef struct bd_digests {
     char task_class[BD_DIGEST_STR_LEN + 1]; /* the task-class digest (§2) */
     bd_pin *pins;                           /* sorted by case_id */
     size_t n_pins;
+    /* bd_digests_load of a file exactly as `pin` writes it keeps its bytes here, so that
+     * `pin` of a few cases can tell "nothing changed" and splice the changed lines in
+     * without writing 100,000 others anew; NULL otherwise (another layout, or parsed
+     * from a caller's buffer). */
+    char *raw;
+    size_t raw_len;
+    char *ids; /* one block holding every case_id (line reader); NULL: each its own */
 } bd_digests;
 
 /* Required: schema_version (2), task_class (a digest), cases (a mapping case id -> digest,
@@ -194,6 +202,12 @@ int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *
  * YAML parser (bd_digests_parse_yaml), and both give the same result for the same bytes. */
 int bd_digests_parse_yaml(bd_digests **out, const char *buf, size_t len, const char *name,
                           bd_err *err);
+/* Whether `s` is a pin as digests.yaml holds it: "blake3:" and 64 lower-case hex digits. */
+bool bd_pin_digest_ok(const char *s);
+/* Whether bd_digests_load/parse would take `buf` with the line reader above (the layout
+ * pin writes, within the size limit): then it loads, with no YAML parser and no
+ * allocation needed to tell. */
+bool bd_digests_canonical_ok(const char *buf, size_t len);
 void bd_digests_free(bd_digests *d);
 /* Borrowed pin for `case_id`, or NULL. */
 const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id);

@@ -6,8 +6,11 @@
  * directory; for files inside a case dir the temp file is made in cases/, outside every
  * hashed scope (fsutil.h). case.yaml is edited in place, byte for byte except the value of
  * cassette_digest, so comments and key order survive. The new digests.yaml is checked
- * against its size limit and loaded back before it is written (yaml.too_large when the
- * task class has outgrown it): pin never writes a file the loader would refuse.
+ * against its size limit and by the loader's line reader before it is written
+ * (yaml.too_large when the task class has outgrown it): pin never writes a file the loader
+ * would refuse. digests.yaml is written only when a pin changes; pinning named cases of a
+ * file laid out as pin writes it puts the changed lines into the file's bytes (the same
+ * bytes a full rewrite gives) instead of serialising every pin again.
  */
 #ifndef BD_PIN_H
 #define BD_PIN_H
@@ -38,10 +41,12 @@ typedef struct bd_pin_report {
  * exist: bench.unknown_case). For each case: set cassette_digest in case.yaml to the
  * BLAKE3 of cassette.json (null when there is none) when it differs, then compute its
  * digest (refusing unsupported entries, and case.leftover_temp while a temp file of an
- * interrupted write is in the case dir). Then write cases/digests.yaml (format v2). No
- * file is written unless every listed case could be digested and loaded first. Each
- * change says which signatures it breaks. Returns 0, or -1 with `err`. Release *out with
- * bd_pin_report_release. */
+ * interrupted write is in the case dir). Then write cases/digests.yaml (format v2) when
+ * its bytes change. A case named twice is pinned once. No file is written unless every
+ * listed case could be digested and loaded first. Each change says which signatures it
+ * breaks. tc->digests' kept bytes (raw) may be written over while the new file is
+ * written, and are as loaded again when this returns: not for a `tc` another thread
+ * reads meanwhile. Returns 0, or -1 with `err`. Release *out with bd_pin_report_release. */
 int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
                       size_t n_case_ids, bd_err *err);
 void bd_pin_report_release(bd_pin_report *r);

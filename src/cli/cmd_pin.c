@@ -10,8 +10,9 @@ static const char pin_help[] =
     "rubric.py) and every case pin, and pins naming no case are dropped. With CASE_IDs:\n"
     "only those cases. A case whose cassette.json changed gets its cassette_digest updated\n"
     "in case.yaml first (the rest of the file is kept byte for byte). Nothing is written\n"
-    "unless every case could be digested. Every signature a new pin breaks is named: the\n"
-    "subject must then be signed again, by an author and a reviewer.\n"
+    "unless every case could be digested, and digests.yaml only when a pin changes.\n"
+    "Every signature a new pin breaks is named: the subject must then be signed again,\n"
+    "by an author and a reviewer.\n"
     "Review the change with `git diff` before committing it.\n";
 
 int cmd_pin(bd_cli *cli, int argc, char **argv)

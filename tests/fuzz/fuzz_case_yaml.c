@@ -6,7 +6,8 @@
  * Beyond "no crash, no leak, no UB" it checks the contracts that hold for any input: a
  * failure has a code and a one-line message naming the file; a success yields values the
  * loader promised (valid id, well-formed digests and fingerprints, a mapping for
- * `expected`), and the JSON export never fails on a loaded case.
+ * `expected`), and the JSON export never fails on a loaded case. digests.yaml bytes that
+ * the line reader takes (the layout `pin` writes) give libyaml's reading exactly.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -132,6 +133,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!bd_name_valid(d->pins[i].case_id) ||
                 bd_digests_find(d, d->pins[i].case_id) != &d->pins[i])
                 abort();
+    }
+    /* Bytes the line reader takes, libyaml reads the same way: the same pins, in order. */
+    if (bd_digests_canonical_ok(buf, size)) {
+        bd_digests *y = NULL;
+        bd_err yerr = BD_ERR_INIT;
+        if (rc != 0 || bd_digests_parse_yaml(&y, buf, size, "fuzz.yaml", &yerr) != 0 ||
+            strcmp(y->task_class, d->task_class) != 0 || y->n_pins != d->n_pins)
+            abort();
+        for (size_t i = 0; i < d->n_pins; i++)
+            if (strcmp(y->pins[i].case_id, d->pins[i].case_id) != 0 ||
+                strcmp(y->pins[i].digest, d->pins[i].digest) != 0 ||
+                y->pins[i].line != d->pins[i].line)
+                abort();
+        bd_digests_free(y);
     }
     bd_digests_free(d);
 

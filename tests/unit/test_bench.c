@@ -1438,6 +1438,45 @@ static void test_digests_canonical(void **state)
         "schema_version: 2\ntask_class: " CD1 "\ncases: {}\nextra: 1\n",
         "schema_version: 2\ntask_class: " CD1 "\ncases:\n   a: " CD1 "\n",
         "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a:  " CD1 "\n",
+        /* the order test compares bytes: a prefix sorts first, equal ids are a repeat */
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 "\n  a-b: " CD2 "\n  ab: " CD1
+        "\n  b: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a-b: " CD1 "\n  a: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  ab: " CD1 "\n  a: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 "\n  b: " CD2 "\n  b: " CD1
+        "\n",
+        /* ids: the characters, the '..', the length (128 fits, 129 does not) */
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  9.a_b-c: " CD1 "\n  a-: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a..b: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a.b: " CD1 "\n  a.b.: " CD2 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  -a: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  _a: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a/b: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a : " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a:\t" CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  "
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: " CD1 "\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  "
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: " CD1 "\n",
+        /* digests: the prefix, lower-case hex only, exactly 64 digits */
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: blake3:"
+        "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: blake3:"
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: blake3:"
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: blake2:"
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: blake3:"
+        "0123456789abcdef0123456789abcdeg0123456789abcdef0123456789abcdef\n",
+        "schema_version: 2\ntask_class: blake3:"
+        "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\ncases: {}\n",
+        /* lines: a trailing blank line, a pin line cut short */
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 "\n\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 "\n  b\n",
+        "schema_version: 2\ntask_class: " CD1 "\ncases:\n  a: " CD1 "\n  b: blake3:12\n",
     };
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         same_reading(texts[i]);
