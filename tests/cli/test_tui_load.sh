@@ -55,11 +55,7 @@ fi
 stats="$BD_TMP/model.2"
 TUI_ENV="BENCHDESK_MODEL_STATS=$stats BENCHDESK_MODEL_HOLD=digests"
 tui_open -C "$root"
-expect_screen "TASK CLASS" "the task classes view opens"
-tui_keys /
-tui_type vuln
-tui_keys Enter Enter
-expect_screen "CASE▲" "the cases view opens"
+tui_open_cases vuln
 expect_screen_re "ghsa-demo-0001[^ ]* +positive +easy" \
     "a row shows its disposition and difficulty before any check"
 expect_screen "1/" "the cases view counts its rows"

@@ -57,11 +57,7 @@ caserel="bench/vuln-remediation/cases/$case_id/case.yaml"
 tui_start 100 30
 TUI_ENV="GNUPGHOME=$GNUPGHOME"
 tui_open -C "$root"
-expect_screen "TASK CLASS" "the task classes view opens"
-tui_keys /
-tui_type vuln
-tui_keys Enter Enter
-expect_screen "CASE▲" "the cases view opens"
+tui_open_cases vuln
 tui_keys /
 tui_type "$case_id"
 tui_keys Enter

@@ -2,7 +2,9 @@
  * yaml_parse.c — how long one YAML file takes to read into a tree, with libyaml and with
  * the plain-subset scanner (src/yfast.c), side by side. Prints a table. Not a test.
  *
- *   bd_perf_yaml FILE... (default: a generated case.yaml, a demo case.yaml)
+ *   bd_perf_yaml FILE...
+ *   e.g. bd_perf_yaml tests/fuzz/corpus/yfast/generated_case.yaml (make_big_bench.sh's
+ *   case.yaml) bench/vuln-remediation/registration.yaml
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +12,6 @@
 #include <time.h>
 
 #include "ydoc.h"
-
-static const char generated_case[] =
-    "schema_version: 2\n"
-    "case_id: case-000500\n"
-    "title: \"Generated case 500\"\n"
-    "disposition: positive\n"
-    "difficulty: easy\n"
-    "origin:\n"
-    "  source: curated\n"
-    "  source_ref: {type: synthetic, value: \"gen-500\"}\n"
-    "  added_at: \"2026-05-12T14:00:00Z\"\n"
-    "expected: {answer: 42}\n"
-    "cassette_digest: blake3:0f5f586d0ce3e196a7eb735c076b6ca27f1b0ed5b1cf7a332d25ca2946a7e0af\n";
 
 static double now(void)
 {
@@ -59,11 +48,11 @@ static void row(const char *label, const char *text, size_t len)
 
 int main(int argc, char **argv)
 {
-    printf("%-44s %7s %12s %12s %8s\n", "file", "bytes", "libyaml us", "yfast us", "faster");
     if (argc < 2) {
-        row("generated case.yaml (make_big_bench.sh)", generated_case, strlen(generated_case));
-        return 0;
+        fprintf(stderr, "usage: bd_perf_yaml FILE...\n");
+        return 2;
     }
+    printf("%-44s %7s %12s %12s %8s\n", "file", "bytes", "libyaml us", "yfast us", "faster");
     for (int i = 1; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
         if (!f) {

@@ -70,6 +70,16 @@ tui_open() {
     tui_keys Enter
 }
 
+# tui_open_cases TASK_CLASS: from the task classes view just opened, filter to TASK_CLASS
+# and open its cases view.
+tui_open_cases() {
+    expect_screen "TASK CLASS" "the task classes view opens"
+    tui_keys /
+    tui_type "$1"
+    tui_keys Enter Enter
+    expect_screen "CASE▲" "the cases view opens"
+}
+
 # _tui_poll HOW TEXT [TIMEOUT]: poll the pane until TEXT is on it, HOW being "fixed" (a
 # fixed string), "re" (an extended regular expression) or "joined" (a fixed string in
 # the pane read as one line: rows joined by a space, runs of spaces squeezed, for text
