@@ -59,6 +59,27 @@ out:
     free(path);
 }
 
+/* The case's pin against its computed digest (out->digest): out->pinned set, and
+ * case.digest_missing or case.digest_mismatch in out->err. Returns 0 when they agree. */
+static int judge_pin(bd_case_check *out, const bd_task_class *tc, const char *case_dir)
+{
+    const char *case_id = out->case_id;
+    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, case_id) : NULL;
+    if (!pin)
+        return bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
+                          "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
+                          "`benchdesk pin %s %s`",
+                          case_id, tc->name, tc->name, case_id);
+    snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
+    if (strcmp(pin->digest, out->digest) != 0)
+        return bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
+                          "content is %s but digests.yaml:%d pins %s; restore the case, or "
+                          "re-pin deliberately with `benchdesk pin %s %s` (its signatures must "
+                          "then be made again)",
+                          out->digest, pin->line, pin->digest, tc->name, case_id);
+    return 0;
+}
+
 /* The path-based check: every file looked up by name, each loader judging its own file.
  * The fast path below hands every case it does not fully judge itself to this one, so
  * every error (a link, a leftover temp file, a schema error, an I/O error) is reported
@@ -90,25 +111,8 @@ static int verify_case_slow(bd_case_check *out, const bd_task_class *tc, const c
         out->digest[0] = '\0';
         goto out;
     }
-    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, case_id) : NULL;
-    if (pin)
-        snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
-
-    if (!pin) {
-        bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
-                   "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
-                   "`benchdesk pin %s %s`",
-                   case_id, tc->name, tc->name, case_id);
+    if (judge_pin(out, tc, case_dir) != 0)
         goto out;
-    }
-    if (strcmp(pin->digest, out->digest) != 0) {
-        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
-                   "content is %s but digests.yaml:%d pins %s; restore the case, or re-pin "
-                   "deliberately with `benchdesk pin %s %s` (its signatures must then be made "
-                   "again)",
-                   out->digest, pin->line, pin->digest, tc->name, case_id);
-        goto out;
-    }
     check_cassette(out, tc, case_dir);
 out:
     free(case_dir);
@@ -120,23 +124,8 @@ static void check_pins(bd_case_check *out, const bd_task_class *tc, const char *
                        const bd_scanned_case *sc)
 {
     const char *case_id = out->case_id;
-    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, case_id) : NULL;
-    if (!pin) {
-        bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
-                   "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
-                   "`benchdesk pin %s %s`",
-                   case_id, tc->name, tc->name, case_id);
+    if (judge_pin(out, tc, case_dir) != 0)
         return;
-    }
-    snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
-    if (strcmp(pin->digest, out->digest) != 0) {
-        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
-                   "content is %s but digests.yaml:%d pins %s; restore the case, or re-pin "
-                   "deliberately with `benchdesk pin %s %s` (its signatures must then be made "
-                   "again)",
-                   out->digest, pin->line, pin->digest, tc->name, case_id);
-        return;
-    }
     if (!sc->cassette_present) {
         /* Absent, or not a regular file: the path-based check says which. */
         check_cassette(out, tc, case_dir);
