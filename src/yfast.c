@@ -202,68 +202,42 @@ static int scalar(scan *p, bool flow, bool key)
     return emit_scalar(p, at, from, to, style);
 }
 
-static int flow_node(scan *p);
+static int inline_node(scan *p, bool flow);
 
-/* `{k: v, ...}` on this line, from its '{'. */
-static int flow_map(scan *p)
+/* `{k: v, ...}` (`map`) or `[a, b, ...]` on this line, from its opening bracket. */
+static int flow_collection(scan *p, bool map)
 {
-    TRY(emit_start(p, YAML_MAPPING_START_EVENT, true));
+    unsigned char close = map ? '}' : ']';
+    TRY(emit_start(p, map ? YAML_MAPPING_START_EVENT : YAML_SEQUENCE_START_EVENT, true));
     p->pos++;
     skip_spaces(p);
-    if (peek(p, 0) == '}') {
-        p->pos++;
-        return emit_end(p, YAML_MAPPING_END_EVENT);
-    }
-    for (;;) {
-        if (p->pos >= p->len)
-            return DECLINE;
-        TRY(scalar(p, true, true));
-        skip_spaces(p);
-        if (peek(p, 0) != ':' || peek(p, 1) != ' ')
-            return DECLINE;
-        p->pos += 2;
-        skip_spaces(p);
-        TRY(flow_node(p));
-        skip_spaces(p);
-        unsigned char c = peek(p, 0);
-        if (c == '}') {
+    if (peek(p, 0) != close) {
+        for (;;) {
+            if (map) {
+                if (p->pos >= p->len)
+                    return DECLINE;
+                TRY(scalar(p, true, true));
+                skip_spaces(p);
+                if (peek(p, 0) != ':' || peek(p, 1) != ' ')
+                    return DECLINE;
+                p->pos += 2;
+                skip_spaces(p);
+            }
+            TRY(inline_node(p, true));
+            skip_spaces(p);
+            unsigned char c = peek(p, 0);
+            if (c == close)
+                break;
+            if (c != ',')
+                return DECLINE; /* in a sequence, ':' here would be a single-pair mapping */
             p->pos++;
-            return emit_end(p, YAML_MAPPING_END_EVENT);
+            skip_spaces(p);
+            if (peek(p, 0) == close)
+                return DECLINE; /* a trailing comma */
         }
-        if (c != ',')
-            return DECLINE;
-        p->pos++;
-        skip_spaces(p);
-        if (peek(p, 0) == '}')
-            return DECLINE; /* a trailing comma */
     }
-}
-
-/* `[a, b, ...]` on this line, from its '['. */
-static int flow_seq(scan *p)
-{
-    TRY(emit_start(p, YAML_SEQUENCE_START_EVENT, true));
     p->pos++;
-    skip_spaces(p);
-    if (peek(p, 0) == ']') {
-        p->pos++;
-        return emit_end(p, YAML_SEQUENCE_END_EVENT);
-    }
-    for (;;) {
-        TRY(flow_node(p));
-        skip_spaces(p);
-        unsigned char c = peek(p, 0);
-        if (c == ']') {
-            p->pos++;
-            return emit_end(p, YAML_SEQUENCE_END_EVENT);
-        }
-        if (c != ',')
-            return DECLINE; /* ':' here would be a single-pair mapping */
-        p->pos++;
-        skip_spaces(p);
-        if (peek(p, 0) == ']')
-            return DECLINE;
-    }
+    return emit_end(p, map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT);
 }
 
 /* A node that fits on this line: a scalar or a flow collection. Outside a flow collection
@@ -273,16 +247,9 @@ static int inline_node(scan *p, bool flow)
     if (p->pos >= p->len)
         return DECLINE;
     unsigned char c = p->s[p->pos];
-    if (c == '{')
-        return flow_map(p);
-    if (c == '[')
-        return flow_seq(p);
+    if (c == '{' || c == '[')
+        return flow_collection(p, c == '{');
     return scalar(p, flow, false);
-}
-
-static int flow_node(scan *p)
-{
-    return inline_node(p, true);
 }
 
 /* After a node: spaces, maybe a comment after a space, then the end of the line (or of
