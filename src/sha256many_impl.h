@@ -51,30 +51,30 @@ TARGET static void COMPRESS(VEC st[8], const VEC in[16])
 TARGET static void MANY(const uint8_t *const *msgs, size_t len, size_t n, uint8_t (*out)[32])
 {
     size_t nblocks = len + 9 <= 64 ? 1 : 2;
-    VEC st[8], blk[16];
+    VEC st[8], blk[2][16];
     for (int i = 0; i < 8; i++)
         for (int l = 0; l < LANES; l++)
             st[i][l] = IV[i];
-    for (size_t k = 0; k < nblocks; k++) {
-        for (int l = 0; l < LANES; l++) {
-            uint8_t pad[128];
-            if ((size_t)l < n) {
-                memcpy(pad, msgs[l], len);
-                memset(pad + len, 0, sizeof(pad) - len);
-                pad[len] = 0x80;
-                uint64_t bits = (uint64_t)len * 8;
-                for (int j = 0; j < 8; j++)
-                    pad[nblocks * 64 - 1 - j] = (uint8_t)(bits >> (8 * j));
-            } else {
-                memset(pad, 0, sizeof(pad)); /* an idle lane */
-            }
-            const uint8_t *p = pad + 64 * k;
-            for (int t = 0; t < 16; t++)
-                blk[t][l] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
-                            (uint32_t)p[4 * t + 2] << 8 | p[4 * t + 3];
+    /* Each lane's message padded once, as big-endian words of both blocks. */
+    for (int l = 0; l < LANES; l++) {
+        uint8_t pad[128];
+        memset(pad, 0, sizeof(pad)); /* an idle lane hashes zeros, never read */
+        if ((size_t)l < n) {
+            memcpy(pad, msgs[l], len);
+            pad[len] = 0x80;
+            uint64_t bits = (uint64_t)len * 8;
+            for (int j = 0; j < 8; j++)
+                pad[nblocks * 64 - 1 - j] = (uint8_t)(bits >> (8 * j));
         }
-        COMPRESS(st, blk);
+        for (size_t k = 0; k < nblocks; k++)
+            for (int t = 0; t < 16; t++) {
+                const uint8_t *w = pad + 64 * k + 4 * t;
+                blk[k][t][l] =
+                    (uint32_t)w[0] << 24 | (uint32_t)w[1] << 16 | (uint32_t)w[2] << 8 | w[3];
+            }
     }
+    for (size_t k = 0; k < nblocks; k++)
+        COMPRESS(st, blk[k]);
     for (size_t l = 0; l < n; l++)
         for (int i = 0; i < 8; i++) {
             uint32_t v = st[i][l];
