@@ -71,6 +71,8 @@ tui_keys Enter Enter
 expect_screen "CASE▲" "back in the cases view"
 tui_keys h
 expect_screen "scope: vuln-remediation" "h opens the task class's history"
+# The scope shows before the records are read: Enter only opens a row that is listed.
+expect_screen "ghsa-demo-0001" "the history lists the record"
 tui_keys Enter
 expect_screen_re "Rubric stderr|score" "Enter opens the record's result"
 tui_keys h
