@@ -262,21 +262,6 @@ typedef struct anchor_ctx {
                           (ctx_prov), so a bench without anchors starts no GnuPG */
 } anchor_ctx;
 
-static int ctx_open(anchor_ctx *c, const char *bench_root, bd_err *err)
-{
-    bd_history *h = NULL;
-    memset(c, 0, sizeof(*c));
-    if (bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
-        return -1;
-    int rc = bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &c->chain, err);
-    bd_history_free(h);
-    if (rc != 0)
-        return -1;
-    if (!(c->bench_dir = bd_path_join(bench_root, "bench")))
-        return nomem(err);
-    return 0;
-}
-
 static bd_prov_ctx *ctx_prov(anchor_ctx *c, bd_err *err)
 {
     if (!c->prov && bd_prov_ctx_new(&c->prov, c->bench_dir, err) != 0)
@@ -292,8 +277,9 @@ static void ctx_close(anchor_ctx *c)
     memset(c, 0, sizeof(*c));
 }
 
-/* Check one parsed anchor: signature, signer, then the chain. */
-static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
+/* One parsed anchor's signature and signer (not yet the chain). Returns 0 with the
+ * verdict in ck->err, -1 when GnuPG could not run (err). */
+static int check_anchor_signature(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
 {
     const bd_anchor *a = &ck->anchor;
     char *msg = NULL;
@@ -320,16 +306,26 @@ static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
         goto out;
     }
     snprintf(ck->identity, sizeof(ck->identity), "%s", s->identity ? s->identity : "");
+out:
+    free(msg);
+    return rc;
+}
+
+/* A signed anchor against the verified chain: it holds `count` records and record `count`
+ * has hash `chain_head` (`hash`: that record's hash from the walk). */
+static void check_anchor_chain(const anchor_ctx *c, bd_anchor_check *ck, const uint8_t hash[32])
+{
+    const bd_anchor *a = &ck->anchor;
     if (a->count > c->chain.count) {
         bd_err_set(&ck->err, BD_E_ANCHOR_MISMATCH, ck->path, 0, 0,
                    "the anchor of %s covers %llu records but the local history holds only "
                    "%llu: records were removed from its end (truncated); restore "
                    ".benchdesk/history from a backup and find out who removed them",
                    a->date, (unsigned long long)a->count, (unsigned long long)c->chain.count);
-        goto out;
+        return;
     }
     char hex[BD_HASH_BUF];
-    bd_hex(hex, c->chain.hashes[a->count - 1], 32);
+    bd_hex(hex, hash, 32);
     if (strcmp(hex, a->chain_head) != 0)
         bd_err_set(&ck->err, BD_E_ANCHOR_MISMATCH, ck->path, 0, 0,
                    "the anchor of %s says record %llu has hash %s but the local record %llu "
@@ -337,9 +333,6 @@ static int check_anchor(anchor_ctx *c, bd_anchor_check *ck, bd_err *err)
                    "a backup and find out who rewrote it",
                    a->date, (unsigned long long)a->count, a->chain_head,
                    (unsigned long long)a->count, hex);
-out:
-    free(msg);
-    return rc;
 }
 
 static int anchor_name_cmp(const void *a, const void *b)
@@ -395,10 +388,10 @@ out:
     return rc;
 }
 
-static int verify_with(bd_anchor_report *out, anchor_ctx *c, const char *bench_root, bd_err *err)
+/* Read, parse and check the signature of every anchor file (the chain is not walked yet):
+ * 0, or -1 when the check could not be made (err). */
+static int read_anchors(bd_anchor_report *out, anchor_ctx *c, const char *bench_root, bd_err *err)
 {
-    out->chain_count = c->chain.count;
-    memcpy(out->chain_head, c->chain.head, BD_HASH_BUF);
     if (list_anchors(out, bench_root, err) != 0)
         return -1;
     for (size_t i = 0; i < out->n; i++) {
@@ -419,7 +412,7 @@ static int verify_with(bd_anchor_report *out, anchor_ctx *c, const char *bench_r
         } else if (bd_read_file(&buf, &len, ck->path, ANCHOR_FILE_MAX, BD_E_ANCHOR_MISMATCH,
                                 &ck->err) == 0 &&
                    bd_anchor_parse(&ck->anchor, buf, len, date, ck->path, &ck->err) == 0) {
-            if (check_anchor(c, ck, err) != 0) {
+            if (check_anchor_signature(c, ck, err) != 0) {
                 free(buf);
                 return -1;
             }
@@ -429,21 +422,76 @@ static int verify_with(bd_anchor_report *out, anchor_ctx *c, const char *bench_r
             *err = ck->err;
             return -1;
         }
+    }
+    return 0;
+}
+
+/* Walk the chain once, trusting the bytes under the longest anchor whose signature holds
+ * (they were checked in full when it was published; the walk parses everything when they
+ * do not hash to its head), then hold every signed anchor against the walk. */
+static int verify_with(bd_anchor_report *out, anchor_ctx *c, const char *bench_root, int flags,
+                       const bd_history_visit *visit, bd_err *err)
+{
+    uint64_t *want = NULL;
+    bd_history *h = NULL;
+    int rc = -1;
+    if (read_anchors(out, c, bench_root, err) != 0)
+        return -1;
+    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
+    o.flags = flags & BD_VERIFY_FULL;
+    o.visit = visit;
+    if (out->n > 0 && !(want = calloc(out->n, sizeof(*want))))
+        return nomem(err);
+    const bd_anchor *trusted = NULL;
+    for (size_t i = 0; i < out->n; i++) {
+        const bd_anchor_check *ck = &out->checks[i];
+        want[i] = ck->err.code == BD_OK ? ck->anchor.count : 0;
+        if (ck->err.code == BD_OK && (!trusted || ck->anchor.count > trusted->count))
+            trusted = &ck->anchor;
+    }
+    if (trusted && bd_hash_unhex(o.trusted_head, trusted->chain_head) == 0)
+        o.trusted_count = trusted->count;
+    o.want = want;
+    o.n_want = out->n;
+    if (bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
+        goto done;
+    if (bd_history_verify_with(h, &o, &c->chain, err) != 0)
+        goto done;
+    out->chain_count = c->chain.count;
+    memcpy(out->chain_head, c->chain.head, BD_HASH_BUF);
+    out->parsed_from = c->chain.parsed_from;
+    for (size_t i = 0; i < out->n; i++) {
+        bd_anchor_check *ck = &out->checks[i];
+        if (ck->err.code == BD_OK)
+            check_anchor_chain(c, ck, c->chain.want_hashes[i]);
         if (ck->err.code != BD_OK)
             out->n_failed++;
     }
-    return out->n_failed ? 1 : 0;
+    rc = out->n_failed ? 1 : 0;
+done:
+    bd_history_free(h);
+    free(want);
+    return rc;
+}
+
+int bd_anchor_verify_visit(bd_anchor_report *out, const char *bench_root, int flags,
+                           const bd_history_visit *visit, bd_err *err)
+{
+    anchor_ctx c;
+    memset(out, 0, sizeof(*out));
+    memset(&c, 0, sizeof(c));
+    int rc = -1;
+    if (!(c.bench_dir = bd_path_join(bench_root, "bench")))
+        nomem(err);
+    else
+        rc = verify_with(out, &c, bench_root, flags, visit, err);
+    ctx_close(&c);
+    return rc;
 }
 
 int bd_anchor_verify(bd_anchor_report *out, const char *bench_root, bd_err *err)
 {
-    anchor_ctx c;
-    memset(out, 0, sizeof(*out));
-    int rc = -1;
-    if (ctx_open(&c, bench_root, err) == 0)
-        rc = verify_with(out, &c, bench_root, err);
-    ctx_close(&c);
-    return rc;
+    return bd_anchor_verify_visit(out, bench_root, 0, NULL, err);
 }
 
 void bd_anchor_report_release(bd_anchor_report *r)
@@ -483,10 +531,14 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
         *path_out = NULL;
     if (!opts)
         opts = &defaults;
-    if (ctx_open(&c, bench_root, err) != 0)
+    memset(&c, 0, sizeof(c));
+    if (!(c.bench_dir = bd_path_join(bench_root, "bench"))) {
+        nomem(err);
         goto out;
-    /* Never anchor over a broken chain or next to an anchor that does not hold. */
-    int vr = verify_with(&rep, &c, bench_root, err);
+    }
+    /* Never anchor over a broken chain or next to an anchor that does not hold; never
+     * anchor a record that was not checked in full (now, or under an earlier anchor). */
+    int vr = verify_with(&rep, &c, bench_root, 0, NULL, err);
     if (vr < 0)
         goto out;
     if (vr > 0) {

@@ -80,6 +80,8 @@ typedef struct bd_anchor_report {
     bd_anchor_check *checks; /* one per anchor file, in date order */
     size_t n;
     size_t n_failed;
+    uint64_t parsed_from; /* records from this seq on were parsed in full by this check;
+                             those before it are under a signed anchor (re-hashed only) */
 } bd_anchor_report;
 
 /* Verify the local chain of the bench at `bench_root`, then every anchor under
@@ -95,6 +97,16 @@ typedef struct bd_anchor_report {
  * could not be made: chain.tampered (the chain itself is broken), io.error, gpg.*,
  * signers.schema_invalid, env.out_of_memory (err). Release *out either way. */
 int bd_anchor_verify(bd_anchor_report *out, const char *bench_root, bd_err *err);
+
+/* bd_anchor_verify in one walk of the chain that every decision takes its records from
+ * (docs/history.md#derived-index): the anchors' signatures are checked first; records
+ * under the longest anchor whose signature holds are re-hashed, not re-parsed (they were
+ * checked in full when it was published; if their bytes do not hash to its head, every
+ * record is parsed), the rest are parsed and checked in full — all of them with
+ * BD_VERIFY_FULL in `flags`. `visit` (may be NULL) sees each record of the verified chain
+ * (history.h, bd_history_visit); use what it gathered only when this returns 0 or 1. */
+int bd_anchor_verify_visit(bd_anchor_report *out, const char *bench_root, int flags,
+                           const bd_history_visit *visit, bd_err *err);
 
 void bd_anchor_report_release(bd_anchor_report *r);
 

@@ -106,8 +106,11 @@ static int loader_keep(loader *l, bd_history_record *r)
     return 0;
 }
 
-static int load_scanned(uint64_t seq, const char *rec, size_t len, void *ctx)
+/* One record as the verify walk links it (compare decides on exactly these bytes). */
+static int load_scanned(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32],
+                        void *ctx)
 {
+    (void)hash;
     loader *l = ctx;
     bd_history_record r;
     char why[256];
@@ -119,56 +122,34 @@ static int load_scanned(uint64_t seq, const char *rec, size_t len, void *ctx)
     return loader_keep(l, &r);
 }
 
-static int load_hit(const bd_hindex_hit *hit, void *ctx)
+/* The walk starts again from record 1: forget what it gathered. */
+static void load_reset(void *ctx)
 {
     loader *l = ctx;
-    bd_history_record r;
-    if (hit->seq > l->count)
-        return 0; /* appended after the verify */
-    int rc = bd_history_read_at(l->h, hit, &r, l->err);
-    if (rc != 0)
-        return rc > 0 ? 1 : 2;
-    return loader_keep(l, &r) == 0 ? 0 : 2;
-}
-
-/* Through the index: only the newest record of each (run, case) is read — the others are
- * dropped by bd_runs_load anyway. 0, -1 (err), or 1: no index to use (l emptied). */
-static int load_indexed(loader *l)
-{
-    bd_hindex *ix = bd_history_index(l->h);
-    if (!ix)
-        return 1;
-    int rc = bd_hindex_has_bad(ix) ? 1 : bd_hindex_run_cases(ix, load_hit, l);
-    bd_hindex_close(ix);
-    if (rc == 0)
-        return 0;
     bd_history_records_free(l->all, l->n);
     l->all = NULL;
     l->n = l->cap = 0;
-    return rc == 2 ? -1 : 1;
 }
 
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
 {
     memset(out, 0, sizeof(*out));
+    bd_history_record **idx = NULL;
+    /* The records compared are those the verify walk links, parsed in full as it passes
+     * them (never the derived index: docs/history.md#derived-index). */
+    loader ld = {NULL, 0, 0, 0, h, err};
+    bd_history_visit visit = {NULL, load_scanned, load_reset, &ld};
+    bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;
+    vo.visit = &visit;
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
-    int rc = bd_history_verify(h, 0, &vr, err);
-    uint64_t count = vr.count;
+    int rc = bd_history_verify_with(h, &vo, &vr, err);
+    out->count = vr.count;
     memcpy(out->head, vr.head, sizeof(out->head));
     bd_history_verify_result_release(&vr);
-    if (rc != 0)
-        return -1;
-    out->count = count;
-
-    bd_history_record **idx = NULL;
-    loader ld = {NULL, 0, 0, count, h, err};
-    int lr = load_indexed(&ld);
-    if (lr > 0)
-        lr = bd_history_scan(h, count, NULL, load_scanned, &ld, err) == 0 ? 0 : -1;
     bd_history_record *all = ld.all;
     size_t n = ld.n;
-    if (lr != 0)
+    if (rc != 0)
         goto fail;
     if (n == 0) {
         free(all);

@@ -66,6 +66,7 @@
     X(BD_E_IO, "io.error", 4)                                                                      \
     X(BD_E_NOMEM, "env.out_of_memory", 4)                                                          \
     X(BD_E_HISTORY_RECORD_INVALID, "history.record_invalid", 2)                                    \
+    X(BD_E_HISTORY_NEWER, "history.newer_version", 4)                                              \
     X(BD_E_ANCHOR_BAD_SIGNATURE, "anchor.bad_signature", 1)                                        \
     X(BD_E_ANCHOR_UNTRUSTED, "anchor.untrusted_signer", 1)                                         \
     X(BD_E_PROVENANCE_KEY_EXPIRED, "provenance.key_expired", 1)                                    \

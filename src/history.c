@@ -60,11 +60,12 @@
 
 struct bd_history {
     char *dir;
-    char *segdir;       /* <dir>/segments */
-    int dirfd;          /* -1 while the directory does not exist (read-only handle) */
-    int segfd;          /* -1 while the history is in the version-1 layout (or empty) */
-    char repair[256];   /* what the last append repaired (a torn tail), "" when nothing */
-    char *ixdir;        /* <bench root>/.benchdesk/index, NULL: no derived index */
+    char *segdir;                 /* <dir>/segments */
+    int dirfd;                    /* -1 while the directory does not exist (read-only handle) */
+    int segfd;                    /* -1 while the history is in the version-1 layout (or empty) */
+    char repair[256];             /* what the last append repaired (a torn tail), "" when nothing */
+    char ix_note[PATH_MAX + 160]; /* the index was found edited / disagreeing, "" if not */
+    char *ixdir;                  /* <bench root>/.benchdesk/index, NULL: no derived index */
     pthread_mutex_t mu; /* guards segfd, set once by whichever thread sees segments first */
 };
 
@@ -1598,7 +1599,8 @@ static bool set_str(cJSON *o, const char *key, const char *v)
     return true;
 }
 
-static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err);
+static int verify_chain(bd_history *h, const bd_history_verify_opts *o,
+                        bd_history_verify_result *res, bd_err *err);
 
 /* Convert a version-1 history (one file per record) to segments, under the lock: the chain
  * must verify first (a broken chain is never rewritten); the segments are written into
@@ -1618,7 +1620,7 @@ static int convert_v1(bd_history *h, bd_err *err)
         return -1;
     bd_history_verify_result vr;
     if (max > 0 || zero) {
-        int v = verify_chain(h, BD_VERIFY_FULL, &vr, err);
+        int v = bd_history_verify(h, BD_VERIFY_FULL, &vr, err);
         bd_history_verify_result_release(&vr);
         if (v != 0) {
             if (err && err->code == BD_E_CHAIN_TAMPERED)
@@ -2162,8 +2164,19 @@ out:
 typedef struct vctx {
     bd_history *h;
     src s;                 /* records read on their own (failures, neighbours) */
-    uint8_t (*hashes)[32]; /* hashes[i]: record i+1 */
+    uint8_t (*hashes)[32]; /* keep_all: hashes[i] is record i+1's */
     size_t n, cap;
+    uint8_t last[32]; /* record n's hash */
+    /* Every hash is kept only when asked for, or to explain a failure: a lean walk that
+     * finds one sets need_full and the walk starts again keeping them (classify looks
+     * back at any earlier record). A million hashes are 32 MB. */
+    bool keep_all, need_full;
+    const bd_history_verify_opts *o;
+    size_t *want_order; /* indexes into o->want, by seq */
+    size_t want_next;
+    uint8_t (*want_hashes)[32];
+    size_t needle_len;
+    bool visit_stopped;
     uint64_t max_seq; /* the highest seq present (ensure_max: known only when needed) */
     bool max_known;
     bool hint_ok;
@@ -2189,9 +2202,14 @@ static void ensure_max(vctx *v)
         v->max_seq = seq;
 }
 
+/* Record j's hash: any j with keep_all, else only the last one (j == v->n). */
 static const uint8_t *hash_of(const vctx *v, uint64_t j)
 {
-    return j == 0 ? zero_hash : v->hashes[j - 1];
+    if (j == 0)
+        return zero_hash;
+    if (v->keep_all)
+        return v->hashes[j - 1];
+    return j == v->n ? v->last : zero_hash;
 }
 
 static int hex_distance(const uint8_t a[32], const uint8_t b[32])
@@ -2329,7 +2347,7 @@ static bd_chain_reason classify(vctx *v, uint64_t k, const rec_core *core, const
 
 static int push_hash(vctx *v, const uint8_t h[32])
 {
-    if (v->n == v->cap) {
+    if (v->keep_all && v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 1024;
         void *p = realloc(v->hashes, cap * 32);
         if (!p)
@@ -2337,14 +2355,52 @@ static int push_hash(vctx *v, const uint8_t h[32])
         v->hashes = p;
         v->cap = cap;
     }
-    memcpy(v->hashes[v->n++], h, 32);
+    if (v->keep_all)
+        memcpy(v->hashes[v->n], h, 32);
+    memcpy(v->last, h, 32);
+    v->n++;
+    const bd_history_verify_opts *o = v->o;
+    while (v->want_next < o->n_want && o->want[v->want_order[v->want_next]] <= v->n) {
+        size_t i = v->want_order[v->want_next++];
+        if (o->want[i] == v->n)
+            memcpy(v->want_hashes[i], h, 32);
+    }
     return 0;
 }
 
-static int report(const vctx *v, bd_history_verify_result *res, uint64_t bad,
-                  bd_chain_reason reason, const char *what, bd_err *err)
+/* Record k (just linked, hash h, bytes p/len) to the caller's visitor. Returns 0, or -1
+ * when the visitor stopped the walk. */
+static int visit_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p, size_t len)
+{
+    const bd_history_visit *vis = v->o->visit;
+    if (!vis || !vis->fn)
+        return 0;
+    if (vis->needle && !memmem(p, len, vis->needle, v->needle_len))
+        return 0;
+    if (vis->fn(k, p, len, h, vis->ctx) != 0) {
+        v->visit_stopped = true;
+        return -1;
+    }
+    return 0;
+}
+
+/* The record is linked: its hash onto the chain, then to the visitor. */
+static int accept_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p, size_t len,
+                         bd_err *err)
+{
+    if (push_hash(v, h) != 0)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+    return visit_record(v, k, h, p, len);
+}
+
+static int report(vctx *v, bd_history_verify_result *res, uint64_t bad, bd_chain_reason reason,
+                  const char *what, bd_err *err)
 {
     char path[PATH_MAX + 32];
+    if (!v->keep_all) {
+        v->need_full = true; /* the intact prefix's head may be any record: walk again */
+        return -1;
+    }
     record_path(path, sizeof(path), v->h, bad);
     res->reason = reason;
     res->bad_seq = bad;
@@ -2356,8 +2412,39 @@ static int report(const vctx *v, bd_history_verify_result *res, uint64_t bad,
                       bd_chain_reason_str(reason), ADVICE);
 }
 
+/* A record whose schema_version is an integer above the newest this benchdesk writes:
+ * written by a newer benchdesk, which a reader cannot judge (not tampering). */
+static bool newer_record(const char *p, size_t len)
+{
+    static const char *const key[1] = {"schema_version"};
+    const char *val;
+    size_t vl;
+    if (bd_record_members(p, len, key, 1, &val, &vl) != 1 || vl == 0 || vl > 9 || val[0] == '0')
+        return false;
+    long n = 0;
+    for (size_t i = 0; i < vl; i++) {
+        if (val[i] < '0' || val[i] > '9')
+            return false;
+        n = n * 10 + (val[i] - '0');
+    }
+    return n > BD_HISTORY_SCHEMA_VERSION;
+}
+
+static int newer(vctx *v, bd_history_verify_result *res, uint64_t k, bd_err *err)
+{
+    char path[PATH_MAX + 32];
+    record_path(path, sizeof(path), v->h, k);
+    res->bad_seq = k;
+    res->count = v->n;
+    bd_hex(res->head, v->n ? v->last : zero_hash, 32);
+    return bd_err_set(err, BD_E_HISTORY_NEWER, path, rec_line(v->h, k), 0,
+                      "record %llu was written by a newer benchdesk (schema_version above %d): "
+                      "this one cannot check it; upgrade benchdesk",
+                      (unsigned long long)k, BD_HISTORY_SCHEMA_VERSION);
+}
+
 /* Check record k on its own (reading it again, with messages). Returns 0 when it is
- * intact and links (its hash pushed), else -1 with the failure reported into res/err. */
+ * intact and links (accepted), else -1 with the failure reported into res/err. */
 static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err *err)
 {
     size_t len;
@@ -2381,16 +2468,19 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
     if (reason != BD_CHAIN_OK) {
         if (strcmp(why, "out of memory") == 0)
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+        if (newer_record(p, len))
+            return newer(v, res, k, err);
         snprintf(msg, sizeof(msg), "record %llu is %s: %s", (unsigned long long)k,
                  reason == BD_CHAIN_UNPARSEABLE ? "unparseable" : "schema-invalid", why);
         return report(v, res, k, reason, msg, err);
     }
     uint8_t hk[32];
     bd_history_record_hash(hk, core.prev, p, len);
-    if (core.seq == k && memcmp(core.prev, hash_of(v, k - 1), 32) == 0) {
-        if (push_hash(v, hk) != 0)
-            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
-        return 0;
+    if (core.seq == k && memcmp(core.prev, hash_of(v, k - 1), 32) == 0)
+        return accept_record(v, k, hk, p, len, err);
+    if (!v->keep_all) {
+        v->need_full = true;
+        return -1;
     }
     uint64_t bad;
     reason = classify(v, k, &core, hk, &bad, msg, sizeof(msg));
@@ -2549,6 +2639,31 @@ static int verify_threads(void)
 
 enum { WIN_OK = 0, WIN_FAIL = -1, WIN_FAST_BROKE = 1 };
 
+/* The bytes of slot i of a window, for the visitor: from the segment in memory, or read
+ * again in a version-1 layout (NULL with err when that fails). Without a visitor: "". */
+static const char *window_record(vctx *v, const vwork *w, size_t i, size_t *len, rbuf *b,
+                                 bd_err *err)
+{
+    static const char none[1] = "";
+    *len = 0;
+    if (!v->o->visit)
+        return none;
+    if (w->seg)
+        return bd_segbuf_line(w->seg, w->seg_lo + i, len);
+    char why[256];
+    bd_err e = BD_ERR_INIT;
+    if (read_record_file(w->h, w->base + i, b, len, why, &e) == RD_OK)
+        return b->p;
+    if (e.code != BD_OK) {
+        if (err)
+            *err = e;
+    } else {
+        bd_err_set(err, BD_E_IO, NULL, 0, 0, "history record %llu could not be read again: %s",
+                   (unsigned long long)(w->base + i), why);
+    }
+    return NULL;
+}
+
 /* Verify records base..base+n-1 (from w's source) and link them onto the chain. In the
  * fast mode returns WIN_FAST_BROKE at the first record that does not chain (the caller
  * starts again in the full mode, which explains it). */
@@ -2578,22 +2693,20 @@ static int verify_window_run(vctx *v, vwork *w, bd_history_verify_result *res, b
             /* Record k's hash was computed over its bytes with the prev_hash it holds; the
              * chain is the same as one computed link after link exactly when that prev_hash
              * is record k-1's hash, so a comparison is the link. Any doubt: the full mode. */
-            if (!s->ok || memcmp(s->prev, hash_of(v, k - 1), 32) != 0 ||
-                push_hash(v, s->hash) != 0) {
+            if (!s->ok || memcmp(s->prev, hash_of(v, k - 1), 32) != 0) {
                 rc = WIN_FAST_BROKE;
                 break;
             }
-            continue;
-        }
-        if (s->ok && s->seq == k && memcmp(s->prev, hash_of(v, k - 1), 32) == 0) {
-            if (push_hash(v, s->hash) != 0) {
-                bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+        } else if (!(s->ok && s->seq == k && memcmp(s->prev, hash_of(v, k - 1), 32) == 0)) {
+            if (verify_one(v, k, res, err) != 0) {
                 rc = WIN_FAIL;
                 break;
             }
             continue;
         }
-        if (verify_one(v, k, res, err) != 0) {
+        size_t len = 0;
+        const char *p = window_record(v, w, i, &len, &b, err);
+        if (!p || accept_record(v, k, s->hash, p, len, err) != 0) {
             rc = WIN_FAIL;
             break;
         }
@@ -2717,16 +2830,20 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
     uint64_t last = segs[nseg - 1];
     uint64_t memo_seq = 0, memo_off = 0;
     uint8_t memo_hash[32];
-    /* A memo beyond the chain (a truncation) is noticed when the walk ends before it. */
-    bool memo = read_memo(v->h, &memo_seq, memo_hash, &memo_off) == 0;
-    bool fast = fast_ok && memo;
     /* The head an earlier verify saw vouches for that record's bytes, as HEAD did in the
-     * version-1 layout: it tells an edited last record from a spliced one. */
-    if (memo) {
+     * version-1 layout: it only tells an edited last record from a spliced one (naming
+     * the reason of a failure), never whether the chain is intact. */
+    if (read_memo(v->h, &memo_seq, memo_hash, &memo_off) == 0) {
         v->hint_ok = true;
         v->hint_seq = memo_seq;
         memcpy(v->hint_hash, memo_hash, 32);
     }
+    /* Records up to a trusted head (an anchor's) are re-hashed, not re-parsed, when the
+     * chain recomputed over their bytes arrives at it; a trusted head beyond the chain (a
+     * truncation) is noticed when the walk ends before it. */
+    bool fast = fast_ok && v->o->trusted_count > 0;
+    uint64_t trust_seq = fast ? v->o->trusted_count : 0;
+    const uint8_t *trust_hash = v->o->trusted_head;
     if (!(slots = calloc(BD_SEGMENT_RECORDS, sizeof(*slots)))) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
         goto out;
@@ -2765,8 +2882,8 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
             size_t done = 0;
             while (done < m) {
                 uint64_t k = first + seen + done;
-                bool in_fast = fast && k <= memo_seq;
-                size_t cnt = in_fast ? (size_t)(memo_seq - k + 1) : m - done;
+                bool in_fast = fast && k <= trust_seq;
+                size_t cnt = in_fast ? (size_t)(trust_seq - k + 1) : m - done;
                 if (cnt > m - done)
                     cnt = m - done;
                 vwork w = {v->h, &win.b, done, slots, k, cnt, in_fast, 0};
@@ -2777,8 +2894,8 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
                 }
                 if (wr != WIN_OK)
                     goto out;
-                if (in_fast && k + cnt - 1 == memo_seq &&
-                    memcmp(hash_of(v, memo_seq), memo_hash, 32) != 0) {
+                if (in_fast && k + cnt - 1 == trust_seq &&
+                    memcmp(hash_of(v, trust_seq), trust_hash, 32) != 0) {
                     rc = 1; /* the bytes are not those verified before: check everything */
                     goto out;
                 }
@@ -2814,8 +2931,8 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
             res->torn_tail = win.b.torn > 0;
         bd_segstream_close(&win);
     }
-    if (fast && memo_seq > v->n) {
-        rc = 1; /* the memo was never reached: nothing was proven by it */
+    if (fast && trust_seq > v->n) {
+        rc = 1; /* the trusted head was never reached: nothing was proven by it */
         goto out;
     }
     rc = 0;
@@ -2833,47 +2950,98 @@ unsigned bd_history_test_fast_fallbacks(void)
     return atomic_load(&fast_fallbacks);
 }
 
-static int verify_chain(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err)
+static void vctx_release(vctx *v)
 {
-    int rc = -1;
-    bool fast_ok = !(flags & BD_VERIFY_FULL);
+    free(v->hashes);
+    free(v->want_order);
+    free(v->want_hashes);
+    src_release(&v->s);
+}
+
+/* v->want_order: o->want's indexes by seq (few: one per anchor). */
+static int want_prepare(vctx *v, bd_err *err)
+{
+    const bd_history_verify_opts *o = v->o;
+    if (o->n_want == 0)
+        return 0;
+    v->want_order = malloc(o->n_want * sizeof(*v->want_order));
+    v->want_hashes = calloc(o->n_want, 32);
+    if (!v->want_order || !v->want_hashes)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+    for (size_t i = 0; i < o->n_want; i++) {
+        size_t j = i;
+        for (; j > 0 && o->want[v->want_order[j - 1]] > o->want[i]; j--)
+            v->want_order[j] = v->want_order[j - 1];
+        v->want_order[j] = i;
+    }
+    return 0;
+}
+
+static int verify_chain(bd_history *h, const bd_history_verify_opts *o,
+                        bd_history_verify_result *res, bd_err *err)
+{
+    bool fast_ok = o->trusted_count > 0 && !(o->flags & BD_VERIFY_FULL);
+    bool keep_all = (o->flags & BD_VERIFY_KEEP_HASHES) != 0;
     for (;;) {
         vctx v = {0};
         uint64_t last_off = 0;
         v.h = h;
+        v.o = o;
+        v.keep_all = keep_all;
+        v.needle_len = o->visit && o->visit->needle ? strlen(o->visit->needle) : 0;
         memset(res, 0, sizeof(*res));
         bd_hex(res->head, zero_hash, 32);
-        if (open_dirfd(h, false, err) != 0)
+        if (want_prepare(&v, err) != 0 || open_dirfd(h, false, err) != 0) {
+            vctx_release(&v);
             return -1;
+        }
         int r = is_v2(h) ? verify_v2(&v, fast_ok, res, &last_off, err) : verify_v1(&v, res, err);
-        if (r == 1) {
-            free(v.hashes);
-            src_release(&v.s);
-            if (fast_ok)
+        if (r == 1 || v.need_full) {
+            vctx_release(&v);
+            if (r == 1 && fast_ok) {
                 atomic_fetch_add(&fast_fallbacks, 1);
-            fast_ok = false;
+                fast_ok = false;
+            }
+            if (v.need_full)
+                keep_all = true;
+            if (o->visit && o->visit->reset)
+                o->visit->reset(o->visit->ctx);
             continue;
         }
+        int rc = -1;
         if (r == 0) {
             res->count = v.n;
             bd_hex(res->head, hash_of(&v, v.n), 32);
+            res->parsed_from = fast_ok ? o->trusted_count + 1 : 1;
+            /* The run gate's tripwire: every record up to here was checked in full now,
+             * or when the anchor vouching for them was published. */
             if (is_v2(h) && v.n > 0)
-                write_memo(h, v.n, v.hashes[v.n - 1], last_off);
-            if (flags & BD_VERIFY_KEEP_HASHES) {
+                write_memo(h, v.n, v.last, last_off);
+            if (o->flags & BD_VERIFY_KEEP_HASHES) {
                 res->hashes = v.hashes;
                 v.hashes = NULL;
             }
             rc = 0;
         }
-        free(v.hashes);
-        src_release(&v.s);
+        res->want_hashes = v.want_hashes;
+        v.want_hashes = NULL;
+        vctx_release(&v);
         return rc;
     }
 }
 
+int bd_history_verify_with(bd_history *h, const bd_history_verify_opts *opts,
+                           bd_history_verify_result *res, bd_err *err)
+{
+    static const bd_history_verify_opts none = BD_HISTORY_VERIFY_OPTS_INIT;
+    return verify_chain(h, opts ? opts : &none, res, err);
+}
+
 int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *res, bd_err *err)
 {
-    return verify_chain(h, flags, res, err);
+    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
+    o.flags = flags;
+    return verify_chain(h, &o, res, err);
 }
 
 int bd_history_verify_since(bd_history *h, bd_history_verify_result *res, bd_err *err)
@@ -2885,7 +3053,7 @@ int bd_history_verify_since(bd_history *h, bd_history_verify_result *res, bd_err
     uint64_t memo_seq, memo_off;
     uint8_t memo_hash[32];
     if (!is_v2(h) || read_memo(h, &memo_seq, memo_hash, &memo_off) != 0)
-        return verify_chain(h, 0, res, err);
+        return bd_history_verify(h, 0, res, err);
     uint64_t *segs = NULL;
     size_t nseg = 0;
     bd_segbuf sb = {0};
@@ -2963,7 +3131,7 @@ out:
     free(segs);
     bd_segbuf_release(&sb);
     if (rc == 1)
-        return verify_chain(h, 0, res, err);
+        return bd_history_verify(h, 0, res, err);
     return rc;
 }
 
@@ -2973,6 +3141,8 @@ void bd_history_verify_result_release(bd_history_verify_result *r)
         return;
     free(r->hashes);
     r->hashes = NULL;
+    free(r->want_hashes);
+    r->want_hashes = NULL;
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -3313,26 +3483,48 @@ bd_hindex *bd_history_index(bd_history *h)
     if (!path)
         return NULL;
     snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_FILE);
+    /* Only an index this user's benchdesk left as it is (the seal, hindex.h): one edited
+     * beside the records is rebuilt from them, and the rebuild is reported. */
+    bd_hindex_seal_state seal = bd_hindex_sealed(path);
     if (bd_hindex_open(&ix, path, &e) != 0) {
         free(path);
         return NULL;
     }
     bd_hindex_head ih;
     int lockfd = -1;
-    if (bd_hindex_get_head(ix, &ih) == 0 && ih.seq == seq && memcmp(ih.hash, hash, 32) == 0)
+    char *lockpath = NULL;
+    if (seal == BD_HX_SEAL_OK && bd_hindex_get_head(ix, &ih) == 0 && ih.seq == seq &&
+        memcmp(ih.hash, hash, 32) == 0)
         goto done;
     /* One process brings it up to date at a time; the others wait, then find it so. */
-    snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_LOCK);
-    lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (lockfd < 0 || ix_lock(lockfd) != 0 || bd_hindex_reopen(ix) != 0)
+    if (!(lockpath = malloc(pl)))
         goto fail;
+    snprintf(lockpath, pl, "%s/%s", h->ixdir, BD_HINDEX_LOCK);
+    lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (lockfd < 0 || ix_lock(lockfd) != 0)
+        goto fail;
+    seal = bd_hindex_sealed(path); /* again, now that no other benchdesk is writing it */
+    if (seal != BD_HX_SEAL_OK) {
+        if (seal == BD_HX_SEAL_BROKEN)
+            snprintf(h->ix_note, sizeof(h->ix_note),
+                     "the history's index (%s) was changed outside benchdesk: it was rebuilt "
+                     "from the records",
+                     path);
+        if (bd_hindex_reset(ix) != 0)
+            goto fail;
+    } else if (bd_hindex_reopen(ix) != 0) {
+        goto fail;
+    }
     if (bd_hindex_get_head(ix, &ih) != 0) {
         if (bd_hindex_reset(ix) != 0)
             goto fail;
         memset(&ih, 0, sizeof(ih));
     }
-    if (ih.seq == seq && memcmp(ih.hash, hash, 32) == 0)
+    if (ih.seq == seq && memcmp(ih.hash, hash, 32) == 0) {
+        if (bd_hindex_seal(path) != 0)
+            goto fail;
         goto done;
+    }
     /* Extended when its head is still on the chain below ours, else rebuilt. */
     bool rebuild = ih.seq == 0 || ih.seq > seq || !ix_head_holds(h, &ih);
     if (rebuild && ih.seq != 0 && bd_hindex_reset(ix) != 0)
@@ -3347,19 +3539,42 @@ bd_hindex *bd_history_index(bd_history *h)
         xr = bd_hindex_reset(ix) == 0 ? ix_extend(h, ix, &ih) : -1;
     }
     atomic_fetch_add(rebuild ? &ix_builds : &ix_extends, 1);
-    if (xr != 0 || ih.seq < seq)
+    /* Without a seal no later process could trust it: then it is not used at all. */
+    if (xr != 0 || ih.seq < seq || bd_hindex_seal(path) != 0)
         goto fail;
 done:
     if (lockfd >= 0)
         close(lockfd);
+    free(lockpath);
     free(path);
     return ix;
 fail:
     if (lockfd >= 0)
         close(lockfd);
+    free(lockpath);
     free(path);
     bd_hindex_close(ix);
     return NULL;
+}
+
+const char *bd_history_index_note(const bd_history *h)
+{
+    return h->ix_note[0] ? h->ix_note : NULL;
+}
+
+void bd_history_index_distrust(bd_history *h)
+{
+    if (!h->ixdir)
+        return;
+    size_t pl = strlen(h->ixdir) + sizeof("/" BD_HINDEX_FILE);
+    char *path = malloc(pl);
+    if (!path)
+        return;
+    snprintf(path, pl, "%s/%s", h->ixdir, BD_HINDEX_FILE);
+    bd_hindex_unseal(path);
+    snprintf(h->ix_note, sizeof(h->ix_note),
+             "the history's index (%s) disagrees with the records: it is rebuilt from them", path);
+    free(path);
 }
 
 int bd_history_read_at(bd_history *h, const bd_hindex_hit *hit, bd_history_record *out, bd_err *err)
@@ -3413,6 +3628,8 @@ static int log_indexed(bd_history *h, bd_hindex *ix, const bd_history_log_opts *
     size_t limit = o->limit ? o->limit : BD_HISTORY_LOG_DEFAULT;
     size_t page = limit + 16 < 1024 ? limit + 16 : 1024;
     bd_hindex_filter f = {o->task_class, o->case_id, o->run_id, o->failure_mode, o->failed_only};
+    bd_history_log_opts ix_only = *o; /* what the index filtered on */
+    ix_only.keep = NULL;
     bd_hindex_hit *hits = malloc(page * sizeof(*hits));
     bd_history_record *recs = NULL;
     size_t cnt = 0, cap = 0;
@@ -3434,6 +3651,14 @@ static int log_indexed(bd_history *h, bd_hindex *ix, const bd_history_log_opts *
             if (rc != 0)
                 break;
             cursor = hits[i].seq;
+            /* A record the index named for this filter that does not match it: the index
+             * is not this chain's. Read the segments instead and have it rebuilt. */
+            if (!log_match(&ix_only, &r)) {
+                bd_history_record_release(&r);
+                bd_history_index_distrust(h);
+                rc = 1;
+                break;
+            }
             if (!log_match(o, &r)) {
                 bd_history_record_release(&r);
                 continue;
@@ -3538,45 +3763,6 @@ out:
     return rc;
 }
 
-int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
-                    int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
-                    bd_err *err)
-{
-    src sr = {0};
-    uint8_t hash[32];
-    int rc = -1;
-    size_t nlen = needle ? strlen(needle) : 0;
-    if (open_dirfd(h, false, err) != 0)
-        return -1;
-    if (upto == 0 && find_head(h, &sr, &upto, hash, err) != 0)
-        goto out;
-    rc = 0;
-    for (uint64_t k = 1; k <= upto && rc == 0; k++) {
-        const char *p;
-        size_t len;
-        char why[256], path[PATH_MAX + 32];
-        int r = get_rec(h, &sr, k, &p, &len, why, err);
-        if (r == RD_ERROR) {
-            rc = -1;
-            break;
-        }
-        if (r != RD_OK) {
-            record_path(path, sizeof(path), h, k);
-            rc = bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, k), 0,
-                            "history record %llu is missing or unreadable; run `benchdesk "
-                            "history verify`",
-                            (unsigned long long)k);
-            break;
-        }
-        if (needle && !memmem(p, len, needle, nlen))
-            continue;
-        rc = fn(k, p, len, ctx);
-    }
-out:
-    src_release(&sr);
-    return rc;
-}
-
 bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
 {
     /* Inside score the members are sorted: "passed" is followed by "score". */
@@ -3631,25 +3817,6 @@ static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n
         return -1;
     }
     return 0;
-}
-
-int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)[BD_HASH_BUF],
-                      bd_err *err)
-{
-    src sr = {0};
-    int rc = 0;
-    if (open_dirfd(h, false, err) != 0)
-        return -1;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        bd_history_record r;
-        rc = read_src(h, &sr, seqs[i], &r, err);
-        if (rc == 0) {
-            memcpy(out[i], r.hash, BD_HASH_BUF);
-            bd_history_record_release(&r);
-        }
-    }
-    src_release(&sr);
-    return rc;
 }
 
 /* The end of the JSON string starting at p (its opening quote), or NULL. */

@@ -200,39 +200,86 @@ const char *bd_chain_reason_str(bd_chain_reason r);
 
 enum {
     BD_VERIFY_KEEP_HASHES = 1, /* keep every verified record's hash in result->hashes */
-    BD_VERIFY_FULL = 2,        /* parse and check every record again, ignoring the memo */
+    BD_VERIFY_FULL = 2,        /* parse every record, even under a trusted head (opts) */
 };
 
+/* Each record of the chain being verified, in seq order: fn(seq, bytes, len, hash, ctx)
+ * for every record whose bytes contain `needle` (NULL: every record), called by the walk
+ * itself, so what a caller decides on is exactly the bytes that were verified (never a
+ * second read of the files). fn returns 0 to go on; anything else stops the walk, which
+ * returns -1 (fn fills its own error). When the walk starts again from record 1 (a
+ * trusted head that the bytes do not reach, below), reset(ctx) is called first; fn may
+ * be called for records before a failure is found, so a caller uses what it gathered only
+ * when the walk returns 0. */
+typedef struct bd_history_visit {
+    const char *needle;
+    int (*fn)(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx);
+    void (*reset)(void *ctx);
+    void *ctx;
+} bd_history_visit;
+
+/* Options of bd_history_verify_with (zero-initialise; BD_HISTORY_VERIFY_OPTS_INIT). */
+typedef struct bd_history_verify_opts {
+    int flags;
+    /* Records 1..trusted_count need not be parsed again when the chain recomputed over
+     * their bytes arrives at trusted_head: a head that a signed anchor vouches for (every
+     * record under an anchor was checked in full when it was published). When it does not
+     * arrive there, every record is parsed. 0: parse every record. Never the memo
+     * (history/VERIFIED), which anyone who can edit a record can also write. */
+    uint64_t trusted_count;
+    uint8_t trusted_head[32];
+    /* The hashes of these records (any order) into result->want_hashes[i] (zeros when
+     * the chain is shorter): an anchor's record, without keeping every hash. */
+    const uint64_t *want;
+    size_t n_want;
+    const bd_history_visit *visit; /* NULL: none */
+} bd_history_verify_opts;
+
+#define BD_HISTORY_VERIFY_OPTS_INIT                                                                \
+    {                                                                                              \
+        0, 0, {0}, NULL, 0, NULL                                                                   \
+    }
+
 typedef struct bd_history_verify_result {
-    uint64_t count;         /* records verified intact, from seq 1 */
-    char head[BD_HASH_BUF]; /* hash of record `count` (64 zeros when 0) */
-    bd_chain_reason reason; /* BD_CHAIN_OK, or why the chain is broken */
-    uint64_t bad_seq;       /* the first bad seq (0 when OK, or for a record "0") */
-    uint8_t (*hashes)[32];  /* BD_VERIFY_KEEP_HASHES: hashes[i] is record i+1's */
-    bool torn_tail;         /* the last segment ends in a torn line (a crash during an
-                               append): not a record, not tampering; the next append
-                               removes it */
+    uint64_t count;             /* records verified intact, from seq 1 */
+    char head[BD_HASH_BUF];     /* hash of record `count` (64 zeros when 0) */
+    bd_chain_reason reason;     /* BD_CHAIN_OK, or why the chain is broken */
+    uint64_t bad_seq;           /* the first bad seq (0 when OK, or for a record "0") */
+    uint8_t (*hashes)[32];      /* BD_VERIFY_KEEP_HASHES: hashes[i] is record i+1's */
+    bool torn_tail;             /* the last segment ends in a torn line (a crash during an
+                                   append): not a record, not tampering; the next append
+                                   removes it */
+    uint8_t (*want_hashes)[32]; /* opts->want's hashes, in its order (owned) */
+    uint64_t parsed_from;       /* the first record parsed in full (count + 1: none; 1:
+                                   all; trusted_count + 1 when a trusted head held) */
 } bd_history_verify_result;
 
 /* Walk the chain from seq 1: segments named on the 65,536-record grid without a gap, each
  * line a record, parseable, schema-valid and canonical, its seq field equal to its
  * position, its prev_hash equal to the previous record's hash (in a version-1 layout:
- * contiguous file names). A torn final line is result->torn_tail, not a failure. Records
- * up to the head the last intact verify saw (history/VERIFIED) are re-hashed, not
- * re-parsed, unless BD_VERIFY_FULL (docs/history.md says why that is sound).
+ * contiguous file names). A torn final line is result->torn_tail, not a failure. Every
+ * record is parsed and checked in full, except those under opts->trusted_head (above);
+ * the memo (history/VERIFIED) is written for the run gate but never believed here.
  * Returns 0 when the chain is intact (result->reason BD_CHAIN_OK, count and head set).
  * Returns -1 with chain.tampered when it is not: result->bad_seq and result->reason name
  * the first bad record (rules in docs/history.md), result->count/head describe the
  * intact prefix before it, and err's message says what was found, where, and what to do.
+ * A record whose schema_version is newer than this benchdesk knows is
+ * history.newer_version (exit 4: upgrade), never chain.tampered.
  * Returns -1 with io.error / env.out_of_memory when the chain could not be read
- * (result->reason stays BD_CHAIN_OK). Always release *result with
- * bd_history_verify_result_release. */
+ * (result->reason stays BD_CHAIN_OK), or with the visitor's error when it stopped.
+ * Always release *result with bd_history_verify_result_release. */
+int bd_history_verify_with(bd_history *h, const bd_history_verify_opts *opts,
+                           bd_history_verify_result *result, bd_err *err);
+
+/* bd_history_verify_with with only flags. */
 int bd_history_verify(bd_history *h, int flags, bd_history_verify_result *result, bd_err *err);
 
 void bd_history_verify_result_release(bd_history_verify_result *r);
 
-/* The run gate's verify (DESIGN.md §5): checks only what was appended since the last
- * verify that found the chain intact (history/VERIFIED, the head it saw and where), plus
+/* The run gate's verify (docs/history.md#verifying-the-first-bad-record-and-why): a
+ * tripwire, not a proof. Checks only what was appended since the last verify that found
+ * the chain intact (history/VERIFIED, the head it saw and where), plus
  * that this head is still in place with the same hash; when there is no such memo, it no
  * longer matches, or anything after it does not chain cleanly, it does the full walk
  * (bd_history_verify), which then names the first bad record. Same contract as
@@ -320,22 +367,6 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
 
 void bd_history_records_free(bd_history_record *recs, size_t n);
 
-/* Stream records 1..upto (upto 0: to the head) in seq order, calling fn(seq, bytes, len,
- * ctx) for each whose bytes contain `needle` (NULL: every record); memory does not grow
- * with the history (one segment at a time). fn returns 0 to go on, anything else stops
- * the scan and is returned. Does not verify: callers walk a chain they just verified.
- * Returns 0 (or fn's value), or -1: chain.tampered (a record is missing), io.error,
- * env.out_of_memory. */
-int bd_history_scan(bd_history *h, uint64_t upto, const char *needle,
-                    int (*fn)(uint64_t seq, const char *rec, size_t len, void *ctx), void *ctx,
-                    bd_err *err);
-
-/* The record hashes of records seqs[0..n) (ascending seqs read in one pass over their
- * segments) into out[i]. Does not verify. Returns 0 or -1 (chain.tampered for a missing
- * record, io.error, env.out_of_memory). */
-int bd_history_hashes(bd_history *h, const uint64_t *seqs, size_t n, char (*out)[BD_HASH_BUF],
-                      bd_err *err);
-
 /* Fast field access on the bytes of a record that verify has accepted (canonical JSON,
  * schema-valid): no parse. Only for such bytes: on anything else the answers are
  * meaningless (never unsafe). */
@@ -373,9 +404,22 @@ unsigned bd_history_test_fast_fallbacks(void);
  * it was built from when that record is still in its place with its hash, else rebuilt.
  * NULL when there is none to use — a version-1 layout, an empty chain, an index that
  * cannot be written, segments that do not hold whole segments of records, or
- * BENCHDESK_NO_INDEX set — and the caller reads the segments instead. Never trusted for
- * integrity: it only says where to read. Close with bd_hindex_close. Never fails. */
+ * BENCHDESK_NO_INDEX set — and the caller reads the segments instead. An index that is
+ * not exactly as this user's benchdesk left it (its seal, hindex.h) is rebuilt from the
+ * records first (bd_history_index_note says so). Never trusted for integrity and never
+ * for a decision: it only says where to read, and a view checks what it reads. Close
+ * with bd_hindex_close. Never fails. */
 bd_hindex *bd_history_index(bd_history *h);
+
+/* What the last bd_history_index or bd_history_index_distrust found about the index (it
+ * was edited outside benchdesk, or disagreed with the records, and is rebuilt), for the
+ * front end to say once; NULL when nothing. Owned by h. */
+const char *bd_history_index_note(const bd_history *h);
+
+/* A view read a record the index pointed to and it was not what the index said (another
+ * task class, case or run, a record that is not a score): the index is not this chain's.
+ * Breaks its seal so the next bd_history_index rebuilds it, and sets the note. */
+void bd_history_index_distrust(bd_history *h);
 
 /* Read and parse the record the index places at `hit` (bytes [off, off+len) of its
  * segment, a whole line). Returns 0 and fills *out (bd_history_record_release); 1 when

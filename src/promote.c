@@ -34,15 +34,18 @@ void bd_recommendation_release(bd_recommendation *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* Per case of the task class: the latest eligible record of each isolation class. */
+/* Per case of the task class, gathered in the verified walk (before it is known which
+ * cases are signed today): per isolation class ([0] subprocess, [1] namespaces) the
+ * latest current record run on signed content, and how many records were current with
+ * and without provenance_verified. */
 typedef struct case_best {
     bool signed_today; /* the case's signatures verify today (bd_verify_check) */
-    const char *pin;   /* its pin today, or NULL */
-    uint64_t seq[2];   /* 0: none; [0] subprocess, [1] namespaces */
+    uint64_t seq[2];   /* 0: none */
     char finished_at[2][40];
     double score[2];
     bool passed[2];
-    char hash[2][BD_HASH_BUF]; /* through the index: the record's hash, read with it */
+    char hash[2][BD_HASH_BUF];
+    size_t n_verified[2], n_unverified[2];
 } case_best;
 
 typedef struct scan_ctx {
@@ -83,9 +86,10 @@ static bool str_of(const char *v, size_t vl, char *out, size_t size)
 
 enum { M_CASE_DIGEST, M_CASE_ID, M_FINISHED_AT, M_ISOLATION, M_PV, M_TC_DIGEST, M__COUNT };
 
-/* One record of the verified chain: its top-level members read in one pass (the chain
- * was just verified, so the bytes are canonical and schema-valid). */
-static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
+/* One record of the chain as the verify walk links it: its top-level members read in one
+ * pass (the walk checked these very bytes, or they lie under a signed anchor and were
+ * checked when it was published: canonical and schema-valid either way). */
+static int scan_one(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
 {
     static const char *const keys[M__COUNT] = {"case_digest",         "case_id",
                                                "finished_at",         "isolation_class",
@@ -130,106 +134,49 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, void *arg)
         return 0;
     }
     case_best *b = &c->best[ci];
-    if (!pv || !b->signed_today) {
-        out->excluded_unsigned++;
+    int k = strcmp(iso, "namespaces") == 0;
+    if (!pv) {
+        b->n_unverified[k]++;
         return 0;
     }
-    int k = strcmp(iso, "namespaces") == 0;
-    c->n_class[k]++;
+    b->n_verified[k]++;
     b->seq[k] = seq;
     memcpy(b->finished_at[k], fin, strlen(fin) + 1);
     b->score[k] = score;
     b->passed[k] = passed;
+    bd_hex(b->hash[k], hash, 32);
     return 0;
 }
 
-typedef struct group_ctx {
-    scan_ctx *sc;
-    bd_history *h;
-    bd_err *err;
-} group_ctx;
-
-/* One group of equal records from the index (hindex.h), counted as scan_one counts each
- * of them; the newest eligible one of a case is read from its segment. Returns 0, 1 when
- * the index does not answer as the segments do, 2 on an error in g->err. */
-static int group_one(const bd_hindex_group *g, void *arg)
+/* The walk starts again from record 1: forget what it gathered. */
+static void scan_reset(void *arg)
 {
-    group_ctx *gc = arg;
-    scan_ctx *c = gc->sc;
+    scan_ctx *c = arg;
     bd_recommendation *out = c->out;
-    if (!g->case_id || !g->isolation)
-        return 1;
-    if (!g->in_window) {
-        out->excluded_outside_window += g->count;
-        return 0;
-    }
-    int ci = case_index(c->tc, g->case_id);
-    if (ci < 0) {
-        out->excluded_unknown_case += g->count;
-        return 0;
-    }
-    if (bd_stale_bits(g->case_id, g->case_digest, g->tc_digest, c->tc->digests) != BD_STALE_NONE) {
-        out->excluded_stale += g->count;
-        return 0;
-    }
-    case_best *b = &c->best[ci];
-    if (!g->provenance_verified || !b->signed_today) {
-        out->excluded_unsigned += g->count;
-        return 0;
-    }
-    int k = strcmp(g->isolation, "namespaces") == 0;
-    c->n_class[k] += g->count;
-    if (g->newest.seq <= b->seq[k])
-        return 0;
-    bd_history_record r;
-    int rc = bd_history_read_at(gc->h, &g->newest, &r, gc->err);
-    if (rc != 0)
-        return rc > 0 ? 1 : 2;
-    if (r.is_audit || !r.finished_at || strlen(r.finished_at) >= sizeof(b->finished_at[k])) {
-        bd_history_record_release(&r);
-        return 1;
-    }
-    b->seq[k] = r.seq;
-    memcpy(b->finished_at[k], r.finished_at, strlen(r.finished_at) + 1);
-    b->score[k] = r.score.score;
-    b->passed[k] = r.score.passed;
-    memcpy(b->hash[k], r.hash, BD_HASH_BUF);
-    bd_history_record_release(&r);
-    return 0;
-}
-
-/* The selection through the index: 0, -1 (err), or 1 when there is no index to use or it
- * does not answer as the segments do (then the chain is streamed). */
-static int select_indexed(scan_ctx *sc, bd_history *h, uint64_t upto, bd_err *err)
-{
-    bd_hindex *ix = bd_history_index(h);
-    if (!ix)
-        return 1;
-    group_ctx gc = {sc, h, err};
-    bd_hindex_head ih;
-    /* Only an index of exactly the verified chain (nothing appended since the verify). */
-    int rc = bd_hindex_has_bad(ix) || bd_hindex_get_head(ix, &ih) != 0 || ih.seq != upto
-                 ? 1
-                 : bd_hindex_groups(ix, sc->tc->name, (int64_t)sc->since, group_one, &gc);
-    bd_hindex_close(ix);
-    if (rc == 0)
-        return 0;
-    if (rc == 2)
-        return -1;
-    /* Start again from nothing on the streamed path. */
-    bd_recommendation *out = sc->out;
     out->excluded_outside_window = out->excluded_unknown_case = out->excluded_stale =
         out->excluded_unsigned = 0;
-    sc->n_class[0] = sc->n_class[1] = 0;
-    for (size_t i = 0; i < sc->tc->n_cases; i++) {
-        case_best *b = &sc->best[i];
-        bool st = b->signed_today;
-        const char *pin = b->pin;
-        memset(b, 0, sizeof(*b));
-        b->signed_today = st;
-        b->pin = pin;
+    c->n_class[0] = c->n_class[1] = 0;
+    if (c->tc->n_cases > 0)
+        memset(c->best, 0, c->tc->n_cases * sizeof(*c->best));
+}
+
+/* Once it is known which cases are signed today: records of an unsigned case, or not run
+ * on signed content, are excluded as unsigned; the rest count for their class. */
+static void scan_settle(scan_ctx *c, const bd_signed_today *st)
+{
+    for (size_t i = 0; i < c->tc->n_cases; i++) {
+        case_best *b = &c->best[i];
+        b->signed_today = st->case_signed && st->case_signed[i];
+        for (int k = 0; k < 2; k++) {
+            c->out->excluded_unsigned += b->n_unverified[k];
+            if (b->signed_today) {
+                c->n_class[k] += b->n_verified[k];
+            } else {
+                c->out->excluded_unsigned += b->n_verified[k];
+                b->seq[k] = 0;
+            }
+        }
     }
-    return 1;
 }
 
 /* Hands over "what is signed today" once the chain is verified: NULL with `err` when it
@@ -256,7 +203,6 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
 {
     int rc = -1;
     bd_anchor_report rep;
-    bd_history *h = NULL;
     case_best *best = NULL;
     double *scores = NULL;
     memset(out, 0, sizeof(*out));
@@ -267,8 +213,16 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     gmtime_r(&now, &tm);
     strftime(out->generated_at, sizeof(out->generated_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
 
-    /* Only a verified history: the chain and every anchor. */
-    int vr = bd_anchor_verify(&rep, bench->root, err);
+    if (tc->n_cases > 0 && !(best = calloc(tc->n_cases, sizeof(*best))))
+        goto oom;
+    /* Every record used comes from the one walk that verifies the chain and every anchor
+     * (never from the derived index or a memo: docs/history.md#derived-index); memory is
+     * per case, not per record. */
+    scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
+    snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
+    /* (the closing quote makes it exact: a longer name does not match) */
+    bd_history_visit visit = {sc.tc_field, scan_one, scan_reset, &sc};
+    int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &visit, err);
     if (vr < 0)
         goto out;
     if (vr > 0) {
@@ -289,21 +243,7 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
                  "task class '%s' is not signed today (%s): nothing is recommended until an "
                  "author and a reviewer sign it",
                  tc->name, st->tc_status);
-    if (tc->n_cases > 0 && !(best = calloc(tc->n_cases, sizeof(*best))))
-        goto oom;
-    for (size_t i = 0; i < tc->n_cases; i++)
-        best[i].signed_today = st->case_signed && st->case_signed[i];
-
-    /* Stream the chain once: memory is per case, not per record. */
-    scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
-    snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
-    /* (the closing quote makes it exact: a longer name does not match) */
-    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, err) != 0)
-        goto out;
-    int sel = select_indexed(&sc, h, out->chain_count, err);
-    if (sel < 0 ||
-        (sel > 0 && bd_history_scan(h, out->chain_count, sc.tc_field, scan_one, &sc, err) != 0))
-        goto out;
+    scan_settle(&sc, st);
     int k = sc.n_class[1] > 0; /* the strongest isolation class present */
     size_t nc = sc.n_class[0] + sc.n_class[1];
     snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
@@ -325,31 +265,9 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
         snprintf(e->finished_at, sizeof(e->finished_at), "%s", b->finished_at[k]);
         e->score = b->score[k];
         e->passed = b->passed[k];
+        memcpy(e->record_hash, b->hash[k], BD_HASH_BUF);
     }
     out->superseded = sc.n_class[k] - out->n_evidence;
-    /* Record hashes of the evidence only (not of every record scanned). */
-    bool have_hashes = sel == 0;
-    for (size_t i = 0, e = 0; have_hashes && i < tc->n_cases; i++)
-        if (best[i].seq[k])
-            memcpy(out->evidence[e++].record_hash, best[i].hash[k], BD_HASH_BUF);
-    if (out->n_evidence > 0 && !have_hashes) {
-        uint64_t *seqs = malloc(out->n_evidence * sizeof(*seqs));
-        char(*hashes)[BD_HASH_BUF] = malloc(out->n_evidence * sizeof(*hashes));
-        if (!seqs || !hashes) {
-            free(seqs);
-            free(hashes);
-            goto oom;
-        }
-        for (size_t i = 0; i < out->n_evidence; i++)
-            seqs[i] = out->evidence[i].seq;
-        int hr = bd_history_hashes(h, seqs, out->n_evidence, hashes, err);
-        for (size_t i = 0; hr == 0 && i < out->n_evidence; i++)
-            memcpy(out->evidence[i].record_hash, hashes[i], BD_HASH_BUF);
-        free(seqs);
-        free(hashes);
-        if (hr != 0)
-            goto out;
-    }
     out->cases = out->n_evidence;
     if (out->cases > 0) {
         if (!(scores = malloc(out->cases * sizeof(*scores))))
@@ -388,7 +306,6 @@ out:
         bd_recommendation_release(out);
     free(scores);
     free(best);
-    bd_history_free(h);
     bd_anchor_report_release(&rep);
     return rc;
 }

@@ -234,6 +234,8 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         cJSON_AddNumberToObject(hist, "records", (double)arep.chain_count);
         cJSON_AddStringToObject(hist, "chain_head", arep.chain_head);
         cJSON_AddNumberToObject(hist, "anchors", (double)arep.n);
+        /* Records before it lie under a signed anchor: re-hashed, not parsed again. */
+        cJSON_AddNumberToObject(hist, "parsed_from", (double)arep.parsed_from);
         if (!cli->json)
             printf("%-24s %4llu records  %-8s  %zu anchor%s%s\n", "history",
                    (unsigned long long)arep.chain_count, "verified", arep.n, arep.n == 1 ? "" : "s",

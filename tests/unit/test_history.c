@@ -376,10 +376,19 @@ static void verify_memo_is_only_a_hint(void **state)
     free(tmp);
 }
 
-/* Under a memo, verify recomputes every record's hash from its own prev_hash, 64 records
- * at a time (BLAKE3 and SHA-256 each through many lanes at once), and links by comparing.
- * Over windows and groups of every size those hashes must be exactly the chain's: the
- * fast mode reaches the memo's head without starting over, and an edit is still found. */
+/* Under a trusted head (an anchor's), verify recomputes every record's hash from its own
+ * prev_hash, 64 records at a time on every thread, instead of parsing: at every window
+ * size it reaches the head without starting over, and a record edited below the head is
+ * still caught (the hashes no longer arrive there: everything is parsed). */
+static int verify_trusting(bd_history *h, uint64_t count, const char *head,
+                           bd_history_verify_result *r, bd_err *err)
+{
+    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
+    o.trusted_count = count;
+    assert_int_equal(bd_hash_unhex(o.trusted_head, head), 0);
+    return bd_history_verify_with(h, &o, r, err);
+}
+
 static void fast_verify_hashes_are_the_chain(void **state)
 {
     (void)state;
@@ -387,21 +396,125 @@ static void fast_verify_hashes_are_the_chain(void **state)
     bd_history *h = th_history(&tmp, "case", 1);
     for (int i = 2; i <= 700; i++)
         th_append(h, "case", i);
-    th_verified(h); /* full walk: writes the memo */
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, 0, &r, &err), 0);
+    assert_int_equal(r.parsed_from, 1);
+    char head[BD_HASH_BUF];
+    memcpy(head, r.head, sizeof(head));
+    bd_history_verify_result_release(&r);
     const size_t windows[] = {0, 1, 63, 64, 65, 200};
     for (size_t w = 0; w < sizeof(windows) / sizeof(*windows); w++) {
         bd_history_test_verify_window(windows[w]);
         unsigned before = bd_history_test_fast_fallbacks();
-        assert_intact(h, 700);
+        assert_int_equal(verify_trusting(h, 700, head, &r, &err), 0);
+        assert_int_equal(r.count, 700);
+        assert_int_equal(r.parsed_from, 701);
+        assert_string_equal(r.head, head);
+        bd_history_verify_result_release(&r);
         assert_int_equal(bd_history_test_fast_fallbacks(), before);
     }
     bd_history_test_verify_window(0);
-    /* The fast mode is what found it fine: a record edited under the memo is caught. */
-    th_verified(h);
+    /* Only part of the chain under the head: the rest is parsed. */
+    assert_int_equal(bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &r, &err), 0);
+    char mid[BD_HASH_BUF];
+    bd_hex(mid, r.hashes[399], 32);
+    bd_history_verify_result_release(&r);
+    assert_int_equal(verify_trusting(h, 400, mid, &r, &err), 0);
+    assert_int_equal(r.parsed_from, 401);
+    bd_history_verify_result_release(&r);
+    /* A record edited under the head is caught, and the memo is never believed. */
     unsigned before = bd_history_test_fast_fallbacks();
     th_write_seq(h, 333, "{}", 2);
-    assert_tampered(h, BD_CHAIN_SCHEMA_INVALID, 333);
+    assert_int_equal(verify_trusting(h, 700, head, &r, &err), -1);
+    assert_int_equal(r.reason, BD_CHAIN_SCHEMA_INVALID);
+    assert_int_equal(r.bad_seq, 333);
+    bd_history_verify_result_release(&r);
     assert_int_equal(bd_history_test_fast_fallbacks(), before + 1);
+    assert_tampered(h, BD_CHAIN_SCHEMA_INVALID, 333);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* The visitor sees each record of the verified chain once, in order, with the hash the
+ * chain has for it; after a fallback from a trusted head that does not hold it is reset
+ * and sees them again; a visitor that stops stops the walk. */
+typedef struct seen {
+    uint64_t n, last, resets, stop_at;
+    bool in_order;
+    uint8_t (*hashes)[32];
+} seen;
+
+static int see(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx)
+{
+    seen *s = ctx;
+    (void)rec;
+    (void)len;
+    if (seq != s->last + 1)
+        s->in_order = false;
+    if (memcmp(hash, s->hashes[seq - 1], 32) != 0)
+        s->in_order = false;
+    s->last = seq;
+    s->n++;
+    return s->stop_at && seq == s->stop_at;
+}
+
+static void see_reset(void *ctx)
+{
+    seen *s = ctx;
+    s->resets++;
+    s->n = s->last = 0;
+}
+
+static void visitor_sees_the_verified_chain(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 1);
+    for (int i = 2; i <= 150; i++)
+        th_append(h, i % 2 ? "odd" : "even", i);
+    bd_history_verify_result all;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &all, &err), 0);
+    seen s = {0, 0, 0, 0, true, all.hashes};
+    bd_history_visit vis = {NULL, see, see_reset, &s};
+    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
+    o.visit = &vis;
+    uint64_t want[2] = {150, 7};
+    o.want = want;
+    o.n_want = 2;
+    bd_history_verify_result r;
+    bd_history_test_verify_window(64);
+    assert_int_equal(bd_history_verify_with(h, &o, &r, &err), 0);
+    assert_true(s.in_order);
+    assert_int_equal(s.n, 150);
+    assert_memory_equal(r.want_hashes[0], all.hashes[149], 32);
+    assert_memory_equal(r.want_hashes[1], all.hashes[6], 32);
+    bd_history_verify_result_release(&r);
+    /* a trusted head the bytes do not reach: reset, then every record again */
+    memset(&s, 0, sizeof(s));
+    s.in_order = true;
+    s.hashes = all.hashes;
+    o.trusted_count = 100;
+    memset(o.trusted_head, 0xab, 32);
+    assert_int_equal(bd_history_verify_with(h, &o, &r, &err), 0);
+    assert_int_equal(s.resets, 1);
+    assert_int_equal(s.n, 150);
+    assert_true(s.in_order);
+    assert_int_equal(r.parsed_from, 1);
+    bd_history_verify_result_release(&r);
+    /* a stop */
+    memset(&s, 0, sizeof(s));
+    s.in_order = true;
+    s.hashes = all.hashes;
+    s.stop_at = 42;
+    o.trusted_count = 0;
+    assert_int_equal(bd_history_verify_with(h, &o, &r, &err), -1);
+    assert_int_equal(s.n, 42);
+    bd_history_verify_result_release(&r);
+    bd_history_test_verify_window(0);
+    bd_history_verify_result_release(&all);
     bd_history_free(h);
     th_rmtree(tmp);
     free(tmp);
@@ -616,6 +729,7 @@ int main(void)
         cmocka_unit_test(append_refuses_bad_fields),
         cmocka_unit_test(verify_memo_is_only_a_hint),
         cmocka_unit_test(fast_verify_hashes_are_the_chain),
+        cmocka_unit_test(visitor_sees_the_verified_chain),
         cmocka_unit_test(append_refuses_a_broken_head),
         cmocka_unit_test(write_error_aborts_cleanly),
         cmocka_unit_test(read_returns_the_score),
