@@ -111,25 +111,27 @@ int bd_hindex_latest(bd_hindex *ix, const char *task_class,
                                void *ctx),
                      void *ctx);
 
-/* The score records of `task_class` in groups of equal (case, case digest, task-class
- * digest, isolation class, provenance_verified, finished >= since): fn gets the group's
- * values, its record count and its newest record; a group may come in several parts
- * (add them up). Read from per-day totals kept at build time, so the cost grows with the
- * cases and days, not the records. The index must be at the head the caller verified.
- * Returns 0, fn's non-zero value, or -1. */
-typedef struct bd_hindex_group {
-    const char *case_id, *case_digest, *tc_digest, *isolation; /* NULL when absent */
-    bool provenance_verified;
-    bool in_window; /* finished >= since (and readable) */
-    uint64_t count;
-    bd_hindex_hit newest;
-} bd_hindex_group;
+/* The seal: whether the index file at `path` is exactly as this user's benchdesk last
+ * left it. Anyone who can write the bench's .benchdesk/ can edit the index, and a view
+ * fed by an edited index would hide or misplace rows; so after every change benchdesk
+ * records the file's device, inode, size, modification and change times in the user's
+ * own state directory ($XDG_STATE_HOME/benchdesk/index-seals/, else
+ * ~/.local/state/...), outside the bench. A user cannot set a file's change time, so an
+ * edit, a replacement or a planted journal breaks the seal, and the index is rebuilt from
+ * the records (docs/security.md). */
+typedef enum {
+    BD_HX_SEAL_OK,     /* as this user's benchdesk left it */
+    BD_HX_SEAL_NONE,   /* no seal (first use, another user, no state directory) */
+    BD_HX_SEAL_BROKEN, /* changed since (or a journal lies beside it) */
+} bd_hindex_seal_state;
 
-int bd_hindex_groups(bd_hindex *ix, const char *task_class, int64_t since,
-                     int (*fn)(const bd_hindex_group *g, void *ctx), void *ctx);
+bd_hindex_seal_state bd_hindex_sealed(const char *path);
 
-/* The newest score record of every (run, case), in seq order (compare's runs, §13).
- * Returns 0, fn's non-zero value, or -1. */
-int bd_hindex_run_cases(bd_hindex *ix, int (*fn)(const bd_hindex_hit *hit, void *ctx), void *ctx);
+/* Seal the file as it is now; call holding the index lock, after the last change. 0, or
+ * -1 when the user has no writable state directory (the index is then never trusted). */
+int bd_hindex_seal(const char *path);
+
+/* Remove the seal (the index disagreed with the records: rebuilt on next use). */
+void bd_hindex_unseal(const char *path);
 
 #endif

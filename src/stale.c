@@ -75,13 +75,18 @@ typedef struct latest_ctx {
 /* One case's newest record, as the index places it: read from its segment. */
 static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *hit, void *ctx)
 {
-    (void)tc;
-    (void)case_id;
     latest_ctx *c = ctx;
     bd_history_record r;
     int rc = bd_history_read_at(c->h, hit, &r, c->err);
     if (rc != 0)
         return rc > 0 ? 1 : 2;
+    /* Not the record the index says it is: not this chain's index (read the segments). */
+    if (r.is_audit || !r.task_class || !r.case_id || strcmp(r.task_class, tc) != 0 ||
+        strcmp(r.case_id, case_id) != 0) {
+        bd_history_record_release(&r);
+        bd_history_index_distrust(c->h);
+        return 1;
+    }
     bd_latest_scores *out = c->out;
     if (out->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 64;

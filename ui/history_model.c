@@ -1,6 +1,7 @@
 /*
  * history_model.c — the chain status and the last scores, read on libuv's thread pool.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ typedef struct hist_job {
     /* scan */
     last_entry *last;
     size_t n_last;
+    char note[PATH_MAX + 160]; /* the index was edited outside benchdesk: rebuilt */
 } hist_job;
 
 static void entries_free(last_entry *e, size_t n)
@@ -102,8 +104,6 @@ typedef struct latest_ctx {
 
 static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *hit, void *ctx)
 {
-    (void)tc;
-    (void)case_id;
     latest_ctx *c = ctx;
     hist_job *j = c->j;
     bd_history_record r;
@@ -113,7 +113,11 @@ static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *
     if (bd_history_read_at(c->h, hit, &r, &err) != 0)
         return 1;
     int rc = 1;
-    if (!r.is_audit && r.task_class && r.case_id) {
+    /* Not the record the index says it is: not this chain's index (read the segments). */
+    if (r.is_audit || !r.task_class || !r.case_id || strcmp(r.task_class, tc) != 0 ||
+        strcmp(r.case_id, case_id) != 0) {
+        bd_history_index_distrust(c->h);
+    } else {
         if (j->n_last == c->cap) {
             size_t nc = c->cap ? c->cap * 2 : 256;
             last_entry *g = realloc(j->last, nc * sizeof(*g));
@@ -159,7 +163,11 @@ static void run_scan(hist_job *j)
     size_t cap = 0;
     if (bd_history_open(&h, j->root, BD_HISTORY_READ, &err) < 0)
         return;
-    if (scan_indexed(j, h) == 0) {
+    int ir = scan_indexed(j, h);
+    const char *note = bd_history_index_note(h);
+    if (note)
+        snprintf(j->note, sizeof(j->note), "%s", note);
+    if (ir == 0) {
         bd_history_free(h);
         return; /* one per case already, in (task class, case) order */
     }
@@ -252,6 +260,8 @@ static void job_done(bd_work *w, bool ran)
                          bd_code_str(j->err.code), j->err.msg);
             }
         } else {
+            if (j->note[0])
+                bd_app_message(m->app, BD_MSG_WARN, "%s", j->note);
             entries_free(m->last, m->n_last);
             m->last = j->last;
             m->n_last = j->n_last;

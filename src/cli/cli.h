@@ -40,6 +40,9 @@ int cli_open_bench(const bd_cli *cli, bd_bench **out);
  * (text.h): the only way a command writes an error line without returning. */
 void cli_err_line(bd_code code, const char *msg);
 
+/* "benchdesk: warning: <msg>" on stderr, made visible (nothing when msg is NULL). */
+void cli_warn(const char *msg);
+
 /* `s` made safe for a terminal (text.h, bd_text_vis), for printf arguments that hold
  * text a bench, a rubric or a SUT wrote. The result is owned by a ring of 16 buffers: it
  * stays valid until 16 further calls. Never NULL ("" when `s` is NULL or out of memory). */

@@ -192,6 +192,7 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
         status = cli_fail(cli, &err);
         goto out;
     }
+    cli_warn(bd_history_index_note(h));
     if (cli->json) {
         cJSON *root = cJSON_CreateObject();
         cJSON *arr = cJSON_AddArrayToObject(root, "records");

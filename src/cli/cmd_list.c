@@ -231,6 +231,8 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
     if (print && bd_history_open(&h, bench->root, 0, &herr) == 0 &&
         bd_latest_scores_load(&last, h, tc, &herr) == 0)
         lo.last = &last;
+    if (h)
+        cli_warn(bd_history_index_note(h));
     bd_history_free(h);
     if (print && !cli->json)
         layout(&lo, tc);

@@ -33,6 +33,16 @@ void cli_err_line(bd_code code, const char *msg)
     free(v);
 }
 
+void cli_warn(const char *msg)
+{
+    if (!msg)
+        return;
+    fflush(stdout);
+    char *v = bd_text_vis(msg, 0);
+    fprintf(stderr, "benchdesk: warning: %s\n", v ? v : "(out of memory)");
+    free(v);
+}
+
 int cli_fail(const bd_cli *cli, const bd_err *err)
 {
     if (cli && cli->json) {
