@@ -10,6 +10,11 @@ Shares no code with benchdesk (BLAKE3 from the b3sum command, SHA-256 from hashl
   history_seg.py gen HIST FIELDS_JSON     append one version-2 score record, chained: the
       JSON object gives the fields (task_class, case_id, case_digest, task_class_digest,
       isolation_class, provenance_verified, score, passed, age_days, run_id, failure_mode)
+  history_seg.py relink HIST              rewrite every prev_hash so the chain links again
+      (what an attacker who edited a record does next; the hashes are not secret)
+  history_seg.py memo HIST                write the VERIFIED memo naming today's last record
+      ("<count, 10 digits> <record_hash> <byte offset in its segment, 12 digits>\n",
+      docs/history.md)
 """
 import datetime
 import hashlib
@@ -83,10 +88,37 @@ def gen(hist, fields):
     store(hist, lines)
 
 
+def relink(hist):
+    lines = load(hist)
+    prev = "0" * 64
+    for i, data in enumerate(lines):
+        obj = json.loads(data)
+        obj["prev_hash"] = prev
+        data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        lines[i] = data
+        prev = record_hash(data)
+    store(hist, lines)
+
+
+def memo(hist):
+    lines = load(hist)
+    n = len(lines)
+    first = (n - 1) // SEG * SEG
+    off = sum(len(line) + 1 for line in lines[first:n - 1])
+    with open(os.path.join(hist, "VERIFIED"), "w") as f:
+        f.write("%010d %s %012d\n" % (n, record_hash(lines[-1]), off))
+
+
 def main(argv):
     cmd, hist = argv[1], argv[2]
     if cmd == "gen":
         gen(hist, json.loads(argv[3]))
+        return 0
+    if cmd == "relink":
+        relink(hist)
+        return 0
+    if cmd == "memo":
+        memo(hist)
         return 0
     lines = load(hist)
     n = int(argv[3])
