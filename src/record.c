@@ -103,17 +103,43 @@ int bd_record_network_policy(bool stdin_is_terminal, bd_err *err)
     return 0;
 }
 
-void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc, const char *case_id)
+int bd_record_network_gate(bd_isolation iso, bool unsafe_network, bool stdin_is_terminal,
+                           bool *host_network, bd_err *err)
 {
-    snprintf(buf, cap,
-             "The SUT of %s (%s) gets the host network while recording %s; every other "
-             "protection stays and the history records who asked. Record with the network?",
-             tc->name, tc->reg->sut_argv && tc->reg->sut_argv[0] ? tc->reg->sut_argv[0] : "?",
-             case_id);
+    *host_network = false;
+    /* subprocess has no network namespace: its SUT always has the host network. */
+    if (iso == BD_ISO_SUBPROCESS && !unsafe_network)
+        return bd_err_set(err, BD_E_RECORD_NETWORK_REFUSED, NULL, 0, 0,
+                          "under the subprocess isolation class the SUT has the host network: "
+                          "pass --unsafe-network on an operator's terminal to record with it, "
+                          "or record offline with --isolation namespaces");
+    if (!unsafe_network)
+        return 0;
+    if (bd_record_network_policy(stdin_is_terminal, err) != 0)
+        return -1;
+    *host_network = true;
+    return 0;
+}
+
+void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc, const char *case_id,
+                                bd_isolation iso)
+{
+    const char *argv0 = tc->reg->sut_argv && tc->reg->sut_argv[0] ? tc->reg->sut_argv[0] : "?";
+    if (iso == BD_ISO_SUBPROCESS)
+        snprintf(buf, cap,
+                 "The SUT of %s (%s) runs under the subprocess isolation class while recording "
+                 "%s: it gets the host network and none of the jail's protections; the history "
+                 "records who asked. Record with the network?",
+                 tc->name, argv0, case_id);
+    else
+        snprintf(buf, cap,
+                 "The SUT of %s (%s) gets the host network while recording %s; every other "
+                 "protection stays and the history records who asked. Record with the network?",
+                 tc->name, argv0, case_id);
 }
 
 int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *case_id,
-                    uint64_t *seq_out, bd_err *err)
+                    bd_isolation iso, uint64_t *seq_out, bd_err *err)
 {
     /* Who: the OS account, and the configured signing key when there is one. */
     uid_t uid = getuid();
@@ -136,6 +162,7 @@ int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *
     if (!argv)
         goto oom;
     cJSON_AddStringToObject(d, "case_id", case_id);
+    cJSON_AddStringToObject(d, "isolation", bd_isolation_str(iso));
     cJSON_AddStringToObject(d, "user", user);
     cJSON_AddNumberToObject(d, "uid", (double)uid);
     for (size_t i = 0; tc->reg->sut_argv && tc->reg->sut_argv[i]; i++)

@@ -7,8 +7,11 @@
  *                       holds and that two people signed (its registration names the
  *                       SUT's argv and the secrets it may see), every sut.env_pass
  *                       variable set, the case loads;
- *   bd_record_network_policy   --unsafe-network: refused in CI or without a terminal;
- *   bd_record_audit     --unsafe-network: the audit event, appended before the SUT runs;
+ *   bd_record_network_gate     whether the SUT gets the host network (--unsafe-network,
+ *                       or the subprocess class, which always has it) and whether that
+ *                       is refused: in CI, without a terminal, or under subprocess
+ *                       without --unsafe-network;
+ *   bd_record_audit     the host network: the audit event, appended before the SUT runs;
  *   bd_record_capture   the SUT on the case exactly as a run runs it (the runner in its
  *                       record mode: same chokepoint, jail, limits, scrubbed environment
  *                       plus only the env_pass variables); nothing is written;
@@ -16,7 +19,7 @@
  *
  * The case then no longer matches its pin: the curator pins it and two people sign it
  * again (bd_record_next_steps says so). Nothing here prints or asks: confirmation is the
- * front end's, with bd_record_network_policy deciding whether it may even ask.
+ * front end's, with bd_record_network_gate deciding whether it may even ask.
  */
 #ifndef BD_RECORD_H
 #define BD_RECORD_H
@@ -37,7 +40,7 @@ typedef struct bd_record_opts {
     const char *python;     /* absolute interpreter (the runner needs it); required */
     const char *helper;     /* exec helper binary; NULL = this executable */
     const char *tmp_root;   /* NULL = $TMPDIR or /tmp */
-    bool host_network;      /* --unsafe-network, already consented to */
+    bool host_network;      /* bd_record_network_gate said so, and it was consented to */
 } bd_record_opts;
 
 /* One recording: what cassette.json holds now and what the SUT printed. */
@@ -71,18 +74,34 @@ int bd_record_check(const bd_bench *bench, const bd_task_class *tc, const char *
  * -1 with `err`. */
 int bd_record_network_policy(bool stdin_is_terminal, bd_err *err);
 
-/* The question a front end asks before an --unsafe-network recording (one line, no
- * newline; written into buf). */
-void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc,
-                                const char *case_id);
+/* The network gate of a recording, the one rule every front end applies (after the
+ * isolation class `iso` is chosen, before anything runs). `unsafe_network`: the operator
+ * asked for the host network (--unsafe-network, the TUI's N). The SUT gets the host
+ * network when it was asked for, and always under BD_ISO_SUBPROCESS, which has no
+ * network namespace. Refused (record.network_refused, exit 3):
+ *   - under subprocess without `unsafe_network`: the host network is never given
+ *     without the operator asking for it;
+ *   - whenever the SUT would get the host network, bd_record_network_policy's refusals
+ *     (CI set, stdin not a terminal).
+ * Returns 0 with *host_network (false: offline, nothing to ask; true: the front end asks
+ * with bd_record_network_question and, on yes, appends bd_record_audit before the SUT
+ * starts), or -1 with `err`. */
+int bd_record_network_gate(bd_isolation iso, bool unsafe_network, bool stdin_is_terminal,
+                           bool *host_network, bd_err *err);
+
+/* The question a front end asks before a recording with the host network under `iso`
+ * (one line, no newline; written into buf). */
+void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc, const char *case_id,
+                                bd_isolation iso);
 
 /* Append the audit event "record.unsafe_network" for case `case_id` of `tc` to the
  * bench's history: who (the OS user and uid; the configured signing key as the
- * operator fingerprint when one is set), when, the task class, the case and the SUT's
- * argv. Called before the SUT starts, so a recording that crashes is still on record.
- * Returns 0 with *seq_out (may be NULL), or -1 with the history's error. */
+ * operator fingerprint when one is set), when, the task class, the case, the isolation
+ * class `iso` the SUT runs under and the SUT's argv. Called before the SUT starts, so a
+ * recording that crashes is still on record. Returns 0 with *seq_out (may be NULL), or
+ * -1 with the history's error. */
 int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *case_id,
-                    uint64_t *seq_out, bd_err *err);
+                    bd_isolation iso, uint64_t *seq_out, bd_err *err);
 
 /* Run the SUT on the case once (see above) and fill *out (release with
  * bd_record_take_release). Errors: the runner's (isolation.unavailable, exec.not_allowed,

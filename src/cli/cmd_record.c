@@ -30,7 +30,9 @@ static const char help[] =
     "                            stays); asks for confirmation on the terminal, refused\n"
     "                            when CI is set or stdin is not a terminal; an audit\n"
     "                            event goes to the history first\n"
-    "  --isolation CLASS         auto (default), namespaces or subprocess\n"
+    "  --isolation CLASS         auto (default), namespaces or subprocess; subprocess\n"
+    "                            gives the SUT the host network, so it needs\n"
+    "                            --unsafe-network and is refused without it\n"
     "  --allow-weaker-isolation  consent to a weaker class than requested\n"
     "  --json                    print the outcome as one JSON object\n"
     "\n"
@@ -94,22 +96,25 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
         bd_run_env_resolve(&env, &config, isolation, allow_weaker, 1, &err) != 0 ||
         bd_record_check(bench, tc, case_id, NULL, &err) != 0)
         goto fail;
-    if (unsafe_network) {
-        if (bd_record_network_policy(isatty(STDIN_FILENO) == 1, &err) != 0)
-            goto fail;
+    /* The host network (asked for, or the subprocess class's): refused, or asked for here. */
+    bool host_network = false;
+    if (bd_record_network_gate(env.isolation, unsafe_network, isatty(STDIN_FILENO) == 1,
+                               &host_network, &err) != 0)
+        goto fail;
+    if (host_network) {
         char q[1024];
-        bd_record_network_question(q, sizeof(q), tc, case_id);
+        bd_record_network_question(q, sizeof(q), tc, case_id, env.isolation);
         if (!confirm(q)) {
             bd_err_set(&err, BD_E_RECORD_DECLINED, NULL, 0, 0,
                        "not confirmed: nothing ran and nothing was written");
             goto fail;
         }
         /* On record before the SUT can reach anything. */
-        if (bd_record_audit(bench, tc, case_id, NULL, &err) != 0)
+        if (bd_record_audit(bench, tc, case_id, env.isolation, NULL, &err) != 0)
             goto fail;
     }
     bd_record_opts ro = {
-        .isolation = env.isolation, .python = env.python, .host_network = unsafe_network};
+        .isolation = env.isolation, .python = env.python, .host_network = host_network};
     if (bd_record_capture(&take, bench, tc, case_id, &ro, &err) != 0 ||
         bd_record_write(tc, case_id, &take, &err) != 0)
         goto fail;
@@ -127,7 +132,7 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
             cJSON_AddNullToObject(o, "old_cassette_digest");
         cJSON_AddStringToObject(o, "cassette_digest", take.new_digest);
         cJSON_AddStringToObject(o, "isolation", bd_isolation_str(take.isolation));
-        cJSON_AddBoolToObject(o, "network", unsafe_network);
+        cJSON_AddBoolToObject(o, "network", host_network);
         cJSON_AddNumberToObject(o, "wall_ms", (double)take.wall_ms);
         cJSON_AddStringToObject(o, "next", next);
         cli_print_json(o);
@@ -135,7 +140,7 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
     } else {
         printf("recorded %s/%s in %lld ms (%s%s): cassette %s\n", tc->name, case_id,
                (long long)take.wall_ms, bd_isolation_str(take.isolation),
-               unsafe_network ? ", host network" : "", take.changed ? "changed" : "unchanged");
+               host_network ? ", host network" : "", take.changed ? "changed" : "unchanged");
         printf("  cassette_digest %s\n", take.new_digest);
         if (take.changed)
             printf("next: %s\n", next);

@@ -152,7 +152,8 @@ python3 -c "import json,sys; c=json.load(open(sys.argv[1])); assert c['fetched']
 [ "$(audits)" = 1 ] && pass "one audit event" || fail "audit events: $(audits)"
 a=$(audit_lines)
 grep -q '\\"case_id\\":\\"c2\\"' <<<"$a" && grep -q '/usr/bin/python3' <<<"$a" && grep -q '\\"user\\"' <<<"$a" &&
-    pass "the audit names the case, the argv and the user" || fail "audit record: $a"
+    grep -q '\\"isolation\\":\\"namespaces\\"' <<<"$a" &&
+    pass "the audit names the case, the isolation class, the argv and the user" || fail "audit record: $a"
 expect 0 - -- bd history verify
 
 # A SUT that fails: nothing written, the harness mode in the message.

@@ -48,7 +48,8 @@ struct rec_job {
     bd_work work;
     bd_view *view; /* NULL once the view closed */
     char *root, *tc_name, *case_id;
-    bool network;
+    bool network;  /* N: the operator asked for the host network */
+    bool terminal; /* stdin was a terminal when it was asked */
     bd_config cfg;
     int rc;
     bd_err err;
@@ -72,12 +73,15 @@ static void job_run(bd_work *w)
         bd_record_check(bench, tc, j->case_id, NULL, &j->err) < 0 ||
         bd_config_find_python(&python, &j->cfg, &j->err) < 0)
         goto out;
-    if (j->network && bd_record_audit(bench, tc, j->case_id, NULL, &j->err) < 0)
-        goto out;
+    /* The class first: the network gate depends on it (subprocess has the host network). */
     bd_isolation iso;
-    if (bd_isolation_choose(&iso, NULL, "auto", false, &j->err) < 0)
+    bool host_network = false;
+    if (bd_isolation_choose(&iso, NULL, "auto", false, &j->err) < 0 ||
+        bd_record_network_gate(iso, j->network, j->terminal, &host_network, &j->err) < 0)
         goto out;
-    bd_record_opts ro = {.isolation = iso, .python = python, .host_network = j->network};
+    if (host_network && bd_record_audit(bench, tc, j->case_id, iso, NULL, &j->err) < 0)
+        goto out;
+    bd_record_opts ro = {.isolation = iso, .python = python, .host_network = host_network};
     if (bd_record_capture(&j->take, bench, tc, j->case_id, &ro, &j->err) == 0)
         j->rc = 0;
 out:
@@ -174,8 +178,10 @@ static void start(bd_view *v, bool network)
     if (s->job)
         return;
     bd_err e = BD_ERR_INIT;
-    /* The same refusals as the command line: never in CI, never without a terminal. */
-    if (network && bd_record_network_policy(isatty(STDIN_FILENO) == 1, &e) < 0) {
+    bool terminal = isatty(STDIN_FILENO) == 1;
+    /* The same refusals as the command line: never in CI, never without a terminal (at
+     * once here; the job applies the whole gate once the isolation class is known). */
+    if (network && bd_record_network_policy(terminal, &e) < 0) {
         bd_app_error(v->app, &e);
         return;
     }
@@ -189,6 +195,7 @@ static void start(bd_view *v, bool network)
         return;
     }
     j->network = network;
+    j->terminal = terminal;
     j->view = v;
     j->work.run = job_run;
     j->work.done = job_done;
