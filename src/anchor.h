@@ -99,7 +99,7 @@ typedef struct bd_anchor_report {
 int bd_anchor_verify(bd_anchor_report *out, const char *bench_root, bd_err *err);
 
 /* bd_anchor_verify in one walk of the chain that every decision takes its records from
- * (docs/history.md#derived-index): the anchors' signatures are checked first; records
+ * (docs/history.md#the-derived-index): the anchors' signatures are checked first; records
  * under the longest anchor whose signature holds are re-hashed, not re-parsed (they were
  * checked in full when it was published; if their bytes do not hash to its head, every
  * record is parsed), the rest are parsed and checked in full — all of them with

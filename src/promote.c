@@ -216,7 +216,7 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     if (tc->n_cases > 0 && !(best = calloc(tc->n_cases, sizeof(*best))))
         goto oom;
     /* Every record used comes from the one walk that verifies the chain and every anchor
-     * (never from the derived index or a memo: docs/history.md#derived-index); memory is
+     * (never from the derived index or a memo: docs/history.md#the-derived-index); memory is
      * per case, not per record. */
     scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
     snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
