@@ -3,11 +3,12 @@
  *
  * Every function returns OK, DECLINE (not in the subset) or FAIL (the emitter stopped),
  * and anything that is not OK goes straight back to bd_yfast_scan. Whatever libyaml might
- * read differently is declined, not guessed: a plain scalar that could go on to the next
- * line, a '#' that is not a comment, a ':' inside [] or {} that is not followed by a
- * letter or a digit, an empty value, escapes, tabs, CR, non-ASCII bytes, anchors, tags and
- * directives. tests/unit/test_yfast.c and tests/fuzz/fuzz_yfast.c hold every tree it builds to
- * libyaml's.
+ * read differently, or refuse, is declined, not guessed: a plain scalar that could go on
+ * to the next line, a '#' that is not a comment, a ':' inside [] or {} that is not
+ * followed by a letter or a digit, a key whose ':' is far from its start, an empty value,
+ * escapes, tabs, CR, non-ASCII bytes, anchors, tags and directives. tests/unit/test_yfast.c
+ * and tests/fuzz/fuzz_yfast.c hold every input it accepts to libyaml: libyaml accepts it
+ * too and builds the same tree.
  */
 #include "yfast.h"
 
@@ -19,7 +20,11 @@ enum { FAIL = -1, DECLINE = 0, OK = 1 };
 /* Collections nested deeper than this are declined (ydoc refuses far earlier); it bounds
  * the recursion whatever the input. */
 #define MAX_NEST 40
-/* libyaml ends a simple key within 1024 characters; keys near that are declined. */
+/* libyaml forgets a possible simple key once the scan is more than 1024 characters past
+ * its first one (yaml_parser_stale_simple_keys: the key's start index + 1024 < the
+ * current index, characters counted, not bytes), and then refuses the ':' that follows.
+ * A key whose ':' is more than MAX_KEY characters from its start is declined, and so is
+ * a line indented that far: a margin under 1024, not a bet on the exact boundary. */
 #define MAX_KEY 1000
 
 typedef struct scan {
@@ -182,9 +187,8 @@ static int quoted(scan *p, size_t *from, size_t *to)
     return OK;
 }
 
-/* A scalar at p->pos (quoted or plain), emitted. `key`: it must be short enough to be a
- * simple key. */
-static int scalar(scan *p, bool flow, bool key)
+/* A scalar at p->pos (quoted or plain), emitted. */
+static int scalar(scan *p, bool flow)
 {
     size_t at = p->pos, from, to;
     unsigned char c = p->s[at];
@@ -197,9 +201,25 @@ static int scalar(scan *p, bool flow, bool key)
     } else {
         return DECLINE;
     }
-    if (key && p->pos - at > MAX_KEY)
-        return DECLINE;
     return emit_scalar(p, at, from, to, style);
+}
+
+/* A simple key at p->pos, emitted, then spaces and its ':', all on this line; p->pos ends
+ * after the ':'. The ':' must be followed by a space (or, in a block mapping, end the
+ * line) and lie at most MAX_KEY characters from the key's first one: a key padded past
+ * libyaml's 1024 is libyaml's to refuse. */
+static int simple_key(scan *p, bool flow)
+{
+    size_t at = p->pos;
+    TRY(scalar(p, flow));
+    skip_spaces(p);
+    if (peek(p, 0) != ':' || p->pos - at > MAX_KEY)
+        return DECLINE;
+    p->pos++;
+    unsigned char c = peek(p, 0);
+    if (c != ' ' && (flow || c != '\n'))
+        return DECLINE;
+    return OK;
 }
 
 static int inline_node(scan *p, bool flow);
@@ -216,11 +236,7 @@ static int flow_collection(scan *p, bool map)
             if (map) {
                 if (p->pos >= p->len)
                     return DECLINE;
-                TRY(scalar(p, true, true));
-                skip_spaces(p);
-                if (peek(p, 0) != ':' || peek(p, 1) != ' ')
-                    return DECLINE;
-                p->pos += 2;
+                TRY(simple_key(p, true));
                 skip_spaces(p);
             }
             TRY(inline_node(p, true));
@@ -249,7 +265,7 @@ static int inline_node(scan *p, bool flow)
     unsigned char c = p->s[p->pos];
     if (c == '{' || c == '[')
         return flow_collection(p, c == '{');
-    return scalar(p, flow, false);
+    return scalar(p, flow);
 }
 
 /* After a node: spaces, maybe a comment after a space, then the end of the line (or of
@@ -327,16 +343,9 @@ static int block_map(scan *p, int indent, int *next)
     TRY(emit_start(p, YAML_MAPPING_START_EVENT, false));
     int ind;
     for (;;) {
-        TRY(scalar(p, false, true));
+        TRY(simple_key(p, false));
         skip_spaces(p);
-        if (peek(p, 0) != ':')
-            return DECLINE;
-        p->pos++;
         unsigned char c = peek(p, 0);
-        if (c != ' ' && c != '\n')
-            return DECLINE;
-        skip_spaces(p);
-        c = peek(p, 0);
         if (c == '\n' || c == '#') {
             /* The value is a block collection on the lines below (an empty one is
              * libyaml's). */

@@ -1,14 +1,18 @@
 /*
  * yfast.h — a scanner for the plain subset of YAML that bench files are written in
- * (DESIGN.md §1), for ydoc.c only.
+ * (docs/formats.md, "YAML rules"), for ydoc.c only.
  *
  * It emits the events libyaml would emit, marks included, for: block mappings and block
  * sequences laid out by indentation; one-line plain, single-quoted and double-quoted
  * scalars without escapes; one-line flow mappings and sequences; comments and blank lines;
- * all of it printable ASCII. It never refuses anything: input outside that subset is
- * declined and parsed again, from the start, by libyaml, which has the last word on every
- * error. Why: libyaml spends most of a 300-byte case.yaml setting up and tearing down its
- * queues, and at 100,000 cases that was a third of `list`.
+ * all of it printable ASCII. Why: libyaml spends most of a 300-byte case.yaml setting up
+ * and tearing down its queues, and at 100,000 cases that was a third of `list`.
+ *
+ * It never refuses anything: input outside that subset is declined and parsed again, from
+ * the start, by libyaml, which has the last word on every error. And it never accepts
+ * what libyaml refuses (docs/security.md, "One meaning for every YAML reader"): whatever
+ * libyaml might refuse or read otherwise is outside the subset, e.g. a simple key whose
+ * ':' lies more than 1024 characters from the key's start.
  */
 #ifndef BD_YFAST_H
 #define BD_YFAST_H

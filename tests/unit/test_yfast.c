@@ -1,9 +1,11 @@
 /*
  * test_yfast.c — the fast reader of the plain YAML subset (src/yfast.c) builds, for every
  * input it accepts, exactly the tree libyaml builds: every node's kind, text, quoting,
- * line and column. What it declines is read by libyaml, so errors stay libyaml's.
- * Checked on hand-written inputs, on every YAML file of the repository's benches and
- * fixtures, and on 60,000 random mutations of real case.yaml files.
+ * line and column; it never accepts what libyaml refuses. What it declines is read by
+ * libyaml, so errors stay libyaml's. Checked on hand-written inputs, on keys padded to
+ * either side of libyaml's 1,024-character simple-key limit (against libyaml itself), on
+ * every YAML file of the repository's benches and fixtures, and on 60,000 random
+ * mutations of real case.yaml files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,9 @@
 #include <string.h>
 
 #include "ydoc.h"
+#include "yfast.h"
+
+#include <yaml.h>
 
 /* Parse `text` both ways. Returns 0 when yfast accepted it (and its tree is libyaml's),
  * 1 when it declined (and the default reader's answer is libyaml's). */
@@ -159,6 +164,126 @@ static void declines_and_libyaml_decides(void **state)
     }
 }
 
+/* ---- simple keys: one line, and the ':' within 1024 characters of the key's start ---- */
+
+/* libyaml's own answer, with no ydoc around it: 1 when it reads `text` to the end. */
+static int libyaml_reads(const char *text, size_t len)
+{
+    yaml_parser_t p;
+    assert_true(yaml_parser_initialize(&p));
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    int ok = 1;
+    for (bool end = false; !end;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            ok = 0;
+            break;
+        }
+        end = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return ok;
+}
+
+static int count_event(void *ctx, const yaml_event_t *ev)
+{
+    (void)ev;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+/* `before` + a key + spaces + `after`, the ':' of `after` `dist` characters from the key's
+ * first character. The key is `klen` characters: a quoted one when `quote`. */
+static size_t padded(char *buf, size_t cap, const char *before, size_t klen, char quote,
+                     size_t dist, const char *after)
+{
+    size_t n = strlen(before), a = strlen(after);
+    assert_true(klen >= 1 && dist >= klen && n + dist + a < cap);
+    memcpy(buf, before, n);
+    size_t k = n;
+    for (size_t i = 0; i < klen; i++)
+        buf[k + i] = quote && (i == 0 || i == klen - 1) ? quote : (char)('a' + i % 26);
+    memset(buf + k + klen, ' ', dist - klen);
+    memcpy(buf + k + dist, after, a);
+    buf[k + dist + a] = '\0';
+    return k + dist + a;
+}
+
+static void padded_keys_are_refused_as_libyaml_refuses(void **state)
+{
+    (void)state;
+    /* Where the key is: the root mapping, a nested one (there its key is required and
+     * libyaml's message differs), a flow mapping, a flow mapping in a sequence entry. */
+    static const struct {
+        const char *before, *after;
+    } where[] = {
+        {"", ": v\n"},      {"a: 1\nb:\n  ", ": v\n"},
+        {"a: {", ": v}\n"}, {"a: {x: y, ", ": v, z: w}\n"},
+        {"- {", ": v}\n"},
+    };
+    static const struct {
+        size_t klen;
+        char quote;
+    } keys[] = {{1, 0}, {3, '"'}, {3, '\''}, {990, 0}, {1020, 0}};
+    static const size_t dists[] = {1, 1000, 1001, 1023, 1024, 1025, 1026, 1030, 2048};
+    static char buf[4096];
+    size_t cases = 0;
+    for (size_t w = 0; w < sizeof(where) / sizeof(*where); w++)
+        for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++)
+            for (size_t d = 0; d < sizeof(dists) / sizeof(*dists); d++) {
+                if (dists[d] < keys[k].klen)
+                    continue;
+                size_t len = padded(buf, sizeof(buf), where[w].before, keys[k].klen, keys[k].quote,
+                                    dists[d], where[w].after);
+                /* The boundary is libyaml's, checked here against libyaml itself. */
+                int lib = libyaml_reads(buf, len);
+                if (lib != (dists[d] <= 1024))
+                    fail_msg("libyaml %s a key with its ':' %zu characters on: %.60s...",
+                             lib ? "reads" : "refuses", dists[d], buf);
+                /* yfast declines every one libyaml refuses (and those near the limit). */
+                size_t events = 0;
+                int r = bd_yfast_scan(buf, len, count_event, &events);
+                if (!lib && r != 0)
+                    fail_msg("yfast scanned a key with its ':' %zu characters on: %.60s...",
+                             dists[d], buf);
+                /* The default reader answers as libyaml does. */
+                bd_ydoc *doc = NULL;
+                bd_err err = BD_ERR_INIT;
+                int rc = bd_ydoc_parse(&doc, buf, len, "t.yaml", &err);
+                assert_int_equal(rc, lib ? 0 : -1);
+                if (!lib) {
+                    assert_int_equal(err.code, BD_E_YAML_SYNTAX);
+                    assert_true(err.line >= 1);
+                }
+                bd_ydoc_free(doc);
+                (void)differential(buf, len);
+                cases++;
+            }
+    print_message("%zu padded keys\n", cases);
+
+    /* The 1024 are characters, not bytes: a key of 600 two-byte characters (yfast
+     * declines non-ASCII; libyaml decides) is still a key with its ':' 1,624 bytes on. */
+    for (size_t dist = 1023; dist <= 1026; dist++) {
+        size_t len = 0;
+        for (int i = 0; i < 600; i++) {
+            buf[len++] = (char)0xC3;
+            buf[len++] = (char)0xA9;
+        }
+        memset(buf + len, ' ', dist - 600);
+        len += dist - 600;
+        memcpy(buf + len, ": v\n", 4);
+        len += 4;
+        int lib = libyaml_reads(buf, len);
+        assert_int_equal(lib, dist <= 1024);
+        bd_ydoc *doc = NULL;
+        bd_err err = BD_ERR_INIT;
+        assert_int_equal(bd_ydoc_parse(&doc, buf, len, "t.yaml", &err), lib ? 0 : -1);
+        bd_ydoc_free(doc);
+        assert_int_equal(differential(buf, len), 1);
+    }
+}
+
 /* Every YAML file in the repository's benches and fixtures. */
 static size_t n_files, n_fast;
 
@@ -254,6 +379,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(accepts_what_bench_files_are_made_of),
         cmocka_unit_test(declines_and_libyaml_decides),
+        cmocka_unit_test(padded_keys_are_refused_as_libyaml_refuses),
         cmocka_unit_test(every_yaml_file_of_the_repository),
         cmocka_unit_test(random_mutations_agree_with_libyaml),
     };
