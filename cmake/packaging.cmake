@@ -44,7 +44,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/completion/benchdesk.bash
 file(GLOB BD_THEME_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/themes/*.yaml)
 install(FILES ${BD_THEME_FILES} DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/benchdesk/themes)
 file(GLOB BD_DOC_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${BD_DOC_FILES}
+# The licence goes with the docs: LICENSE as it is in the source tree, and the Debian
+# copyright file that carries the same terms.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE ${BD_DOC_FILES}
               ${PROJECT_SOURCE_DIR}/cmake/debian/copyright ${BD_PKG_DIR}/changelog.gz
         DESTINATION ${BD_DOC_DIR})
 

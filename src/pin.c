@@ -319,7 +319,7 @@ static size_t digests_head(char *buf, const char *tcd, bool no_pins)
     return (size_t)snprintf(buf, DIGESTS_HEAD_MAX,
                             "# Pins written by `benchdesk pin`: the task-class digest "
                             "(registration.yaml + rubric.py) and each case's digest "
-                            "(DESIGN.md section 2).\n"
+                            "(docs/formats.md#digests).\n"
                             "schema_version: 2\ntask_class: %s\ncases:%s\n",
                             tcd, no_pins ? " {}" : "");
 }

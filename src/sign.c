@@ -397,8 +397,9 @@ static void sb_block(bd_strbuf *b, const char *role, const bd_signature_block *b
 char *bd_provfile_format(const bd_provfile *p)
 {
     bd_strbuf b = BD_STRBUF_INIT;
-    bd_strbuf_str(&b, "# Signatures over this subject's digest (DESIGN.md section 6), written by "
-                      "`benchdesk sign`.\nschema_version: 2\n");
+    bd_strbuf_str(&b, "# Signatures over this subject's digest "
+                      "(docs/provenance.md#the-signed-message), written by `benchdesk sign`.\n"
+                      "schema_version: 2\n");
     sb_block(&b, "author", &p->author);
     sb_block(&b, "reviewer", &p->reviewer);
     if (p->last_validated_at) {

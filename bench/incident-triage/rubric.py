@@ -1,6 +1,6 @@
 """Rubric for incident-triage: score one triage answer for an alert.
 
-Input (stdin, DESIGN.md section 3):
+Input (stdin, docs/formats.md#benchscore):
   {"case": {...}, "expected": {...}, "harness_output": {...}, "case_dir": "case"}
 Output (stdout): exactly one BenchScore JSON object; exit status 0.
 

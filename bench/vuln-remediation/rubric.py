@@ -1,6 +1,6 @@
 """Rubric for vuln-remediation: score one recorded dependency bump.
 
-Input (stdin, DESIGN.md section 3):
+Input (stdin, docs/formats.md#benchscore):
   {"case": {...}, "expected": {...}, "harness_output": {...}, "case_dir": "case"}
 Output (stdout): exactly one BenchScore JSON object; exit status 0.
 

@@ -7,8 +7,8 @@
 
 static const char digest_help[] =
     "usage: benchdesk digest PATH [--json]\n\n"
-    "Prints the digest of PATH as blake3:<64 hex> (DESIGN.md section 2). For a task-class\n"
-    "directory (one holding registration.yaml) this is the task-class digest over\n"
+    "Prints the digest of PATH as blake3:<64 hex> (docs/formats.md#digests). For a\n"
+    "task-class directory (one holding registration.yaml) this is the task-class digest over\n"
     "registration.yaml and rubric.py; for any other directory, the case digest (every\n"
     "regular file except the top-level provenance.yaml, sorted, with type, path and size\n"
     "framing); for a file, the BLAKE3 of its bytes.\n"

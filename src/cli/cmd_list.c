@@ -17,9 +17,9 @@ static const char list_help[] =
     "draft, verified against bench/keys) and whether all pins hold.\n"
     "With TASK_CLASS: one row per case: id, disposition, difficulty, pin status (ok, or\n"
     "FAIL with the error code and what to do on the next line), provenance, newest score\n"
-    "and title. Pins are checked by hashing each case (BLAKE3, DESIGN.md §2). Rows fit the\n"
-    "terminal (or $COLUMNS): the title is cut with \"…\", an id too long for its column\n"
-    "goes on a line of its own. In a pipe nothing is cut and the columns line up.\n";
+    "and title. Pins are checked by hashing each case (BLAKE3, docs/formats.md#digests).\n"
+    "Rows fit the terminal (or $COLUMNS): the title is cut with \"…\", an id too long for\n"
+    "its column goes on a line of its own. In a pipe nothing is cut and the columns line up.\n";
 
 typedef struct tc_summary {
     size_t prov[4];         /* cases by bd_prov_status */

@@ -5,7 +5,8 @@
 
 static const char migrate_help[] =
     "usage: benchdesk migrate [--json]\n\n"
-    "Convert a bench in format v1 to format v2 (DESIGN.md section 1): registration.yaml and\n"
+    "Convert a bench in format v1 to format v2\n"
+    "(docs/formats.md#converting-a-v1-bench-benchdesk-migrate): registration.yaml and\n"
     "case.yaml get schema_version 2, case.yaml's provenance block becomes `origin:` (its\n"
     "signature blocks and case_digest go; last_validated_at moves to provenance.yaml),\n"
     "and every task class is pinned anew (cases/digests.yaml in format v2). Comments and key\n"

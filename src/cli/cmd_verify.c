@@ -15,9 +15,9 @@ static const char verify_help[] =
     "(all of its files but provenance.yaml) equals its pin in digests.yaml; every cassette\n"
     "equals its cassette_digest; no pin names a missing case; every present signature of\n"
     "the task class and of each case verifies against bench/keys and\n"
-    "bench/trusted-signers.yaml only (DESIGN.md section 6; drafts and subjects awaiting\n"
-    "review are listed, not failures); the history chain verifies and every signed anchor under\n"
-    "audit/anchors/bench/ matches it. Every failure is reported,\n"
+    "bench/trusted-signers.yaml only (docs/provenance.md#verification-rules; drafts and\n"
+    "subjects awaiting review are listed, not failures); the history chain verifies and\n"
+    "every signed anchor under audit/anchors/bench/ matches it. Every failure is reported,\n"
     "one line each, not just the first.\n\n"
     "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
 

@@ -24,11 +24,24 @@ files_present() {
         share/benchdesk/themes/high-contrast.yaml:644 \
         share/benchdesk/themes/monochrome.yaml:644 share/doc/benchdesk/README.md:644 \
         share/doc/benchdesk/formats.md:644 share/doc/benchdesk/copyright:644 \
-        share/doc/benchdesk/changelog.gz:644; do
+        share/doc/benchdesk/LICENSE:644 share/doc/benchdesk/changelog.gz:644; do
         mode=$(stat -c %a "$r/usr/${f%:*}" 2>/dev/null || echo missing)
         [ "$mode" = "${f#*:}" ] && pass "$r: usr/${f%:*} ($mode)" ||
             fail "$r: usr/${f%:*} is $mode, wanted ${f#*:}"
     done
+    # The licence: LICENSE as in the source tree, and a machine-readable Debian copyright
+    # file granting the same MIT terms (no "all rights reserved" left over).
+    cmp -s "$BD_SOURCE_DIR/LICENSE" "$r/usr/share/doc/benchdesk/LICENSE" &&
+        pass "$r: LICENSE installed as in the source tree" ||
+        fail "$r: usr/share/doc/benchdesk/LICENSE differs from the source tree's"
+    local c="$r/usr/share/doc/benchdesk/copyright"
+    if head -n1 "$c" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' &&
+        grep -qx 'License: MIT' "$c" && grep -q '^ Permission is hereby granted' "$c" &&
+        ! grep -qi 'rights are reserved' "$c"; then
+        pass "$r: the copyright file grants MIT"
+    else
+        fail "$r: the copyright file is not a DEP-5 file granting MIT: $(head -n 12 "$c")"
+    fi
 }
 
 # ---- cmake --install into a DESTDIR ---------------------------------------------------
@@ -72,7 +85,8 @@ contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/benchdesk ./usr/share/man/man1/benchdesk.1.gz \
     ./usr/share/bash-completion/completions/benchdesk \
     ./usr/share/benchdesk/themes/default.yaml ./usr/share/doc/benchdesk/copyright \
-    ./usr/share/doc/benchdesk/changelog.gz ./usr/share/doc/benchdesk/user-guide.md; do
+    ./usr/share/doc/benchdesk/changelog.gz ./usr/share/doc/benchdesk/user-guide.md \
+    ./usr/share/doc/benchdesk/LICENSE; do
     grep -qE " $f$" <<<"$contents" && pass "dpkg -c: $f" || fail "dpkg -c: $f is missing"
 done
 # Everything is owned by root and lives under /usr.

@@ -173,11 +173,12 @@ static char *expected_digests(const char *root, const char *const *ids, size_t n
     size_t cap = 1024 + n * 256, off = 0;
     char *out = malloc(cap);
     assert_non_null(out);
-    off += (size_t)snprintf(out, cap,
-                            "# Pins written by `benchdesk pin`: the task-class digest "
-                            "(registration.yaml + rubric.py) and each case's digest (DESIGN.md "
-                            "section 2).\nschema_version: 2\ntask_class: %s\ncases:\n",
-                            tcd);
+    off +=
+        (size_t)snprintf(out, cap,
+                         "# Pins written by `benchdesk pin`: the task-class digest "
+                         "(registration.yaml + rubric.py) and each case's digest "
+                         "(docs/formats.md#digests).\nschema_version: 2\ntask_class: %s\ncases:\n",
+                         tcd);
     for (size_t i = 0; i < n; i++) {
         snprintf(dir, sizeof(dir), "%s/bench/tc/cases/%s", root, ids[i]);
         assert_int_equal(bd_digest_case_dir(d, dir, NULL, &err), 0);

@@ -96,8 +96,8 @@ static void build(bd_view *v)
     if (s->rc < 0) {
         snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->err.code), s->err.msg);
         add(s, "refused", buf, BD_R_FAIL, false);
-        add(s, "", "a recommendation reads only a verified history (DESIGN.md section 7)",
-            BD_R_MUTED, false);
+        add(s, "", "a recommendation reads only a verified history (docs/history.md)", BD_R_MUTED,
+            false);
         return;
     }
     add(s, "current tier", bd_tier_str(r->current_tier), BD_R_DIFF_CTX, false);

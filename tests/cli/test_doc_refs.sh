@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The repository carries its own contract: what benchdesk shows or writes, and the demo
+# bench, cite docs/ pages, never a document outside the tree. Every `docs/<page>.md#<anchor>`
+# in bench/, src/, ui/ and README.md, and in every command's --help, names a page that
+# exists and a heading of it (GitHub's anchor rules); nothing under bench/ and no --help
+# mentions DESIGN.md; and `pin` writes a digests.yaml header that cites docs/.
+. "$(dirname "$0")/lib.sh"
+
+# ---- the help texts, collected for the anchor check below ------------------------------
+root=$(demo_copy)
+cmds=$("$BD_BIN" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{exit}')
+[ -n "$cmds" ] || fail "no commands in --help"
+helps="$BD_TMP/helps"
+mkdir -p "$helps"
+"$BD_BIN" --help >"$helps/benchdesk.txt"
+for c in $cmds; do
+    "$BD_BIN" -C "$root" "$c" --help >"$helps/$c.txt" 2>&1 || fail "$c --help failed"
+done
+hits=$(grep -l 'DESIGN' "$helps"/*.txt || true)
+[ -z "$hits" ] && pass "no --help mentions DESIGN.md ($(echo $cmds | wc -w) commands)" ||
+    fail "--help citing DESIGN.md: $(for f in $hits; do basename "$f" .txt; done | tr '\n' ' ')"
+
+# ---- the demo bench ---------------------------------------------------------------------
+hits=$(grep -rl 'DESIGN' "$BD_SOURCE_DIR/bench" || true)
+[ -z "$hits" ] && pass "nothing under bench/ mentions DESIGN.md" ||
+    fail "bench/ files citing DESIGN.md: $(tr '\n' ' ' <<<"$hits")"
+
+# ---- every docs/ reference resolves -----------------------------------------------------
+python3 - "$BD_SOURCE_DIR" "$helps" >"$BD_TMP/refs.report" <<'PY'
+import os, re, sys
+
+src, helps = sys.argv[1], sys.argv[2]
+
+def slugs(md):
+    """GitHub's heading anchors: lower case, punctuation but '-' and '_' dropped, spaces
+    to '-', a repeated anchor gets -1, -2, ... Headings inside code fences do not count."""
+    seen, out, fence = {}, set(), False
+    for line in open(md, encoding="utf-8"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            continue
+        m = None if fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        s = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+        n = seen.get(s, 0)
+        seen[s] = n + 1
+        out.add(s if n == 0 else f"{s}-{n}")
+    return out
+
+files = [os.path.join(src, "README.md")]
+for top in ("bench", "src", "ui"):
+    for d, _, names in os.walk(os.path.join(src, top)):
+        files += [os.path.join(d, n) for n in names]
+files += [os.path.join(helps, n) for n in sorted(os.listdir(helps))]
+ref = re.compile(r"docs/([A-Za-z0-9_.-]+\.md)#([A-Za-z0-9_-]+)")
+cache, count, bad = {}, 0, 0
+for f in sorted(files):
+    try:
+        text = open(f, encoding="utf-8").read()
+    except (UnicodeDecodeError, IsADirectoryError):
+        continue
+    for page, anchor in ref.findall(text):
+        count += 1
+        where = os.path.relpath(f, src) if f.startswith(src) else "--help of " + os.path.basename(f)[:-4]
+        path = os.path.join(src, "docs", page)
+        if not os.path.isfile(path):
+            print(f"FAIL {where}: docs/{page} does not exist"); bad += 1
+            continue
+        if path not in cache:
+            cache[path] = slugs(path)
+        if anchor not in cache[path]:
+            print(f"FAIL {where}: docs/{page} has no heading for #{anchor}"); bad += 1
+if count == 0:
+    print("FAIL no docs/<page>.md#<anchor> reference found at all")
+elif bad == 0:
+    print(f"ok   {count} docs/<page>.md#<anchor> references resolve to a heading")
+PY
+report_lines "$BD_TMP/refs.report"
+
+# ---- what pin writes --------------------------------------------------------------------
+# A changed rubric makes pin rewrite digests.yaml whole, header included.
+echo "# edited" >>"$root/bench/vuln-remediation/rubric.py"
+"$BD_BIN" -C "$root" pin vuln-remediation >/dev/null 2>&1 || fail "pin vuln-remediation failed"
+head1=$(head -n1 "$root/bench/vuln-remediation/cases/digests.yaml")
+[ "$head1" = "# Pins written by \`benchdesk pin\`: the task-class digest (registration.yaml + rubric.py) and each case's digest (docs/formats.md#digests)." ] &&
+    pass "pin's digests.yaml header cites docs/formats.md#digests" ||
+    fail "pin's digests.yaml header: $head1"
+
+finish
