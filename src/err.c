@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
 static const char *const code_strings[] = {
 #define BD_X(name, str, exitcode) str,
     BD_ERROR_CODES(BD_X)
@@ -58,6 +60,48 @@ static void set_location(bd_err *err, const char *file, int line, int col, size_
         *off = (size_t)n < sizeof(err->msg) ? (size_t)n : sizeof(err->msg) - 1;
 }
 
+/* Make `msg` one printable line, in place, the way bd_text_vis shows untrusted text (flags
+ * 0): each unsafe control byte as `\xHH` (a newline as `\x0a`), each unsafe code point at
+ * or above U+0080 as `<U+XXXX>`, each byte that is not valid UTF-8 as `\xHH`. A name or a
+ * value quoted from a file, a manifest or a SUT can then never break the one-line rule,
+ * whichever front end shows the message. When the escapes make it longer than the buffer,
+ * it is cut before the first character or escape that does not fit. No allocation: this
+ * runs on out-of-memory paths too. */
+static void one_line(char *msg, size_t cap)
+{
+    size_t n = strlen(msg);
+    if (!bd_text_needs_vis(msg, 0))
+        return;
+    char out[BD_ERR_MSG_MAX];
+    size_t o = 0, i = 0;
+    if (cap > sizeof(out))
+        cap = sizeof(out);
+    while (i < n) {
+        unsigned cp = 0;
+        size_t len = bd_text_utf8_decode(msg + i, n - i, &cp);
+        char esc[16];
+        const char *piece = msg + i;
+        size_t plen = len;
+        if (len == 0) {
+            snprintf(esc, sizeof(esc), "\\x%02x", (unsigned char)msg[i]);
+            len = 1;
+            piece = esc;
+            plen = strlen(esc);
+        } else if (bd_text_is_unsafe_cp(cp)) {
+            snprintf(esc, sizeof(esc), cp < 0x80 ? "\\x%02x" : "<U+%04X>", cp);
+            piece = esc;
+            plen = strlen(esc);
+        }
+        if (o + plen >= cap)
+            break;
+        memcpy(out + o, piece, plen);
+        o += plen;
+        i += len;
+    }
+    out[o] = '\0';
+    memcpy(msg, out, o + 1);
+}
+
 int bd_err_set(bd_err *err, bd_code code, const char *file, int line, int col, const char *fmt, ...)
 {
     if (!err)
@@ -69,6 +113,7 @@ int bd_err_set(bd_err *err, bd_code code, const char *file, int line, int col, c
     va_start(ap, fmt);
     vsnprintf(err->msg + off, sizeof(err->msg) - off, fmt, ap);
     va_end(ap);
+    one_line(err->msg, sizeof(err->msg));
     return -1;
 }
 
@@ -85,5 +130,6 @@ int bd_err_errno(bd_err *err, bd_code code, int errnum, const char *file, const 
     va_end(ap);
     size_t len = strlen(err->msg);
     snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", strerror(errnum));
+    one_line(err->msg, sizeof(err->msg));
     return -1;
 }

@@ -142,11 +142,16 @@ int bd_code_exit(bd_code code);
 
 /* Fill `err` (may be NULL) with code, location and a printf-formatted message. When
  * `file` is non-NULL the message is prefixed "file:line:col: " (line/col left out when
- * 0). Returns -1 so callers can `return bd_err_set(...)`. */
+ * 0). The message is then made one printable line, whatever the arguments held: every
+ * character text.h calls unsafe (a newline, ESC, a bidi control, a byte that is not
+ * UTF-8) is written visibly as bd_text_vis writes it (`\x0a`, `\x1b`, `<U+202E>`), so no
+ * front end can be handed a raw line break or escape sequence. Returns -1 so callers can
+ * `return bd_err_set(...)`. */
 int bd_err_set(bd_err *err, bd_code code, const char *file, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* Same, from errno: appends ": <strerror(errnum)>". Code is BD_E_IO unless given. */
+/* Same, from errno: appends ": <strerror(errnum)>" (and is made one line the same way).
+ * Code is BD_E_IO unless given. */
 int bd_err_errno(bd_err *err, bd_code code, int errnum, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

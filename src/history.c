@@ -1887,8 +1887,8 @@ static int open_for_append(bd_history *h, uint64_t first, off_t expect, bool *cr
                 return -1;
             }
             snprintf(h->repair, sizeof(h->repair),
-                     "%s: removed a torn final line of %zu bytes (a crash during an earlier "
-                     "append; never a record)",
+                     "history segment %s: removed a torn final line of %zu bytes left by a "
+                     "crash during an earlier append (it was never a record)",
                      name, n);
             return fd;
         }
@@ -2013,6 +2013,45 @@ out:
     free(pd);
     free(buf);
     free(hashes);
+    free(b.p);
+    return rc;
+}
+
+int bd_history_repair_tail(bd_history *h, bd_err *err)
+{
+    int rc = -1, lockfd = -1, fd = -1;
+    rbuf b = {NULL, 0};
+    uint64_t head_seq;
+    uint8_t head_hash[32];
+    segtail t;
+    h->repair[0] = '\0';
+    if (open_dirfd(h, false, err) != 0)
+        return -1;
+    if (!is_v2(h))
+        return 0; /* no history yet, or one file per record: no line to tear */
+    if ((lockfd = take_lock(h, err)) < 0)
+        goto out;
+    if (find_head_v2(h, &b, &head_seq, head_hash, &t, err) != 0)
+        goto out;
+    /* The segment the next append writes to, as append_records picks it; absent: nothing
+     * to repair (and it is not created here). */
+    uint64_t first = bd_segment_first(head_seq + 1);
+    char name[17];
+    bd_segment_name(name, first);
+    struct stat st;
+    if (fstatat(h->segfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+        rc = 0;
+        goto out;
+    }
+    bool created;
+    if ((fd = open_for_append(h, first, t.first == first ? t.whole : 0, &created, err)) < 0)
+        goto out;
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (lockfd >= 0)
+        close(lockfd);
     free(b.p);
     return rc;
 }

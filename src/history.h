@@ -149,9 +149,18 @@ int bd_history_append_batch(bd_history *h, const bd_history_score_fields *f,
                             const bd_score *const *s, size_t n, uint64_t *first_seq_out,
                             char (*hashes_out)[BD_HASH_BUF], bd_err *err);
 
-/* What the last append through `h` repaired (a torn final line left by a crash, which it
- * truncated), for the caller to report; NULL when nothing. Borrowed. */
+/* What the last append through `h` (or bd_history_repair_tail) repaired — a torn final
+ * line left by a crash, which it truncated — as one line for the caller to report (every
+ * front end that appends says so, docs/history.md); NULL when nothing. Borrowed. */
 const char *bd_history_repair_note(const bd_history *h);
+
+/* The first step of an append on its own: under the lock, truncate a torn final line a
+ * crash left in the segment the next append writes to, and note it for
+ * bd_history_repair_note. Adds no record and creates nothing. For a front end that wants
+ * to report the repair before it hands the history on (`run`: the runner appends later).
+ * Returns 0 (also when there was nothing to repair) or -1 with the errors an append
+ * reports before writing (chain.tampered, io.error, env.out_of_memory). */
+int bd_history_repair_tail(bd_history *h, bd_err *err);
 
 /* An audit event. `event` matches ^[a-z0-9][a-z0-9._-]{0,127}$ (e.g.
  * "promotion.refused"); task_class is a valid name or NULL (-> null); detail is UTF-8

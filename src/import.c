@@ -40,8 +40,9 @@ static int cmp_shard(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The bundles against each other: one run, each shard once, all of them unless partial. */
-static int check_set(imp *im, bd_import_result *res, const bd_import_opts *o, bd_err *err)
+/* The bundles against each other: one run, each shard once. The shards not given are
+ * listed in res->missing; whether that refuses the import is settle_missing's. */
+static int check_set(imp *im, bd_import_result *res, bd_err *err)
 {
     const bd_bundle_manifest *m0 = &im->b[0].m;
     const bd_history_record *first = NULL;
@@ -83,6 +84,8 @@ static int check_set(imp *im, bd_import_result *res, const bd_import_opts *o, bd
     res->shards = m0->shards;
     snprintf(res->run_id, sizeof(res->run_id), "%s", m0->run_id);
     snprintf(res->task_class, sizeof(res->task_class), "%s", m0->task_class);
+    /* The shards not given; which of them the chain already holds is settled once it is
+     * read (settle_missing). */
     res->missing = calloc((size_t)m0->shards - im->nb + 1, sizeof(uint32_t));
     if (!res->missing)
         return nomem(err);
@@ -92,19 +95,6 @@ static int check_set(imp *im, bd_import_result *res, const bd_import_opts *o, bd
             j++;
         else
             res->missing[res->n_missing++] = s;
-    }
-    if (res->n_missing && !o->partial) {
-        char list[256] = "";
-        size_t used = 0;
-        for (size_t i = 0; i < res->n_missing && used + 16 < sizeof(list); i++)
-            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", i ? ", " : "",
-                                     res->missing[i]);
-        return bd_err_set(err, BD_E_BUNDLE_MISSING, NULL, 0, 0,
-                          "run '%s' has %u shards and %zu %s missing (shard %s%s); give every "
-                          "shard's bundle, or --partial to import these now",
-                          m0->run_id, m0->shards, res->n_missing,
-                          res->n_missing == 1 ? "is" : "are", list,
-                          res->n_missing * 12 > sizeof(list) ? ", ..." : "");
     }
     /* A run scores at least one case; its full set of shards holds exactly run_cases. */
     size_t total = 0;
@@ -216,6 +206,143 @@ out:
     return rc;
 }
 
+void bd_import_shard_words(char *buf, size_t cap, const uint32_t *shards, size_t n, uint32_t of)
+{
+    if (cap == 0)
+        return;
+    size_t used = (size_t)snprintf(buf, cap, "shard%s ", n == 1 ? "" : "s");
+    /* Runs of three or more consecutive shards as "a-b"; the last item joined by "and". */
+    size_t items = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = i;
+        while (k + 1 < n && shards[k + 1] == shards[k] + 1)
+            k++;
+        size_t take = k - i + 1 >= 3 ? k - i + 1 : 1;
+        bool last = i + take >= n;
+        char item[32];
+        if (take > 1)
+            snprintf(item, sizeof(item), "%u-%u", shards[i], shards[k]);
+        else
+            snprintf(item, sizeof(item), "%u", shards[i]);
+        const char *sep = items == 0 ? "" : last ? " and " : ", ";
+        /* Keep room for ", ... and N more of M". */
+        if (used + strlen(sep) + strlen(item) + 48 >= cap) {
+            snprintf(buf + used, cap - used, " and %zu more of %u", n - i, of);
+            return;
+        }
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", sep, item);
+        items++;
+        i += take;
+    }
+    snprintf(buf + used, cap - used, " of %u", of);
+}
+
+/* Once the chain is read, which shards are missing. A shard not given whose records the
+ * chain already holds (an earlier import) is not. When the chain will hold every record
+ * of the run (run_cases) the run is complete, and no shard is missing either — a shard
+ * that selected no case has no record to recognise it by — provided part of the run was
+ * imported before (or partial): a first import still needs all N bundles, empty ones
+ * included. Without partial, anything still missing refuses the import. */
+static int settle_missing(imp *im, bd_import_result *res, const bd_import_opts *o, bd_err *err)
+{
+    const bd_history_record *any = NULL;
+    uint64_t after = im->n_prev;
+    for (size_t i = 0; i < im->nb; i++) {
+        after += im->b[i].n_records - im->skip[i];
+        if (!any && im->b[i].n_records)
+            any = &im->b[i].records[0];
+    }
+    if (!any && im->n_prev)
+        any = &im->prev[0];
+    res->complete = any && any->run_cases > 0 && after == any->run_cases;
+    bool whole = res->complete && (o->partial || im->n_prev > 0);
+    size_t kept = 0;
+    for (size_t i = 0; i < res->n_missing; i++) {
+        bool in_chain = whole;
+        for (size_t k = 0; !in_chain && k < im->n_prev; k++)
+            in_chain = im->prev[k].origin.shard == res->missing[i];
+        if (!in_chain)
+            res->missing[kept++] = res->missing[i];
+    }
+    res->n_missing = kept;
+    if (o->partial || (!res->n_missing && (res->complete || !any)))
+        return 0;
+    const char *run = im->b[0].m.run_id;
+    if (res->n_missing) {
+        char words[256];
+        bd_import_shard_words(words, sizeof(words), res->missing, res->n_missing, res->shards);
+        return bd_err_set(err, BD_E_BUNDLE_MISSING, NULL, 0, 0,
+                          "run '%s': %s %s neither given nor already imported; give every "
+                          "shard's bundle, or --partial to import these now",
+                          run, words, res->n_missing == 1 ? "is" : "are");
+    }
+    return bd_err_set(err, BD_E_BUNDLE_MISSING, NULL, 0, 0,
+                      "run '%s': the history and these bundles hold %llu of its %llu records "
+                      "(an earlier import of a shard did not finish); give every shard's "
+                      "bundle, or --partial to import these now",
+                      run, (unsigned long long)after, (unsigned long long)any->run_cases);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The local cases a full run does not cover (docs/scale.md): the run is full for the
+ * bench it ran on (its own case list: the manifests' cases, and those of its records
+ * already in the chain), not for today's, which may have gained cases since. While
+ * shards are missing, only a case whose shard is in can be said to be uncovered. */
+static int find_uncovered(imp *im, bd_import_result *res, bd_err *err)
+{
+    const bd_history_record *any = NULL;
+    size_t n_covered = im->n_prev;
+    for (size_t i = 0; i < im->nb; i++) {
+        n_covered += im->b[i].m.n_cases;
+        if (!any && im->b[i].n_records)
+            any = &im->b[i].records[0];
+    }
+    if (!any && im->n_prev)
+        any = &im->prev[0];
+    if (!any || !any->run_scope || strcmp(any->run_scope, "full") != 0 || im->tc->n_cases == 0)
+        return 0;
+    const char **covered = calloc(n_covered ? n_covered : 1, sizeof(char *));
+    bool *in = calloc(res->shards, sizeof(bool));
+    int rc = -1;
+    if (!covered || !in || !(res->uncovered = calloc(im->tc->n_cases, sizeof(*res->uncovered)))) {
+        nomem(err);
+        goto out;
+    }
+    size_t c = 0;
+    for (size_t i = 0; i < im->nb; i++) {
+        in[im->b[i].m.shard] = true;
+        for (size_t k = 0; k < im->b[i].m.n_cases; k++)
+            covered[c++] = im->b[i].m.cases[k].id;
+    }
+    for (size_t k = 0; k < im->n_prev; k++) {
+        covered[c++] = im->prev[k].case_id;
+        if (im->prev[k].origin.shard < res->shards)
+            in[im->prev[k].origin.shard] = true;
+    }
+    qsort(covered, c, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < im->tc->n_cases; i++) {
+        const char *id = im->tc->case_ids[i];
+        if (bsearch(&id, covered, c, sizeof(char *), cmp_str))
+            continue;
+        if (!res->complete && !in[bd_shard_of(id, res->shards)])
+            continue;
+        if (!(res->uncovered[res->n_uncovered] = strdup(id))) {
+            nomem(err);
+            goto out;
+        }
+        res->n_uncovered++;
+    }
+    rc = 0;
+out:
+    free(covered);
+    free(in);
+    return rc;
+}
+
 /* One import at a time per bench: two imports of the same run must not both find it
  * absent and both append it. (The history's own lock serialises single appends.) Returns
  * the locked descriptor (closing it unlocks), or -1 with io.error. */
@@ -270,7 +397,12 @@ static int append_all(imp *im, bd_import_result *res, bd_err *err)
                                         .host = (char *)b->m.host};
             snprintf(origin.bundle_record_hash, sizeof(origin.bundle_record_hash), "%s", r->hash);
             f.origin = &origin;
-            if (bd_history_append_score(im->h, &f, &r->score, NULL, im->local[at], err) != 0)
+            int ok = bd_history_append_score(im->h, &f, &r->score, NULL, im->local[at], err);
+            /* The first append removes a torn final line a crash left: keep its note. */
+            if (bd_history_repair_note(im->h))
+                snprintf(res->history_repaired, sizeof(res->history_repaired), "%s",
+                         bd_history_repair_note(im->h));
+            if (ok != 0)
                 return -1;
             res->appended++;
         }
@@ -408,7 +540,7 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
         if (bd_bundle_load(&im.b[im.nb], dirs[im.nb], err) != 0)
             goto out;
     qsort(im.b, im.nb, sizeof(*im.b), cmp_shard);
-    if (check_set(&im, res, o, err) != 0 || check_pins(&im, bench, err) != 0)
+    if (check_set(&im, res, err) != 0 || check_pins(&im, bench, err) != 0)
         goto out;
     res->bundles = im.nb;
     /* Everything below runs on a verified chain, one import at a time. */
@@ -417,7 +549,9 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
     if (bd_history_open(&im.h, bench->root, BD_HISTORY_CREATE, err) != 0 ||
         bd_history_verify(im.h, 0, &vr, err) != 0)
         goto out;
-    if (find_imported(&im, res->run_id, vr.count, err) != 0 || append_all(&im, res, err) != 0)
+    if (find_imported(&im, res->run_id, vr.count, err) != 0 ||
+        settle_missing(&im, res, o, err) != 0 || find_uncovered(&im, res, err) != 0 ||
+        append_all(&im, res, err) != 0)
         goto out;
     uint64_t seq = 0;
     if (bd_history_head(im.h, &seq, res->chain_head, err) != 0)
@@ -438,9 +572,10 @@ out:
     if (lock >= 0)
         close(lock);
     if (rc != 0) {
-        free(res->missing);
-        res->missing = NULL;
-        res->n_missing = 0;
+        char repaired[sizeof(res->history_repaired)];
+        memcpy(repaired, res->history_repaired, sizeof(repaired));
+        bd_import_result_release(res);
+        memcpy(res->history_repaired, repaired, sizeof(repaired));
     }
     return rc;
 }
@@ -450,6 +585,9 @@ void bd_import_result_release(bd_import_result *r)
     if (!r)
         return;
     free(r->missing);
+    for (size_t i = 0; i < r->n_uncovered; i++)
+        free(r->uncovered[i]);
+    free(r->uncovered);
     bd_run_summary_release(&r->summary);
     memset(r, 0, sizeof(*r));
 }

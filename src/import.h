@@ -13,6 +13,14 @@
  * (bd_run_summary_tally). Imports take turns on <root>/.benchdesk/import.lock (flock).
  * Records of the run already in the chain (an earlier import, or
  * one interrupted part-way) are recognised by their origin and not appended again.
+ *
+ * A shard not given is missing only when the chain does not hold it either: bundles of
+ * a run already imported (all of them or some) import as "already imported", appending
+ * nothing, and the last shards of a run imported with --partial complete it without
+ * --partial. The local cases a full run does not cover — cases added to the bench since
+ * the run — are listed, never refused: the run is judged against its own case list (the
+ * manifests' cases), not today's bench. Shards are named by their K of `--shard K/N`,
+ * from 0 (bd_import_shard_words: "shard 1 of 3").
  */
 #ifndef BD_IMPORT_H
 #define BD_IMPORT_H
@@ -35,8 +43,14 @@ typedef struct bd_import_result {
     char task_class[129];
     uint32_t shards;   /* N */
     size_t bundles;    /* bundles given */
-    uint32_t *missing; /* shards not given (partial), sorted */
+    uint32_t *missing; /* shards neither given nor in the chain (partial), sorted K */
     size_t n_missing;
+    bool complete;    /* the chain now holds every record of the run (run_cases) */
+    char **uncovered; /* a full run: local cases it did not score, sorted (see above) */
+    size_t n_uncovered;
+    /* The first append removed a torn final line a crash had left (bd_history_repair_note),
+     * or "". Set on failure too: the front end says so either way. */
+    char history_repaired[256];
     uint64_t appended; /* records added to the local chain by this call */
     uint64_t already;  /* records of the given bundles that were already in it */
     char chain_head[BD_HASH_BUF];
@@ -46,11 +60,13 @@ typedef struct bd_import_result {
 } bd_import_result;
 
 /* Import the bundles in `dirs` (n >= 1) into the history of `bench`. Returns 0 with
- * *res filled (release it; appended == 0 means the run was already imported and nothing
- * changed), or -1 with `err` and nothing appended:
+ * *res filled (release it; appended == 0 with already > 0 means the given shards were
+ * already imported and nothing changed), or -1 with `err` and nothing appended (and
+ * *res empty but for history_repaired):
  *   bundle.invalid, bundle.tampered, bundle.partition_mismatch (a bundle on its own);
  *   bundle.mixed_runs (another run id, task class, digest or N than the first bundle),
- *   bundle.duplicate_shard, bundle.missing_shard (without partial);
+ *   bundle.duplicate_shard, bundle.missing_shard (without partial: a shard neither given
+ *   nor already in the chain, and the run not complete);
  *   bench.unknown_task_class; bundle.task_class_mismatch (the local task-class pin
  *   differs); bundle.pin_mismatch (a case pin differs, or the case is not in the bench);
  *   bundle.partition_mismatch (a full run's shards do not hold run_cases cases);
@@ -63,5 +79,11 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
                   const bd_import_opts *opts, bd_err *err);
 
 void bd_import_result_release(bd_import_result *r);
+
+/* The shards `shards[0..n)` (sorted, n >= 1) of a run of `of` in plain words, numbered as
+ * `--shard K/N` numbers them (K from 0): "shard 1 of 3", "shards 0 and 2 of 3", "shards
+ * 4, 7 and 60-99 of 100" (three or more in a row as a range; cut with "and N more" when
+ * `cap` is short). Always NUL-terminated. */
+void bd_import_shard_words(char *buf, size_t cap, const uint32_t *shards, size_t n, uint32_t of);
 
 #endif

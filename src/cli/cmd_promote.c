@@ -59,6 +59,10 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
     bool recorded = bd_history_open(&h, bench->root, BD_HISTORY_CREATE, &rec_err) == 0 &&
                     bd_history_append_audit(h, &a, &seq, hash, &rec_err) == 0;
     bd_config_release(&cfg);
+    /* The append removed a torn final line a crash had left: say so (docs/history.md). */
+    const char *repair = h ? bd_history_repair_note(h) : NULL;
+    if (repair)
+        fprintf(stderr, "benchdesk: warning: %s\n", cli_vis(repair));
 
     bd_err_set(&err, BD_E_PROMOTION_REQUIRES_HUMAN, NULL, 0, 0,
                "benchdesk never promotes: to move %s from %s to %s, edit current_tier in "
@@ -79,6 +83,8 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
             cJSON_AddStringToObject(r, "code", bd_code_str(rec_err.code));
             cJSON_AddStringToObject(r, "message", rec_err.msg);
         }
+        if (repair)
+            cJSON_AddStringToObject(o, "history_repaired", repair);
         cli_print_json(o);
         cJSON_Delete(o);
     } else {

@@ -81,6 +81,7 @@ typedef struct front {
     int n_sig;
     int got_signal;
     bd_runner *runner;
+    char repair[256]; /* the torn final line the history's next append removed, or "" */
 } front;
 
 static void clear_line(front *f)
@@ -137,6 +138,8 @@ static void on_event(const bd_run_event *ev, void *payload)
     f->done = ev->done;
     if (f->json) {
         cJSON *j = bd_run_event_json(ev);
+        if (j && ev->kind == BD_RUN_EV_STARTED && f->repair[0])
+            cJSON_AddStringToObject(j, "history_repaired", f->repair);
         if (j) {
             cli_print_json(j);
             cJSON_Delete(j);
@@ -366,6 +369,21 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     if (bd_task_class_load(&tc, bench, tc_name, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
+    }
+    /* A torn final line a crash left in the history is removed by the next append, and
+     * said (docs/history.md): remove it now, under the history's lock, so the warning
+     * comes before the run rather than being lost inside the runner. A failure here is
+     * left to the startup gate below, which reports it. Shard runs leave the local
+     * history alone. */
+    if (!shard_arg) {
+        bd_history *h = NULL;
+        bd_err rerr = BD_ERR_INIT;
+        if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &rerr) == 0 &&
+            bd_history_repair_tail(h, &rerr) == 0 && bd_history_repair_note(h)) {
+            snprintf(f.repair, sizeof(f.repair), "%s", bd_history_repair_note(h));
+            fprintf(stderr, "benchdesk: warning: %s\n", cli_vis(f.repair));
+        }
+        bd_history_free(h);
     }
     /* Everything before the first spawn, as the TUI does it: the interpreter, the
      * isolation class, the default --jobs (.benchdesk/config.yaml), then startup integrity

@@ -2,7 +2,10 @@
 # Shards and their merge (DESIGN.md §14), simulated locally: 100 shard bundles of one
 # run, imported in any order into the same chain, once; and every bundle import must
 # refuse: tampered (byte flip, truncated chain, edited manifest), from another bench
-# state, another task-class digest, another run, a duplicate or a missing shard.
+# state, another task-class digest, another run, a duplicate or a missing shard. Missing
+# shards are named in words, numbered as --shard K/N numbers them ("shard 1 of 3" is
+# K=1); shards of a run already imported import as "already imported"; cases added to
+# the bench after the run are listed, not refused.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 PY=$(command -v /usr/bin/python3 || command -v python3)
@@ -105,6 +108,17 @@ bd "$A" history log --limit 1 --json | grep -q '"origin":{"bundle_record_hash":"
 out=$(bd "$A" history import "${shuf[@]}")
 [ "$(head_of "$A")" = "$ha" ] && grep -q "nothing changed" <<<"$out" &&
     pass "importing the same run again changes nothing and says so" || fail "re-import: $out"
+# Some shards of the run again, without --partial: already imported, not a missing shard.
+rc=0
+out=$(bd "$A" history import "${fwd[@]:0:2}" 2>&1) || rc=$?
+[ "$rc" = 0 ] && [ "$(head_of "$A")" = "$ha" ] &&
+    grep -q "^run sim is already imported (.*); nothing changed" <<<"$out" &&
+    ! grep -q "missing_shard" <<<"$out" &&
+    pass "shards 0 and 1 of an imported run: 'already imported', exit 0, nothing changed" ||
+    fail "re-import of a subset: rc=$rc $out"
+out=$(bd "$A" history import "${fwd[@]:0:2}" --json)
+"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if (d["appended"], d["complete"], d["missing_shards"]) == (0, True, []) and d["already"] >= 0 else 1)' "$out" &&
+    pass "the same with --json: appended 0, complete, no missing shard" || fail "re-import --json: $out"
 
 # ---- refusals: nothing is appended ------------------------------------------------
 T=$(copy t)
@@ -119,8 +133,8 @@ refuse() { # refuse STATUS CODE WHAT -- bundles...
 others=("${fwd[@]:1}")
 refuse 2 bundle.missing_shard "missing" -- "${others[@]}"
 err=$(bd "$T" history import "${others[@]}" 2>&1 >/dev/null || true)
-grep -q "^benchdesk: bundle.missing_shard: .*(shard 0)" <<<"$err" &&
-    pass "the missing shard is named" || fail "missing shard not named"
+grep -q "^benchdesk: bundle.missing_shard: run 'sim': shard 0 of 100 is neither given nor already imported" <<<"$err" &&
+    pass "the missing shard is named in words" || fail "missing shard not named: $err"
 refuse 2 bundle.duplicate_shard "duplicate" -- "${fwd[@]}" "$B/7"
 cp -a "$B/7" "$BD_TMP/dup7"
 refuse 2 bundle.duplicate_shard "duplicate copy" -- "${fwd[@]}" "$BD_TMP/dup7"
@@ -191,8 +205,8 @@ want "a broken local chain" 1 chain.tampered -- bd "$C" history import "${fwd[@]
 # --partial: import what is there, name what is missing, complete it later.
 Pa=$(copy partial)
 err=$(bd "$Pa" history import --partial "${fwd[@]:0:60}" 2>&1 >/dev/null)
-grep -q "40 shards of run sim not imported yet: 60 61" <<<"$err" &&
-    pass "--partial names the missing shards" || fail "--partial: $err"
+[ "$err" = "benchdesk: warning: run sim is partial: shards 60-99 of 100 not imported yet; import their bundles when they are done" ] &&
+    pass "--partial names the missing shards in words" || fail "--partial: $err"
 bd "$Pa" history import "${fwd[@]}" >/dev/null && bd "$Pa" history verify >/dev/null &&
     [ "$(bd "$Pa" history verify | sed -n 's/history intact: \([0-9]*\).*/\1/p')" = 40 ] &&
     pass "the rest of a partial import completes the run (40 records)" ||
@@ -202,6 +216,69 @@ bd "$FX" "${RUN[@]}" --shard "$(first_full "$B")/$N" --run-id sim --out "$BD_TMP
 k=$(first_full "$B")
 alt=("${fwd[@]}"); alt[$k]="$BD_TMP/rerun"
 want "the same shard from a second run of it" 1 bundle.conflict -- bd "$A" history import "${alt[@]}"
+
+# Three shards, in words: K counts from 0 as in --shard K/N, so "shard 1 of 3" is K=1.
+for k in 0 1 2; do
+    bd "$FX" "${RUN[@]}" --shard "$k/3" --run-id three --out "$BD_TMP/three$k" >/dev/null 2>&1 ||
+        fail "shard $k/3"
+done
+W=$(copy words)
+err=$(bd "$W" history import --partial "$BD_TMP/three0" "$BD_TMP/three2" 2>&1 >/dev/null)
+grep -q "^benchdesk: warning: run three is partial: shard 1 of 3 not imported yet; import its bundle when it is done$" <<<"$err" &&
+    pass "--partial without K=1: 'shard 1 of 3 not imported'" || fail "three --partial: $err"
+out=$(bd "$W" history import --partial --json "$BD_TMP/three0" "$BD_TMP/three2" 2>/dev/null)
+"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if (d["missing_shards"], d["complete"], d["appended"]) == ([1], False, 0) else 1)' "$out" &&
+    pass "--json: missing_shards [1], not complete, nothing appended again" || fail "three --json: $out"
+want "shard 0 alone of a partly imported run" 2 bundle.missing_shard -- bd "$W" history import "$BD_TMP/three0"
+err=$(bd "$W" history import "$BD_TMP/three0" 2>&1 >/dev/null || true)
+grep -q "shard 1 of 3 is neither given nor already imported" <<<"$err" &&
+    pass "only the shard not yet in is named missing (shard 2 was imported before)" ||
+    fail "missing after partial: $err"
+rc=0
+out=$(bd "$W" history import "$BD_TMP/three1" 2>&1) || rc=$?
+[ "$rc" = 0 ] && grep -q "the run is now complete in the history" <<<"$out" &&
+    bd "$W" history verify | grep -q "history intact: 40 records" &&
+    pass "the last shard alone completes a partly imported run" || fail "completing: rc=$rc $out"
+
+# A case added to the bench after the run: the run is judged by its own case list and
+# imported; the case it did not cover is listed. While its shard is missing it cannot
+# be called uncovered.
+shard_of() { "$PY" -c 'import subprocess,sys; h=subprocess.run(["b3sum","--no-names"],input=sys.argv[1].encode(),capture_output=True,check=True).stdout.decode()[:16]; print(int(h,16) % int(sys.argv[2]))' "$@"; }
+U=$(copy uncovered)
+bd "$U" case new trivial added-later >/dev/null && bd "$U" pin trivial >/dev/null 2>&1 ||
+    fail "adding a case locally"
+ku=$(shard_of added-later 3)
+others3=(); for k in 0 1 2; do [ "$k" = "$ku" ] || others3+=("$BD_TMP/three$k"); done
+out=$(bd "$U" history import --partial --json "${others3[@]}" 2>/dev/null) || fail "partial import into U"
+"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["uncovered_cases"] == [] and d["missing_shards"] == [int(sys.argv[2])] else 1)' "$out" "$ku" &&
+    pass "the added case's shard ($ku of 3) is missing: not listed as uncovered yet" || fail "partial uncovered: $out"
+rc=0
+out=$(bd "$U" history import "$BD_TMP/three$ku" 2>&1) || rc=$?
+[ "$rc" = 0 ] && grep -q "^  not covered    1 local case the run did not score (added since it ran?): added-later$" <<<"$out" &&
+    pass "imported into a bench that gained a case: the case is listed as not covered" ||
+    fail "uncovered text: rc=$rc $out"
+V=$(copy uncovered2)
+bd "$V" case new trivial added-later >/dev/null && bd "$V" pin trivial >/dev/null 2>&1
+out=$(bd "$V" history import --json "${fwd[@]}") && rc=0 || rc=$?
+"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["uncovered_cases"] == ["added-later"] and d["complete"] and d["appended"] == 40 and d["summary"]["cases"] == 40 else 1)' "$out" &&
+    [ "$rc" = 0 ] && [ "$(head_of "$V")" = "$ha" ] &&
+    pass "--json: uncovered_cases [added-later], 40 of the run's 40 cases, the same chain" ||
+    fail "uncovered --json: rc=$rc $out"
+# With --partial, a shard left out that selected no case is not missing once every record
+# of the run is in (here the added case's shard of 100, which is empty).
+k100=$(shard_of added-later "$N")
+if ! grep -q '"count":0,' "$B/$k100/manifest.json"; then
+    echo "note: shard $k100 of $N is not empty here; the empty-shard check is skipped"
+else
+    Z=$(copy uncovered3)
+    bd "$Z" case new trivial added-later >/dev/null && bd "$Z" pin trivial >/dev/null 2>&1
+    without=(); for ((k = 0; k < N; k++)); do [ "$k" = "$k100" ] || without+=("$B/$k"); done
+    out=$(bd "$Z" history import --partial --json "${without[@]}" 2>"$BD_TMP/z.err") || fail "import into Z"
+    "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if (d["missing_shards"], d["complete"], d["uncovered_cases"]) == ([], True, ["added-later"]) else 1)' "$out" &&
+        [ ! -s "$BD_TMP/z.err" ] &&
+        pass "--partial without an empty shard: complete, nothing missing, the added case uncovered" ||
+        fail "empty shard left out: $out $(cat "$BD_TMP/z.err")"
+fi
 
 # Two imports of the same run at once: one appends, the other finds it done.
 Two=$(copy two)

@@ -4,8 +4,10 @@
  *
  * Invariants checked on every input:
  *   - the parser never crashes, leaks or reads past `size` (ASan/UBSan);
- *   - it refuses only with bundle.invalid (or out of memory), a one-line message, and a
- *     zeroed manifest;
+ *   - it refuses only with bundle.invalid (or out of memory), a zeroed manifest and a
+ *     message that is one printable line: no newline, no control or bidi character, no
+ *     byte that is not UTF-8, whatever the manifest quoted (a member name holding an
+ *     escaped newline once came through raw: corpus member_key_newline.json);
  *   - an accepted manifest is canonical and round-trips: bd_bundle_manifest_json writes
  *     exactly the input bytes back; its fields are in range (shard < shards <=
  *     BD_SHARDS_MAX, cases sorted and unique, each a valid id with a digest).
@@ -18,6 +20,7 @@
 #include "bench.h"
 #include "digest.h"
 #include "shard.h"
+#include "text.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(err.code == BD_E_BUNDLE_INVALID || err.code == BD_E_NOMEM,
               "refused as bundle.invalid");
         check(err.msg[0] != '\0' && strchr(err.msg, '\n') == NULL, "a one-line message");
+        check(!bd_text_needs_vis(err.msg, 0), "a printable message (nothing for a terminal)");
         check(memcmp(&m, &zero, sizeof(m)) == 0, "a refused manifest is zeroed");
         free(buf);
         return 0;
