@@ -139,7 +139,7 @@ void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc, 
 }
 
 int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *case_id,
-                    bd_isolation iso, uint64_t *seq_out, bd_err *err)
+                    bd_isolation iso, uint64_t *seq_out, char repair_out[256], bd_err *err)
 {
     /* Who: the OS account, and the configured signing key when there is one. */
     uid_t uid = getuid();
@@ -190,6 +190,9 @@ int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *
         bd_history_append_audit(h, &a, &seq, hash, err) == 0) {
         if (seq_out)
             *seq_out = seq;
+        if (repair_out)
+            snprintf(repair_out, 256, "%s",
+                     bd_history_repair_note(h) ? bd_history_repair_note(h) : "");
         rc = 0;
     }
     bd_history_free(h);

@@ -98,10 +98,11 @@ void bd_record_network_question(char *buf, size_t cap, const bd_task_class *tc, 
  * bench's history: who (the OS user and uid; the configured signing key as the
  * operator fingerprint when one is set), when, the task class, the case, the isolation
  * class `iso` the SUT runs under and the SUT's argv. Called before the SUT starts, so a
- * recording that crashes is still on record. Returns 0 with *seq_out (may be NULL), or
- * -1 with the history's error. */
+ * recording that crashes is still on record. Returns 0 with *seq_out (may be NULL) and,
+ * in repair_out (may be NULL), what the append repaired — a torn final line a crash left,
+ * for the front end to say (docs/history.md) — or ""; or -1 with the history's error. */
 int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *case_id,
-                    bd_isolation iso, uint64_t *seq_out, bd_err *err);
+                    bd_isolation iso, uint64_t *seq_out, char repair_out[256], bd_err *err);
 
 /* Run the SUT on the case once (see above) and fill *out (release with
  * bd_record_take_release). Errors: the runner's (isolation.unavailable, exec.not_allowed,

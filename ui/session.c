@@ -33,6 +33,7 @@ typedef struct prep_job {
     bool weaker; /* consent to a weaker isolation class (W) */
     bd_err err;
     int rc;
+    char repair[256]; /* a torn final line removed from the history first, or "" */
 } prep_job;
 
 /* ---- copying results out of the runner ---------------------------------------------- */
@@ -230,6 +231,13 @@ static void prep_run(bd_work *w)
                                    .prov = j->prov,
                                    .drafts_hint = "run with drafts allowed (d)",
                                    .stop = prep_stopping}};
+    /* As `benchdesk run`: a torn final line a crash left is removed now, and said. */
+    bd_history *h = NULL;
+    bd_err rerr = BD_ERR_INIT;
+    if (bd_history_open(&h, j->root, BD_HISTORY_READ, &rerr) == 0 &&
+        bd_history_repair_tail(h, &rerr) == 0 && bd_history_repair_note(h))
+        snprintf(j->repair, sizeof(j->repair), "%s", bd_history_repair_note(h));
+    bd_history_free(h);
     j->rc = bd_run_prepare(&j->runner, &j->plan, &req, &j->err);
 }
 
@@ -255,6 +263,8 @@ static void prep_done(bd_work *w, bool ran)
     }
     run->prep = NULL;
     bd_app *app = run->app;
+    if (ran && j->repair[0])
+        bd_app_message(app, BD_MSG_WARN, "%s", j->repair);
     if (!ran || j->rc < 0 || run->cancel_requested || app->quitting) {
         run->phase = run->cancel_requested || !ran ? BD_UR_FINISHED : BD_UR_FAILED;
         run->t_end_ms = bd_app_now_ms(app); /* a refused run's clock stops */

@@ -110,8 +110,11 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
             goto fail;
         }
         /* On record before the SUT can reach anything. */
-        if (bd_record_audit(bench, tc, case_id, env.isolation, NULL, &err) != 0)
+        char repair[256];
+        if (bd_record_audit(bench, tc, case_id, env.isolation, NULL, repair, &err) != 0)
             goto fail;
+        if (repair[0])
+            cli_warn(repair);
     }
     bd_record_opts ro = {
         .isolation = env.isolation, .python = env.python, .host_network = host_network};

@@ -54,6 +54,7 @@ struct rec_job {
     int rc;
     bd_err err;
     bd_record_take take;
+    char repair[256]; /* a torn final line the audit's append removed, or "" */
 };
 
 static const bd_action actions[] = {BD_A_RECORD, BD_A_NONE};
@@ -79,7 +80,7 @@ static void job_run(bd_work *w)
     if (bd_isolation_choose(&iso, NULL, "auto", false, &j->err) < 0 ||
         bd_record_network_gate(iso, j->network, j->terminal, &host_network, &j->err) < 0)
         goto out;
-    if (host_network && bd_record_audit(bench, tc, j->case_id, iso, NULL, &j->err) < 0)
+    if (host_network && bd_record_audit(bench, tc, j->case_id, iso, NULL, j->repair, &j->err) < 0)
         goto out;
     bd_record_opts ro = {.isolation = iso, .python = python, .host_network = host_network};
     if (bd_record_capture(&j->take, bench, tc, j->case_id, &ro, &j->err) == 0)
@@ -152,6 +153,8 @@ static void job_done(bd_work *w, bool ran)
     if (v && !v->app->quitting) {
         record_view *s = v->state;
         s->job = NULL;
+        if (ran && j->repair[0])
+            bd_app_message(v->app, BD_MSG_WARN, "%s", j->repair);
         if (ran && j->rc == 0) {
             s->take = j->take; /* moved */
             memset(&j->take, 0, sizeof(j->take));
