@@ -319,12 +319,17 @@ typedef enum {
     BD_EV_RUN,     /* the live run changed (ev->case_index, or SIZE_MAX for the run) */
     BD_EV_TICK,    /* 10 Hz while something animates; sent to the top view only */
     BD_EV_LOADED,  /* a view finished loading rows (bd_app_notify; not to views) */
+    BD_EV_CONCERN, /* to one view, from the view above it: show only the rows concerning
+                      ev->what (a failure mode, or with ev->is_key a breakdown key scoring
+                      below 1; "" shows all) — the breakdown panel's Enter on the run */
 } bd_ev_kind;
 
 typedef struct bd_event {
     bd_ev_kind kind;
     size_t tc_index;
     size_t case_index;
+    const char *what; /* BD_EV_CONCERN */
+    bool is_key;
 } bd_event;
 
 /* Screen regions a view may ask to redraw. */

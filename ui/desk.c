@@ -224,7 +224,7 @@ static void reload_now(bd_app *app)
         bd_app_error(app, &err);
         return;
     }
-    bd_event ev = {BD_EV_MODEL, SIZE_MAX, SIZE_MAX};
+    bd_event ev = {.kind = BD_EV_MODEL, .tc_index = SIZE_MAX, .case_index = SIZE_MAX};
     ds.reopening = true;
     ds.next = 1;
     ds.expect_top = app->top;

@@ -270,7 +270,7 @@ static void job_done(bd_work *w, bool ran)
         }
         if (m->changed)
             m->changed(m->payload);
-        bd_event ev = {BD_EV_HISTORY, SIZE_MAX, SIZE_MAX};
+        bd_event ev = {.kind = BD_EV_HISTORY, .tc_index = SIZE_MAX, .case_index = SIZE_MAX};
         bd_app_broadcast(m->app, &ev);
         bd_app_invalidate(m->app, BD_DIRTY_ALL);
     }

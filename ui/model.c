@@ -378,7 +378,7 @@ void bd_model_set_last(bd_model *m, size_t tc_index, size_t case_index, bool pas
     c->last_stale = 0; /* scored just now, on today's pins */
     free(c->last_fm);
     c->last_fm = first_fm ? strdup(first_fm) : NULL;
-    bd_event ev = {BD_EV_MODEL, tc_index, case_index};
+    bd_event ev = {.kind = BD_EV_MODEL, .tc_index = tc_index, .case_index = case_index};
     bd_app_broadcast(m->app, &ev);
 }
 
@@ -726,7 +726,7 @@ static void job_done(bd_work *w, bool ran)
                 merge_digest(m, j);
             if (slot)
                 *slot = 2;
-            bd_event ev = {BD_EV_MODEL, j->tc_index, SIZE_MAX};
+            bd_event ev = {.kind = BD_EV_MODEL, .tc_index = j->tc_index, .case_index = SIZE_MAX};
             bd_app_broadcast(m->app, &ev);
             bd_app_invalidate(m->app, BD_DIRTY_HEADER);
         }

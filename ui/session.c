@@ -82,7 +82,7 @@ oom:
 
 static void broadcast(bd_ui_run *run, size_t case_index)
 {
-    bd_event ev = {BD_EV_RUN, run->tc_index, case_index};
+    bd_event ev = {.kind = BD_EV_RUN, .tc_index = run->tc_index, .case_index = case_index};
     bd_app_broadcast(run->app, &ev);
     bd_app_invalidate(run->app, BD_DIRTY_BODY | BD_DIRTY_STATUS | BD_DIRTY_HEADER);
 }
@@ -490,4 +490,17 @@ int bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, s
                     bool drafts, bool weaker)
 {
     return start(app, tc_index, case_ids, n, drafts, weaker);
+}
+
+void bd_ui_run_open(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
+                    bool drafts, bool weaker)
+{
+    if (!bd_ui_run_can_start(app, tc_index))
+        return;
+    /* The previous run's views go with it. */
+    bd_app_drop(app, BD_VIEW_RESULT);
+    bd_app_drop(app, BD_VIEW_BREAKDOWN);
+    bd_app_drop(app, BD_VIEW_RUN);
+    if (bd_ui_run_start(app, tc_index, case_ids, n, drafts, weaker) != -1)
+        bd_app_open(app, BD_VIEW_RUN, NULL);
 }

@@ -101,6 +101,12 @@ bool bd_ui_run_can_start(bd_app *app, size_t tc_index);
 int bd_ui_run_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
                     bool drafts, bool weaker);
 
+/* What every view's "run" key does: unless refused (bd_ui_run_can_start, message
+ * posted), close the previous run's views, start the run (bd_ui_run_start) and open the
+ * run view on it. */
+void bd_ui_run_open(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
+                    bool drafts, bool weaker);
+
 /* A run is being prepared or is running. */
 bool bd_ui_run_active(const bd_app *app);
 

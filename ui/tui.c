@@ -521,7 +521,7 @@ static void on_tick(uv_timer_t *h)
         app->spin++;
         bd_app_invalidate(app, BD_DIRTY_HEADER);
         if (app->top && app->top->ops->event) {
-            bd_event ev = {BD_EV_TICK, SIZE_MAX, SIZE_MAX};
+            bd_event ev = {.kind = BD_EV_TICK, .tc_index = SIZE_MAX, .case_index = SIZE_MAX};
             app->top->ops->event(app->top, &ev);
         }
     }

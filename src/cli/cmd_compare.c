@@ -1,5 +1,6 @@
 /* benchdesk compare [RUN_A] [RUN_B] — what got worse between two runs, and is it real
- * (DESIGN.md §13; src/compare.h). Also the `history log --trend` table (src/trend.h). */
+ * (DESIGN.md §13; src/analysis/compare.h). Also the `history log --trend` table
+ * (src/analysis/trend.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# One chokepoint (DESIGN.md §4): no file in src/ or ui/ outside the exec module (src/exec.c,
-# the parent side, and src/exec_server.c, the helper side) may create
+# One chokepoint (DESIGN.md §4): no file in src/ or ui/ outside the exec module (src/run/exec.c,
+# the parent side, and src/run/exec_server.c, the helper side) may create
 # a process — fork, vfork, exec*, system, popen, posix_spawn, uv_spawn, clone or a raw
 # syscall. Comments and string literals are ignored; everything else counts.
 . "$(dirname "$0")/lib.sh"
 scan="python3 $BD_SOURCE_DIR/tests/cli/chokepoint_scan.py"
 cd "$BD_SOURCE_DIR"
 
-mapfile -t files < <(find src ui -type f \( -name '*.c' -o -name '*.h' \) ! -path src/exec.c ! -path src/exec_server.c | sort)
+mapfile -t files < <(find src ui -type f \( -name '*.c' -o -name '*.h' \) ! -path src/run/exec.c ! -path src/run/exec_server.c | sort)
 [ "${#files[@]}" -gt 10 ] && pass "scanning ${#files[@]} files of src/ and ui/" \
     || fail "found only ${#files[@]} source files: is BD_SOURCE_DIR right?"
 if out=$($scan "${files[@]}"); then
-    pass "no process creation outside src/exec.c and src/exec_server.c"
+    pass "no process creation outside src/run/exec.c and src/run/exec_server.c"
 else
     fail "process creation outside the chokepoint:
 $out"
 fi
 
 # The chokepoint itself exists and is where the creation happens.
-out=$($scan src/exec.c || true)
-grep -q ': uv_spawn$' <<<"$out" && pass "src/exec.c holds the uv_spawn" || fail "no uv_spawn in src/exec.c"
-out=$($scan src/exec_server.c || true)
-grep -q ': fork$' <<<"$out" && pass "src/exec_server.c holds the forks" || fail "no fork in src/exec_server.c"
-grep -q ': execve$' <<<"$out" && pass "src/exec_server.c holds the execve" || fail "no execve in src/exec_server.c"
+out=$($scan src/run/exec.c || true)
+grep -q ': uv_spawn$' <<<"$out" && pass "src/run/exec.c holds the uv_spawn" || fail "no uv_spawn in src/run/exec.c"
+out=$($scan src/run/exec_server.c || true)
+grep -q ': fork$' <<<"$out" && pass "src/run/exec_server.c holds the forks" || fail "no fork in src/run/exec_server.c"
+grep -q ': execve$' <<<"$out" && pass "src/run/exec_server.c holds the execve" || fail "no execve in src/run/exec_server.c"
 
 # The scanner can fail: planted uses are caught, comments/strings/members are not.
 p="$BD_TMP/planted.c"

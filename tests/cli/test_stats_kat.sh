@@ -22,7 +22,7 @@ sys.path.insert(0, src + "/tests/kat")
 import bca_reference as ref
 
 c = open(src + "/tests/unit/test_stats.c").read()
-h = open(src + "/src/stats.h").read()
+h = open(src + "/src/base/stats.h").read()
 out = []
 def check(ok, what):
     out.append(("ok   " if ok else "FAIL ") + what)

@@ -60,7 +60,7 @@ import glob, re, sys
 rules = open(sys.argv[1], encoding="utf-8").read()
 starts = re.findall(r'^\s*\{"((?:[^"\\]|\\.)*)",', rules, re.M)
 text = ""
-for f in sorted(glob.glob(sys.argv[2] + "/*.c")):
+for f in sorted(glob.glob(sys.argv[2] + "/**/*.c", recursive=True)):
     src = open(f, encoding="utf-8").read()
     # Join "a" "b" across whitespace, then keep the literals' contents.
     src = re.sub(r'"\s*\n\s*"', "", src)
@@ -77,6 +77,25 @@ else
     fail "ui/advice.c rewrites phrases no core message has any more:
 $out"
 fi
+
+# No view includes another view's header: views speak through app.h (events, bd_app_open)
+# and the models (session.h starts a run), never to each other directly.
+cross() { # DIR: "view.c: views/other_view.h" lines
+    local c b
+    for c in "$1"/views/*.c; do
+        b=$(basename "$c" .c)
+        grep -oE '#\s*include\s*"views/[a-z_]+_view\.h"' "$c" | grep -oE '[a-z_]+_view\.h' |
+            grep -vx "${b}_view.h" | sed "s|^|$b.c: |" || true
+    done
+}
+hits=$(cross ui)
+[ -z "$hits" ] && pass "no view includes another view's header" ||
+    fail "views include each other (go through app.h or a model):
+$hits"
+mkdir -p "$BD_TMP/xv/views"
+printf '#include "views/b_view.h"\n' >"$BD_TMP/xv/views/a.c"
+[ -n "$(cross "$BD_TMP/xv")" ] && pass "a planted cross-view include is caught" ||
+    fail "the cross-view scan is blind"
 
 # Every view has one header, and app.c alone implements the bd_app API.
 for c in ui/views/*.c; do

@@ -1,5 +1,5 @@
 /*
- * fuzz_benchscore.c — libFuzzer target for the BenchScore parser (src/score.h).
+ * fuzz_benchscore.c — libFuzzer target for the BenchScore parser (src/bench/score.h).
  *
  * Invariants checked on every input, against a fixed registration:
  *   - the parser never crashes, leaks or reads past `size` (ASan/UBSan);

@@ -1,5 +1,5 @@
 /*
- * fuzz_canon.c — libFuzzer target for canonical JSON (src/canon.h).
+ * fuzz_canon.c — libFuzzer target for canonical JSON (src/base/canon.h).
  *
  * Any document cJSON accepts either is refused by bd_canon_json (duplicate keys,
  * invalid UTF-8, numbers beyond a double) or canonicalizes to strict UTF-8 bytes that

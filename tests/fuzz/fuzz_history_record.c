@@ -1,5 +1,5 @@
 /*
- * fuzz_history_record.c — libFuzzer target for the history record parser (src/history.h).
+ * fuzz_history_record.c — libFuzzer target for the history record parser (src/history/history.h).
  *
  * Invariants checked on every input:
  *   - the parser never crashes, leaks or reads past `size` (ASan/UBSan);

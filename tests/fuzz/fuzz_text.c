@@ -1,5 +1,5 @@
 /*
- * fuzz_text.c — libFuzzer target for the untrusted-text sanitizer (src/text.h).
+ * fuzz_text.c — libFuzzer target for the untrusted-text sanitizer (src/base/text.h).
  *
  * Whatever the bytes: the visible form holds no unsafe code point and is valid UTF-8
  * (sanitizing it again changes nothing); width/fit never overrun and the fitted text is

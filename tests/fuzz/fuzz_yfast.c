@@ -1,6 +1,6 @@
 /*
  * fuzz_yfast.c — libFuzzer target holding the fast reader of the plain YAML subset
- * (src/yfast.c) to libyaml. A refusal difference is a finding as much as a tree
+ * (src/base/yfast.c) to libyaml. A refusal difference is a finding as much as a tree
  * difference:
  *
  *  - the scanner alone: whenever bd_yfast_scan takes an input, libyaml's parser reads the

@@ -29,7 +29,7 @@ max=${1:-10000}
 PY=/usr/bin/python3
 
 cmake -S "$here" -B "$build" -DBD_FLAVOUR=release >/dev/null
-cmake --build "$build" -j2 --target benchdesk_core benchdesk >/dev/null
+cmake --build "$build" -j2 --target benchdesk >/dev/null
 bin="$build/src/benchdesk"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bd-cmpbench-XXXXXX")
@@ -120,8 +120,10 @@ int main(int argc, char **argv)
 C
 
 # shellcheck disable=SC2046
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/src" "$work/driver.c" -o "$work/driver" \
-    "$build/src/libbenchdesk_core.a" "$build/libbd_blake3.a" \
+. "$here/tests/perf/core_flags.sh"
+# shellcheck disable=SC2046
+cc -O2 -std=c11 -D_GNU_SOURCE $(bd_core_cflags "$here" "$build") "$work/driver.c" -o "$work/driver" \
+    $(bd_core_libs "$build") \
     $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread
 
 cat >"$work/peer.py" <<'PY'

@@ -34,7 +34,7 @@ build=${BD_PERF_BUILD:-$here/build/perf}
 max=${1:-1000000}
 
 cmake -S "$here" -B "$build" -DBD_FLAVOUR=release >/dev/null
-cmake --build "$build" -j2 --target benchdesk benchdesk_core >/dev/null
+cmake --build "$build" -j2 --target benchdesk >/dev/null
 bd=$build/src/benchdesk
 [ -x "$bd" ] || bd=$(find "$build" -name benchdesk -type f -perm -u+x | head -1)
 
@@ -175,8 +175,10 @@ int main(int argc, char **argv)
 C
 
 # shellcheck disable=SC2046
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/src" -I"$build/generated" "$work/driver.c" -o "$work/driver" \
-    "$build/src/libbenchdesk_core.a" "$build/libbd_blake3.a" \
+. "$here/tests/perf/core_flags.sh"
+# shellcheck disable=SC2046
+cc -O2 -std=c11 -D_GNU_SOURCE $(bd_core_cflags "$here" "$build") "$work/driver.c" -o "$work/driver" \
+    $(bd_core_libs "$build") \
     $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread
 
 drv() { "$work/driver" "$work/b" "$@"; }

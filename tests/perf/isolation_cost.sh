@@ -8,7 +8,7 @@
 # a fresh temp dir with rubric.py, the §3 document on stdin, the scrubbed environment,
 # rlimits, deadline, then the dir removed — identical for every row but the isolation:
 #   subprocess   the class `subprocess`
-#   namespaces   the class `namespaces` (src/jail.c: new user/PID/mount/net/IPC/UTS
+#   namespaces   the class `namespaces` (src/run/jail.c: new user/PID/mount/net/IPC/UTS
 #                namespaces, minimal read-only root, Landlock, seccomp)
 #   bwrap        `subprocess` + `bwrap --unshare-all --die-with-parent` (read-only /usr,
 #                /lib*, fresh /proc, /dev, tmpfs /tmp, the cwd bound) wrapping the rubric
@@ -38,7 +38,7 @@ PY=$(readlink -f "$PY")
 
 rel=${BD_PERF_BUILD:-$src/build/release}
 [ -f "$rel/CMakeCache.txt" ] || cmake -S "$src" -B "$rel" -DBD_FLAVOUR=release >/dev/null
-cmake --build "$rel" -j"$(nproc)" --target benchdesk_core >/dev/null || die "release build failed"
+cmake --build "$rel" -j"$(nproc)" --target bd_analysis >/dev/null || die "release build failed"
 if [ -z "${BD_BIN:-}" ]; then
     cmake --build "$rel" -j"$(nproc)" --target benchdesk >/dev/null || die "release build failed"
     BD_BIN="$rel/src/benchdesk"
@@ -185,8 +185,10 @@ int main(int argc, char **argv)
     return 0;
 }
 C
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$src/src" "$work/driver.c" -o "$work/driver" \
-    "$rel/src/libbenchdesk_core.a" "$rel/libbd_blake3.a" \
+. "$src/tests/perf/core_flags.sh"
+# shellcheck disable=SC2046
+cc -O2 -std=c11 -D_GNU_SOURCE $(bd_core_cflags "$src" "$rel") "$work/driver.c" -o "$work/driver" \
+    $(bd_core_libs "$rel") \
     $(pkg-config --libs libcjson libcrypto libuv yaml-0.1 libgit2 gpgme libseccomp sqlite3) -lm -lpthread ||
     die "cannot build the driver"
 

@@ -1,6 +1,6 @@
 /*
  * yaml_parse.c — how long one YAML file takes to read into a tree, with libyaml and with
- * the plain-subset scanner (src/yfast.c), side by side. Prints a table. Not a test.
+ * the plain-subset scanner (src/base/yfast.c), side by side. Prints a table. Not a test.
  *
  *   bd_perf_yaml FILE...
  *   e.g. bd_perf_yaml tests/fuzz/corpus/yfast/generated_case.yaml (make_big_bench.sh's

@@ -1,5 +1,5 @@
 /*
- * test_canon.c — canonical JSON (src/canon.h): byte-exact agreement with Python's
+ * test_canon.c — canonical JSON (src/base/canon.h): byte-exact agreement with Python's
  * json.dumps for ordinary records, and refusal of what canonical JSON cannot express.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * test_compare.c — comparing two runs (src/compare.h): alignment by case id, every
+ * test_compare.c — comparing two runs (src/analysis/compare.h): alignment by case id, every
  * status, the task-class and isolation rules, and the statistics.
  *
  * Known answers (the KAT_* and kat*_ literals, the mcnemar_kats table) come from

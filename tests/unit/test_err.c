@@ -1,5 +1,5 @@
 /*
- * test_err.c — the error setter (src/err.h): whatever the arguments hold, a bd_err
+ * test_err.c — the error setter (src/base/err.h): whatever the arguments hold, a bd_err
  * message is one printable line. Control characters, bidi controls and bytes that are
  * not UTF-8 in a quoted name are written visibly (as bd_text_vis writes them) when the
  * message is set, not later by whichever front end prints it.

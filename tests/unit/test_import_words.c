@@ -1,5 +1,5 @@
 /*
- * test_import_words.c — missing shards in plain words (src/import.h,
+ * test_import_words.c — missing shards in plain words (src/run/import.h,
  * bd_import_shard_words): numbered as --shard K/N numbers them, from 0; three or more in
  * a row as a range; cut with "and N more" when the buffer is short.
  */

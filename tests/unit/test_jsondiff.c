@@ -1,5 +1,5 @@
 /*
- * test_jsondiff.c — the field-aligned structural diff (src/jsondiff.h): same paths on the
+ * test_jsondiff.c — the field-aligned structural diff (src/base/jsondiff.h): same paths on the
  * same row whatever the key order, changed / only-one-side rows marked, arrays by index,
  * non-JSON text as one value.
  */

@@ -1,5 +1,5 @@
 /*
- * test_score.c — BenchScore validation (src/score.h, DESIGN.md §3): the corpus in
+ * test_score.c — BenchScore validation (src/bench/score.h, DESIGN.md §3): the corpus in
  * tests/corpus/benchscore/ (each file with its expected harness mode and detail), the
  * precedence of the modes, what a detail may and may not contain, and the scores the
  * harness builds itself.

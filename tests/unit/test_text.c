@@ -1,5 +1,5 @@
 /*
- * test_text.c — the untrusted-text sanitizer and text helpers (src/text.h): every C0 and
+ * test_text.c — the untrusted-text sanitizer and text helpers (src/base/text.h): every C0 and
  * C1 control, ESC sequences, DEL, the bidi and invisible format characters and invalid
  * UTF-8 come out visible; printable UTF-8 is kept; widths, truncation, C-locale numbers,
  * JSON escaping and nearest-name suggestions.

@@ -1,5 +1,5 @@
 /*
- * test_yfast.c — the fast reader of the plain YAML subset (src/yfast.c) builds, for every
+ * test_yfast.c — the fast reader of the plain YAML subset (src/base/yfast.c) builds, for every
  * input it accepts, exactly the tree libyaml builds: every node's kind, text, quoting,
  * line and column; it never accepts what libyaml refuses. What it declines is read by
  * libyaml, so errors stay libyaml's. Checked on hand-written inputs, on keys padded to

@@ -3,7 +3,7 @@
  * histogram (labelled bars, most frequent first, coloured by severity) and the mean of
  * each breakdown key (lowest first) over the cases finished so far, redrawn live as cases
  * finish. Enter on a row goes back to the run view showing only the cases it concerns
- * (core: src/breakdown.h).
+ * (core: src/analysis/breakdown.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 
 #include "breakdown.h"
 #include "session.h"
-#include "views/run_view.h"
 #include "view_util.h"
 #include "views/breakdown_view.h"
 
@@ -222,8 +221,10 @@ static bool key(bd_view *v, bd_action a, int ch)
         bd_view *rv = b->run_view;
         bd_app *app = v->app;
         bd_app_pop(app); /* v and b are gone */
-        if (app->top == rv)
-            bd_run_view_concern(rv, what, is_key);
+        if (app->top == rv && rv->ops->event) {
+            bd_event ev = {.kind = BD_EV_CONCERN, .what = what, .is_key = is_key};
+            rv->ops->event(rv, &ev);
+        }
         return true;
     }
     case BD_A_BREAKDOWN:

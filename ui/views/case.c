@@ -12,7 +12,6 @@
 #include "fsutil.h"
 #include "model.h"
 #include "session.h"
-#include "views/run_view.h"
 #include "view_util.h"
 #include "views/case_view.h"
 
@@ -711,7 +710,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RUN: {
         const char *id = row_of(v)->id;
-        bd_run_view_start(v->app, s->ref.tc_index, &id, 1, false, false);
+        bd_ui_run_open(v->app, s->ref.tc_index, &id, 1, false, false);
         return true;
     }
     case BD_A_HISTORY:

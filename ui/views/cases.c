@@ -11,7 +11,6 @@
 #include "stale.h"
 #include "model.h"
 #include "session.h"
-#include "views/run_view.h"
 #include "view_util.h"
 #include "views/cases_view.h"
 
@@ -374,11 +373,11 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RUN:
         if (row != SIZE_MAX) {
             const char *id = tc_of(v)->cases[row].id;
-            bd_run_view_start(v->app, s->tc, &id, 1, false, false);
+            bd_ui_run_open(v->app, s->tc, &id, 1, false, false);
         }
         return true;
     case BD_A_RUN_ALL:
-        bd_run_view_start(v->app, s->tc, NULL, 0, false, false);
+        bd_ui_run_open(v->app, s->tc, NULL, 0, false, false);
         return true;
     case BD_A_HISTORY:
         bd_app_open_history(v->app, tc_of(v)->name, NULL);

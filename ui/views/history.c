@@ -118,7 +118,9 @@ static void page_done(bd_work *w, bool ran)
             bd_err_set(&s->err, BD_E_RUN_CANCELLED, NULL, 0, 0, "reading the history stopped");
         page_free(j);
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
-        bd_app_notify(v->app, &(bd_event){BD_EV_LOADED, SIZE_MAX, SIZE_MAX});
+        bd_app_notify(
+            v->app,
+            &(bd_event){.kind = BD_EV_LOADED, .tc_index = SIZE_MAX, .case_index = SIZE_MAX});
         return;
     }
     if (s->n + j->n > s->cap) {
@@ -145,7 +147,8 @@ static void page_done(bd_work *w, bool ran)
     /* A filter may hide the whole page: keep reading while nothing shows. */
     if (s->list.filter[0] && s->list.n_vis < 20)
         load_more(v);
-    bd_app_notify(v->app, &(bd_event){BD_EV_LOADED, SIZE_MAX, SIZE_MAX});
+    bd_app_notify(v->app,
+                  &(bd_event){.kind = BD_EV_LOADED, .tc_index = SIZE_MAX, .case_index = SIZE_MAX});
 }
 
 static void load_more(bd_view *v)

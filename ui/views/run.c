@@ -377,7 +377,7 @@ static void rerun(bd_view *v, bool drafts, bool weaker)
     char **ids = run->ids;
     run->ids = NULL;
     run->n_ids = 0;
-    bd_run_view_start(v->app, tc, (const char *const *)ids, n, drafts, weaker);
+    bd_ui_run_open(v->app, tc, (const char *const *)ids, n, drafts, weaker);
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
@@ -390,7 +390,7 @@ static void rerun_weaker(bd_app *app)
         rerun(app->top, app->run->drafts, true);
 }
 
-void bd_run_view_concern(bd_view *v, const char *what, bool is_key)
+static void concern(bd_view *v, const char *what, bool is_key)
 {
     run_view *s = v->state;
     snprintf(s->concern, sizeof(s->concern), "%s", what ? what : "");
@@ -488,7 +488,9 @@ static bool key(bd_view *v, bd_action a, int ch)
 
 static void event(bd_view *v, const bd_event *ev)
 {
-    if (ev->kind == BD_EV_RUN) {
+    if (ev->kind == BD_EV_CONCERN) {
+        concern(v, ev->what, ev->is_key);
+    } else if (ev->kind == BD_EV_RUN) {
         rebuild(v);
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
     } else if (ev->kind == BD_EV_TICK) {
@@ -534,16 +536,3 @@ static int reveal(bd_view *v, const bd_view_where *w)
 const bd_view_ops bd_view_run = {
     "run", actions, open_view, draw, key, event, NULL, mouse, position, close_view, where, reveal,
 };
-
-void bd_run_view_start(bd_app *app, size_t tc_index, const char *const *case_ids, size_t n,
-                       bool drafts, bool weaker)
-{
-    if (!bd_ui_run_can_start(app, tc_index))
-        return;
-    /* The previous run's views go with it. */
-    bd_app_drop(app, BD_VIEW_RESULT);
-    bd_app_drop(app, BD_VIEW_BREAKDOWN);
-    bd_app_drop(app, BD_VIEW_RUN);
-    if (bd_ui_run_start(app, tc_index, case_ids, n, drafts, weaker) != -1)
-        bd_app_open(app, BD_VIEW_RUN, NULL);
-}

@@ -160,7 +160,7 @@ static void update_model(bd_app *app, sign_job *j)
             t->tc_prov_status = (uint8_t)j->vres.status;
             t->tc_prov_code = j->vres.err.code;
         }
-        bd_event ev = {BD_EV_MODEL, j->tc_index, SIZE_MAX};
+        bd_event ev = {.kind = BD_EV_MODEL, .tc_index = j->tc_index, .case_index = SIZE_MAX};
         bd_app_broadcast(app, &ev);
         return;
     }
@@ -193,7 +193,7 @@ static void update_model(bd_app *app, sign_job *j)
         if (c->prov_status == BD_PROV_ST_BAD)
             t->prov_bad++;
     }
-    bd_event ev = {BD_EV_MODEL, j->tc_index, ci};
+    bd_event ev = {.kind = BD_EV_MODEL, .tc_index = j->tc_index, .case_index = ci};
     bd_app_broadcast(app, &ev);
 }
 

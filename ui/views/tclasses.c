@@ -9,7 +9,6 @@
 
 #include "model.h"
 #include "session.h"
-#include "views/run_view.h"
 #include "view_util.h"
 #include "views/tclasses_view.h"
 
@@ -306,7 +305,7 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_RUN:
         if (row != SIZE_MAX)
-            bd_run_view_start(v->app, row, NULL, 0, false, false);
+            bd_ui_run_open(v->app, row, NULL, 0, false, false);
         return true;
     case BD_A_RECOMMEND:
         if (row != SIZE_MAX)

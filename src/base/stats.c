@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "digest.h"
+#include "hash.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

@@ -24,11 +24,8 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "hash.h"
 
-#define BD_DIGEST_HEX_LEN 64
-#define BD_DIGEST_PREFIX  "blake3:"
-/* "blake3:" + 64 hex + NUL */
-#define BD_DIGEST_BUF 72
 /* The one file of a case (and of a task class) outside its digest: the signatures. */
 #define BD_PROVENANCE_FILE "provenance.yaml"
 /* Largest registration.yaml (the YAML limit) and rubric.py a task class may hold. */
@@ -171,16 +168,6 @@ void bd_digest_stream_entry(bd_digest_stream *ds, const char *rel, bool exec, co
                             size_t len);
 void bd_digest_stream_end(bd_digest_stream *ds, char out[BD_DIGEST_BUF]);
 
-/* Digest of a memory buffer. Never fails. */
-void bd_digest_bytes(char out[BD_DIGEST_BUF], const void *data, size_t len);
-
-/* Raw 32-byte BLAKE3 of a buffer. */
-void bd_blake3_raw(uint8_t out[32], const void *data, size_t len);
-
-/* True when `s` is "blake3:" followed by exactly 64 lower-case hex digits. */
-int bd_digest_str_valid(const char *s);
-
-/* Lower-case hex of `len` bytes into `out` (2*len+1 bytes). */
-void bd_hex(char *out, const uint8_t *bytes, size_t len);
+/* bd_digest_bytes, bd_blake3_raw, bd_hex and the hex checks: hash.h. */
 
 #endif

@@ -40,49 +40,10 @@
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
-void bd_hex(char *out, const uint8_t *bytes, size_t len)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < len; i++) {
-        out[2 * i] = digits[bytes[i] >> 4];
-        out[2 * i + 1] = digits[bytes[i] & 0x0f];
-    }
-    out[2 * len] = '\0';
-}
-
 static void format_digest(char out[BD_DIGEST_BUF], const uint8_t raw[BLAKE3_OUT_LEN])
 {
     memcpy(out, BD_DIGEST_PREFIX, sizeof(BD_DIGEST_PREFIX) - 1);
     bd_hex(out + sizeof(BD_DIGEST_PREFIX) - 1, raw, BLAKE3_OUT_LEN);
-}
-
-void bd_blake3_raw(uint8_t out[32], const void *data, size_t len)
-{
-    blake3_hasher h;
-    blake3_hasher_init(&h);
-    blake3_hasher_update(&h, data, len);
-    blake3_hasher_finalize(&h, out, BLAKE3_OUT_LEN);
-}
-
-void bd_digest_bytes(char out[BD_DIGEST_BUF], const void *data, size_t len)
-{
-    uint8_t raw[BLAKE3_OUT_LEN];
-    bd_blake3_raw(raw, data, len);
-    format_digest(out, raw);
-}
-
-int bd_digest_str_valid(const char *s)
-{
-    size_t plen = sizeof(BD_DIGEST_PREFIX) - 1;
-    if (!s || strncmp(s, BD_DIGEST_PREFIX, plen) != 0)
-        return 0;
-    s += plen;
-    for (size_t i = 0; i < BD_DIGEST_HEX_LEN; i++) {
-        char c = s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return 0;
-    }
-    return s[BD_DIGEST_HEX_LEN] == '\0';
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
