@@ -330,6 +330,61 @@ static int reg_sut(const bd_vctx *v, bd_registration *r, const bd_ynode *n)
     return 0;
 }
 
+/* min_cases_for_promotion {bronze, silver, gold: integers >= 1} and promotion_threshold
+ * {silver, gold: numbers in [0,1]} of the registration's `root`. */
+static int reg_tiers(const bd_vctx *v, bd_registration *r, const bd_ynode *root)
+{
+    static const char *const min_keys[] = {"bronze", "silver", "gold", NULL};
+    static const char *const thr_keys[] = {"silver", "gold", NULL};
+    const bd_ynode *n;
+    const bd_ynode *mc = bd_v_need(v, root, "min_cases_for_promotion", "registration.yaml");
+    if (!mc || bd_v_map(v, mc, "min_cases_for_promotion") < 0 ||
+        bd_v_keys(v, mc, "min_cases_for_promotion", min_keys) < 0)
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        char what[64];
+        snprintf(what, sizeof(what), "min_cases_for_promotion.%s", tier_names[i]);
+        if (!(n = bd_v_need(v, mc, tier_names[i], "min_cases_for_promotion")) ||
+            bd_v_int(v, n, what, 1, INT_MAX, &r->min_cases[i]) < 0)
+            return -1;
+    }
+    const bd_ynode *th = bd_v_need(v, root, "promotion_threshold", "registration.yaml");
+    if (!th || bd_v_map(v, th, "promotion_threshold") < 0 ||
+        bd_v_keys(v, th, "promotion_threshold", thr_keys) < 0)
+        return -1;
+    r->threshold[BD_TIER_BRONZE] = 0.0;
+    for (int i = 1; i < 3; i++) {
+        char what[64];
+        snprintf(what, sizeof(what), "promotion_threshold.%s", tier_names[i]);
+        if (!(n = bd_v_need(v, th, tier_names[i], "promotion_threshold")) ||
+            bd_v_num(v, n, what, 0.0, 1.0, &r->threshold[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The rubric limits in the mapping `n` named `what` (registration.yaml's rubric,
+ * case.yaml's rubric_limits): wall_clock_seconds 1..300 and memory_mb 16..4096, each
+ * optional (left as they are when absent). */
+static int rubric_limits(const bd_vctx *v, const bd_ynode *n, const char *what, int *wall_s,
+                         int *memory_mb)
+{
+    static const char *const keys[] = {"wall_clock_seconds", "memory_mb", NULL};
+    const bd_ynode *x;
+    char w[64];
+    if (bd_v_map(v, n, what) < 0 || bd_v_keys(v, n, what, keys) < 0)
+        return -1;
+    snprintf(w, sizeof(w), "%s.wall_clock_seconds", what);
+    if ((x = bd_ynode_get(n, "wall_clock_seconds")) &&
+        bd_v_int(v, x, w, 1, BD_RUBRIC_MAX_WALL_S, wall_s) < 0)
+        return -1;
+    snprintf(w, sizeof(w), "%s.memory_mb", what);
+    if ((x = bd_ynode_get(n, "memory_mb")) &&
+        bd_v_int(v, x, w, 16, BD_RUBRIC_MAX_MEMORY_MB, memory_mb) < 0)
+        return -1;
+    return 0;
+}
+
 static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_name, bd_err *err)
 {
     bd_registration **out = outp;
@@ -344,9 +399,6 @@ static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_na
                                        "rubric",
                                        "sut",
                                        NULL};
-    static const char *const min_keys[] = {"bronze", "silver", "gold", NULL};
-    static const char *const thr_keys[] = {"silver", "gold", NULL};
-    static const char *const rubric_keys[] = {"wall_clock_seconds", "memory_mb", NULL};
     bd_vctx v = {doc->name, BD_E_REGISTRATION_SCHEMA, err};
     int rc = -1;
     const bd_ynode *n, *root = doc->root;
@@ -389,29 +441,8 @@ static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_na
         goto out;
     r->current_tier = (bd_tier)t;
 
-    const bd_ynode *mc = bd_v_need(&v, root, "min_cases_for_promotion", "registration.yaml");
-    if (!mc || bd_v_map(&v, mc, "min_cases_for_promotion") < 0 ||
-        bd_v_keys(&v, mc, "min_cases_for_promotion", min_keys) < 0)
+    if (reg_tiers(&v, r, root) < 0)
         goto out;
-    for (int i = 0; i < 3; i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "min_cases_for_promotion.%s", tier_names[i]);
-        if (!(n = bd_v_need(&v, mc, tier_names[i], "min_cases_for_promotion")) ||
-            bd_v_int(&v, n, what, 1, INT_MAX, &r->min_cases[i]) < 0)
-            goto out;
-    }
-    const bd_ynode *th = bd_v_need(&v, root, "promotion_threshold", "registration.yaml");
-    if (!th || bd_v_map(&v, th, "promotion_threshold") < 0 ||
-        bd_v_keys(&v, th, "promotion_threshold", thr_keys) < 0)
-        goto out;
-    r->threshold[BD_TIER_BRONZE] = 0.0;
-    for (int i = 1; i < 3; i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "promotion_threshold.%s", tier_names[i]);
-        if (!(n = bd_v_need(&v, th, tier_names[i], "promotion_threshold")) ||
-            bd_v_num(&v, n, what, 0.0, 1.0, &r->threshold[i]) < 0)
-            goto out;
-    }
     if (!(n = bd_v_need(&v, root, "breakdown_keys", "registration.yaml")) ||
         reg_breakdown(&v, r, n) < 0)
         goto out;
@@ -421,19 +452,9 @@ static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_na
 
     r->rubric_wall_clock_s = BD_RUBRIC_DEFAULT_WALL_S;
     r->rubric_memory_mb = BD_RUBRIC_DEFAULT_MEMORY_MB;
-    if ((n = bd_ynode_get(root, "rubric"))) {
-        const bd_ynode *x;
-        if (bd_v_map(&v, n, "rubric") < 0 || bd_v_keys(&v, n, "rubric", rubric_keys) < 0)
-            goto out;
-        if ((x = bd_ynode_get(n, "wall_clock_seconds")) &&
-            bd_v_int(&v, x, "rubric.wall_clock_seconds", 1, BD_RUBRIC_MAX_WALL_S,
-                     &r->rubric_wall_clock_s) < 0)
-            goto out;
-        if ((x = bd_ynode_get(n, "memory_mb")) &&
-            bd_v_int(&v, x, "rubric.memory_mb", 16, BD_RUBRIC_MAX_MEMORY_MB, &r->rubric_memory_mb) <
-                0)
-            goto out;
-    }
+    if ((n = bd_ynode_get(root, "rubric")) &&
+        rubric_limits(&v, n, "rubric", &r->rubric_wall_clock_s, &r->rubric_memory_mb) < 0)
+        goto out;
     if (!(n = bd_v_need(&v, root, "sut", "registration.yaml")) || reg_sut(&v, r, n) < 0)
         goto out;
     *out = r;
@@ -546,7 +567,6 @@ static int case_from_doc(void *outp, bd_ydoc *doc, const char *expect_id, bd_err
     static const char *const keys[] = {"schema_version",  "case_id", "title",    "disposition",
                                        "difficulty",      "origin",  "expected", "rubric_limits",
                                        "cassette_digest", NULL};
-    static const char *const limit_keys[] = {"wall_clock_seconds", "memory_mb", NULL};
     bd_vctx v = {doc->name, BD_E_CASE_SCHEMA, err};
     int rc = -1, e;
     const bd_ynode *n, *root = doc->root;
@@ -613,20 +633,9 @@ static int case_from_doc(void *outp, bd_ydoc *doc, const char *expect_id, bd_err
     if (!(n = bd_v_need(&v, root, "expected", "case.yaml")) || bd_v_map(&v, n, "expected") < 0)
         goto out;
     c->expected = (bd_ynode *)n;
-    if ((n = bd_ynode_get(root, "rubric_limits")) && !bd_ynode_is_null(n)) {
-        const bd_ynode *x;
-        if (bd_v_map(&v, n, "rubric_limits") < 0 ||
-            bd_v_keys(&v, n, "rubric_limits", limit_keys) < 0)
-            goto out;
-        if ((x = bd_ynode_get(n, "wall_clock_seconds")) &&
-            bd_v_int(&v, x, "rubric_limits.wall_clock_seconds", 1, BD_RUBRIC_MAX_WALL_S,
-                     &c->wall_clock_s) < 0)
-            goto out;
-        if ((x = bd_ynode_get(n, "memory_mb")) &&
-            bd_v_int(&v, x, "rubric_limits.memory_mb", 16, BD_RUBRIC_MAX_MEMORY_MB, &c->memory_mb) <
-                0)
-            goto out;
-    }
+    if ((n = bd_ynode_get(root, "rubric_limits")) && !bd_ynode_is_null(n) &&
+        rubric_limits(&v, n, "rubric_limits", &c->wall_clock_s, &c->memory_mb) < 0)
+        goto out;
     if (bd_v_digest(&v, bd_ynode_get(root, "cassette_digest"), "cassette_digest", true,
                     c->cassette_digest, &c->has_cassette_digest) < 0)
         goto out;
