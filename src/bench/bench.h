@@ -23,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "path.h"
 #include "ydoc.h"
 
 #define BD_DIGEST_STR_LEN 71 /* "blake3:" + 64 hex */
@@ -47,10 +48,6 @@ typedef enum { BD_YKIND_OTHER, BD_YKIND_DIGESTS, BD_YKIND_SIGNERS } bd_ykind_lim
 
 /* The byte limit for a YAML file of `kind`. */
 size_t bd_yaml_max_bytes(bd_ykind_limit kind);
-
-/* True when `name` matches ^[a-z0-9][a-z0-9._-]{0,127}$ and holds no ".." (so it is
- * never a path step: no '/', no leading dot, no "..", at most 128 bytes). NULL: false. */
-bool bd_name_valid(const char *name);
 
 /* True when `s` is an environment variable name ^[A-Z_][A-Z0-9_]{0,127}$ other than the
  * four keys of the scrubbed environment (§4), which are never passed through. */
@@ -339,8 +336,5 @@ int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const ch
  * `err` set to case.leftover_temp (naming the file and what to do), 0 when there is none
  * (or the directory cannot be listed: the digest then reports why), -1 never. */
 int bd_case_leftover_check(const char *case_dir, bd_err *err);
-
-/* Join two path parts with '/'. New string or NULL on out-of-memory. */
-char *bd_path_join(const char *a, const char *b);
 
 #endif

@@ -470,202 +470,259 @@ static int unique_ids(const char ***out, const char ***sorted_out, size_t *n_out
     return 0;
 }
 
-int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
-                      size_t n_case_ids, bd_err *err)
+/* One pin of a task class under way: what bd_pin_task_class's steps share. */
+typedef struct pin_job {
+    const bd_task_class *tc;
+    bd_pin_report *out;
+    size_t n_named;          /* cases named (unique); 0: the whole task class */
+    const char **uniq;       /* the named cases, in the order given */
+    const char **sorted_ids; /* the same, sorted */
+    size_t n;                /* cases pinned: n_named, or every case */
+    pending_case *pend;      /* n of them */
+    char tcd[BD_DIGEST_BUF]; /* the new task-class digest */
+    const char *old_tcd;     /* its pin, "" when none */
+    out_pin *pins;           /* the pin lines to write (or to splice in) */
+    size_t np, n_old, n_case_changes, n_new, changes_cap;
+    char *yaml;          /* a new digests.yaml built here, or NULL */
+    const char *bytes;   /* the new digests.yaml: `yaml`, or the loaded bytes patched */
+    size_t len, n_lines; /* its length and its pin lines */
+    bool patched;        /* tc->digests->raw holds the new digests (put back at the end) */
+} pin_job;
+
+/* Phase 1: compute everything (the task-class digest, each case's new case.yaml and
+ * digest); write nothing unless all of it succeeds. Returns 0 or -1 with `err`. */
+static int pin_compute(pin_job *j, bd_err *err)
 {
-    memset(out, 0, sizeof(*out));
-    int rc = -1;
-    const char **uniq = NULL, **sorted_ids = NULL;
-    pending_case *pend = NULL;
-    out_pin *pins = NULL;
-    char *yaml = NULL, *digests_path = NULL;
-    bd_digests *check = NULL;
-    bd_atomic_batch *batch = NULL;
-    size_t changes_cap = 0, n = 0;
-    bool patched = false; /* tc->digests->raw holds the new digests (put back at the end) */
-
-    /* A case named twice is pinned once (twice would be two lines with one key). */
-    if (n_case_ids && unique_ids(&uniq, &sorted_ids, &n_case_ids, case_ids, n_case_ids) != 0)
+    const bd_task_class *tc = j->tc;
+    if (!(j->pend = calloc(j->n ? j->n : 1, sizeof(*j->pend))))
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    n = n_case_ids ? n_case_ids : tc->n_cases;
-    if (!(pend = calloc(n ? n : 1, sizeof(*pend)))) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-
-    /* Phase 1: compute everything; write nothing unless all of it succeeds. */
-    char tcd[BD_DIGEST_BUF];
-    const char *old_tcd = tc->digests ? tc->digests->task_class : "";
-    if (n_case_ids == 0 || !tc->digests) {
-        if (bd_digest_task_class_dir(tcd, tc->dir, err) != 0)
-            goto out;
+    j->old_tcd = tc->digests ? tc->digests->task_class : "";
+    if (j->n_named == 0 || !tc->digests) {
+        if (bd_digest_task_class_dir(j->tcd, tc->dir, err) != 0)
+            return -1;
     } else {
-        snprintf(tcd, sizeof(tcd), "%s", old_tcd);
+        snprintf(j->tcd, sizeof(j->tcd), "%s", j->old_tcd);
     }
-    if (prepare_all(pend, n, tc, n_case_ids ? uniq : (const char *const *)tc->case_ids, err) != 0)
-        goto out;
-    /* Phase 2a: case.yaml edits (cassette_digest), then the final digests of those cases.
-     * A crash here leaves edited cases that verify flags until they are pinned. */
-    /* All of them written, one sync, then the renames (bd_atomic_batch): thousands of
-     * edited case.yaml files cost one syncfs, not one fsync each. */
+    const char *const *ids = j->n_named ? j->uniq : (const char *const *)tc->case_ids;
+    return prepare_all(j->pend, j->n, tc, ids, err);
+}
+
+/* Phase 2a: case.yaml edits (cassette_digest), then the final digests of those cases.
+ * A crash here leaves edited cases that verify flags until they are pinned. All of them
+ * written, one sync, then the renames (bd_atomic_batch): thousands of edited case.yaml
+ * files cost one syncfs, not one fsync each. Returns 0 or -1 with `err`. */
+static int pin_edit_cases(pin_job *j, bd_err *err)
+{
+    bd_atomic_batch *batch = NULL;
+    int rc = -1;
     if (bd_atomic_batch_new(&batch, err) != 0)
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        if (pend[i].new_yaml &&
-            bd_atomic_batch_add(batch, pend[i].yaml_path, tc->cases_dir, pend[i].new_yaml,
-                                strlen(pend[i].new_yaml), pend[i].mode, err) != 0)
+        return -1;
+    for (size_t i = 0; i < j->n; i++)
+        if (j->pend[i].new_yaml &&
+            bd_atomic_batch_add(batch, j->pend[i].yaml_path, j->tc->cases_dir, j->pend[i].new_yaml,
+                                strlen(j->pend[i].new_yaml), j->pend[i].mode, err) != 0)
             goto out;
     if (bd_atomic_batch_commit(batch, err) != 0)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        if (pend[i].new_yaml && bd_digest_case_dir(pend[i].digest, pend[i].dir, NULL, err) != 0)
+    for (size_t i = 0; i < j->n; i++)
+        if (j->pend[i].new_yaml &&
+            bd_digest_case_dir(j->pend[i].digest, j->pend[i].dir, NULL, err) != 0)
             goto out;
+    rc = 0;
+out:
+    bd_atomic_batch_free(batch);
+    return rc;
+}
 
-    /* The pins that change: cases whose digest differs from their pin (or have none), the
-     * pins naming no case (a full pin drops them), the task class. */
-    size_t n_old = tc->digests ? tc->digests->n_pins : 0;
-    size_t cap = n + (n_case_ids ? n_old : 0), np = 0;
-    pins = calloc(cap ? cap : 1, sizeof(*pins));
-    if (!pins) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    size_t n_case_changes = 0, n_new = 0;
-    for (size_t i = 0; i < n; i++) {
-        const bd_pin *old = tc->digests ? bd_digests_find(tc->digests, pend[i].case_id) : NULL;
-        bool changed = !old || strcmp(old->digest, pend[i].digest) != 0;
-        if (!changed && n_case_ids)
+/* The pins that change: cases whose digest differs from their pin (or have none), the
+ * pins naming no case (a full pin drops them), the task class. Each goes into the report;
+ * j->pins gets the lines to write (a pin of a few cases: only the changed ones). Returns
+ * 0 or -1 with `err`. */
+static int pin_collect_changes(pin_job *j, bd_err *err)
+{
+    const bd_task_class *tc = j->tc;
+    j->n_old = tc->digests ? tc->digests->n_pins : 0;
+    size_t cap = j->n + (j->n_named ? j->n_old : 0);
+    if (!(j->pins = calloc(cap ? cap : 1, sizeof(*j->pins))))
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < j->n; i++) {
+        const pending_case *pc = &j->pend[i];
+        const bd_pin *old = tc->digests ? bd_digests_find(tc->digests, pc->case_id) : NULL;
+        bool changed = !old || strcmp(old->digest, pc->digest) != 0;
+        if (!changed && j->n_named)
             continue; /* a pin of a few cases carries only what changes */
-        pins[np++] = (out_pin){pend[i].case_id, pend[i].digest};
+        j->pins[j->np++] = (out_pin){pc->case_id, pc->digest};
         if (changed) {
-            n_case_changes++;
-            n_new += !old;
-            if (add_change(out, &changes_cap, tc, pend[i].case_id, old ? old->digest : "",
-                           pend[i].digest, err))
-                goto out;
+            j->n_case_changes++;
+            j->n_new += !old;
+            if (add_change(j->out, &j->changes_cap, tc, pc->case_id, old ? old->digest : "",
+                           pc->digest, err))
+                return -1;
         }
     }
-    if (!n_case_ids)
-        for (size_t i = 0; i < n_old; i++) {
+    if (!j->n_named)
+        for (size_t i = 0; i < j->n_old; i++) {
             const bd_pin *p = &tc->digests->pins[i];
             if (!bd_str_sorted_has((const char *const *)tc->case_ids, tc->n_cases, p->case_id) &&
-                add_change(out, &changes_cap, tc, p->case_id, p->digest, "", err))
-                goto out;
+                add_change(j->out, &j->changes_cap, tc, p->case_id, p->digest, "", err))
+                return -1;
         }
-    if (strcmp(old_tcd, tcd) != 0 && add_change(out, &changes_cap, tc, "", old_tcd, tcd, err))
-        goto out;
-    out->n_pinned = n;
+    if (strcmp(j->old_tcd, j->tcd) != 0 &&
+        add_change(j->out, &j->changes_cap, tc, "", j->old_tcd, j->tcd, err))
+        return -1;
+    j->out->n_pinned = j->n;
+    return 0;
+}
 
-    /* Phase 2b: the pins. Usually in order already (the cases are listed sorted). */
+/* A few cases of a file as pin writes it (digests_spliceable): the task-class pin is
+ * kept, and the file as it is already holds every unchanged pin. Returns 0 with j->bytes
+ * (NULL when out of memory), 1 when nothing changes, -1 with `err`. */
+static int pin_build_spliced(pin_job *j, bd_err *err)
+{
+    bd_digests *d = j->tc->digests;
+    if (j->n_case_changes == 0)
+        return 1; /* nothing changes: nothing is written, not even the same bytes */
+    j->n_lines = j->n_old + j->n_new;
+    if (j->n_new > 0) {
+        j->bytes = j->yaml = digests_splice(&j->len, d, j->pins, j->np);
+        return 0;
+    }
+    /* Only digests change, in place and at the same length: the loaded bytes are the new
+     * file once they are written over (no copy of 100,000 lines), and are put back as they
+     * were before returning. The line reader took those bytes when they were loaded; with
+     * valid digests in place of valid digests it takes them again, so only the new digests
+     * need judging. */
+    for (size_t i = 0; i < j->np; i++)
+        if (!bd_pin_digest_ok(j->pins[i].digest))
+            return bd_err_set(err, BD_E_INTERNAL, j->tc->cases_dir, 0, 0,
+                              "the new pin of case '%s' is not a digest; nothing was "
+                              "written: please report this bug",
+                              j->pins[i].case_id);
+    digests_patch(d, j->pins, j->np, true);
+    j->patched = true;
+    j->bytes = d->raw;
+    j->len = d->raw_len;
+    return 0;
+}
+
+/* The whole new digests.yaml, every pin serialised. Returns 0 with j->bytes (NULL when
+ * out of memory), 1 when its bytes are the file's as loaded (the file stays as it is: its
+ * inode, its mtime). */
+static int pin_build_whole(pin_job *j)
+{
+    const bd_digests *d = j->tc->digests;
+    if (j->n_named) {
+        /* The other pins, kept: with the changed ones above they make the new set. */
+        for (size_t i = 0; i < j->n; i++) {
+            const bd_pin *old = d ? bd_digests_find(d, j->pend[i].case_id) : NULL;
+            if (old && strcmp(old->digest, j->pend[i].digest) == 0)
+                j->pins[j->np++] = (out_pin){old->case_id, old->digest};
+        }
+        for (size_t i = 0; i < j->n_old; i++) {
+            const bd_pin *p = &d->pins[i];
+            if (!bd_str_sorted_has(j->sorted_ids, j->n_named, p->case_id))
+                j->pins[j->np++] = (out_pin){p->case_id, p->digest};
+        }
+        qsort(j->pins, j->np, sizeof(*j->pins), cmp_out_pin);
+        j->n_lines = j->np;
+    }
+    j->bytes = j->yaml = digests_serialise(&j->len, j->tcd, j->pins, j->np);
+    if (j->yaml && d && d->raw && d->raw_len == j->len && memcmp(d->raw, j->yaml, j->len) == 0)
+        return 1;
+    return 0;
+}
+
+/* Phase 2b: the bytes of the new digests.yaml. Returns 0 with j->bytes, 1 when nothing is
+ * to be written, -1 with `err`. */
+static int pin_build_file(pin_job *j, bd_err *err)
+{
+    /* Usually in order already (the cases are listed sorted). */
     bool sorted = true;
-    for (size_t i = 1; i < np && sorted; i++)
-        sorted = strcmp(pins[i - 1].case_id, pins[i].case_id) < 0;
+    for (size_t i = 1; i < j->np && sorted; i++)
+        sorted = strcmp(j->pins[i - 1].case_id, j->pins[i].case_id) < 0;
     if (!sorted)
-        qsort(pins, np, sizeof(*pins), cmp_out_pin);
-    size_t off = 0, n_lines = np;
-    const char *bytes = NULL; /* the new digests.yaml: `yaml`, or the loaded bytes patched */
-    if (n_case_ids && digests_spliceable(tc->digests)) {
-        /* A few cases of a file as pin writes it: the task-class pin is kept, and the file
-         * as it is already holds every unchanged pin. */
-        if (n_case_changes == 0) {
-            rc = 0; /* nothing changes: nothing is written, not even the same bytes */
-            goto out;
-        }
-        n_lines = n_old + n_new;
-        if (n_new == 0) {
-            /* Only digests change, in place and at the same length: the loaded bytes are
-             * the new file once they are written over (no copy of 100,000 lines), and
-             * are put back as they were before returning. The line reader took those
-             * bytes when they were loaded; with valid digests in place of valid digests
-             * it takes them again, so only the new digests need judging. */
-            for (size_t i = 0; i < np; i++)
-                if (!bd_pin_digest_ok(pins[i].digest)) {
-                    bd_err_set(err, BD_E_INTERNAL, tc->cases_dir, 0, 0,
-                               "the new pin of case '%s' is not a digest; nothing was "
-                               "written: please report this bug",
-                               pins[i].case_id);
-                    goto out;
-                }
-            digests_patch(tc->digests, pins, np, true);
-            patched = true;
-            bytes = tc->digests->raw;
-            off = tc->digests->raw_len;
-        } else {
-            bytes = yaml = digests_splice(&off, tc->digests, pins, np);
-        }
-    } else {
-        if (n_case_ids) {
-            /* The other pins, kept: with the changed ones above they make the new set. */
-            for (size_t i = 0; i < n; i++) {
-                const bd_pin *old =
-                    tc->digests ? bd_digests_find(tc->digests, pend[i].case_id) : NULL;
-                if (old && strcmp(old->digest, pend[i].digest) == 0)
-                    pins[np++] = (out_pin){old->case_id, old->digest};
-            }
-            for (size_t i = 0; i < n_old; i++) {
-                const bd_pin *p = &tc->digests->pins[i];
-                if (!bd_str_sorted_has(sorted_ids, n_case_ids, p->case_id))
-                    pins[np++] = (out_pin){p->case_id, p->digest};
-            }
-            qsort(pins, np, sizeof(*pins), cmp_out_pin);
-            n_lines = np;
-        }
-        bytes = yaml = digests_serialise(&off, tcd, pins, np);
-        if (yaml && tc->digests && tc->digests->raw && tc->digests->raw_len == off &&
-            memcmp(tc->digests->raw, yaml, off) == 0) {
-            rc = 0; /* the same bytes: the file stays as it is (its inode, its mtime) */
-            goto out;
-        }
-    }
-    if (!bytes) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    digests_path = bd_path_join(tc->cases_dir, "digests.yaml");
-    if (!digests_path) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
+        qsort(j->pins, j->np, sizeof(*j->pins), cmp_out_pin);
+    j->n_lines = j->np;
+    int rc = j->n_named && digests_spliceable(j->tc->digests) ? pin_build_spliced(j, err)
+                                                              : pin_build_whole(j);
+    if (rc == 0 && !j->bytes)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    return rc;
+}
+
+/* Write j->bytes as cases/digests.yaml, atomically, after checking that the loader would
+ * take them back. Returns 0 or -1 with `err`. */
+static int pin_write_file(pin_job *j, bd_err *err)
+{
+    char *path = bd_path_join(j->tc->cases_dir, "digests.yaml");
+    bd_digests *check = NULL;
+    int rc = -1;
+    if (!path)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     /* Never write a file the loader would refuse: that would brick the task class for
      * every command, pin included. Over the limit is refused here, before writing. */
-    if (off > BD_DIGESTS_MAX_BYTES) {
-        bd_err_set(err, BD_E_YAML_TOO_LARGE, digests_path, 0, 0,
+    if (j->len > BD_DIGESTS_MAX_BYTES) {
+        bd_err_set(err, BD_E_YAML_TOO_LARGE, path, 0, 0,
                    "the new digests.yaml would be %zu bytes, over the %zu-byte limit for "
                    "digests.yaml files (%zu pins; docs/formats.md, \"Large benches\"); nothing "
                    "was written: split the task class in two",
-                   off, BD_DIGESTS_MAX_BYTES, n_lines);
+                   j->len, BD_DIGESTS_MAX_BYTES, j->n_lines);
         goto out;
     }
     /* What pin writes is read by the line reader; judging that needs no copy of 100,000
      * pins. Anything else would be a bug, and is given to the full loader to word. */
     bd_err cerr = BD_ERR_INIT;
-    if (!patched && !bd_digests_canonical_ok(bytes, off) &&
-        bd_digests_parse(&check, bytes, off, digests_path, &cerr) != 0) {
-        bd_err_set(err, BD_E_INTERNAL, digests_path, 0, 0,
+    if (!j->patched && !bd_digests_canonical_ok(j->bytes, j->len) &&
+        bd_digests_parse(&check, j->bytes, j->len, path, &cerr) != 0) {
+        bd_err_set(err, BD_E_INTERNAL, path, 0, 0,
                    "the new digests.yaml would not load back (%s: %s); nothing was written: "
                    "please report this bug",
                    bd_code_str(cerr.code), cerr.msg);
         goto out;
     }
-    if (bd_write_file_atomic(digests_path, bytes, off, 0644, err) != 0)
-        goto out;
-    rc = 0;
+    rc = bd_write_file_atomic(path, j->bytes, j->len, 0644, err);
 out:
-    if (patched)
-        digests_patch(tc->digests, pins, np, false);
-    bd_atomic_batch_free(batch);
-    for (size_t i = 0; pend && i < n; i++) {
-        free(pend[i].dir);
-        free(pend[i].yaml_path);
-        free(pend[i].new_yaml);
-    }
-    free(pend);
-    free(uniq);
-    free(sorted_ids);
     bd_digests_free(check);
-    free(pins);
-    free(yaml);
-    free(digests_path);
+    free(path);
+    return rc;
+}
+
+/* Put back what the job changed in tc's kept bytes and free what it holds. */
+static void pin_job_end(pin_job *j)
+{
+    if (j->patched)
+        digests_patch(j->tc->digests, j->pins, j->np, false);
+    for (size_t i = 0; j->pend && i < j->n; i++) {
+        free(j->pend[i].dir);
+        free(j->pend[i].yaml_path);
+        free(j->pend[i].new_yaml);
+    }
+    free(j->pend);
+    free(j->uniq);
+    free(j->sorted_ids);
+    free(j->pins);
+    free(j->yaml);
+}
+
+int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
+                      size_t n_case_ids, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    pin_job j = {.tc = tc, .out = out, .n_named = n_case_ids};
+    /* A case named twice is pinned once (twice would be two lines with one key). */
+    if (n_case_ids && unique_ids(&j.uniq, &j.sorted_ids, &j.n_named, case_ids, n_case_ids) != 0)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    j.n = j.n_named ? j.n_named : tc->n_cases;
+    int rc = -1;
+    if (pin_compute(&j, err) == 0 && pin_edit_cases(&j, err) == 0 &&
+        pin_collect_changes(&j, err) == 0) {
+        rc = pin_build_file(&j, err);
+        if (rc == 0)
+            rc = pin_write_file(&j, err);
+        else if (rc > 0)
+            rc = 0; /* nothing to write */
+    }
+    pin_job_end(&j);
     if (rc != 0)
         bd_pin_report_release(out);
     return rc;
