@@ -22,6 +22,92 @@ static const char import_help[] =
     "Cases of today's bench that a full run did not score (added since it ran) are listed.\n\n"
     "  --partial  accept a subset of the shards and name the missing ones\n";
 
+/* The result of an import as one JSON object on stdout (--json). */
+static void print_import_json(const bd_import_result *res)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "run_id", res->run_id);
+    cJSON_AddStringToObject(j, "task_class", res->task_class);
+    cJSON_AddNumberToObject(j, "shards", res->shards);
+    cJSON_AddNumberToObject(j, "bundles", (double)res->bundles);
+    cJSON *m = cJSON_AddArrayToObject(j, "missing_shards");
+    for (size_t i = 0; m && i < res->n_missing; i++)
+        cJSON_AddItemToArray(m, cJSON_CreateNumber(res->missing[i]));
+    cJSON_AddBoolToObject(j, "complete", res->complete);
+    cJSON *u = cJSON_AddArrayToObject(j, "uncovered_cases");
+    for (size_t i = 0; u && i < res->n_uncovered; i++)
+        cJSON_AddItemToArray(u, cJSON_CreateString(res->uncovered[i]));
+    cJSON_AddNumberToObject(j, "appended", (double)res->appended);
+    cJSON_AddNumberToObject(j, "already", (double)res->already);
+    if (res->history_repaired[0])
+        cJSON_AddStringToObject(j, "history_repaired", res->history_repaired);
+    cJSON_AddStringToObject(j, "chain_head", res->chain_head);
+    if (res->has_summary) {
+        cJSON_AddItemToObject(j, "summary", bd_run_summary_json(&res->summary));
+        cJSON_AddStringToObject(j, "summary_path", res->summary_path);
+    } else {
+        cJSON_AddNullToObject(j, "summary");
+    }
+    cli_print_json(j);
+    cJSON_Delete(j);
+}
+
+/* The result of an import for a person: what was appended (or why nothing was), the
+ * local cases the run did not score, and a warning on stderr when shards are missing. */
+static void print_import(const bd_import_result *res)
+{
+    char missing[256] = "";
+    if (res->n_missing)
+        bd_import_shard_words(missing, sizeof(missing), res->missing, res->n_missing, res->shards);
+    if (res->appended == 0) {
+        if (res->already)
+            printf("run %s is already imported (the %llu record%s of the %zu bundle%s given "
+                   "%s in the history); nothing changed\n",
+                   res->run_id, (unsigned long long)res->already, res->already == 1 ? "" : "s",
+                   res->bundles, res->bundles == 1 ? "" : "s", res->already == 1 ? "is" : "are");
+        else
+            printf("run %s: the %zu bundle%s given %s no records (%s selected no case); "
+                   "nothing changed\n",
+                   res->run_id, res->bundles, res->bundles == 1 ? "" : "s",
+                   res->bundles == 1 ? "holds" : "hold",
+                   res->bundles == 1 ? "its shard" : "their shards");
+    } else {
+        const bd_run_summary *s = &res->summary;
+        printf("imported run %s  %s  %zu of %u shard%s, %llu record%s appended%s%s\n", res->run_id,
+               res->task_class, res->bundles, res->shards, res->shards == 1 ? "" : "s",
+               (unsigned long long)res->appended, res->appended == 1 ? "" : "s",
+               res->already ? " (the rest were already in)" : "",
+               res->complete && res->bundles < res->shards
+                   ? "; the run is now complete in the history"
+                   : "");
+        printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
+        printf("  %-14s %zu\n  %-14s %zu\n", "passed", s->passed, "failed", s->failed);
+        if (s->has_ci)
+            printf("  %-14s %.3f  (95%% BCa interval %.3f .. %.3f)\n", "mean score", s->mean_score,
+                   s->ci_lo, s->ci_hi);
+        else if (s->has_mean)
+            printf("  %-14s %.3f\n", "mean score", s->mean_score);
+        printf("  %-14s %s\n  %-14s %s\n", "chain head", res->chain_head, "summary",
+               res->summary_path);
+    }
+    if (res->n_uncovered) {
+        /* The run is full for the bench it ran on, not for today's (docs/scale.md). */
+        printf("  %-14s %zu local case%s the run did not score (added since it ran?):",
+               "not covered", res->n_uncovered, res->n_uncovered == 1 ? "" : "s");
+        for (size_t i = 0; i < res->n_uncovered && i < 20; i++)
+            printf(" %s", cli_vis(res->uncovered[i]));
+        if (res->n_uncovered > 20)
+            printf(" and %zu more (--json lists them all)", res->n_uncovered - 20);
+        printf("\n");
+    }
+    if (res->n_missing)
+        fprintf(stderr,
+                "benchdesk: warning: run %s is partial: %s not imported yet; import %s when "
+                "%s done\n",
+                res->run_id, missing, res->n_missing == 1 ? "its bundle" : "their bundles",
+                res->n_missing == 1 ? "it is" : "they are");
+}
+
 int cmd_history_import(bd_cli *cli, int argc, char **argv)
 {
     /* argv[0] is "import". */
@@ -63,83 +149,10 @@ int cmd_history_import(bd_cli *cli, int argc, char **argv)
         status = cli_fail(cli, &err);
         goto out;
     }
-    char missing[256] = "";
-    if (res.n_missing)
-        bd_import_shard_words(missing, sizeof(missing), res.missing, res.n_missing, res.shards);
-    if (cli->json) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "run_id", res.run_id);
-        cJSON_AddStringToObject(j, "task_class", res.task_class);
-        cJSON_AddNumberToObject(j, "shards", res.shards);
-        cJSON_AddNumberToObject(j, "bundles", (double)res.bundles);
-        cJSON *m = cJSON_AddArrayToObject(j, "missing_shards");
-        for (size_t i = 0; m && i < res.n_missing; i++)
-            cJSON_AddItemToArray(m, cJSON_CreateNumber(res.missing[i]));
-        cJSON_AddBoolToObject(j, "complete", res.complete);
-        cJSON *u = cJSON_AddArrayToObject(j, "uncovered_cases");
-        for (size_t i = 0; u && i < res.n_uncovered; i++)
-            cJSON_AddItemToArray(u, cJSON_CreateString(res.uncovered[i]));
-        cJSON_AddNumberToObject(j, "appended", (double)res.appended);
-        cJSON_AddNumberToObject(j, "already", (double)res.already);
-        if (res.history_repaired[0])
-            cJSON_AddStringToObject(j, "history_repaired", res.history_repaired);
-        cJSON_AddStringToObject(j, "chain_head", res.chain_head);
-        if (res.has_summary) {
-            cJSON_AddItemToObject(j, "summary", bd_run_summary_json(&res.summary));
-            cJSON_AddStringToObject(j, "summary_path", res.summary_path);
-        } else {
-            cJSON_AddNullToObject(j, "summary");
-        }
-        cli_print_json(j);
-        cJSON_Delete(j);
-        goto out;
-    }
-    if (res.appended == 0) {
-        if (res.already)
-            printf("run %s is already imported (the %llu record%s of the %zu bundle%s given "
-                   "%s in the history); nothing changed\n",
-                   res.run_id, (unsigned long long)res.already, res.already == 1 ? "" : "s",
-                   res.bundles, res.bundles == 1 ? "" : "s", res.already == 1 ? "is" : "are");
-        else
-            printf("run %s: the %zu bundle%s given %s no records (%s selected no case); "
-                   "nothing changed\n",
-                   res.run_id, res.bundles, res.bundles == 1 ? "" : "s",
-                   res.bundles == 1 ? "holds" : "hold",
-                   res.bundles == 1 ? "its shard" : "their shards");
-    } else {
-        const bd_run_summary *s = &res.summary;
-        printf("imported run %s  %s  %zu of %u shard%s, %llu record%s appended%s%s\n", res.run_id,
-               res.task_class, res.bundles, res.shards, res.shards == 1 ? "" : "s",
-               (unsigned long long)res.appended, res.appended == 1 ? "" : "s",
-               res.already ? " (the rest were already in)" : "",
-               res.complete && res.bundles < res.shards ? "; the run is now complete in the history"
-                                                        : "");
-        printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
-        printf("  %-14s %zu\n  %-14s %zu\n", "passed", s->passed, "failed", s->failed);
-        if (s->has_ci)
-            printf("  %-14s %.3f  (95%% BCa interval %.3f .. %.3f)\n", "mean score", s->mean_score,
-                   s->ci_lo, s->ci_hi);
-        else if (s->has_mean)
-            printf("  %-14s %.3f\n", "mean score", s->mean_score);
-        printf("  %-14s %s\n  %-14s %s\n", "chain head", res.chain_head, "summary",
-               res.summary_path);
-    }
-    if (res.n_uncovered) {
-        /* The run is full for the bench it ran on, not for today's (docs/scale.md). */
-        printf("  %-14s %zu local case%s the run did not score (added since it ran?):",
-               "not covered", res.n_uncovered, res.n_uncovered == 1 ? "" : "s");
-        for (size_t i = 0; i < res.n_uncovered && i < 20; i++)
-            printf(" %s", cli_vis(res.uncovered[i]));
-        if (res.n_uncovered > 20)
-            printf(" and %zu more (--json lists them all)", res.n_uncovered - 20);
-        printf("\n");
-    }
-    if (res.n_missing)
-        fprintf(stderr,
-                "benchdesk: warning: run %s is partial: %s not imported yet; import %s when "
-                "%s done\n",
-                res.run_id, missing, res.n_missing == 1 ? "its bundle" : "their bundles",
-                res.n_missing == 1 ? "it is" : "they are");
+    if (cli->json)
+        print_import_json(&res);
+    else
+        print_import(&res);
 out:
     bd_import_result_release(&res);
     bd_bench_free(bench);

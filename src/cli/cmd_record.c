@@ -52,6 +52,39 @@ static bool confirm(const char *question)
            (line[1] == '\n' || line[1] == '\0' || strncmp(line + 1, "es", 2) == 0);
 }
 
+/* What was recorded: one JSON object (--json) or two lines, then the next steps when
+ * the cassette changed. */
+static void print_recorded(const bd_cli *cli, const bd_task_class *tc, const char *case_id,
+                           const bd_record_take *take, bool host_network)
+{
+    char next[1024];
+    bd_record_next_steps(next, sizeof(next), tc, case_id);
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "task_class", tc->name);
+        cJSON_AddStringToObject(o, "case_id", case_id);
+        cJSON_AddBoolToObject(o, "changed", take->changed);
+        if (take->old_digest[0])
+            cJSON_AddStringToObject(o, "old_cassette_digest", take->old_digest);
+        else
+            cJSON_AddNullToObject(o, "old_cassette_digest");
+        cJSON_AddStringToObject(o, "cassette_digest", take->new_digest);
+        cJSON_AddStringToObject(o, "isolation", bd_isolation_str(take->isolation));
+        cJSON_AddBoolToObject(o, "network", host_network);
+        cJSON_AddNumberToObject(o, "wall_ms", (double)take->wall_ms);
+        cJSON_AddStringToObject(o, "next", next);
+        cli_print_json(o);
+        cJSON_Delete(o);
+    } else {
+        printf("recorded %s/%s in %lld ms (%s%s): cassette %s\n", tc->name, case_id,
+               (long long)take->wall_ms, bd_isolation_str(take->isolation),
+               host_network ? ", host network" : "", take->changed ? "changed" : "unchanged");
+        printf("  cassette_digest %s\n", take->new_digest);
+        if (take->changed)
+            printf("next: %s\n", next);
+    }
+}
+
 int cmd_record(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -122,32 +155,7 @@ int cmd_record(bd_cli *cli, int argc, char **argv)
         bd_record_write(tc, case_id, &take, &err) != 0)
         goto fail;
 
-    char next[1024];
-    bd_record_next_steps(next, sizeof(next), tc, case_id);
-    if (cli->json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "task_class", tc->name);
-        cJSON_AddStringToObject(o, "case_id", case_id);
-        cJSON_AddBoolToObject(o, "changed", take.changed);
-        if (take.old_digest[0])
-            cJSON_AddStringToObject(o, "old_cassette_digest", take.old_digest);
-        else
-            cJSON_AddNullToObject(o, "old_cassette_digest");
-        cJSON_AddStringToObject(o, "cassette_digest", take.new_digest);
-        cJSON_AddStringToObject(o, "isolation", bd_isolation_str(take.isolation));
-        cJSON_AddBoolToObject(o, "network", host_network);
-        cJSON_AddNumberToObject(o, "wall_ms", (double)take.wall_ms);
-        cJSON_AddStringToObject(o, "next", next);
-        cli_print_json(o);
-        cJSON_Delete(o);
-    } else {
-        printf("recorded %s/%s in %lld ms (%s%s): cassette %s\n", tc->name, case_id,
-               (long long)take.wall_ms, bd_isolation_str(take.isolation),
-               host_network ? ", host network" : "", take.changed ? "changed" : "unchanged");
-        printf("  cassette_digest %s\n", take.new_digest);
-        if (take.changed)
-            printf("next: %s\n", next);
-    }
+    print_recorded(cli, tc, case_id, &take, host_network);
     goto out;
 fail:
     status = cli_fail(cli, &err);

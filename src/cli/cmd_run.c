@@ -271,135 +271,226 @@ static void close_noop(uv_handle_t *h)
     (void)h;
 }
 
+/* The command line of `benchdesk run`. */
+typedef struct run_args {
+    const char *tc_name;
+    const char **case_ids; /* owned (free it; the strings are argv's) */
+    size_t n_cases;
+    int jobs;
+    bool drafts, allow_weaker;
+    const char *isolation;
+    const char *shard_arg, *run_id, *out_dir;
+    bd_shard_spec spec; /* set when shard_arg */
+} run_args;
+
+/* The value of --case, --jobs or --isolation into *a. Returns 0 or the usage status. */
+static int take_value(bd_cli *cli, run_args *a, const char *opt, const char *v)
+{
+    if (opt[2] == 'c') {
+        a->case_ids[a->n_cases++] = v;
+    } else if (opt[2] == 'j') {
+        char *end = NULL;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || !end || *end || n < 1 || n > 1024)
+            return cli_usage(cli, "run", "--jobs wants a number from 1 to 1024, not '%s'", v);
+        a->jobs = (int)n;
+    } else {
+        a->isolation = v;
+    }
+    return 0;
+}
+
+/* Parse argv (after the common options) into *a. Returns 0, or the exit status of the
+ * usage error or failure it reported; a->case_ids is the caller's to free either way. */
+static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
+{
+    a->isolation = "auto";
+    a->case_ids = calloc((size_t)argc + 1, sizeof(char *));
+    if (!a->case_ids) {
+        bd_err err = BD_ERR_INIT;
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        return cli_fail(cli, &err);
+    }
+    int status;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "--shard") == 0 || strcmp(o, "--run-id") == 0 || strcmp(o, "--out") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage(cli, "run", "%s needs a value", o);
+            const char **slot = o[2] == 's'   ? &a->shard_arg
+                                : o[2] == 'r' ? &a->run_id
+                                              : &a->out_dir;
+            *slot = argv[++i];
+        } else if (strcmp(o, "--case") == 0 || strcmp(o, "--jobs") == 0 ||
+                   strcmp(o, "--isolation") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage(cli, "run", "%s needs a value", o);
+            if ((status = take_value(cli, a, o, argv[++i])) != 0)
+                return status;
+        } else if (strcmp(o, "--drafts") == 0) {
+            a->drafts = true;
+        } else if (strcmp(o, "--allow-weaker-isolation") == 0) {
+            a->allow_weaker = true;
+        } else if (o[0] == '-') {
+            return cli_usage(cli, "run", "unknown option '%s'", o);
+        } else if (!a->tc_name) {
+            a->tc_name = o;
+        } else {
+            return cli_usage(cli, "run", "one task class at a time ('%s' is extra)", o);
+        }
+    }
+    if (!a->tc_name)
+        return cli_usage(cli, "run", "which task class? (benchdesk list shows them)");
+    if (!a->shard_arg && (a->run_id || a->out_dir))
+        return cli_usage(cli, "run", "--run-id and --out belong to a shard run: add --shard");
+    if (a->shard_arg) {
+        if (!a->out_dir)
+            return cli_usage(cli, "run", "a shard run writes a bundle: give --out BUNDLE_DIR");
+        bd_err err = BD_ERR_INIT;
+        if (bd_shard_spec_parse(&a->spec, a->shard_arg, a->run_id, env_lookup, &err) != 0)
+            return cli_fail(cli, &err);
+    }
+    return 0;
+}
+
+/* A torn final line a crash left in the history is removed by the next append, and
+ * said (docs/history.md): remove it now, under the history's lock, so the warning
+ * comes before the run rather than being lost inside the runner (kept in f->repair for
+ * the JSON started event). A failure here is left to the startup gate, which reports
+ * it. */
+static void repair_history(const bd_bench *bench, front *f)
+{
+    bd_history *h = NULL;
+    bd_err rerr = BD_ERR_INIT;
+    if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &rerr) == 0 &&
+        bd_history_repair_tail(h, &rerr) == 0 && bd_history_repair_note(h)) {
+        snprintf(f->repair, sizeof(f->repair), "%s", bd_history_repair_note(h));
+        fprintf(stderr, "benchdesk: warning: %s\n", cli_vis(f->repair));
+    }
+    bd_history_free(h);
+}
+
+/* The request for bd_run_prepare; it borrows from `a`, `bench`, `tc` and `bundle`. */
+static bd_run_request build_request(const run_args *a, const bd_bench *bench,
+                                    const bd_task_class *tc, bd_bundle_writer *bundle)
+{
+    bd_run_request req = {.bench = bench,
+                          .tc = tc,
+                          .case_ids = (const char *const *)a->case_ids,
+                          .n_case_ids = a->n_cases,
+                          .isolation = a->isolation,
+                          .allow_weaker = a->allow_weaker,
+                          .jobs = a->jobs,
+                          .gate = {.drafts = a->drafts, .drafts_hint = "run with --drafts"},
+                          .bundle = a->shard_arg ? bundle : NULL,
+                          .bundle_dir = a->out_dir};
+    req.gate.shard = a->shard_arg ? &a->spec : NULL;
+    return req;
+}
+
+/* Say how many unsigned cases the default selection left out (not with --json). */
+static void say_skipped(const bd_cli *cli, const bd_run_plan *plan, const bd_task_class *tc)
+{
+    size_t skipped = plan->skipped_draft + plan->skipped_awaiting;
+    if (skipped && !cli->json)
+        fprintf(stderr,
+                "benchdesk: skipping %zu unsigned case%s of %s (%zu draft%s, %zu awaiting "
+                "review); run with --drafts to include them (their records say "
+                "provenance_verified: false)\n",
+                skipped, skipped == 1 ? "" : "s", tc->name, plan->skipped_draft,
+                plan->skipped_draft == 1 ? "" : "s", plan->skipped_awaiting);
+}
+
+/* Run `runner` on `loop` (initialised by the caller) to the end: the signals that cancel
+ * it, the progress tick on a terminal. The handles opened are recorded in *f for
+ * close_loop. Returns 0, or the status of the failure it reported. */
+static int drive(bd_cli *cli, front *f, bd_runner *runner, uv_loop_t *loop)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        uv_signal_init(loop, &f->sig[i]);
+        f->sig[i].data = f;
+        uv_signal_start(&f->sig[i], on_signal, sigs[i]);
+        f->n_sig++;
+    }
+    if (f->tty) {
+        uv_timer_init(loop, &f->tick);
+        f->tick.data = f;
+        f->tick_open = true;
+        uv_timer_start(&f->tick, on_tick, 250, 250);
+    }
+    f->t0 = uv_hrtime();
+    bd_err err = BD_ERR_INIT;
+    if (bd_runner_start(runner, loop, &err) != 0)
+        return cli_fail(cli, &err);
+    while (!bd_runner_finished(runner))
+        uv_run(loop, UV_RUN_ONCE);
+    return 0;
+}
+
+/* Close the handles drive opened, free the runner (which drains the loop if the run is
+ * still going; *runner becomes NULL) and close the loop. */
+static void close_loop(uv_loop_t *loop, front *f, bd_runner **runner)
+{
+    for (int i = 0; i < f->n_sig; i++)
+        uv_close((uv_handle_t *)&f->sig[i], close_noop);
+    if (f->tick_open)
+        uv_close((uv_handle_t *)&f->tick, close_noop);
+    bd_runner_free(*runner);
+    *runner = NULL;
+    uv_run(loop, UV_RUN_DEFAULT);
+    uv_loop_close(loop);
+}
+
+/* The exit status once the run ended: the runner's fatal error, 130 when a signal
+ * cancelled it, else a shard run's sealed bundle (after the summary table). */
+static int finish(bd_cli *cli, const front *f, const bd_runner *runner, run_args *a,
+                  bd_bundle_writer *bundle, const bd_task_class *tc, const bd_run_plan *plan,
+                  const bd_bench *bench)
+{
+    if (!cli->json)
+        print_table(cli, runner);
+    const bd_err *fatal = bd_runner_error(runner);
+    if (fatal)
+        return cli_fail(cli, fatal);
+    if (f->got_signal)
+        return 130;
+    if (a->shard_arg)
+        return seal_bundle(cli, bundle, &a->spec, tc, runner, plan, bench);
+    return 0;
+}
+
 int cmd_run(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
         return cli_help(help);
-    const char *tc_name = NULL;
-    const char **case_ids = calloc((size_t)argc + 1, sizeof(char *));
-    size_t n_cases = 0;
-    int jobs = 0;
-    bool drafts = false, allow_weaker = false;
-    const char *isolation = "auto";
-    int status = 0;
+    run_args a = {0};
     bd_bench *bench = NULL;
     bd_task_class *tc = NULL;
     bd_runner *runner = NULL;
     bd_err err = BD_ERR_INIT;
     bd_run_plan plan = {0};
-    const char *shard_arg = NULL, *run_id = NULL, *out_dir = NULL;
-    bd_shard_spec spec;
     bd_bundle_writer bundle = {0};
     uv_loop_t loop;
     bool loop_ok = false;
     front f;
     memset(&f, 0, sizeof(f));
 
-    if (!case_ids) {
-        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    int status = parse_args(cli, argc, argv, &a);
+    if (status != 0 || (status = cli_open_bench(cli, &bench)) != 0)
+        goto out;
+    if (bd_task_class_load(&tc, bench, a.tc_name, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--shard") == 0 || strcmp(a, "--run-id") == 0 || strcmp(a, "--out") == 0) {
-            if (i + 1 >= argc) {
-                status = cli_usage(cli, "run", "%s needs a value", a);
-                goto out;
-            }
-            const char **slot = a[2] == 's' ? &shard_arg : a[2] == 'r' ? &run_id : &out_dir;
-            *slot = argv[++i];
-        } else if (strcmp(a, "--case") == 0 || strcmp(a, "--jobs") == 0 ||
-                   strcmp(a, "--isolation") == 0) {
-            if (i + 1 >= argc) {
-                status = cli_usage(cli, "run", "%s needs a value", a);
-                goto out;
-            }
-            const char *v = argv[++i];
-            if (a[2] == 'c') {
-                case_ids[n_cases++] = v;
-            } else if (a[2] == 'j') {
-                char *end = NULL;
-                errno = 0;
-                long n = strtol(v, &end, 10);
-                if (errno || !end || *end || n < 1 || n > 1024) {
-                    status =
-                        cli_usage(cli, "run", "--jobs wants a number from 1 to 1024, not '%s'", v);
-                    goto out;
-                }
-                jobs = (int)n;
-            } else {
-                isolation = v;
-            }
-        } else if (strcmp(a, "--drafts") == 0) {
-            drafts = true;
-        } else if (strcmp(a, "--allow-weaker-isolation") == 0) {
-            allow_weaker = true;
-        } else if (a[0] == '-') {
-            status = cli_usage(cli, "run", "unknown option '%s'", a);
-            goto out;
-        } else if (!tc_name) {
-            tc_name = a;
-        } else {
-            status = cli_usage(cli, "run", "one task class at a time ('%s' is extra)", a);
-            goto out;
-        }
-    }
-    if (!tc_name) {
-        status = cli_usage(cli, "run", "which task class? (benchdesk list shows them)");
-        goto out;
-    }
-    if (!shard_arg && (run_id || out_dir)) {
-        status = cli_usage(cli, "run", "--run-id and --out belong to a shard run: add --shard");
-        goto out;
-    }
-    if (shard_arg) {
-        if (!out_dir) {
-            status = cli_usage(cli, "run", "a shard run writes a bundle: give --out BUNDLE_DIR");
-            goto out;
-        }
-        if (bd_shard_spec_parse(&spec, shard_arg, run_id, env_lookup, &err) != 0) {
-            status = cli_fail(cli, &err);
-            goto out;
-        }
-    }
-
-    if ((status = cli_open_bench(cli, &bench)) != 0)
-        goto out;
-    if (bd_task_class_load(&tc, bench, tc_name, &err) != 0) {
-        status = cli_fail(cli, &err);
-        goto out;
-    }
-    /* A torn final line a crash left in the history is removed by the next append, and
-     * said (docs/history.md): remove it now, under the history's lock, so the warning
-     * comes before the run rather than being lost inside the runner. A failure here is
-     * left to the startup gate below, which reports it. Shard runs leave the local
-     * history alone. */
-    if (!shard_arg) {
-        bd_history *h = NULL;
-        bd_err rerr = BD_ERR_INIT;
-        if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &rerr) == 0 &&
-            bd_history_repair_tail(h, &rerr) == 0 && bd_history_repair_note(h)) {
-            snprintf(f.repair, sizeof(f.repair), "%s", bd_history_repair_note(h));
-            fprintf(stderr, "benchdesk: warning: %s\n", cli_vis(f.repair));
-        }
-        bd_history_free(h);
-    }
+    if (!a.shard_arg) /* shard runs leave the local history alone */
+        repair_history(bench, &f);
     /* Everything before the first spawn, as the TUI does it: the interpreter, the
      * isolation class, the default --jobs (.benchdesk/config.yaml), then startup integrity
      * (DESIGN.md §2: the history chain, every pin and signature) and what gets run (§4).
      * The runner records each finished case (to the history, or a shard's bundle). */
-    bd_run_request req = {.bench = bench,
-                          .tc = tc,
-                          .case_ids = (const char *const *)case_ids,
-                          .n_case_ids = n_cases,
-                          .isolation = isolation,
-                          .allow_weaker = allow_weaker,
-                          .jobs = jobs,
-                          .gate = {.drafts = drafts, .drafts_hint = "run with --drafts"},
-                          .bundle = shard_arg ? &bundle : NULL,
-                          .bundle_dir = out_dir};
-    req.gate.shard = shard_arg ? &spec : NULL;
+    bd_run_request req = build_request(&a, bench, tc, &bundle);
     if (bd_run_prepare(&runner, &plan, &req, &err) != 0) {
         status = cli_fail(cli, &err);
         goto out;
@@ -414,66 +505,23 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         status = cli_fail(cli, &err);
         goto out;
     }
-    size_t skipped = plan.skipped_draft + plan.skipped_awaiting;
-    if (skipped && !cli->json)
-        fprintf(stderr,
-                "benchdesk: skipping %zu unsigned case%s of %s (%zu draft%s, %zu awaiting "
-                "review); run with --drafts to include them (their records say "
-                "provenance_verified: false)\n",
-                skipped, skipped == 1 ? "" : "s", tc->name, plan.skipped_draft,
-                plan.skipped_draft == 1 ? "" : "s", plan.skipped_awaiting);
+    say_skipped(cli, &plan, tc);
     if (uv_loop_init(&loop) != 0) {
         bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "cannot create an event loop");
         status = cli_fail(cli, &err);
         goto out;
     }
     loop_ok = true;
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (int i = 0; i < 3; i++) {
-        uv_signal_init(&loop, &f.sig[i]);
-        f.sig[i].data = &f;
-        uv_signal_start(&f.sig[i], on_signal, sigs[i]);
-        f.n_sig++;
-    }
-    if (f.tty) {
-        uv_timer_init(&loop, &f.tick);
-        f.tick.data = &f;
-        f.tick_open = true;
-        uv_timer_start(&f.tick, on_tick, 250, 250);
-    }
-    f.t0 = uv_hrtime();
-    if (bd_runner_start(runner, &loop, &err) != 0) {
-        status = cli_fail(cli, &err);
-        goto out;
-    }
-    while (!bd_runner_finished(runner))
-        uv_run(&loop, UV_RUN_ONCE);
-
-    if (!cli->json)
-        print_table(cli, runner);
-    const bd_err *fatal = bd_runner_error(runner);
-    if (fatal)
-        status = cli_fail(cli, fatal);
-    else if (f.got_signal)
-        status = 130;
-    else if (shard_arg)
-        status = seal_bundle(cli, &bundle, &spec, tc, runner, &plan, bench);
+    if ((status = drive(cli, &f, runner, &loop)) == 0)
+        status = finish(cli, &f, runner, &a, &bundle, tc, &plan, bench);
 out:
-    if (loop_ok) {
-        for (int i = 0; i < f.n_sig; i++)
-            uv_close((uv_handle_t *)&f.sig[i], close_noop);
-        if (f.tick_open)
-            uv_close((uv_handle_t *)&f.tick, close_noop);
-        bd_runner_free(runner); /* drains the loop if the run is still going */
-        runner = NULL;
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
-    }
+    if (loop_ok)
+        close_loop(&loop, &f, &runner);
     bd_runner_free(runner);
     bd_bundle_writer_release(&bundle);
     bd_run_plan_release(&plan);
     bd_task_class_free(tc);
     bd_bench_free(bench);
-    free(case_ids);
+    free(a.case_ids);
     return status;
 }

@@ -383,63 +383,54 @@ static void add_stale(bd_view *v, const bd_result_src *src)
     free(copy);
 }
 
-static void build(bd_view *v)
+/* The header fields: task class, run, when it finished, the record, its origin, and
+ * whether it is stale against today's pins (sets r->stale). */
+static void build_header(bd_view *v, const bd_result_src *src, const bd_task_class *tc)
 {
     result *r = v->state;
-    bd_model *m = v->app->model;
-    bd_result_src src;
     char buf[2048];
-    clear_lines(r);
-    r->width = v->app->body ? getmaxx(v->app->body) : 80;
-    r->have = r->arg.provider.get(r->arg.provider.payload, r->index, &src);
-    if (!r->have) {
-        add(r, L_TEXT, "no result for this row", BD_R_MUTED, NULL, 0, 0);
-        return;
-    }
-    const bd_score *sc = src.score;
-    r->passed = sc->passed;
-    r->score = sc->score;
-    snprintf(r->case_id, sizeof(r->case_id), "%s", src.case_id);
-    snprintf(v->title, sizeof(v->title), "%s", src.case_id);
-    count_failed(r);
-    size_t ti = bd_model_find_tc(m, src.task_class);
-    const bd_task_class *tc = ti == SIZE_MAX ? NULL : bd_model_tc(m, ti);
-
-    add(r, L_FIELD, "task class", BD_R_DIFF_CTX, src.task_class, BD_R_DIFF_CTX, 0);
-    add(r, L_FIELD, "run", BD_R_DIFF_CTX, src.run_id ? src.run_id : "-", BD_R_DIFF_CTX, 0);
+    add(r, L_FIELD, "task class", BD_R_DIFF_CTX, src->task_class, BD_R_DIFF_CTX, 0);
+    add(r, L_FIELD, "run", BD_R_DIFF_CTX, src->run_id ? src->run_id : "-", BD_R_DIFF_CTX, 0);
     char when[160] = "";
-    if (src.wall_ms >= 0) {
+    if (src->wall_ms >= 0) {
         char d[32];
-        bd_human_ms(d, sizeof(d), src.wall_ms);
-        snprintf(when, sizeof(when), "%s in %s, %s", src.finished_at ? src.finished_at : "", d,
-                 src.isolation ? src.isolation : "");
+        bd_human_ms(d, sizeof(d), src->wall_ms);
+        snprintf(when, sizeof(when), "%s in %s, %s", src->finished_at ? src->finished_at : "", d,
+                 src->isolation ? src->isolation : "");
     } else {
-        snprintf(when, sizeof(when), "%s, %s", src.finished_at ? src.finished_at : "",
-                 src.isolation ? src.isolation : "");
+        snprintf(when, sizeof(when), "%s, %s", src->finished_at ? src->finished_at : "",
+                 src->isolation ? src->isolation : "");
     }
     add(r, L_FIELD, "finished", BD_R_DIFF_CTX, when, BD_R_DIFF_CTX, 0);
-    if (src.seq) {
-        snprintf(buf, sizeof(buf), "#%llu  %.16s%s", (unsigned long long)src.seq,
-                 src.record_hash ? src.record_hash : "", bd_gl->ellipsis);
+    if (src->seq) {
+        snprintf(buf, sizeof(buf), "#%llu  %.16s%s", (unsigned long long)src->seq,
+                 src->record_hash ? src->record_hash : "", bd_gl->ellipsis);
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
     } else {
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, "not in the history", BD_R_WARN, 0);
     }
-    if (src.origin) {
+    if (src->origin) {
         /* The host passed the record parser: printable ASCII without spaces. */
-        snprintf(buf, sizeof(buf), "shard %u of %u on %s, bundle record %.16s%s", src.origin->shard,
-                 src.origin->shards, src.origin->host, src.origin->bundle_record_hash,
-                 bd_gl->ellipsis);
+        snprintf(buf, sizeof(buf), "shard %u of %u on %s, bundle record %.16s%s",
+                 src->origin->shard, src->origin->shards, src->origin->host,
+                 src->origin->bundle_record_hash, bd_gl->ellipsis);
         add(r, L_FIELD, "origin", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
     }
     /* Current or stale against today's pins (stale.c); a live result is current. */
     r->stale = 0;
-    if (src.seq) {
-        r->stale = bd_stale_bits(src.case_id, src.case_digest, src.task_class_digest,
+    if (src->seq) {
+        r->stale = bd_stale_bits(src->case_id, src->case_digest, src->task_class_digest,
                                  tc ? tc->digests : NULL);
     }
     if (r->stale)
-        add_stale(v, &src);
+        add_stale(v, src);
+}
+
+/* The score bar, the cost, and the breakdown as labelled bars. */
+static void build_score(result *r, const bd_result_src *src)
+{
+    const bd_score *sc = src->score;
+    char buf[2048];
     snprintf(buf, sizeof(buf), "%.2f", sc->score);
     add(r, L_BAR, "score", BD_R_TITLE, buf, sc->passed ? BD_R_OK : BD_R_FAIL, sc->score);
     if (sc->cost_usd > 0) {
@@ -449,8 +440,8 @@ static void build(bd_view *v)
 
     add(r, L_HEADING, "Breakdown", BD_R_TITLE, NULL, 0, 0);
     snprintf(buf, sizeof(buf), "case %s (%s)  %s  score %.4f\nrun %s\n\nFailure modes\n",
-             src.case_id, src.task_class, sc->passed ? "PASSED" : "FAILED", sc->score,
-             src.run_id ? src.run_id : "-");
+             src->case_id, src->task_class, sc->passed ? "PASSED" : "FAILED", sc->score,
+             src->run_id ? src->run_id : "-");
     full_add(r, buf);
     if (!sc->n_breakdown)
         add(r, L_TEXT, "  (none)", BD_R_MUTED, NULL, 0, 0);
@@ -459,54 +450,65 @@ static void build(bd_view *v)
         add(r, L_BAR, sc->breakdown[i].key, BD_R_DIFF_CTX, buf,
             sc->breakdown[i].value >= 0.999 ? BD_R_OK : BD_R_WARN, sc->breakdown[i].value);
     }
+}
 
+/* One failure mode: severity and code, then its description and detail wrapped under it. */
+static void add_failure_mode(result *r, const bd_score_fm *fm, int rank, const bd_task_class *tc)
+{
+    char buf[2048];
+    bd_role role = rank == 0 ? BD_R_FAIL : rank == 1 ? BD_R_WARN : BD_R_MUTED;
+    const bd_failure_mode_def *def = tc ? bd_registration_failure_mode(tc->reg, fm->code) : NULL;
+    snprintf(buf, sizeof(buf), "%-5s %s", bd_severity_str(fm->severity), fm->code);
+    const char *what = def && def->description ? def->description : "";
+    char rest[1400];
+    snprintf(rest, sizeof(rest), "%s%s%s", what, what[0] && fm->detail ? ": " : "",
+             fm->detail ? fm->detail : "");
+    full_add(r, buf);
+    full_add(r, "\n    ");
+    full_add(r, rest);
+    full_add(r, "\n");
+    /* The reviewer needs all of it: wrap under the code (widths of what is drawn). */
+    char *vis = bd_text_vis(rest, 0);
+    if (vis) {
+        snprintf(rest, sizeof(rest), "%s", vis);
+        free(vis);
+    }
+    int tw = r->width - 38 > 20 ? r->width - 38 : 20;
+    size_t len = strlen(rest), off = 0;
+    do {
+        size_t take = bd_wrap_next(rest + off, len - off, tw);
+        char piece[1400];
+        snprintf(piece, sizeof(piece), "%.*s", (int)take, rest + off);
+        add(r, L_PAIR, off ? "" : buf, role, piece, BD_R_DIFF_CTX, 0);
+        off += take;
+    } while (off < len);
+}
+
+/* The failure modes, blocking first, then warnings, then notes. */
+static void build_failure_modes(result *r, const bd_score *sc, const bd_task_class *tc)
+{
     add(r, L_HEADING, "Failure modes", BD_R_TITLE, NULL, 0, 0);
     if (!sc->n_failure_modes)
         add(r, L_TEXT, "  (none)", BD_R_MUTED, NULL, 0, 0);
     for (int rank = 0; rank < 3; rank++)
-        for (size_t i = 0; i < sc->n_failure_modes; i++) {
-            const bd_score_fm *fm = &sc->failure_modes[i];
-            if (sev_rank(fm->severity) != rank)
-                continue;
-            bd_role role = rank == 0 ? BD_R_FAIL : rank == 1 ? BD_R_WARN : BD_R_MUTED;
-            const bd_failure_mode_def *def =
-                tc ? bd_registration_failure_mode(tc->reg, fm->code) : NULL;
-            snprintf(buf, sizeof(buf), "%-5s %s", bd_severity_str(fm->severity), fm->code);
-            const char *what = def && def->description ? def->description : "";
-            char rest[1400];
-            snprintf(rest, sizeof(rest), "%s%s%s", what, what[0] && fm->detail ? ": " : "",
-                     fm->detail ? fm->detail : "");
-            full_add(r, buf);
-            full_add(r, "\n    ");
-            full_add(r, rest);
-            full_add(r, "\n");
-            /* The reviewer needs all of it: wrap under the code (widths of what is drawn). */
-            char *vis = bd_text_vis(rest, 0);
-            if (vis) {
-                snprintf(rest, sizeof(rest), "%s", vis);
-                free(vis);
-            }
-            int tw = r->width - 38 > 20 ? r->width - 38 : 20;
-            size_t len = strlen(rest), off = 0;
-            do {
-                size_t take = bd_wrap_next(rest + off, len - off, tw);
-                char piece[1400];
-                snprintf(piece, sizeof(piece), "%.*s", (int)take, rest + off);
-                add(r, L_PAIR, off ? "" : buf, role, piece, BD_R_DIFF_CTX, 0);
-                off += take;
-            } while (off < len);
-        }
+        for (size_t i = 0; i < sc->n_failure_modes; i++)
+            if (sev_rank(sc->failure_modes[i].severity) == rank)
+                add_failure_mode(r, &sc->failure_modes[i], rank, tc);
+}
 
-    /* The rubric's stderr: the run's copy, else the file the runner kept. */
+/* The rubric's stderr: the run's copy, else the file the runner kept. */
+static void build_stderr(bd_view *v, const bd_result_src *src)
+{
+    result *r = v->state;
     char *err_buf = NULL;
     size_t err_len = 0;
-    if (src.stderr_tail) {
-        err_buf = strndup(src.stderr_tail, src.stderr_len);
-        err_len = src.stderr_len;
-    } else if (src.run_id) {
+    if (src->stderr_tail) {
+        err_buf = strndup(src->stderr_tail, src->stderr_len);
+        err_len = src->stderr_len;
+    } else if (src->run_id) {
         char path[4400];
         snprintf(path, sizeof(path), "%s/%s/%s/%s.stderr", v->app->bench->root, BD_RUNS_DIR,
-                 src.run_id, src.case_id);
+                 src->run_id, src->case_id);
         err_buf = read_small(path, STDERR_MAX, &err_len);
     }
     add(r, L_HEADING, "Rubric stderr", BD_R_TITLE, NULL, 0, 0);
@@ -537,40 +539,84 @@ static void build(bd_view *v)
         add(r, L_TEXT, "  (empty)", BD_R_MUTED, NULL, 0, 0);
     }
     free(err_buf);
+}
 
-    /* Expected (case.yaml) beside the harness output (the run's copy, else the cassette),
-     * as a structural diff: the same field on the same row. */
+/* The two sides of the diff: the expected answer as compact JSON (from the case as it
+ * was scored when the record is stale and git had it, else today's case) into *exp, and
+ * the harness output (the run's copy, else the cassette) into *got. Either may be left
+ * NULL; the caller frees both. A case that does not load adds a warning line. */
+static void load_sides(bd_view *v, const bd_result_src *src, const bd_task_class *tc, char **exp,
+                       size_t *exp_len, char **got, size_t *got_len)
+{
+    result *r = v->state;
+    bd_case *c = NULL;
+    bd_err e = BD_ERR_INIT;
+    /* A stale record was scored against the case as it was: show that expected. */
+    bool as_scored = (r->stale & BD_STALE_CASE) && r->past_rc == 1 && r->past.case_yaml;
+    int lrc = as_scored ? bd_case_parse(&c, r->past.case_yaml, r->past.case_yaml_len,
+                                        "case.yaml (as scored)", src->case_id, &e)
+                        : bd_task_class_case(&c, tc, src->case_id, &e);
+    if (lrc == 0) {
+        cJSON *j = c->expected ? bd_ynode_to_json(c->expected) : NULL;
+        *exp = j ? cJSON_PrintUnformatted(j) : NULL;
+        *exp_len = *exp ? strlen(*exp) : 0;
+        cJSON_Delete(j);
+        bd_case_free(c);
+    } else {
+        char buf[2048];
+        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(e.code), e.msg);
+        add(r, L_TEXT, buf, BD_R_WARN, NULL, 0, 0);
+    }
+    char path[4400];
+    if (src->run_id) {
+        snprintf(path, sizeof(path), "%s/%s/%s/%s.harness_output.json", v->app->bench->root,
+                 BD_RUNS_DIR, src->run_id, src->case_id);
+        *got = read_small(path, SIDE_MAX, got_len);
+    }
+    if (!*got) {
+        snprintf(path, sizeof(path), "%s/%s/cassette.json", tc->cases_dir, src->case_id);
+        *got = read_small(path, SIDE_MAX, got_len);
+    }
+}
+
+/* The diff rows under their heading, and both sides pretty-printed into the `e` text. */
+static void add_diff(result *r, const bd_jd *diff, const char *heading, const char *exp,
+                     size_t exp_len, const char *got, size_t got_len)
+{
+    add(r, L_HEADING, heading, BD_R_TITLE, NULL, 0, 0);
+    full_add(r, "\n");
+    full_add(r, heading);
+    full_add(r, "\n");
+    int pw = r->width / 4 < 28 ? r->width / 4 : 28;
+    int vw = (r->width - pw - 6) / 2;
+    if (vw < 8)
+        vw = 8;
+    add(r, L_DIFF, "FIELD", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
+    if (r->n && r->lines[r->n - 1].kind == L_DIFF)
+        r->lines[r->n - 1].c = strdup("HARNESS OUTPUT");
+    for (size_t i = 0; i < diff->n; i++)
+        add_diff_row(r, &diff->rows[i], pw, vw);
+    full_add(r, "\nExpected (case.yaml)\n");
+    char *pe = exp ? pretty(exp, exp_len) : NULL;
+    full_add(r, pe ? pe : "(none)");
+    free(pe);
+    full_add(r, "\n\nHarness output\n");
+    char *pg = got ? pretty(got, got_len) : NULL;
+    full_add(r, pg ? pg : "(none)");
+    free(pg);
+    full_add(r, "\n");
+}
+
+/* Expected (case.yaml) beside the harness output (the run's copy, else the cassette),
+ * as a structural diff: the same field on the same row. */
+static void build_diff(bd_view *v, const bd_result_src *src, const bd_task_class *tc)
+{
+    result *r = v->state;
+    char buf[2048];
     char *exp = NULL, *got = NULL;
     size_t exp_len = 0, got_len = 0;
-    if (tc) {
-        bd_case *c = NULL;
-        bd_err e = BD_ERR_INIT;
-        /* A stale record was scored against the case as it was: show that expected. */
-        bool as_scored = (r->stale & BD_STALE_CASE) && r->past_rc == 1 && r->past.case_yaml;
-        int lrc = as_scored ? bd_case_parse(&c, r->past.case_yaml, r->past.case_yaml_len,
-                                            "case.yaml (as scored)", src.case_id, &e)
-                            : bd_task_class_case(&c, tc, src.case_id, &e);
-        if (lrc == 0) {
-            cJSON *j = c->expected ? bd_ynode_to_json(c->expected) : NULL;
-            exp = j ? cJSON_PrintUnformatted(j) : NULL;
-            exp_len = exp ? strlen(exp) : 0;
-            cJSON_Delete(j);
-            bd_case_free(c);
-        } else {
-            snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(e.code), e.msg);
-            add(r, L_TEXT, buf, BD_R_WARN, NULL, 0, 0);
-        }
-        char path[4400];
-        if (src.run_id) {
-            snprintf(path, sizeof(path), "%s/%s/%s/%s.harness_output.json", v->app->bench->root,
-                     BD_RUNS_DIR, src.run_id, src.case_id);
-            got = read_small(path, SIDE_MAX, &got_len);
-        }
-        if (!got) {
-            snprintf(path, sizeof(path), "%s/%s/cassette.json", tc->cases_dir, src.case_id);
-            got = read_small(path, SIDE_MAX, &got_len);
-        }
-    }
+    if (tc)
+        load_sides(v, src, tc, &exp, &exp_len, &got, &got_len);
     const char *exp_title = !(r->stale & BD_STALE_CASE) ? "Expected"
                             : (r->past_rc == 1)         ? "Expected (as scored)"
                                                         : "Expected (today's: the case changed)";
@@ -582,34 +628,41 @@ static void build(bd_view *v)
     } else if (bd_jd_diff(&diff, exp, exp_len, got, got_len) == 0) {
         snprintf(buf, sizeof(buf), "%s vs harness output: %zu field%s, %zu differ%s", exp_title,
                  diff.n, diff.n == 1 ? "" : "s", diff.n_diff, diff.n_diff == 1 ? "s" : "");
-        add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
-        full_add(r, "\n");
-        full_add(r, buf);
-        full_add(r, "\n");
-        int pw = r->width / 4 < 28 ? r->width / 4 : 28;
-        int vw = (r->width - pw - 6) / 2;
-        if (vw < 8)
-            vw = 8;
-        add(r, L_DIFF, "FIELD", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
-        if (r->n && r->lines[r->n - 1].kind == L_DIFF)
-            r->lines[r->n - 1].c = strdup("HARNESS OUTPUT");
-        for (size_t i = 0; i < diff.n; i++)
-            add_diff_row(r, &diff.rows[i], pw, vw);
+        add_diff(r, &diff, buf, exp, exp_len, got, got_len);
         bd_jd_release(&diff);
-        full_add(r, "\nExpected (case.yaml)\n");
-        char *pe = exp ? pretty(exp, exp_len) : NULL;
-        full_add(r, pe ? pe : "(none)");
-        free(pe);
-        full_add(r, "\n\nHarness output\n");
-        char *pg = got ? pretty(got, got_len) : NULL;
-        full_add(r, pg ? pg : "(none)");
-        free(pg);
-        full_add(r, "\n");
     } else {
         add(r, L_TEXT, "  out of memory building the diff", BD_R_FAIL, NULL, 0, 0);
     }
     free(exp);
     free(got);
+}
+
+/* (Re)build the view's lines and its `e` text for the case at r->index. */
+static void build(bd_view *v)
+{
+    result *r = v->state;
+    bd_model *m = v->app->model;
+    bd_result_src src;
+    clear_lines(r);
+    r->width = v->app->body ? getmaxx(v->app->body) : 80;
+    r->have = r->arg.provider.get(r->arg.provider.payload, r->index, &src);
+    if (!r->have) {
+        add(r, L_TEXT, "no result for this row", BD_R_MUTED, NULL, 0, 0);
+        return;
+    }
+    r->passed = src.score->passed;
+    r->score = src.score->score;
+    snprintf(r->case_id, sizeof(r->case_id), "%s", src.case_id);
+    snprintf(v->title, sizeof(v->title), "%s", src.case_id);
+    count_failed(r);
+    size_t ti = bd_model_find_tc(m, src.task_class);
+    const bd_task_class *tc = ti == SIZE_MAX ? NULL : bd_model_tc(m, ti);
+
+    build_header(v, &src, tc);
+    build_score(r, &src);
+    build_failure_modes(r, src.score, tc);
+    build_stderr(v, &src);
+    build_diff(v, &src, tc);
 }
 
 static int open_view(bd_view *v, void *arg)

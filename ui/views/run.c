@@ -178,11 +178,12 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel)
 #undef ROLE
 }
 
-static void draw(bd_view *v, WINDOW *w)
+/* The first three rows: the title (what runs, its isolation, where it stands) and the
+ * progress (bar, counts, elapsed time and ETA). */
+static void draw_head(bd_view *v, WINDOW *w)
 {
-    run_view *s = v->state;
     bd_ui_run *run = run_of(v);
-    int rows = getmaxy(w), cols = getmaxx(w);
+    int cols = getmaxx(w);
     uint64_t now = bd_app_now_ms(v->app);
     /* Title: what runs, under which isolation, and where it stands. */
     const char *phase = run->phase == BD_UR_PREPARING ? "checking integrity"
@@ -235,6 +236,15 @@ static void draw(bd_view *v, WINDOW *w)
     snprintf(buf, sizeof(buf), "running %zu  queued %zu   elapsed %s  ETA %s", run->running, queued,
              el, eta);
     bd_draw_text(w, 2, x, cols - x, buf, A_NORMAL, false);
+}
+
+static void draw(bd_view *v, WINDOW *w)
+{
+    run_view *s = v->state;
+    bd_ui_run *run = run_of(v);
+    int rows = getmaxy(w), cols = getmaxx(w);
+    draw_head(v, w);
+    char buf[512];
 
     int idw = cols - 1 - 2 - 8 - 7 - 9 - 22;
     if (idw < 20)

@@ -495,36 +495,13 @@ static int label(WINDOW *w, int y, const char *l)
     return 13;
 }
 
-static void draw(bd_view *v, WINDOW *w)
+/* The message to be signed from row y (or what stands in for it: preparing, or why it
+ * could not be prepared); returns the row after it. */
+static int draw_message(bd_view *v, WINDOW *w, int y)
 {
     sign_view *s = v->state;
     int rows = getmaxy(w), cols = getmaxx(w);
     char buf[1024];
-    bd_draw_text(w, 0, 0, cols, "", bd_role_attr(BD_R_TITLE), true);
-    snprintf(buf, sizeof(buf), " sign as %s ", bd_provenance_role_str(s->role));
-    int rx = bd_draw_right(w, 0, cols, buf, bd_role_attr(BD_R_TITLE));
-    snprintf(buf, sizeof(buf), "%s / %s", v->app->model->tcs[s->ref.tc_index].name,
-             s->case_id ? s->case_id : "(the task class: registration.yaml + rubric.py)");
-    bd_draw_text(w, 0, 1, rx - 2, buf, bd_role_attr(BD_R_TITLE), false);
-
-    int y = 1;
-    int x = label(w, y, "role");
-    snprintf(buf, sizeof(buf), "%s", bd_provenance_role_str(s->role));
-    x += bd_draw_text(w, y, x, cols - x, buf, A_BOLD, false);
-    bd_draw_text(w, y, x, cols - x,
-                 s->may_review ? "   (t: author / reviewer)"
-                               : "   (reviewer needs an author signature first)",
-                 bd_role_attr(BD_R_MUTED), false);
-    y++;
-    x = label(w, y, "passphrase");
-    bd_draw_text(w, y, x, cols - x,
-                 s->loopback ? "asked here, masked (loopback)   (l: gpg-agent's pinentry)"
-                             : "gpg-agent's pinentry   (l: ask here instead)",
-                 A_NORMAL, false);
-    y++;
-    bd_draw_rule(w, ++y, "message to be signed (exact bytes, every line ends in \\n)",
-                 bd_role_attr(BD_R_MUTED));
-    y++;
     if (s->prep_state == BD_LOAD_DONE && s->prep.message) {
         const char *p = s->prep.message;
         while (*p && y < rows - 1) {
@@ -558,10 +535,15 @@ static void draw(bd_view *v, WINDOW *w)
             h++;
         }
     }
-    y++;
-    if (y >= rows - 1)
-        return;
-    bd_draw_rule(w, y++, "key to sign with (your secret keys)", bd_role_attr(BD_R_MUTED));
+    return y;
+}
+
+/* The secret keys to sign with, as a list from row y down to the last line but one. */
+static void draw_keys(bd_view *v, WINDOW *w, int y)
+{
+    sign_view *s = v->state;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    char buf[1024];
     int list_h = rows - y - 2;
     if (list_h < 1)
         list_h = 1;
@@ -582,6 +564,15 @@ static void draw(bd_view *v, WINDOW *w)
             bd_draw_text(w, ly, 1, cols - 1, buf, base, false);
         }
     }
+}
+
+/* The last line: what Enter does, the passphrase line, or signing; a signing error
+ * wrapped above it (not above row y). */
+static void draw_footer(bd_view *v, WINDOW *w, int y)
+{
+    sign_view *s = v->state;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    char buf[1024];
     /* The last line: what Enter does, or the passphrase line. */
     int ly = rows - 1;
     if (s->asking) {
@@ -605,6 +596,45 @@ static void draw(bd_view *v, WINDOW *w)
                  s->prep.key.identity);
         bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_OK) | A_BOLD, false);
     }
+}
+
+static void draw(bd_view *v, WINDOW *w)
+{
+    sign_view *s = v->state;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    char buf[1024];
+    bd_draw_text(w, 0, 0, cols, "", bd_role_attr(BD_R_TITLE), true);
+    snprintf(buf, sizeof(buf), " sign as %s ", bd_provenance_role_str(s->role));
+    int rx = bd_draw_right(w, 0, cols, buf, bd_role_attr(BD_R_TITLE));
+    snprintf(buf, sizeof(buf), "%s / %s", v->app->model->tcs[s->ref.tc_index].name,
+             s->case_id ? s->case_id : "(the task class: registration.yaml + rubric.py)");
+    bd_draw_text(w, 0, 1, rx - 2, buf, bd_role_attr(BD_R_TITLE), false);
+
+    int y = 1;
+    int x = label(w, y, "role");
+    snprintf(buf, sizeof(buf), "%s", bd_provenance_role_str(s->role));
+    x += bd_draw_text(w, y, x, cols - x, buf, A_BOLD, false);
+    bd_draw_text(w, y, x, cols - x,
+                 s->may_review ? "   (t: author / reviewer)"
+                               : "   (reviewer needs an author signature first)",
+                 bd_role_attr(BD_R_MUTED), false);
+    y++;
+    x = label(w, y, "passphrase");
+    bd_draw_text(w, y, x, cols - x,
+                 s->loopback ? "asked here, masked (loopback)   (l: gpg-agent's pinentry)"
+                             : "gpg-agent's pinentry   (l: ask here instead)",
+                 A_NORMAL, false);
+    y++;
+    bd_draw_rule(w, ++y, "message to be signed (exact bytes, every line ends in \\n)",
+                 bd_role_attr(BD_R_MUTED));
+    y++;
+    y = draw_message(v, w, y);
+    y++;
+    if (y >= rows - 1)
+        return;
+    bd_draw_rule(w, y++, "key to sign with (your secret keys)", bd_role_attr(BD_R_MUTED));
+    draw_keys(v, w, y);
+    draw_footer(v, w, y);
 }
 
 static void start_sign(bd_view *v)
