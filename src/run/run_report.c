@@ -210,69 +210,64 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
     return o;
 }
 
+/* A new event line {"event": name} with "case_id" next when `case_id` is not NULL, or
+ * NULL (out of memory). */
+static cJSON *event_object(const char *name, const char *case_id)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "event", name);
+    if (case_id)
+        cJSON_AddStringToObject(o, "case_id", case_id);
+    return o;
+}
+
 cJSON *bd_run_event_json(const bd_run_event *ev)
 {
-    cJSON *o = NULL;
+    cJSON *o = NULL, *inner = NULL;
     switch (ev->kind) {
     case BD_RUN_EV_STARTED:
-        o = cJSON_CreateObject();
-        if (!o)
+        if (!(o = event_object("run.started", NULL)))
             return NULL;
-        cJSON_AddStringToObject(o, "event", "run.started");
         cJSON_AddStringToObject(o, "run_id", ev->summary->run_id);
         cJSON_AddStringToObject(o, "task_class", ev->summary->task_class);
         cJSON_AddNumberToObject(o, "cases", (double)ev->summary->cases_selected);
         cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(ev->summary->isolation));
         return o;
     case BD_RUN_EV_CASE_STARTED:
-        o = cJSON_CreateObject();
-        if (!o)
-            return NULL;
-        cJSON_AddStringToObject(o, "event", "case.started");
-        cJSON_AddStringToObject(o, "case_id", ev->case_id);
-        return o;
-    case BD_RUN_EV_CASE_FINISHED: {
-        o = cJSON_CreateObject();
-        cJSON *sc = bd_score_to_json(&ev->result->score);
-        if (!o || !sc) {
-            cJSON_Delete(o);
-            cJSON_Delete(sc);
-            return NULL;
-        }
-        cJSON_AddStringToObject(o, "event", "case.finished");
-        cJSON_AddStringToObject(o, "case_id", ev->case_id);
-        cJSON_AddItemToObject(o, "score", sc);
+        return event_object("case.started", ev->case_id);
+    case BD_RUN_EV_CASE_FINISHED:
+        o = event_object("case.finished", ev->case_id);
+        inner = bd_score_to_json(&ev->result->score);
+        if (!o || !inner)
+            break;
+        cJSON_AddItemToObject(o, "score", inner);
         if (ev->result->record_hash[0])
             cJSON_AddStringToObject(o, "record_hash", ev->result->record_hash);
         else
             cJSON_AddNullToObject(o, "record_hash");
         return o;
-    }
     case BD_RUN_EV_CASE_NOT_RECORDED:
         /* The case was scored but its record could not be appended: no score is
          * published for it (§4, §5), only that it is missing and why. */
-        o = cJSON_CreateObject();
-        if (!o)
+        if (!(o = event_object("case.not_recorded", ev->case_id)))
             return NULL;
-        cJSON_AddStringToObject(o, "event", "case.not_recorded");
-        cJSON_AddStringToObject(o, "case_id", ev->case_id);
         cJSON_AddStringToObject(o, "reason", ev->error ? bd_code_str(ev->error->code) : "");
         return o;
-    case BD_RUN_EV_FINISHED: {
-        o = cJSON_CreateObject();
-        cJSON *s = bd_run_summary_json(ev->summary);
-        if (!o || !s) {
-            cJSON_Delete(o);
-            cJSON_Delete(s);
-            return NULL;
-        }
-        cJSON_AddStringToObject(o, "event", "run.finished");
-        cJSON_AddItemToObject(o, "summary", s);
+    case BD_RUN_EV_FINISHED:
+        o = event_object("run.finished", NULL);
+        inner = bd_run_summary_json(ev->summary);
+        if (!o || !inner)
+            break;
+        cJSON_AddItemToObject(o, "summary", inner);
         return o;
-    }
     default:
         return NULL;
     }
+    cJSON_Delete(o); /* out of memory */
+    cJSON_Delete(inner);
+    return NULL;
 }
 
 int bd_run_summary_write(bd_run_summary *s, const char *runs_dir, const bd_case_result *const *res,
