@@ -918,12 +918,14 @@ static void exec_free_early(bd_exec *ex)
     free(ex);
 }
 
-int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exec_spec *spec,
-                  bd_exec_done_fn done, void *payload, bd_err *err)
+/* Check a spec before anything is allocated: an allowlisted absolute program, a deadline,
+ * an absolute cwd, extra environment entries that are NAME=value and none of the scrubbed
+ * keys. On success *argc, *envc and *bytes get the counts and size of the request's strings
+ * (cwd, wrapper, argv, env) and 0 is returned; -1 with err set (exec.refused). */
+static int check_spec(const bd_exec_ctx *ctx, const bd_exec_spec *spec, size_t *argc, size_t *envc,
+                      size_t *bytes, bd_err *err)
 {
-    if (out)
-        *out = NULL;
-    if (!spec || !spec->argv || !spec->argv[0] || !done)
+    if (!spec || !spec->argv || !spec->argv[0])
         return bd_err_set(err, BD_E_EXEC_REFUSED, NULL, 0, 0, "no program to run");
     const char *prog = spec->argv[0];
     if (prog[0] != '/' || !allowed(ctx, prog))
@@ -939,95 +941,111 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
                           "refusing to run '%s' without an absolute working directory", prog);
 
     /* Serialise cwd + (wrapper +) argv. */
-    size_t argc = 0, bytes = strlen(spec->cwd) + 1;
-    for (size_t i = 0; i < ctx->n_wrapper; i++, argc++)
-        bytes += strlen(ctx->wrapper[i]) + 1;
-    for (size_t i = 0; spec->argv[i]; i++, argc++)
-        bytes += strlen(spec->argv[i]) + 1;
+    *argc = 0;
+    *bytes = strlen(spec->cwd) + 1;
+    for (size_t i = 0; i < ctx->n_wrapper; i++, (*argc)++)
+        *bytes += strlen(ctx->wrapper[i]) + 1;
+    for (size_t i = 0; spec->argv[i]; i++, (*argc)++)
+        *bytes += strlen(spec->argv[i]) + 1;
     /* Extra environment (a SUT's env_pass): NAME=value, never one of the scrubbed keys. */
-    size_t envc = 0;
-    for (; spec->env_extra && spec->env_extra[envc]; envc++) {
-        const char *kv = spec->env_extra[envc];
+    for (*envc = 0; spec->env_extra && spec->env_extra[*envc]; (*envc)++) {
+        const char *kv = spec->env_extra[*envc];
         const char *eq = strchr(kv, '=');
         bool scrubbed = false;
         for (size_t k = 0; eq && scrubbed_env[k]; k++)
             scrubbed = scrubbed || (strncmp(scrubbed_env[k], kv, (size_t)(eq - kv) + 1) == 0);
-        if (!eq || eq == kv || scrubbed || envc >= REQ_ENV_MAX)
+        if (!eq || eq == kv || scrubbed || *envc >= REQ_ENV_MAX)
             return bd_err_set(err, BD_E_EXEC_REFUSED, NULL, 0, 0,
                               "refusing environment entry %zu for '%s': not NAME=value, one of "
                               "the scrubbed keys, or more than %d entries",
-                              envc + 1, prog, REQ_ENV_MAX);
-        bytes += strlen(kv) + 1;
+                              *envc + 1, prog, REQ_ENV_MAX);
+        *bytes += strlen(kv) + 1;
     }
-    if (bytes > REQ_STRINGS_MAX)
+    if (*bytes > REQ_STRINGS_MAX)
         return bd_err_set(err, BD_E_EXEC_REFUSED, NULL, 0, 0,
                           "the command line of '%s' is too long (%zu bytes, at most %u)", prog,
-                          bytes, (unsigned)REQ_STRINGS_MAX);
+                          *bytes, (unsigned)REQ_STRINGS_MAX);
+    return 0;
+}
 
+/* A new exec for `spec` with its buffers (stdout, the stderr ring, the result, a copy of
+ * stdin), not yet started: free it with exec_free_early. NULL when out of memory. */
+static bd_exec *exec_alloc(uv_loop_t *loop, const bd_exec_ctx *ctx, const bd_exec_spec *spec,
+                           bd_exec_done_fn done, void *payload)
+{
     bd_exec *ex = calloc(1, sizeof(*ex));
-    char *strings = malloc(bytes);
-    size_t keep = spec->limits.stderr_keep ? spec->limits.stderr_keep : BD_EXEC_STDERR_KEEP;
-    if (ex) {
-        ex->ring = malloc(1); /* grown to keep + 1 on the first stderr byte */
-        ex->out_cap = 4096;
-        ex->out = malloc(ex->out_cap);
-        ex->heap_res = calloc(1, sizeof(bd_exec_result));
-    }
-    if (ex && spec->stdin_len) {
+    if (!ex)
+        return NULL;
+    ex->ring = malloc(1); /* grown to keep + 1 on the first stderr byte */
+    ex->out_cap = 4096;
+    ex->out = malloc(ex->out_cap);
+    ex->heap_res = calloc(1, sizeof(bd_exec_result));
+    if (spec->stdin_len) {
         ex->stdin_copy = malloc(spec->stdin_len);
         if (ex->stdin_copy)
             memcpy(ex->stdin_copy, spec->stdin_buf, spec->stdin_len);
     }
-    if (!ex || !strings || !ex->ring || !ex->out || !ex->heap_res ||
-        (spec->stdin_len && !ex->stdin_copy)) {
+    if (!ex->ring || !ex->out || !ex->heap_res || (spec->stdin_len && !ex->stdin_copy)) {
         exec_free_early(ex);
-        free(strings);
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        return NULL;
     }
-    size_t off = 0;
-    size_t l = strlen(spec->cwd) + 1;
-    memcpy(strings, spec->cwd, l);
-    off += l;
-    for (size_t i = 0; i < ctx->n_wrapper; i++) {
-        l = strlen(ctx->wrapper[i]) + 1;
-        memcpy(strings + off, ctx->wrapper[i], l);
-        off += l;
-    }
-    for (size_t i = 0; spec->argv[i]; i++) {
-        l = strlen(spec->argv[i]) + 1;
-        memcpy(strings + off, spec->argv[i], l);
-        off += l;
-    }
-    for (size_t i = 0; i < envc; i++) {
-        l = strlen(spec->env_extra[i]) + 1;
-        memcpy(strings + off, spec->env_extra[i], l);
-        off += l;
-    }
-    req_hdr h;
-    memset(&h, 0, sizeof(h));
-    h.magic = REQ_MAGIC;
-    h.iso = (uint32_t)ctx->iso;
-    h.wall_ms = spec->limits.wall_ms;
-    h.as_bytes = spec->limits.as_bytes;
-    h.cpu_s = spec->limits.cpu_s;
-    h.nproc = spec->limits.nproc ? spec->limits.nproc : ctx->nproc;
-    h.fsize = spec->limits.fsize_bytes;
-    h.nofile = spec->limits.nofile;
-    h.argc = (uint32_t)argc;
-    h.strings_len = (uint32_t)bytes;
-    h.envc = (uint32_t)envc;
-    h.flags = spec->host_network ? REQ_F_HOST_NETWORK : 0;
-
     ex->loop = loop;
     ex->stdin_len = spec->stdin_len;
     ex->limit_ms = spec->limits.wall_ms;
     ex->stdout_max = spec->limits.stdout_max ? spec->limits.stdout_max : BD_EXEC_STDOUT_MAX;
-    ex->stderr_keep = keep;
+    ex->stderr_keep = spec->limits.stderr_keep ? spec->limits.stderr_keep : BD_EXEC_STDERR_KEEP;
     ex->done = done;
     ex->payload = payload;
     ex->pidfd = -1;
     ex->res.isolation = ctx->iso;
+    return ex;
+}
 
+/* Copy `s` (with its NUL) to strings + *off and advance *off. */
+static void pack_string(char *strings, size_t *off, const char *s)
+{
+    size_t l = strlen(s) + 1;
+    memcpy(strings + *off, s, l);
+    *off += l;
+}
+
+/* The request for the exec server: the header (isolation, limits, counts) and its
+ * strings, cwd, wrapper, argv and extra environment, NUL-separated in `strings` (`bytes`
+ * long, as check_spec measured). */
+static void pack_request(req_hdr *h, char *strings, const bd_exec_ctx *ctx,
+                         const bd_exec_spec *spec, size_t argc, size_t envc, size_t bytes)
+{
+    size_t off = 0;
+    pack_string(strings, &off, spec->cwd);
+    for (size_t i = 0; i < ctx->n_wrapper; i++)
+        pack_string(strings, &off, ctx->wrapper[i]);
+    for (size_t i = 0; spec->argv[i]; i++)
+        pack_string(strings, &off, spec->argv[i]);
+    for (size_t i = 0; i < envc; i++)
+        pack_string(strings, &off, spec->env_extra[i]);
+    memset(h, 0, sizeof(*h));
+    h->magic = REQ_MAGIC;
+    h->iso = (uint32_t)ctx->iso;
+    h->wall_ms = spec->limits.wall_ms;
+    h->as_bytes = spec->limits.as_bytes;
+    h->cpu_s = spec->limits.cpu_s;
+    h->nproc = spec->limits.nproc ? spec->limits.nproc : ctx->nproc;
+    h->fsize = spec->limits.fsize_bytes;
+    h->nofile = spec->limits.nofile;
+    h->argc = (uint32_t)argc;
+    h->strings_len = (uint32_t)bytes;
+    h->envc = (uint32_t)envc;
+    h->flags = spec->host_network ? REQ_F_HOST_NETWORK : 0;
+}
+
+/* Make the four pipes, hand the child's ends to the exec server with the request
+ * (starting the server, and restarting it once when it does not answer) and close them
+ * here. On success `mine` holds this side's ends (stdin write, stdout, stderr and status
+ * read) and the supervisor runs (ex->sup_pid, ex->pidfd); returns 0. On failure every
+ * pipe is closed and -1 is returned with err set. */
+static int request_start(bd_exec *ex, bd_exec_ctx *ctx, const req_hdr *h, const char *strings,
+                         int mine[H__PIPES], bd_err *err)
+{
     /* Pipes: [0] is the read end. The child's ends go to the server. */
     int p[H__PIPES][2];
     for (int i = 0; i < H__PIPES; i++)
@@ -1037,7 +1055,10 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
         if (pipe2(p[i], O_CLOEXEC) != 0)
             rc = bd_err_errno(err, BD_E_IO, errno, NULL, "cannot create a pipe");
     int child_fds[REQ_FDS] = {p[H_IN][0], p[H_OUT][1], p[H_ERR][1], p[H_ST][1]};
-    int mine[H__PIPES] = {p[H_IN][1], p[H_OUT][0], p[H_ERR][0], p[H_ST][0]};
+    mine[H_IN] = p[H_IN][1];
+    mine[H_OUT] = p[H_OUT][0];
+    mine[H_ERR] = p[H_ERR][0];
+    mine[H_ST] = p[H_ST][0];
     if (rc == 0) {
         ex->start_ns = uv_hrtime();
         int call = -1;
@@ -1046,7 +1067,7 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
                 call = -2;
                 break;
             }
-            call = server_call(ctx, &h, strings, child_fds, &ex->sup_pid, &ex->pidfd, err);
+            call = server_call(ctx, h, strings, child_fds, &ex->sup_pid, &ex->pidfd, err);
             if (call == -1)
                 server_drop(ctx); /* dead or stuck server: start a fresh one once */
         }
@@ -1057,21 +1078,22 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
         if (call != 0)
             rc = -1;
     }
-    free(strings);
     for (int i = 0; i < REQ_FDS; i++)
         if (child_fds[i] >= 0)
             close(child_fds[i]);
-    if (rc != 0) {
+    if (rc != 0)
         for (int i = 0; i < H__PIPES; i++)
             if (mine[i] >= 0)
                 close(mine[i]);
-        exec_free_early(ex);
-        return -1;
-    }
+    return rc;
+}
 
-    /* From here on the supervisor runs: every failure is reported through `done`. */
+/* The supervisor runs: watch this side's pipe ends and the backstop timer on the loop and
+ * write stdin. A failure from here on is reported through `done`. */
+static void attach_loop(bd_exec *ex, const int mine[H__PIPES], int64_t wall_ms)
+{
     for (int i = 0; i < H__PIPES; i++) {
-        uv_pipe_init(loop, &ex->pipes[i], 0);
+        uv_pipe_init(ex->loop, &ex->pipes[i], 0);
         ex->pipes[i].data = ex;
         ex->open[i] = true;
         ex->open_handles++;
@@ -1080,11 +1102,11 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
             kill_request(ex);
         }
     }
-    uv_timer_init(loop, &ex->timer);
+    uv_timer_init(ex->loop, &ex->timer);
     ex->timer.data = ex;
     ex->timer_open = true;
     ex->open_handles++;
-    arm_timer(ex, (uint64_t)spec->limits.wall_ms + BD_EXEC_BACKSTOP_MS);
+    arm_timer(ex, (uint64_t)wall_ms + BD_EXEC_BACKSTOP_MS);
 
     uv_read_start((uv_stream_t *)&ex->pipes[H_OUT], alloc_cb, out_read);
     uv_read_start((uv_stream_t *)&ex->pipes[H_ERR], alloc_cb, err_read);
@@ -1097,6 +1119,36 @@ int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exe
     } else {
         close_pipe(ex, H_IN);
     }
+}
+
+int bd_exec_start(bd_exec **out, uv_loop_t *loop, bd_exec_ctx *ctx, const bd_exec_spec *spec,
+                  bd_exec_done_fn done, void *payload, bd_err *err)
+{
+    if (out)
+        *out = NULL;
+    if (!done)
+        return bd_err_set(err, BD_E_EXEC_REFUSED, NULL, 0, 0, "no program to run");
+    size_t argc = 0, envc = 0, bytes = 0;
+    if (check_spec(ctx, spec, &argc, &envc, &bytes, err) != 0)
+        return -1;
+    bd_exec *ex = exec_alloc(loop, ctx, spec, done, payload);
+    char *strings = malloc(bytes);
+    if (!ex || !strings) {
+        exec_free_early(ex);
+        free(strings);
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    req_hdr h;
+    pack_request(&h, strings, ctx, spec, argc, envc, bytes);
+    int mine[H__PIPES];
+    int rc = request_start(ex, ctx, &h, strings, mine, err);
+    free(strings);
+    if (rc != 0) {
+        exec_free_early(ex);
+        return -1;
+    }
+    /* From here on the supervisor runs: every failure is reported through `done`. */
+    attach_loop(ex, mine, spec->limits.wall_ms);
     if (out)
         *out = ex;
     return 0;

@@ -409,18 +409,19 @@ static int kill_leftovers(pid_t prog, bool *stuck)
     }
 }
 
-/* The per-case supervisor. Never returns. */
-static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *cwd, char **argv,
-                                                 char **envp, const int fds[REQ_FDS], pid_t server)
+/* The supervisor's first steps: block the signals it waits for (`block`: SIGCHLD and
+ * the stop signals), default the rest, its own session, die with the server, become the
+ * subreaper, the request's fds as 0..3 and nothing else open. Exits when the server is
+ * already gone or an fd cannot be placed. */
+static void supervisor_enter(const int fds[REQ_FDS], pid_t server, sigset_t *block)
 {
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGCHLD);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGHUP);
-    sigaddset(&block, SIGQUIT);
-    sigprocmask(SIG_BLOCK, &block, NULL);
+    sigemptyset(block);
+    sigaddset(block, SIGCHLD);
+    sigaddset(block, SIGTERM);
+    sigaddset(block, SIGINT);
+    sigaddset(block, SIGHUP);
+    sigaddset(block, SIGQUIT);
+    sigprocmask(SIG_BLOCK, block, NULL);
     for (int s = 1; s < 32; s++)
         if (s != SIGKILL && s != SIGSTOP)
             signal(s, SIG_DFL);
@@ -438,8 +439,12 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
         fcntl(i, F_SETFD, 0);
     }
     close_from(REQ_FDS);
-    const int st = 3;
+}
 
+/* Into the case's cwd and the isolation class's setup, before the program's fork. On a
+ * failure writes the "error" status line to `st` and exits. */
+static void supervisor_isolate(const req_hdr *h, const char *cwd, char **argv, int st)
+{
     if (chdir(cwd) != 0) {
         status_line(st, "error chdir %d\n", errno);
         _exit(0);
@@ -457,9 +462,14 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
         status_line(st, "error isolation %d\n", ENOSYS);
         _exit(0);
     }
+}
 
-    int64_t start = mono_us();
-    int64_t deadline = start + h->wall_ms * 1000;
+/* Start the program (namespaces: its init, PID 1 of new namespaces, with the program PID
+ * 2; `rep[0]` then gets the init's report pipe, else -1), in its own process group, and
+ * write "started <pid>" to `st`. Returns the pid; on a failure writes the "error" status
+ * line and exits. */
+static pid_t supervisor_spawn(const req_hdr *h, char **argv, char **envp, int st, int *rep_read)
+{
     pid_t self = getpid();
     /* namespaces: the init's report of the rubric's wait status (see ns_init). */
     int rep[2] = {-1, -1};
@@ -484,6 +494,7 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
     }
     if (rep[1] >= 0)
         close(rep[1]);
+    bd_err jerr = BD_ERR_INIT;
     if (h->iso == BD_ISO_NAMESPACES && bd_jail_parent(prog, &jerr) != 0) {
         kill(prog, SIGKILL);
         waitpid(prog, NULL, 0);
@@ -492,17 +503,16 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
     }
     setpgid(prog, prog);
     status_line(st, "started %d\n", (int)prog);
-    /* The program owns the stdio pipes now: EOF comes when it and its descendants are
-     * gone, not when the supervisor exits. */
-    int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (dn >= 0) {
-        dup2(dn, 0);
-        dup2(dn, 1);
-        dup2(dn, 2);
-        close(dn);
-    }
+    *rep_read = rep[0];
+    return prog;
+}
 
-    int timeout = 0, killed = 0;
+/* Wait for the program to exit (reaping adopted orphans meanwhile), the deadline, or a
+ * stop signal from `block`. Returns true when the program exited; sets *timeout or
+ * *killed otherwise. The program's pid stays held (waitid WNOWAIT). */
+static bool supervisor_wait(pid_t prog, int64_t deadline, const sigset_t *block, int *timeout,
+                            int *killed)
+{
     bool prog_exited = false;
     for (;;) {
         siginfo_t si;
@@ -517,20 +527,47 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
             waitpid(si.si_pid, NULL, 0); /* an adopted orphan */
         }
         if (prog_exited)
-            break;
+            return true;
         int64_t now = mono_us();
         if (now >= deadline) {
-            timeout = 1;
-            break;
+            *timeout = 1;
+            return false;
         }
         int64_t left = deadline - now;
         struct timespec ts = {(time_t)(left / 1000000), (long)(left % 1000000) * 1000L};
-        int sig = sigtimedwait(&block, &si, &ts);
+        int sig = sigtimedwait(block, &si, &ts);
         if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
-            killed = 1;
-            break;
+            *killed = 1;
+            return false;
         }
     }
+}
+
+/* The per-case supervisor. Never returns. */
+static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *cwd, char **argv,
+                                                 char **envp, const int fds[REQ_FDS], pid_t server)
+{
+    sigset_t block;
+    supervisor_enter(fds, server, &block);
+    const int st = 3;
+    supervisor_isolate(h, cwd, argv, st);
+
+    int64_t start = mono_us();
+    int64_t deadline = start + h->wall_ms * 1000;
+    int rep = -1; /* namespaces: the init's report pipe */
+    pid_t prog = supervisor_spawn(h, argv, envp, st, &rep);
+    /* The program owns the stdio pipes now: EOF comes when it and its descendants are
+     * gone, not when the supervisor exits. */
+    int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (dn >= 0) {
+        dup2(dn, 0);
+        dup2(dn, 1);
+        dup2(dn, 2);
+        close(dn);
+    }
+
+    int timeout = 0, killed = 0;
+    bool prog_exited = supervisor_wait(prog, deadline, &block, &timeout, &killed);
     /* Kill the group while the program's pid is still held (zombie or alive), then
      * reap it with its resource usage. */
     kill(-prog, SIGKILL);
@@ -543,11 +580,11 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
         ;
     /* namespaces: `prog` is the init; the rubric's own status is what it reported (none
      * when the init was killed with the whole namespace: then the init's status is it). */
-    if (rep[0] >= 0) {
+    if (rep >= 0) {
         int rs;
-        if (read(rep[0], &rs, sizeof(rs)) == (ssize_t)sizeof(rs))
+        if (read(rep, &rs, sizeof(rs)) == (ssize_t)sizeof(rs))
             status = rs;
-        close(rep[0]);
+        close(rep);
     }
     int64_t end = mono_us();
     bool stuck = false;

@@ -1,0 +1,294 @@
+/*
+ * run_report.c — what a run reports (see run_report.h): the summary's tally, the summary
+ * object and file, the event lines of `run --json`.
+ */
+#include "run_report.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon.h"
+#include "fsutil.h"
+#include "stats.h"
+#include "version.h"
+
+static const char *const event_names[] = {"run.started",   "case.queued",  "case.started",
+                                          "case.finished", "run.finished", "case.not_recorded"};
+
+const char *bd_run_event_name(bd_run_event_kind k)
+{
+    if ((int)k < 0 || k > BD_RUN_EV_CASE_NOT_RECORDED)
+        return "?";
+    return event_names[k];
+}
+
+char *bd_run_json_text(const cJSON *doc, size_t *len)
+{
+    char *t = bd_canon_json(doc, len);
+    if (!t) {
+        t = cJSON_PrintUnformatted(doc);
+        if (t)
+            *len = strlen(t);
+    }
+    return t;
+}
+
+static int cmp_fm(const void *a, const void *b)
+{
+    return strcmp(((const bd_fm_count *)a)->code, ((const bd_fm_count *)b)->code);
+}
+
+void bd_run_summary_release(bd_run_summary *s)
+{
+    for (size_t i = 0; s && i < s->n_failure_modes; i++)
+        free(s->failure_modes[i].code);
+    if (s) {
+        free(s->failure_modes);
+        s->failure_modes = NULL;
+        s->n_failure_modes = 0;
+    }
+}
+
+void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
+    bd_run_summary_release(s);
+    s->cases = n;
+    s->passed = s->failed = 0;
+    s->cost_usd = 0;
+    s->has_mean = s->has_ci = false;
+    s->mean_score = s->pass_rate = 0;
+    double *x = n ? malloc(n * sizeof(double)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const bd_score *sc = &res[i]->score;
+        if (x)
+            x[i] = sc->score;
+        if (sc->passed)
+            s->passed++;
+        else
+            s->failed++;
+        s->cost_usd += sc->cost_usd;
+        for (size_t k = 0; k < sc->n_failure_modes; k++) {
+            const char *code = sc->failure_modes[k].code;
+            bool seen = false; /* count each code once per case */
+            for (size_t j = 0; j < k && !seen; j++)
+                seen = strcmp(sc->failure_modes[j].code, code) == 0;
+            if (seen)
+                continue;
+            size_t f = 0;
+            while (f < s->n_failure_modes && strcmp(s->failure_modes[f].code, code) != 0)
+                f++;
+            if (f == s->n_failure_modes) {
+                bd_fm_count *g = realloc(s->failure_modes, (s->n_failure_modes + 1) * sizeof(*g));
+                char *dup = strdup(code);
+                if (!g || !dup) {
+                    free(dup);
+                    if (g)
+                        s->failure_modes = g;
+                    continue;
+                }
+                s->failure_modes = g;
+                s->failure_modes[f].code = dup;
+                s->failure_modes[f].count = 0;
+                s->n_failure_modes++;
+            }
+            s->failure_modes[f].count++;
+        }
+    }
+    if (s->n_failure_modes > 1)
+        qsort(s->failure_modes, s->n_failure_modes, sizeof(bd_fm_count), cmp_fm);
+    s->has_mean = n > 0 && x;
+    if (s->has_mean) {
+        s->mean_score = bd_stats_mean(x, n);
+        s->pass_rate = (double)s->passed / (double)n;
+        bd_err e = BD_ERR_INIT;
+        s->has_ci = bd_stats_bca(x, n, 0.95, BD_STATS_RESAMPLES, BD_STATS_RUN_SEED, &s->ci_lo,
+                                 &s->ci_hi, &e) == 0;
+    }
+    free(x);
+}
+
+cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
+    cJSON *o = bd_run_summary_json(s);
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "schema_version", 1);
+    cJSON_AddStringToObject(o, "run_id", s->run_id);
+    cJSON_AddStringToObject(o, "task_class", s->task_class);
+    cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(s->isolation));
+    cJSON_AddStringToObject(o, "task_class_digest", s->task_class_digest);
+    cJSON_AddStringToObject(o, "harness_version", BD_VERSION);
+    cJSON_AddStringToObject(o, "started_at", s->started_at);
+    cJSON_AddStringToObject(o, "finished_at", s->finished_at);
+    cJSON_AddBoolToObject(o, "cancelled", s->cancelled);
+    /* The run's records count for promotion only when every one was signed (§4, §7). */
+    bool all_verified = n > 0;
+    for (size_t i = 0; i < n; i++)
+        all_verified = all_verified && res[i]->provenance_verified;
+    cJSON_AddBoolToObject(o, "provenance_verified", all_verified);
+    cJSON_AddNumberToObject(o, "cases_selected", (double)s->cases_selected);
+    if (s->has_mean)
+        cJSON_AddNumberToObject(o, "pass_rate", s->pass_rate);
+    else
+        cJSON_AddNullToObject(o, "pass_rate");
+    cJSON *ci = cJSON_AddObjectToObject(o, "ci");
+    if (ci) {
+        char seed[32];
+        snprintf(seed, sizeof(seed), "0x%016llx", (unsigned long long)BD_STATS_RUN_SEED);
+        cJSON_AddStringToObject(ci, "method", "bca");
+        cJSON_AddNumberToObject(ci, "level", 0.95);
+        cJSON_AddNumberToObject(ci, "resamples", BD_STATS_RESAMPLES);
+        cJSON_AddStringToObject(ci, "seed", seed);
+        cJSON_AddStringToObject(ci, "order", "case_id");
+    }
+    cJSON *results = cJSON_AddArrayToObject(o, "results");
+    for (size_t i = 0; results && i < n; i++) {
+        const bd_case_result *rs = res[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(results, e)) {
+            cJSON_Delete(e);
+            break;
+        }
+        cJSON_AddStringToObject(e, "case_id", rs->case_id);
+        cJSON_AddBoolToObject(e, "provenance_verified", rs->provenance_verified);
+        cJSON *sc = bd_score_to_json(&rs->score);
+        if (sc)
+            cJSON_AddItemToObject(e, "score", sc);
+        cJSON_AddNumberToObject(e, "wall_ms", (double)rs->wall_ms);
+        cJSON_AddStringToObject(e, "started_at", rs->started_at);
+        cJSON_AddStringToObject(e, "finished_at", rs->finished_at);
+        cJSON_AddStringToObject(e, "case_digest", rs->case_digest);
+        if (rs->record_hash[0])
+            cJSON_AddStringToObject(e, "record_hash", rs->record_hash);
+        else
+            cJSON_AddNullToObject(e, "record_hash");
+    }
+    return o;
+}
+
+cJSON *bd_run_summary_json(const bd_run_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "cases", (double)s->cases);
+    cJSON_AddNumberToObject(o, "passed", (double)s->passed);
+    cJSON_AddNumberToObject(o, "failed", (double)s->failed);
+    if (s->has_mean)
+        cJSON_AddNumberToObject(o, "mean_score", s->mean_score);
+    else
+        cJSON_AddNullToObject(o, "mean_score");
+    if (s->has_ci) {
+        cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
+        if (ci) {
+            cJSON_AddItemToArray(ci, cJSON_CreateNumber(s->ci_lo));
+            cJSON_AddItemToArray(ci, cJSON_CreateNumber(s->ci_hi));
+        }
+    } else {
+        cJSON_AddNullToObject(o, "ci95");
+    }
+    cJSON *fm = cJSON_AddObjectToObject(o, "failure_modes");
+    for (size_t i = 0; fm && i < s->n_failure_modes; i++)
+        cJSON_AddNumberToObject(fm, s->failure_modes[i].code, (double)s->failure_modes[i].count);
+    /* A sum of per-case costs carries binary rounding noise (0.097599999999999978);
+     * nano-dollars are far below any price, so round there before printing. */
+    cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
+    cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
+    cJSON_AddNumberToObject(o, "not_recorded", (double)s->not_recorded);
+    cJSON *sk = cJSON_AddObjectToObject(o, "skipped_unsigned");
+    if (sk) {
+        cJSON_AddNumberToObject(sk, "draft", (double)s->skipped_draft);
+        cJSON_AddNumberToObject(sk, "awaiting_review", (double)s->skipped_awaiting);
+    }
+    if (s->has_chain_head)
+        cJSON_AddStringToObject(o, "chain_head", s->chain_head);
+    else
+        cJSON_AddNullToObject(o, "chain_head");
+    return o;
+}
+
+/* A new event line {"event": name} with "case_id" next when `case_id` is not NULL, or
+ * NULL (out of memory). */
+static cJSON *event_object(const char *name, const char *case_id)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "event", name);
+    if (case_id)
+        cJSON_AddStringToObject(o, "case_id", case_id);
+    return o;
+}
+
+cJSON *bd_run_event_json(const bd_run_event *ev)
+{
+    cJSON *o = NULL, *inner = NULL;
+    switch (ev->kind) {
+    case BD_RUN_EV_STARTED:
+        if (!(o = event_object("run.started", NULL)))
+            return NULL;
+        cJSON_AddStringToObject(o, "run_id", ev->summary->run_id);
+        cJSON_AddStringToObject(o, "task_class", ev->summary->task_class);
+        cJSON_AddNumberToObject(o, "cases", (double)ev->summary->cases_selected);
+        cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(ev->summary->isolation));
+        return o;
+    case BD_RUN_EV_CASE_STARTED:
+        return event_object("case.started", ev->case_id);
+    case BD_RUN_EV_CASE_FINISHED:
+        o = event_object("case.finished", ev->case_id);
+        inner = bd_score_to_json(&ev->result->score);
+        if (!o || !inner)
+            break;
+        cJSON_AddItemToObject(o, "score", inner);
+        if (ev->result->record_hash[0])
+            cJSON_AddStringToObject(o, "record_hash", ev->result->record_hash);
+        else
+            cJSON_AddNullToObject(o, "record_hash");
+        return o;
+    case BD_RUN_EV_CASE_NOT_RECORDED:
+        /* The case was scored but its record could not be appended: no score is
+         * published for it (§4, §5), only that it is missing and why. */
+        if (!(o = event_object("case.not_recorded", ev->case_id)))
+            return NULL;
+        cJSON_AddStringToObject(o, "reason", ev->error ? bd_code_str(ev->error->code) : "");
+        return o;
+    case BD_RUN_EV_FINISHED:
+        o = event_object("run.finished", NULL);
+        inner = bd_run_summary_json(ev->summary);
+        if (!o || !inner)
+            break;
+        cJSON_AddItemToObject(o, "summary", inner);
+        return o;
+    default:
+        return NULL;
+    }
+    cJSON_Delete(o); /* out of memory */
+    cJSON_Delete(inner);
+    return NULL;
+}
+
+int bd_run_summary_write(bd_run_summary *s, const char *runs_dir, const bd_case_result *const *res,
+                         size_t n, bd_err *err)
+{
+    cJSON *o = bd_run_summary_file_json(s, res, n);
+    size_t len = 0;
+    char *text = o ? bd_run_json_text(o, &len) : NULL;
+    cJSON_Delete(o);
+    char path[PATH_MAX + 80];
+    snprintf(path, sizeof(path), "%s/%s.json", runs_dir, s->run_id);
+    int rc = 0;
+    if (!text) {
+        rc = bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory writing the run summary");
+    } else if (bd_mkdir_p(runs_dir, 0700, err) != 0 ||
+               bd_write_file_atomic(path, text, len, 0600, err) != 0) {
+        rc = -1;
+    } else {
+        s->has_summary_path = true;
+        snprintf(s->summary_path, sizeof(s->summary_path), "%s", path);
+    }
+    free(text);
+    return rc;
+}
