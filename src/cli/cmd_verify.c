@@ -173,7 +173,8 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         }
         bd_verify_report rep;
         bd_verify_sink sink = {on_tc, on_case, on_orphan, &vo};
-        if (bd_verify_stream(&rep, tc, pctx, &sink, &err) < 0) {
+        bd_verify_opts vopt = {.prov = pctx};
+        if (bd_verify(&rep, tc, &vopt, &sink, &err) < 0) {
             if (cli->json)
                 fputs("]}]}\n", stdout); /* close what was open; the error follows */
             bd_verify_report_release(&rep);

@@ -54,7 +54,8 @@ int bd_record_check(const bd_bench *bench, const bd_task_class *tc, const char *
     bd_verify_report rep;
     const char *ids[] = {case_id};
     int rc = -1;
-    int vrc = bd_verify_check(&rep, tc, ids, 1, prov, err);
+    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = 1, .prov = prov, .collect = true};
+    int vrc = bd_verify(&rep, tc, &vopt, NULL, err);
     if (vrc < 0)
         goto out;
     /* The registration names the SUT's argv and the secrets it sees: it must be the

@@ -821,7 +821,8 @@ static void demo_bench_shows_every_status(void **state)
         bd_task_class *tc = NULL;
         assert_int_equal(bd_task_class_load(&tc, b, b->task_classes[t], &err), 0);
         bd_verify_report rep;
-        int rc = bd_verify_check(&rep, tc, NULL, 0, ctx, &err);
+        bd_verify_opts vopt = {.prov = ctx, .collect = true};
+        int rc = bd_verify(&rep, tc, &vopt, NULL, &err);
         const bd_err *f = bd_verify_first_failure(&rep);
         if (rc != 0 || f)
             fail_msg("%s: %s: %s", tc->name, f ? bd_code_str(f->code) : bd_code_str(err.code),
