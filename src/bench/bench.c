@@ -8,6 +8,7 @@
  * reader of the same signed file.
  */
 #include "bench.h"
+#include "hash.h"
 #include "text.h"
 
 #include <dirent.h>
@@ -518,11 +519,6 @@ static inline bool digest_bytes_ok(const char *s)
     return !bad;
 }
 
-static bool digest_ok(const char *s)
-{
-    return strnlen(s, BD_DIGEST_STR_LEN + 1) == BD_DIGEST_STR_LEN && digest_bytes_ok(s);
-}
-
 /* A digest "blake3:<64 lower-case hex>"; with `nullable`, null gives "" and *has=false. */
 static int get_digest(const vctx *v, const bd_ynode *n, const char *what, bool nullable,
                       char out[BD_DIGEST_STR_LEN + 1], bool *has)
@@ -532,7 +528,7 @@ static int get_digest(const vctx *v, const bd_ynode *n, const char *what, bool n
         *has = false;
     if (nullable && (!n || bd_ynode_is_null(n)))
         return 0;
-    if (!n || n->kind != BD_Y_SCALAR || scalar_type(n) != YT_STR || !digest_ok(n->str))
+    if (!n || n->kind != BD_Y_SCALAR || scalar_type(n) != YT_STR || !bd_digest_str_valid(n->str))
         return vfail(v, BD_OK, n,
                      "%s must be a digest 'blake3:' + 64 lower-case hex digits%s; "
                      "run `benchdesk pin` to write it",
@@ -545,22 +541,23 @@ static int get_digest(const vctx *v, const bd_ynode *n, const char *what, bool n
 
 static int get_fpr(const vctx *v, const bd_ynode *n, const char *what, char out[BD_FPR_LEN + 1])
 {
-    /* Judged by its text alone: a digits-only fingerprint reads as a plain integer. */
-    bool ok = n && n->kind == BD_Y_SCALAR && n->len == BD_FPR_LEN;
-    for (size_t i = 0; ok && i < BD_FPR_LEN; i++) {
-        char c = n->str[i];
-        ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    /* Judged by its text alone: a digits-only fingerprint reads as a plain integer. Either
+     * case is taken; it is kept in upper case. */
+    out[0] = '\0';
+    if (n && n->kind == BD_Y_SCALAR && n->len == BD_FPR_LEN) {
+        for (size_t i = 0; i < BD_FPR_LEN; i++) {
+            char c = n->str[i];
+            out[i] = (c >= 'a' && c <= 'f') ? (char)(c - 'a' + 'A') : c;
+        }
+        out[BD_FPR_LEN] = '\0';
     }
-    if (!ok)
+    if (!bd_fpr_valid(out)) {
+        out[0] = '\0';
         return vfail(v, BD_OK, n,
                      "%s must be a 40-hex-digit OpenPGP primary key fingerprint without "
                      "spaces; copy it from `gpg --with-colons --fingerprint`",
                      what);
-    for (size_t i = 0; i < BD_FPR_LEN; i++) {
-        char c = n->str[i];
-        out[i] = (c >= 'a' && c <= 'f') ? (char)(c - 'a' + 'A') : c;
     }
-    out[BD_FPR_LEN] = '\0';
     return 0;
 }
 
@@ -1576,11 +1573,6 @@ int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *
             return c == 0 ? 0 : bd_err_set(err, BD_E_NOMEM, name, 0, 0, "out of memory");
     }
     return doc_read(DOC_DIGESTS, out, &src, NULL, err);
-}
-
-bool bd_pin_digest_ok(const char *s)
-{
-    return s && digest_ok(s);
 }
 
 bool bd_digests_canonical_ok(const char *buf, size_t len)

@@ -579,7 +579,7 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
              * bytes when they were loaded; with valid digests in place of valid digests
              * it takes them again, so only the new digests need judging. */
             for (size_t i = 0; i < np; i++)
-                if (!bd_pin_digest_ok(pins[i].digest)) {
+                if (!bd_digest_str_valid(pins[i].digest)) {
                     bd_err_set(err, BD_E_INTERNAL, tc->cases_dir, 0, 0,
                                "the new pin of case '%s' is not a digest; nothing was "
                                "written: please report this bug",

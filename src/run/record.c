@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "hash.h"
 #include "history.h"
 #include "pin.h"
 #include "runner.h"
@@ -152,8 +153,7 @@ int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *
     bd_err cfg_err = BD_ERR_INIT;
     bool have_cfg = bd_config_load(&cfg, bench->root, &cfg_err) == 0;
     const char *who = NULL;
-    if (have_cfg && cfg.signing_key && strlen(cfg.signing_key) == 40 &&
-        strspn(cfg.signing_key, "0123456789ABCDEF") == 40)
+    if (have_cfg && bd_fpr_valid(cfg.signing_key))
         who = cfg.signing_key;
 
     cJSON *d = cJSON_CreateObject();
