@@ -277,6 +277,44 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
     return 0;
 }
 
+/* One task class of the bench-wide table: its object into `arr` (JSON), or, without one,
+ * its row. */
+static void tc_row(cJSON *arr, const bd_task_class *tc, const tc_summary *s, int name_w)
+{
+    bool pins_ok = s->pins_ok;
+    const char *sut = tc->reg->sut_kind == BD_SUT_CASSETTE ? "cassette" : "command";
+    if (arr) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", tc->name);
+        cJSON_AddStringToObject(o, "description", tc->reg->description);
+        cJSON_AddStringToObject(o, "tier", bd_tier_str(tc->reg->current_tier));
+        cJSON_AddStringToObject(o, "sut", sut);
+        cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(s->tc_prov));
+        cJSON_AddNumberToObject(o, "cases", (double)tc->n_cases);
+        cJSON_AddNumberToObject(o, "signed", (double)s->prov[BD_PROV_ST_SIGNED]);
+        cJSON_AddNumberToObject(o, "awaiting_review", (double)s->prov[BD_PROV_ST_AWAITING]);
+        cJSON_AddNumberToObject(o, "draft", (double)s->prov[BD_PROV_ST_DRAFT]);
+        cJSON_AddNumberToObject(o, "bad", (double)s->prov[BD_PROV_ST_BAD]);
+        cJSON_AddBoolToObject(o, "pins_ok", pins_ok);
+        cJSON_AddItemToArray(arr, o);
+    } else {
+        const char *name = cli_vis(tc->name);
+        bool own_line = bd_text_width(name) > name_w;
+        if (own_line)
+            printf("%s\n", name);
+        put_col(own_line ? "" : name, name_w);
+        /* "awaiting_review" shortened so the row fits 80 columns (JSON keeps it whole). */
+        const char *sigs =
+            s->tc_prov == BD_PROV_ST_AWAITING ? "awaiting" : bd_prov_status_str(s->tc_prov);
+        printf("%-6s %-8s %-8s %5zu %6zu %5zu %5zu %s\n", bd_tier_str(tc->reg->current_tier), sut,
+               sigs, tc->n_cases, s->prov[BD_PROV_ST_SIGNED], s->prov[BD_PROV_ST_AWAITING],
+               s->prov[BD_PROV_ST_DRAFT], pins_ok ? "ok" : "FAIL");
+        if (!pins_ok)
+            /* The name is on the line above: a fixed advice line never overflows. */
+            printf("  pins failing: `benchdesk verify TASK_CLASS` names each failure\n");
+    }
+}
+
 int cmd_list(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -339,39 +377,7 @@ int cmd_list(bd_cli *cli, int argc, char **argv)
             status = cli_fail(cli, &err);
             goto out;
         }
-        bool pins_ok = sum.pins_ok;
-        const char *sut = tc->reg->sut_kind == BD_SUT_CASSETTE ? "cassette" : "command";
-        if (arr) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", tc->name);
-            cJSON_AddStringToObject(o, "description", tc->reg->description);
-            cJSON_AddStringToObject(o, "tier", bd_tier_str(tc->reg->current_tier));
-            cJSON_AddStringToObject(o, "sut", sut);
-            cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(sum.tc_prov));
-            cJSON_AddNumberToObject(o, "cases", (double)tc->n_cases);
-            cJSON_AddNumberToObject(o, "signed", (double)sum.prov[BD_PROV_ST_SIGNED]);
-            cJSON_AddNumberToObject(o, "awaiting_review", (double)sum.prov[BD_PROV_ST_AWAITING]);
-            cJSON_AddNumberToObject(o, "draft", (double)sum.prov[BD_PROV_ST_DRAFT]);
-            cJSON_AddNumberToObject(o, "bad", (double)sum.prov[BD_PROV_ST_BAD]);
-            cJSON_AddBoolToObject(o, "pins_ok", pins_ok);
-            cJSON_AddItemToArray(arr, o);
-        } else {
-            const char *name = cli_vis(tc->name);
-            bool own_line = bd_text_width(name) > name_w;
-            if (own_line)
-                printf("%s\n", name);
-            put_col(own_line ? "" : name, name_w);
-            /* "awaiting_review" shortened so the row fits 80 columns (JSON keeps it whole). */
-            const char *sigs =
-                sum.tc_prov == BD_PROV_ST_AWAITING ? "awaiting" : bd_prov_status_str(sum.tc_prov);
-            printf("%-6s %-8s %-8s %5zu %6zu %5zu %5zu %s\n", bd_tier_str(tc->reg->current_tier),
-                   sut, sigs, tc->n_cases, sum.prov[BD_PROV_ST_SIGNED],
-                   sum.prov[BD_PROV_ST_AWAITING], sum.prov[BD_PROV_ST_DRAFT],
-                   pins_ok ? "ok" : "FAIL");
-            if (!pins_ok)
-                /* The name is on the line above: a fixed advice line never overflows. */
-                printf("  pins failing: `benchdesk verify TASK_CLASS` names each failure\n");
-        }
+        tc_row(arr, tc, &sum, name_w);
         bd_task_class_free(tc);
         tc = NULL;
     }
