@@ -429,11 +429,13 @@ static void run_tc_check(model_job *j)
     bd_verify_report rep;
     bd_err err = BD_ERR_INIT;
     bd_prov_ctx *prov = bd_work_stopping() ? NULL : j->prov;
-    int rc = bd_verify_tc_check(&rep, tc, prov, &err);
+    bd_verify_opts vopt = {.no_cases = true, .prov = prov};
+    int rc = bd_verify(&rep, tc, &vopt, NULL, &err);
     if (rc < 0 && prov) {
         /* GnuPG failed: show the pin, and the signatures as not verified. */
         bd_verify_report_release(&rep);
-        rc = bd_verify_tc_check(&rep, tc, NULL, &err);
+        vopt.prov = NULL;
+        rc = bd_verify(&rep, tc, &vopt, NULL, &err);
     }
     if (rc < 0) {
         bd_verify_report_release(&rep);
@@ -447,7 +449,7 @@ static void run_tc_check(model_job *j)
     bd_verify_report_release(&rep);
 }
 
-/* One case of a chunk of checks, as bd_verify_cases_stream hands it over. */
+/* One case of a chunk of checks, as bd_verify hands it over. */
 typedef struct digest_sink {
     model_job *job;
     size_t next;
@@ -502,13 +504,21 @@ static void run_digest(model_job *j)
     const char *const *ids = (const char *const *)tc->case_ids + j->lo;
     digest_sink ds = {j, 0};
     bd_verify_sink sink = {.on_case = take_case, .payload = &ds};
-    int rc = bd_verify_cases_stream(&rep, tc, ids, n, prov, &sink, &err);
+    /* The cases alone (the task class is run_tc_check's), scanned here. */
+    bd_verify_opts vopt = {.case_ids = ids,
+                           .n_case_ids = n,
+                           .no_cases = n == 0,
+                           .no_task_class = true,
+                           .prov = prov,
+                           .scan_here = true};
+    int rc = bd_verify(&rep, tc, &vopt, &sink, &err);
     if (rc < 0 && prov) {
         /* GnuPG failed: show the pins, and the signatures as not verified. */
         bd_verify_report_release(&rep);
         digests_reset(j);
         ds.next = 0;
-        rc = bd_verify_cases_stream(&rep, tc, ids, n, NULL, &sink, &err);
+        vopt.prov = NULL;
+        rc = bd_verify(&rep, tc, &vopt, &sink, &err);
     }
     bd_verify_report_release(&rep);
     if (rc < 0 || ds.next < n)

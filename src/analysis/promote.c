@@ -39,7 +39,7 @@ void bd_recommendation_release(bd_recommendation *r)
  * latest current record run on signed content, and how many records were current with
  * and without provenance_verified. */
 typedef struct case_best {
-    bool signed_today; /* the case's signatures verify today (bd_verify_check) */
+    bool signed_today; /* the case's signatures verify today (bd_verify) */
     uint64_t seq[2];   /* 0: none */
     char finished_at[2][40];
     double score[2];
@@ -335,7 +335,7 @@ static int signed_today(today_job *j)
      * is on this thread too, not before the chain's verify. */
     if (bd_provenance_init(&j->err) != 0 ||
         bd_prov_ctx_new(&ctx, j->bench->bench_dir, &j->err) != 0 ||
-        bd_verify_check(&vrep, tc, NULL, 0, ctx, &j->err) < 0)
+        bd_verify(&vrep, tc, &(bd_verify_opts){.prov = ctx, .collect = true}, NULL, &j->err) < 0)
         goto out;
     const bd_err *f = bd_verify_tc_failure(&vrep);
     j->st.tc_signed = vrep.tc_prov_checked && vrep.tc_prov.status == BD_PROV_ST_SIGNED && f == NULL;

@@ -3,7 +3,7 @@
  *
  * A recommendation reads only a verified history: the chain and every anchor must verify
  * (bd_anchor_verify), else it refuses with their error. A task class that is not signed
- * today (author and reviewer signatures verify, bd_verify_check) recommends nothing:
+ * today (author and reviewer signatures verify, bd_verify) recommends nothing:
  * recommended tier null with the reason (the evidence is still reported). From the score
  * records of the task class, streamed from the chain (memory grows with the cases, not
  * the records), it takes, in this order:
@@ -93,7 +93,7 @@ typedef struct bd_recommendation {
 int bd_recommend(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc, time_t now,
                  bd_err *err);
 
-/* What is signed today, as bd_recommend finds it with bd_verify_check. */
+/* What is signed today, as bd_recommend finds it with bd_verify. */
 typedef struct bd_signed_today {
     bool tc_signed;     /* both task-class signatures verify */
     char tc_status[96]; /* why not, e.g. "awaiting_review" or "bad: provenance.bad_signature" */

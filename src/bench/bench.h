@@ -199,8 +199,6 @@ int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *
  * YAML parser (bd_digests_parse_yaml), and both give the same result for the same bytes. */
 int bd_digests_parse_yaml(bd_digests **out, const char *buf, size_t len, const char *name,
                           bd_err *err);
-/* Whether `s` is a pin as digests.yaml holds it: "blake3:" and 64 lower-case hex digits. */
-bool bd_pin_digest_ok(const char *s);
 /* Whether bd_digests_load/parse would take `buf` with the line reader above (the layout
  * pin writes, within the size limit): then it loads, with no YAML parser and no
  * allocation needed to tell. */

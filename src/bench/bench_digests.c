@@ -281,11 +281,6 @@ int bd_digests_parse(bd_digests **out, const char *buf, size_t len, const char *
     return bd_doc_read(&digests_kind, out, &src, NULL, err);
 }
 
-bool bd_pin_digest_ok(const char *s)
-{
-    return s && bd_v_digest_ok(s);
-}
-
 bool bd_digests_canonical_ok(const char *buf, size_t len)
 {
     return len <= BD_DIGESTS_MAX_BYTES && digests_canonical(NULL, (char *)buf, len, false) == 0;

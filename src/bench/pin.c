@@ -593,7 +593,7 @@ static int pin_build_spliced(pin_job *j, bd_err *err)
      * valid digests in place of valid digests it takes them again, so only the new digests
      * need judging. */
     for (size_t i = 0; i < j->np; i++)
-        if (!bd_pin_digest_ok(j->pins[i].digest))
+        if (!bd_digest_str_valid(j->pins[i].digest))
             return bd_err_set(err, BD_E_INTERNAL, j->tc->cases_dir, 0, 0,
                               "the new pin of case '%s' is not a digest; nothing was "
                               "written: please report this bug",

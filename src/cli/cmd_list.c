@@ -237,7 +237,8 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
     if (print && !cli->json)
         layout(&lo, tc);
     bd_verify_sink sink = {on_task_class, on_case, NULL, &lo};
-    if (bd_verify_stream(&rep, tc, pctx, &sink, err) < 0) {
+    bd_verify_opts vopt = {.prov = pctx};
+    if (bd_verify(&rep, tc, &vopt, &sink, err) < 0) {
         if (print && cli->json)
             fputs("]}\n", stdout); /* the error follows on its own line */
         bd_verify_report_release(&rep);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "hash.h"
 #include "history.h"
 
 static const char promote_help[] =
@@ -46,8 +47,7 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
     bd_config cfg;
     bd_err cfg_err = BD_ERR_INIT;
     const char *who = NULL;
-    if (bd_config_load(&cfg, bench->root, &cfg_err) == 0 && cfg.signing_key &&
-        strlen(cfg.signing_key) == 40 && strspn(cfg.signing_key, "0123456789ABCDEF") == 40)
+    if (bd_config_load(&cfg, bench->root, &cfg_err) == 0 && bd_fpr_valid(cfg.signing_key))
         who = cfg.signing_key;
     bd_history_audit_fields a = {.event = "promotion.refused",
                                  .task_class = name,

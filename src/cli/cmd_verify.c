@@ -116,120 +116,109 @@ static void json_tail(cJSON *o)
     }
 }
 
-int cmd_verify(bd_cli *cli, int argc, char **argv)
+/* Totals over the task classes verified. */
+typedef struct verify_totals {
+    size_t cases, failed;
+    size_t prov[4];
+} verify_totals;
+
+/* Open the JSON object of task class `name` (the `i`-th) up to its "failures" array. */
+static void json_tc_head(const char *name, size_t i)
 {
-    if (cli_common_opts(cli, &argc, argv))
-        return cli_help(verify_help);
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-')
-            return cli_usage(cli, "verify", "unknown option '%s'", argv[i]);
-
-    bd_bench *bench = NULL;
-    int status = cli_open_bench(cli, &bench);
-    if (status)
-        return status;
-
-    size_t n = argc > 1 ? (size_t)(argc - 1) : bench->n_task_classes;
-    const char *const *names =
-        argc > 1 ? (const char *const *)argv + 1 : (const char *const *)bench->task_classes;
-    bd_err perr = BD_ERR_INIT;
-    bd_prov_ctx *pctx = NULL;
-    if (bd_provenance_init(&perr) != 0 || bd_prov_ctx_new(&pctx, bench->bench_dir, &perr) != 0) {
-        bd_bench_free(bench);
-        return cli_fail(cli, &perr);
+    cJSON *head = cJSON_CreateObject();
+    cJSON_AddStringToObject(head, "name", name);
+    char *h = cJSON_PrintUnformatted(head);
+    cJSON_Delete(head);
+    if (i)
+        fputc(',', stdout);
+    if (h) {
+        h[strlen(h) - 1] = '\0';
+        fputs(h, stdout);
+        free(h);
     }
+    fputs(",\"failures\":[", stdout);
+}
+
+/* The summary of one verified task class: its JSON members into `o`, or its line. */
+static void tc_summary(bd_cli *cli, cJSON *o, const bd_task_class *tc, const bd_verify_report *rep)
+{
+    bd_prov_status tcp = rep->tc_prov_checked ? rep->tc_prov.status : BD_PROV_ST_BAD;
+    cJSON *pj = cJSON_AddObjectToObject(o, "provenance");
+    for (int k = 0; k < 4; k++)
+        cJSON_AddNumberToObject(pj, bd_prov_status_str((bd_prov_status)k), (double)rep->n_prov[k]);
+    cJSON_AddNumberToObject(o, "cases", (double)rep->n_cases);
+    cJSON_AddStringToObject(o, "task_class_digest", rep->tc_digest);
+    cJSON_AddStringToObject(o, "task_class_provenance", bd_prov_status_str(tcp));
+    cJSON_AddBoolToObject(o, "ok", rep->n_failed == 0);
+    if (!cli->json)
+        printf("%-24s %4zu cases  %-8s  task class %s; cases signed %zu, awaiting review "
+               "%zu, draft %zu\n",
+               tc->name, rep->n_cases, rep->n_failed ? "FAILED" : "verified",
+               bd_prov_status_str(tcp), rep->n_prov[BD_PROV_ST_SIGNED],
+               rep->n_prov[BD_PROV_ST_AWAITING], rep->n_prov[BD_PROV_ST_DRAFT]);
+}
+
+/* Verify task class `name` (the `i`-th), streaming its failures, into `t` and *status.
+ * Returns 0, or -1 with `err` when the check could not run (the JSON document is closed;
+ * the error follows). */
+static int verify_one(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *pctx, const char *name,
+                      size_t i, verify_totals *t, int *status, bd_err *err)
+{
+    bd_task_class *tc = NULL;
+    verify_out vo = {cli, status, 0};
     if (cli->json)
-        fputs("{\"task_classes\":[", stdout);
-    size_t total_cases = 0, total_failed = 0;
-    size_t n_prov[4] = {0};
-    for (size_t i = 0; i < n; i++) {
-        bd_err err = BD_ERR_INIT;
-        bd_task_class *tc = NULL;
-        verify_out vo = {cli, &status, 0};
-        if (cli->json) {
-            cJSON *head = cJSON_CreateObject();
-            cJSON_AddStringToObject(head, "name", names[i]);
-            char *h = cJSON_PrintUnformatted(head);
-            cJSON_Delete(head);
-            if (i)
-                fputc(',', stdout);
-            if (h) {
-                h[strlen(h) - 1] = '\0';
-                fputs(h, stdout);
-                free(h);
-            }
-            fputs(",\"failures\":[", stdout);
-        }
-        cJSON *o = cJSON_CreateObject();
-        if (bd_task_class_load(&tc, bench, names[i], &err) != 0) {
-            emit_failure(&vo, &err, NULL);
-            total_failed++;
-            if (cli->json) {
-                fputc(']', stdout);
-                json_tail(o);
-            }
-            cJSON_Delete(o);
-            continue;
-        }
-        bd_verify_report rep;
+        json_tc_head(name, i);
+    cJSON *o = cJSON_CreateObject();
+    bd_verify_report rep;
+    memset(&rep, 0, sizeof(rep));
+    int rc = 0;
+    if (bd_task_class_load(&tc, bench, name, err) != 0) {
+        emit_failure(&vo, err, NULL);
+        t->failed++;
+    } else {
         bd_verify_sink sink = {on_tc, on_case, on_orphan, &vo};
-        if (bd_verify_stream(&rep, tc, pctx, &sink, &err) < 0) {
+        bd_verify_opts vopt = {.prov = pctx};
+        if (bd_verify(&rep, tc, &vopt, &sink, err) < 0) {
             if (cli->json)
                 fputs("]}]}\n", stdout); /* close what was open; the error follows */
-            bd_verify_report_release(&rep);
-            bd_task_class_free(tc);
-            bd_prov_ctx_free(pctx);
-            cJSON_Delete(o);
-            bd_bench_free(bench);
-            return cli_fail(cli, &err);
+            rc = -1;
+            goto out;
         }
         for (size_t k = 0; k < 4; k++)
-            n_prov[k] += rep.n_prov[k];
-        cJSON *pj = cJSON_AddObjectToObject(o, "provenance");
-        for (int k = 0; k < 4; k++)
-            cJSON_AddNumberToObject(pj, bd_prov_status_str((bd_prov_status)k),
-                                    (double)rep.n_prov[k]);
-        cJSON_AddNumberToObject(o, "cases", (double)rep.n_cases);
-        cJSON_AddStringToObject(o, "task_class_digest", rep.tc_digest);
-        cJSON_AddStringToObject(
-            o, "task_class_provenance",
-            bd_prov_status_str(rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD));
-        cJSON_AddBoolToObject(o, "ok", rep.n_failed == 0);
-        if (cli->json) {
-            fputc(']', stdout);
-            json_tail(o);
-        } else {
-            printf("%-24s %4zu cases  %-8s  task class %s; cases signed %zu, awaiting review "
-                   "%zu, draft %zu\n",
-                   tc->name, rep.n_cases, rep.n_failed ? "FAILED" : "verified",
-                   bd_prov_status_str(rep.tc_prov_checked ? rep.tc_prov.status : BD_PROV_ST_BAD),
-                   rep.n_prov[BD_PROV_ST_SIGNED], rep.n_prov[BD_PROV_ST_AWAITING],
-                   rep.n_prov[BD_PROV_ST_DRAFT]);
-        }
-        cJSON_Delete(o);
-        total_cases += rep.n_cases;
-        total_failed += rep.n_failed;
-        bd_verify_report_release(&rep);
-        bd_task_class_free(tc);
+            t->prov[k] += rep.n_prov[k];
+        tc_summary(cli, o, tc, &rep);
+        t->cases += rep.n_cases;
+        t->failed += rep.n_failed;
     }
-    if (cli->json)
+    if (cli->json) {
         fputc(']', stdout);
-    cJSON *root = cJSON_CreateObject();
-    /* The chain, then every anchor against it (DESIGN.md §5): bench-wide, whatever task
-     * classes were named. */
+        json_tail(o);
+    }
+out:
+    cJSON_Delete(o);
+    bd_verify_report_release(&rep);
+    bd_task_class_free(tc);
+    return rc;
+}
+
+/* The chain, then every anchor against it (docs/history.md): bench-wide, whatever task
+ * classes were named. Its JSON into `root`, its failures into *status and t->failed. */
+static void verify_history(bd_cli *cli, const bd_bench *bench, cJSON *root, verify_totals *t,
+                           int *status)
+{
     bd_anchor_report arep;
     bd_err aerr = BD_ERR_INIT;
     int av = bd_anchor_verify(&arep, bench->root, &aerr);
     cJSON *hist = cJSON_AddObjectToObject(root, "history");
     cJSON *afails = cJSON_AddArrayToObject(hist, "failures");
     if (av < 0) {
-        report_failure(cli, afails, &aerr, NULL, &status);
-        total_failed++;
+        report_failure(cli, afails, &aerr, NULL, status);
+        t->failed++;
     } else {
         for (size_t k = 0; k < arep.n; k++)
             if (arep.checks[k].err.code != BD_OK) {
-                report_failure(cli, afails, &arep.checks[k].err, NULL, &status);
-                total_failed++;
+                report_failure(cli, afails, &arep.checks[k].err, NULL, status);
+                t->failed++;
             }
         cJSON_AddNumberToObject(hist, "records", (double)arep.chain_count);
         cJSON_AddStringToObject(hist, "chain_head", arep.chain_head);
@@ -263,7 +252,45 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         free(p);
     }
     bd_anchor_report_release(&arep);
+}
 
+int cmd_verify(bd_cli *cli, int argc, char **argv)
+{
+    if (cli_common_opts(cli, &argc, argv))
+        return cli_help(verify_help);
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-')
+            return cli_usage(cli, "verify", "unknown option '%s'", argv[i]);
+
+    bd_bench *bench = NULL;
+    int status = cli_open_bench(cli, &bench);
+    if (status)
+        return status;
+
+    size_t n = argc > 1 ? (size_t)(argc - 1) : bench->n_task_classes;
+    const char *const *names =
+        argc > 1 ? (const char *const *)argv + 1 : (const char *const *)bench->task_classes;
+    bd_err perr = BD_ERR_INIT;
+    bd_prov_ctx *pctx = NULL;
+    if (bd_provenance_init(&perr) != 0 || bd_prov_ctx_new(&pctx, bench->bench_dir, &perr) != 0) {
+        bd_bench_free(bench);
+        return cli_fail(cli, &perr);
+    }
+    if (cli->json)
+        fputs("{\"task_classes\":[", stdout);
+    verify_totals t = {0};
+    for (size_t i = 0; i < n; i++) {
+        bd_err err = BD_ERR_INIT;
+        if (verify_one(cli, bench, pctx, names[i], i, &t, &status, &err) < 0) {
+            bd_prov_ctx_free(pctx);
+            bd_bench_free(bench);
+            return cli_fail(cli, &err);
+        }
+    }
+    if (cli->json)
+        fputc(']', stdout);
+    cJSON *root = cJSON_CreateObject();
+    verify_history(cli, bench, root, &t, &status);
     cJSON_AddBoolToObject(root, "ok", status == 0);
     if (cli->json) {
         json_tail(root);
@@ -272,11 +299,11 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
     } else if (status == 0)
         printf("verified: %zu task classes, %zu cases: pins, cassettes and signatures hold "
                "(cases: %zu signed, %zu awaiting review, %zu draft)\n",
-               n, total_cases, n_prov[BD_PROV_ST_SIGNED], n_prov[BD_PROV_ST_AWAITING],
-               n_prov[BD_PROV_ST_DRAFT]);
+               n, t.cases, t.prov[BD_PROV_ST_SIGNED], t.prov[BD_PROV_ST_AWAITING],
+               t.prov[BD_PROV_ST_DRAFT]);
     else
-        printf("verification failed: %zu problem%s (see above)\n", total_failed,
-               total_failed == 1 ? "" : "s");
+        printf("verification failed: %zu problem%s (see above)\n", t.failed,
+               t.failed == 1 ? "" : "s");
     cJSON_Delete(root);
     bd_prov_ctx_free(pctx);
     bd_bench_free(bench);

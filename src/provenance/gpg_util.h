@@ -27,7 +27,4 @@ int bd_gpg_fail(bd_err *err, bd_code code, gpgme_error_t e, const char *what);
 /* Upper-case copy of a fingerprint (at most 40 characters). */
 void bd_gpg_fpr_upper(char out[BD_FPR_LEN + 1], const char *fpr);
 
-/* True when `s` is 40 hex digits (either case). */
-bool bd_gpg_fpr_valid(const char *s);
-
 #endif

@@ -182,18 +182,6 @@ void bd_gpg_fpr_upper(char out[BD_FPR_LEN + 1], const char *fpr)
     out[i] = '\0';
 }
 
-bool bd_gpg_fpr_valid(const char *s)
-{
-    if (!s || strlen(s) != BD_FPR_LEN)
-        return false;
-    for (size_t i = 0; i < BD_FPR_LEN; i++) {
-        char c = s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-            return false;
-    }
-    return true;
-}
-
 /* ---- the verification context -------------------------------------------------------- */
 
 #define CTX_POOL 8

@@ -188,7 +188,10 @@ int bd_sign_resolve_key(bd_sign_key *out, const bd_sign_opts *opts, bd_err *err)
     size_t n = 0;
     int rc = -1;
     memset(out, 0, sizeof(*out));
-    if (opts && opts->key && !bd_gpg_fpr_valid(opts->key))
+    char want[BD_FPR_LEN + 1] = "";
+    if (opts && opts->key) /* either case: compared in upper case */
+        bd_gpg_fpr_upper(want, opts->key);
+    if (opts && opts->key && (strlen(opts->key) != BD_FPR_LEN || !bd_fpr_valid(want)))
         return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
                           "--key needs a 40-hex-digit primary key fingerprint, not '%s'; see "
                           "`gpg --list-secret-keys --with-colons`",
@@ -196,8 +199,6 @@ int bd_sign_resolve_key(bd_sign_key *out, const bd_sign_opts *opts, bd_err *err)
     if (bd_sign_list_keys(&keys, &n, opts ? opts->gnupg_home : NULL, err) < 0)
         return -1;
     if (opts && opts->key) {
-        char want[BD_FPR_LEN + 1];
-        bd_gpg_fpr_upper(want, opts->key);
         for (size_t i = 0; i < n; i++)
             if (strcmp(keys[i].fingerprint, want) == 0) {
                 *out = keys[i];

@@ -12,6 +12,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The one judge of a present cassette: its digest (out->cassette) against case.yaml's
+ * cassette_digest, cassette.digest_mismatch in out->err otherwise. `path` is the
+ * cassette's. */
+static void judge_cassette(bd_case_check *out, const bd_task_class *tc, const char *path)
+{
+    const bd_case *c = out->loaded;
+    if (!c->has_cassette_digest)
+        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, c->path, 0, 0,
+                   "cassette_digest is null but cassette.json exists (%s); run `benchdesk "
+                   "pin %s %s` to pin it",
+                   out->cassette, tc->name, out->case_id);
+    else if (strcmp(c->cassette_digest, out->cassette) != 0)
+        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
+                   "cassette.json is %s but case.yaml pins %s; restore the recorded output, "
+                   "or re-pin deliberately with `benchdesk pin %s %s`",
+                   out->cassette, c->cassette_digest, tc->name, out->case_id);
+}
+
 /* Relative label "<task-class>/cases/<id>/..." keeps messages short and copy-pastable. */
 static void check_cassette(bd_case_check *out, const bd_task_class *tc, const char *case_dir)
 {
@@ -44,17 +62,7 @@ static void check_cassette(bd_case_check *out, const bd_task_class *tc, const ch
         out->err = ferr;
         goto out;
     }
-    if (!c->has_cassette_digest) {
-        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, c->path, 0, 0,
-                   "cassette_digest is null but cassette.json exists (%s); run `benchdesk "
-                   "pin %s %s` to pin it",
-                   out->cassette, tc->name, out->case_id);
-    } else if (strcmp(c->cassette_digest, out->cassette) != 0) {
-        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
-                   "cassette.json is %s but case.yaml pins %s; restore the recorded output, "
-                   "or re-pin deliberately with `benchdesk pin %s %s`",
-                   out->cassette, c->cassette_digest, tc->name, out->case_id);
-    }
+    judge_cassette(out, tc, path);
 out:
     free(path);
 }
@@ -123,7 +131,6 @@ out:
 static void check_pins(bd_case_check *out, const bd_task_class *tc, const char *case_dir,
                        const bd_scanned_case *sc)
 {
-    const char *case_id = out->case_id;
     if (judge_pin(out, tc, case_dir) != 0)
         return;
     if (!sc->cassette_present) {
@@ -131,21 +138,10 @@ static void check_pins(bd_case_check *out, const bd_task_class *tc, const char *
         check_cassette(out, tc, case_dir);
         return;
     }
-    const bd_case *c = out->loaded;
     memcpy(out->cassette, sc->cassette, sizeof(out->cassette));
-    if (!c->has_cassette_digest) {
-        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, c->path, 0, 0,
-                   "cassette_digest is null but cassette.json exists (%s); run `benchdesk "
-                   "pin %s %s` to pin it",
-                   out->cassette, tc->name, case_id);
-    } else if (strcmp(c->cassette_digest, out->cassette) != 0) {
-        char path[BD_PATH_MAX + 32];
-        snprintf(path, sizeof(path), "%s/cassette.json", case_dir);
-        bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
-                   "cassette.json is %s but case.yaml pins %s; restore the recorded output, "
-                   "or re-pin deliberately with `benchdesk pin %s %s`",
-                   out->cassette, c->cassette_digest, tc->name, case_id);
-    }
+    char path[BD_PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/cassette.json", case_dir);
+    judge_cassette(out, tc, path);
 }
 
 static bool has_case(const bd_task_class *tc, const char *id)
@@ -196,18 +192,6 @@ slow:
     return verify_case_slow(out, tc, case_id);
 }
 
-int bd_verify_case(bd_case_check *out, const bd_task_class *tc, const char *case_id)
-{
-    bd_case_scanner *scanner = NULL;
-    int fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    (void)bd_case_scanner_new(&scanner, NULL);
-    int rc = verify_case_fast(out, tc, fd, scanner, case_id);
-    bd_case_scanner_free(scanner);
-    if (fd >= 0)
-        close(fd);
-    return rc;
-}
-
 void bd_case_check_release(bd_case_check *c)
 {
     if (!c)
@@ -254,10 +238,8 @@ static void orphan_err(bd_err *e, const bd_task_class *tc, const bd_pin *p)
 
 /* ---- many cases on a few threads ---------------------------------------------------- */
 
-/* Cases are checked by up to POOL_THREADS workers (each with its own scanner; GnuPG
- * contexts are per call) and handed over on the calling thread strictly in id order, so
- * output stays byte-identical and streaming. A worker runs at most POOL_WINDOW cases
- * ahead of the hand-over: memory stays bounded by the window, not the task class. */
+/* A worker runs at most POOL_WINDOW cases ahead of the hand-over: memory stays bounded
+ * by the window, not the task class. */
 #define POOL_THREADS 4
 #define POOL_WINDOW  128
 #define POOL_CHUNK   16
@@ -269,9 +251,6 @@ typedef struct pool_slot {
     bd_err gerr;
     bool done;
 } pool_slot;
-
-/* Called on the calling thread, in order; takes the check (release or keep it). */
-typedef void (*pool_deliver)(bd_case_check *k, size_t i, void *payload);
 
 typedef struct case_pool {
     const bd_task_class *tc;
@@ -338,7 +317,7 @@ static void *pool_worker(void *arg)
  * signatures each case waits on GnuPG processes (about 10 ms each, mostly spent starting
  * gpg), so two cases are already worth it, and more workers than cores keep the cores
  * busy while others wait. `scan`: threads for the scanning alone too; the TUI's chunks
- * (bd_verify_cases_stream) pass false, its own pool already spreads them over the cores. */
+ * (opts.scan_here) pass false, its own pool already spreads them over the cores. */
 static size_t pool_threads(size_t n, bool signatures, bool scan)
 {
     if (signatures && n >= 2)
@@ -346,41 +325,97 @@ static size_t pool_threads(size_t n, bool signatures, bool scan)
     return scan ? bd_case_scan_threads(n, 64) : 1;
 }
 
-/* Check `n` cases (ids), with their signatures when `ctx` is set, counting into `r` and
- * handing each check to `deliver` in order. Returns 0, or -1 with `err` when GnuPG
- * failed (the checks not yet handed over are released). */
-static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *const *ids, size_t n,
-                     bd_prov_ctx *ctx, bool scan_threads, pool_deliver deliver, void *payload,
-                     bd_err *err)
+/* A pool over `n` cases (ids) with its workers started (*nth of them; none: the caller
+ * checks each case itself), or NULL when out of memory. */
+static case_pool *pool_start(const bd_task_class *tc, const char *const *ids, size_t n,
+                             const bd_verify_opts *o, pthread_t th[POOL_THREADS], size_t *nth)
 {
     case_pool *p = calloc(1, sizeof(*p));
-    size_t want = pool_threads(n, ctx != NULL, scan_threads);
+    size_t want = pool_threads(n, o->prov != NULL, !o->scan_here);
     /* A worker claims POOL_CHUNK slots at once; without workers one slot is in use. */
     size_t window = want <= 1 ? POOL_CHUNK : n < POOL_WINDOW ? n : POOL_WINDOW;
     if (window < POOL_CHUNK)
         window = POOL_CHUNK;
     if (!p || !(p->slots = calloc(window, sizeof(*p->slots)))) {
         free(p);
-        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        return NULL;
     }
     p->window = window;
     p->tc = tc;
     p->ids = ids;
     p->n = n;
-    p->ctx = ctx;
+    p->ctx = o->prov;
     p->cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv_free, NULL);
     pthread_cond_init(&p->cv_done, NULL);
+    for (*nth = 0; want > 1 && *nth < want; (*nth)++)
+        if (pthread_create(&th[*nth], NULL, pool_worker, p) != 0)
+            break;
+    return p;
+}
+
+/* Stop and join the workers, release the checks they finished that were not handed over,
+ * and free the pool. */
+static void pool_finish(case_pool *p, pthread_t th[POOL_THREADS], size_t nth)
+{
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv_free);
+    pthread_mutex_unlock(&p->mu);
+    for (size_t t = 0; t < nth; t++)
+        pthread_join(th[t], NULL);
+    for (size_t j = 0; j < p->window; j++)
+        if (p->slots[j].done)
+            bd_case_check_release(&p->slots[j].chk);
+    if (p->cases_fd >= 0)
+        close(p->cases_fd);
+    pthread_cond_destroy(&p->cv_free);
+    pthread_cond_destroy(&p->cv_done);
+    pthread_mutex_destroy(&p->mu);
+    free(p->slots);
+    free(p);
+}
+
+/* Case `i`, counted into `r`, to the sink on the calling thread: kept in r->cases with
+ * opts.collect, else released after the call. Returns whether the case failed. */
+static bool hand_over(bd_verify_report *r, pool_slot *s, size_t i, const bd_verify_opts *o,
+                      const bd_verify_sink *sink)
+{
+    bd_case_check *k = &s->chk;
+    bool failed = s->failed || (s->prov_v == 1 && k->err.code == BD_OK);
+    r->n_cases++;
+    if (failed)
+        r->n_failed++;
+    r->n_prov[k->prov_checked ? k->prov.status : BD_PROV_ST_BAD]++;
+    if (o->collect) {
+        r->cases[i] = *k;
+        k = &r->cases[i];
+    }
+    if (sink->on_case)
+        sink->on_case(k, sink->payload);
+    if (!o->collect)
+        bd_case_check_release(k);
+    return failed;
+}
+
+/* Check `n` cases (ids), with their signatures when opts->prov is set, counting into `r`
+ * and handing each check over in order. Cases are checked by up to POOL_THREADS workers
+ * (each with its own scanner; GnuPG contexts are per call) and handed over on the calling
+ * thread strictly in order, so output stays byte-identical and streaming; a worker runs
+ * at most the window ahead of the hand-over. Returns 0, or -1 with `err` when out of
+ * memory or GnuPG failed (the checks not yet handed over are released). */
+static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *const *ids, size_t n,
+                     const bd_verify_opts *o, const bd_verify_sink *sink, bd_err *err)
+{
     pthread_t th[POOL_THREADS];
     size_t nth = 0;
-    for (; want > 1 && nth < want; nth++)
-        if (pthread_create(&th[nth], NULL, pool_worker, p) != 0)
-            break;
+    case_pool *p = pool_start(tc, ids, n, o, th, &nth);
+    if (!p)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     bd_case_scanner *own = NULL;
     if (nth == 0)
         (void)bd_case_scanner_new(&own, NULL);
-
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         pool_slot *s = &p->slots[i % p->window];
@@ -392,101 +427,60 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
                 pthread_cond_wait(&p->cv_done, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
-        bd_case_check *k = &s->chk;
-        bool wake = nth > 0 && (i + 1) % POOL_CHUNK == 0;
         if (s->prov_v < 0) {
             if (err)
                 *err = s->gerr;
-            bd_case_check_release(k);
-            s->done = false; /* the stop below releases what the workers finished */
+            bd_case_check_release(&s->chk);
+            s->done = false; /* pool_finish releases what the workers finished */
             rc = -1;
             break;
         }
-        r->n_cases++;
-        if (s->failed)
-            r->n_failed++;
-        if (s->prov_v == 1 && k->err.code == BD_OK)
-            r->n_failed++;
-        r->n_prov[k->prov_checked ? k->prov.status : BD_PROV_ST_BAD]++;
-        deliver(k, i, payload);
-        if (nth == 0)
-            continue;
-        pthread_mutex_lock(&p->mu);
-        s->done = false;
-        p->consumed = i + 1;
-        if (wake) /* room for another run */
-            pthread_cond_broadcast(&p->cv_free);
-        pthread_mutex_unlock(&p->mu);
+        bool failed = hand_over(r, s, i, o, sink);
+        if (nth > 0) {
+            pthread_mutex_lock(&p->mu);
+            s->done = false;
+            p->consumed = i + 1;
+            if ((i + 1) % POOL_CHUNK == 0) /* room for another run */
+                pthread_cond_broadcast(&p->cv_free);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (failed && o->stop_early)
+            break;
     }
-    pthread_mutex_lock(&p->mu);
-    p->stop = true;
-    pthread_cond_broadcast(&p->cv_free);
-    pthread_mutex_unlock(&p->mu);
-    for (size_t t = 0; t < nth; t++)
-        pthread_join(th[t], NULL);
-    if (rc < 0)
-        for (size_t j = 0; j < p->window; j++)
-            if (p->slots[j].done)
-                bd_case_check_release(&p->slots[j].chk);
     bd_case_scanner_free(own);
-    if (p->cases_fd >= 0)
-        close(p->cases_fd);
-    pthread_cond_destroy(&p->cv_free);
-    pthread_cond_destroy(&p->cv_done);
-    pthread_mutex_destroy(&p->mu);
-    free(p->slots);
-    free(p);
+    pool_finish(p, th, nth);
     return rc;
 }
 
-/* Array hand-over: the report keeps every check. */
-static void deliver_keep(bd_case_check *k, size_t i, void *payload)
+/* Pins naming no case directory: counted into `r`, kept with opts.collect, each handed to
+ * sink->on_orphan. Returns 0, or -1 with `err` when out of memory. */
+static int check_orphans(bd_verify_report *r, const bd_task_class *tc, const bd_verify_opts *o,
+                         const bd_verify_sink *sink, bd_err *err)
 {
-    bd_verify_report *r = payload;
-    r->cases[i] = *k;
-}
-
-/* bd_verify_task_class, with each case's signatures checked in the same pass when `ctx`
- * is set. */
-static int verify_cases(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,
-                        size_t n_case_ids, bd_prov_ctx *ctx, bd_err *err)
-{
-    memset(out, 0, sizeof(*out));
-    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
-    check_task_class(out, tc);
-    if (out->tc_err.code != BD_OK)
-        out->n_failed++;
-
-    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
-    if (n) {
-        out->cases = calloc(n, sizeof(*out->cases));
-        if (!out->cases)
-            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    }
-    const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
-    if (n && run_cases(out, tc, ids, n, ctx, true, deliver_keep, out, err) < 0)
-        return -1;
-
-    if (!n_case_ids && tc->digests && tc->digests->n_pins) {
-        /* At most one orphan per pin: one allocation, whatever the count. */
-        out->orphans = calloc(tc->digests->n_pins, sizeof(*out->orphans));
-        if (!out->orphans)
-            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        for (size_t i = 0; i < tc->digests->n_pins; i++) {
-            const bd_pin *p = &tc->digests->pins[i];
-            if (has_case(tc, p->case_id))
-                continue;
-            orphan_err(&out->orphans[out->n_orphans++], tc, p);
-            out->n_failed++;
+    if (!tc->digests || !tc->digests->n_pins)
+        return 0;
+    /* At most one orphan per pin: one allocation, whatever the count. */
+    if (o->collect && !(r->orphans = calloc(tc->digests->n_pins, sizeof(*r->orphans))))
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < tc->digests->n_pins; i++) {
+        const bd_pin *p = &tc->digests->pins[i];
+        if (has_case(tc, p->case_id))
+            continue;
+        bd_err e;
+        orphan_err(&e, tc, p);
+        const bd_err *kept = &e;
+        if (o->collect) {
+            r->orphans[r->n_orphans] = e;
+            kept = &r->orphans[r->n_orphans];
         }
+        r->n_orphans++;
+        r->n_failed++;
+        if (sink->on_orphan)
+            sink->on_orphan(kept, sink->payload);
+        if (o->stop_early)
+            break;
     }
-    return out->n_failed ? 1 : 0;
-}
-
-int bd_verify_task_class(bd_verify_report *out, const bd_task_class *tc,
-                         const char *const *case_ids, size_t n_case_ids, bd_err *err)
-{
-    return verify_cases(out, tc, case_ids, n_case_ids, NULL, err);
+    return 0;
 }
 
 void bd_verify_report_release(bd_verify_report *r)
@@ -514,111 +508,37 @@ static int verify_tc_prov(bd_verify_report *r, const bd_task_class *tc, bd_prov_
     return 0;
 }
 
-/* One case's signatures, counted into `r`. 0, or -1 when GnuPG failed. */
-static int verify_case_prov(bd_verify_report *r, bd_case_check *k, const bd_task_class *tc,
-                            bd_prov_ctx *ctx, bd_err *err)
+int bd_verify(bd_verify_report *out, const bd_task_class *tc, const bd_verify_opts *opts,
+              const bd_verify_sink *sink, bd_err *err)
 {
-    if (!k->prov_file)
-        return 0;
-    bd_subject sj = {BD_SUBJECT_CASE, tc->name, k->case_id, k->digest, k->pinned, k->prov_file};
-    int v = bd_provenance_verify(&k->prov, ctx, &sj, err);
-    if (v < 0)
-        return -1;
-    k->prov_checked = true;
-    if (v == 1 && k->err.code == BD_OK)
-        r->n_failed++;
-    return 0;
-}
-
-int bd_verify_provenance(bd_verify_report *r, const bd_task_class *tc, bd_prov_ctx *ctx,
-                         bd_err *err)
-{
-    if (verify_tc_prov(r, tc, ctx, err) < 0)
-        return -1;
-    for (size_t i = 0; i < r->n_cases; i++)
-        if (verify_case_prov(r, &r->cases[i], tc, ctx, err) < 0)
-            return -1;
-    return 0;
-}
-
-/* Stream hand-over: the sink sees the check, then it is released. */
-static void deliver_sink(bd_case_check *k, size_t i, void *payload)
-{
-    const bd_verify_sink *sink = payload;
-    (void)i;
-    if (sink->on_case)
-        sink->on_case(k, sink->payload);
-    bd_case_check_release(k);
-}
-
-int bd_verify_stream(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
-                     const bd_verify_sink *sink, bd_err *err)
-{
-    return bd_verify_stream_ids(out, tc, NULL, 0, ctx, sink, err);
-}
-
-int bd_verify_stream_ids(bd_verify_report *out, const bd_task_class *tc,
-                         const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
-                         const bd_verify_sink *sink, bd_err *err)
-{
-    if (bd_verify_tc_check(out, tc, ctx, err) < 0)
-        return -1;
-    if (sink->on_task_class)
-        sink->on_task_class(out, sink->payload);
-
-    /* At most POOL_WINDOW checks alive: memory does not grow with the number of cases. */
-    const char *const *ids = n_case_ids ? case_ids : (const char *const *)tc->case_ids;
-    size_t n = n_case_ids ? n_case_ids : tc->n_cases;
-    if (n && run_cases(out, tc, ids, n, ctx, true, deliver_sink, (void *)sink, err) < 0)
-        return -1;
-    if (!n_case_ids && tc->digests) {
-        for (size_t i = 0; i < tc->digests->n_pins; i++) {
-            const bd_pin *p = &tc->digests->pins[i];
-            if (has_case(tc, p->case_id))
-                continue;
-            bd_err e;
-            orphan_err(&e, tc, p);
-            out->n_orphans++;
+    static const bd_verify_opts defaults = {0};
+    static const bd_verify_sink quiet = {0};
+    const bd_verify_opts *o = opts ? opts : &defaults;
+    if (!sink)
+        sink = &quiet;
+    memset(out, 0, sizeof(*out));
+    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
+    if (!o->no_task_class) {
+        check_task_class(out, tc);
+        if (out->tc_err.code != BD_OK)
             out->n_failed++;
-            if (sink->on_orphan)
-                sink->on_orphan(&e, sink->payload);
-        }
+        if (o->prov && verify_tc_prov(out, tc, o->prov, err) < 0)
+            return -1;
+        if (sink->on_task_class)
+            sink->on_task_class(out, sink->payload);
     }
-    return out->n_failed ? 1 : 0;
-}
+    if (o->no_cases || (o->stop_early && out->n_failed))
+        return out->n_failed ? 1 : 0;
 
-int bd_verify_check(bd_verify_report *out, const bd_task_class *tc, const char *const *case_ids,
-                    size_t n_case_ids, bd_prov_ctx *ctx, bd_err *err)
-{
-    /* The cases' signatures are checked with their integrity, on the pool's threads. */
-    if (verify_cases(out, tc, case_ids, n_case_ids, ctx, err) < 0)
+    bool all = o->n_case_ids == 0;
+    const char *const *ids = all ? (const char *const *)tc->case_ids : o->case_ids;
+    size_t n = all ? tc->n_cases : o->n_case_ids;
+    if (o->collect && n && !(out->cases = calloc(n, sizeof(*out->cases))))
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (n && run_cases(out, tc, ids, n, o, sink, err) < 0)
         return -1;
-    if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
-        return -1;
-    return out->n_failed ? 1 : 0;
-}
-
-int bd_verify_tc_check(bd_verify_report *out, const bd_task_class *tc, bd_prov_ctx *ctx,
-                       bd_err *err)
-{
-    memset(out, 0, sizeof(*out));
-    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
-    check_task_class(out, tc);
-    if (out->tc_err.code != BD_OK)
-        out->n_failed++;
-    if (ctx && verify_tc_prov(out, tc, ctx, err) < 0)
-        return -1;
-    return out->n_failed ? 1 : 0;
-}
-
-int bd_verify_cases_stream(bd_verify_report *out, const bd_task_class *tc,
-                           const char *const *case_ids, size_t n_case_ids, bd_prov_ctx *ctx,
-                           const bd_verify_sink *sink, bd_err *err)
-{
-    memset(out, 0, sizeof(*out));
-    snprintf(out->task_class, sizeof(out->task_class), "%s", tc->name);
-    if (n_case_ids &&
-        run_cases(out, tc, case_ids, n_case_ids, ctx, false, deliver_sink, (void *)sink, err) < 0)
+    if (all && !o->no_task_class && !(o->stop_early && out->n_failed) &&
+        check_orphans(out, tc, o, sink, err) < 0)
         return -1;
     return out->n_failed ? 1 : 0;
 }

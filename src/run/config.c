@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "exec.h"
+#include "hash.h"
 #include "ydoc.h"
 
 static int schema(bd_err *err, const char *path, const bd_ynode *n, const char *what)
@@ -91,13 +92,10 @@ int bd_config_load(bd_config *out, const char *root, bd_err *err)
         } else if (strcmp(k, "signing_key") == 0) {
             if (take_string(&out->signing_key, v, path, k, err))
                 goto out;
-            size_t n = strlen(out->signing_key);
-            bool hex = n == 40;
-            for (size_t j = 0; hex && j < n; j++) {
-                hex = isxdigit((unsigned char)out->signing_key[j]) != 0;
-                out->signing_key[j] = (char)toupper((unsigned char)out->signing_key[j]);
-            }
-            if (!hex) {
+            /* Either case is taken; it is kept in upper case. */
+            for (char *c = out->signing_key; *c; c++)
+                *c = (char)toupper((unsigned char)*c);
+            if (!bd_fpr_valid(out->signing_key)) {
                 schema(err, path, v, "'signing_key' must be a 40-hex-digit fingerprint");
                 goto out;
             }

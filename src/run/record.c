@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "hash.h"
 #include "history.h"
 #include "pin.h"
 #include "runner.h"
@@ -54,7 +55,8 @@ int bd_record_check(const bd_bench *bench, const bd_task_class *tc, const char *
     bd_verify_report rep;
     const char *ids[] = {case_id};
     int rc = -1;
-    int vrc = bd_verify_check(&rep, tc, ids, 1, prov, err);
+    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = 1, .prov = prov, .collect = true};
+    int vrc = bd_verify(&rep, tc, &vopt, NULL, err);
     if (vrc < 0)
         goto out;
     /* The registration names the SUT's argv and the secrets it sees: it must be the
@@ -151,8 +153,7 @@ int bd_record_audit(const bd_bench *bench, const bd_task_class *tc, const char *
     bd_err cfg_err = BD_ERR_INIT;
     bool have_cfg = bd_config_load(&cfg, bench->root, &cfg_err) == 0;
     const char *who = NULL;
-    if (have_cfg && cfg.signing_key && strlen(cfg.signing_key) == 40 &&
-        strspn(cfg.signing_key, "0123456789ABCDEF") == 40)
+    if (have_cfg && bd_fpr_valid(cfg.signing_key))
         who = cfg.signing_key;
 
     cJSON *d = cJSON_CreateObject();

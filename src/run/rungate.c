@@ -84,7 +84,7 @@ static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, cons
     return 0;
 }
 
-/* Step 2 of bd_run_gate, per case as the check streams by (bd_verify_stream_ids: one
+/* Step 2 of bd_run_gate, per case as the check streams by (bd_verify: one
  * case alive at a time, whatever the size of the task class): the first failure, the
  * first unsigned case of a subset, and the ids to keep (owned copies). */
 typedef struct gate_sink {
@@ -277,7 +277,9 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     gs.subset = n > 0;
     gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
     bd_verify_sink sink = {gate_task_class, gate_case, gate_orphan, &gs};
-    if (bd_verify_stream_ids(&rep, tc, ids, n, ctx, &sink, err) < 0)
+    /* Only the first failure refuses the run: nothing after it is checked. */
+    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = n, .prov = ctx, .stop_early = true};
+    if (bd_verify(&rep, tc, &vopt, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {
         bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");

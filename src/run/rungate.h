@@ -59,7 +59,7 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id);
  *      that it can be written (io.error, exit 4: a read-only or full file system) and
  *      hand its head to the runner;
  *   2. check the task class and every candidate case with their signatures
- *      (bd_verify_check): any integrity failure or any bad signature refuses the run
+ *      (bd_verify): any integrity failure or any bad signature refuses the run
  *      with its own code (exit 1) — a bad signature is never taken for "unsigned";
  *   3. decide what runs: without drafts, a task class that is not signed by two people
  *      refuses (provenance.missing, exit 3); a default run keeps the signed cases and

@@ -476,7 +476,8 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     prep_sink ps = {.r = r, .record = r->opts.record_sut, .first = BD_ERR_INIT};
     bd_verify_sink sink = {.on_case = prep_on_case, .payload = &ps};
     bd_verify_report rep;
-    int v = bd_verify_stream_ids(&rep, r->tc, ids, r->n, NULL, &sink, err);
+    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = r->n};
+    int v = bd_verify(&rep, r->tc, &vopt, &sink, err);
     free(ids);
     if (v < 0) {
         bd_verify_report_release(&rep);

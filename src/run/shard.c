@@ -162,16 +162,6 @@ void bd_bundle_manifest_release(bd_bundle_manifest *m)
     memset(m, 0, sizeof(*m));
 }
 
-static bool lower_hex(const char *s, size_t n)
-{
-    if (strlen(s) != n)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
 static bool version_valid(const char *s)
 {
     return bd_history_host_valid(s) && strlen(s) <= 64;
@@ -280,7 +270,7 @@ static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const cha
         return bad(err, name, "cases is not an object");
     if (!cJSON_IsNull(v[M_BENCH_COMMIT])) {
         const char *bc = str_of(v[M_BENCH_COMMIT]);
-        if (!take(m->bench_commit, sizeof(m->bench_commit), bc, bc && lower_hex(bc, 40)))
+        if (!take(m->bench_commit, sizeof(m->bench_commit), bc, bc && bd_hex_lower_str(bc, 40)))
             return bad(err, name, "bench_commit is neither null nor a 40-hex commit id");
     }
     bd_isolation iso;
@@ -301,7 +291,8 @@ static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const cha
     if (!integral(v[M_COUNT], 0, (double)BD_HISTORY_SEQ_MAX, &m->count))
         return bad(err, name, "count is not a record count");
     const char *ch = str_of(v[M_CHAIN_HEAD]);
-    if (!take(m->chain_head, sizeof(m->chain_head), ch, ch && lower_hex(ch, BD_HASH_HEX_LEN)))
+    if (!take(m->chain_head, sizeof(m->chain_head), ch,
+              ch && bd_hex_lower_str(ch, BD_HASH_HEX_LEN)))
         return bad(err, name, "chain_head is not 64 lower-case hex digits");
     return parse_cases(m, v[M_CASES], name, err);
 }

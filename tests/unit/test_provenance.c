@@ -821,7 +821,8 @@ static void demo_bench_shows_every_status(void **state)
         bd_task_class *tc = NULL;
         assert_int_equal(bd_task_class_load(&tc, b, b->task_classes[t], &err), 0);
         bd_verify_report rep;
-        int rc = bd_verify_check(&rep, tc, NULL, 0, ctx, &err);
+        bd_verify_opts vopt = {.prov = ctx, .collect = true};
+        int rc = bd_verify(&rep, tc, &vopt, NULL, &err);
         const bd_err *f = bd_verify_first_failure(&rep);
         if (rc != 0 || f)
             fail_msg("%s: %s: %s", tc->name, f ? bd_code_str(f->code) : bd_code_str(err.code),
@@ -842,6 +843,110 @@ static void demo_bench_shows_every_status(void **state)
     }
     bd_prov_ctx_free(ctx);
     bd_bench_free(b);
+}
+
+/* What bd_verify's options choose: every case streamed, collected, the task class alone,
+ * the cases alone, and a stop at the first failure. */
+typedef struct seen {
+    int tc, cases, orphans;
+} seen;
+static void seen_tc(const bd_verify_report *r, void *p)
+{
+    (void)r;
+    ((seen *)p)->tc++;
+}
+static void seen_case(bd_case_check *c, void *p)
+{
+    (void)c;
+    ((seen *)p)->cases++;
+}
+static void seen_orphan(const bd_err *e, void *p)
+{
+    (void)e;
+    ((seen *)p)->orphans++;
+}
+
+static void verify_options_choose_what_is_checked(void **state)
+{
+    (void)state;
+    char root[600], p[1024];
+    new_bench(root, sizeof(root));
+    /* c1 and c2 off their pins. */
+    case_path(p, sizeof(p), root, "c1", "note.txt");
+    fx_write(p, "changed\n");
+    case_path(p, sizeof(p), root, "c2", "note.txt");
+    fx_write(p, "changed\n");
+    env e;
+    open_env(&e, root);
+    bd_err err = BD_ERR_INIT;
+    bd_verify_report rep;
+    seen sn = {0};
+    bd_verify_sink sink = {seen_tc, seen_case, seen_orphan, &sn};
+
+    assert_int_equal(bd_verify(&rep, e.tc, NULL, &sink, &err), 1);
+    assert_int_equal(rep.n_cases, 3);
+    assert_int_equal(rep.n_failed, 2);
+    assert_null(rep.cases); /* streamed */
+    assert_int_equal(sn.tc, 1);
+    assert_int_equal(sn.cases, 3);
+    bd_verify_report_release(&rep);
+
+    bd_verify_opts collect = {.prov = e.ctx, .collect = true};
+    assert_int_equal(bd_verify(&rep, e.tc, &collect, NULL, &err), 1);
+    assert_int_equal(rep.n_cases, 3);
+    assert_true(rep.tc_prov_checked);
+    assert_string_equal(rep.cases[2].case_id, "c3");
+    assert_int_equal(bd_verify_first_failure(&rep)->code, BD_E_DIGEST_MISMATCH);
+    assert_string_equal(bd_verify_first_failure(&rep)->file, rep.cases[0].err.file);
+    bd_verify_report_release(&rep);
+
+    sn = (seen){0};
+    bd_verify_opts early = {.stop_early = true};
+    assert_int_equal(bd_verify(&rep, e.tc, &early, &sink, &err), 1);
+    assert_int_equal(rep.n_cases, 1); /* c2 and c3 are not looked at */
+    assert_int_equal(rep.n_failed, 1);
+    assert_int_equal(sn.cases, 1);
+    bd_verify_report_release(&rep);
+
+    sn = (seen){0};
+    bd_verify_opts tc_only = {.no_cases = true, .prov = e.ctx};
+    assert_int_equal(bd_verify(&rep, e.tc, &tc_only, &sink, &err), 0);
+    assert_int_equal(rep.n_cases, 0);
+    assert_true(rep.tc_prov_checked);
+    assert_int_equal(sn.tc, 1);
+    assert_int_equal(sn.cases, 0);
+    bd_verify_report_release(&rep);
+
+    sn = (seen){0};
+    const char *ids[] = {"c3"};
+    bd_verify_opts cases_only = {
+        .case_ids = ids, .n_case_ids = 1, .no_task_class = true, .scan_here = true};
+    assert_int_equal(bd_verify(&rep, e.tc, &cases_only, &sink, &err), 0);
+    assert_int_equal(rep.n_cases, 1);
+    assert_string_equal(rep.tc_digest, "");
+    assert_int_equal(sn.tc, 0);
+    assert_int_equal(sn.cases, 1);
+    bd_verify_report_release(&rep);
+    close_env(&e);
+
+    /* A pin naming no case: reported after the cases, unless the check stopped first. */
+    case_path(p, sizeof(p), root, "c3", "");
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+    assert_int_equal(system(cmd), 0);
+    open_env(&e, root);
+    sn = (seen){0};
+    assert_int_equal(bd_verify(&rep, e.tc, &collect, &sink, &err), 1);
+    assert_int_equal(rep.n_orphans, 1);
+    assert_int_equal(rep.orphans[0].code, BD_E_PIN_ORPHAN);
+    assert_int_equal(sn.orphans, 1);
+    bd_verify_report_release(&rep);
+    sn = (seen){0};
+    assert_int_equal(bd_verify(&rep, e.tc, &early, &sink, &err), 1);
+    assert_int_equal(rep.n_orphans, 0);
+    assert_int_equal(sn.orphans, 0);
+    bd_verify_report_release(&rep);
+    close_env(&e);
 }
 
 int main(void)
@@ -865,6 +970,7 @@ int main(void)
         cmocka_unit_test(more_than_one_signature_is_bad),
         cmocka_unit_test(bad_key_files_are_refused),
         cmocka_unit_test(private_home_is_removed),
+        cmocka_unit_test(verify_options_choose_what_is_checked),
         cmocka_unit_test(demo_bench_shows_every_status),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
