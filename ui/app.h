@@ -1,7 +1,7 @@
 /*
- * app.h — the TUI's skeleton (DESIGN.md §10, §11): one libuv loop that owns the
- * terminal, a stack of views (one file each under ui/views/, a tig-style ops table),
- * and the tables that generate key bindings, help text and colour roles.
+ * app.h — the TUI's skeleton (docs/user-guide.md, docs/architecture.md): one libuv loop that owns
+ * the terminal, a stack of views (one file each under ui/views/, a tig-style ops table), and the
+ * tables that generate key bindings, help text and colour roles.
  *
  * Threading: everything here runs on the loop thread. Work for libuv's thread pool goes
  * through bd_work_queue (work.c); its results come back on the loop thread. No curses

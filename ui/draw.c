@@ -83,7 +83,7 @@ int bd_draw_textn(WINDOW *w, int y, int x, int width, const char *s, size_t len,
 {
     if (width <= 0)
         return 0;
-    /* Untrusted text is made visible here, once, for every view (DESIGN.md §9). */
+    /* Untrusted text is made visible here, once, for every view (docs/benchdesk.1). */
     bd_strbuf vb = BD_STRBUF_INIT;
     bd_text_vis_into(&vb, s ? s : "", s ? len : 0, BD_TEXT_KEEP_TAB);
     char *vis = bd_strbuf_take(&vb);

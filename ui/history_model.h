@@ -1,5 +1,5 @@
 /*
- * history_model.h — what the TUI reads from the chained history (DESIGN.md §5), on
+ * history_model.h — what the TUI reads from the chained history (docs/history.md), on
  * libuv's thread pool: the chain status for the header (verify from seq 1) and, per
  * case, the newest score record (the cases view's "last score", first failure mode and
  * stale mark). One object, owned by the model (model.h), which copies the scores into

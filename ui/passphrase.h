@@ -1,6 +1,6 @@
 /*
  * passphrase.h — a passphrase asked by benchdesk itself (GnuPG's loopback pinentry) for
- * a signing job on libuv's thread pool (DESIGN.md §6, §10).
+ * a signing job on libuv's thread pool (docs/provenance.md, docs/user-guide.md).
  *
  * GPGME calls the passphrase callback on the signing thread, where no curses call may
  * happen. The bridge carries the question to the loop thread (uv_async), where the view

@@ -1,9 +1,9 @@
 /*
- * session.c — the live run, at model level (DESIGN.md §10, §11): the startup integrity
- * check (the run gate: chain, pins, signatures, plan) on the thread pool, then the
- * runner on the TUI's loop; its events are copied into app->run and broadcast as
- * BD_EV_RUN, and every finished case is appended to the history by the recorder before
- * anyone hears of it. The run view (views/run.c) only draws what is here.
+ * session.c — the live run, at model level (docs/user-guide.md, docs/architecture.md): the startup
+ * integrity check (the run gate: chain, pins, signatures, plan) on the thread pool, then the runner
+ * on the TUI's loop; its events are copied into app->run and broadcast as BD_EV_RUN, and every
+ * finished case is appended to the history by the recorder before anyone hears of it. The run view
+ * (views/run.c) only draws what is here.
  */
 #include <stdio.h>
 #include <stdlib.h>

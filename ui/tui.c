@@ -1,6 +1,6 @@
 /*
  * tui.c — `benchdesk` with no subcommand: the terminal and the one libuv loop that owns
- * it (DESIGN.md §10, §11).
+ * it (docs/user-guide.md, docs/architecture.md).
  *
  * The loop owns everything: keys come through a uv_poll on fd 0 and are drained with
  * curses in nodelay mode until ERR (never a uv_tty on fd 0); SIGWINCH, SIGINT, SIGTERM,
@@ -813,7 +813,7 @@ int bd_tui_main(const bd_tui_opts *opts)
     }
     loop_ready = true;
     app->loop = &t->loop;
-    /* GnuPG before any thread exists (DESIGN.md §11); a failure is shown by the model. */
+    /* GnuPG before any thread exists (docs/architecture.md); a failure is shown by the model. */
     bd_err gpg_err = BD_ERR_INIT;
     bd_provenance_init(&gpg_err);
     install_crash_handlers();

@@ -33,7 +33,7 @@ typedef struct bd_result_src {
     const char *case_digest;
     const char *task_class_digest; /* NULL for a version-1 record */
     int64_t wall_ms;               /* -1 when unknown */
-    /* Where an imported record came from (a shard bundle, DESIGN.md §14); NULL: local. */
+    /* Where an imported record came from (a shard bundle, docs/scale.md); NULL: local. */
     const bd_history_origin *origin;
 } bd_result_src;
 

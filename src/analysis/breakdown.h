@@ -1,5 +1,5 @@
 /*
- * breakdown.h — what drags a run down (DESIGN.md §10, the run view's breakdown panel):
+ * breakdown.h — what drags a run down (docs/user-guide.md, the run view's breakdown panel):
  * over the scored cases of a run, how often each failure mode was reported (with its
  * worst severity) and the mean of each breakdown key, plus which cases each concerns.
  */

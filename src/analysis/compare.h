@@ -1,9 +1,9 @@
 /*
- * compare.h — comparing two runs of a task class from the verified chain (DESIGN.md §13).
+ * compare.h — comparing two runs of a task class from the verified chain (docs/compare.md).
  *
  * The history is read whole and verified first (a tampered chain is refused, never
  * compared); its score records are grouped by run_id into runs. A run is **full** when its
- * records are run_scope "full" and number run_cases (DESIGN.md §5); a cancelled or subset
+ * records are run_scope "full" and number run_cases (docs/history.md); a cancelled or subset
  * run is partial. Run summaries are never read: they are not chained.
  *
  * Two runs of one task class are aligned by case id. Each case is
@@ -81,7 +81,7 @@ const bd_run *bd_runs_last(const bd_runs *r, const char *task_class, bool full_o
 /* "full", "partial (k of n cases)" or "subset (k of n cases)" into buf. Returns buf. */
 const char *bd_run_kind(const bd_run *run, char *buf, size_t len);
 
-/* Which two runs `compare` means (DESIGN.md §13): id_a and id_b given, those (by id or
+/* Which two runs `compare` means (docs/compare.md): id_a and id_b given, those (by id or
  * unique prefix); only id_a given, that run as B against the previous full run of its
  * task class as A; neither, the two latest full runs of `task_class` (NULL: of the only
  * task class with runs in the history). A `task_class` that a named run does not belong

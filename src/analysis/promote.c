@@ -1,5 +1,6 @@
 /*
- * promote.c — recommendations from the verified history (promote.h, DESIGN.md §7).
+ * promote.c — recommendations from the verified history (promote.h,
+ * docs/history.md#promotion-recommend-never-apply).
  */
 #include "promote.h"
 
@@ -120,7 +121,7 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, const uint8_t has
         out->excluded_unknown_case++;
         return 0;
     }
-    /* Current (DESIGN.md §5) through the one stale rule, on the few fields it reads. */
+    /* Current (docs/history.md) through the one stale rule, on the few fields it reads. */
     bd_history_record r;
     memset(&r, 0, sizeof(r));
     r.case_id = case_id;
@@ -291,7 +292,8 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
         te->cases_met = out->cases >= (size_t)te->min_cases && out->cases > 0;
         te->threshold_met = t == BD_TIER_BRONZE || (out->has_ci && out->ci_lo >= te->threshold);
         te->met = te->cases_met && te->threshold_met;
-        /* A task class not signed today recommends nothing (DESIGN.md §7). */
+        /* A task class not signed today recommends nothing
+         * (docs/history.md#promotion-recommend-never-apply). */
         if (te->met && out->tc_signed) {
             out->has_recommended = true;
             out->recommended = (bd_tier)t;

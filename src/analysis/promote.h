@@ -1,5 +1,5 @@
 /*
- * promote.h — promotion that only recommends (DESIGN.md §7).
+ * promote.h — promotion that only recommends (docs/history.md#promotion-recommend-never-apply).
  *
  * A recommendation reads only a verified history: the chain and every anchor must verify
  * (bd_anchor_verify), else it refuses with their error. A task class that is not signed

@@ -1,6 +1,6 @@
 /*
  * trend.h — "is it getting better?": the mean score of a task class over its last full
- * runs (DESIGN.md §13), from the runs of the verified chain (compare.h). The task classes
+ * runs (docs/compare.md), from the runs of the verified chain (compare.h). The task classes
  * view and the compare header draw it as a sparkline; `history log --trend` prints it as
  * a table.
  */

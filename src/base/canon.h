@@ -3,7 +3,7 @@
  * whitespace, strings escaped minimally ("\"", "\\", control characters as \uXXXX except
  * \b \f \n \r \t), non-ASCII UTF-8 passed through, numbers as integers when they are
  * integral and |x| < 2^53, otherwise the shortest "%.17g" form that round-trips.
- * History records are hashed over exactly these bytes (DESIGN.md §5).
+ * History records are hashed over exactly these bytes (docs/history.md).
  *
  * Exactly:
  *   - objects: members sorted by memcmp of their UTF-8 key bytes (= code-point order);

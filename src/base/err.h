@@ -2,7 +2,7 @@
  * err.h — the one table of stable error codes, and the caller-owned error struct.
  *
  * Every failure a user can cause has a code here. The code string is stable (scripts
- * match on it); the exit status is the one the CLI returns for it (DESIGN.md §9):
+ * match on it); the exit status is the one the CLI returns for it (docs/benchdesk.1):
  *   1 integrity/verification, 2 bad usage or invalid input, 3 refused by policy,
  *   4 environment or I/O.
  *

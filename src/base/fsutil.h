@@ -50,7 +50,7 @@ int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
                          bd_err *err);
 
 /* The same with the temp file in `tmp_dir` (NULL: the file's own directory), which must be
- * on the same file system. Writers into a case directory (a hashed scope, DESIGN.md §2)
+ * on the same file system. Writers into a case directory (a hashed scope, docs/formats.md#digests)
  * pass the task class's cases/ folder, so a crash between create and rename leaves
  * nothing inside the case that its digest would take in. */
 int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,

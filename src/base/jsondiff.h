@@ -1,6 +1,6 @@
 /*
  * jsondiff.h — a field-aligned structural diff of two JSON documents (the expected answer
- * of a case beside the harness output, DESIGN.md §10): both are flattened to leaf paths
+ * of a case beside the harness output, docs/user-guide.md): both are flattened to leaf paths
  * ("fix.version", "steps[2]") and the same path is put on the same row, so keys line up
  * whatever order or nesting each side wrote them in.
  */

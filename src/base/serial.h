@@ -2,9 +2,9 @@
  * serial.h — one background thread that runs jobs one at a time, in submission order,
  * and reports each back on the libuv loop thread, in the same order.
  *
- * The runner appends history records through it (DESIGN.md §4, §5): an fsync then slows
- * recording, never the loop that runs the cases, and records keep the order in which
- * their cases finished.
+ * The runner appends history records through it (docs/runner.md, docs/history.md): an fsync then
+ * slows recording, never the loop that runs the cases, and records keep the order in which their
+ * cases finished.
  *
  * Threading: bd_serial_new, bd_serial_submit and bd_serial_close are called on the loop
  * thread. `work` runs on the worker thread and must touch only what its payload owns (and

@@ -1,7 +1,8 @@
 /*
  * stats.h — the mean of a set of scores and its 95% BCa bootstrap interval, made
  * deterministic by a seeded PRNG, so anyone recomputing from the same scores and seed
- * gets the same bits (run summaries, promotion recommendations: DESIGN.md §7).
+ * gets the same bits (run summaries, promotion recommendations:
+ * docs/history.md#promotion-recommend-never-apply).
  *
  * The PRNG is xoshiro256** seeded through splitmix64; indices are drawn without modulo
  * bias (Lemire's multiply-and-reject). The interval is Efron's bias-corrected and

@@ -1,6 +1,6 @@
 /*
  * text.h — untrusted text made safe for a terminal, and the small text helpers every
- * front end shares (DESIGN.md §9): display width and truncation of UTF-8, numbers in
+ * front end shares (docs/benchdesk.1): display width and truncation of UTF-8, numbers in
  * the C locale whatever LC_NUMERIC says, JSON escaping that leaves no control or bidi
  * character raw, and "did you mean" suggestions.
  *

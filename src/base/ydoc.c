@@ -1,5 +1,5 @@
 /*
- * ydoc.c — a strict, bounded YAML reader over libyaml's event parser (DESIGN.md §1).
+ * ydoc.c — a strict, bounded YAML reader over libyaml's event parser (docs/formats.md).
  *
  * The bytes are checked before libyaml sees them (size, BOMs, NUL, UTF-8), then events
  * are folded into a tree allocated from one arena, so freeing a document is one walk over

@@ -1,5 +1,5 @@
 /*
- * ydoc.h — a strict, bounded YAML reader over libyaml (DESIGN.md §1).
+ * ydoc.h — a strict, bounded YAML reader over libyaml (docs/formats.md).
  *
  * Produces a small tree of scalars, mappings and sequences, each node remembering its
  * line and column (1-based). Refused, each with its own code and the file:line:col:

@@ -1,5 +1,5 @@
 /*
- * bench.h — the bench on disk in format v2 (DESIGN.md §1): finding it, and typed, strict
+ * bench.h — the bench on disk in format v2 (docs/formats.md): finding it, and typed, strict
  * loaders for registration.yaml, case.yaml, provenance.yaml, digests.yaml and
  * trusted-signers.yaml. A format-v1 file (registration, case or digests with
  * schema_version 1, a case.yaml with `provenance:` or `case_digest`, a digests.yaml

@@ -1,5 +1,5 @@
 /*
- * digest.c — BLAKE3 digests of case directories and files (DESIGN.md §2).
+ * digest.c — BLAKE3 digests of case directories and files (docs/formats.md#digests).
  *
  * The walk holds one directory descriptor per level and opens every child relative to
  * its parent's descriptor with O_NOFOLLOW, so no path is ever re-resolved by name and a

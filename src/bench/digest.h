@@ -1,5 +1,5 @@
 /*
- * digest.h — BLAKE3 digests of case directories and files, exactly as DESIGN.md §2.
+ * digest.h — BLAKE3 digests of case directories and files, exactly as docs/formats.md#digests.
  *
  * Reentrant: no global state, each call uses its own hasher and buffers, so digests
  * may be computed on libuv's thread pool while the loop thread draws.
@@ -127,7 +127,7 @@ void bd_case_scan_release(bd_scanned_case *r);
 int bd_digest_file(char out[BD_DIGEST_BUF], const char *path, bd_err *err);
 
 /* The two hashed files of a task class, read once: what the digest covers is what a
- * run executes and parses (DESIGN.md §2 use-time integrity). Buffers are NUL-terminated
+ * run executes and parses (docs/formats.md#digests use-time integrity). Buffers are NUL-terminated
  * and owned; release with bd_tc_files_release. */
 typedef struct bd_tc_files {
     char *registration;

@@ -1,5 +1,6 @@
 /*
- * score.h — BenchScore: strict parsing and validation of a rubric's stdout (DESIGN.md §3).
+ * score.h — BenchScore: strict parsing and validation of a rubric's stdout
+ * (docs/formats.md#benchscore).
  *
  * The parser never trusts the rubric: it reads exactly one JSON object from a bounded
  * buffer and refuses invalid UTF-8, duplicate keys (at any depth), NaN/Infinity (and
@@ -11,19 +12,18 @@
  * breakdown_keys give rubric.unknown_breakdown_key, and failure-mode codes outside its
  * taxonomy rubric.unknown_failure_mode.
  *
- * Exactly (DESIGN.md §3): the top level is an object with exactly the keys passed (bool),
- * score (number in [0,1]), breakdown (object of key -> number in [0,1]; an object or
- * array value is a nested breakdown), failure_modes (array of non-empty code strings or
- * objects {code, severity: block|warn|info, detail?: string} with no other key),
- * cost_usd (number >= 0) and wall_clock_ms (integer >= 0, below 2^53). Before any of
- * that the raw bytes must be strict UTF-8 without NUL and one strict JSON value (RFC 8259
- * grammar; no duplicate key after unescaping; no \u0000 or lone surrogate escape; no
- * number that overflows a double or is longer than 63 characters; nesting at most 64;
- * only whitespace after the value) — checked by a scanner of our own, because cJSON
- * silently keeps duplicate keys and is lax about the rest. The member names, ranges,
- * lengths and caps come from score_rules.h, the table the history record checker uses
- * too: at most 64 failure modes and 64 breakdown keys, codes and keys of 1..256 bytes, a
- * detail of at most 1 KiB, cost_usd at most 1e9.
+ * Exactly (docs/formats.md#benchscore): the top level is an object with exactly the keys passed
+ * (bool), score (number in [0,1]), breakdown (object of key -> number in [0,1]; an object or array
+ * value is a nested breakdown), failure_modes (array of non-empty code strings or objects {code,
+ * severity: block|warn|info, detail?: string} with no other key), cost_usd (number >= 0) and
+ * wall_clock_ms (integer >= 0, below 2^53). Before any of that the raw bytes must be strict UTF-8
+ * without NUL and one strict JSON value (RFC 8259 grammar; no duplicate key after unescaping; no
+ * \u0000 or lone surrogate escape; no number that overflows a double or is longer than 63
+ * characters; nesting at most 64; only whitespace after the value) — checked by a scanner of our
+ * own, because cJSON silently keeps duplicate keys and is lax about the rest. The member names,
+ * ranges, lengths and caps come from score_rules.h, the table the history record checker uses too:
+ * at most 64 failure modes and 64 breakdown keys, codes and keys of 1..256 bytes, a detail of at
+ * most 1 KiB, cost_usd at most 1e9.
  *
  * Severity: a bare-string entry takes the taxonomy's severity (block when the code is
  * unknown or there is no registration); an object entry keeps the severity the rubric

@@ -1,5 +1,5 @@
 /*
- * score_rules.h — the rules of a BenchScore (DESIGN.md §3), written once.
+ * score_rules.h — the rules of a BenchScore (docs/formats.md#benchscore), written once.
  *
  * Two readers hold a BenchScore to them: score.c's parser (a rubric's stdout) and
  * history.c's record checker (the `score` member of a history record). Both take the

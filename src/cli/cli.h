@@ -1,5 +1,5 @@
 /*
- * cli.h — shared plumbing of the headless commands (DESIGN.md §9). The commands are thin:
+ * cli.h — shared plumbing of the headless commands (docs/benchdesk.1). The commands are thin:
  * parse arguments, call the core, print. Errors are one line on stderr,
  * "benchdesk: <code>: <message>", or {"error":{"code":...,"message":...}} on stdout
  * with --json; the exit status comes from the error table (err.h).

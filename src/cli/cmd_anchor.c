@@ -1,5 +1,5 @@
 /* benchdesk anchor publish [--key FPR] | anchor verify — signed chain-head anchors
- * (DESIGN.md §5; src/history/anchor.h). */
+ * (docs/history.md; src/history/anchor.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* benchdesk compare [RUN_A] [RUN_B] — what got worse between two runs, and is it real
- * (DESIGN.md §13; src/analysis/compare.h). Also the `history log --trend` table
+ * (docs/compare.md; src/analysis/compare.h). Also the `history log --trend` table
  * (src/analysis/trend.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* benchdesk history verify | log — the chained score history (DESIGN.md §5, §9). */
+/* benchdesk history verify | log — the chained score history (docs/history.md, docs/benchdesk.1).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* benchdesk history import — merge shard bundles into the local chain (DESIGN.md §14). */
+/* benchdesk history import — merge shard bundles into the local chain (docs/scale.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
-/* benchdesk promote TASK_CLASS TIER — exists only to refuse (DESIGN.md §7): a tier moves
- * only when a human edits current_tier in a reviewed commit. Every refusal is appended to
- * the history as an audit record, so an attempt is itself evidence. */
+/* benchdesk promote TASK_CLASS TIER — exists only to refuse
+ * (docs/history.md#promotion-recommend-never-apply): a tier moves only when a human edits
+ * current_tier in a reviewed commit. Every refusal is appended to the history as an audit record,
+ * so an attempt is itself evidence. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,5 +1,6 @@
 /* benchdesk recommend TASK_CLASS — a tier recommendation from the verified history
- * (DESIGN.md §7; src/analysis/promote.h). Never applies anything. */
+ * (docs/history.md#promotion-recommend-never-apply; src/analysis/promote.h). Never applies
+ * anything. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

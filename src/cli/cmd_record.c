@@ -1,7 +1,7 @@
 /*
  * benchdesk record TASK_CLASS CASE_ID [--unsafe-network] [--isolation CLASS]
  *                  [--allow-weaker-isolation] [--yes] [--json]
- * (DESIGN.md §15): run the command SUT on the case as a run would and write its output
+ * (docs/recording.md): run the command SUT on the case as a run would and write its output
  * as the case's cassette. The checks, the audit event and the writing are the core's
  * (record.h); this file parses, asks and prints.
  */

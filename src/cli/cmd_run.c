@@ -1,5 +1,6 @@
 /*
- * benchdesk run — run a task class's rubric over its cases (DESIGN.md §3, §4, §9).
+ * benchdesk run — run a task class's rubric over its cases (docs/formats.md#benchscore,
+ * docs/runner.md, docs/benchdesk.1).
  *
  * A thin front end over runner.h: it subscribes to the run's events and shows them as
  * a live progress line (stderr on a terminal), plain lines (stderr otherwise) or §9
@@ -488,8 +489,9 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         repair_history(bench, &f);
     /* Everything before the first spawn, as the TUI does it: the interpreter, the
      * isolation class, the default --jobs (.benchdesk/config.yaml), then startup integrity
-     * (DESIGN.md §2: the history chain, every pin and signature) and what gets run (§4).
-     * The runner records each finished case (to the history, or a shard's bundle). */
+     * (docs/formats.md#digests: the history chain, every pin and signature) and what gets run
+     * (docs/runner.md). The runner records each finished case (to the history, or a shard's
+     * bundle). */
     bd_run_request req = build_request(&a, bench, tc, &bundle);
     if (bd_run_prepare(&runner, &plan, &req, &err) != 0) {
         status = cli_fail(cli, &err);

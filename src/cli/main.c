@@ -45,7 +45,7 @@ static const command commands[] = {
 #undef BD_X
 };
 
-/* Short spellings of long options (getopt_long conventions, DESIGN.md §9). */
+/* Short spellings of long options (getopt_long conventions, docs/benchdesk.1). */
 static const struct {
     const char *shrt, *lng;
 } short_opts[] = {{"-j", "--jobs"}};

@@ -1,5 +1,5 @@
 /*
- * anchor.c — publishing and verifying signed chain-head anchors (anchor.h, DESIGN.md §5).
+ * anchor.c — publishing and verifying signed chain-head anchors (anchor.h, docs/history.md).
  *
  * Signatures are checked with provenance.h's context (bd_prov_verify_detached): a private
  * GnuPG home holding only the bench's own public keys, whose gpg.conf turns off agent

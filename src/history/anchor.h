@@ -1,5 +1,5 @@
 /*
- * anchor.h — signed chain-head anchors (DESIGN.md §5): what a hash chain cannot see on
+ * anchor.h — signed chain-head anchors (docs/history.md): what a hash chain cannot see on
  * its own (a truncated tail, a rewrite from some record on) an anchor published into the
  * bench's git history can.
  *

@@ -1,5 +1,5 @@
 /*
- * hindex.h — the history's derived index (DESIGN.md §5): one SQLite file,
+ * hindex.h — the history's derived index (docs/history.md): one SQLite file,
  * <bench root>/.benchdesk/index/history.sqlite, holding for every record its place in
  * its segment and the few fields queries filter on (task class, case, run, failure-mode
  * codes, pass/fail, digests, isolation class, finished_at), with the strings interned.

@@ -1,5 +1,5 @@
 /*
- * history.c — the append-only, hash-chained score history (DESIGN.md §5, history.h).
+ * history.c — the append-only, hash-chained score history (docs/history.md, history.h).
  *
  * Every file operation is relative to one directory descriptor opened with O_NOFOLLOW, so
  * a symlink swapped in for the directory after open cannot redirect writes.
@@ -380,7 +380,7 @@ static const char *const field_names[F__COUNT] = {
      BIT(F_CASSETTE_DIGEST) | BIT(F_ISOLATION_CLASS) | BIT(F_PROVENANCE_VERIFIED) |                \
      BIT(F_STARTED_AT) | BIT(F_FINISHED_AT) | BIT(F_SCORE))
 /* Version 1 pinned the rubric alone; version 2 pins the task class (registration + rubric)
- * and says which run selection the record belongs to (DESIGN.md §5). */
+ * and says which run selection the record belongs to (docs/history.md). */
 #define SCORE_FIELDS_V1 (SCORE_FIELDS_ANY | BIT(F_RUBRIC_DIGEST))
 #define SCORE_FIELDS_V2                                                                            \
     (SCORE_FIELDS_ANY | BIT(F_TASK_CLASS_DIGEST) | BIT(F_RUN_SCOPE) | BIT(F_RUN_CASES))
@@ -605,7 +605,7 @@ static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, cha
     return true;
 }
 
-/* The `origin` object of a record imported from a shard bundle (DESIGN.md §14):
+/* The `origin` object of a record imported from a shard bundle (docs/scale.md):
  * exactly run_id, shard, shards, bundle_record_hash, host. Fills `o` when non-NULL. */
 static bool check_origin(const cJSON *c, bd_history_origin *o, bool *oom, char *why)
 {

@@ -1,5 +1,5 @@
 /*
- * history.h — the append-only, hash-chained score history (DESIGN.md §5).
+ * history.h — the append-only, hash-chained score history (docs/history.md).
  *
  * Records are the lines of append-only segment files (segment.h),
  * <bench root>/.benchdesk/history/segments/<seq of the first record, 10 digits>.jsonl,
@@ -17,7 +17,7 @@
  *                 task_class_digest and no run_scope/run_cases. No "kind" member;
  *   audit record  schema_version, seq, kind ("audit"), event, task_class, detail,
  *                 operator_fingerprint, harness_version, at, prev_hash (e.g. a refused
- *                 promotion, DESIGN.md §7).
+ *                 promotion, docs/history.md#promotion-recommend-never-apply).
  *
  * record_hash = SHA-256("benchdesk-chain-v1\0" || unhex(prev_hash) || BLAKE3(record bytes)),
  * lower-case hex; the genesis prev_hash is 64 zeros. Every record's hash is computable
@@ -47,7 +47,7 @@
 
 #define BD_HISTORY_DIR            ".benchdesk/history"
 #define BD_HISTORY_SCHEMA_VERSION 2
-/* Most shards one run may be split into (DESIGN.md §14). */
+/* Most shards one run may be split into (docs/scale.md). */
 #define BD_SHARDS_MAX   65536
 #define BD_HASH_HEX_LEN 64
 /* 64 hex + NUL */
@@ -98,7 +98,7 @@ const char *bd_history_dir(const bd_history *h);
  *   isolation_class    "namespaces" | "subprocess"
  *   operator_fingerprint  40 upper-case hex, or NULL -> null
  *   started_at/finished_at "YYYY-MM-DDTHH:MM:SS[.fraction]Z" (UTC) */
-/* Where an imported record came from (DESIGN.md §14); present == false: a local record.
+/* Where an imported record came from (docs/scale.md); present == false: a local record.
  * In a parsed record the strings are owned; in score fields they are borrowed. */
 typedef struct bd_history_origin {
     bool present;
@@ -406,7 +406,7 @@ void bd_history_test_verify_window(size_t n);
  * arrive at the memo's head. */
 unsigned bd_history_test_fast_fallbacks(void);
 
-/* ---- the derived index (DESIGN.md §5, hindex.h) ------------------------------------ */
+/* ---- the derived index (docs/history.md, hindex.h) ------------------------------------ */
 
 /* The index of the history of a bench (a handle from bd_history_open; not of one opened
  * with bd_history_open_dir), brought up to the chain's head first: extended from the head
@@ -447,13 +447,13 @@ void bd_history_test_index_counts(unsigned *builds, unsigned *extends);
 int64_t bd_history_time_epoch(const char *s);
 
 /* The fields of the parsed version-2 score record `r`, to append it again elsewhere (a
- * shard's record merged into the local chain, DESIGN.md §14: set f->origin after this
+ * shard's record merged into the local chain, docs/scale.md: set f->origin after this
  * call, then bd_history_append_score(h, f, &r->score, ...)). Strings are borrowed from
  * `r`. Returns 0, or -1 (nothing filled) for an audit or version-1 record. */
 int bd_history_score_fields_of(bd_history_score_fields *f, const bd_history_record *r);
 
 /* The formats a record's fields are checked against (see bd_history_score_fields), for
- * other files that carry the same values (a shard bundle's manifest, DESIGN.md §14). */
+ * other files that carry the same values (a shard bundle's manifest, docs/scale.md). */
 bool bd_history_run_id_valid(const char *s);
 bool bd_history_host_valid(const char *s);
 bool bd_history_time_valid(const char *s);

@@ -1,5 +1,5 @@
 /*
- * segment.h — history storage v2 (DESIGN.md §5): records as lines of append-only segment
+ * segment.h — history storage v2 (docs/history.md): records as lines of append-only segment
  * files <history>/segments/<seq of its first record, 10 digits>.jsonl, each holding up to
  * BD_SEGMENT_RECORDS records, one per line (the record's bytes, then '\n', which is not
  * part of the record). This module only knows files and lines; what a record is and how

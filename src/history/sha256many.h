@@ -1,6 +1,6 @@
 /*
  * sha256many.h — SHA-256 of many short messages of one length at once (verify hashes a
- * million 83-byte chain messages, DESIGN.md §5).
+ * million 83-byte chain messages, docs/history.md).
  *
  * OpenSSL hashes one message at a time; on a CPU without the SHA extensions that is most
  * of a warm verify. This runs 16 messages through the lanes of AVX-512 (8 with AVX2, one

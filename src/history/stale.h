@@ -1,5 +1,5 @@
 /*
- * stale.h — current and stale score records (DESIGN.md §5): a record is current when its
+ * stale.h — current and stale score records (docs/history.md): a record is current when its
  * case_digest equals the case's pin today and its task_class_digest the task class's pin
  * today; otherwise it was scored on content, or by a rubric or registration, that has
  * since changed. The one rule every view that shows a score from the history uses.

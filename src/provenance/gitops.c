@@ -312,7 +312,8 @@ int bd_git_status_get(bd_git_status *out, bd_git *g, bd_err *err)
         x->trust = bd_git_path_is_trust(x->path);
         out->n_trust += x->trust;
     }
-    /* Who may sign first (DESIGN.md §8): a stable partition keeps the path order. */
+    /* Who may sign first (docs/provenance.md#staging-and-committing): a stable partition keeps the
+     * path order. */
     if (out->n_trust && out->n_trust < out->n) {
         bd_git_entry *sorted = calloc(out->n, sizeof(*sorted));
         if (!sorted) {

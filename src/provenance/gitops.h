@@ -1,5 +1,6 @@
 /*
- * gitops.h — staging and committing the bench through libgit2 (DESIGN.md §8).
+ * gitops.h — staging and committing the bench through libgit2
+ * (docs/provenance.md#staging-and-committing).
  *
  * Only changes under the bench root's bench/ and audit/ folders are shown, staged or
  * unstaged. A commit is written as the user from git config (user.name, user.email),
@@ -150,7 +151,7 @@ typedef struct bd_git_case_version {
 } bd_git_case_version;
 
 /* The case `case_id` of `task_class` as it was when its case digest was `digest`
- * (DESIGN.md §5: the result view of a stale record shows the case it was scored on):
+ * (docs/history.md: the result view of a stale record shows the case it was scored on):
  * walks the commits reachable from HEAD (newest first, at most BD_GIT_CASE_SEARCH_MAX),
  * hashing bench/<tc>/cases/<id>/ of each distinct tree exactly as §2, and returns the
  * first match. Returns 1 and fills *out (release with bd_git_case_version_release), 0

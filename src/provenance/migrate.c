@@ -1,5 +1,5 @@
 /*
- * migrate.c — format v1 to v2 (DESIGN.md §1); see migrate.h.
+ * migrate.c — format v1 to v2 (docs/formats.md); see migrate.h.
  */
 #include "migrate.h"
 

@@ -1,5 +1,5 @@
 /*
- * migrate.h — converting a bench from format v1 to format v2 (DESIGN.md §1).
+ * migrate.h — converting a bench from format v1 to format v2 (docs/formats.md).
  *
  * Format v1 kept the signatures inside case.yaml (provenance.added_by / reviewed_by), a
  * `case_digest` field, and pinned the rubric alone. Format v2 hashes every byte of

@@ -1,6 +1,6 @@
 /*
  * provenance.h — verifying the two-person provenance of a case or a task class
- * (DESIGN.md §6), with GPGME. Signing is sign.h's.
+ * (docs/provenance.md), with GPGME. Signing is sign.h's.
  *
  * The signed message is exactly these bytes, every line ending in "\n" (the last one
  * too), nothing before or after:

@@ -1,5 +1,5 @@
 /*
- * sign.c — signing a case or a task class (DESIGN.md §6): the curator's own keyring
+ * sign.c — signing a case or a task class (docs/provenance.md): the curator's own keyring
  * through GPGME, refusals before signing, provenance.yaml written whole and atomically.
  */
 #include "sign.h"

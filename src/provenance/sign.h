@@ -1,5 +1,5 @@
 /*
- * sign.h — signing the two-person provenance of a case or a task class (DESIGN.md §6):
+ * sign.h — signing the two-person provenance of a case or a task class (docs/provenance.md):
  * the curator's keys (GPGME, their own keyring), preparing the exact message, refusing
  * what would not verify before anything is signed, and writing provenance.yaml whole and
  * atomically. Verification is provenance.h's, below this.

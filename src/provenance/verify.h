@@ -119,7 +119,7 @@ const bd_err *bd_verify_first_failure(const bd_verify_report *r);
 #ifndef BD_VERIFY_PROVENANCE
 #define BD_VERIFY_PROVENANCE
 /* Provenance as written in provenance.yaml: which signature blocks are present. Whether they
- * verify is provenance's job (DESIGN.md §6); this only says what the file claims. */
+ * verify is provenance's job (docs/provenance.md); this only says what the file claims. */
 typedef enum {
     BD_PROV_DRAFT,         /* no signature */
     BD_PROV_AUTHORED,      /* author signature only: awaiting review */

@@ -1,5 +1,5 @@
 /*
- * config.h — local settings in <bench root>/.benchdesk/config.yaml (DESIGN.md §1):
+ * config.h — local settings in <bench root>/.benchdesk/config.yaml (docs/formats.md):
  *
  *   theme: default            # TUI theme name (themes/<name>.yaml) or a path
  *   jobs: 4                   # default --jobs for run (1..256)

@@ -1,5 +1,5 @@
 /*
- * exec.h — the one chokepoint that creates processes (DESIGN.md §4).
+ * exec.h — the one chokepoint that creates processes (docs/runner.md).
  *
  * No other file in src/ or ui/ may call fork, vfork, exec*, system, popen, posix_spawn
  * or uv_spawn (tests/cli/test_chokepoint.sh scans the tree). Everything that runs an

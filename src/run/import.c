@@ -1,5 +1,5 @@
 /*
- * import.c — shard bundles into the local chain (DESIGN.md §14); see import.h.
+ * import.c — shard bundles into the local chain (docs/scale.md); see import.h.
  */
 #include "import.h"
 

@@ -1,5 +1,5 @@
 /*
- * import.h — merge the shard bundles of one run into the local chain (DESIGN.md §14).
+ * import.h — merge the shard bundles of one run into the local chain (docs/scale.md).
  *
  * `benchdesk history import BUNDLE_DIR...` and any other front end call bd_import_run.
  * It checks everything before it appends anything: each bundle on its own (shard.h), the

@@ -1,5 +1,5 @@
 /*
- * jail.h — the `namespaces` isolation class (DESIGN.md §4): what the per-case supervisor
+ * jail.h — the `namespaces` isolation class (docs/runner.md): what the per-case supervisor
  * (exec.c) does around the program's process so a rubric sees a minimal, read-only,
  * offline, private world.
  *
@@ -60,7 +60,7 @@
 void bd_jail_server_init(void);
 
 /* Supervisor, before bd_jail_prepare: whether the program keeps the host network
- * (`record --unsafe-network`, DESIGN.md §15). When on: no new network namespace, the
+ * (`record --unsafe-network`, docs/recording.md). When on: no new network namespace, the
  * seccomp filter and Landlock allow AF_INET/AF_INET6 sockets and TCP, and the resolver
  * files (/etc/resolv.conf, /etc/hosts, /etc/ssl) are shown with "hosts: files dns";
  * every other namespace, the minimal root, the rest of the filter and the limits stay.

@@ -1,5 +1,5 @@
 /*
- * record.h — recording a cassette from the live system under test (DESIGN.md §15).
+ * record.h — recording a cassette from the live system under test (docs/recording.md).
  *
  * `benchdesk record TC CASE_ID` and the TUI's case view (`R`) share these calls:
  *

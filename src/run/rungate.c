@@ -233,7 +233,7 @@ static int open_verified(bd_history **h, bd_runner *runner, const bd_bench *benc
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
     /* What was appended since the last full verify is checked, plus the head that
-     * verify saw (DESIGN.md §5). */
+     * verify saw (docs/history.md). */
     int v = bd_history_verify_since(*h, &vr, err);
     if (v == 0 && vr.count > 0)
         bd_runner_set_chain_head(runner, vr.head);

@@ -1,7 +1,7 @@
 /*
  * rungate.h — what every front end does before a run, in one place (bd_run_prepare): the
  * interpreter, the isolation class and the default --jobs (bd_run_env_resolve), the
- * startup gate (DESIGN.md §2: the chain, the history's writability, the pins, the
+ * startup gate (docs/formats.md#digests: the chain, the history's writability, the pins, the
  * signatures of §6, all before the first spawn), what gets run (§4: by default the signed
  * cases of a signed task class), and where the records go — the runner then appends each
  * finished case to the history (§5) before any front end hears of it. `benchdesk run` and
@@ -29,7 +29,7 @@ typedef struct bd_run_gate_opts {
     /* Polled between cases of the signature check; true abandons it (run.cancelled). */
     bool (*stop)(void *payload);
     void *stop_payload;
-    /* A shard run (DESIGN.md §14), or NULL: the local history is neither opened nor
+    /* A shard run (docs/scale.md), or NULL: the local history is neither opened nor
      * created (the records go to the bundle) and the runner keeps the selected cases of
      * shard k of n. run_cases stays the whole run's count. */
     const bd_shard_spec *shard;

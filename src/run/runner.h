@@ -1,6 +1,6 @@
 /*
  * runner.h — run a task class's rubric once per case, many at once, on one libuv loop
- * (DESIGN.md §3, §4, §9).
+ * (docs/formats.md#benchscore, docs/runner.md, docs/benchdesk.1).
  *
  * Per case: a fresh 0700 temp dir "<tmp>/benchdesk-<run-id>-<case-id>-XXXXXX" as the
  * rubric's cwd, holding case/input and case/expected (read-only copies) and rubric.py
@@ -16,7 +16,7 @@
  * run.finished, on the loop thread,
  * in subscription order. Pointers inside an event are borrowed for the call only.
  *
- * Recording (DESIGN.md §4, §5) belongs to the runner: given a history
+ * Recording (docs/runner.md, docs/history.md) belongs to the runner: given a history
  * (bd_runner_set_recording, which the run gate calls), every finished case is appended
  * to it before it is reported. Appends run on the runner's serial recording worker
  * (serial.h), so an fsync never stalls the loop, with group commit: the cases that finish
@@ -100,7 +100,7 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
 /* Subscribe `fn` (called with `payload`). Returns 0 or -1 (out of memory). */
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
 
-/* Where and how the run's score records go (DESIGN.md §5). */
+/* Where and how the run's score records go (docs/history.md). */
 typedef struct bd_runner_recording {
     bd_history *history;             /* open; NULL: nothing is recorded (record_hash stays "") */
     bool own;                        /* the runner frees `history` with itself */

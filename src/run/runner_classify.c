@@ -1,7 +1,7 @@
 /*
- * runner_classify.c — how a finished program maps to a harness failure mode (DESIGN.md
- * §3's table and precedence), for the rubric and for a command SUT; and the one-line
- * rendering of untrusted bytes used in every detail.
+ * runner_classify.c — how a finished program maps to a harness failure mode
+ * (docs/runner.md#failure-modes: the table and its precedence), for the rubric and for a command
+ * SUT; and the one-line rendering of untrusted bytes used in every detail.
  */
 #include "runner.h"
 

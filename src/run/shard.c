@@ -1,5 +1,5 @@
 /*
- * shard.c — the stable partition, the shard spec and the shard bundle (DESIGN.md §14).
+ * shard.c — the stable partition, the shard spec and the shard bundle (docs/scale.md).
  */
 #include "shard.h"
 

@@ -1,5 +1,5 @@
 /*
- * shard.h — one run split into shards that an existing scheduler runs (DESIGN.md §14):
+ * shard.h — one run split into shards that an existing scheduler runs (docs/scale.md):
  * the stable partition of a run's cases, the shard spec (`--shard K/N`, `--shard auto`
  * from Slurm or Kubernetes variables), and the shard bundle a shard run writes instead
  * of the local history.

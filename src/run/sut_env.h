@@ -1,5 +1,5 @@
 /*
- * sut_env.h — the environment of a command SUT (DESIGN.md §15, the seeds' ADR-0012
+ * sut_env.h — the environment of a command SUT (docs/recording.md, the seeds' ADR-0012
  * rule): the scrubbed four keys of exec.h plus exactly the variables the signed
  * registration names in sut.env_pass, taken from benchdesk's own environment. A rubric
  * never gets any of them. One function, used by the runner (runs and recordings) and by

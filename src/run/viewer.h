@@ -1,6 +1,6 @@
 /*
  * viewer.h — show a long text in the user's pager or editor, in the foreground (the
- * result view's `e`, DESIGN.md §10). The core runs the program; the front end gives the
+ * result view's `e`, docs/user-guide.md). The core runs the program; the front end gives the
  * terminal up before the call and takes it back after (the core knows nothing of curses).
  */
 #ifndef BD_VIEWER_H

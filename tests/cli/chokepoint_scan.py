@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Find process creation outside the chokepoint (DESIGN.md section 4).
+"""Find process creation outside the chokepoint (docs/runner.md).
 
     chokepoint_scan.py FILE...    print "file:line: name" for every use of fork, vfork,
                                   the exec family, system, popen, posix_spawn, uv_spawn,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One chokepoint (DESIGN.md §4): no file in src/ or ui/ outside the exec module (src/run/exec.c,
+# One chokepoint (docs/runner.md): no file in src/ or ui/ outside the exec module (src/run/exec.c,
 # the parent side, and src/run/exec_server.c, the helper side) may create
 # a process — fork, vfork, exec*, system, popen, posix_spawn, uv_spawn, clone or a raw
 # syscall. Comments and string literals are ignored; everything else counts.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line conventions (DESIGN.md §9), for every command: --help prints usage on
+# Command-line conventions (docs/benchdesk.1), for every command: --help prints usage on
 # stdout and exits 0; a bad option is one error line "benchdesk: <code>: <message>" on
 # stderr with exit 2; --json errors are {"error":{"code","message"}}; a misspelt command
 # or task class gets a "did you mean"; an unknown task class exits 2.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The headless commands of DESIGN.md §9 over a copy of the demo bench: exit statuses,
+# The headless commands of docs/benchdesk.1 over a copy of the demo bench: exit statuses,
 # one-line errors with stable codes, --json, --help, and every integrity failure that
 # `verify` must catch.
 . "$(dirname "$0")/lib.sh"
@@ -114,7 +114,7 @@ expect 0 - -- bd -C "$root" pin "$tc"
 after=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | sha256sum)
 [ "$before" = "$after" ] && pass "pin keeps case.yaml bytes" || fail "pin changed other bytes"
 # Re-pinning changed content does not launder it: the signatures were over the old
-# digest, so the case must be signed again (DESIGN.md §6).
+# digest, so the case must be signed again (docs/provenance.md).
 expect 1 provenance.bad_signature -- bd -C "$root" verify "$tc"
 restore
 # pin of one case leaves the other pins alone.

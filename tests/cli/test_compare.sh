@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# benchdesk compare and history log --trend on real runs of the demo bench (DESIGN.md §13):
+# benchdesk compare and history log --trend on real runs of the demo bench (docs/compare.md):
 # identical runs, a rubric change and a case change that cause regressions (every status,
 # the task-class label, exit 5 under --fail-on-regression, stale records), the JSON shape
 # and its statistics against the independent reference, run ids by prefix (unique,

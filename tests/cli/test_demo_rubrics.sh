@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo bench (bench/) is well formed and its rubrics really score.
 #
-# For every task class and case: the files follow DESIGN.md §1, format v2 (registration,
+# For every task class and case: the files follow docs/formats.md, format v2 (registration,
 # case.yaml keys, names, digests.yaml's task-class pin = §2 task-class digest, cassette_digest
 # = BLAKE3 of cassette.json, pins = §2 case digest, case.yaml included, provenance.yaml
 # excluded, computed here independently); expected/expected.json equals case.yaml's
@@ -119,7 +119,7 @@ def b3_bytes(data):
 
 
 def case_digest(d):
-    """DESIGN.md §2: BLAKE3 over the case dir's files except the top-level provenance.yaml."""
+    """docs/formats.md#digests: BLAKE3 over the case dir's files except the top-level provenance.yaml."""
     entries = []
     for root, dirs, files in os.walk(d):
         for n in dirs + files:
@@ -144,7 +144,7 @@ def case_digest(d):
 
 
 def task_class_digest(tc_dir):
-    """DESIGN.md §2: BLAKE3 over registration.yaml and rubric.py, under their own header."""
+    """docs/formats.md#digests: BLAKE3 over registration.yaml and rubric.py, under their own header."""
     stream = bytearray(b"benchdesk-task-class-v2\n")
     for rel in ("registration.yaml", "rubric.py"):
         p = os.path.join(tc_dir, rel)
@@ -231,7 +231,7 @@ def load_registration(tc):
     r = flow_map(g("rubric")) or {}
     if r != {"wall_clock_seconds": "30", "memory_mb": "512"}:
         bad("%s: rubric limits %r" % (path, r))
-    # {kind: cassette}, or an offline command SUT written as a block (DESIGN.md §15)
+    # {kind: cassette}, or an offline command SUT written as a block (docs/recording.md)
     sut_lines = top.get("sut", ("", []))[1]
     if flow_map(g("sut")) != {"kind": "cassette"} and not (
             g("sut") == "" and "  kind: command" in sut_lines and "  network: false" in sut_lines):

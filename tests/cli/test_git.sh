@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `benchdesk status`, `stage`, `commit` (DESIGN.md §8) end to end in a scratch git
+# `benchdesk status`, `stage`, `commit` (docs/provenance.md#staging-and-committing) end to end in a scratch git
 # repository: an unborn branch, refusals with their codes, a staged case off its pin, and
 # a signed commit that `git verify-commit` accepts.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `benchdesk anchor publish | verify` (DESIGN.md §5) with throwaway ed25519 keys: the exact
+# `benchdesk anchor publish | verify` (docs/history.md) with throwaway ed25519 keys: the exact
 # signed bytes checked by gpg itself, truncation and rewrites below an anchor
 # (anchor.mismatch), replaced signatures (anchor.bad_signature), untrusted signers
 # (anchor.untrusted_signer), and verification that never uses the user's keyring.

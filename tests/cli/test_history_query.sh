@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the history answers (DESIGN.md §5, §7): `history log` filters (--run,
+# What the history answers (docs/history.md, docs/history.md#promotion-recommend-never-apply): `history log` filters (--run,
 # --failure-mode, --failed, --stale with STALE marks) and `recommend` on current records
 # of a task class signed today — stale, unsigned, other-isolation, old and superseded
 # records counted and excluded; an unsigned task class recommends nothing (null, with the

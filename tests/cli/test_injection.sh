@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Untrusted text never reaches the terminal raw (DESIGN.md §9): a case title holding
+# Untrusted text never reaches the terminal raw (docs/benchdesk.1): a case title holding
 # ESC[2J, OSC 52 (clipboard write), OSC 8 (hyperlink), a C1 CSI, DEL and U+202E, a hostile
 # task-class name, case id and command name, shown by `list` (plain and --json), the error
 # lines, and the TUI's cases view (tmux capture-pane -e: the bytes the terminal got).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Isolation classes, proved from outside (DESIGN.md §4; docs/security.md cites each row).
+# Isolation classes, proved from outside (docs/runner.md; docs/security.md cites each row).
 #
 # The fixture bench tests/fixtures/isolation/bench/probes has one case per escape: TCP to
 # a listener on 127.0.0.1, a DNS query to a resolver on 127.0.0.1, host name resolution,

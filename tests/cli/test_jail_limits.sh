@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The namespaces jail's limits, proved from outside (DESIGN.md §3, §4):
+# The namespaces jail's limits, proved from outside (docs/formats.md#benchscore, docs/runner.md):
 #  - memory outside RLIMIT_AS is refused: memfd_create, System V shm and message queues,
 #    POSIX message queues;
 #  - as root, each concurrent case runs as a host uid of its own (never nobody): a host

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nothing is left behind after a SIGKILL (DESIGN.md §4): temp dirs carry their owner's
+# Nothing is left behind after a SIGKILL (docs/runner.md): temp dirs carry their owner's
 # pid and start time; the next run sweeps those whose owner is dead, and never one whose
 # owner is alive. Also: a run SIGKILLed mid-case leaves dirs that the next run removes.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Use-time integrity (DESIGN.md §2): a case changed after the run's startup check but
+# Use-time integrity (docs/formats.md#digests): a case changed after the run's startup check but
 # before it is handed to its rubric is not run. The run aborts with
 # case.digest_mismatch (exit 1) and records nothing for that case; the rubric never sees
 # the swapped bytes. Run under both isolation classes.

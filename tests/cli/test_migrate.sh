@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `benchdesk migrate` (DESIGN.md §1) on a committed format-v1 bench (tests/fixtures/v1bench:
+# `benchdesk migrate` (docs/formats.md) on a committed format-v1 bench (tests/fixtures/v1bench:
 # one task class, two cases, signatures inside case.yaml, digests.yaml pinning `rubric`):
 # v2 refuses it with bench.format_v1 naming the command; migrate converts it, says every
 # signature must be made again, and the result verifies as unsigned drafts with pins an

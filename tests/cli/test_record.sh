@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `benchdesk record` (DESIGN.md §15) end to end, against a real HTTP server on 127.0.0.1
+# `benchdesk record` (docs/recording.md) end to end, against a real HTTP server on 127.0.0.1
 # that this test starts and stops by its pid: the SUT's environment is the scrubbed one
 # plus exactly the signed registration's env_pass (an unnamed secret never arrives, a
 # named one does, a missing one stops everything before it runs); the SUT is offline by

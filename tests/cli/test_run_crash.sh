@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash safety of the history under `benchdesk run` (DESIGN.md §5): SIGKILL a run at
+# Crash safety of the history under `benchdesk run` (docs/history.md): SIGKILL a run at
 # random moments, 50 times, with two jobs (several cases finishing at once share one
 # group commit); after each the chain verifies, no partial record exists (at most a
 # torn final line, which is not a record), and no rubric process or temp dir outlives it. Two runs started at once produce one

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What gets run (DESIGN.md §4), on a small bench signed with throwaway keys: an unsigned
+# What gets run (docs/runner.md), on a small bench signed with throwaway keys: an unsigned
 # task class is refused (exit 3, provenance.missing) unless --drafts; a signed one runs its
 # signed cases by default and says how many it skipped and how to include them; --drafts
 # includes them and each record's provenance_verified says whether that case and its task
@@ -79,7 +79,7 @@ expect 1 provenance.bad_signature -- bd -C "$root" run tc "${RUN[@]}"
 expect 1 provenance.bad_signature -- bd -C "$root" run tc "${RUN[@]}" --drafts
 expect 1 provenance.bad_signature -- bd -C "$root" run tc "${RUN[@]}" --drafts --case c1
 [ "$(nrec)" = "$n" ] && pass "bad signature: nothing recorded" || fail "records after a bad signature"
-# A case that is not selected does not stop a run of the others (DESIGN.md §4).
+# A case that is not selected does not stop a run of the others (docs/runner.md).
 expect 0 - -- bd -C "$root" run tc "${RUN[@]}" --drafts --case c3
 bd -C "$root" list tc --json | python3 -c '
 import json, sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Append before publish when the history becomes unwritable mid-run (DESIGN.md §4, §5):
+# Append before publish when the history becomes unwritable mid-run (docs/runner.md, docs/history.md):
 # the first case is recorded and reported; then the history's mount turns read-only while
 # the second case runs. Its append fails: the run ends with exit 4 (io.error), that case
 # gets `case.not_recorded` (never `case.finished`), nothing after it is reported, the

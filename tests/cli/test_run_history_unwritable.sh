@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Append before publish (DESIGN.md §4, §5): with a history that cannot be written (here a
+# Append before publish (docs/runner.md, docs/history.md): with a history that cannot be written (here a
 # read-only mount of it), `run` refuses before the first spawn with exit 4 — no case is
 # started, none is reported finished, nothing is counted; `promote`, whose refusal cannot
 # be put on record, exits 4 too (not 3).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A rubric that leaves 20,000 empty directories in its working directory (DESIGN.md §4):
+# A rubric that leaves 20,000 empty directories in its working directory (docs/runner.md):
 # the dir is removed off the event loop — the case is reported at once, the other cases
 # go on meanwhile, the run ends only when the removal is done, and nothing is left. The
 # removal time is printed. Both isolation classes.

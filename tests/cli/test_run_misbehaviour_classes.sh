@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One shared misbehaviour suite under both isolation classes (DESIGN.md §3): the whole
+# One shared misbehaviour suite under both isolation classes (docs/formats.md#benchscore): the whole
 # adversarial fixture (tests/fixtures/rubrics/adversarial.py, one case per misbehaviour)
 # runs under `subprocess` and under `namespaces`, and every case must get the same
 # failure mode in both, except the documented differences (docs/isolation.md):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Score caps (DESIGN.md §3): a BenchScore past a cap — 60,000 bare failure-mode codes
+# Score caps (docs/formats.md#benchscore): a BenchScore past a cap — 60,000 bare failure-mode codes
 # (under the 1 MiB stdout cap), cost_usd 1.7e308 (twice: the sum would be infinite), a
 # 2 KB detail, 100 breakdown keys — fails its case with rubric.malformed_output; the run
 # goes on, every case is recorded, and the summary stays finite.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shards and their merge (DESIGN.md §14), simulated locally: 100 shard bundles of one
+# Shards and their merge (docs/scale.md), simulated locally: 100 shard bundles of one
 # run, imported in any order into the same chain, once; and every bundle import must
 # refuse: tampered (byte flip, truncated chain, edited manifest), from another bench
 # state, another task-class digest, another run, a duplicate or a missing shard. Missing

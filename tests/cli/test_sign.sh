@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `benchdesk sign` (DESIGN.md §6) end to end: the curator's and the reviewer's loop with
+# `benchdesk sign` (docs/provenance.md) end to end: the curator's and the reviewer's loop with
 # throwaway keys, the exact signed bytes checked by gpg itself, and every refusal with
 # its code and exit status.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The signed scope (DESIGN.md §1, §2, §4, §6): every byte that can move a score is inside a
+# The signed scope (docs/formats.md, docs/formats.md#digests, docs/runner.md, docs/provenance.md): every byte that can move a score is inside a
 # digest two people signed. A tamper matrix on a copy of the demo bench — case.yaml's
 # `expected:`, `rubric_limits` and title, any file under a case, registration.yaml and
 # rubric.py — each caught by `verify` with its exact code and refused by `run` before

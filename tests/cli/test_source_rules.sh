@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The rooms of DESIGN.md §11, enforced: the core library (src/*.c, src/*.h) never prints
+# The rooms of docs/architecture.md, enforced: the core library (src/*.c, src/*.h) never prints
 # and never includes curses; only the front ends (src/cli/, ui/) talk to the terminal.
 . "$(dirname "$0")/lib.sh"
 cd "$BD_SOURCE_DIR"

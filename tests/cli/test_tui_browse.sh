@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI, browsing (DESIGN.md §10), driven through tmux: the task classes of the demo
+# The TUI, browsing (docs/user-guide.md), driven through tmux: the task classes of the demo
 # bench, a task class's cases, a filter, a case, help, the cursor kept when going back,
 # a terminal too small and back, and q restoring the terminal. Screen dumps of the views
 # are compared with tests/tui/expected/ (tests/tui/refresh-dumps.sh regenerates them).

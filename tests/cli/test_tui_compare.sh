@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI compare view (DESIGN.md §10, §13), driven through tmux on real runs of the demo
+# The TUI compare view (docs/user-guide.md, docs/compare.md), driven through tmux on real runs of the demo
 # bench where a rubric change causes regressions: LAST RUN in the task classes view is
 # the last full run (a newer subset run is marked), `x` marks a run in the history and
 # `=` compares another against it, the summary header, n walking the regressions, Enter

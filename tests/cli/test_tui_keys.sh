@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI's keys (DESIGN.md §10), driven through tmux with TERM=xterm-256color inside it
+# The TUI's keys (docs/user-guide.md), driven through tmux with TERM=xterm-256color inside it
 # (the terminfo entry does not know tmux's Home/End): Esc and Left never quit, Esc drops
 # a kept filter before it goes back, raw Home/End/PgDn sequences work, an unknown escape
 # sequence is ignored (never taken as Esc), `m` keeps every message whole, `h` on a

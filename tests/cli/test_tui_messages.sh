@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the reviewer reads at 80x24 (DESIGN.md §10): a refusal is never cut before the part
+# What the reviewer reads at 80x24 (docs/user-guide.md): a refusal is never cut before the part
 # that says what to do — a run refused for an unsigned task class, a BAD signature's
 # reason in the case view and in a refused run, a commit refused by the pin check — and
 # the TUI names its own keys, never command-line options it cannot take

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recording a cassette from the TUI (DESIGN.md §15), through tmux: `R` in the case view
+# Recording a cassette from the TUI (docs/recording.md), through tmux: `R` in the case view
 # of the demo's incident-triage (a command SUT) asks offline or network, runs the SUT in
 # the jail, shows the diff between the old and the new cassette, and writes nothing
 # until `y`; `n` discards. With CI set the network choice is refused. A cassette SUT has

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ctrl-R re-reads the bench and keeps the view stack (DESIGN.md §10): the same views open
+# Ctrl-R re-reads the bench and keeps the view stack (docs/user-guide.md): the same views open
 # again on the reloaded model with their cursors where they were — a case view, a result
 # opened from the history and one opened from the live run — and a view whose case is
 # gone from the bench closes, with a message naming it, leaving the views below it.

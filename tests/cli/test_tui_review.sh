@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reviewer's walk in the TUI (DESIGN.md §10), through tmux: a run of the demo task
+# The reviewer's walk in the TUI (docs/user-guide.md), through tmux: a run of the demo task
 # class, `b` the breakdown panel (failure modes by count, breakdown-key means), Enter on a
 # failure mode shows only its cases and Esc all again; a failed case's result shows the
 # field-aligned diff of expected and harness output; `/` searches it with n/N and Esc

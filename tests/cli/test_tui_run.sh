@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI, running (DESIGN.md §10): start a run of a demo task class and see it finish with
+# The TUI, running (docs/user-guide.md): start a run of a demo task class and see it finish with
 # the counts the headless `benchdesk run` gives; walk the failed cases with n/p in the
 # result view; open the history; resize the window in the middle of a run; cancel a run
 # (nothing left behind, nothing recorded for unfinished cases); Ctrl-C during a run
@@ -12,7 +12,7 @@ mkdir -p "$TMPDIR"
 
 # What the headless runner says about vuln-remediation, on a copy of its own.
 ref=$(demo_pinned)
-# The default run: the signed cases of the signed task class (DESIGN.md §4), as `r` runs.
+# The default run: the signed cases of the signed task class (docs/runner.md), as `r` runs.
 summary=$("$BD_BIN" -C "$ref" run vuln-remediation --json 2>"$BD_TMP/run.err" | tail -1)
 read -r P F N < <(python3 -c '
 import json, sys
@@ -40,7 +40,7 @@ tui_keys Enter
 expect_screen "1/1 (of 4)" "filtered to vuln-remediation"
 
 # run_selected WHAT: r runs the selected task class. A task class with unsigned cases is
-# refused (DESIGN.md §6); then d runs it again allowing drafts, as --drafts did above.
+# refused (docs/provenance.md); then d runs it again allowing drafts, as --drafts did above.
 run_selected() {
     tui_keys r
     if tui_wait_re "REFUSED|running [1-9]|finished|ABORTED" 60 &&

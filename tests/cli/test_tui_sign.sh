@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI's sign and stage views (DESIGN.md §6, §8, §10), driven through tmux: a draft
+# The TUI's sign and stage views (docs/provenance.md, docs/provenance.md#staging-and-committing, docs/user-guide.md), driven through tmux: a draft
 # case of a copy of the demo bench, in a fresh git repository, is signed as author in the
 # sign view with a throwaway ed25519 key (no passphrase), shows "awaiting review" in the
 # case view, is staged with `u` in the stage view and committed, signed, with `C`; git

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI's structure (DESIGN.md §11): no dependency cycle among the files of ui/ —
+# The TUI's structure (docs/architecture.md): no dependency cycle among the files of ui/ —
 # neither in what they include nor in what their objects link against — and no file
 # reading or .git/HEAD parsing in tui.c or the views (the core's fsutil and gitops do it).
 . "$(dirname "$0")/lib.sh"

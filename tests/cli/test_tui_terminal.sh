@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TUI and the terminal (DESIGN.md §10, §11): themes (--theme, config.yaml, NO_COLOR ->
+# The TUI and the terminal (docs/user-guide.md, docs/architecture.md): themes (--theme, config.yaml, NO_COLOR ->
 # monochrome), the ASCII fallback outside UTF-8 locales, mouse clicks, and the terminal
 # restored on every exit path: q, Ctrl-C, SIGTERM, a crash signal.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,4 @@
-# A single-node Slurm cluster of the test's own (DESIGN.md §14): munged with its own key
+# A single-node Slurm cluster of the test's own (docs/scale.md): munged with its own key
 # and socket, slurmctld and slurmd with their own slurm.conf, state, spool, logs and
 # ports, all under $SL (a temp dir). Started by slurm_start, stopped by the pids it
 # started (slurm_stop); a daemon that does not come up fails the test with its log.

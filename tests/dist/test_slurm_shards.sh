@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A run sharded on a real scheduler (DESIGN.md §14): a single-node Slurm cluster of this
+# A run sharded on a real scheduler (docs/scale.md): a single-node Slurm cluster of this
 # test's own runs `sbatch --array=0-3` of `benchdesk run … --shard auto`, the four
 # bundles are imported, the chain verifies, and the merged summary equals a one-machine
 # run of the same cases (the demo rubrics are deterministic).

@@ -1,6 +1,6 @@
 /*
  * fuzz_bundle_manifest.c — libFuzzer target for the shard bundle manifest parser
- * (src/run/shard.h, DESIGN.md §14): import reads manifests that came from other machines.
+ * (src/run/shard.h, docs/scale.md): import reads manifests that came from other machines.
  *
  * Invariants checked on every input:
  *   - the parser never crashes, leaks or reads past `size` (ASan/UBSan);

@@ -9,7 +9,7 @@ Written from the contract in stats.h, not from stats.c:
     bootstrap means read at alpha_k * (B - 1) with linear interpolation; [x, x] when
     every x is equal.
 
-and, for comparing two runs (src/analysis/compare.h, DESIGN.md section 13):
+and, for comparing two runs (src/analysis/compare.h, docs/compare.md):
   - the paired interval: the BCa interval of the mean of the per-case deltas b_i - a_i
     (cases in case-id order), seeded from the two run ids: the first 8 bytes of
     BLAKE3(run_a || NUL || run_b), little-endian (BLAKE3 from the b3sum tool);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for benchdesk digests (DESIGN.md section 2), stdlib only.
+"""Independent reference for benchdesk digests (docs/formats.md#digests), stdlib only.
 
     case_digest.py PATH                 print "blake3:<hex>" of a case dir, a task-class dir
                                         (one holding registration.yaml), or a file's bytes

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent checker of a benchdesk history chain (DESIGN.md section 5).
+"""Independent checker of a benchdesk history chain (docs/history.md).
 
 It shares no code with benchdesk: BLAKE3 comes from the `b3sum` command, SHA-256 from
 Python's hashlib, JSON from Python's json module. The records are the lines of

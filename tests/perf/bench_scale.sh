@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: benches of 1k, 10k and 100k cases (DESIGN.md §12; issue "A bench of 100,000
+# Benchmark: benches of 1k, 10k and 100k cases (CONTRIBUTING.md; issue "A bench of 100,000
 # cases"). Prints one table: wall time, CPU time (user + system, every thread and child
 # process: the machine may be shared, so wall time alone says little) and peak RSS of
 # `list`, `list TC --json`, `verify`, `pin` of every case with every pin changing, `pin`

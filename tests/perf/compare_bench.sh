@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare_bench.sh — what `benchdesk compare` costs (DESIGN.md §13), side by side with the
+# compare_bench.sh — what `benchdesk compare` costs (docs/compare.md), side by side with the
 # peers issue 13 names, in one run, on the same data.
 #
 #   tests/perf/compare_bench.sh [MAX_CASES]      (default 10000: sizes 100, 1000, 10000)

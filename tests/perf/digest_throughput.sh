@@ -5,7 +5,7 @@
 #
 # Generates (once, then reuses) a ~1 GiB case directory in DATA_DIR (default
 # $TMPDIR/benchdesk-perf-digest): 3 files of 256 MiB and 16384 small files of 1–31 KiB
-# in 64 directories. Writes, once, the exact DESIGN.md §2 byte stream of that case to
+# in 64 directories. Writes, once, the exact docs/formats.md#digests byte stream of that case to
 # stream.bin (tests/kat/case_digest.py, which also checks benchdesk's digest of the 1 GiB
 # case against the reference). Then, warm cache, best of 3 runs each, prints a table:
 #   benchdesk digest CASE              the thing measured (single thread, read + BLAKE3)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# History at scale (DESIGN.md §5, issue "history at a million records"): generates valid
+# History at scale (docs/history.md, issue "history at a million records"): generates valid
 # histories of 10k, 100k and 1M records in a copy of the demo bench (records of
 # vuln-remediation's cases, 90% current, 10% scored on an older case digest, all within
 # recommend's 30-day window) through the group-commit batch API, and prints one table,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# import_bench.sh — what merging a sharded run costs (DESIGN.md §14), side by side with
+# import_bench.sh — what merging a sharded run costs (docs/scale.md), side by side with
 # what the peers do, in one run:
 #
 #   tests/perf/import_bench.sh [SHARDS [RECORDS_PER_SHARD]]     (default 100 x 100)

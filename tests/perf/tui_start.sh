@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: the TUI on a generated bench of 10,000 cases (DESIGN.md §12). Prints a table;
+# Benchmark: the TUI on a generated bench of 10,000 cases (CONTRIBUTING.md). Prints a table;
 # not a timed test (aims: first full screen <= 500 ms, peak RSS <= 64 MB, keys answered
 # while a run goes on; at 100,000 cases: first screen <= 100 ms, fully loaded <= 5 s in
 # <= 100 MB).

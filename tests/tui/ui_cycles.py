@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""List dependency cycles among the TUI's files (DESIGN.md §11: no import cycles).
+"""List dependency cycles among the TUI's files (docs/architecture.md: no import cycles).
 
     ui_cycles.py UI_DIR [LIBRARY.a]
 

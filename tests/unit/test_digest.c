@@ -1,5 +1,5 @@
 /*
- * test_digest.c — digests of case directories and files (DESIGN.md §2).
+ * test_digest.c — digests of case directories and files (docs/formats.md#digests).
  *
  * The fixture trees are built here exactly as tests/kat/make_fixtures.py builds them; the
  * expected digests come from the independent reference (python stream + b3sum). To

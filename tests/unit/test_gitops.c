@@ -1,7 +1,7 @@
 /*
- * Unit tests for gitops (DESIGN.md §8): status of bench/ and audit/, staging with its
- * refusals, the index pin check, commits into an unborn repository, signed commits that
- * `git verify-commit` accepts, and a racing ref update detected.
+ * Unit tests for gitops (docs/provenance.md#staging-and-committing): status of bench/ and audit/,
+ * staging with its refusals, the index pin check, commits into an unborn repository, signed commits
+ * that `git verify-commit` accepts, and a racing ref update detected.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -326,7 +326,7 @@ static void staged_case_off_its_pin_is_refused(void **state)
     const char *paths[1] = {"bench/tc/cases/fresh"};
     assert_int_equal(bd_git_unstage(g, paths, 1, &err), 0);
     bd_git_close(g);
-    /* The rubric staged without the task-class pin (DESIGN.md section 8). */
+    /* The rubric staged without the task-class pin (docs/provenance.md#staging-and-committing). */
     snprintf(p, sizeof(p), "%s/bench/tc/rubric.py", root);
     fx_write(p, "print('changed')\n");
     assert_int_equal(stage(root, p), BD_OK);

@@ -1,4 +1,4 @@
-/* The history's derived index (hindex.h, DESIGN.md §5): built on first use, extended when
+/* The history's derived index (hindex.h, docs/history.md): built on first use, extended when
  * the chain grew past the head it holds, rebuilt when that head is no longer on the chain,
  * deleted or corrupted -> rebuilt, and never trusted: history log answers exactly as the
  * segments do, and a tampered chain is caught by verify whatever the index says. */

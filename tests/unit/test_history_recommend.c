@@ -1,7 +1,7 @@
-/* Recommendations from the history (DESIGN.md §7): which records are evidence (current
- * records of cases signed today), which are excluded and counted, the tier rules,
- * determinism of the interval, nothing recommended for a task class not signed today,
- * and the refusal to read a history that does not verify. The signature state is given
+/* Recommendations from the history (docs/history.md#promotion-recommend-never-apply): which records
+ * are evidence (current records of cases signed today), which are excluded and counted, the tier
+ * rules, determinism of the interval, nothing recommended for a task class not signed today, and
+ * the refusal to read a history that does not verify. The signature state is given
  * (bd_recommend_given); checking it against GnuPG is bd_verify's and is covered by
  * cli.test_history_query on the signed demo bench. */
 #include "test_history_util.h"

@@ -162,7 +162,7 @@ static inline bd_history *th_history(char **tmp_out, const char *prefix, int n)
 }
 
 /* ---- segment surgery ----------------------------------------------------------------
- * The history is segments/<first seq>.jsonl, one record per line (DESIGN.md §5). The
+ * The history is segments/<first seq>.jsonl, one record per line (docs/history.md). The
  * helpers below load every line of every segment in order, change the list and write
  * the segments back, so a test edits "record at position seq" like an attacker with a
  * text editor would. */

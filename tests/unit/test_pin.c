@@ -162,7 +162,7 @@ static size_t pin_ids(const char *root, const char *const *ids, size_t n)
     return changed;
 }
 
-/* digests.yaml of task class "tc" exactly as DESIGN.md and docs/formats.md give it, made
+/* digests.yaml of task class "tc" exactly as docs/formats.md gives it, made
  * here from the digests of the case dirs `ids` (sorted) and of the task class. */
 static char *expected_digests(const char *root, const char *const *ids, size_t n)
 {

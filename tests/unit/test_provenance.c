@@ -1,5 +1,5 @@
 /*
- * Unit tests for provenance (DESIGN.md §6): the exact v2 message, signing cases and task
+ * Unit tests for provenance (docs/provenance.md): the exact v2 message, signing cases and task
  * classes into provenance.yaml without touching the signed files, and verification against a
  * private GnuPG home — every failure with its own code. Keys are generated at test time by
  * tests/fixtures/gpg/make-keys.sh.

@@ -1,9 +1,8 @@
 /*
- * test_runner_record.c — the runner owns recording (DESIGN.md §4, §5): group commit (the
- * cases that finish while an append is in flight share the next append), a case is
- * reported only after its record is durable, events stay in causal order, and an append
- * that fails mid-run ends the run with io.error and reports the unrecorded cases as such,
- * never as finished.
+ * test_runner_record.c — the runner owns recording (docs/runner.md, docs/history.md): group commit
+ * (the cases that finish while an append is in flight share the next append), a case is reported
+ * only after its record is durable, events stay in causal order, and an append that fails mid-run
+ * ends the run with io.error and reports the unrecorded cases as such, never as finished.
  *
  * A bench of 8 trivial cases (tests/fixtures/rubrics/mkbench.py --trivial 8). Like
  * test_runner, this program is its own exec server (exec.c's constructor).

@@ -1,8 +1,7 @@
 /*
- * test_score.c — BenchScore validation (src/bench/score.h, DESIGN.md §3): the corpus in
- * tests/corpus/benchscore/ (each file with its expected harness mode and detail), the
- * precedence of the modes, what a detail may and may not contain, and the scores the
- * harness builds itself.
+ * test_score.c — BenchScore validation (src/bench/score.h, docs/formats.md#benchscore): the corpus
+ * in tests/corpus/benchscore/ (each file with its expected harness mode and detail), the precedence
+ * of the modes, what a detail may and may not contain, and the scores the harness builds itself.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -609,7 +608,7 @@ static void test_mode_strings(void **state)
     assert_string_equal(bd_harness_mode_str(BD_HM_SUT_MALFORMED), "sut.malformed_output");
     assert_string_equal(bd_harness_mode_str(BD_HM__COUNT), "");
     assert_string_equal(bd_harness_mode_str((bd_harness_mode)-1), "");
-    /* precedence is the enum order (DESIGN.md §3) */
+    /* precedence is the enum order (docs/formats.md#benchscore) */
     assert_true(BD_HM_TIMEOUT < BD_HM_CPU_LIMIT && BD_HM_CPU_LIMIT < BD_HM_KILLED_OOM &&
                 BD_HM_KILLED_OOM < BD_HM_OUTPUT_LIMIT &&
                 BD_HM_OUTPUT_LIMIT < BD_HM_SANDBOX_VIOLATION &&

@@ -1,6 +1,6 @@
 /*
  * test_shard.c — the stable partition, the shard spec and the bundle manifest
- * (src/run/shard.h, DESIGN.md §14).
+ * (src/run/shard.h, docs/scale.md).
  *
  * Partition keys are known answers from b3sum: `printf abc | b3sum` begins 6437b3ac38465133,
  * `printf incident-42 | b3sum` begins c106b38d1eed7a1f.

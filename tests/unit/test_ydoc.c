@@ -1,6 +1,6 @@
 /*
  * test_ydoc.c — the strict YAML reader: tree shape, positions, and every refusal with its
- * exact code and line (DESIGN.md §1).
+ * exact code and line (docs/formats.md).
  */
 #include <setjmp.h>
 #include <stdarg.h>

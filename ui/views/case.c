@@ -1,7 +1,7 @@
 /*
  * case.c — one case: case.yaml rendered, its provenance with each signature's status and
  * signer, and the files of input/ and expected/ (and the cassette) with a preview pane
- * (DESIGN.md §10). Signatures are verified with GnuPG on the thread pool; the rest is a
+ * (docs/user-guide.md). Signatures are verified with GnuPG on the thread pool; the rest is a
  * few small reads when the view opens.
  */
 #include <stdio.h>

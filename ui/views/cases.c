@@ -1,7 +1,7 @@
 /*
  * cases.c — one row per case of a task class: id, disposition, difficulty, digest ✓/✗,
  * provenance A/R, last score and first failure mode; `/` filters, `s` sorts by the next
- * column (DESIGN.md §10). Rows fill in as the model's pool jobs report; the chunk under
+ * column (docs/user-guide.md). Rows fill in as the model's pool jobs report; the chunk under
  * the cursor is read and hashed first.
  */
 #include <stdio.h>

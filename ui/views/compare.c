@@ -1,5 +1,5 @@
 /*
- * compare.c — the compare view (DESIGN.md §13): run A against run B from the verified
+ * compare.c — the compare view (docs/compare.md): run A against run B from the verified
  * chain, computed on the pool by compare.h (the same function as `benchdesk compare`).
  * A summary header (means, the paired 95% BCa interval of the delta, pass rates with
  * McNemar's p, counts, failure modes A -> B, the trend), then one row per case with its

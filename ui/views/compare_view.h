@@ -1,5 +1,5 @@
 /*
- * views/compare_view.h — two runs side by side, regressions first (DESIGN.md §13).
+ * views/compare_view.h — two runs side by side, regressions first (docs/compare.md).
  */
 #ifndef BD_UI_VIEWS_COMPARE_VIEW_H
 #define BD_UI_VIEWS_COMPARE_VIEW_H

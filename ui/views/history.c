@@ -1,7 +1,7 @@
 /*
  * history.c — the chained history, newest first (seq, time, task class, case, score,
  * isolation, hash) under the chain's verify banner, scoped to a task class or a case
- * when opened from one; `/` filters, Enter opens a record (DESIGN.md §10). Records are
+ * when opened from one; `/` filters, Enter opens a record (docs/user-guide.md). Records are
  * read a page at a time on the thread pool as the cursor nears the end.
  */
 #include <stdio.h>
@@ -500,7 +500,7 @@ static void walk_open(bd_view *v, int dir)
 }
 
 /* `x` marks the selected record's run; `=` compares the marked run (A) with it (B), or
- * without a mark the previous full run with it (runs_model.h, DESIGN.md §13). */
+ * without a mark the previous full run with it (runs_model.h, docs/compare.md). */
 static void mark_or_compare(bd_view *v, bool mark)
 {
     hist_view *s = v->state;

@@ -1,5 +1,5 @@
 /*
- * record.c — recording a case's cassette from the live SUT (DESIGN.md §15), opened with
+ * record.c — recording a case's cassette from the live SUT (docs/recording.md), opened with
  * `R` from the case view. What `benchdesk record` does, in steps a person can follow:
  * choose offline or (with the same refusals and an audit event) the host network, run
  * the SUT on the thread pool (preflight, then the runner in its record mode), see the

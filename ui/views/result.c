@@ -5,7 +5,7 @@
  * paths on the same row, differences coloured, long values wrapped); `n`/`p` walk to the
  * next/previous failed case of the list it was opened from; `/` searches the view (then
  * `n`/`N` move between matches, Esc ends the search); `e` opens all of it, unwrapped and
- * uncut, in $PAGER or $EDITOR (DESIGN.md §10).
+ * uncut, in $PAGER or $EDITOR (docs/user-guide.md).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * run.c — the run view: a progress bar, done/total, passed/failed/running, elapsed and
  * ETA, one row per case with a spinner while it runs; `c` cancels, Enter opens a finished
- * case's result (DESIGN.md §10). It only draws the live run, which session.c owns.
+ * case's result (docs/user-guide.md). It only draws the live run, which session.c owns.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * sign.c — the sign view (DESIGN.md §6, §10): the exact message to be signed, the key
- * to sign with (GPGME's secret keys), the role; Enter signs. The passphrase is asked by
+ * sign.c — the sign view (docs/provenance.md, docs/user-guide.md): the exact message to be signed,
+ * the key to sign with (GPGME's secret keys), the role; Enter signs. The passphrase is asked by
  * benchdesk itself on a masked line (loopback, the default) or by gpg-agent's own
  * pinentry (`l` switches); the whole screen is repainted afterwards in case a pinentry
  * drew on the terminal. Then the case view below shows the new status.

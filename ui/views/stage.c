@@ -1,8 +1,8 @@
 /*
- * stage.c — the stage view (DESIGN.md §8, §10), like tig's status view: what changed
- * under bench/ and audit/, staged, unstaged and untracked; `u` stages or unstages the
- * selected path (on a heading: every path under it); `C` opens a small commit message
- * editor with a sign toggle, Enter commits. Refusals (git.no_identity,
+ * stage.c — the stage view (docs/provenance.md#staging-and-committing, docs/user-guide.md), like
+ * tig's status view: what changed under bench/ and audit/, staged, unstaged and untracked; `u`
+ * stages or unstages the selected path (on a heading: every path under it); `C` opens a small
+ * commit message editor with a sign toggle, Enter commits. Refusals (git.no_identity,
  * case.digest_mismatch, git.nothing_to_commit, ...) show in the status line with their
  * code.
  *

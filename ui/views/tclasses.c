@@ -1,7 +1,7 @@
 /*
  * tclasses.c — the first view: every task class with its own signature status, its tier,
  * its cases by provenance, whether its pins hold, and its last run's mean score and pass
- * rate (DESIGN.md §10). `P` signs the task class itself (registration + rubric).
+ * rate (docs/user-guide.md). `P` signs the task class itself (registration + rubric).
  */
 #include <stdio.h>
 #include <stdlib.h>
