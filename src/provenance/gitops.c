@@ -812,15 +812,88 @@ void bd_git_index_source_free(bd_case_source *src)
 
 /* ---- committing -------------------------------------------------------------------- */
 
+/* Write the commit object of `tree` with `message` by `me` (parent `parent`, NULL on an
+ * unborn branch), signed with GPGME when opts->sign, into *id; out->is_signed and
+ * out->signer say how. Returns 0 or -1 (git.error, bd_sign_bytes's errors). */
+static int write_commit(git_oid *id, bd_commit_result *out, bd_git *g, const bd_commit_opts *opts,
+                        const git_signature *me, const char *message, const git_tree *tree,
+                        const git_commit *parent, bd_err *err)
+{
+    const git_commit *parents[1] = {parent};
+    size_t np = parent ? 1 : 0;
+    if (!opts->sign) {
+        if (git_commit_create(id, g->repo, NULL, me, me, NULL, message, tree, np, parents) < 0)
+            return git_fail(err, BD_E_GIT, "cannot write the commit");
+        return 0;
+    }
+    git_buf content = {0};
+    char *sig = NULL;
+    int rc = -1;
+    bd_sign_key key;
+    if (git_commit_create_buffer(&content, g->repo, me, me, NULL, message, tree, np, parents) < 0) {
+        git_fail(err, BD_E_GIT, "cannot build the commit");
+        goto out;
+    }
+    if (bd_sign_resolve_key(&key, &opts->sign_opts, err) < 0 ||
+        bd_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) < 0)
+        goto out;
+    /* libgit2 indents each line itself; a trailing newline would add a blank one. */
+    size_t sl = strlen(sig);
+    while (sl && sig[sl - 1] == '\n')
+        sig[--sl] = '\0';
+    if (git_commit_create_with_signature(id, g->repo, content.ptr, sig, NULL) < 0) {
+        git_fail(err, BD_E_GIT, "cannot write the signed commit");
+        goto out;
+    }
+    out->is_signed = true;
+    snprintf(out->signer, sizeof(out->signer), "%s", key.fingerprint);
+    rc = 0;
+out:
+    git_buf_dispose(&content);
+    free(sig);
+    return rc;
+}
+
+/* Move `branch` to the commit `id` with a compare-and-swap: only from `was` (NULL: only
+ * while the branch does not exist), with git's reflog line for `message`. Returns 0 or
+ * -1 (git.ref_moved, git.error, env.out_of_memory). */
+static int move_branch(bd_git *g, const char *branch, const git_oid *was, const git_oid *id,
+                       const char *message, const bd_commit_result *out, bd_err *err)
+{
+    size_t subj = strcspn(message, "\n");
+    size_t rl = subj + 32;
+    char *reflog = malloc(rl);
+    git_reference *moved = NULL;
+    if (!reflog)
+        return nomem(err);
+    snprintf(reflog, rl, "commit%s: %.*s", was ? "" : " (initial)", (int)subj, message);
+    int e = was ? git_reference_create_matching(&moved, g->repo, branch, id, 1, was, reflog)
+                : git_reference_create(&moved, g->repo, branch, id, 0, reflog);
+    free(reflog);
+    git_reference_free(moved);
+    if (e == GIT_EMODIFIED || e == GIT_EEXISTS || (e == GIT_ENOTFOUND && was)) {
+        char was_hex[GIT_OID_HEXSZ + 1] = "unborn";
+        if (was)
+            git_oid_tostr(was_hex, sizeof(was_hex), was);
+        return bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
+                          "%s moved while committing (it was %s); nothing was overwritten: your "
+                          "commit %s is in the object database and the index is unchanged; "
+                          "review `git log %s` and run `benchdesk commit` again",
+                          out->branch, was_hex, out->id, out->branch);
+    }
+    if (e < 0)
+        return git_fail(err, BD_E_GIT, "cannot move the branch");
+    return 0;
+}
+
 int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err)
 {
     git_index *index = NULL;
     git_signature *me = NULL;
     git_tree *tree = NULL;
     git_commit *parent = NULL;
-    git_reference *moved = NULL;
-    git_buf msg = {0}, content = {0};
-    char *branch = NULL, *sig = NULL, *reflog = NULL;
+    git_buf msg = {0};
+    char *branch = NULL;
     git_oid parent_id, tree_id, id;
     bool unborn = false;
     int rc = -1, e;
@@ -881,33 +954,8 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
         git_fail(err, BD_E_GIT_NO_IDENTITY, "cannot read user.name/user.email from git config");
         goto out;
     }
-    const git_commit *parents[1] = {parent};
-    size_t np = unborn ? 0 : 1;
-    if (opts->sign) {
-        bd_sign_key key;
-        if (git_commit_create_buffer(&content, g->repo, me, me, NULL, msg.ptr, tree, np, parents) <
-            0) {
-            git_fail(err, BD_E_GIT, "cannot build the commit");
-            goto out;
-        }
-        if (bd_sign_resolve_key(&key, &opts->sign_opts, err) < 0 ||
-            bd_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) < 0)
-            goto out;
-        /* libgit2 indents each line itself; a trailing newline would add a blank one. */
-        size_t sl = strlen(sig);
-        while (sl && sig[sl - 1] == '\n')
-            sig[--sl] = '\0';
-        if (git_commit_create_with_signature(&id, g->repo, content.ptr, sig, NULL) < 0) {
-            git_fail(err, BD_E_GIT, "cannot write the signed commit");
-            goto out;
-        }
-        out->is_signed = true;
-        snprintf(out->signer, sizeof(out->signer), "%s", key.fingerprint);
-    } else if (git_commit_create(&id, g->repo, NULL, me, me, NULL, msg.ptr, tree, np, parents) <
-               0) {
-        git_fail(err, BD_E_GIT, "cannot write the commit");
+    if (write_commit(&id, out, g, opts, me, msg.ptr, tree, unborn ? NULL : parent, err) < 0)
         goto out;
-    }
     git_oid_tostr(out->id, sizeof(out->id), &id);
     if (opts->before_ref_update && opts->before_ref_update(opts->payload) != 0) {
         bd_err_set(err, BD_E_GIT, NULL, 0, 0,
@@ -915,45 +963,16 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
                    out->branch, out->id);
         goto out;
     }
-    size_t subj = strcspn(msg.ptr, "\n");
-    size_t rl = subj + 32;
-    if (!(reflog = malloc(rl))) {
-        nomem(err);
+    if (move_branch(g, branch, unborn ? NULL : &parent_id, &id, msg.ptr, out, err) < 0)
         goto out;
-    }
-    snprintf(reflog, rl, "commit%s: %.*s", unborn ? " (initial)" : "", (int)subj, msg.ptr);
-    /* Compare-and-swap: move the branch only from where it was when we read it. */
-    if (unborn)
-        e = git_reference_create(&moved, g->repo, branch, &id, 0, reflog);
-    else
-        e = git_reference_create_matching(&moved, g->repo, branch, &id, 1, &parent_id, reflog);
-    if (e == GIT_EMODIFIED || e == GIT_EEXISTS || (e == GIT_ENOTFOUND && !unborn)) {
-        char was[GIT_OID_HEXSZ + 1] = "unborn";
-        if (!unborn)
-            git_oid_tostr(was, sizeof(was), &parent_id);
-        bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
-                   "%s moved while committing (it was %s); nothing was overwritten: your "
-                   "commit %s is in the object database and the index is unchanged; review "
-                   "`git log %s` and run `benchdesk commit` again",
-                   out->branch, was, out->id, out->branch);
-        goto out;
-    }
-    if (e < 0) {
-        git_fail(err, BD_E_GIT, "cannot move the branch");
-        goto out;
-    }
     rc = 0;
 out:
-    git_reference_free(moved);
     git_commit_free(parent);
     git_tree_free(tree);
     git_signature_free(me);
     git_index_free(index);
     git_buf_dispose(&msg);
-    git_buf_dispose(&content);
     free(branch);
-    free(sig);
-    free(reflog);
     return rc;
 }
 
