@@ -12,10 +12,16 @@
  * subdirectory "d" starts with "d/", so the global order is a depth-first walk that sorts
  * siblings by their name, with '/' appended to directory names ("a.b" < "a/" < "a0",
  * since '.' 0x2E < '/' 0x2F < '0' 0x30). That gives the same bytes as collecting and
- * sorting every path, while keeping only `depth` descriptors open; hash_file checks the
- * global order with strcmp anyway, so a mistake here is internal.bug, never a digest.
+ * sorting every path, while keeping only `depth` descriptors open; the digest loop
+ * (bd_case_source_digest) checks the global order with strcmp anyway, so a mistake here is
+ * internal.bug, never a digest.
+ *
+ * The walk is the directory case source (case_source.h): dir_next yields the files in
+ * that order, and the one digest loop, shared with the git index and git trees, applies
+ * the membership rule and hashes them.
  */
 #include "digest.h"
+#include "case_source.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -152,7 +158,7 @@ static const char *kind_name(mode_t mode)
 /* Bytes are gathered in `buf` (headers and file contents read straight into it) and
  * handed to BLAKE3 a full buffer at a time: many small files then hash as one long run,
  * with the same SIMD width as one big file. */
-typedef struct {
+typedef struct bd_digest_sink {
     blake3_hasher hasher;
     uint8_t *buf;
     size_t buf_size;
@@ -331,21 +337,6 @@ static mode_t dtype_mode(unsigned char t)
 }
 
 typedef struct {
-    hash_state hs;
-    const char *top; /* the case dir as given, for messages */
-    char *rel;       /* current relative path, BD_DIGEST_MAX_RELPATH + 1 bytes */
-    size_t rel_len;
-    char *prev; /* previous file's relative path, to check the global order */
-    int have_prev;
-    bd_err *err;
-    int copy_top;                 /* bd_digest_case_copy: the destination dir, or -1 */
-    const char *const *copy_tops; /* the top-level directories copied there */
-    uint8_t *dents;               /* getdents64 buffer, DENTS_BUF bytes */
-    bd_scanned_case *scan;        /* bd_scanned_case: top-level files whose bytes are kept */
-    struct dir_lists *lists;      /* per depth, reused from case to case; NULL: per call */
-} walk;
-
-typedef struct {
     const char *name;
     size_t off; /* into the name arena; `name` is set once the arena stops moving */
     size_t len;
@@ -359,10 +350,40 @@ typedef struct {
  * a case costs no allocation per directory. */
 typedef struct dir_lists {
     dent *ents;
-    size_t cap_ents;
+    size_t cap_ents, n_ents;
     char *names;
-    size_t names_cap;
+    size_t names_cap, names_len;
 } dir_lists;
+
+/* One open directory of the walk: its listing (sorted) and how far the walk got. */
+typedef struct {
+    int dfd;        /* owned */
+    int dst;        /* owned: where its files are copied, or -1 */
+    size_t rel_len; /* length of its relative path in w->rel */
+    size_t next;    /* index of the next entry of lists[depth] */
+} frame;
+
+/* The directory case source: a depth-first walk, one directory descriptor per level. */
+typedef struct {
+    bd_case_source src; /* first: a walk is a case source */
+    hash_state hs;
+    const char *top; /* the case dir as given, for messages */
+    char *rel;       /* current relative path, BD_DIGEST_MAX_RELPATH + 1 bytes */
+    size_t rel_len;
+    char *prev; /* previous file's relative path, to check the global order */
+    bd_err *err;
+    int copy_top;                 /* bd_digest_case_copy: the destination dir, or -1 */
+    const char *const *copy_tops; /* the top-level directories copied there */
+    uint8_t *dents;               /* getdents64 buffer, DENTS_BUF bytes */
+    bd_scanned_case *scan;        /* bd_scanned_case: top-level files whose bytes are kept */
+    dir_lists *lists;             /* per depth (BD_DIGEST_MAX_DEPTH + 1) */
+    int depth;                    /* of the innermost open directory, -1 when none */
+    frame frames[BD_DIGEST_MAX_DEPTH + 1];
+    int cur_fd;      /* the file yielded last, open, or -1 */
+    const dent *cur; /* its listing entry */
+    int cur_dst;     /* its directory's copy destination, or -1 */
+    mode_t cur_mode; /* its mode */
+} walk;
 
 static void dir_lists_free(dir_lists *l)
 {
@@ -445,139 +466,6 @@ static bool same_entry(const dent *e, const struct stat *st)
     return st->st_dev == e->dev && st->st_ino == e->ino;
 }
 
-/* Hash the regular file `e` of directory `dfd`; w->rel is its relative path. With
- * `dst` >= 0 its bytes are also copied to a new file of the same name in `dst`. */
-static int hash_file(walk *w, int dfd, const dent *e, int dst)
-{
-    char shown[SHOW_MAX];
-    int rc = -1;
-    int fd = -1;
-    int cfd = -1;
-    struct stat st;
-
-    if (w->have_prev && strcmp(w->prev, w->rel) >= 0) {
-        show_path(shown, w->top, w->rel);
-        bd_err_set(w->err, BD_E_INTERNAL, shown, 0, 0,
-                   "case walk out of bytewise order; please report this bug");
-        goto out;
-    }
-    memcpy(w->prev, w->rel, w->rel_len + 1);
-    w->have_prev = 1;
-
-    fd = openat(dfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ELOOP) {
-            unsupported(w, w->rel, S_IFLNK);
-            goto out;
-        }
-        show_path(shown, w->top, w->rel);
-        bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot open the file");
-        goto out;
-    }
-    if (fstat(fd, &st) != 0) {
-        show_path(shown, w->top, w->rel);
-        bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot stat the open file");
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        unsupported(w, w->rel, st.st_mode);
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode) || !same_entry(e, &st)) {
-        show_path(shown, w->top, w->rel);
-        bd_err_set(w->err, BD_E_IO, shown, 0, 0,
-                   "file was replaced while the case was being hashed; digest again when "
-                   "nothing is writing to the case");
-        goto out;
-    }
-    /* A hint only, for big files on a cold cache (a syscall is not worth it for small
-     * ones); its failure changes nothing. */
-    if ((uint64_t)st.st_size > 4 * (uint64_t)w->hs.buf_size)
-        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-
-    /* T "\0" relpath "\0" size "\0" */
-    {
-        char size_str[24];
-        int sl = snprintf(size_str, sizeof(size_str), "%" PRIu64, (uint64_t)st.st_size);
-        if (sl < 0 || (size_t)sl >= sizeof(size_str)) {
-            show_path(shown, w->top, w->rel);
-            bd_err_set(w->err, BD_E_INTERNAL, shown, 0, 0, "cannot format the file size");
-            goto out;
-        }
-        const char type = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) ? 'x' : 'f';
-        hs_add(&w->hs, &type, 1);
-        hs_add(&w->hs, "", 1);
-        hs_add(&w->hs, w->rel, w->rel_len + 1);   /* with its NUL */
-        hs_add(&w->hs, size_str, (size_t)sl + 1); /* with its NUL */
-    }
-
-    if (dst >= 0) {
-        cfd = openat(dst, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (cfd < 0) {
-            show_path(shown, w->top, w->rel);
-            bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot create the case copy");
-            goto out;
-        }
-    }
-    w->hs.copy_fd = cfd;
-    blake3_hasher cassette;
-    bool is_cassette = false;
-    char *keep = NULL;
-    if (w->scan && e->len == w->rel_len) { /* a top-level file */
-        bd_scanned_case *sc = w->scan;
-        if (strcmp(e->name, "cassette.json") == 0) {
-            is_cassette = true;
-            blake3_hasher_init(&cassette);
-            w->hs.tee = &cassette;
-        } else if (strcmp(e->name, "case.yaml") == 0) {
-            sc->case_yaml_present = true;
-            if ((uint64_t)st.st_size > sc->yaml_max) {
-                sc->case_yaml_too_big = true;
-            } else if (!(keep = malloc((size_t)st.st_size + 1))) {
-                show_path(shown, w->top, w->rel);
-                bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0, "out of memory reading the file");
-                goto out;
-            }
-            w->hs.keep = keep;
-            w->hs.kept = 0;
-        }
-    }
-    int errnum = 0;
-    read_status rs = hash_fd(&w->hs, fd, (uint64_t)st.st_size, w->rel, &errnum);
-    w->hs.copy_fd = -1;
-    w->hs.tee = NULL;
-    w->hs.keep = NULL;
-    if (rs != READ_OK) {
-        free(keep);
-        show_path(shown, w->top, w->rel);
-        read_error(w->err, rs, errnum, shown);
-        goto out;
-    }
-    if (is_cassette) {
-        uint8_t raw[BLAKE3_OUT_LEN];
-        blake3_hasher_finalize(&cassette, raw, BLAKE3_OUT_LEN);
-        format_digest(w->scan->cassette, raw);
-        w->scan->cassette_present = true;
-    }
-    if (keep) {
-        keep[w->hs.kept] = '\0';
-        w->scan->case_yaml = keep;
-        w->scan->case_yaml_len = w->hs.kept;
-    }
-    if (cfd >= 0 && fchmod(cfd, (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) ? 0555 : 0444) != 0) {
-        show_path(shown, w->top, w->rel);
-        bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot make the case copy read-only");
-        goto out;
-    }
-    rc = 0;
-out:
-    if (fd >= 0)
-        close(fd);
-    if (cfd >= 0)
-        close(cfd);
-    return rc;
-}
-
 /* The copy destination of subdirectory `name` of a directory whose destination is `dst`
  * (-1: not copied) at `depth`: a new 0700 directory, open, or -1 when the subtree is not
  * copied. Returns 0, or -1 with w->err set. */
@@ -644,200 +532,525 @@ static void scan_provenance(bd_scanned_case *r, int fd)
     r->prov_present = true;
 }
 
-/* Walk the directory open on `dfd` (ownership taken: closed before returning), at
- * `depth` directories below the case dir; w->rel is its relative path. `dst` is where
- * its files are copied (not owned), or -1. */
-static int walk_dir(walk *w, int dfd, int depth, int dst)
+/* ---- listing one directory ---------------------------------------------------------- */
+
+/* Room for one more entry named `len` bytes in `lv`. Returns 0 or -1 (out of memory). */
+static int lists_grow(dir_lists *lv, size_t len)
+{
+    if (lv->n_ents == lv->cap_ents) {
+        size_t nc = lv->cap_ents ? lv->cap_ents * 2 : 16;
+        dent *ne = realloc(lv->ents, nc * sizeof(*ne));
+        if (!ne)
+            return -1;
+        lv->ents = ne;
+        lv->cap_ents = nc;
+    }
+    if (lv->names_cap - lv->names_len < len + 1) {
+        size_t nc = lv->names_cap ? lv->names_cap : 512;
+        while (nc - lv->names_len < len + 1)
+            nc *= 2;
+        char *nn = realloc(lv->names, nc);
+        if (!nn)
+            return -1;
+        lv->names = nn;
+        lv->names_cap = nc;
+    }
+    return 0;
+}
+
+/* Judge one getdents64 record of the directory open on `dfd` at `depth` (w->rel is its
+ * path) and list it in `lv` when the walk goes there. Returns 0 (listed or skipped), 1
+ * for a scan's leftover temp file, 2 when out of memory, -1 with w->err set. */
+static int list_entry(walk *w, dir_lists *lv, int dfd, int depth, const dirent64_rec *de)
 {
     char shown[SHOW_MAX];
-    int rc = -1;
-    dir_lists *lv = w->lists ? &w->lists[depth] : NULL;
-    dent *ents = lv ? lv->ents : NULL;
-    size_t n_ents = 0, cap_ents = lv ? lv->cap_ents : 0;
-    char *names = lv ? lv->names : NULL;
-    size_t names_len = 0, names_cap = lv ? lv->names_cap : 0;
+    const char *name = de->d_name;
+    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+        return 0;
+    size_t len = strlen(name), saved;
+    /* The entry's type from the directory itself: no lstat per entry. Only a file system
+     * that does not report types (DT_UNKNOWN) costs an fstatat. */
+    mode_t mode = dtype_mode(de->d_type);
+    int from_dirent = mode != 0;
+    struct stat st;
+    if (!from_dirent) {
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            int e = errno;
+            if (rel_push(w, name, len, &saved) != 0)
+                return -1;
+            show_path(shown, w->top, w->rel);
+            return bd_err_errno(w->err, BD_E_IO, e, shown,
+                                "cannot stat the entry (did the case change while being hashed?)");
+        }
+        mode = st.st_mode;
+    }
+    if (!S_ISDIR(mode)) {
+        bd_case_member m =
+            bd_case_membership(depth == 0, name, S_ISREG(mode) ? BD_CASE_FILE : BD_CASE_OTHER);
+        if (m == BD_CASE_REFUSED) {
+            if (rel_push(w, name, len, &saved) != 0)
+                return -1;
+            return unsupported(w, w->rel, mode);
+        }
+        /* A scan reads provenance.yaml here, so a case without one costs no failed open. */
+        if (m == BD_CASE_OUTSIDE) {
+            if (w->scan)
+                scan_provenance(w->scan, dfd);
+            return 0;
+        }
+    } else if (depth == 0 && w->scan && strcmp(name, BD_PROVENANCE_FILE) == 0) {
+        w->scan->unusual = true; /* left to the path-based loader */
+    }
+    if (depth == 0 && w->scan && bd_tmp_is_leftover(name)) {
+        /* Never hashed: the caller reports it (case.leftover_temp). */
+        w->scan->leftover = true;
+        return 1;
+    }
+    if (lists_grow(lv, len) != 0)
+        return 2;
+    memcpy(lv->names + lv->names_len, name, len + 1);
+    dent *d = &lv->ents[lv->n_ents++];
+    d->name = NULL;
+    d->off = lv->names_len;
+    d->len = len;
+    d->is_dir = S_ISDIR(mode);
+    d->from_dirent = from_dirent;
+    d->dev = from_dirent ? 0 : st.st_dev;
+    d->ino = from_dirent ? (ino_t)de->d_ino : st.st_ino;
+    lv->names_len += len + 1;
+    return 0;
+}
 
+/* List the innermost open directory into w->lists[w->depth], sorted. Returns 0, 1 for a
+ * scan's leftover temp file, -1 with w->err set. */
+static int list_dir(walk *w)
+{
+    char shown[SHOW_MAX];
+    int depth = w->depth;
+    int dfd = w->frames[depth].dfd;
+    dir_lists *lv = &w->lists[depth];
+    lv->n_ents = 0;
+    lv->names_len = 0;
     for (;;) {
         long nread = getdents64(dfd, w->dents, DENTS_BUF);
         if (nread < 0 && errno == EINTR)
             continue;
         if (nread < 0) {
             show_path(shown, w->top, w->rel);
-            bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot read the directory");
-            goto out;
+            return bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot read the directory");
         }
         if (nread == 0)
             break;
         for (long pos = 0; pos < nread;) {
             const dirent64_rec *de = (const dirent64_rec *)(w->dents + pos);
             pos += de->d_reclen;
-            const char *name = de->d_name;
-            if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-                continue;
-            size_t len = strlen(name);
-            /* The entry's type from the directory itself: no lstat per entry. Only a
-             * file system that does not report types (DT_UNKNOWN) costs an fstatat. */
-            mode_t mode = dtype_mode(de->d_type);
-            int from_dirent = mode != 0;
-            struct stat st;
-            if (!from_dirent) {
-                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-                    int e = errno;
-                    size_t saved;
-                    if (rel_push(w, name, len, &saved) != 0)
-                        goto out;
-                    show_path(shown, w->top, w->rel);
-                    bd_err_errno(w->err, BD_E_IO, e, shown,
-                                 "cannot stat the entry (did the case change while being hashed?)");
-                    goto out;
-                }
-                mode = st.st_mode;
-            }
-            if (!S_ISREG(mode) && !S_ISDIR(mode)) {
-                size_t saved;
-                if (rel_push(w, name, len, &saved) != 0)
-                    goto out;
-                unsupported(w, w->rel, mode);
-                goto out;
-            }
-            /* §2: only the top-level provenance.yaml file is outside the digest. A scan
-             * reads it here, so a case without one costs no failed open. Anything but a
-             * regular file of that name is left to the path-based loader (unusual). */
-            if (depth == 0 && strcmp(name, BD_PROVENANCE_FILE) == 0) {
-                if (S_ISREG(mode)) {
-                    if (w->scan)
-                        scan_provenance(w->scan, dfd);
-                    continue;
-                }
-                if (w->scan)
-                    w->scan->unusual = true;
-            }
-            if (depth == 0 && w->scan && bd_tmp_is_leftover(name)) {
-                /* Never hashed: the caller reports it (case.leftover_temp). */
-                w->scan->leftover = true;
-                rc = 1;
-                goto out;
-            }
-            if (n_ents == cap_ents) {
-                size_t nc = cap_ents ? cap_ents * 2 : 16;
-                dent *ne = realloc(ents, nc * sizeof(*ne));
-                if (!ne)
-                    goto nomem;
-                ents = ne;
-                cap_ents = nc;
-            }
-            if (names_cap - names_len < len + 1) {
-                size_t nc = names_cap ? names_cap : 512;
-                while (nc - names_len < len + 1)
-                    nc *= 2;
-                char *nn = realloc(names, nc);
-                if (!nn)
-                    goto nomem;
-                names = nn;
-                names_cap = nc;
-            }
-            memcpy(names + names_len, name, len + 1);
-            ents[n_ents].name = NULL;
-            ents[n_ents].off = names_len;
-            ents[n_ents].len = len;
-            ents[n_ents].is_dir = S_ISDIR(mode);
-            ents[n_ents].from_dirent = from_dirent;
-            ents[n_ents].dev = from_dirent ? 0 : st.st_dev;
-            ents[n_ents].ino = from_dirent ? (ino_t)de->d_ino : st.st_ino;
-            n_ents++;
-            names_len += len + 1;
-        }
-    }
-    for (size_t i = 0; i < n_ents; i++)
-        ents[i].name = names + ents[i].off;
-    if (n_ents > 1)
-        qsort(ents, n_ents, sizeof(*ents), dent_cmp);
-
-    for (size_t i = 0; i < n_ents; i++) {
-        const dent *e = &ents[i];
-        size_t saved;
-        if (rel_push(w, e->name, e->len, &saved) != 0)
-            goto out;
-        if (!e->is_dir) {
-            if (hash_file(w, dfd, e, dst) != 0)
-                goto out;
-            rel_pop(w, saved);
-            continue;
-        }
-        if (depth + 1 > BD_DIGEST_MAX_DEPTH) {
-            show_path(shown, w->top, w->rel);
-            bd_err_set(w->err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
-                       "directory nested more than %d levels below the case dir, the limit "
-                       "for a case: flatten the tree",
-                       BD_DIGEST_MAX_DEPTH);
-            goto out;
-        }
-        int sub = openat(dfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) {
-            int oe = errno;
-            struct stat now;
-            /* With O_DIRECTORY a symlink swapped in gives ENOTDIR, not ELOOP. */
-            if (oe == ELOOP || oe == ENOTDIR) {
-                if (oe == ELOOP || (fstatat(dfd, e->name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-                                    !S_ISDIR(now.st_mode) && !S_ISREG(now.st_mode))) {
-                    unsupported(w, w->rel, oe == ELOOP ? S_IFLNK : now.st_mode);
-                    goto out;
-                }
+            int r = list_entry(w, lv, dfd, depth, de);
+            if (r == 2) {
                 show_path(shown, w->top, w->rel);
-                bd_err_set(w->err, BD_E_IO, shown, 0, 0,
-                           "directory was replaced while the case was being hashed; digest "
-                           "again when nothing is writing to the case");
-                goto out;
+                return bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0,
+                                  "out of memory listing the directory");
             }
-            show_path(shown, w->top, w->rel);
-            bd_err_errno(w->err, BD_E_IO, oe, shown, "cannot open the directory");
-            goto out;
+            if (r != 0)
+                return r;
         }
-        /* O_DIRECTORY | O_NOFOLLOW already proves a real directory; an entry that was
-         * lstat'ed (no type from getdents64) must also still be the same one. */
-        struct stat st;
-        if (!e->from_dirent &&
-            (fstat(sub, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino)) {
-            close(sub);
-            show_path(shown, w->top, w->rel);
-            bd_err_set(w->err, BD_E_IO, shown, 0, 0,
-                       "directory was replaced while the case was being hashed; digest "
-                       "again when nothing is writing to the case");
-            goto out;
-        }
-        int sub_dst = -1;
-        if (copy_subdir(w, dst, depth, e->name, &sub_dst) != 0) {
-            close(sub);
-            goto out;
-        }
-        int wr = walk_dir(w, sub, depth + 1, sub_dst);
-        if (wr == 0 && sub_dst >= 0 && fchmod(sub_dst, 0555) != 0) {
-            show_path(shown, w->top, w->rel);
-            wr = bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot make the case copy read-only");
-        }
-        if (sub_dst >= 0)
-            close(sub_dst);
-        if (wr != 0)
-            goto out;
-        rel_pop(w, saved);
     }
-    rc = 0;
-    goto out;
-nomem:
-    show_path(shown, w->top, w->rel);
-    bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0, "out of memory listing the directory");
-out:
-    close(dfd);
-    if (lv) {
-        lv->ents = ents;
-        lv->cap_ents = cap_ents;
-        lv->names = names;
-        lv->names_cap = names_cap;
-    } else {
-        free(ents);
-        free(names);
+    for (size_t i = 0; i < lv->n_ents; i++)
+        lv->ents[i].name = lv->names + lv->ents[i].off;
+    if (lv->n_ents > 1)
+        qsort(lv->ents, lv->n_ents, sizeof(*lv->ents), dent_cmp);
+    return 0;
+}
+
+/* ---- walking: the directory case source ------------------------------------------- */
+
+/* Enter the directory open on `dfd` (w->rel is its path), copied to `dst` (-1: not
+ * copied); both owned from here on. Returns list_dir's result. */
+static int push_dir(walk *w, int dfd, int dst)
+{
+    frame *f = &w->frames[++w->depth];
+    f->dfd = dfd;
+    f->dst = dst;
+    f->rel_len = w->rel_len;
+    f->next = 0;
+    return list_dir(w);
+}
+
+/* Leave the innermost directory; when the walk got through it (`done`), its copy is made
+ * read-only. Returns 0 or -1 with w->err set. */
+static int pop_dir(walk *w, bool done)
+{
+    frame *f = &w->frames[w->depth--];
+    int rc = 0;
+    close(f->dfd);
+    if (f->dst >= 0) {
+        if (done && fchmod(f->dst, 0555) != 0) {
+            char shown[SHOW_MAX];
+            rel_pop(w, f->rel_len);
+            show_path(shown, w->top, w->rel);
+            rc = bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot make the case copy read-only");
+        }
+        close(f->dst);
     }
     return rc;
+}
+
+static void close_cur(walk *w)
+{
+    if (w->cur_fd >= 0)
+        close(w->cur_fd);
+    w->cur_fd = -1;
+}
+
+/* Close everything the walk holds open. */
+static void walk_close(walk *w)
+{
+    close_cur(w);
+    while (w->depth >= 0)
+        (void)pop_dir(w, false);
+}
+
+static int dir_replaced(walk *w)
+{
+    char shown[SHOW_MAX];
+    show_path(shown, w->top, w->rel);
+    return bd_err_set(w->err, BD_E_IO, shown, 0, 0,
+                      "directory was replaced while the case was being hashed; digest "
+                      "again when nothing is writing to the case");
+}
+
+/* Open the subdirectory `e` of the innermost directory (w->rel is its path) and enter
+ * it. Returns 0, or -1 with w->err set. */
+static int enter_dir(walk *w, const dent *e)
+{
+    char shown[SHOW_MAX];
+    frame *f = &w->frames[w->depth];
+    if (w->depth + 1 > BD_DIGEST_MAX_DEPTH) {
+        show_path(shown, w->top, w->rel);
+        return bd_err_set(w->err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
+                          "directory nested more than %d levels below the case dir, the limit "
+                          "for a case: flatten the tree",
+                          BD_DIGEST_MAX_DEPTH);
+    }
+    int sub = openat(f->dfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) {
+        int oe = errno;
+        struct stat now;
+        /* With O_DIRECTORY a symlink swapped in gives ENOTDIR, not ELOOP. */
+        if (oe == ELOOP || oe == ENOTDIR) {
+            if (oe == ELOOP || (fstatat(f->dfd, e->name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                !S_ISDIR(now.st_mode) && !S_ISREG(now.st_mode)))
+                return unsupported(w, w->rel, oe == ELOOP ? S_IFLNK : now.st_mode);
+            return dir_replaced(w);
+        }
+        show_path(shown, w->top, w->rel);
+        return bd_err_errno(w->err, BD_E_IO, oe, shown, "cannot open the directory");
+    }
+    /* O_DIRECTORY | O_NOFOLLOW already proves a real directory; an entry that was
+     * lstat'ed (no type from getdents64) must also still be the same one. */
+    struct stat st;
+    if (!e->from_dirent && (fstat(sub, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino)) {
+        close(sub);
+        return dir_replaced(w);
+    }
+    int sub_dst = -1;
+    if (copy_subdir(w, f->dst, w->depth, e->name, &sub_dst) != 0) {
+        close(sub);
+        return -1;
+    }
+    return push_dir(w, sub, sub_dst) == 0 ? 0 : -1;
+}
+
+/* Open the regular file `d` of the innermost directory (w->rel is its path) and describe
+ * it in `e`. Returns 1, or -1 with w->err set. */
+static int open_file(walk *w, const dent *d, bd_case_entry *e)
+{
+    char shown[SHOW_MAX];
+    frame *f = &w->frames[w->depth];
+    struct stat st;
+    int fd = openat(f->dfd, d->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return unsupported(w, w->rel, S_IFLNK);
+        show_path(shown, w->top, w->rel);
+        return bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot open the file");
+    }
+    w->cur_fd = fd;
+    if (fstat(fd, &st) != 0) {
+        show_path(shown, w->top, w->rel);
+        return bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot stat the open file");
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return unsupported(w, w->rel, st.st_mode);
+    if (!S_ISREG(st.st_mode) || !same_entry(d, &st)) {
+        show_path(shown, w->top, w->rel);
+        return bd_err_set(w->err, BD_E_IO, shown, 0, 0,
+                          "file was replaced while the case was being hashed; digest again when "
+                          "nothing is writing to the case");
+    }
+    /* A hint only, for big files on a cold cache (a syscall is not worth it for small
+     * ones); its failure changes nothing. */
+    if ((uint64_t)st.st_size > 4 * (uint64_t)w->hs.buf_size)
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    w->cur = d;
+    w->cur_dst = f->dst;
+    w->cur_mode = st.st_mode;
+    e->rel = w->rel;
+    e->rel_len = w->rel_len;
+    e->name = d->name;
+    e->top = w->depth == 0;
+    e->kind = BD_CASE_FILE;
+    e->exec = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
+    e->size = (uint64_t)st.st_size;
+    e->bytes = NULL;
+    return 1;
+}
+
+/* bd_case_source.next of a walk: the next regular file in bytewise path order, entering
+ * and leaving directories on the way. */
+static int dir_next(bd_case_source *src, bd_case_entry *e, bd_err *err)
+{
+    walk *w = (walk *)src;
+    (void)err; /* w->err */
+    close_cur(w);
+    while (w->depth >= 0) {
+        frame *f = &w->frames[w->depth];
+        dir_lists *lv = &w->lists[w->depth];
+        if (f->next == lv->n_ents) {
+            if (pop_dir(w, true) != 0)
+                return -1;
+            continue;
+        }
+        const dent *d = &lv->ents[f->next++];
+        size_t saved;
+        rel_pop(w, f->rel_len);
+        if (rel_push(w, d->name, d->len, &saved) != 0)
+            return -1;
+        if (!d->is_dir)
+            return open_file(w, d, e);
+        if (enter_dir(w, d) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The copy of the file being read, or -1 (not copied). Returns 0 or -1 with w->err. */
+static int open_copy(walk *w, int *cfd)
+{
+    *cfd = -1;
+    if (w->cur_dst < 0)
+        return 0;
+    *cfd = openat(w->cur_dst, w->cur->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+    if (*cfd >= 0)
+        return 0;
+    char shown[SHOW_MAX];
+    show_path(shown, w->top, w->rel);
+    return bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot create the case copy");
+}
+
+/* bd_case_source.read of a walk: the bytes of the file yielded last, read once into the
+ * hasher and, in the same pass, into its copy and (a scan) the kept top-level files. */
+static int dir_read(bd_case_source *src, const bd_case_entry *e, bd_digest_sink *sink, bd_err *err)
+{
+    walk *w = (walk *)src;
+    hash_state *hs = sink;
+    char shown[SHOW_MAX];
+    int cfd = -1, rc = -1;
+    (void)err; /* w->err */
+    if (open_copy(w, &cfd) != 0)
+        return -1;
+    hs->copy_fd = cfd;
+    blake3_hasher cassette;
+    bool is_cassette = false;
+    char *keep = NULL;
+    if (w->scan && e->top) {
+        bd_scanned_case *sc = w->scan;
+        if (strcmp(e->name, "cassette.json") == 0) {
+            is_cassette = true;
+            blake3_hasher_init(&cassette);
+            hs->tee = &cassette;
+        } else if (strcmp(e->name, "case.yaml") == 0) {
+            sc->case_yaml_present = true;
+            if (e->size > sc->yaml_max) {
+                sc->case_yaml_too_big = true;
+            } else if (!(keep = malloc((size_t)e->size + 1))) {
+                show_path(shown, w->top, w->rel);
+                bd_err_set(w->err, BD_E_NOMEM, shown, 0, 0, "out of memory reading the file");
+                goto out;
+            }
+            hs->keep = keep;
+            hs->kept = 0;
+        }
+    }
+    int errnum = 0;
+    read_status rs = hash_fd(hs, w->cur_fd, e->size, e->rel, &errnum);
+    hs->copy_fd = -1;
+    hs->tee = NULL;
+    hs->keep = NULL;
+    if (rs != READ_OK) {
+        free(keep);
+        show_path(shown, w->top, w->rel);
+        read_error(w->err, rs, errnum, shown);
+        goto out;
+    }
+    if (is_cassette) {
+        uint8_t raw[BLAKE3_OUT_LEN];
+        blake3_hasher_finalize(&cassette, raw, BLAKE3_OUT_LEN);
+        format_digest(w->scan->cassette, raw);
+        w->scan->cassette_present = true;
+    }
+    if (keep) {
+        keep[hs->kept] = '\0';
+        w->scan->case_yaml = keep;
+        w->scan->case_yaml_len = hs->kept;
+    }
+    if (cfd >= 0 && fchmod(cfd, (w->cur_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) ? 0555 : 0444) != 0) {
+        show_path(shown, w->top, w->rel);
+        bd_err_errno(w->err, BD_E_IO, errno, shown, "cannot make the case copy read-only");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (cfd >= 0)
+        close(cfd);
+    close_cur(w);
+    return rc;
+}
+
+/* bd_case_source.refuse of a walk (never reached: the listing refuses first). */
+static int dir_refuse(bd_case_source *src, const bd_case_entry *e, bd_err *err)
+{
+    (void)err;
+    return unsupported((walk *)src, e->rel, 0);
+}
+
+/* ---- the membership rule and the one digest loop ----------------------------------- */
+
+bd_case_member bd_case_membership(bool top, const char *name, bd_case_kind kind)
+{
+    if (kind != BD_CASE_FILE)
+        return BD_CASE_REFUSED;
+    if (top && strcmp(name, BD_PROVENANCE_FILE) == 0)
+        return BD_CASE_OUTSIDE; /* the signatures: the one file outside the digest */
+    return BD_CASE_MEMBER;
+}
+
+/* Append `len` bytes of any length to the pending bytes. */
+static void hs_add_all(hash_state *st, const void *data, size_t len)
+{
+    if (len <= st->buf_size) {
+        hs_add(st, data, len);
+        return;
+    }
+    hs_flush(st);
+    blake3_hasher_update(&st->hasher, data, len);
+}
+
+/* One member into the stream: T "\0" rel "\0" size "\0" bytes. */
+static int feed_entry(hash_state *hs, bd_case_source *src, const bd_case_entry *e, bd_err *err)
+{
+    char size_str[24];
+    int sl = snprintf(size_str, sizeof(size_str), "%" PRIu64, e->size);
+    if (sl < 0 || (size_t)sl >= sizeof(size_str)) {
+        char shown[SHOW_MAX];
+        show_path(shown, src->where, e->rel);
+        return bd_err_set(err, BD_E_INTERNAL, shown, 0, 0, "cannot format the file size");
+    }
+    const char type = e->exec ? 'x' : 'f';
+    hs_add(hs, &type, 1);
+    hs_add(hs, "", 1);
+    hs_add(hs, e->rel, e->rel_len + 1);   /* with its NUL */
+    hs_add(hs, size_str, (size_t)sl + 1); /* with its NUL */
+    if (!e->bytes)
+        return src->read(src, e, hs, err);
+    hs_add_all(hs, e->bytes, (size_t)e->size);
+    hs->total += e->size;
+    return 0;
+}
+
+/* bd_case_source_digest with the caller's hasher and order buffer (`prev`,
+ * BD_DIGEST_MAX_RELPATH + 1 bytes). */
+static int source_digest(hash_state *hs, char *prev, bd_case_source *src, char out[BD_DIGEST_BUF],
+                         bd_err *err)
+{
+    char shown[SHOW_MAX];
+    bool have_prev = false;
+    bd_case_entry e;
+    int r;
+    hs->fill = 0;
+    hs->total = 0;
+    blake3_hasher_init(&hs->hasher);
+    blake3_hasher_update(&hs->hasher, CASE_HEADER, sizeof(CASE_HEADER) - 1);
+    while ((r = src->next(src, &e, err)) == 1) {
+        bd_case_member m = bd_case_membership(e.top, e.name, e.kind);
+        if (m == BD_CASE_OUTSIDE)
+            continue;
+        if (m == BD_CASE_REFUSED)
+            return src->refuse(src, &e, err);
+        show_path(shown, src->where, e.rel);
+        if (e.rel_len > BD_DIGEST_MAX_RELPATH)
+            return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
+                              "relative path longer than %d bytes, the limit for a case: "
+                              "shorten the names or the nesting",
+                              BD_DIGEST_MAX_RELPATH);
+        if (have_prev && strcmp(prev, e.rel) >= 0)
+            return bd_err_set(err, BD_E_INTERNAL, shown, 0, 0,
+                              "case walk out of bytewise order; please report this bug");
+        memcpy(prev, e.rel, e.rel_len + 1);
+        have_prev = true;
+        if (feed_entry(hs, src, &e, err) != 0)
+            return -1;
+    }
+    if (r != 0)
+        return r;
+    hs_flush(hs);
+    uint8_t raw[BLAKE3_OUT_LEN];
+    blake3_hasher_finalize(&hs->hasher, raw, BLAKE3_OUT_LEN);
+    format_digest(out, raw);
+    return 0;
+}
+
+int bd_case_source_digest(char out[BD_DIGEST_BUF], bd_case_source *src, uint64_t *bytes_hashed,
+                          bd_err *err)
+{
+    hash_state hs;
+    memset(&hs, 0, sizeof(hs));
+    hs.copy_fd = -1;
+    hs.buf_size = 64u * 1024u;
+    hs.buf = malloc(hs.buf_size);
+    char *prev = malloc(BD_DIGEST_MAX_RELPATH + 1);
+    char got[BD_DIGEST_BUF];
+    int rc = -1;
+    if (!hs.buf || !prev)
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory for the digest buffers");
+    else
+        rc = source_digest(&hs, prev, src, got, err);
+    if (rc == 0) {
+        memcpy(out, got, BD_DIGEST_BUF);
+        if (bytes_hashed)
+            *bytes_hashed = hs.total;
+    }
+    free(hs.buf);
+    free(prev);
+    return rc;
+}
+
+/* ---- the case walk ---------------------------------------------------------------- */
+
+/* Set up `w` as the directory source of a walk whose buffers are already in place. */
+static void walk_init(walk *w, bd_err *err, const char *top)
+{
+    w->src.next = dir_next;
+    w->src.read = dir_read;
+    w->src.refuse = dir_refuse;
+    w->src.where = top;
+    w->top = top;
+    w->err = err;
+    w->hs.copy_fd = -1;
+    w->copy_top = -1;
+    w->depth = -1;
+    w->cur_fd = -1;
+    w->cur_dst = -1;
 }
 
 /* The case digest of the case directory open on `fd` (ownership taken), into `out`.
@@ -846,32 +1059,46 @@ static int walk_top(walk *w, int fd, char out[BD_DIGEST_BUF])
 {
     w->rel[0] = '\0';
     w->rel_len = 0;
-    w->have_prev = 0;
-    w->hs.fill = 0;
-    w->hs.total = 0;
-    blake3_hasher_init(&w->hs.hasher);
-    blake3_hasher_update(&w->hs.hasher, CASE_HEADER, sizeof(CASE_HEADER) - 1);
-    if (walk_dir(w, fd, 0, -1) != 0)
-        return -1;
-    hs_flush(&w->hs);
-    uint8_t raw[BLAKE3_OUT_LEN];
-    blake3_hasher_finalize(&w->hs.hasher, raw, BLAKE3_OUT_LEN);
-    format_digest(out, raw);
-    return 0;
+    w->depth = -1;
+    w->cur_fd = -1;
+    int rc = push_dir(w, fd, -1);
+    if (rc == 0)
+        rc = source_digest(&w->hs, w->prev, &w->src, out, w->err);
+    walk_close(w);
+    return rc != 0 ? -1 : 0;
+}
+
+/* Open the case directory `path` (trailing slashes stripped; `dir` as given) for a walk.
+ * Returns the descriptor, or -1 with `err` set. */
+static int open_case_dir(const char *path, bd_err *err)
+{
+    char shown[SHOW_MAX];
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0)
+        return fd;
+    int e = errno;
+    struct stat st;
+    show_path(shown, path, NULL);
+    if (e == ELOOP || (e == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+        bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
+                   "the case directory is a symbolic link; links are never followed: "
+                   "give the real directory");
+    else if (e == ENOTDIR)
+        bd_err_set(err, BD_E_IO, shown, 0, 0, "not a directory; give a case directory");
+    else
+        bd_err_errno(err, BD_E_IO, e, shown, "cannot open the case directory");
+    return -1;
 }
 
 static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                      bd_digest_progress_cb cb, void *payload, int copy_top,
                      const char *const *copy_tops, bd_err *err)
 {
-    char shown[SHOW_MAX];
     int rc = -1;
     char *path = NULL;
     walk w;
     memset(&w, 0, sizeof(w));
-    w.err = err;
-    w.top = dir ? dir : "";
-    w.hs.copy_fd = -1;
+    walk_init(&w, err, dir ? dir : "");
     w.copy_top = copy_top;
     w.copy_tops = copy_tops;
 
@@ -887,14 +1114,15 @@ static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_h
     }
     for (size_t l = strlen(path); l > 1 && path[l - 1] == '/'; l--)
         path[l - 1] = '\0';
-    w.top = path;
+    w.top = w.src.where = path;
 
     w.hs.buf_size = READ_BUF_SIZE;
     w.hs.buf = malloc(w.hs.buf_size);
     w.rel = malloc(BD_DIGEST_MAX_RELPATH + 1);
     w.prev = malloc(BD_DIGEST_MAX_RELPATH + 1);
     w.dents = malloc(DENTS_BUF);
-    if (!w.hs.buf || !w.rel || !w.prev || !w.dents) {
+    w.lists = calloc(BD_DIGEST_MAX_DEPTH + 1, sizeof(*w.lists));
+    if (!w.hs.buf || !w.rel || !w.prev || !w.dents || !w.lists) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory for the digest buffers");
         goto out;
     }
@@ -902,23 +1130,8 @@ static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_h
     w.hs.cb = cb;
     w.hs.payload = payload;
 
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        int e = errno;
-        struct stat st;
-        show_path(shown, path, NULL);
-        if (e == ELOOP || (e == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
-            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
-                       "the case directory is a symbolic link; links are never followed: "
-                       "give the real directory");
-        else if (e == ENOTDIR)
-            bd_err_set(err, BD_E_IO, shown, 0, 0, "not a directory; give a case directory");
-        else
-            bd_err_errno(err, BD_E_IO, e, shown, "cannot open the case directory");
-        goto out;
-    }
-
-    if (walk_top(&w, fd, out) != 0)
+    int fd = open_case_dir(path, err);
+    if (fd < 0 || walk_top(&w, fd, out) != 0)
         goto out;
     if (bytes_hashed)
         *bytes_hashed = w.hs.total;
@@ -928,6 +1141,7 @@ out:
     free(w.rel);
     free(w.prev);
     free(w.dents);
+    dir_lists_free(w.lists);
     free(path);
     return rc;
 }
@@ -1021,10 +1235,7 @@ int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const ch
     }
     walk w;
     memset(&w, 0, sizeof(w));
-    w.err = err;
-    w.top = top;
-    w.hs.copy_fd = -1;
-    w.copy_top = -1;
+    walk_init(&w, err, top);
     w.hs.buf = sc->buf;
     w.hs.buf_size = READ_BUF_SIZE;
     w.rel = sc->rel;

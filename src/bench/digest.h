@@ -12,6 +12,8 @@
  * Task-class digest stream:
  *   "benchdesk-task-class-v2\n", then the entries of exactly registration.yaml and
  *   rubric.py of the task-class dir, in that (sorted) order.
+ * What a case digest covers is decided once, for a directory, the git index and a git
+ * tree alike: case_source.h (bd_case_membership, bd_case_source_digest).
  * Symlinks, devices, sockets, FIFOs anywhere: case.unsupported_entry. Files and
  * directories are opened with O_NOFOLLOW. A file that changes size while being read is
  * io.error (never a silently wrong digest).

@@ -16,7 +16,8 @@
 #include "bench.h"
 #include "digest.h"
 #include "fsutil.h"
-#include "ydoc.h"
+#include "case_source.h"
+#include "commit_check.h"
 
 struct bd_git {
     git_repository *repo;
@@ -649,22 +650,53 @@ out:
     return rc;
 }
 
-/* ---- the pin check of the index ---------------------------------------------------- */
+/* ---- the index, read for a check ----------------------------------------------------- */
 
-typedef struct tc_pins {
-    char *name;
-    bool has_digests, has_rubric, has_registration;
-    git_oid digests, rubric, registration;
-    bool rubric_exec, registration_exec;
-    bd_ydoc *doc; /* parsed digests.yaml, lazily */
-} tc_pins;
-
-typedef struct pin_check {
+struct bd_git_index {
     bd_git *g;
     git_index *index;
-    tc_pins *tcs;
-    size_t n_tcs;
-} pin_check;
+};
+
+int bd_git_index_open(bd_git_index **out, bd_git *g, bd_err *err)
+{
+    *out = NULL;
+    bd_git_index *ix = calloc(1, sizeof(*ix));
+    if (!ix)
+        return nomem(err);
+    ix->g = g;
+    if (git_repository_index(&ix->index, g->repo) < 0) {
+        free(ix);
+        return git_fail(err, BD_E_GIT, "cannot open the git index");
+    }
+    if (git_index_read(ix->index, 0) < 0) {
+        git_fail(err, BD_E_GIT, "cannot read the git index");
+        bd_git_index_close(ix);
+        return -1;
+    }
+    *out = ix;
+    return 0;
+}
+
+void bd_git_index_close(bd_git_index *ix)
+{
+    if (!ix)
+        return;
+    git_index_free(ix->index);
+    free(ix);
+}
+
+size_t bd_git_index_count(const bd_git_index *ix)
+{
+    return git_index_entrycount(ix->index);
+}
+
+const char *bd_git_index_path(const bd_git_index *ix, size_t i, bool *exec)
+{
+    const git_index_entry *e = git_index_get_byindex(ix->index, i);
+    if (exec)
+        *exec = e->mode == GIT_FILEMODE_BLOB_EXECUTABLE;
+    return e->path;
+}
 
 static int read_blob(git_blob **out, bd_git *g, const git_oid *id, const char *path, bd_err *err)
 {
@@ -676,260 +708,184 @@ static int read_blob(git_blob **out, bd_git *g, const git_oid *id, const char *p
     return 0;
 }
 
-static tc_pins *find_tc(pin_check *pc, const char *name, size_t len, bool add)
+int bd_git_index_bytes(const bd_git_index *ix, size_t i, char **out, size_t *len, bd_err *err)
 {
-    for (size_t i = 0; i < pc->n_tcs; i++)
-        if (strlen(pc->tcs[i].name) == len && strncmp(pc->tcs[i].name, name, len) == 0)
-            return &pc->tcs[i];
-    if (!add)
-        return NULL;
-    tc_pins *nt = realloc(pc->tcs, (pc->n_tcs + 1) * sizeof(*nt));
-    if (!nt)
-        return NULL;
-    pc->tcs = nt;
-    tc_pins *t = &pc->tcs[pc->n_tcs];
-    memset(t, 0, sizeof(*t));
-    if (!(t->name = strndup(name, len)))
-        return NULL;
-    pc->n_tcs++;
-    return t;
-}
-
-/* Parse a staged YAML blob. */
-static int blob_yaml(bd_ydoc **doc, bd_git *g, const git_oid *id, const char *label, bd_err *err)
-{
+    const git_index_entry *e = git_index_get_byindex(ix->index, i);
     git_blob *b = NULL;
-    *doc = NULL;
-    if (read_blob(&b, g, id, label, err) < 0)
+    *out = NULL;
+    *len = 0;
+    if (read_blob(&b, ix->g, &e->id, e->path, err) < 0)
         return -1;
-    git_object_size_t sz = git_blob_rawsize(b);
-    int rc;
-    if (sz > BD_YAML_MAX_BYTES)
-        rc = bd_err_set(err, BD_E_YAML_TOO_LARGE, label, 0, 0, "is larger than 1 MiB");
-    else
-        rc = bd_ydoc_parse(doc, git_blob_rawcontent(b), (size_t)sz, label, err);
+    size_t n = (size_t)git_blob_rawsize(b);
+    char *buf = malloc(n + 1);
+    if (buf) {
+        memcpy(buf, git_blob_rawcontent(b), n);
+        buf[n] = '\0';
+    }
     git_blob_free(b);
-    return rc;
-}
-
-/* The string scalar at `key` of map `m`, or NULL (absent, null or not a string). */
-static const char *scalar_at(const bd_ynode *m, const char *key)
-{
-    const bd_ynode *n = bd_ynode_get(m, key);
-    if (!n || n->kind != BD_Y_SCALAR || bd_ynode_is_null(n))
-        return NULL;
-    return n->str;
-}
-
-static int tc_doc(tc_pins *t, bd_git *g, bd_err *err)
-{
-    if (t->doc || !t->has_digests)
-        return 0;
-    char label[600];
-    snprintf(label, sizeof(label), "%sbench/%s/cases/digests.yaml (staged)", g->prefix, t->name);
-    return blob_yaml(&t->doc, g, &t->digests, label, err);
-}
-
-static bool entry_exec(const git_index_entry *e)
-{
-    return e->mode == GIT_FILEMODE_BLOB_EXECUTABLE;
-}
-
-/* Check one staged case: index entries [from, to) all below `base` ("<prefix>bench/<tc>/
- * cases/<id>/"). */
-static int check_case(pin_check *pc, tc_pins *t, const char *id, const char *base, size_t from,
-                      size_t to, bd_err *err)
-{
-    bd_digest_stream ds;
-    bool has_case_yaml = false;
-    size_t bl = strlen(base);
-    int rc = -1;
-    bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
-    for (size_t i = from; i < to; i++) {
-        const git_index_entry *e = git_index_get_byindex(pc->index, i);
-        const char *rel = e->path + bl;
-        if (strcmp(rel, "case.yaml") == 0)
-            has_case_yaml = true;
-        if (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE) {
-            bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, e->path, 0, 0,
-                       "is staged as a %s; a case holds regular files only",
-                       e->mode == GIT_FILEMODE_LINK ? "symlink" : "submodule or special entry");
-            goto out;
-        }
-        if (strcmp(rel, BD_PROVENANCE_FILE) == 0)
-            continue; /* the signatures: the one file outside the digest */
-        git_blob *b = NULL;
-        if (read_blob(&b, pc->g, &e->id, e->path, err) < 0)
-            goto out;
-        bd_digest_stream_entry(&ds, rel, entry_exec(e), git_blob_rawcontent(b),
-                               (size_t)git_blob_rawsize(b));
-        git_blob_free(b);
-    }
-    char digest[BD_DIGEST_BUF];
-    bd_digest_stream_end(&ds, digest);
-
-    if (tc_doc(t, pc->g, err) < 0)
-        goto out;
-    const char *pin = t->doc ? scalar_at(bd_ynode_get(t->doc->root, "cases"), id) : NULL;
-    if (!pin) {
-        bd_err_set(err, BD_E_DIGEST_MISSING, NULL, 0, 0,
-                   "staged case %s/%s has no pin in the staged digests.yaml; run `benchdesk "
-                   "pin %s %s` and stage bench/%s/cases/digests.yaml with it",
-                   t->name, id, t->name, id, t->name);
-        goto out;
-    }
-    if (strcmp(pin, digest) != 0) {
-        bd_err_set(err, BD_E_DIGEST_MISMATCH, NULL, 0, 0,
-                   "staged case %s/%s is %s but its staged pin is %s; stage the case's files "
-                   "and digests.yaml together (`benchdesk stage bench/%s`), or re-pin "
-                   "deliberately",
-                   t->name, id, digest, pin, t->name);
-        goto out;
-    }
-    if (!has_case_yaml) {
-        bd_err_set(err, BD_E_CASE_SCHEMA, NULL, 0, 0,
-                   "staged case %s/%s has no staged case.yaml; stage it too", t->name, id);
-        goto out;
-    }
-    rc = 0;
-out:
-    return rc;
-}
-
-/* The staged task class (registration.yaml + rubric.py) against the staged pin. */
-static int check_task_class(pin_check *pc, tc_pins *t, bd_err *err)
-{
-    if (!t->has_digests && !t->has_rubric && !t->has_registration)
-        return 0;
-    if (!t->has_digests || !t->has_rubric || !t->has_registration)
-        return bd_err_set(err, BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
-                          "the index holds task class %s without its %s; stage "
-                          "registration.yaml, rubric.py and cases/digests.yaml together "
-                          "(`benchdesk stage bench/%s`)",
-                          t->name,
-                          !t->has_registration ? "registration.yaml"
-                          : !t->has_rubric     ? "rubric.py"
-                                               : "pins (cases/digests.yaml)",
-                          t->name);
-    if (tc_doc(t, pc->g, err) < 0)
-        return -1;
-    const char *pin = t->doc ? scalar_at(t->doc->root, "task_class") : NULL;
-    git_blob *reg = NULL, *rub = NULL;
-    if (read_blob(&reg, pc->g, &t->registration, "registration.yaml", err) < 0)
-        return -1;
-    if (read_blob(&rub, pc->g, &t->rubric, "rubric.py", err) < 0) {
-        git_blob_free(reg);
-        return -1;
-    }
-    bd_digest_stream ds;
-    char digest[BD_DIGEST_BUF];
-    bd_digest_stream_begin(&ds, BD_DIGEST_TASK_CLASS);
-    bd_digest_stream_entry(&ds, "registration.yaml", t->registration_exec, git_blob_rawcontent(reg),
-                           (size_t)git_blob_rawsize(reg));
-    bd_digest_stream_entry(&ds, "rubric.py", t->rubric_exec, git_blob_rawcontent(rub),
-                           (size_t)git_blob_rawsize(rub));
-    bd_digest_stream_end(&ds, digest);
-    git_blob_free(reg);
-    git_blob_free(rub);
-    if (!pin || strcmp(pin, digest) != 0)
-        return bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, NULL, 0, 0,
-                          "staged task class %sbench/%s (registration.yaml + rubric.py) is %s "
-                          "but the staged pin is %s; run `benchdesk pin %s`, have it signed "
-                          "again, and stage it all",
-                          pc->g->prefix, t->name, digest, pin ? pin : "missing", t->name);
+    if (!buf)
+        return nomem(err);
+    *out = buf;
+    *len = n;
     return 0;
 }
 
-int bd_git_check_index(bd_git *g, bd_err *err)
+/* ---- the git index as a case source ------------------------------------------------- */
+
+typedef struct index_source {
+    bd_case_source src; /* first */
+    bd_git_index *ix;
+    size_t next, to, base_len;
+    const git_index_entry *cur;
+    git_blob *blob; /* the bytes of `cur`, or NULL */
+} index_source;
+
+static bool mode_is_file(uint32_t mode)
 {
-    pin_check pc = {g, NULL, NULL, 0};
-    int rc = -1;
-    char *pfx = NULL;
-    if (git_repository_index(&pc.index, g->repo) < 0)
-        return git_fail(err, BD_E_GIT, "cannot open the git index");
-    if (git_index_read(pc.index, 0) < 0) {
-        git_fail(err, BD_E_GIT, "cannot read the git index");
-        goto out;
-    }
-    size_t cnt = git_index_entrycount(pc.index);
-    if (!(pfx = malloc(strlen(g->prefix) + 8))) {
-        nomem(err);
-        goto out;
-    }
-    sprintf(pfx, "%sbench/", g->prefix);
-    size_t pl = strlen(pfx);
-    /* Pass 1: each task class's staged digests.yaml and rubric.py. */
-    for (size_t i = 0; i < cnt; i++) {
-        const git_index_entry *e = git_index_get_byindex(pc.index, i);
-        if (strncmp(e->path, pfx, pl) != 0)
-            continue;
-        const char *rest = e->path + pl, *slash = strchr(rest, '/');
-        if (!slash)
-            continue;
-        bool dig = strcmp(slash, "/cases/digests.yaml") == 0,
-             rub = strcmp(slash, "/rubric.py") == 0, reg = strcmp(slash, "/registration.yaml") == 0;
-        if (!dig && !rub && !reg)
-            continue;
-        tc_pins *t = find_tc(&pc, rest, (size_t)(slash - rest), true);
-        if (!t) {
-            nomem(err);
-            goto out;
-        }
-        if (dig) {
-            t->has_digests = true;
-            t->digests = e->id;
-        } else if (rub) {
-            t->has_rubric = true;
-            t->rubric = e->id;
-            t->rubric_exec = entry_exec(e);
-        } else {
-            t->has_registration = true;
-            t->registration = e->id;
-            t->registration_exec = entry_exec(e);
-        }
-    }
-    /* Pass 2: cases, each a contiguous run of entries below bench/<tc>/cases/<id>/. */
-    for (size_t i = 0; i < cnt;) {
-        const git_index_entry *e = git_index_get_byindex(pc.index, i);
-        const char *rest = strncmp(e->path, pfx, pl) == 0 ? e->path + pl : NULL;
-        const char *s1 = rest ? strchr(rest, '/') : NULL;
-        const char *s2 = s1 && strncmp(s1, "/cases/", 7) == 0 ? s1 + 7 : NULL;
-        const char *s3 = s2 ? strchr(s2, '/') : NULL;
-        if (!s3) {
-            i++;
-            continue;
-        }
-        size_t base_len = (size_t)(s3 + 1 - e->path);
-        char *base = strndup(e->path, base_len);
-        char *id = strndup(s2, (size_t)(s3 - s2));
-        size_t j = i + 1;
-        while (j < cnt && base &&
-               strncmp(git_index_get_byindex(pc.index, j)->path, base, base_len) == 0)
-            j++;
-        tc_pins *t = find_tc(&pc, rest, (size_t)(s1 - rest), true);
-        int r = (!base || !id || !t) ? nomem(err) : check_case(&pc, t, id, base, i, j, err);
-        free(base);
-        free(id);
-        if (r < 0)
-            goto out;
-        i = j;
-    }
-    for (size_t k = 0; k < pc.n_tcs; k++)
-        if (check_task_class(&pc, &pc.tcs[k], err) < 0)
-            goto out;
-    rc = 0;
-out:
-    for (size_t k = 0; k < pc.n_tcs; k++) {
-        free(pc.tcs[k].name);
-        bd_ydoc_free(pc.tcs[k].doc);
-    }
-    free(pc.tcs);
-    free(pfx);
-    git_index_free(pc.index);
-    return rc;
+    return mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE;
+}
+
+/* Fill `e` for the entry of work-tree path `path` whose case-relative path starts at
+ * `rel`; a file's bytes are those of `blob` (may be NULL for anything else). */
+static void git_entry(bd_case_entry *e, const char *rel, uint32_t mode, git_blob *blob)
+{
+    const char *slash = strrchr(rel, '/');
+    e->rel = rel;
+    e->rel_len = strlen(rel);
+    e->name = slash ? slash + 1 : rel;
+    e->top = slash == NULL;
+    e->kind = mode_is_file(mode) ? BD_CASE_FILE : BD_CASE_OTHER;
+    e->exec = mode == GIT_FILEMODE_BLOB_EXECUTABLE;
+    e->bytes = blob ? git_blob_rawcontent(blob) : "";
+    e->size = blob ? (uint64_t)git_blob_rawsize(blob) : 0;
+}
+
+static int index_next(bd_case_source *src, bd_case_entry *e, bd_err *err)
+{
+    index_source *s = (index_source *)src;
+    git_blob_free(s->blob);
+    s->blob = NULL;
+    if (s->next == s->to)
+        return 0;
+    s->cur = git_index_get_byindex(s->ix->index, s->next++);
+    if (mode_is_file(s->cur->mode) &&
+        read_blob(&s->blob, s->ix->g, &s->cur->id, s->cur->path, err) < 0)
+        return -1;
+    git_entry(e, s->cur->path + s->base_len, s->cur->mode, s->blob);
+    return 1;
+}
+
+static int index_refuse(bd_case_source *src, const bd_case_entry *e, bd_err *err)
+{
+    const index_source *s = (const index_source *)src;
+    (void)e;
+    return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, s->cur->path, 0, 0,
+                      "is staged as a %s; a case holds regular files only",
+                      s->cur->mode == GIT_FILEMODE_LINK ? "symlink" : "submodule or special entry");
+}
+
+int bd_git_index_source(bd_case_source **out, bd_git_index *ix, size_t from, size_t to,
+                        size_t base_len, bd_err *err)
+{
+    index_source *s = calloc(1, sizeof(*s));
+    *out = NULL;
+    if (!s)
+        return nomem(err);
+    s->src.next = index_next;
+    s->src.refuse = index_refuse;
+    s->src.where = "";
+    s->ix = ix;
+    s->next = from;
+    s->to = to;
+    s->base_len = base_len;
+    *out = &s->src;
+    return 0;
+}
+
+void bd_git_index_source_free(bd_case_source *src)
+{
+    index_source *s = (index_source *)src;
+    if (!s)
+        return;
+    git_blob_free(s->blob);
+    free(s);
 }
 
 /* ---- committing -------------------------------------------------------------------- */
+
+/* Write the commit object of `tree` with `message` by `me` (parent `parent`, NULL on an
+ * unborn branch), signed with GPGME when opts->sign, into *id; out->is_signed and
+ * out->signer say how. Returns 0 or -1 (git.error, bd_sign_bytes's errors). */
+static int write_commit(git_oid *id, bd_commit_result *out, bd_git *g, const bd_commit_opts *opts,
+                        const git_signature *me, const char *message, const git_tree *tree,
+                        const git_commit *parent, bd_err *err)
+{
+    const git_commit *parents[1] = {parent};
+    size_t np = parent ? 1 : 0;
+    if (!opts->sign) {
+        if (git_commit_create(id, g->repo, NULL, me, me, NULL, message, tree, np, parents) < 0)
+            return git_fail(err, BD_E_GIT, "cannot write the commit");
+        return 0;
+    }
+    git_buf content = {0};
+    char *sig = NULL;
+    int rc = -1;
+    bd_sign_key key;
+    if (git_commit_create_buffer(&content, g->repo, me, me, NULL, message, tree, np, parents) < 0) {
+        git_fail(err, BD_E_GIT, "cannot build the commit");
+        goto out;
+    }
+    if (bd_sign_resolve_key(&key, &opts->sign_opts, err) < 0 ||
+        bd_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) < 0)
+        goto out;
+    /* libgit2 indents each line itself; a trailing newline would add a blank one. */
+    size_t sl = strlen(sig);
+    while (sl && sig[sl - 1] == '\n')
+        sig[--sl] = '\0';
+    if (git_commit_create_with_signature(id, g->repo, content.ptr, sig, NULL) < 0) {
+        git_fail(err, BD_E_GIT, "cannot write the signed commit");
+        goto out;
+    }
+    out->is_signed = true;
+    snprintf(out->signer, sizeof(out->signer), "%s", key.fingerprint);
+    rc = 0;
+out:
+    git_buf_dispose(&content);
+    free(sig);
+    return rc;
+}
+
+/* Move `branch` to the commit `id` with a compare-and-swap: only from `was` (NULL: only
+ * while the branch does not exist), with git's reflog line for `message`. Returns 0 or
+ * -1 (git.ref_moved, git.error, env.out_of_memory). */
+static int move_branch(bd_git *g, const char *branch, const git_oid *was, const git_oid *id,
+                       const char *message, const bd_commit_result *out, bd_err *err)
+{
+    size_t subj = strcspn(message, "\n");
+    size_t rl = subj + 32;
+    char *reflog = malloc(rl);
+    git_reference *moved = NULL;
+    if (!reflog)
+        return nomem(err);
+    snprintf(reflog, rl, "commit%s: %.*s", was ? "" : " (initial)", (int)subj, message);
+    int e = was ? git_reference_create_matching(&moved, g->repo, branch, id, 1, was, reflog)
+                : git_reference_create(&moved, g->repo, branch, id, 0, reflog);
+    free(reflog);
+    git_reference_free(moved);
+    if (e == GIT_EMODIFIED || e == GIT_EEXISTS || (e == GIT_ENOTFOUND && was)) {
+        char was_hex[GIT_OID_HEXSZ + 1] = "unborn";
+        if (was)
+            git_oid_tostr(was_hex, sizeof(was_hex), was);
+        return bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
+                          "%s moved while committing (it was %s); nothing was overwritten: your "
+                          "commit %s is in the object database and the index is unchanged; "
+                          "review `git log %s` and run `benchdesk commit` again",
+                          out->branch, was_hex, out->id, out->branch);
+    }
+    if (e < 0)
+        return git_fail(err, BD_E_GIT, "cannot move the branch");
+    return 0;
+}
 
 int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err)
 {
@@ -937,9 +893,8 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
     git_signature *me = NULL;
     git_tree *tree = NULL;
     git_commit *parent = NULL;
-    git_reference *moved = NULL;
-    git_buf msg = {0}, content = {0};
-    char *branch = NULL, *sig = NULL, *reflog = NULL;
+    git_buf msg = {0};
+    char *branch = NULL;
     git_oid parent_id, tree_id, id;
     bool unborn = false;
     int rc = -1, e;
@@ -1000,33 +955,8 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
         git_fail(err, BD_E_GIT_NO_IDENTITY, "cannot read user.name/user.email from git config");
         goto out;
     }
-    const git_commit *parents[1] = {parent};
-    size_t np = unborn ? 0 : 1;
-    if (opts->sign) {
-        bd_sign_key key;
-        if (git_commit_create_buffer(&content, g->repo, me, me, NULL, msg.ptr, tree, np, parents) <
-            0) {
-            git_fail(err, BD_E_GIT, "cannot build the commit");
-            goto out;
-        }
-        if (bd_sign_resolve_key(&key, &opts->sign_opts, err) < 0 ||
-            bd_sign_bytes(&sig, &key, &opts->sign_opts, content.ptr, content.size, err) < 0)
-            goto out;
-        /* libgit2 indents each line itself; a trailing newline would add a blank one. */
-        size_t sl = strlen(sig);
-        while (sl && sig[sl - 1] == '\n')
-            sig[--sl] = '\0';
-        if (git_commit_create_with_signature(&id, g->repo, content.ptr, sig, NULL) < 0) {
-            git_fail(err, BD_E_GIT, "cannot write the signed commit");
-            goto out;
-        }
-        out->is_signed = true;
-        snprintf(out->signer, sizeof(out->signer), "%s", key.fingerprint);
-    } else if (git_commit_create(&id, g->repo, NULL, me, me, NULL, msg.ptr, tree, np, parents) <
-               0) {
-        git_fail(err, BD_E_GIT, "cannot write the commit");
+    if (write_commit(&id, out, g, opts, me, msg.ptr, tree, unborn ? NULL : parent, err) < 0)
         goto out;
-    }
     git_oid_tostr(out->id, sizeof(out->id), &id);
     if (opts->before_ref_update && opts->before_ref_update(opts->payload) != 0) {
         bd_err_set(err, BD_E_GIT, NULL, 0, 0,
@@ -1034,96 +964,103 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
                    out->branch, out->id);
         goto out;
     }
-    size_t subj = strcspn(msg.ptr, "\n");
-    size_t rl = subj + 32;
-    if (!(reflog = malloc(rl))) {
-        nomem(err);
+    if (move_branch(g, branch, unborn ? NULL : &parent_id, &id, msg.ptr, out, err) < 0)
         goto out;
-    }
-    snprintf(reflog, rl, "commit%s: %.*s", unborn ? " (initial)" : "", (int)subj, msg.ptr);
-    /* Compare-and-swap: move the branch only from where it was when we read it. */
-    if (unborn)
-        e = git_reference_create(&moved, g->repo, branch, &id, 0, reflog);
-    else
-        e = git_reference_create_matching(&moved, g->repo, branch, &id, 1, &parent_id, reflog);
-    if (e == GIT_EMODIFIED || e == GIT_EEXISTS || (e == GIT_ENOTFOUND && !unborn)) {
-        char was[GIT_OID_HEXSZ + 1] = "unborn";
-        if (!unborn)
-            git_oid_tostr(was, sizeof(was), &parent_id);
-        bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
-                   "%s moved while committing (it was %s); nothing was overwritten: your "
-                   "commit %s is in the object database and the index is unchanged; review "
-                   "`git log %s` and run `benchdesk commit` again",
-                   out->branch, was, out->id, out->branch);
-        goto out;
-    }
-    if (e < 0) {
-        git_fail(err, BD_E_GIT, "cannot move the branch");
-        goto out;
-    }
     rc = 0;
 out:
-    git_reference_free(moved);
     git_commit_free(parent);
     git_tree_free(tree);
     git_signature_free(me);
     git_index_free(index);
     git_buf_dispose(&msg);
-    git_buf_dispose(&content);
     free(branch);
-    free(sig);
-    free(reflog);
     return rc;
 }
 
 /* ---- the case as it was: a past commit whose case has a given digest ----------------- */
 
-/* Hash the tree `t` (the case dir at depth 0) into `ds`; `rel` holds the path so far.
- * Returns 0, 1 when the tree holds something a case may not (a link, a submodule: no
- * digest), -1 on a git failure. */
-static int hash_tree(bd_digest_stream *ds, git_repository *repo, git_tree *t, char *rel,
-                     size_t rel_len, int depth, bd_err *err)
+/* A git tree (the case dir) as a case source: a depth-first walk of its subtrees, which
+ * git keeps in the same order as the case digest's ("name/" for a tree). Anything a case
+ * may not hold (a link, a submodule, a path or nesting over the limits) ends the walk
+ * with 1: that tree has no case digest. */
+typedef struct tree_source {
+    bd_case_source src; /* first */
+    git_repository *repo;
+    bd_err *err;
+    int depth;
+    git_tree *trees[BD_DIGEST_MAX_DEPTH + 1]; /* [0] borrowed, the others owned */
+    size_t next[BD_DIGEST_MAX_DEPTH + 1];
+    size_t rel_at[BD_DIGEST_MAX_DEPTH + 1]; /* length of rel at each depth */
+    char rel[BD_DIGEST_MAX_RELPATH + 1];
+    git_blob *blob;
+} tree_source;
+
+static int tree_next(bd_case_source *src, bd_case_entry *e, bd_err *err)
 {
-    size_t n = git_tree_entrycount(t);
-    for (size_t i = 0; i < n; i++) {
-        const git_tree_entry *e = git_tree_entry_byindex(t, i);
-        const char *name = git_tree_entry_name(e);
-        size_t nl = strlen(name);
-        if (rel_len + nl + 2 > BD_DIGEST_MAX_RELPATH)
+    tree_source *s = (tree_source *)src;
+    git_blob_free(s->blob);
+    s->blob = NULL;
+    while (s->depth >= 0) {
+        git_tree *t = s->trees[s->depth];
+        if (s->next[s->depth] == git_tree_entrycount(t)) {
+            if (s->depth > 0)
+                git_tree_free(t);
+            s->depth--;
+            continue;
+        }
+        const git_tree_entry *te = git_tree_entry_byindex(t, s->next[s->depth]++);
+        const char *name = git_tree_entry_name(te);
+        git_filemode_t mode = git_tree_entry_filemode(te);
+        size_t at = s->rel_at[s->depth], nl = strlen(name);
+        if (at + nl + 2 > BD_DIGEST_MAX_RELPATH ||
+            (mode == GIT_FILEMODE_TREE && s->depth + 1 > BD_DIGEST_MAX_DEPTH)) {
+            git_entry(e, name, GIT_FILEMODE_LINK, NULL); /* over the limits: no digest */
             return 1;
-        size_t at = rel_len;
+        }
         if (at)
-            rel[at++] = '/';
-        memcpy(rel + at, name, nl + 1);
-        git_filemode_t mode = git_tree_entry_filemode(e);
-        int rc = 0;
+            s->rel[at++] = '/';
+        memcpy(s->rel + at, name, nl + 1);
         if (mode == GIT_FILEMODE_TREE) {
             git_tree *sub = NULL;
-            if (depth + 1 > BD_DIGEST_MAX_DEPTH)
-                rc = 1;
-            else if (git_tree_lookup(&sub, repo, git_tree_entry_id(e)) < 0)
-                rc = git_fail(err, BD_E_GIT, "cannot read a tree of the history");
-            else
-                rc = hash_tree(ds, repo, sub, rel, at + nl, depth + 1, err);
-            git_tree_free(sub);
-        } else if (mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE) {
-            if (depth == 0 && strcmp(name, BD_PROVENANCE_FILE) == 0)
-                goto next;
-            git_blob *b = NULL;
-            if (git_blob_lookup(&b, repo, git_tree_entry_id(e)) < 0)
-                return git_fail(err, BD_E_GIT, "cannot read a blob of the history");
-            bd_digest_stream_entry(ds, rel, mode == GIT_FILEMODE_BLOB_EXECUTABLE,
-                                   git_blob_rawcontent(b), (size_t)git_blob_rawsize(b));
-            git_blob_free(b);
-        } else {
-            rc = 1;
+            if (git_tree_lookup(&sub, s->repo, git_tree_entry_id(te)) < 0)
+                return git_fail(err, BD_E_GIT, "cannot read a tree of the history");
+            s->trees[++s->depth] = sub;
+            s->next[s->depth] = 0;
+            s->rel_at[s->depth] = at + nl;
+            continue;
         }
-        if (rc != 0)
-            return rc;
-    next:
-        rel[rel_len] = '\0';
+        if (mode_is_file(mode) && git_blob_lookup(&s->blob, s->repo, git_tree_entry_id(te)) < 0)
+            return git_fail(err, BD_E_GIT, "cannot read a blob of the history");
+        git_entry(e, s->rel, mode, s->blob);
+        return 1;
     }
     return 0;
+}
+
+static int tree_refuse(bd_case_source *src, const bd_case_entry *e, bd_err *err)
+{
+    (void)src, (void)e, (void)err;
+    return 1; /* not a case: no digest, no error */
+}
+
+/* The case digest of the tree `t` into `out`: 0, 1 when the tree holds something a case
+ * may not (no digest), -1 on a git failure. */
+static int tree_digest(char out[BD_DIGEST_BUF], git_repository *repo, git_tree *t, bd_err *err)
+{
+    tree_source *s = calloc(1, sizeof(*s));
+    if (!s)
+        return nomem(err);
+    s->src.next = tree_next;
+    s->src.refuse = tree_refuse;
+    s->src.where = "";
+    s->repo = repo;
+    s->trees[0] = t;
+    int rc = bd_case_source_digest(out, &s->src, NULL, err);
+    git_blob_free(s->blob);
+    for (; s->depth > 0; s->depth--)
+        git_tree_free(s->trees[s->depth]);
+    free(s);
+    return rc;
 }
 
 int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_class,
@@ -1137,10 +1074,7 @@ int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_
     git_revwalk *walk = NULL;
     git_oid oid, last_tree;
     bool have_last = false;
-    char *rel = malloc(BD_DIGEST_MAX_RELPATH + 1);
     int rc = -1;
-    if (!rel)
-        return nomem(err);
     if (git_revwalk_new(&walk, g->repo) < 0) {
         git_fail(err, BD_E_GIT, "cannot walk the history");
         goto out;
@@ -1165,12 +1099,10 @@ int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_
             !(have_last && git_oid_equal(&last_tree, git_tree_entry_id(te)))) {
             last_tree = *git_tree_entry_id(te);
             have_last = true;
-            bd_digest_stream ds;
-            bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
-            rel[0] = '\0';
+            char got[BD_DIGEST_BUF];
             int h = git_tree_lookup(&sub, g->repo, git_tree_entry_id(te)) < 0
                         ? git_fail(err, BD_E_GIT, "cannot read a tree of the history")
-                        : hash_tree(&ds, g->repo, sub, rel, 0, 0, err);
+                        : tree_digest(got, g->repo, sub, err);
             if (h < 0) {
                 git_tree_entry_free(te);
                 git_tree_free(sub);
@@ -1178,8 +1110,6 @@ int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_
                 git_commit_free(c);
                 goto out;
             }
-            char got[BD_DIGEST_BUF];
-            bd_digest_stream_end(&ds, got);
             if (h == 0 && strcmp(got, digest) == 0) {
                 const git_tree_entry *ye = git_tree_entry_byname(sub, "case.yaml");
                 git_blob *b = NULL;
@@ -1216,7 +1146,6 @@ int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_
     }
     rc = out->found ? 1 : 0;
 out:
-    free(rel);
     git_revwalk_free(walk);
     if (rc < 0)
         bd_git_case_version_release(out);

@@ -8,11 +8,9 @@
  * compare-and-swap: if the branch moved while the commit was being made (another
  * process committed), nothing is overwritten and git.ref_moved says so.
  *
- * Before committing, every case the index holds is digested from the index's own blobs
- * (the bytes that would be committed, not the work tree) with the §2 stream and compared
- * to the pin in the index's digests.yaml and to the index's case.yaml `case_digest`; the
- * rubric likewise. Any mismatch refuses the commit (case.digest_mismatch,
- * case.digest_missing, rubric.digest_mismatch, case.unsupported_entry).
+ * Before committing, the index's cases and task classes are checked against their staged
+ * pins (commit_check.h); any mismatch refuses the commit. The index and git trees are
+ * case sources (case_source.h) for that check and for the case as it was.
  *
  * Threads: a bd_git may be used by one thread at a time (libuv's thread pool is fine);
  * open one per thread for parallel work. Nothing here prints or spawns.
@@ -24,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "case_source.h"
 #include "err.h"
 #include "sign.h"
 
@@ -96,9 +95,32 @@ int bd_git_stage(bd_git *g, const char *const *paths, size_t n, size_t *n_change
  * removed on an unborn branch). Returns 0 or -1. */
 int bd_git_unstage(bd_git *g, const char *const *paths, size_t n, bd_err *err);
 
-/* The pin check of the commit, on its own (the stage view may show it early).
- * Returns 0 when every case and rubric in the index matches its pin, -1 otherwise. */
-int bd_git_check_index(bd_git *g, bd_err *err);
+/* The pin check a commit makes first (which staged cases and task classes match their
+ * staged pins) is policy, not git: commit_check.h (bd_git_check_index). */
+
+/* ---- the index, read for a check -------------------------------------------------- */
+
+typedef struct bd_git_index bd_git_index;
+
+/* Read the index of `g` (git.error). Close with bd_git_index_close. */
+int bd_git_index_open(bd_git_index **out, bd_git *g, bd_err *err);
+void bd_git_index_close(bd_git_index *ix);
+size_t bd_git_index_count(const bd_git_index *ix);
+/* Borrowed: the work-tree path of entry `i` (sorted bytewise, '/' separated, the bench
+ * root's prefix included); *exec (may be NULL) gets whether it is staged as 100755. */
+const char *bd_git_index_path(const bd_git_index *ix, size_t i, bool *exec);
+/* The staged bytes of entry `i`, NUL-terminated and owned (free). Returns 0 or -1
+ * (git.error "cannot read the staged <path>", env.out_of_memory). */
+int bd_git_index_bytes(const bd_git_index *ix, size_t i, char **out, size_t *len, bd_err *err);
+
+/* The index entries [from, to) as a case source (case_source.h), every one below the
+ * same case dir whose path, with its trailing '/', is the first `base_len` bytes of
+ * theirs. Bytes are the staged blobs; an entry staged as a symlink or a submodule is
+ * refused (case.unsupported_entry naming it). `ix` must outlive the source. Returns 0 or
+ * -1 (env.out_of_memory); free with bd_git_index_source_free. */
+int bd_git_index_source(bd_case_source **out, bd_git_index *ix, size_t from, size_t to,
+                        size_t base_len, bd_err *err);
+void bd_git_index_source_free(bd_case_source *src);
 
 typedef struct bd_commit_opts {
     const char *message;    /* required; cleaned up like git does (trailing newline) */

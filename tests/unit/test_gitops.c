@@ -348,6 +348,25 @@ static void staged_case_off_its_pin_is_refused(void **state)
     assert_int_equal(commit(root, "link", NULL, NULL), BD_E_UNSUPPORTED_ENTRY);
 }
 
+/* The staged digests.yaml is read by the bench's own strict loader: a file whose pins
+ * still match but which the loader refuses (a schema_version it does not know) refuses
+ * the commit with the loader's error, as `verify` would. */
+static void staged_digests_yaml_is_read_strictly(void **state)
+{
+    (void)state;
+    char root[700], p[1024];
+    new_repo(root, sizeof(root), false, true);
+    repin(root, NULL);
+    snprintf(p, sizeof(p), "%s/bench/tc/cases/digests.yaml", root);
+    assert_int_equal(fx_sh("sed -i 's/^schema_version: 2$/schema_version: 9/' '%s'", p), 0);
+    assert_int_equal(fx_sh("grep -q '^schema_version: 9$' '%s'", p), 0);
+    assert_int_equal(stage(root, "bench"), BD_OK);
+    assert_int_equal(commit(root, "base", NULL, NULL), BD_E_DIGESTS_SCHEMA);
+    assert_int_equal(fx_sh("sed -i 's/^schema_version: 9$/schema_version: 2/' '%s'", p), 0);
+    assert_int_equal(stage(root, "bench"), BD_OK);
+    assert_int_equal(commit(root, "base", NULL, NULL), BD_OK);
+}
+
 typedef struct race {
     const char *repo;
     int calls;
@@ -512,6 +531,7 @@ int main(void)
         cmocka_unit_test(staging_refuses_paths_outside_bench_and_audit),
         cmocka_unit_test(stage_and_unstage_deletions_and_edits),
         cmocka_unit_test(staged_case_off_its_pin_is_refused),
+        cmocka_unit_test(staged_digests_yaml_is_read_strictly),
         cmocka_unit_test(racing_ref_update_is_detected),
         cmocka_unit_test(signed_commit_passes_git_verify_commit),
         cmocka_unit_test(identity_and_head_are_checked),

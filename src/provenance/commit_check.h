@@ -1,0 +1,25 @@
+/*
+ * commit_check.h — which staged cases and task classes may be committed (docs/formats.md
+ * #digests, docs/provenance.md).
+ *
+ * Every case the index holds is digested from the index's own blobs (the bytes that would
+ * be committed, not the work tree) through the one case digest loop (case_source.h) and
+ * compared with its pin in the staged cases/digests.yaml, read by the bench's strict
+ * loader (bd_digests_parse); the task class (registration.yaml + rubric.py) likewise.
+ * Git itself is gitops.h's; this room only judges.
+ */
+#ifndef BD_COMMIT_CHECK_H
+#define BD_COMMIT_CHECK_H
+
+#include "err.h"
+#include "gitops.h"
+
+/* The pin check of a commit, on its own (bd_git_commit runs it first; the stage view may
+ * show it early). Returns 0 when every staged case and task class matches its staged pin,
+ * -1 otherwise: case.digest_missing, case.digest_mismatch, case.schema_invalid (a case
+ * without case.yaml), case.unsupported_entry, task_class.digest_missing,
+ * task_class.digest_mismatch, the loader's errors for a staged digests.yaml it refuses,
+ * git.error, env.out_of_memory. */
+int bd_git_check_index(bd_git *g, bd_err *err);
+
+#endif
