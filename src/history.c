@@ -1012,7 +1012,8 @@ bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
         switch (f) {
         case F_SCHEMA_VERSION:
             ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, BD_HISTORY_SCHEMA_VERSION, &v);
-            version = (int)v;
+            if (ok)
+                version = (int)v;
             break;
         case F_SEQ:
             ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &seq);
