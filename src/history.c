@@ -888,7 +888,7 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
     const bd_score_rule_def *R = bd_score_rules;
     double v;
     size_t n, count = 0;
-    bool raw, b;
+    bool b;
     if (!bd_rs_lit(s, "{\"breakdown\":{", 14))
         return false;
     if (!bd_rs_byte(s, '}')) {
@@ -898,7 +898,7 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
         int cur = 0;
         for (;;) {
             char *key = keys[cur];
-            if (!bd_rs_string(s, key, sizeof(keys[0]), &n, &raw))
+            if (!bd_rs_string(s, key, sizeof(keys[0]), &n))
                 return false;
             if (count > 0 && strcmp(keys[!cur], key) >= 0)
                 return false; /* out of order or repeated */
@@ -925,16 +925,15 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
     if (!bd_rs_byte(s, ']')) {
         for (;;) {
             bd_severity sv;
-            if (!bd_rs_lit(s, "{\"code\":", 8) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n, &raw) ||
+            if (!bd_rs_lit(s, "{\"code\":", 8) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
                 !bd_score_rule_ok(BD_SR_FM_CODE, (double)n, version))
                 return false;
             if (bd_rs_lit(s, ",\"detail\":", 10) &&
-                (!bd_rs_string(s, tmp, FAST_STR_CAP, &n, &raw) ||
+                (!bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
                  !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)n, version)))
                 return false;
-            if (!bd_rs_lit(s, ",\"severity\":", 12) ||
-                !bd_rs_string(s, tmp, FAST_STR_CAP, &n, &raw) || bd_severity_parse(tmp, &sv) != 0 ||
-                !bd_rs_byte(s, '}'))
+            if (!bd_rs_lit(s, ",\"severity\":", 12) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+                bd_severity_parse(tmp, &sv) != 0 || !bd_rs_byte(s, '}'))
                 return false;
             count++;
             if (bd_rs_byte(s, ']'))
@@ -955,14 +954,12 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
 static bool fast_origin(bd_rscan *s, char *tmp)
 {
     size_t n;
-    bool raw;
     double shard, shards;
-    return bd_rs_lit(s, "{\"bundle_record_hash\":", 22) &&
-           bd_rs_string(s, tmp, FAST_STR_CAP, &n, &raw) && lower_hex(tmp, BD_HASH_HEX_LEN) &&
-           bd_rs_lit(s, ",\"host\":", 8) && bd_rs_string(s, tmp, FAST_STR_CAP, &n, &raw) &&
-           valid_host(tmp) && bd_rs_lit(s, ",\"run_id\":", 10) &&
-           bd_rs_string(s, tmp, FAST_STR_CAP, &n, &raw) && valid_run_id(tmp) &&
-           bd_rs_lit(s, ",\"shard\":", 9) && bd_rs_number(s, &shard) &&
+    return bd_rs_lit(s, "{\"bundle_record_hash\":", 22) && bd_rs_string(s, tmp, FAST_STR_CAP, &n) &&
+           lower_hex(tmp, BD_HASH_HEX_LEN) && bd_rs_lit(s, ",\"host\":", 8) &&
+           bd_rs_string(s, tmp, FAST_STR_CAP, &n) && valid_host(tmp) &&
+           bd_rs_lit(s, ",\"run_id\":", 10) && bd_rs_string(s, tmp, FAST_STR_CAP, &n) &&
+           valid_run_id(tmp) && bd_rs_lit(s, ",\"shard\":", 9) && bd_rs_number(s, &shard) &&
            bd_rs_lit(s, ",\"shards\":", 10) && bd_rs_number(s, &shards) && bd_rs_byte(s, '}') &&
            integral_in_v(shards, 1, BD_SHARDS_MAX, &shards) &&
            integral_in_v(shard, 0, shards - 1, &shard);
@@ -1033,14 +1030,12 @@ bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
             break;
         default: {
             size_t n;
-            bool raw;
             /* kind sorts before task_class, the one field whose null depends on it */
             if (bd_rs_lit(&s, "null", 4)) {
                 ok = nullable_field(f, (seen & BIT(F_KIND)) != 0);
                 break;
             }
-            ok =
-                bd_rs_string(&s, tmp, FAST_STR_CAP, &n, &raw) && check_string_value(f, tmp) == NULL;
+            ok = bd_rs_string(&s, tmp, FAST_STR_CAP, &n) && check_string_value(f, tmp) == NULL;
             if (ok && f == F_PREV_HASH)
                 bd_hash_unhex(prev, tmp);
             break;

@@ -25,7 +25,7 @@ static inline bool special8(uint64_t x)
     return (t & HIGHS) != 0;
 }
 
-bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n, bool *raw)
+bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n)
 {
     const unsigned char *p = (const unsigned char *)s->p, *end = (const unsigned char *)s->end;
     if (p == end || *p != '"' || cap == 0)
@@ -33,7 +33,6 @@ bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n, bool *raw)
     const unsigned char *start = ++p;
     size_t o = 0;
     unsigned char high = 0;
-    bool esc = false;
     for (;;) {
 #ifdef __SSE2__
         /* Sixteen plain bytes at a time: none of '"', '\\', below 0x20 or above 0x7f (as
@@ -74,7 +73,6 @@ bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n, bool *raw)
         if (c == '\\') {
             if (end - p < 2)
                 return false;
-            esc = true;
             switch (p[1]) {
             case '"':
                 out = '"';
@@ -136,7 +134,6 @@ bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n, bool *raw)
         return false;
     dec[o] = '\0';
     *n = o;
-    *raw = !esc;
     s->p = (const char *)p + 1;
     return true;
 }

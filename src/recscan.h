@@ -58,9 +58,8 @@ static inline int bd_rs_peek(const bd_rscan *s)
 }
 
 /* A canonical string: decoded into `dec` (NUL-terminated, at most cap - 1 bytes), its
- * decoded length in *n. *raw is set to true when the bytes between the quotes are the
- * decoded bytes (no escape). False when the string is not canonical or does not fit. */
-bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n, bool *raw);
+ * decoded length in *n. False when the string is not canonical or does not fit. */
+bool bd_rs_string(bd_rscan *s, char *dec, size_t cap, size_t *n);
 
 /* A number in one of the forms above: its double (the one strtod reads) in *v. */
 bool bd_rs_number(bd_rscan *s, double *v);
