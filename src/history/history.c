@@ -27,6 +27,8 @@
 
 #include "bench.h"
 #include "canon.h"
+#include "reccheck.h"
+#include "recscan.h"
 #include "text.h"
 #include "digest.h"
 #include "fsutil.h"
@@ -201,10 +203,14 @@ void bd_history_record_hash(uint8_t out[32], const uint8_t prev[32], const void 
 
 static bool lower_hex(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return s[n] == '\0';
+    if (strnlen(s, n + 1) != n)
+        return false;
+    unsigned bad = 0; /* no early exit: the loop vectorises */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bad |= (unsigned)((unsigned char)(c - '0') > 9 && (unsigned char)(c - 'a') > 5);
+    }
+    return bad == 0;
 }
 
 static bool valid_fpr(const char *s)
@@ -303,15 +309,17 @@ static bool valid_time(const char *s)
     return strcmp(p, "Z") == 0;
 }
 
-static bool integral_in(const cJSON *c, double lo, double hi, double *out)
+static bool integral_in_v(double v, double lo, double hi, double *out)
 {
-    if (!cJSON_IsNumber(c))
-        return false;
-    double v = c->valuedouble;
     if (!isfinite(v) || v != trunc(v) || v < lo || v > hi)
         return false;
     *out = v;
     return true;
+}
+
+static bool integral_in(const cJSON *c, double lo, double hi, double *out)
+{
+    return cJSON_IsNumber(c) && integral_in_v(c->valuedouble, lo, hi, out);
 }
 
 /* ---- parsing and validating one record --------------------------------------------- */
@@ -405,12 +413,8 @@ static int field_lookup(const char *k)
     return -1;
 }
 
-/* What verify needs from every record. */
-typedef struct rec_core {
-    uint64_t seq;
-    uint8_t prev[32];
-    bool is_audit;
-} rec_core;
+/* What verify needs from every record (reccheck.h). */
+typedef bd_rec_core rec_core;
 
 #define WHY(...) (why ? (void)snprintf(why, 256, __VA_ARGS__) : (void)0)
 
@@ -666,18 +670,15 @@ static bool check_origin(const cJSON *c, bd_history_origin *o, bool *oom, char *
     return true;
 }
 
-/* Validate string-or-null fields by format. Returns NULL when fine, else the reason. */
-static const char *check_string_field(int f, const cJSON *c, bool is_audit)
+/* Whether string field `f` may be null. */
+static bool nullable_field(int f, bool is_audit)
 {
-    if (cJSON_IsNull(c)) {
-        if (f == F_CASSETTE_DIGEST || f == F_OPERATOR_FINGERPRINT ||
-            (f == F_TASK_CLASS && is_audit))
-            return NULL;
-        return "is null";
-    }
-    if (!cJSON_IsString(c))
-        return "is not a string";
-    const char *s = c->valuestring;
+    return f == F_CASSETTE_DIGEST || f == F_OPERATOR_FINGERPRINT || (f == F_TASK_CLASS && is_audit);
+}
+
+/* Validate the string `s` of field `f` by format. Returns NULL when fine, else the reason. */
+static const char *check_string_value(int f, const char *s)
+{
     switch (f) {
     case F_RUN_ID:
         return valid_run_id(s) ? NULL : "is not a run id ([A-Za-z0-9][A-Za-z0-9._:-]{0,127})";
@@ -715,6 +716,16 @@ static const char *check_string_field(int f, const cJSON *c, bool is_audit)
     default:
         return "is not expected";
     }
+}
+
+/* Validate string-or-null fields by format. Returns NULL when fine, else the reason. */
+static const char *check_string_field(int f, const cJSON *c, bool is_audit)
+{
+    if (cJSON_IsNull(c))
+        return nullable_field(f, is_audit) ? NULL : "is null";
+    if (!cJSON_IsString(c))
+        return "is not a string";
+    return check_string_value(f, c->valuestring);
 }
 
 static bool fill_string(char **dst, const cJSON *c, bool *oom)
@@ -866,10 +877,196 @@ static bool ascii_no_nul(const char *buf, size_t len)
     return !(any_high & 0x80) && all_nonzero;
 }
 
+/* ---- the fast check (reccheck.h, recscan.h) ------------------------------------------ */
+
+/* A string of a record the fast check decodes at once: the longest any rule allows
+ * (detail); a longer one is left to the full check. */
+#define FAST_STR_CAP (DETAIL_MAX + 1)
+
+/* The `score` object, members in canonical order, by check_score's rules. */
+static bool fast_score(bd_rscan *s, int version, char *tmp)
+{
+    const bd_score_rule_def *R = bd_score_rules;
+    double v;
+    size_t n, count = 0;
+    bool b;
+    if (!bd_rs_lit(s, "{\"breakdown\":{", 14))
+        return false;
+    if (!bd_rs_byte(s, '}')) {
+        /* keys decoded in turn into two buffers, each compared with the one before (canon.c
+         * sorts by strcmp of the decoded bytes; a key longer than these fails its rule) */
+        char keys[2][BD_SCORE_MAX_NAME + 2];
+        int cur = 0;
+        for (;;) {
+            char *key = keys[cur];
+            if (!bd_rs_string(s, key, sizeof(keys[0]), &n))
+                return false;
+            if (count > 0 && strcmp(keys[!cur], key) >= 0)
+                return false; /* out of order or repeated */
+            cur = !cur;
+            if (!bd_score_rule_ok(BD_SR_BREAKDOWN_KEY, (double)n, version) ||
+                bd_score_banned_word(key, n) || !bd_rs_byte(s, ':') || !bd_rs_number(s, &v) ||
+                !bd_score_rule_ok(BD_SR_BREAKDOWN_VALUE, v, version))
+                return false;
+            count++;
+            if (bd_rs_byte(s, '}'))
+                break;
+            if (!bd_rs_byte(s, ','))
+                return false;
+        }
+    }
+    if (!bd_score_rule_ok(BD_SR_BREAKDOWN_COUNT, (double)count, version))
+        return false;
+    if (!bd_rs_lit(s, ",\"cost_usd\":", 12) || !bd_rs_number(s, &v) || !isfinite(v) ||
+        v < R[BD_SR_COST].min || !bd_score_rule_ok(BD_SR_COST, v, version))
+        return false;
+    if (!bd_rs_lit(s, ",\"failure_modes\":[", 18))
+        return false;
+    count = 0;
+    if (!bd_rs_byte(s, ']')) {
+        for (;;) {
+            bd_severity sv;
+            if (!bd_rs_lit(s, "{\"code\":", 8) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+                !bd_score_rule_ok(BD_SR_FM_CODE, (double)n, version))
+                return false;
+            if (bd_rs_lit(s, ",\"detail\":", 10) &&
+                (!bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+                 !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)n, version)))
+                return false;
+            if (!bd_rs_lit(s, ",\"severity\":", 12) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+                bd_severity_parse(tmp, &sv) != 0 || !bd_rs_byte(s, '}'))
+                return false;
+            count++;
+            if (bd_rs_byte(s, ']'))
+                break;
+            if (!bd_rs_byte(s, ','))
+                return false;
+        }
+    }
+    if (!bd_score_rule_ok(BD_SR_FM_COUNT, (double)count, version))
+        return false;
+    return bd_rs_lit(s, ",\"passed\":", 10) && bd_rs_bool(s, &b) &&
+           bd_rs_lit(s, ",\"score\":", 9) && bd_rs_number(s, &v) &&
+           bd_score_rule_ok(BD_SR_SCORE, v, version) && bd_rs_lit(s, ",\"wall_clock_ms\":", 17) &&
+           bd_rs_number(s, &v) && bd_score_rule_ok(BD_SR_WALL, v, version) && bd_rs_byte(s, '}');
+}
+
+/* The `origin` object, members in canonical order, by check_origin's rules. */
+static bool fast_origin(bd_rscan *s, char *tmp)
+{
+    size_t n;
+    double shard, shards;
+    return bd_rs_lit(s, "{\"bundle_record_hash\":", 22) && bd_rs_string(s, tmp, FAST_STR_CAP, &n) &&
+           lower_hex(tmp, BD_HASH_HEX_LEN) && bd_rs_lit(s, ",\"host\":", 8) &&
+           bd_rs_string(s, tmp, FAST_STR_CAP, &n) && valid_host(tmp) &&
+           bd_rs_lit(s, ",\"run_id\":", 10) && bd_rs_string(s, tmp, FAST_STR_CAP, &n) &&
+           valid_run_id(tmp) && bd_rs_lit(s, ",\"shard\":", 9) && bd_rs_number(s, &shard) &&
+           bd_rs_lit(s, ",\"shards\":", 10) && bd_rs_number(s, &shards) && bd_rs_byte(s, '}') &&
+           integral_in_v(shards, 1, BD_SHARDS_MAX, &shards) &&
+           integral_in_v(shard, 0, shards - 1, &shard);
+}
+
+/* The next top-level key, `"name":`, for a field after `*last` (field_names is sorted, so
+ * keys in canonical order are fields in increasing order). */
+static bool fast_key(bd_rscan *s, int *last)
+{
+    if (!bd_rs_byte(s, '"'))
+        return false;
+    /* strlen of field_names (a wrong entry would only make the fast check decline). */
+    static const unsigned char field_len[F__COUNT] = {2, 11, 7,  15, 6, 5, 11, 15, 15, 4,  20, 6,
+                                                      9, 19, 13, 9,  6, 9, 14, 5,  3,  10, 10, 17};
+    size_t left = (size_t)(s->end - s->p);
+    for (int f = *last + 1; f < F__COUNT; f++) {
+        size_t n = field_len[f];
+        if (n < left && s->p[n] == '"' && memcmp(s->p, field_names[f], n) == 0) {
+            *last = f;
+            s->p += n + 1;
+            return bd_rs_byte(s, ':');
+        }
+    }
+    return false;
+}
+
+/* One pass over the bytes: canonical form (recscan.h) and check_schema's rules at once.
+ * Accepts exactly what parse_record_full accepts, or less. */
+bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
+{
+    if (!buf || len == 0 || len > BD_HISTORY_RECORD_MAX)
+        return false;
+    bd_rscan s = {buf, buf + len};
+    char tmp[FAST_STR_CAP];
+    uint8_t prev[32];
+    unsigned seen = 0;
+    int last = -1, version = 0;
+    double v, seq = 0;
+    bool b;
+    if (!bd_rs_byte(&s, '{'))
+        return false;
+    for (;;) {
+        if (!fast_key(&s, &last))
+            return false;
+        int f = last;
+        bool ok;
+        switch (f) {
+        case F_SCHEMA_VERSION:
+            ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, BD_HISTORY_SCHEMA_VERSION, &v);
+            if (ok)
+                version = (int)v;
+            break;
+        case F_SEQ:
+            ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &seq);
+            break;
+        case F_RUN_CASES:
+            ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &v);
+            break;
+        case F_PROVENANCE_VERIFIED:
+            ok = bd_rs_bool(&s, &b);
+            break;
+        case F_ORIGIN:
+            ok = fast_origin(&s, tmp);
+            break;
+        case F_SCORE:
+            /* schema_version sorts before score: the version is known here or missing */
+            ok = version != 0 && fast_score(&s, version, tmp);
+            break;
+        default: {
+            size_t n;
+            /* kind sorts before task_class, the one field whose null depends on it */
+            if (bd_rs_lit(&s, "null", 4)) {
+                ok = nullable_field(f, (seen & BIT(F_KIND)) != 0);
+                break;
+            }
+            ok = bd_rs_string(&s, tmp, FAST_STR_CAP, &n) && check_string_value(f, tmp) == NULL;
+            if (ok && f == F_PREV_HASH)
+                bd_hash_unhex(prev, tmp);
+            break;
+        }
+        }
+        if (!ok)
+            return false;
+        seen |= BIT(f);
+        if (bd_rs_byte(&s, '}'))
+            break;
+        if (!bd_rs_byte(&s, ','))
+            return false;
+    }
+    if (s.p != s.end || !(seen & BIT(F_SCHEMA_VERSION)))
+        return false;
+    bool is_audit = (seen & BIT(F_KIND)) != 0;
+    unsigned want = is_audit ? AUDIT_FIELDS : version == 1 ? SCORE_FIELDS_V1 : SCORE_FIELDS_V2;
+    unsigned optional = !is_audit && version >= 2 ? SCORE_OPTIONAL_V2 : 0;
+    if ((seen & ~(want | optional)) || (want & ~seen))
+        return false;
+    core->seq = (uint64_t)seq;
+    core->is_audit = is_audit;
+    memcpy(core->prev, prev, 32);
+    return true;
+}
+
 /* Parse `len` bytes of one record. Fills core on BD_CHAIN_OK; fills *out (zeroed first)
  * when non-NULL. */
-static bd_chain_reason parse_record(const char *buf, size_t len, rec_core *core,
-                                    bd_history_record *out, char *why)
+static bd_chain_reason parse_record_full(const char *buf, size_t len, rec_core *core,
+                                         bd_history_record *out, char *why)
 {
     bd_chain_reason r = BD_CHAIN_UNPARSEABLE;
     cJSON *root = NULL;
@@ -934,6 +1131,39 @@ out:
     free(canon);
     cJSON_Delete(root);
     return r;
+}
+
+/* Parse `len` bytes of one record: the fast check when only the core is wanted (verify
+ * reads a million records), the full check when it declines or a record is filled (the
+ * tree is kept in out->json). Fills core on BD_CHAIN_OK; fills *out (zeroed first) when
+ * non-NULL. */
+static bd_chain_reason parse_record(const char *buf, size_t len, rec_core *core,
+                                    bd_history_record *out, char *why)
+{
+    if (!out && bd_history_record_fast(buf, len, core)) {
+        if (why)
+            why[0] = '\0';
+        return BD_CHAIN_OK;
+    }
+    return parse_record_full(buf, len, core, out, why);
+}
+
+bd_chain_reason bd_history_record_full(const char *buf, size_t len, bd_rec_core *core,
+                                       char why[256])
+{
+    if (!buf) {
+        WHY("no bytes");
+        return BD_CHAIN_UNPARSEABLE;
+    }
+    return parse_record_full(buf, len, core, NULL, why);
+}
+
+bd_chain_reason bd_history_record_check(const char *buf, size_t len, bd_rec_core *core,
+                                        char why[256])
+{
+    if (!buf)
+        return bd_history_record_full(buf, len, core, why);
+    return parse_record(buf, len, core, NULL, why);
 }
 
 bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf, size_t len,

@@ -6,6 +6,9 @@
  *   - it returns only ok / unparseable / schema_invalid, with a non-empty one-line reason
  *     exactly when it refuses, and a refused record is left zeroed;
  *   - validate-only and full parses agree;
+ *   - the fast check (reccheck.h) accepts only what the full check accepts, with the same
+ *     seq, prev_hash and kind, and what verify runs gives the full check's verdict and
+ *     reason;
  *   - an accepted record is canonical: re-serializing its JSON gives the input bytes, its
  *     hash is the chain formula over those bytes, and its fields are consistent (a score
  *     record has a case id and no event; an audit record the reverse).
@@ -18,6 +21,7 @@
 #include "canon.h"
 #include "digest.h"
 #include "history.h"
+#include "reccheck.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,6 +45,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(c == BD_CHAIN_OK ? wl == 0 : wl > 0, "why is set exactly when refused");
     bd_chain_reason c0 = bd_history_record_parse(NULL, buf, size, why0);
     check(c0 == c || strcmp(why, "out of memory") == 0, "validate-only agrees");
+
+    bd_rec_core fast, full, chk;
+    char wfull[256], wchk[256];
+    bool f = bd_history_record_fast(buf, size, &fast);
+    bd_chain_reason cf = bd_history_record_full(buf, size, &full, wfull);
+    bd_chain_reason cc = bd_history_record_check(buf, size, &chk, wchk);
+    check(cf == c || strcmp(why, "out of memory") == 0, "the full check is the parser's");
+    check(!f || cf == BD_CHAIN_OK, "the fast check accepts only what the full check accepts");
+    if (f)
+        check(fast.seq == full.seq && fast.is_audit == full.is_audit &&
+                  memcmp(fast.prev, full.prev, 32) == 0,
+              "the fast check reads the same core");
+    check(cc == cf && strcmp(wchk, wfull) == 0, "verify's verdict is the full check's");
+    if (cc == BD_CHAIN_OK)
+        check(chk.seq == full.seq && chk.is_audit == full.is_audit &&
+                  memcmp(chk.prev, full.prev, 32) == 0,
+              "verify reads the full check's core");
 
     if (c != BD_CHAIN_OK) {
         check(memcmp(&r, &zero, sizeof(r)) == 0, "a refused record is zeroed");
