@@ -163,6 +163,9 @@ for k in 9 10 11; do mgen "$k"; done
 got=$(mbd verify --json | pj 'd["history"]["parsed_from"], d["history"]["records"]' 2>/dev/null || true)
 [ "$got" = "9 11" ] && pass "verify parses records 9..11, re-hashes 1..8 under the anchor" ||
     fail "verify's parsed_from/records: '$got'"
+got=$(mbd verify --full --json | pj 'd["history"]["parsed_from"]' 2>/dev/null || true)
+[ "$got" = "1" ] && pass "verify --full parses every record, the anchored ones too" ||
+    fail "verify --full: parsed_from '$got'"
 # a record under the anchor edited (and the chain re-linked): the anchor does not vouch
 hs sub 3 '"passed":true,"score":1' '"passed":true,"score":9'
 hs relink
