@@ -13,7 +13,7 @@
 #                evicted from the page cache (posix_fadvise DONTNEED on each: `echo 3 >
 #                /proc/sys/vm/drop_caches` when permitted, else that); and the chain's part
 #                of `benchdesk verify` when a signed anchor covers all but the last 12,100
-#                records (those under it re-hashed, the rest parsed; the anchor's GnuPG
+#                records (3,100 at 10k) (those under it re-hashed, the rest parsed; the anchor's GnuPG
 #                check included)
 #   gate         the run gate's bd_history_verify_since: nothing new / one 500-record run
 #   index        the derived index built from nothing (the first `history log`), and
@@ -286,9 +286,10 @@ have=0
 for n in 10000 100000 1000000; do
     [ "$n" -le "$max" ] || break
     sizes+=("$n")
-    drv gen $((n - have - 12100)) 1000 >/dev/null
+    tail=$((n >= 100000 ? 10000 : n / 10)) # records after the anchor (plus 2,100 below)
+    drv gen $((n - have - 2100 - tail)) 1000 >/dev/null
     anchor_over
-    drv gen 10000 1000 >/dev/null
+    drv gen "$tail" 1000 >/dev/null
     m append1 "$work/driver" "$work/b" single 100
     m append500 "$work/driver" "$work/b" gen 2000 500
     have=$n
