@@ -507,8 +507,9 @@ int bd_sign_prepare(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *
     if (role == BD_ROLE_REVIEWER) {
         if (!pf->author.present) {
             bd_err_set(err, BD_E_PROVENANCE_MISSING, pf->path, 0, 0,
-                       "has no author signature yet; the author signs first (`benchdesk sign "
-                       "DIR --role author`), then a second person reviews");
+                       "has no author signature yet; the author signs first ");
+            bd_err_advise(err, BD_ACT_SIGN_AUTHOR_FIRST, NULL);
+            bd_err_append(err, ", then a second person reviews");
             goto out;
         }
         /* Countersign only what verifies: check the author signature first. */
