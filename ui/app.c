@@ -11,7 +11,7 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "advice.h"
+#include "err_keys.h"
 #include "app.h"
 
 int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg)
@@ -227,7 +227,6 @@ void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(app->msg, sizeof(app->msg), fmt, ap);
     va_end(ap);
-    bd_advice_tui(app->msg, sizeof(app->msg)); /* the TUI's keys, not command lines */
     app->msg_level = level;
     /* Kept whole for `m`: the status line may have to cut it. */
     size_t cap = sizeof(app->log) / sizeof(app->log[0]);
@@ -307,7 +306,7 @@ void bd_app_log_error(bd_app *app, const bd_err *err)
 
 void bd_app_error(bd_app *app, const bd_err *err)
 {
-    bd_app_message(app, BD_MSG_ERROR, "%s: %s", bd_code_str(err->code), err->msg);
+    bd_app_message(app, BD_MSG_ERROR, "%s: %s", bd_code_str(err->code), bd_tui_err_text(err));
 }
 
 void bd_app_broadcast(bd_app *app, const bd_event *ev)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err_keys.h"
 #include "history.h"
 #include "history_model.h"
 
@@ -253,11 +254,11 @@ static void job_done(bd_work *w, bool ran)
                 m->chain_bad_seq = j->res.bad_seq;
                 snprintf(m->chain_reason, sizeof(m->chain_reason), "%s",
                          bd_chain_reason_str(j->res.reason));
-                snprintf(m->chain_msg, sizeof(m->chain_msg), "%.200s", j->err.msg);
+                snprintf(m->chain_msg, sizeof(m->chain_msg), "%.200s", bd_tui_err_text(&j->err));
             } else {
                 m->chain = BD_CHAIN_UNREADABLE;
                 snprintf(m->chain_msg, sizeof(m->chain_msg), "%.40s: %.200s",
-                         bd_code_str(j->err.code), j->err.msg);
+                         bd_code_str(j->err.code), bd_tui_err_text(&j->err));
             }
         } else {
             if (j->note[0])

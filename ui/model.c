@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err_keys.h"
 #include "model.h"
 #include "runs_model.h"
 #include "stale.h"
@@ -415,7 +416,8 @@ static void run_meta(model_job *j)
         } else {
             r->state = BD_LOAD_FAILED;
             r->code = err.code;
-            r->msg = strdup(err.msg);
+            char text[BD_ERR_MSG_MAX + 2 * BD_ERR_ARG_MAX];
+            r->msg = strdup(bd_err_render(&err, bd_tui_action_words, text, sizeof(text)));
         }
         bd_provfile_free(pf);
         bd_case_free(c);
@@ -466,8 +468,10 @@ static void take_case(bd_case_check *chk, void *payload)
     else
         r->meta.state = BD_LOAD_FAILED; /* why: chk->err, kept below */
     r->code = chk->err.code;
-    if (r->code != BD_OK)
-        r->msg = strdup(chk->err.msg);
+    if (r->code != BD_OK) {
+        char text[BD_ERR_MSG_MAX + 2 * BD_ERR_ARG_MAX];
+        r->msg = strdup(bd_err_render(&chk->err, bd_tui_action_words, text, sizeof(text)));
+    }
     memcpy(r->digest, chk->digest, sizeof(r->digest));
     if (chk->prov_checked) {
         r->prov_check = BD_LOAD_DONE;

@@ -29,6 +29,7 @@
 
 #include <term.h>
 
+#include "err_keys.h"
 #include "app.h"
 #include "config.h"
 #include "desk.h"
@@ -615,7 +616,7 @@ static int foreground_viewer(bd_app *app, const char *text, size_t len, const ch
 static int fail(const bd_err *err)
 {
     fflush(stdout);
-    char *msg = bd_text_vis(err->msg, 0); /* it may quote bench text */
+    char *msg = bd_text_vis(bd_tui_err_text(err), 0); /* it may quote bench text */
     fprintf(stderr, "benchdesk: %s: %s\n", bd_code_str(err->code), msg ? msg : "");
     free(msg);
     int s = bd_code_exit(err->code);

@@ -18,6 +18,12 @@ static const int code_exits[] = {
 #undef BD_X
 };
 
+static const char *const action_kinds[] = {
+#define BD_X(name, kind) kind,
+    BD_ERROR_ACTIONS(BD_X)
+#undef BD_X
+};
+
 const char *bd_code_str(bd_code code)
 {
     if ((int)code < 0 || code >= BD_E__COUNT)
@@ -40,9 +46,19 @@ void bd_err_clear(bd_err *err)
     err->code = BD_OK;
 }
 
+const char *bd_action_kind(bd_err_action action)
+{
+    if ((int)action < 0 || action >= BD_ACT__COUNT)
+        return "none";
+    return action_kinds[action];
+}
+
 static void set_location(bd_err *err, const char *file, int line, int col, size_t *off)
 {
     *off = 0;
+    err->action = BD_ACT_NONE;
+    err->action_arg[0] = '\0';
+    err->action_at = 0;
     err->file[0] = '\0';
     err->line = line;
     err->col = col;
@@ -132,4 +148,74 @@ int bd_err_errno(bd_err *err, bd_code code, int errnum, const char *file, const 
     snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", strerror(errnum));
     one_line(err->msg, sizeof(err->msg));
     return -1;
+}
+
+int bd_err_advise(bd_err *err, bd_err_action action, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    err->action = action;
+    err->action_at = strlen(err->msg);
+    err->action_arg[0] = '\0';
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->action_arg, sizeof(err->action_arg), fmt, ap);
+        va_end(ap);
+        one_line(err->action_arg, sizeof(err->action_arg));
+    }
+    return -1;
+}
+
+int bd_err_append(bd_err *err, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    size_t len = strlen(err->msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + len, sizeof(err->msg) - len, fmt, ap);
+    va_end(ap);
+    one_line(err->msg, sizeof(err->msg));
+    return -1;
+}
+
+/* Append `s` (`n` bytes) to `out` at *o, cut to fit `cap`. */
+static void put(char *out, size_t cap, size_t *o, const char *s, size_t n)
+{
+    if (*o + 1 >= cap)
+        return;
+    if (n > cap - 1 - *o)
+        n = cap - 1 - *o;
+    memcpy(out + *o, s, n);
+    *o += n;
+    out[*o] = '\0';
+}
+
+const char *bd_err_render(const bd_err *err, const char *const words[BD_ACT__COUNT], char *out,
+                          size_t cap)
+{
+    if (!out || cap == 0)
+        return out;
+    out[0] = '\0';
+    if (!err)
+        return out;
+    size_t len = strlen(err->msg), at = err->action_at < len ? err->action_at : len, o = 0;
+    const char *w = NULL;
+    if (err->action > BD_ACT_NONE && err->action < BD_ACT__COUNT && words)
+        w = words[err->action];
+    if (!w)
+        at = len;
+    put(out, cap, &o, err->msg, at);
+    while (w && *w) {
+        const char *pc = strstr(w, "%s");
+        size_t n = pc ? (size_t)(pc - w) : strlen(w);
+        put(out, cap, &o, w, n);
+        if (!pc)
+            break;
+        put(out, cap, &o, err->action_arg, strlen(err->action_arg));
+        w = pc + 2;
+    }
+    put(out, cap, &o, err->msg + at, len - at);
+    return out;
 }

@@ -116,22 +116,56 @@ typedef enum {
         BD_E__COUNT
 } bd_code;
 
+/*
+ * What to do about an error, as data. The core's message says what went wrong and where;
+ * the action says what the user should do next, and each front end words it its own way:
+ * the CLI as the command to type (src/cli/advice.c), the TUI as the key that does it
+ * (ui/err_keys.c). `arg` is the one value the words need (a path under bench/, a task
+ * class, an isolation class), or "" when they need none. The kind string is stable: it is
+ * the `"action": {"kind": ...}` of a --json error. docs/architecture.md#errors.
+ *
+ *      enum name                   kind (stable)          arg */
+#define BD_ERROR_ACTIONS(X)                                                                        \
+    X(BD_ACT_NONE, "none")                       /* -                                        */    \
+    X(BD_ACT_SIGN_TASK_CLASS, "sign_task_class") /* task class                               */    \
+    X(BD_ACT_SIGN_CASE, "sign_case")             /* -                                        */    \
+    X(BD_ACT_SIGN_TWO, "sign_two")               /* path under bench/                        */    \
+    X(BD_ACT_SIGN_AUTHOR_FIRST, "sign_author_first") /* -                                    */    \
+    X(BD_ACT_ALLOW_WEAKER, "allow_weaker_isolation") /* the weaker isolation class           */    \
+    X(BD_ACT_STAGE, "stage")             /* -                                        */            \
+    X(BD_ACT_STAGE_PATH, "stage_path")   /* path under bench/                        */            \
+    X(BD_ACT_SET_KEY, "set_signing_key") /* -                                        */            \
+    X(BD_ACT_PIN, "pin")                 /* task class [case]                        */
+
+typedef enum {
+#define BD_X(name, kind) name,
+    BD_ERROR_ACTIONS(BD_X)
+#undef BD_X
+        BD_ACT__COUNT
+} bd_err_action;
+
 #define BD_ERR_MSG_MAX  1024
 #define BD_ERR_FILE_MAX 512
+#define BD_ERR_ARG_MAX  256
 
 /* Caller-owned error. `file` is empty, `line`/`col` are 0 when unknown. `msg` is one
- * line: what went wrong, where, and what to do. */
+ * line: what went wrong and where. `action` (BD_ACT_NONE when there is nothing to add) is
+ * what to do; a front end splices its words for it into `msg` at byte `action_at`, which
+ * is the end of the message unless text was appended after the advice (bd_err_append). */
 typedef struct bd_err {
     bd_code code;
     char file[BD_ERR_FILE_MAX];
     int line;
     int col;
     char msg[BD_ERR_MSG_MAX];
+    bd_err_action action;
+    char action_arg[BD_ERR_ARG_MAX];
+    size_t action_at;
 } bd_err;
 
 #define BD_ERR_INIT                                                                                \
     {                                                                                              \
-        BD_OK, "", 0, 0, ""                                                                        \
+        BD_OK, "", 0, 0, "", BD_ACT_NONE, "", 0                                                    \
     }
 
 /* Stable code string, e.g. "case.digest_mismatch". Never NULL. */
@@ -140,7 +174,8 @@ const char *bd_code_str(bd_code code);
 /* Exit status the CLI uses for `code` (0..4). */
 int bd_code_exit(bd_code code);
 
-/* Fill `err` (may be NULL) with code, location and a printf-formatted message. When
+/* Fill `err` (may be NULL) with code, location and a printf-formatted message, and no
+ * action (bd_err_advise adds one). When
  * `file` is non-NULL the message is prefixed "file:line:col: " (line/col left out when
  * 0). The message is then made one printable line, whatever the arguments held: every
  * character text.h calls unsafe (a newline, ESC, a bidi control, a byte that is not
@@ -154,6 +189,26 @@ int bd_err_set(bd_err *err, bd_code code, const char *file, int line, int col, c
  * Code is BD_E_IO unless given. */
 int bd_err_errno(bd_err *err, bd_code code, int errnum, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* Stable kind string of `action`, e.g. "sign_task_class". Never NULL. */
+const char *bd_action_kind(bd_err_action action);
+
+/* Say what to do about `err` (may be NULL): set its action, and its argument from the
+ * printf-formatted `fmt` (NULL for none; made one printable line as messages are). The
+ * advice goes at the current end of the message; text bd_err_append adds comes after it.
+ * Returns -1, like bd_err_set. */
+int bd_err_advise(bd_err *err, bd_err_action action, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Append printf-formatted text to the message of `err` (may be NULL), after any advice.
+ * Returns -1. */
+int bd_err_append(bd_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write the message of `err` into `out` (`cap` bytes, NUL-terminated, cut to fit) with the
+ * words for its action spliced in at action_at. `words` is a front end's table, indexed by
+ * action: each "%s" in an entry stands for the action's argument. Returns `out`. */
+const char *bd_err_render(const bd_err *err, const char *const words[BD_ACT__COUNT], char *out,
+                          size_t cap);
 
 /* Reset to BD_OK. */
 void bd_err_clear(bd_err *err);

@@ -40,6 +40,13 @@ int cli_open_bench(const bd_cli *cli, bd_bench **out);
  * (text.h): the only way a command writes an error line without returning. */
 void cli_err_line(bd_code code, const char *msg);
 
+/* The message of `err` with the command line's words for its action spliced in (the
+ * one-line text cli_fail prints). Valid until 16 more cli_vis/cli_err_text calls. */
+const char *cli_err_text(const bd_err *err);
+
+/* The command line's words for each action, indexed by bd_err_action (common.c). */
+extern const char *const cli_action_words[BD_ACT__COUNT];
+
 /* "benchdesk: warning: <msg>" on stderr, made visible (nothing when msg is NULL). */
 void cli_warn(const char *msg);
 

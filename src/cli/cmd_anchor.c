@@ -39,7 +39,7 @@ static cJSON *check_json(const bd_anchor_check *ck)
     if (ck->err.code != BD_OK) {
         cJSON *e = cJSON_AddObjectToObject(o, "error");
         cJSON_AddStringToObject(e, "code", bd_code_str(ck->err.code));
-        cJSON_AddStringToObject(e, "message", ck->err.msg);
+        cJSON_AddStringToObject(e, "message", cli_err_text(&ck->err));
     }
     return o;
 }
@@ -67,7 +67,7 @@ static int anchor_verify(bd_cli *cli, const bd_bench *bench)
         if (first) {
             cJSON *e = cJSON_AddObjectToObject(o, "error");
             cJSON_AddStringToObject(e, "code", bd_code_str(first->code));
-            cJSON_AddStringToObject(e, "message", first->msg);
+            cJSON_AddStringToObject(e, "message", cli_err_text(first));
         }
         cli_print_json(o);
         cJSON_Delete(o);
@@ -85,7 +85,7 @@ static int anchor_verify(bd_cli *cli, const bd_bench *bench)
         fflush(stdout);
         for (size_t i = 0; i < rep.n; i++)
             if (rep.checks[i].err.code != BD_OK)
-                cli_err_line(rep.checks[i].err.code, rep.checks[i].err.msg);
+                cli_err_line(rep.checks[i].err.code, cli_err_text(&rep.checks[i].err));
     }
     status = first ? bd_code_exit(first->code) : 0;
 out:

@@ -60,7 +60,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
         if (rc != 0) {
             cJSON *e = cJSON_AddObjectToObject(o, "error");
             cJSON_AddStringToObject(e, "code", bd_code_str(err.code));
-            cJSON_AddStringToObject(e, "message", err.msg);
+            cJSON_AddStringToObject(e, "message", cli_err_text(&err));
             if (err.file[0])
                 cJSON_AddStringToObject(e, "file", err.file);
             cJSON_AddNumberToObject(e, "seq", (double)r.bad_seq);
@@ -76,7 +76,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
             printf("torn tail (a crash during an append): the last segment ends in a partial "
                    "line, which is not a record; the next append removes it\n");
     } else {
-        cli_err_line(err.code, err.msg);
+        cli_err_line(err.code, cli_err_text(&err));
         fprintf(stderr,
                 "benchdesk: first bad record: seq %llu, reason %s; %llu record%s "
                 "before it intact\n",

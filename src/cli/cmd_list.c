@@ -175,7 +175,7 @@ static void on_case(bd_case_check *chk, void *payload)
             size_t len = 0;
             FILE *m = open_memstream(&line, &len);
             if (m) {
-                fprintf(m, "  %s: %s", bd_code_str(fail->code), cli_vis(fail->msg));
+                fprintf(m, "  %s: %s", bd_code_str(fail->code), cli_vis(cli_err_text(fail)));
                 fclose(m);
                 put_last(line, lo->width);
                 free(line);
@@ -192,7 +192,7 @@ static void on_case(bd_case_check *chk, void *payload)
     }
     cJSON_AddStringToObject(o, "status", pin);
     if (fail)
-        cJSON_AddStringToObject(o, "message", fail->msg);
+        cJSON_AddStringToObject(o, "message", cli_err_text(fail));
     cJSON_AddStringToObject(o, "digest", chk->digest);
     cJSON_AddStringToObject(o, "pinned", chk->pinned);
     cJSON_AddStringToObject(o, "provenance", bd_prov_status_str(prov));
@@ -256,7 +256,8 @@ static int list_cases(bd_cli *cli, const bd_bench *bench, const bd_task_class *t
                  bd_prov_status_str(sum->tc_prov));
         put_last(line, lo.width);
         if (tf) {
-            snprintf(line, sizeof(line), "  %s: %s", bd_code_str(tf->code), cli_vis(tf->msg));
+            snprintf(line, sizeof(line), "  %s: %s", bd_code_str(tf->code),
+                     cli_vis(cli_err_text(tf)));
             put_last(line, lo.width);
         }
         if (lo.n_stale) {

@@ -74,7 +74,7 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
         cJSON *o = cJSON_CreateObject();
         cJSON *e = cJSON_AddObjectToObject(o, "error");
         cJSON_AddStringToObject(e, "code", bd_code_str(err.code));
-        cJSON_AddStringToObject(e, "message", err.msg);
+        cJSON_AddStringToObject(e, "message", cli_err_text(&err));
         cJSON *r = cJSON_AddObjectToObject(o, "audit_record");
         cJSON_AddBoolToObject(r, "recorded", recorded);
         if (recorded) {
@@ -82,20 +82,20 @@ int cmd_promote(bd_cli *cli, int argc, char **argv)
             cJSON_AddStringToObject(r, "record_hash", hash);
         } else {
             cJSON_AddStringToObject(r, "code", bd_code_str(rec_err.code));
-            cJSON_AddStringToObject(r, "message", rec_err.msg);
+            cJSON_AddStringToObject(r, "message", cli_err_text(&rec_err));
         }
         if (repair)
             cJSON_AddStringToObject(o, "history_repaired", repair);
         cli_print_json(o);
         cJSON_Delete(o);
     } else {
-        cli_err_line(err.code, err.msg);
+        cli_err_line(err.code, cli_err_text(&err));
         if (recorded)
             fprintf(stderr, "benchdesk: the refusal is recorded as history record %llu\n",
                     (unsigned long long)seq);
         else
             fprintf(stderr, "benchdesk: %s: the refusal could not be recorded in the history: %s\n",
-                    bd_code_str(rec_err.code), cli_vis(rec_err.msg));
+                    bd_code_str(rec_err.code), cli_vis(cli_err_text(&rec_err)));
     }
     /* Refused by policy (exit 3); but an attempt that could not be put on record is an
      * environment failure first (exit 4, the history's error): the evidence was lost. */

@@ -57,8 +57,9 @@ static bool confirm(const char *question)
 static void print_recorded(const bd_cli *cli, const bd_task_class *tc, const char *case_id,
                            const bd_record_take *take, bool host_network)
 {
-    char next[1024];
-    bd_record_next_steps(next, sizeof(next), tc, case_id);
+    bd_err steps = BD_ERR_INIT;
+    bd_record_next_steps(&steps, tc, case_id);
+    const char *next = cli_err_text(&steps);
     if (cli->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "task_class", tc->name);

@@ -34,7 +34,7 @@ static void add_failure(cJSON *arr, const bd_err *e, const char *case_id)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "code", bd_code_str(e->code));
-    cJSON_AddStringToObject(o, "message", e->msg);
+    cJSON_AddStringToObject(o, "message", cli_err_text(e));
     if (case_id)
         cJSON_AddStringToObject(o, "case_id", case_id);
     if (e->file[0])
@@ -51,7 +51,7 @@ static void report_failure(bd_cli *cli, cJSON *arr, const bd_err *e, const char 
     if (cli->json)
         add_failure(arr, e, case_id);
     else
-        cli_err_line(e->code, e->msg);
+        cli_err_line(e->code, cli_err_text(e));
 }
 
 /* Streaming output of one task class: each failure is printed as it is found and

@@ -25,6 +25,31 @@ const char *cli_vis(const char *s)
     return ring_keep(bd_text_vis(s, 0));
 }
 
+/* The command line's words for each action (err.h): the command to type. "%s" stands for
+ * the action's argument. tests/cli/test_tui_structure.sh checks every action has an entry
+ * here and in the TUI's table (ui/err_keys.c). */
+const char *const cli_action_words[BD_ACT__COUNT] = {
+    [BD_ACT_NONE] = "",
+    [BD_ACT_SIGN_TASK_CLASS] =
+        "(`benchdesk sign bench/%s --role author`, then a second person as reviewer)",
+    [BD_ACT_SIGN_CASE] = "(benchdesk sign)",
+    [BD_ACT_SIGN_TWO] = "`benchdesk sign bench/%s --role author`, then --role reviewer",
+    [BD_ACT_SIGN_AUTHOR_FIRST] = "(`benchdesk sign DIR --role author`)",
+    [BD_ACT_ALLOW_WEAKER] = "; pass --allow-weaker-isolation to run under '%s' instead",
+    [BD_ACT_STAGE] = "`benchdesk stage PATH...`",
+    [BD_ACT_STAGE_PATH] = "(`benchdesk stage bench/%s`)",
+    [BD_ACT_SET_KEY] = "(--key FPR)",
+    [BD_ACT_PIN] = "`benchdesk pin %s`",
+};
+
+const char *cli_err_text(const bd_err *err)
+{
+    char *out = malloc(BD_ERR_MSG_MAX + 2 * BD_ERR_ARG_MAX);
+    if (out)
+        bd_err_render(err, cli_action_words, out, BD_ERR_MSG_MAX + 2 * BD_ERR_ARG_MAX);
+    return ring_keep(out);
+}
+
 void cli_err_line(bd_code code, const char *msg)
 {
     fflush(stdout);
@@ -49,7 +74,12 @@ int cli_fail(const bd_cli *cli, const bd_err *err)
         cJSON *root = cJSON_CreateObject();
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "code", bd_code_str(err->code));
-        cJSON_AddStringToObject(e, "message", err->msg);
+        cJSON_AddStringToObject(e, "message", cli_err_text(err));
+        if (err->action != BD_ACT_NONE) {
+            cJSON *a = cJSON_AddObjectToObject(e, "action");
+            cJSON_AddStringToObject(a, "kind", bd_action_kind(err->action));
+            cJSON_AddStringToObject(a, "arg", err->action_arg);
+        }
         if (err->file[0])
             cJSON_AddStringToObject(e, "file", err->file);
         if (err->line > 0)
@@ -59,7 +89,7 @@ int cli_fail(const bd_cli *cli, const bd_err *err)
         cli_print_json(root);
         cJSON_Delete(root);
     } else {
-        cli_err_line(err->code, err->msg);
+        cli_err_line(err->code, cli_err_text(err));
     }
     int status = bd_code_exit(err->code);
     return status ? status : 4;

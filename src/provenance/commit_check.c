@@ -86,17 +86,20 @@ static int check_case(pin_check *pc, tc_pins *t, const char *id, size_t base_len
     if (r != 0 || tc_pins_load(pc, t, err) < 0)
         return -1;
     const bd_pin *pin = t->pins ? bd_digests_find(t->pins, id) : NULL;
-    if (!pin)
-        return bd_err_set(err, BD_E_DIGEST_MISSING, NULL, 0, 0,
-                          "staged case %s/%s has no pin in the staged digests.yaml; run "
-                          "`benchdesk pin %s %s` and stage bench/%s/cases/digests.yaml with it",
-                          t->name, id, t->name, id, t->name);
-    if (strcmp(pin->digest, digest) != 0)
-        return bd_err_set(err, BD_E_DIGEST_MISMATCH, NULL, 0, 0,
-                          "staged case %s/%s is %s but its staged pin is %s; stage the case's "
-                          "files and digests.yaml together (`benchdesk stage bench/%s`), or "
-                          "re-pin deliberately",
-                          t->name, id, digest, pin->digest, t->name);
+    if (!pin) {
+        bd_err_set(err, BD_E_DIGEST_MISSING, NULL, 0, 0,
+                   "staged case %s/%s has no pin in the staged digests.yaml; run ", t->name, id);
+        bd_err_advise(err, BD_ACT_PIN, "%s %s", t->name, id);
+        return bd_err_append(err, " and stage bench/%s/cases/digests.yaml with it", t->name);
+    }
+    if (strcmp(pin->digest, digest) != 0) {
+        bd_err_set(err, BD_E_DIGEST_MISMATCH, NULL, 0, 0,
+                   "staged case %s/%s is %s but its staged pin is %s; stage the case's files "
+                   "and digests.yaml together ",
+                   t->name, id, digest, pin->digest);
+        bd_err_advise(err, BD_ACT_STAGE_PATH, "%s", t->name);
+        return bd_err_append(err, ", or re-pin deliberately");
+    }
     if (!has_case_yaml)
         return bd_err_set(err, BD_E_CASE_SCHEMA, NULL, 0, 0,
                           "staged case %s/%s has no staged case.yaml; stage it too", t->name, id);
@@ -126,28 +129,30 @@ static int check_task_class(pin_check *pc, tc_pins *t, bd_err *err)
 {
     if (!t->has_digests && !t->has_rubric && !t->has_registration)
         return 0;
-    if (!t->has_digests || !t->has_rubric || !t->has_registration)
-        return bd_err_set(err, BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
-                          "the index holds task class %s without its %s; stage "
-                          "registration.yaml, rubric.py and cases/digests.yaml together "
-                          "(`benchdesk stage bench/%s`)",
-                          t->name,
-                          !t->has_registration ? "registration.yaml"
-                          : !t->has_rubric     ? "rubric.py"
-                                               : "pins (cases/digests.yaml)",
-                          t->name);
+    if (!t->has_digests || !t->has_rubric || !t->has_registration) {
+        bd_err_set(err, BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
+                   "the index holds task class %s without its %s; stage registration.yaml, "
+                   "rubric.py and cases/digests.yaml together ",
+                   t->name,
+                   !t->has_registration ? "registration.yaml"
+                   : !t->has_rubric     ? "rubric.py"
+                                        : "pins (cases/digests.yaml)");
+        return bd_err_advise(err, BD_ACT_STAGE_PATH, "%s", t->name);
+    }
     if (tc_pins_load(pc, t, err) < 0)
         return -1;
     const char *pin = t->pins && t->pins->task_class[0] ? t->pins->task_class : NULL;
     char digest[BD_DIGEST_BUF];
     if (staged_tc_digest(pc, t, digest, err) < 0)
         return -1;
-    if (!pin || strcmp(pin, digest) != 0)
-        return bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, NULL, 0, 0,
-                          "staged task class %sbench/%s (registration.yaml + rubric.py) is %s "
-                          "but the staged pin is %s; run `benchdesk pin %s`, have it signed "
-                          "again, and stage it all",
-                          bd_git_prefix(pc->g), t->name, digest, pin ? pin : "missing", t->name);
+    if (!pin || strcmp(pin, digest) != 0) {
+        bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, NULL, 0, 0,
+                   "staged task class %sbench/%s (registration.yaml + rubric.py) is %s but the "
+                   "staged pin is %s; run ",
+                   bd_git_prefix(pc->g), t->name, digest, pin ? pin : "missing");
+        bd_err_advise(err, BD_ACT_PIN, "%s", t->name);
+        return bd_err_append(err, ", have it signed again, and stage it all");
+    }
     return 0;
 }
 

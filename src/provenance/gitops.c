@@ -887,6 +887,14 @@ static int move_branch(bd_git *g, const char *branch, const git_oid *was, const 
     return 0;
 }
 
+/* The refusal of a commit with nothing staged. Returns -1. */
+static int nothing_staged(bd_err *err)
+{
+    bd_err_set(err, BD_E_GIT_NOTHING_TO_COMMIT, NULL, 0, 0,
+               "nothing is staged; stage changes with ");
+    return bd_err_advise(err, BD_ACT_STAGE, NULL);
+}
+
 int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err)
 {
     git_index *index = NULL;
@@ -935,13 +943,11 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
             goto out;
         }
         if (git_oid_equal(git_commit_tree_id(parent), &tree_id)) {
-            bd_err_set(err, BD_E_GIT_NOTHING_TO_COMMIT, NULL, 0, 0,
-                       "nothing is staged; stage changes with `benchdesk stage PATH...`");
+            nothing_staged(err);
             goto out;
         }
     } else if (git_index_entrycount(index) == 0) {
-        bd_err_set(err, BD_E_GIT_NOTHING_TO_COMMIT, NULL, 0, 0,
-                   "nothing is staged; stage changes with `benchdesk stage PATH...`");
+        nothing_staged(err);
         goto out;
     }
     e = git_signature_default(&me, g->repo);

@@ -131,11 +131,13 @@ int bd_provenance_message(char **out, size_t *len, int role, const bd_subject *s
     if (!bd_name_valid(s->task_class) || (is_case && !bd_name_valid(s->case_id)))
         return bd_err_set(err, BD_E_BAD_ID, NULL, 0, 0,
                           "the subject's name is not valid; cannot build a provenance message");
-    if (!digest || !bd_digest_str_valid(digest))
-        return bd_err_set(err, is_case ? BD_E_DIGEST_MISSING : BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
-                          "%s %s has no digest; run `benchdesk pin %s` before signing",
-                          bd_subject_kind_str(s->kind), is_case ? s->case_id : s->task_class,
-                          s->task_class);
+    if (!digest || !bd_digest_str_valid(digest)) {
+        bd_err_set(err, is_case ? BD_E_DIGEST_MISSING : BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
+                   "%s %s has no digest; run ", bd_subject_kind_str(s->kind),
+                   is_case ? s->case_id : s->task_class);
+        bd_err_advise(err, BD_ACT_PIN, "%s", s->task_class);
+        return bd_err_append(err, " before signing");
+    }
     char case_line[160] = "";
     if (is_case)
         snprintf(case_line, sizeof(case_line), "case_id: %s\n", s->case_id);
@@ -809,9 +811,10 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const
         bd_provenance_message(&msg, &mlen, role, sj, current, &out->err) < 0) {
         /* An unpinned subject cannot carry a valid signature: its digest is unknown. */
         bd_err_set(&out->err, BD_E_PROVENANCE_STALE, path, b->line, 0,
-                   "the %s signature of %s %s cannot be checked: it has no digest; run "
-                   "`benchdesk pin %s`, then sign it again",
-                   rname, kind, name, sj->task_class);
+                   "the %s signature of %s %s cannot be checked: it has no digest; run ", rname,
+                   kind, name);
+        bd_err_advise(&out->err, BD_ACT_PIN, "%s", sj->task_class);
+        bd_err_append(&out->err, ", then sign it again");
         rc = 0;
         goto out;
     }

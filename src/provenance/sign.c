@@ -450,15 +450,20 @@ static int subject_state(char digest[BD_DIGEST_BUF], bd_provfile **prov, const b
     }
     const char *what = is_case ? "case" : "task class";
     const char *name = is_case ? case_id : tc->name;
-    if (!pin || !pin[0])
-        return bd_err_set(err, is_case ? BD_E_DIGEST_MISSING : BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
-                          "%s %s is not pinned; pin it first (`benchdesk pin %s`), then sign", what,
-                          name, tc->name);
-    if (strcmp(pin, digest) != 0)
-        return bd_err_set(err, is_case ? BD_E_DIGEST_MISMATCH : BD_E_TC_DIGEST_MISMATCH, NULL, 0, 0,
-                          "%s %s is %s but its pin is %s; a signature must cover the pinned "
-                          "content: review the change, pin it (`benchdesk pin %s`), then sign",
-                          what, name, digest, pin, tc->name);
+    if (!pin || !pin[0]) {
+        bd_err_set(err, is_case ? BD_E_DIGEST_MISSING : BD_E_TC_DIGEST_MISSING, NULL, 0, 0,
+                   "%s %s is not pinned; pin it first (", what, name);
+        bd_err_advise(err, BD_ACT_PIN, "%s", tc->name);
+        return bd_err_append(err, "), then sign");
+    }
+    if (strcmp(pin, digest) != 0) {
+        bd_err_set(err, is_case ? BD_E_DIGEST_MISMATCH : BD_E_TC_DIGEST_MISMATCH, NULL, 0, 0,
+                   "%s %s is %s but its pin is %s; a signature must cover the pinned content: "
+                   "review the change, pin it (",
+                   what, name, digest, pin);
+        bd_err_advise(err, BD_ACT_PIN, "%s", tc->name);
+        return bd_err_append(err, "), then sign");
+    }
     if (is_case)
         return bd_task_class_case_prov(prov, tc, case_id, err);
     return bd_provfile_load(prov, tc->prov_path, err);
@@ -507,8 +512,9 @@ int bd_sign_prepare(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *
     if (role == BD_ROLE_REVIEWER) {
         if (!pf->author.present) {
             bd_err_set(err, BD_E_PROVENANCE_MISSING, pf->path, 0, 0,
-                       "has no author signature yet; the author signs first (`benchdesk sign "
-                       "DIR --role author`), then a second person reviews");
+                       "has no author signature yet; the author signs first ");
+            bd_err_advise(err, BD_ACT_SIGN_AUTHOR_FIRST, NULL);
+            bd_err_append(err, ", then a second person reviews");
             goto out;
         }
         /* Countersign only what verifies: check the author signature first. */

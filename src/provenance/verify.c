@@ -18,16 +18,18 @@
 static void judge_cassette(bd_case_check *out, const bd_task_class *tc, const char *path)
 {
     const bd_case *c = out->loaded;
-    if (!c->has_cassette_digest)
+    if (!c->has_cassette_digest) {
         bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, c->path, 0, 0,
-                   "cassette_digest is null but cassette.json exists (%s); run `benchdesk "
-                   "pin %s %s` to pin it",
-                   out->cassette, tc->name, out->case_id);
-    else if (strcmp(c->cassette_digest, out->cassette) != 0)
+                   "cassette_digest is null but cassette.json exists (%s); run ", out->cassette);
+        bd_err_advise(&out->err, BD_ACT_PIN, "%s %s", tc->name, out->case_id);
+        bd_err_append(&out->err, " to pin it");
+    } else if (strcmp(c->cassette_digest, out->cassette) != 0) {
         bd_err_set(&out->err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
                    "cassette.json is %s but case.yaml pins %s; restore the recorded output, "
-                   "or re-pin deliberately with `benchdesk pin %s %s`",
-                   out->cassette, c->cassette_digest, tc->name, out->case_id);
+                   "or re-pin deliberately with ",
+                   out->cassette, c->cassette_digest);
+        bd_err_advise(&out->err, BD_ACT_PIN, "%s %s", tc->name, out->case_id);
+    }
 }
 
 /* Relative label "<task-class>/cases/<id>/..." keeps messages short and copy-pastable. */
@@ -46,12 +48,13 @@ static void check_cassette(bd_case_check *out, const bd_task_class *tc, const ch
         goto out;
     }
     if (!present) {
-        if (tc->reg->sut_kind == BD_SUT_CASSETTE)
+        if (tc->reg->sut_kind == BD_SUT_CASSETTE) {
             bd_err_set(&out->err, BD_E_CASSETTE_MISSING, path, 0, 0,
                        "cassette.json is missing but task class '%s' replays cassettes; "
-                       "record the system's output there, then run `benchdesk pin %s %s`",
-                       tc->name, tc->name, out->case_id);
-        else if (c->has_cassette_digest)
+                       "record the system's output there, then run ",
+                       tc->name);
+            bd_err_advise(&out->err, BD_ACT_PIN, "%s %s", tc->name, out->case_id);
+        } else if (c->has_cassette_digest)
             bd_err_set(&out->err, BD_E_CASSETTE_MISSING, c->path, 0, 0,
                        "cassette_digest is set but cassette.json is missing; restore it or "
                        "set cassette_digest: null");
@@ -73,18 +76,21 @@ static int judge_pin(bd_case_check *out, const bd_task_class *tc, const char *ca
 {
     const char *case_id = out->case_id;
     const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, case_id) : NULL;
-    if (!pin)
-        return bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
-                          "case '%s' has no pin in %s/cases/digests.yaml; review it, then run "
-                          "`benchdesk pin %s %s`",
-                          case_id, tc->name, tc->name, case_id);
+    if (!pin) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISSING, case_dir, 0, 0,
+                   "case '%s' has no pin in %s/cases/digests.yaml; review it, then run ", case_id,
+                   tc->name);
+        return bd_err_advise(&out->err, BD_ACT_PIN, "%s %s", tc->name, case_id);
+    }
     snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
-    if (strcmp(pin->digest, out->digest) != 0)
-        return bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
-                          "content is %s but digests.yaml:%d pins %s; restore the case, or "
-                          "re-pin deliberately with `benchdesk pin %s %s` (its signatures must "
-                          "then be made again)",
-                          out->digest, pin->line, pin->digest, tc->name, case_id);
+    if (strcmp(pin->digest, out->digest) != 0) {
+        bd_err_set(&out->err, BD_E_DIGEST_MISMATCH, case_dir, 0, 0,
+                   "content is %s but digests.yaml:%d pins %s; restore the case, or re-pin "
+                   "deliberately with ",
+                   out->digest, pin->line, pin->digest);
+        bd_err_advise(&out->err, BD_ACT_PIN, "%s %s", tc->name, case_id);
+        return bd_err_append(&out->err, " (its signatures must then be made again)");
+    }
     return 0;
 }
 
@@ -213,16 +219,18 @@ static void check_task_class(bd_verify_report *r, const bd_task_class *tc)
         snprintf(r->tc_pinned, sizeof(r->tc_pinned), "%s", tc->digests->task_class);
     if (!tc->digests) {
         bd_err_set(e, BD_E_TC_DIGEST_MISSING, tc->cases_dir, 0, 0,
-                   "digests.yaml is missing, so nothing is pinned; run `benchdesk pin %s`",
-                   tc->name);
+                   "digests.yaml is missing, so nothing is pinned; run ");
+        bd_err_advise(e, BD_ACT_PIN, "%s", tc->name);
         return;
     }
-    if (strcmp(tc->digests->task_class, r->tc_digest) != 0)
+    if (strcmp(tc->digests->task_class, r->tc_digest) != 0) {
         bd_err_set(e, BD_E_TC_DIGEST_MISMATCH, tc->dir, 0, 0,
                    "registration.yaml + rubric.py are %s but digests.yaml pins %s; restore "
-                   "them, or re-pin deliberately with `benchdesk pin %s` (the task class's "
-                   "signatures must then be made again)",
-                   r->tc_digest, tc->digests->task_class, tc->name);
+                   "them, or re-pin deliberately with ",
+                   r->tc_digest, tc->digests->task_class);
+        bd_err_advise(e, BD_ACT_PIN, "%s", tc->name);
+        bd_err_append(e, " (the task class's signatures must then be made again)");
+    }
 }
 
 /* Fill `e` with the case.pin_orphaned error of pin `p`. */
@@ -230,9 +238,9 @@ static void orphan_err(bd_err *e, const bd_task_class *tc, const bd_pin *p)
 {
     char *path = bd_path_join(tc->cases_dir, "digests.yaml");
     bd_err_set(e, BD_E_PIN_ORPHAN, path ? path : "digests.yaml", p->line, 0,
-               "pin for '%s' names no case directory; restore the case or run "
-               "`benchdesk pin %s` to drop the pin",
-               p->case_id, tc->name);
+               "pin for '%s' names no case directory; restore the case or run ", p->case_id);
+    bd_err_advise(e, BD_ACT_PIN, "%s", tc->name);
+    bd_err_append(e, " to drop the pin");
     free(path);
 }
 

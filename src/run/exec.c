@@ -142,10 +142,10 @@ int bd_isolation_choose(bd_isolation *out, bool *weakened, const char *requested
             break;
         }
     }
-    if (!allow_weaker)
-        return bd_err_set(err, BD_E_ISOLATION_UNAVAILABLE, NULL, 0, 0,
-                          "%s; pass --allow-weaker-isolation to run under '%s' instead", why,
-                          bd_isolation_str(fallback));
+    if (!allow_weaker) {
+        bd_err_set(err, BD_E_ISOLATION_UNAVAILABLE, NULL, 0, 0, "%s", why);
+        return bd_err_advise(err, BD_ACT_ALLOW_WEAKER, "%s", bd_isolation_str(fallback));
+    }
     *out = fallback;
     if (weakened)
         *weakened = true;

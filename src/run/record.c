@@ -68,10 +68,10 @@ int bd_record_check(const bd_bench *bench, const bd_task_class *tc, const char *
     } else if (!rep.tc_prov_checked || rep.tc_prov.status != BD_PROV_ST_SIGNED) {
         bd_err_set(err, BD_E_PROVENANCE_MISSING, rp, 0, 0,
                    "%s is not signed by two people (%s): recording runs its SUT with the "
-                   "secrets its registration names, so the registration must be signed; "
-                   "`benchdesk sign bench/%s --role author`, then --role reviewer",
-                   tc->name, rep.tc_prov_checked ? bd_prov_status_str(rep.tc_prov.status) : "draft",
-                   tc->name);
+                   "secrets its registration names, so the registration must be signed; ",
+                   tc->name,
+                   rep.tc_prov_checked ? bd_prov_status_str(rep.tc_prov.status) : "draft");
+        bd_err_advise(err, BD_ACT_SIGN_TWO, "%s", tc->name);
     } else if (rep.n_cases != 1 || !rep.cases[0].loaded) {
         if (rep.n_cases == 1 && rep.cases[0].err.code != BD_OK)
             *err = rep.cases[0].err;
@@ -305,10 +305,11 @@ int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_recor
     return rc;
 }
 
-void bd_record_next_steps(char *buf, size_t cap, const bd_task_class *tc, const char *case_id)
+void bd_record_next_steps(bd_err *out, const bd_task_class *tc, const char *case_id)
 {
-    snprintf(buf, cap,
-             "%s changed: pin it (`benchdesk pin %s %s`), then two people sign it again "
-             "(`benchdesk sign bench/%s/cases/%s --role author`, then --role reviewer)",
-             case_id, tc->name, case_id, tc->name, case_id);
+    bd_err_set(out, BD_OK, NULL, 0, 0,
+               "%s changed: pin it (`benchdesk pin %s %s`), then two people sign it again (",
+               case_id, tc->name, case_id);
+    bd_err_advise(out, BD_ACT_SIGN_TWO, "%s/cases/%s", tc->name, case_id);
+    bd_err_append(out, ")");
 }

@@ -119,7 +119,8 @@ int bd_record_capture(bd_record_take *out, const bd_bench *bench, const bd_task_
 int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_record_take *t,
                     bd_err *err);
 
-/* What the curator does next, one line per step (into buf): pin, then two signatures. */
-void bd_record_next_steps(char *buf, size_t cap, const bd_task_class *tc, const char *case_id);
+/* What the curator does next (into `out`, code BD_OK: a notice, not an error): pin, then
+ * two signatures, the signing as its action (err.h) for the front end to word. */
+void bd_record_next_steps(bd_err *out, const bd_task_class *tc, const char *case_id);
 
 #endif

@@ -129,12 +129,14 @@ static void gate_case(bd_case_check *k, void *payload)
     bool is_signed = k->prov.status == BD_PROV_ST_SIGNED;
     if (!is_signed && !g->o->drafts) {
         if (g->subset) {
-            if (!g->have_refuse)
+            if (!g->have_refuse) {
                 bd_err_set(&g->refuse, BD_E_PROVENANCE_MISSING,
                            k->prov_file ? k->prov_file->path : NULL, 0, 0,
-                           "case '%s' is %s, not signed by an author and a reviewer; sign it "
-                           "(benchdesk sign), or %s",
-                           k->case_id, bd_prov_status_str(k->prov.status), g->hint);
+                           "case '%s' is %s, not signed by an author and a reviewer; sign it ",
+                           k->case_id, bd_prov_status_str(k->prov.status));
+                bd_err_advise(&g->refuse, BD_ACT_SIGN_CASE, NULL);
+                bd_err_append(&g->refuse, ", or %s", g->hint);
+            }
             g->have_refuse = true;
         } else if (k->prov.status == BD_PROV_ST_AWAITING) {
             g->plan->skipped_awaiting++;
@@ -196,13 +198,14 @@ static int decide(bd_run_plan *plan, const char ***keep, size_t *n_keep, gate_si
         *err = g->first;
         return -1;
     }
-    if (!plan->tc_signed && !o->drafts)
-        return bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->prov_path, 0, 0,
-                          "task class '%s' is %s, not signed by an author and a reviewer, so "
-                          "its rubric and registration are not vouched for; sign it "
-                          "(`benchdesk sign bench/%s --role author`, then a second person as "
-                          "reviewer), or %s",
-                          tc->name, bd_prov_status_str(g->tc_prov), tc->name, g->hint);
+    if (!plan->tc_signed && !o->drafts) {
+        bd_err_set(err, BD_E_PROVENANCE_MISSING, tc->prov_path, 0, 0,
+                   "task class '%s' is %s, not signed by an author and a reviewer, so its "
+                   "rubric and registration are not vouched for; sign it ",
+                   tc->name, bd_prov_status_str(g->tc_prov));
+        bd_err_advise(err, BD_ACT_SIGN_TASK_CLASS, "%s", tc->name);
+        return bd_err_append(err, ", or %s", g->hint);
+    }
     if (g->have_refuse) {
         *err = g->refuse;
         return -1;

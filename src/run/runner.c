@@ -506,11 +506,13 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     r->rubric_len = tf.rubric_len;
     tf.rubric = NULL;
     bd_tc_files_release(&tf);
-    if (!r->tc->digests || strcmp(dg, r->tc->digests->task_class) != 0)
-        return bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, r->tc->dir, 0, 0,
-                          "registration.yaml or rubric.py changed while the run was starting "
-                          "(%s); restore them or re-pin with `benchdesk pin %s`",
-                          dg, r->tc->name);
+    if (!r->tc->digests || strcmp(dg, r->tc->digests->task_class) != 0) {
+        bd_err_set(err, BD_E_TC_DIGEST_MISMATCH, r->tc->dir, 0, 0,
+                   "registration.yaml or rubric.py changed while the run was starting (%s); "
+                   "restore them or re-pin with ",
+                   dg);
+        return bd_err_advise(err, BD_ACT_PIN, "%s", r->tc->name);
+    }
     snprintf(r->summary.task_class_digest, sizeof(r->summary.task_class_digest), "%s", dg);
 
     /* The SUT's environment: the scrubbed keys plus what the signed registration names

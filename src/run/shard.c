@@ -503,8 +503,9 @@ int bd_bundle_seal(bd_bundle_writer *w, const bd_shard_spec *sp, const bd_task_c
     for (size_t i = 0; i < n; i++) {
         const bd_pin *p = tc->digests ? bd_digests_find(tc->digests, ids[i]) : NULL;
         if (!p) {
-            bd_err_set(err, BD_E_DIGEST_MISSING, tc->cases_dir, 0, 0,
-                       "case '%s' has no pin; run `benchdesk pin %s`", ids[i], tc->name);
+            bd_err_set(err, BD_E_DIGEST_MISSING, tc->cases_dir, 0, 0, "case '%s' has no pin; run ",
+                       ids[i]);
+            bd_err_advise(err, BD_ACT_PIN, "%s", tc->name);
             goto out;
         }
         if (!(m.cases[i].id = strdup(ids[i]))) {

@@ -53,28 +53,29 @@ $hits"
 printf 'int x(void) { return open("f", 0); }\n' >"$BD_TMP/probe.c"
 grep -qE '\bopen\s*\(' "$BD_TMP/probe.c" && pass "the scan catches a planted open()" || fail "scan is blind"
 
-# Every phrase ui/advice.c rewrites still occurs in a core message (adjacent C string
-# literals joined), so a reworded message cannot slip past the TUI's rewrite unnoticed.
-if out=$(python3 - ui/advice.c src <<'PY'
-import glob, re, sys
-rules = open(sys.argv[1], encoding="utf-8").read()
-starts = re.findall(r'^\s*\{"((?:[^"\\]|\\.)*)",', rules, re.M)
-text = ""
-for f in sorted(glob.glob(sys.argv[2] + "/**/*.c", recursive=True)):
-    src = open(f, encoding="utf-8").read()
-    # Join "a" "b" across whitespace, then keep the literals' contents.
-    src = re.sub(r'"\s*\n\s*"', "", src)
-    text += "\n".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', src)) + "\n"
-missing = [s for s in starts if s.replace('\\"', '"') not in text]
-print("%d phrases" % len(starts))
-for m in missing:
-    print("missing: " + m)
-sys.exit(1 if missing or not starts else 0)
+# Every action an error can carry (err.h) has words on the command line (src/cli/common.c)
+# and in the TUI (ui/err_keys.c), and neither table words an action err.h does not have.
+if out=$(python3 - src/base/err.h src/cli/common.c ui/err_keys.c <<'PY'
+import re, sys
+head = open(sys.argv[1], encoding="utf-8").read()
+table = head[head.index("#define BD_ERROR_ACTIONS"):]
+table = table[:table.index("typedef")]
+actions = re.findall(r"X\((BD_ACT_\w+),", table)
+bad = []
+for f in sys.argv[2:]:
+    words = set(re.findall(r"\[(BD_ACT_\w+)\]\s*=", open(f, encoding="utf-8").read()))
+    words.discard("BD_ACT__COUNT")
+    bad += ["%s: no words for %s" % (f, a) for a in actions if a not in words]
+    bad += ["%s: words for unknown %s" % (f, w) for w in sorted(words - set(actions))]
+print("%d actions" % len(actions))
+if bad:
+    print("\n".join(bad))
+sys.exit(1 if bad or not actions else 0)
 PY
 ); then
-    pass "every phrase the TUI rewrites is in a core message ($out)"
+    pass "every action has a CLI rendering and a TUI rendering ($out)"
 else
-    fail "ui/advice.c rewrites phrases no core message has any more:
+    fail "an action lacks a rendering:
 $out"
 fi
 

@@ -119,6 +119,73 @@ static void test_null_err(void **state)
     assert_int_equal(bd_err_errno(NULL, BD_E_IO, EIO, NULL, "x\n"), -1);
 }
 
+/* Two front ends' words for the same actions, as the CLI and the TUI tables are. */
+static const char *const cli_words[BD_ACT__COUNT] = {
+    [BD_ACT_ALLOW_WEAKER] = "; pass --allow-weaker-isolation to run under '%s' instead",
+    [BD_ACT_SIGN_TASK_CLASS] =
+        "(`benchdesk sign bench/%s --role author`, then a second person as reviewer)",
+    [BD_ACT_STAGE] = "`benchdesk stage PATH...`",
+};
+static const char *const tui_words[BD_ACT__COUNT] = {
+    [BD_ACT_ALLOW_WEAKER] = "; W in the run view runs it under '%s' instead",
+    [BD_ACT_SIGN_TASK_CLASS] = "(P on %s, as author; %s again)",
+};
+
+static void test_advice_is_data(void **state)
+{
+    (void)state;
+    char out[BD_ERR_MSG_MAX + 512];
+    bd_err e = BD_ERR_INIT;
+    assert_int_equal(e.action, BD_ACT_NONE);
+    bd_err_set(&e, BD_E_ISOLATION_UNAVAILABLE, NULL, 0, 0, "no user namespaces");
+    assert_int_equal(bd_err_advise(&e, BD_ACT_ALLOW_WEAKER, "%s", "subprocess"), -1);
+    /* The message keeps the what; the action is apart from it. */
+    assert_string_equal(e.msg, "no user namespaces");
+    assert_int_equal(e.action, BD_ACT_ALLOW_WEAKER);
+    assert_string_equal(e.action_arg, "subprocess");
+    assert_string_equal(bd_action_kind(e.action), "allow_weaker_isolation");
+    /* The CLI's words make today's line byte for byte; the TUI's its keys. */
+    assert_string_equal(bd_err_render(&e, cli_words, out, sizeof(out)),
+                        "no user namespaces; pass --allow-weaker-isolation to run under "
+                        "'subprocess' instead");
+    assert_string_equal(bd_err_render(&e, tui_words, out, sizeof(out)),
+                        "no user namespaces; W in the run view runs it under 'subprocess' "
+                        "instead");
+    /* Setting a new error drops the old advice. */
+    bd_err_set(&e, BD_E_USAGE, "f.yaml", 2, 0, "bad");
+    assert_int_equal(e.action, BD_ACT_NONE);
+    assert_string_equal(e.action_arg, "");
+    assert_string_equal(bd_err_render(&e, cli_words, out, sizeof(out)), "f.yaml:2: bad");
+}
+
+static void test_advice_mid_message(void **state)
+{
+    (void)state;
+    char out[BD_ERR_MSG_MAX + 512];
+    bd_err e = BD_ERR_INIT;
+    bd_err_set(&e, BD_E_PROVENANCE_MISSING, "p.yaml", 0, 0, "tc is draft; sign it ");
+    bd_err_advise(&e, BD_ACT_SIGN_TASK_CLASS, "%s", "tc\n");
+    assert_int_equal(bd_err_append(&e, ", or %s", "pass --drafts"), -1);
+    assert_string_equal(e.msg, "p.yaml: tc is draft; sign it , or pass --drafts");
+    /* The argument is made one line like a message; every "%s" in the words is it. */
+    assert_string_equal(e.action_arg, "tc\\x0a");
+    assert_string_equal(bd_err_render(&e, cli_words, out, sizeof(out)),
+                        "p.yaml: tc is draft; sign it (`benchdesk sign bench/tc\\x0a --role "
+                        "author`, then a second person as reviewer), or pass --drafts");
+    assert_string_equal(bd_err_render(&e, tui_words, out, sizeof(out)),
+                        "p.yaml: tc is draft; sign it (P on tc\\x0a, as author; tc\\x0a "
+                        "again), or pass --drafts");
+    /* A table without words for the action shows the message alone; a small buffer cuts. */
+    bd_err_set(&e, BD_E_GIT_NOTHING_TO_COMMIT, NULL, 0, 0, "nothing is staged; stage with ");
+    bd_err_advise(&e, BD_ACT_STAGE, NULL);
+    assert_string_equal(bd_err_render(&e, tui_words, out, sizeof(out)),
+                        "nothing is staged; stage with ");
+    assert_string_equal(bd_err_render(&e, cli_words, out, 36),
+                        "nothing is staged; stage with `benc");
+    assert_int_equal(bd_err_advise(NULL, BD_ACT_STAGE, NULL), -1);
+    assert_int_equal(bd_err_append(NULL, "x"), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -129,6 +196,8 @@ int main(void)
         cmocka_unit_test(test_errno_variant),
         cmocka_unit_test(test_expansion_is_cut_cleanly),
         cmocka_unit_test(test_null_err),
+        cmocka_unit_test(test_advice_is_data),
+        cmocka_unit_test(test_advice_mid_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

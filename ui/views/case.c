@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
+#include "err_keys.h"
 #include "fsutil.h"
 #include "model.h"
 #include "session.h"
@@ -211,7 +211,7 @@ static void add_sig(bd_view *v, const char *label, const bd_signature_block *b,
              b->fingerprint + (strlen(b->fingerprint) > 4 ? strlen(b->fingerprint) - 4 : 0));
     if (!v->app->model->prov) {
         snprintf(buf, sizeof(buf), "? %s (%s) not verified: %s", b->identity ? b->identity : "",
-                 fpr, v->app->model->prov_err.msg);
+                 fpr, bd_tui_err_text(&v->app->model->prov_err));
         add_line(s, label, buf, BD_R_WARN, false, -1);
     } else if (!s->prov_done) {
         snprintf(buf, sizeof(buf), "%s %s (%s) verifying", bd_gl->pending,
@@ -224,8 +224,7 @@ static void add_sig(bd_view *v, const char *label, const bd_signature_block *b,
     } else {
         const bd_err *e = verified && verified->err.code != BD_OK ? &verified->err : &s->prov.err;
         snprintf(buf, sizeof(buf), "%s %s (%s) %s: %s", bd_gl->bad, b->identity ? b->identity : "",
-                 fpr, bd_code_str(e->code), e->msg);
-        bd_advice_tui(buf, sizeof(buf));
+                 fpr, bd_code_str(e->code), bd_tui_err_text(e));
         add_line(s, label, buf, BD_R_FAIL, false, -1);
     }
 }
@@ -238,7 +237,8 @@ static void build_doc(bd_view *v)
     char buf[1200];
     free_lines(s);
     if (!c) {
-        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->load_err.code), s->load_err.msg);
+        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->load_err.code),
+                 bd_tui_err_text(&s->load_err));
         add_line(s, "case.yaml", buf, BD_R_FAIL, false, -1);
     } else {
         add_line(s, "title", c->title, BD_R_DIFF_CTX, false, -1);
@@ -278,8 +278,8 @@ static void build_doc(bd_view *v)
     if (c) {
         if (s->prov_done && s->prov_rc != 0) {
             const bd_err *e = s->prov_rc < 0 ? &s->prov_err : &s->prov.err;
-            snprintf(buf, sizeof(buf), "%s BAD %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
-            bd_advice_tui(buf, sizeof(buf));
+            snprintf(buf, sizeof(buf), "%s BAD %s: %s", bd_gl->bad, bd_code_str(e->code),
+                     bd_tui_err_text(e));
             add_line(s, "status", buf, BD_R_FAIL, false, -1);
         } else if (s->prov_done) {
             snprintf(buf, sizeof(buf), "%s", bd_prov_status_str(s->prov.status));
@@ -426,7 +426,7 @@ static void load_preview(bd_view *v, int idx)
     /* 64 bytes spare: room to describe a binary file in place. */
     if (bd_read_file_head(&buf, &got, &fsize, path, PREVIEW_MAX, 64, &err) < 0) {
         snprintf(msg, sizeof(msg), "(cannot show %s: %s)", rel,
-                 err.code == BD_E_UNSUPPORTED_ENTRY ? "not a regular file" : err.msg);
+                 err.code == BD_E_UNSUPPORTED_ENTRY ? "not a regular file" : bd_tui_err_text(&err));
         snprintf(s->pv_title, sizeof(s->pv_title), "%s", rel);
         preview_text(s, strdup(msg));
         return;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err_keys.h"
 #include "compare.h"
 #include "model.h"
 #include "runs_model.h"
@@ -373,7 +374,7 @@ static void draw(bd_view *v, WINDOW *w)
     if (s->rc < 0) {
         char buf[1200];
         bd_draw_text(w, 0, 0, cols, " compare", bd_role_attr(BD_R_TITLE), true);
-        snprintf(buf, sizeof(buf), " %s: %s", bd_code_str(s->err.code), s->err.msg);
+        snprintf(buf, sizeof(buf), " %s: %s", bd_code_str(s->err.code), bd_tui_err_text(&s->err));
         int y = 1;
         size_t len = strlen(buf), off = 0;
         while (off < len && y < rows) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err_keys.h"
 #include "history.h"
 #include "model.h"
 #include "view_args.h"
@@ -429,7 +430,7 @@ static void draw(bd_view *v, WINDOW *w)
     char foot[1400] = "";
     bd_role fr = BD_R_MUTED;
     if (s->err.code != BD_OK) {
-        snprintf(foot, sizeof(foot), "%s: %s", bd_code_str(s->err.code), s->err.msg);
+        snprintf(foot, sizeof(foot), "%s: %s", bd_code_str(s->err.code), bd_tui_err_text(&s->err));
         fr = BD_R_FAIL;
     } else if (s->job) {
         snprintf(foot, sizeof(foot), "%s reading records", bd_app_spinner(v->app));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "err_keys.h"
 #include "model.h"
 #include "promote.h"
 #include "view_util.h"
@@ -94,7 +95,7 @@ static void build(bd_view *v)
         return;
     }
     if (s->rc < 0) {
-        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->err.code), s->err.msg);
+        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->err.code), bd_tui_err_text(&s->err));
         add(s, "refused", buf, BD_R_FAIL, false);
         add(s, "", "a recommendation reads only a verified history (docs/history.md)", BD_R_MUTED,
             false);

@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "advice.h"
+#include "err_keys.h"
 #include "config.h"
 #include "linediff.h"
 #include "model.h"
@@ -230,9 +230,9 @@ static void write_take(bd_view *v)
         return;
     }
     s->state = ST_WRITTEN;
-    char next[1024];
-    bd_record_next_steps(next, sizeof(next), tc, s->case_id);
-    bd_app_message(v->app, BD_MSG_INFO, "%s (Ctrl-R re-reads the bench)", next);
+    bd_err next = BD_ERR_INIT;
+    bd_record_next_steps(&next, tc, s->case_id);
+    bd_app_message(v->app, BD_MSG_INFO, "%s (Ctrl-R re-reads the bench)", bd_tui_err_text(&next));
 }
 
 /* ---- the view ----------------------------------------------------------------------- */
@@ -307,8 +307,8 @@ static void draw(bd_view *v, WINDOW *w)
         bd_draw_text(w, y, 1, cols - 1, buf, bd_role_attr(BD_R_MUTED), false);
         return;
     case ST_FAILED:
-        snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->err.code), s->err.msg);
-        bd_advice_tui(buf, sizeof(buf));
+        snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->err.code),
+                 bd_tui_err_text(&s->err));
         y += bd_draw_wrapped(w, y, 1, cols - 2, rows - y - 3, buf, bd_role_attr(BD_R_FAIL));
         bd_draw_text(w, y + 1, 1, cols - 1, "nothing was written; Esc goes back", A_NORMAL, false);
         return;

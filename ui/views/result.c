@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "err_keys.h"
 #include "fsutil.h"
 #include "gitops.h"
 #include "jsondiff.h"
@@ -360,7 +361,8 @@ static void add_stale(bd_view *v, const bd_result_src *src)
         return;
     }
     if (r->past_rc < 0) {
-        snprintf(buf, sizeof(buf), "  %s: %s", bd_code_str(r->past_err.code), r->past_err.msg);
+        snprintf(buf, sizeof(buf), "  %s: %s", bd_code_str(r->past_err.code),
+                 bd_tui_err_text(&r->past_err));
         add(r, L_TEXT, buf, BD_R_FAIL, NULL, 0, 0);
         return;
     }
@@ -564,7 +566,7 @@ static void load_sides(bd_view *v, const bd_result_src *src, const bd_task_class
         bd_case_free(c);
     } else {
         char buf[2048];
-        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(e.code), e.msg);
+        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(e.code), bd_tui_err_text(&e));
         add(r, L_TEXT, buf, BD_R_WARN, NULL, 0, 0);
     }
     char path[4400];

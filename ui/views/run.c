@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
+#include "err_keys.h"
 #include "breakdown.h"
 #include "session.h"
 #include "view_args.h"
@@ -257,8 +257,7 @@ static void draw(bd_view *v, WINDOW *w)
     bd_role fr = BD_R_MUTED;
     if (run->error.code != BD_OK) {
         snprintf(foot, sizeof(foot), "%s%s: %s", prov_refusal(run) ? "d runs with drafts  " : "",
-                 bd_code_str(run->error.code), run->error.msg);
-        bd_advice_tui(foot, sizeof(foot));
+                 bd_code_str(run->error.code), bd_tui_err_text(&run->error));
         fr = BD_R_FAIL;
     } else if (run->phase == BD_UR_FINISHED && run->has_mean) {
         int n = snprintf(foot, sizeof(foot), "mean %.3f", run->mean);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "advice.h"
+#include "err_keys.h"
 #include "model.h"
 #include "passphrase.h"
 #include "sign.h"
@@ -522,8 +522,8 @@ static int draw_message(bd_view *v, WINDOW *w, int y)
                      "import one",
                      bd_gl->bad);
         else
-            snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(e->code), e->msg);
-        bd_advice_tui(buf, sizeof(buf));
+            snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(e->code),
+                     bd_tui_err_text(e));
         int h = 0;
         size_t len = strlen(buf), off = 0;
         while (off < len && h < 4 && y < rows - 1) {
@@ -584,8 +584,7 @@ static void draw_footer(bd_view *v, WINDOW *w, int y)
     } else if (s->prep_state == BD_LOAD_DONE) {
         if (s->sign_err.code != BD_OK && ly - 1 > y) {
             snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->sign_err.code),
-                     s->sign_err.msg);
-            bd_advice_tui(buf, sizeof(buf));
+                     bd_tui_err_text(&s->sign_err));
             int h = bd_wrap_count(buf, cols - 2);
             if (h > ly - y)
                 h = ly - y;

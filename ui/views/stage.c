@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
+#include "err_keys.h"
 #include "gitops.h"
 #include "model.h"
 #include "passphrase.h"
@@ -465,8 +465,8 @@ static void draw(bd_view *v, WINDOW *w)
     bd_draw_text(w, 0, 1, rx - 2, "git status of bench/ and audit/", bd_role_attr(BD_R_TITLE),
                  false);
     if (!s->loaded && !s->job && s->status_err.code != BD_OK) {
-        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->status_err.code), s->status_err.msg);
-        bd_advice_tui(buf, sizeof(buf));
+        snprintf(buf, sizeof(buf), "%s: %s", bd_code_str(s->status_err.code),
+                 bd_tui_err_text(&s->status_err));
         bd_draw_wrapped(w, 2, 1, cols - 2, rows - 3, buf, bd_role_attr(BD_R_FAIL));
         return;
     }

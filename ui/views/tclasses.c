@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err_keys.h"
 #include "model.h"
 #include "session.h"
 #include "view_util.h"
@@ -265,7 +266,8 @@ static void draw(bd_view *v, WINDOW *w)
         const bd_ui_tc *t = &v->app->model->tcs[row];
         const bd_task_class *tc = bd_model_tc(v->app->model, row);
         if (t->state == BD_LOAD_FAILED)
-            bd_draw_text(w, rows - 1, 1, cols - 1, t->err.msg, bd_role_attr(BD_R_FAIL), false);
+            bd_draw_text(w, rows - 1, 1, cols - 1, bd_tui_err_text(&t->err),
+                         bd_role_attr(BD_R_FAIL), false);
         else if (tc) {
             /* The task class's signatures first: they vouch for its rubric and thresholds. */
             char foot[600];

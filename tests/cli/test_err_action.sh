@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# What to do about an error is data (docs/architecture.md#errors-what-to-do-is-data): the
+# CLI words the action as the command to type, in the same one line as before, and a
+# --json error names it as {"kind", "arg"}.
+. "$(dirname "$0")/lib.sh"
+. "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
+bd() { "$BD_BIN" "$@"; }
+gpg_keys
+export HOME="$BD_TMP" XDG_CONFIG_HOME="$BD_TMP" GIT_CONFIG_NOSYSTEM=1
+
+root="$BD_TMP/repo"
+mini_bench "$root" alice bob
+git init -q -b main "$root"
+
+# line WANT CMD...: the one stderr line, byte for byte.
+line() {
+    local want=$1 got
+    shift
+    got=$("$@" 2>&1 >/dev/null) || true
+    [ "$got" = "$want" ] && pass "line: $want" || fail "$*: got '$got', wanted '$want'"
+}
+# action KIND ARG CMD...: the --json error's action.
+action() {
+    local kind=$1 arg=$2 out
+    shift 2
+    out=$("$@" 2>/dev/null) || true
+    python3 - "$out" "$kind" "$arg" <<'PY' && pass "--json action $kind '$arg'" || fail "$*: $out"
+import json, sys
+e = json.loads(sys.argv[1])["error"]
+assert e["action"] == {"kind": sys.argv[2], "arg": sys.argv[3]}, e
+assert "\n" not in e["message"]
+PY
+}
+
+line 'benchdesk: git.nothing_to_commit: nothing is staged; stage changes with `benchdesk stage PATH...`' \
+    bd -C "$root" commit -m empty
+action stage "" bd -C "$root" commit -m empty --json
+
+# Advice in the middle of the message: the words after it stay after it.
+out=$(bd -C "$root" run tc 2>&1 >/dev/null) || true
+grep -qF "sign it (\`benchdesk sign bench/tc --role author\`, then a second person as reviewer), or " <<<"$out" &&
+    pass "run: the signing advice in its place" || fail "run: $out"
+action sign_task_class tc bd -C "$root" run tc --json
+
+# An error without an action has no "action" member.
+out=$(bd -C "$root" run nope --json 2>/dev/null) || true
+python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert "action" not in e, e' "$out" &&
+    pass "no action, no member" || fail "run nope --json: $out"
+finish
