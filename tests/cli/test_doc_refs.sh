@@ -3,7 +3,7 @@
 # bench, cite docs/ pages, never a document outside the tree. Every `docs/<page>.md#<anchor>`
 # in bench/, src/, ui/ and README.md, and in every command's --help, names a page that
 # exists and a heading of it (GitHub's anchor rules); nothing under bench/ and no --help
-# mentions DESIGN.md; and `pin` writes a digests.yaml header that cites docs/.
+# mentions the design document outside the repository; and `pin` writes a digests.yaml header that cites docs/.
 . "$(dirname "$0")/lib.sh"
 
 # ---- the help texts, collected for the anchor check below ------------------------------
@@ -17,13 +17,13 @@ for c in $cmds; do
     "$BD_BIN" -C "$root" "$c" --help >"$helps/$c.txt" 2>&1 || fail "$c --help failed"
 done
 hits=$(grep -l 'DESIGN' "$helps"/*.txt || true)
-[ -z "$hits" ] && pass "no --help mentions DESIGN.md ($(echo $cmds | wc -w) commands)" ||
-    fail "--help citing DESIGN.md: $(for f in $hits; do basename "$f" .txt; done | tr '\n' ' ')"
+[ -z "$hits" ] && pass "no --help cites the design document ($(echo $cmds | wc -w) commands)" ||
+    fail "--help citing the design document: $(for f in $hits; do basename "$f" .txt; done | tr '\n' ' ')"
 
 # ---- the demo bench ---------------------------------------------------------------------
 hits=$(grep -rl 'DESIGN' "$BD_SOURCE_DIR/bench" || true)
-[ -z "$hits" ] && pass "nothing under bench/ mentions DESIGN.md" ||
-    fail "bench/ files citing DESIGN.md: $(tr '\n' ' ' <<<"$hits")"
+[ -z "$hits" ] && pass "nothing under bench/ cites the design document" ||
+    fail "bench/ files citing the design document: $(tr '\n' ' ' <<<"$hits")"
 
 # ---- every docs/ reference resolves -----------------------------------------------------
 python3 - "$BD_SOURCE_DIR" "$helps" >"$BD_TMP/refs.report" <<'PY'
