@@ -16,6 +16,17 @@ const char *const bd_tui_action_words[BD_ACT__COUNT] = {
     [BD_ACT_STAGE_PATH] = "(u on bench/%s in this view)",
     [BD_ACT_SET_KEY] = "(signing_key in .benchdesk/config.yaml)",
     [BD_ACT_PIN] = "`benchdesk pin %s`",
+    [BD_ACT_PIN_ALL] = "`benchdesk pin`",
+    [BD_ACT_MIGRATE] = "`benchdesk migrate`",
+    [BD_ACT_LIST_TASK_CLASSES] = "`benchdesk list`",
+    [BD_ACT_LIST_CASES] = "Enter on %s in the task classes view",
+    [BD_ACT_CASE_NEW] = "`benchdesk case new %s CASE_ID`",
+    [BD_ACT_RUN] = "r on a task class",
+    [BD_ACT_RUN_SHARD] = "`benchdesk run --shard %s`",
+    [BD_ACT_RECORD_NETWORK] = "R on the case, then N",
+    [BD_ACT_HISTORY_LOG] = "the history (h)",
+    [BD_ACT_HISTORY_VERIFY] = "`benchdesk history verify`",
+    [BD_ACT_COMMIT] = "C in the stage view (w)",
 };
 
 const char *bd_tui_err_text(const bd_err *err)

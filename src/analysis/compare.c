@@ -114,11 +114,12 @@ static int load_scanned(uint64_t seq, const char *rec, size_t len, const uint8_t
     loader *l = ctx;
     bd_history_record r;
     char why[256];
-    if (bd_history_record_parse(&r, rec, len, why) != BD_CHAIN_OK)
-        return bd_err_set(l->err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
-                          "history record %llu is not a valid record (%s); run `benchdesk "
-                          "history verify`",
-                          (unsigned long long)seq, why);
+    if (bd_history_record_parse(&r, rec, len, why) != BD_CHAIN_OK) {
+        bd_err_set(l->err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
+                   "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
+                   why);
+        return bd_err_advise(l->err, BD_ACT_HISTORY_VERIFY, NULL);
+    }
     return loader_keep(l, &r);
 }
 
@@ -232,16 +233,19 @@ const bd_run *bd_runs_find(const bd_runs *r, const char *id, bd_err *err)
         return NULL;
     }
     const char *newest = r->n ? r->runs[r->n - 1].run_id : NULL;
-    if (newest)
+    if (newest) {
         bd_err_set(err, BD_E_COMPARE_UNKNOWN_RUN, NULL, 0, 0,
                    "no run in the verified history has an id starting with '%s' (the newest "
-                   "is %s); `benchdesk history log` lists runs",
+                   "is %s); ",
                    id, newest);
-    else
+        bd_err_advise(err, BD_ACT_HISTORY_LOG, NULL);
+        bd_err_append(err, " lists runs");
+    } else {
         bd_err_set(err, BD_E_COMPARE_UNKNOWN_RUN, NULL, 0, 0,
-                   "no run '%s': the history holds no runs yet; `benchdesk run TASK_CLASS` "
-                   "makes one",
-                   id);
+                   "no run '%s': the history holds no runs yet; ", id);
+        bd_err_advise(err, BD_ACT_RUN, NULL);
+        bd_err_append(err, " makes one");
+    }
     return NULL;
 }
 
@@ -302,10 +306,11 @@ int bd_compare_pick(const bd_runs *r, const char *task_class, const char *id_a, 
                                   tc, r->runs[i].task_class);
             tc = r->runs[i].task_class;
         }
-        if (!tc)
-            return bd_err_set(err, BD_E_COMPARE_NO_RUNS, NULL, 0, 0,
-                              "the history holds no runs yet; `benchdesk run TASK_CLASS` "
-                              "makes one");
+        if (!tc) {
+            bd_err_set(err, BD_E_COMPARE_NO_RUNS, NULL, 0, 0, "the history holds no runs yet; ");
+            bd_err_advise(err, BD_ACT_RUN, NULL);
+            return bd_err_append(err, " makes one");
+        }
         *b = bd_runs_prev_full(r, tc, NULL);
         *a = *b ? bd_runs_prev_full(r, tc, *b) : NULL;
         if (!*a)

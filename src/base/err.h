@@ -119,7 +119,7 @@ typedef enum {
 /*
  * What to do about an error, as data. The core's message says what went wrong and where;
  * the action says what the user should do next, and each front end words it its own way:
- * the CLI as the command to type (src/cli/advice.c), the TUI as the key that does it
+ * the CLI as the command to type (src/cli/common.c), the TUI as the key that does it
  * (ui/err_keys.c). `arg` is the one value the words need (a path under bench/, a task
  * class, an isolation class), or "" when they need none. The kind string is stable: it is
  * the `"action": {"kind": ...}` of a --json error. docs/architecture.md#errors.
@@ -135,7 +135,18 @@ typedef enum {
     X(BD_ACT_STAGE, "stage")             /* -                                        */            \
     X(BD_ACT_STAGE_PATH, "stage_path")   /* path under bench/                        */            \
     X(BD_ACT_SET_KEY, "set_signing_key") /* -                                        */            \
-    X(BD_ACT_PIN, "pin")                 /* task class [case]                        */
+    X(BD_ACT_PIN, "pin")                 /* task class [case]                        */            \
+    X(BD_ACT_PIN_ALL, "pin_all")         /* - */                                                   \
+    X(BD_ACT_MIGRATE, "migrate")         /* - */                                                   \
+    X(BD_ACT_LIST_TASK_CLASSES, "list_task_classes") /* - */                                       \
+    X(BD_ACT_LIST_CASES, "list_cases")               /* task class */                              \
+    X(BD_ACT_CASE_NEW, "case_new")                   /* task class */                              \
+    X(BD_ACT_RUN, "run")                             /* - */                                       \
+    X(BD_ACT_RUN_SHARD, "run_shard")                 /* shard K/N */                               \
+    X(BD_ACT_RECORD_NETWORK, "record_with_network")  /* - */                                       \
+    X(BD_ACT_HISTORY_LOG, "history_log")             /* - */                                       \
+    X(BD_ACT_HISTORY_VERIFY, "history_verify")       /* - */                                       \
+    X(BD_ACT_COMMIT, "commit")                       /* - */
 
 typedef enum {
 #define BD_X(name, kind) name,

@@ -102,8 +102,9 @@ static int digests_from_doc(void *outp, bd_ydoc *doc, const char *expect, bd_err
     goto out;
 v1:
     bd_v_fail(&v, BD_E_FORMAT_V1, bd_ynode_get(root, "rubric"),
-              "this file pins the rubric alone (bench format v1); convert the bench with "
-              "`benchdesk migrate` (every signature must then be made again)");
+              "this file pins the rubric alone (bench format v1); convert the bench with ");
+    bd_err_advise(v.err, BD_ACT_MIGRATE, NULL);
+    bd_err_append(v.err, " (every signature must then be made again)");
 out:
     bd_digests_free(d);
     return rc;

@@ -377,9 +377,9 @@ static int task_class_load(bd_task_class **out, const bd_bench *bench, const cha
         bd_text_did_you_mean(hint, sizeof(hint), name, (const char *const *)bench->task_classes,
                              bench->n_task_classes);
         bd_err_set(err, BD_E_UNKNOWN_TASK_CLASS, bench->bench_dir, 0, 0,
-                   "no task class '%s' here (no %s/registration.yaml);%s `benchdesk list` "
-                   "shows the task classes",
-                   name, name, hint);
+                   "no task class '%s' here (no %s/registration.yaml);%s ", name, name, hint);
+        bd_err_advise(err, BD_ACT_LIST_TASK_CLASSES, NULL);
+        bd_err_append(err, " shows the task classes");
         goto out;
     }
     if (bd_registration_load(&tc->reg, reg_path, name, err) < 0 ||
@@ -443,8 +443,9 @@ int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_
             free(ids);
         }
         bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
-                   "no case '%s' in task class '%s';%s `benchdesk list %s` shows the cases",
-                   case_id, tc->name, hint, tc->name);
+                   "no case '%s' in task class '%s';%s ", case_id, tc->name, hint);
+        bd_err_advise(err, BD_ACT_LIST_CASES, "%s", tc->name);
+        bd_err_append(err, " shows the cases");
         goto out;
     }
     if (!(dir = bd_path_join(tc->cases_dir, case_id)) || !(path = bd_path_join(dir, "case.yaml"))) {
@@ -454,13 +455,14 @@ int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_
     /* Listed as a real directory, but it may have been swapped since: look again. */
     struct stat st;
     if (lstat(dir, &st) < 0) {
-        if (errno == ENOENT)
+        if (errno == ENOENT) {
             bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
-                       "case '%s' is gone from task class '%s'; `benchdesk list %s` shows the "
-                       "cases",
-                       case_id, tc->name, tc->name);
-        else
+                       "case '%s' is gone from task class '%s'; ", case_id, tc->name);
+            bd_err_advise(err, BD_ACT_LIST_CASES, "%s", tc->name);
+            bd_err_append(err, " shows the cases");
+        } else {
             bd_err_errno(err, BD_E_IO, errno, dir, "cannot stat");
+        }
         goto out;
     }
     if (!S_ISDIR(st.st_mode)) {

@@ -293,10 +293,13 @@ static int reg_sut(const bd_vctx *v, bd_registration *r, const bd_ynode *n)
                        &r->sut_wall_clock_s) < 0)
         return -1;
     const bd_ynode *net = bd_ynode_get(n, "network");
-    if (net && !bd_v_is_false(net))
-        return bd_v_fail(v, BD_OK, net,
-                         "sut.network must be false: a run's SUT never has the network (a curator "
-                         "records with `benchdesk record --unsafe-network`)");
+    if (net && !bd_v_is_false(net)) {
+        bd_v_fail(v, BD_OK, net,
+                  "sut.network must be false: a run's SUT never has the network (a curator "
+                  "records with ");
+        bd_err_advise(v->err, BD_ACT_RECORD_NETWORK, NULL);
+        return bd_err_append(v->err, ")");
+    }
     const bd_ynode *ep = bd_ynode_get(n, "env_pass");
     if (ep && !bd_ynode_is_null(ep)) {
         if (bd_v_seq(v, ep, "sut.env_pass") < 0)
@@ -591,8 +594,9 @@ static int case_from_doc(void *outp, bd_ydoc *doc, const char *expect_id, bd_err
         bd_v_fail(&v, BD_E_FORMAT_V1, n,
                   "'%s' belongs to bench format v1 (signatures now live in "
                   "provenance.yaml, pins in "
-                  "digests.yaml); convert the bench with `benchdesk migrate`",
+                  "digests.yaml); convert the bench with ",
                   n == bd_ynode_get(root, "provenance") ? "provenance" : "case_digest");
+        bd_err_advise(v.err, BD_ACT_MIGRATE, NULL);
         goto out;
     }
     if (bd_v_keys(&v, root, "case.yaml", keys) < 0)

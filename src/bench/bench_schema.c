@@ -383,11 +383,12 @@ int bd_v_digest(const bd_vctx *v, const bd_ynode *n, const char *what, bool null
         *has = false;
     if (nullable && (!n || bd_ynode_is_null(n)))
         return 0;
-    if (!n || n->kind != BD_Y_SCALAR || scalar_type(n) != YT_STR || !bd_v_digest_ok(n->str))
-        return bd_v_fail(v, BD_OK, n,
-                         "%s must be a digest 'blake3:' + 64 lower-case hex digits%s; "
-                         "run `benchdesk pin` to write it",
-                         what, nullable ? " or null" : "");
+    if (!n || n->kind != BD_Y_SCALAR || scalar_type(n) != YT_STR || !bd_v_digest_ok(n->str)) {
+        bd_v_fail(v, BD_OK, n, "%s must be a digest 'blake3:' + 64 lower-case hex digits%s; run ",
+                  what, nullable ? " or null" : "");
+        bd_err_advise(v->err, BD_ACT_PIN_ALL, NULL);
+        return bd_err_append(v->err, " to write it");
+    }
     memcpy(out, n->str, BD_DIGEST_STR_LEN + 1);
     if (has)
         *has = true;
@@ -465,10 +466,11 @@ int bd_v_root(const bd_vctx *v, const bd_ydoc *doc, int version)
         return bd_v_fail(v, BD_OK, sv, "schema_version must be the integer %d, not %s; write %d",
                          version, type_name(sv), version);
     long long x;
-    if (core_int_value(sv->str, &x) && x == 1 && version == 2)
-        return bd_v_fail(v, BD_E_FORMAT_V1, sv,
-                         "this file is bench format v1; convert the bench with `benchdesk migrate` "
-                         "(every signature must then be made again)");
+    if (core_int_value(sv->str, &x) && x == 1 && version == 2) {
+        bd_v_fail(v, BD_E_FORMAT_V1, sv, "this file is bench format v1; convert the bench with ");
+        bd_err_advise(v->err, BD_ACT_MIGRATE, NULL);
+        return bd_err_append(v->err, " (every signature must then be made again)");
+    }
     if (!core_int_value(sv->str, &x) || x != version)
         return bd_v_fail(v, BD_OK, sv,
                          "schema_version %.24s is not supported (only %d); upgrade benchdesk or "

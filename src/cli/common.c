@@ -40,6 +40,17 @@ const char *const cli_action_words[BD_ACT__COUNT] = {
     [BD_ACT_STAGE_PATH] = "(`benchdesk stage bench/%s`)",
     [BD_ACT_SET_KEY] = "(--key FPR)",
     [BD_ACT_PIN] = "`benchdesk pin %s`",
+    [BD_ACT_PIN_ALL] = "`benchdesk pin`",
+    [BD_ACT_MIGRATE] = "`benchdesk migrate`",
+    [BD_ACT_LIST_TASK_CLASSES] = "`benchdesk list`",
+    [BD_ACT_LIST_CASES] = "`benchdesk list %s`",
+    [BD_ACT_CASE_NEW] = "`benchdesk case new %s CASE_ID`",
+    [BD_ACT_RUN] = "`benchdesk run TASK_CLASS`",
+    [BD_ACT_RUN_SHARD] = "`benchdesk run --shard %s`",
+    [BD_ACT_RECORD_NETWORK] = "`benchdesk record --unsafe-network`",
+    [BD_ACT_HISTORY_LOG] = "`benchdesk history log`",
+    [BD_ACT_HISTORY_VERIFY] = "`benchdesk history verify`",
+    [BD_ACT_COMMIT] = "run `benchdesk commit`",
 };
 
 const char *cli_err_text(const bd_err *err)

@@ -876,11 +876,13 @@ static int move_branch(bd_git *g, const char *branch, const git_oid *was, const 
         char was_hex[GIT_OID_HEXSZ + 1] = "unborn";
         if (was)
             git_oid_tostr(was_hex, sizeof(was_hex), was);
-        return bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
-                          "%s moved while committing (it was %s); nothing was overwritten: your "
-                          "commit %s is in the object database and the index is unchanged; "
-                          "review `git log %s` and run `benchdesk commit` again",
-                          out->branch, was_hex, out->id, out->branch);
+        bd_err_set(err, BD_E_GIT_REF_MOVED, NULL, 0, 0,
+                   "%s moved while committing (it was %s); nothing was overwritten: your "
+                   "commit %s is in the object database and the index is unchanged; "
+                   "review `git log %s` and ",
+                   out->branch, was_hex, out->id, out->branch);
+        bd_err_advise(err, BD_ACT_COMMIT, NULL);
+        return bd_err_append(err, " again");
     }
     if (e < 0)
         return git_fail(err, BD_E_GIT, "cannot move the branch");

@@ -117,7 +117,9 @@ char *bd_migrate_case_text(const char *text, const char *label, char **last_vali
             if (!header_only(&l, strlen("provenance:"))) {
                 bd_err_set(err, BD_E_CASE_SCHEMA, label, lineno, 1,
                            "provenance is written in flow style ({...}); write it as an "
-                           "indented block, then run `benchdesk migrate` again");
+                           "indented block, then run ");
+                bd_err_advise(err, BD_ACT_MIGRATE, NULL);
+                bd_err_append(err, " again");
                 goto fail;
             }
             bd_strbuf_add(&b, "origin:\n", 8);

@@ -73,12 +73,14 @@ int bd_record_check(const bd_bench *bench, const bd_task_class *tc, const char *
                    rep.tc_prov_checked ? bd_prov_status_str(rep.tc_prov.status) : "draft");
         bd_err_advise(err, BD_ACT_SIGN_TWO, "%s", tc->name);
     } else if (rep.n_cases != 1 || !rep.cases[0].loaded) {
-        if (rep.n_cases == 1 && rep.cases[0].err.code != BD_OK)
+        if (rep.n_cases == 1 && rep.cases[0].err.code != BD_OK) {
             *err = rep.cases[0].err;
-        else
-            bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
-                       "%s has no case %s: `benchdesk list %s` shows its cases", tc->name, case_id,
-                       tc->name);
+        } else {
+            bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0, "%s has no case %s: ", tc->name,
+                       case_id);
+            bd_err_advise(err, BD_ACT_LIST_CASES, "%s", tc->name);
+            bd_err_append(err, " shows its cases");
+        }
     } else {
         char **env = NULL;
         if (bd_sut_env_build(&env, tc->reg, rp, err) == 0) {

@@ -254,11 +254,11 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
     if (opts->run_id && !run_id_valid(opts->run_id))
         return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "invalid run id '%s'", opts->run_id);
     size_t n = n_case_ids ? n_case_ids : tc->n_cases;
-    if (n == 0)
-        return bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
-                          "task class '%s' has no cases to run; add one with `benchdesk case "
-                          "new %s CASE_ID`",
-                          tc->name, tc->name);
+    if (n == 0) {
+        bd_err_set(err, BD_E_UNKNOWN_CASE, tc->cases_dir, 0, 0,
+                   "task class '%s' has no cases to run; add one with ", tc->name);
+        return bd_err_advise(err, BD_ACT_CASE_NEW, "%s", tc->name);
+    }
     ids = calloc(n, sizeof(*ids));
     r = calloc(1, sizeof(*r));
     if (!ids || !r) {
@@ -280,8 +280,8 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
             bd_text_did_you_mean(hint, sizeof(hint), id, (const char *const *)tc->case_ids,
                                  tc->n_cases);
             bd_err_set(err, BD_E_UNKNOWN_CASE, NULL, 0, 0,
-                       "task class '%s' has no case '%s';%s see `benchdesk list %s`", tc->name, id,
-                       hint, tc->name);
+                       "task class '%s' has no case '%s';%s see ", tc->name, id, hint);
+            bd_err_advise(err, BD_ACT_LIST_CASES, "%s", tc->name);
             goto out;
         }
         ids[i] = id;
@@ -957,11 +957,14 @@ static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_e
     char now[BD_DIGEST_BUF];
     if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, err) != 0)
         return -1;
-    if (!rc->r->opts.record_sut && strcmp(now, rc->case_digest) != 0)
-        return bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
-                          "case '%s' changed during the run (now %s, pinned %s): it was not "
-                          "run; restore it, or re-pin with `benchdesk pin` and sign again",
-                          rc->id, now, rc->case_digest);
+    if (!rc->r->opts.record_sut && strcmp(now, rc->case_digest) != 0) {
+        bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
+                   "case '%s' changed during the run (now %s, pinned %s): it was not run; "
+                   "restore it, or re-pin with ",
+                   rc->id, now, rc->case_digest);
+        bd_err_advise(err, BD_ACT_PIN_ALL, NULL);
+        return bd_err_append(err, " and sign again");
+    }
     return 0;
 }
 

@@ -598,9 +598,9 @@ static int check_records(bd_bundle *b, bd_err *err)
         if (bd_shard_of(m->cases[i].id, m->shards) != m->shard) {
             bd_err_set(err, BD_E_BUNDLE_PARTITION, b->dir, 0, 0,
                        "case '%s' belongs to shard %u of %u, not to this bundle's shard %u; "
-                       "the bundle was not written by `benchdesk run --shard %u/%u`",
-                       m->cases[i].id, bd_shard_of(m->cases[i].id, m->shards), m->shards, m->shard,
-                       m->shard, m->shards);
+                       "the bundle was not written by ",
+                       m->cases[i].id, bd_shard_of(m->cases[i].id, m->shards), m->shards, m->shard);
+            bd_err_advise(err, BD_ACT_RUN_SHARD, "%u/%u", m->shard, m->shards);
             goto out;
         }
     rc = 0;

@@ -42,8 +42,25 @@ grep -qF "sign it (\`benchdesk sign bench/tc --role author\`, then a second pers
     pass "run: the signing advice in its place" || fail "run: $out"
 action sign_task_class tc bd -C "$root" run tc --json
 
+# Words after the advice, and an action with no argument.
+line 'benchdesk: compare.no_runs: the history holds no runs yet; `benchdesk run TASK_CLASS` makes one' \
+    bd -C "$root" compare
+action run "" bd -C "$root" compare --json
+line "benchdesk: bench.unknown_case: $root/bench/tc/cases: no case 'nosuch' in task class 'tc'; \`benchdesk list tc\` shows the cases" \
+    bd -C "$root" pin tc nosuch
+action list_cases tc bd -C "$root" pin tc nosuch --json
+line "benchdesk: bench.unknown_task_class: $root/bench: no task class 'nope' here (no nope/registration.yaml); \`benchdesk list\` shows the task classes" \
+    bd -C "$root" run nope
+action list_task_classes "" bd -C "$root" run nope --json
+
 # An error without an action has no "action" member.
-out=$(bd -C "$root" run nope --json 2>/dev/null) || true
+out=$(bd -C "$BD_TMP/none" list --json 2>/dev/null) || true
 python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert "action" not in e, e' "$out" &&
-    pass "no action, no member" || fail "run nope --json: $out"
+    pass "no action, no member" || fail "list in no bench --json: $out"
+
+# A bench format v1 file: convert it with migrate.
+sed -i 's/^schema_version: 2/schema_version: 1/' "$root/bench/tc/cases/c1/case.yaml"
+line "benchdesk: bench.format_v1: $root/bench/tc/cases/c1/case.yaml:1:17: this file is bench format v1; convert the bench with \`benchdesk migrate\` (every signature must then be made again)" \
+    bd -C "$root" pin tc
+action migrate "" bd -C "$root" pin tc --json
 finish
