@@ -311,14 +311,198 @@ static int field_lookup(const char *k)
     return -1;
 }
 
-/* What verify needs from every record (reccheck.h). */
+/* score.breakdown `c` by the rules of score_rules.h; fills s->breakdown when `s` is
+ * non-NULL. True when valid; on false `*oom` tells out-of-memory apart from invalid. */
+static bool check_breakdown(const cJSON *c, int version, bd_score *s, bool *oom, char *why)
+{
+    const bd_score_rule_def *R = bd_score_rules;
+    if (!cJSON_IsObject(c)) {
+        WHY("score.breakdown: not an object");
+        return false;
+    }
+    size_t n = 0;
+    for (const cJSON *b = c->child; b; b = b->next) {
+        size_t kl = strlen(b->string);
+        if (!bd_score_rule_ok(BD_SR_BREAKDOWN_KEY, (double)kl, version)) {
+            WHY("score.breakdown: a key is empty or longer than %.0f bytes",
+                R[BD_SR_BREAKDOWN_KEY].max);
+            return false;
+        }
+        const char *word = bd_score_banned_word(b->string, kl);
+        if (word) {
+            WHY("score.breakdown: a key contains \"%s\"", word);
+            return false;
+        }
+        if (!cJSON_IsNumber(b) ||
+            !bd_score_rule_ok(BD_SR_BREAKDOWN_VALUE, b->valuedouble, version)) {
+            WHY("score.breakdown.%.64s: not a number in [0,1]", b->string);
+            return false;
+        }
+        n++;
+    }
+    if (!bd_score_rule_ok(BD_SR_BREAKDOWN_COUNT, (double)n, version)) {
+        WHY("score.breakdown: %zu keys, more than %.0f", n, R[BD_SR_BREAKDOWN_COUNT].max);
+        return false;
+    }
+    if (!s || n == 0)
+        return true;
+    s->breakdown = calloc(n, sizeof(*s->breakdown));
+    if (!s->breakdown) {
+        *oom = true;
+        return false;
+    }
+    for (const cJSON *b = c->child; b; b = b->next) {
+        s->breakdown[s->n_breakdown].key = strdup(b->string);
+        if (!s->breakdown[s->n_breakdown].key) {
+            *oom = true;
+            return false;
+        }
+        s->breakdown[s->n_breakdown++].value = b->valuedouble;
+    }
+    return true;
+}
+
+/* Entry `i` of score.failure_modes, `fm`; appended to s->failure_modes (allocated by the
+ * caller) when `s` is non-NULL. True when valid; on false `*oom` as check_breakdown. */
+static bool check_failure_mode(const cJSON *fm, size_t i, int version, bd_score *s, bool *oom,
+                               char *why)
+{
+    const bd_score_rule_def *R = bd_score_rules;
+    const cJSON *m[BD_SFM__COUNT] = {0};
+    if (!cJSON_IsObject(fm)) {
+        WHY("score.failure_modes[%zu]: not an object", i);
+        return false;
+    }
+    for (const cJSON *e = fm->child; e; e = e->next) {
+        int k = bd_score_fm_member_lookup(e->string);
+        if (k < 0 || m[k]) {
+            WHY("score.failure_modes[%zu]: unexpected or duplicate member "
+                "\"%.64s\"",
+                i, e->string);
+            return false;
+        }
+        m[k] = e;
+    }
+    const cJSON *code = m[BD_SFM_CODE], *sev = m[BD_SFM_SEVERITY];
+    const cJSON *det = m[BD_SFM_DETAIL];
+    bd_severity sv;
+    if (!cJSON_IsString(code) ||
+        !bd_score_rule_ok(BD_SR_FM_CODE, (double)strlen(code->valuestring), version)) {
+        WHY("score.failure_modes[%zu].code: not a non-empty string of at most %.0f "
+            "bytes",
+            i, R[BD_SR_FM_CODE].max);
+        return false;
+    }
+    if (!cJSON_IsString(sev) || bd_severity_parse(sev->valuestring, &sv) != 0) {
+        WHY("score.failure_modes[%zu].severity: not block, warn or info", i);
+        return false;
+    }
+    if (det && !cJSON_IsString(det)) {
+        WHY("score.failure_modes[%zu].detail: not a string", i);
+        return false;
+    }
+    if (det && !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)strlen(det->valuestring), version)) {
+        WHY("score.failure_modes[%zu].detail: longer than %.0f bytes", i, R[BD_SR_FM_DETAIL].max);
+        return false;
+    }
+    if (!s)
+        return true;
+    bd_score_fm *d = &s->failure_modes[s->n_failure_modes++];
+    d->severity = sv;
+    d->code = strdup(code->valuestring);
+    d->detail = det ? strdup(det->valuestring) : NULL;
+    if (!d->code || (det && !d->detail)) {
+        *oom = true;
+        return false;
+    }
+    return true;
+}
+
+/* score.failure_modes `c`; fills s->failure_modes when `s` is non-NULL. True when valid;
+ * on false `*oom` as check_breakdown. */
+static bool check_failure_modes(const cJSON *c, int version, bd_score *s, bool *oom, char *why)
+{
+    const bd_score_rule_def *R = bd_score_rules;
+    if (!cJSON_IsArray(c)) {
+        WHY("score.failure_modes: not an array");
+        return false;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(c), i = 0;
+    if (!bd_score_rule_ok(BD_SR_FM_COUNT, (double)n, version)) {
+        WHY("score.failure_modes: %zu entries, more than %.0f", n, R[BD_SR_FM_COUNT].max);
+        return false;
+    }
+    if (s && n > 0) {
+        s->failure_modes = calloc(n, sizeof(*s->failure_modes));
+        if (!s->failure_modes) {
+            *oom = true;
+            return false;
+        }
+    }
+    for (const cJSON *fm = c->child; fm; fm = fm->next, i++)
+        if (!check_failure_mode(fm, i, version, s, oom, why))
+            return false;
+    return true;
+}
+
+/* One member `c` of the score object, known to be member `f`, by the rules of
+ * score_rules.h; fills its part of `s` when non-NULL. As check_score. */
+static bool check_score_member(const cJSON *c, bd_score_member f, int version, bd_score *s,
+                               bool *oom, char *why)
+{
+    const bd_score_rule_def *R = bd_score_rules;
+    double v = c->valuedouble;
+    switch (f) {
+    case BD_SM_PASSED:
+        if (!cJSON_IsBool(c)) {
+            WHY("score.passed: not a boolean");
+            return false;
+        }
+        if (s)
+            s->passed = cJSON_IsTrue(c);
+        return true;
+    case BD_SM_SCORE:
+        if (!cJSON_IsNumber(c) || !bd_score_rule_ok(BD_SR_SCORE, v, version)) {
+            WHY("score.score: not a number in [0,1]");
+            return false;
+        }
+        if (s)
+            s->score = v;
+        return true;
+    case BD_SM_COST:
+        if (!cJSON_IsNumber(c) || !isfinite(v) || v < R[BD_SR_COST].min) {
+            WHY("score.cost_usd: not a finite number >= 0");
+            return false;
+        }
+        if (!bd_score_rule_ok(BD_SR_COST, v, version)) {
+            WHY("score.cost_usd: %.17g is over %.0e", v, R[BD_SR_COST].max);
+            return false;
+        }
+        if (s)
+            s->cost_usd = v;
+        return true;
+    case BD_SM_WALL:
+        if (!cJSON_IsNumber(c) || !bd_score_rule_ok(BD_SR_WALL, v, version)) {
+            WHY("score.wall_clock_ms: not an integer >= 0");
+            return false;
+        }
+        if (s)
+            s->wall_clock_ms = (int64_t)v;
+        return true;
+    case BD_SM_BREAKDOWN:
+        return check_breakdown(c, version, s, oom, why);
+    case BD_SM_FAILURE_MODES:
+        return check_failure_modes(c, version, s, oom, why);
+    default:
+        return true;
+    }
+}
 
 /* Validate the BenchScore object `o` of a record of schema `version` by the rules of
  * score_rules.h, the table score.c's parser applies too; fill `s` when non-NULL. Returns
  * true when valid. On false `*oom` tells out-of-memory apart from invalid. */
 static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, char *why)
 {
-    const bd_score_rule_def *R = bd_score_rules;
     if (!cJSON_IsObject(o)) {
         WHY("score: not an object");
         return false;
@@ -335,163 +519,8 @@ static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, cha
             return false;
         }
         seen |= 1u << f;
-        double v = c->valuedouble;
-        switch ((bd_score_member)f) {
-        case BD_SM_PASSED:
-            if (!cJSON_IsBool(c)) {
-                WHY("score.passed: not a boolean");
-                return false;
-            }
-            if (s)
-                s->passed = cJSON_IsTrue(c);
-            break;
-        case BD_SM_SCORE:
-            if (!cJSON_IsNumber(c) || !bd_score_rule_ok(BD_SR_SCORE, v, version)) {
-                WHY("score.score: not a number in [0,1]");
-                return false;
-            }
-            if (s)
-                s->score = v;
-            break;
-        case BD_SM_COST:
-            if (!cJSON_IsNumber(c) || !isfinite(v) || v < R[BD_SR_COST].min) {
-                WHY("score.cost_usd: not a finite number >= 0");
-                return false;
-            }
-            if (!bd_score_rule_ok(BD_SR_COST, v, version)) {
-                WHY("score.cost_usd: %.17g is over %.0e", v, R[BD_SR_COST].max);
-                return false;
-            }
-            if (s)
-                s->cost_usd = v;
-            break;
-        case BD_SM_WALL:
-            if (!cJSON_IsNumber(c) || !bd_score_rule_ok(BD_SR_WALL, v, version)) {
-                WHY("score.wall_clock_ms: not an integer >= 0");
-                return false;
-            }
-            if (s)
-                s->wall_clock_ms = (int64_t)v;
-            break;
-        case BD_SM_BREAKDOWN: {
-            if (!cJSON_IsObject(c)) {
-                WHY("score.breakdown: not an object");
-                return false;
-            }
-            size_t n = 0;
-            for (const cJSON *b = c->child; b; b = b->next) {
-                size_t kl = strlen(b->string);
-                if (!bd_score_rule_ok(BD_SR_BREAKDOWN_KEY, (double)kl, version)) {
-                    WHY("score.breakdown: a key is empty or longer than %.0f bytes",
-                        R[BD_SR_BREAKDOWN_KEY].max);
-                    return false;
-                }
-                const char *word = bd_score_banned_word(b->string, kl);
-                if (word) {
-                    WHY("score.breakdown: a key contains \"%s\"", word);
-                    return false;
-                }
-                if (!cJSON_IsNumber(b) ||
-                    !bd_score_rule_ok(BD_SR_BREAKDOWN_VALUE, b->valuedouble, version)) {
-                    WHY("score.breakdown.%.64s: not a number in [0,1]", b->string);
-                    return false;
-                }
-                n++;
-            }
-            if (!bd_score_rule_ok(BD_SR_BREAKDOWN_COUNT, (double)n, version)) {
-                WHY("score.breakdown: %zu keys, more than %.0f", n, R[BD_SR_BREAKDOWN_COUNT].max);
-                return false;
-            }
-            if (s && n > 0) {
-                s->breakdown = calloc(n, sizeof(*s->breakdown));
-                if (!s->breakdown) {
-                    *oom = true;
-                    return false;
-                }
-                for (const cJSON *b = c->child; b; b = b->next) {
-                    s->breakdown[s->n_breakdown].key = strdup(b->string);
-                    if (!s->breakdown[s->n_breakdown].key) {
-                        *oom = true;
-                        return false;
-                    }
-                    s->breakdown[s->n_breakdown++].value = b->valuedouble;
-                }
-            }
-            break;
-        }
-        case BD_SM_FAILURE_MODES: {
-            if (!cJSON_IsArray(c)) {
-                WHY("score.failure_modes: not an array");
-                return false;
-            }
-            size_t n = (size_t)cJSON_GetArraySize(c), i = 0;
-            if (!bd_score_rule_ok(BD_SR_FM_COUNT, (double)n, version)) {
-                WHY("score.failure_modes: %zu entries, more than %.0f", n, R[BD_SR_FM_COUNT].max);
-                return false;
-            }
-            if (s && n > 0) {
-                s->failure_modes = calloc(n, sizeof(*s->failure_modes));
-                if (!s->failure_modes) {
-                    *oom = true;
-                    return false;
-                }
-            }
-            for (const cJSON *fm = c->child; fm; fm = fm->next, i++) {
-                const cJSON *m[BD_SFM__COUNT] = {0};
-                if (!cJSON_IsObject(fm)) {
-                    WHY("score.failure_modes[%zu]: not an object", i);
-                    return false;
-                }
-                for (const cJSON *e = fm->child; e; e = e->next) {
-                    int k = bd_score_fm_member_lookup(e->string);
-                    if (k < 0 || m[k]) {
-                        WHY("score.failure_modes[%zu]: unexpected or duplicate member "
-                            "\"%.64s\"",
-                            i, e->string);
-                        return false;
-                    }
-                    m[k] = e;
-                }
-                const cJSON *code = m[BD_SFM_CODE], *sev = m[BD_SFM_SEVERITY];
-                const cJSON *det = m[BD_SFM_DETAIL];
-                bd_severity sv;
-                if (!cJSON_IsString(code) ||
-                    !bd_score_rule_ok(BD_SR_FM_CODE, (double)strlen(code->valuestring), version)) {
-                    WHY("score.failure_modes[%zu].code: not a non-empty string of at most %.0f "
-                        "bytes",
-                        i, R[BD_SR_FM_CODE].max);
-                    return false;
-                }
-                if (!cJSON_IsString(sev) || bd_severity_parse(sev->valuestring, &sv) != 0) {
-                    WHY("score.failure_modes[%zu].severity: not block, warn or info", i);
-                    return false;
-                }
-                if (det && !cJSON_IsString(det)) {
-                    WHY("score.failure_modes[%zu].detail: not a string", i);
-                    return false;
-                }
-                if (det &&
-                    !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)strlen(det->valuestring), version)) {
-                    WHY("score.failure_modes[%zu].detail: longer than %.0f bytes", i,
-                        R[BD_SR_FM_DETAIL].max);
-                    return false;
-                }
-                if (s) {
-                    bd_score_fm *d = &s->failure_modes[s->n_failure_modes++];
-                    d->severity = sv;
-                    d->code = strdup(code->valuestring);
-                    d->detail = det ? strdup(det->valuestring) : NULL;
-                    if (!d->code || (det && !d->detail)) {
-                        *oom = true;
-                        return false;
-                    }
-                }
-            }
-            break;
-        }
-        default:
-            break;
-        }
+        if (!check_score_member(c, (bd_score_member)f, version, s, oom, why))
+            return false;
     }
     if (seen != (1u << BD_SM__COUNT) - 1) {
         for (int i = 0; i < BD_SM__COUNT; i++)
@@ -633,6 +662,43 @@ static bool fill_string(char **dst, const cJSON *c, bool *oom)
     return *dst != NULL;
 }
 
+/* The members of a checked record (`by_field`, core) into *out. False: out of memory. */
+static bool fill_record(bd_history_record *out, const cJSON *const *by_field, const rec_core *core,
+                        int version, bool is_audit, bool *oom)
+{
+    out->seq = core->seq;
+    out->schema_version = version;
+    out->is_audit = is_audit;
+    memcpy(out->prev_hash, by_field[F_PREV_HASH]->valuestring, BD_HASH_BUF);
+    if (!is_audit)
+        out->provenance_verified = cJSON_IsTrue(by_field[F_PROVENANCE_VERIFIED]);
+    struct {
+        char **dst;
+        int f;
+    } strs[] = {
+        {&out->harness_version, F_HARNESS_VERSION},
+        {&out->operator_fingerprint, F_OPERATOR_FINGERPRINT},
+        {&out->task_class, F_TASK_CLASS},
+        {&out->run_id, F_RUN_ID},
+        {&out->case_id, F_CASE_ID},
+        {&out->case_digest, F_CASE_DIGEST},
+        {&out->rubric_digest, F_RUBRIC_DIGEST},
+        {&out->task_class_digest, F_TASK_CLASS_DIGEST},
+        {&out->run_scope, F_RUN_SCOPE},
+        {&out->cassette_digest, F_CASSETTE_DIGEST},
+        {&out->isolation_class, F_ISOLATION_CLASS},
+        {&out->started_at, F_STARTED_AT},
+        {&out->finished_at, F_FINISHED_AT},
+        {&out->event, F_EVENT},
+        {&out->detail, F_DETAIL},
+        {&out->at, F_AT},
+    };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        if (by_field[strs[i].f] && !fill_string(strs[i].dst, by_field[strs[i].f], oom))
+            return false;
+    return true;
+}
+
 /* Schema of the parsed object `root`. Fills core always, `out` when non-NULL. */
 static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_history_record *out,
                                     bool *oom, char *why)
@@ -724,38 +790,8 @@ static bd_chain_reason check_schema(const cJSON *root, rec_core *core, bd_histor
         }
     }
     bd_hash_unhex(core->prev, by_field[F_PREV_HASH]->valuestring);
-    if (!out)
-        return BD_CHAIN_OK;
-    out->seq = core->seq;
-    out->schema_version = version;
-    out->is_audit = is_audit;
-    memcpy(out->prev_hash, by_field[F_PREV_HASH]->valuestring, BD_HASH_BUF);
-    if (!is_audit)
-        out->provenance_verified = cJSON_IsTrue(by_field[F_PROVENANCE_VERIFIED]);
-    struct {
-        char **dst;
-        int f;
-    } strs[] = {
-        {&out->harness_version, F_HARNESS_VERSION},
-        {&out->operator_fingerprint, F_OPERATOR_FINGERPRINT},
-        {&out->task_class, F_TASK_CLASS},
-        {&out->run_id, F_RUN_ID},
-        {&out->case_id, F_CASE_ID},
-        {&out->case_digest, F_CASE_DIGEST},
-        {&out->rubric_digest, F_RUBRIC_DIGEST},
-        {&out->task_class_digest, F_TASK_CLASS_DIGEST},
-        {&out->run_scope, F_RUN_SCOPE},
-        {&out->cassette_digest, F_CASSETTE_DIGEST},
-        {&out->isolation_class, F_ISOLATION_CLASS},
-        {&out->started_at, F_STARTED_AT},
-        {&out->finished_at, F_FINISHED_AT},
-        {&out->event, F_EVENT},
-        {&out->detail, F_DETAIL},
-        {&out->at, F_AT},
-    };
-    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-        if (by_field[strs[i].f] && !fill_string(strs[i].dst, by_field[strs[i].f], oom))
-            return BD_CHAIN_UNPARSEABLE;
+    if (out && !fill_record(out, by_field, core, version, is_audit, oom))
+        return BD_CHAIN_UNPARSEABLE;
     return BD_CHAIN_OK;
 }
 
