@@ -56,6 +56,81 @@ static bool set_str(cJSON *o, const char *key, const char *v)
     return true;
 }
 
+/* Remove a segments.tmp left by a crashed conversion: it is incomplete by definition. */
+static void remove_segtmp(bd_history *h)
+{
+    int old = openat(h->dirfd, SEGTMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (old < 0)
+        return;
+    DIR *d = fdopendir(old);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            unlinkat(old, de->d_name, 0);
+    if (d)
+        closedir(d);
+    else
+        close(old);
+    unlinkat(h->dirfd, SEGTMP_NAME, AT_REMOVEDIR);
+}
+
+/* A write buffer for the conversion: records collected and written 1 MiB at a time. */
+typedef struct wbuf {
+    char *p;
+    size_t len, cap;
+} wbuf;
+
+/* Write records first..last of the version-1 files as segment `first` into directory
+ * `tfd` (path: its name, for messages), synced. 0, or -1 with err. */
+static int convert_segment(bd_history *h, src *s, wbuf *wb, int tfd, uint64_t first, uint64_t last,
+                           const char *path, bd_err *err)
+{
+    char name[17];
+    bd_segment_name(name, first);
+    int fd = openat(tfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return bd_err_errno(err, BD_E_IO, errno, path, "cannot create segment %s", name);
+    for (uint64_t k = first; k <= last; k++) {
+        const char *p;
+        size_t len;
+        char why[256];
+        if (hist_get_rec(h, s, k, &p, &len, why, err) != RD_OK) {
+            if (err && err->code == BD_OK)
+                bd_err_set(err, BD_E_CHAIN_TAMPERED, h->dir, 0, 0,
+                           "record %llu changed during the conversion to segments",
+                           (unsigned long long)k);
+            close(fd);
+            return -1;
+        }
+        if (wb->len + len + 1 > wb->cap) {
+            size_t need = wb->len + len + 1;
+            size_t ncap = need * 2 > (1u << 20) ? need * 2 : 1u << 20;
+            char *q = realloc(wb->p, ncap);
+            if (!q) {
+                close(fd);
+                return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0,
+                                  "out of memory converting the history");
+            }
+            wb->p = q;
+            wb->cap = ncap;
+        }
+        memcpy(wb->p + wb->len, p, len);
+        wb->p[wb->len + len] = '\n';
+        wb->len += len + 1;
+        if (wb->len >= (1u << 20) || k == last) {
+            if (write_all(fd, wb->p, wb->len) != 0) {
+                bd_err_errno(err, BD_E_IO, errno, path, "cannot write segment %s", name);
+                close(fd);
+                return -1;
+            }
+            wb->len = 0;
+        }
+    }
+    if (fsync(fd) != 0 || close(fd) != 0)
+        return bd_err_errno(err, BD_E_IO, errno, path, "cannot sync segment %s", name);
+    return 0;
+}
+
 /* Convert a version-1 history (one file per record) to segments, under the lock: the chain
  * must verify first (a broken chain is never rewritten); the segments are written into
  * segments.tmp, synced, and renamed into place in one step, so a crash leaves either the
@@ -85,24 +160,10 @@ static int convert_v1(bd_history *h, bd_err *err)
     }
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", h->dir, SEGTMP_NAME);
-    int rc = -1, tfd = -1, fd = -1;
+    int rc = -1, tfd = -1;
     src s = {0};
-    char *wb = NULL;
-    size_t wlen = 0, wcap = 0;
-    /* A segments.tmp left by a crashed conversion is incomplete by definition. */
-    int old = openat(h->dirfd, SEGTMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (old >= 0) {
-        DIR *d = fdopendir(old);
-        struct dirent *de;
-        while (d && (de = readdir(d)) != NULL)
-            if (de->d_name[0] != '.')
-                unlinkat(old, de->d_name, 0);
-        if (d)
-            closedir(d);
-        else
-            close(old);
-        unlinkat(h->dirfd, SEGTMP_NAME, AT_REMOVEDIR);
-    }
+    wbuf wb = {NULL, 0, 0};
+    remove_segtmp(h);
     if (mkdirat(h->dirfd, SEGTMP_NAME, 0700) != 0 ||
         (tfd = openat(h->dirfd, SEGTMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
             0) {
@@ -110,52 +171,9 @@ static int convert_v1(bd_history *h, bd_err *err)
         goto out;
     }
     for (uint64_t first = 1; first <= max; first += BD_SEGMENT_RECORDS) {
-        char name[17];
-        bd_segment_name(name, first);
-        fd = openat(tfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot create segment %s", name);
-            goto out;
-        }
         uint64_t last = first + BD_SEGMENT_RECORDS - 1 < max ? first + BD_SEGMENT_RECORDS - 1 : max;
-        for (uint64_t k = first; k <= last; k++) {
-            const char *p;
-            size_t len;
-            char why[256];
-            if (hist_get_rec(h, &s, k, &p, &len, why, err) != RD_OK) {
-                if (err && err->code == BD_OK)
-                    bd_err_set(err, BD_E_CHAIN_TAMPERED, h->dir, 0, 0,
-                               "record %llu changed during the conversion to segments",
-                               (unsigned long long)k);
-                goto out;
-            }
-            if (wlen + len + 1 > wcap) {
-                size_t ncap = (wlen + len + 1) * 2 > (1u << 20) ? (wlen + len + 1) * 2 : 1u << 20;
-                char *q = realloc(wb, ncap);
-                if (!q) {
-                    bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory converting the history");
-                    goto out;
-                }
-                wb = q;
-                wcap = ncap;
-            }
-            memcpy(wb + wlen, p, len);
-            wb[wlen + len] = '\n';
-            wlen += len + 1;
-            if (wlen >= (1u << 20) || k == last) {
-                if (write_all(fd, wb, wlen) != 0) {
-                    bd_err_errno(err, BD_E_IO, errno, path, "cannot write segment %s", name);
-                    goto out;
-                }
-                wlen = 0;
-            }
-        }
-        if (fsync(fd) != 0 || close(fd) != 0) {
-            fd = -1;
-            bd_err_errno(err, BD_E_IO, errno, path, "cannot sync segment %s", name);
+        if (convert_segment(h, &s, &wb, tfd, first, last, path, err) != 0)
             goto out;
-        }
-        fd = -1;
     }
     if (fsync(tfd) != 0) {
         bd_err_errno(err, BD_E_IO, errno, path, "cannot sync the segments directory");
@@ -183,11 +201,9 @@ static int convert_v1(bd_history *h, bd_err *err)
     unlinkat(h->dirfd, HEAD_NAME, 0);
     rc = 0;
 out:
-    if (fd >= 0)
-        close(fd);
     if (tfd >= 0)
         close(tfd);
-    free(wb);
+    free(wb.p);
     hist_src_release(&s);
     return rc;
 }
@@ -378,12 +394,65 @@ static int open_for_append(bd_history *h, uint64_t first, off_t expect, bool *cr
                       (long long)st.st_size, (long long)expect);
 }
 
+/* Write built and linked records pd[0..n) (seq head_seq+1..) after the segment tail *t,
+ * through `buf` (room for all of them): one write and one fsync per segment the batch
+ * touches (usually one). *t follows the writes. 0, or -1 with err (the segment being
+ * written is cut back to its last whole record). */
+static int write_batch(bd_history *h, const pending *pd, size_t n, uint64_t head_seq, char *buf,
+                       segtail *t, bd_err *err)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint64_t seq = head_seq + 1 + i;
+        uint64_t first = bd_segment_first(seq);
+        size_t j = i, blen = 0;
+        while (j < n && bd_segment_first(head_seq + 1 + j) == first) {
+            memcpy(buf + blen, pd[j].bytes, pd[j].len);
+            buf[blen + pd[j].len] = '\n';
+            blen += pd[j].len + 1;
+            j++;
+        }
+        off_t expect = t->first == first ? t->whole : 0;
+        bool created;
+        char name[17], path[PATH_MAX + 32];
+        bd_segment_name(name, first);
+        snprintf(path, sizeof(path), "%s/%s", h->segdir, name);
+        int fd = open_for_append(h, first, expect, &created, err);
+        if (fd < 0)
+            return -1;
+        if (write_all(fd, buf, blen) != 0 || fdatasync(fd) != 0) {
+            int e = errno;
+            /* Leave no partial record behind; the append failed as a whole. */
+            if (ftruncate(fd, expect) == 0)
+                fsync(fd);
+            bd_err_errno(err, BD_E_IO, e, path,
+                         "cannot write or sync the history segment: nothing was appended from "
+                         "seq %llu on (the segment is cut back to its last whole record)",
+                         (unsigned long long)seq);
+            close(fd);
+            return -1;
+        }
+        if (created && fsync(h->segfd) != 0) {
+            bd_err_errno(err, BD_E_IO, errno, path,
+                         "the new segment was written but the segments directory could not be "
+                         "synced, so it may not survive a crash; check the disk");
+            close(fd);
+            return -1;
+        }
+        close(fd);
+        t->first = first;
+        t->whole = expect + (off_t)blen;
+        i = j;
+    }
+    return 0;
+}
+
 /* Append `n` built records (without seq and prev_hash) together: one lock, one write and
  * one fsync per segment touched (group commit). Either all are appended or none. */
 static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first_out,
                           char (*hashes_out)[BD_HASH_BUF], bd_err *err)
 {
-    int rc = -1, lockfd = -1, fd = -1;
+    int rc = -1, lockfd = -1;
     rbuf b = {NULL, 0};
     pending *pd = NULL;
     char *buf = NULL;
@@ -432,48 +501,8 @@ static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory appending to the history");
         goto out;
     }
-    /* One write and one fsync per segment the batch touches (usually one). */
-    size_t i = 0;
-    while (i < n) {
-        uint64_t seq = head_seq + 1 + i;
-        uint64_t first = bd_segment_first(seq);
-        size_t j = i, blen = 0;
-        while (j < n && bd_segment_first(head_seq + 1 + j) == first) {
-            memcpy(buf + blen, pd[j].bytes, pd[j].len);
-            buf[blen + pd[j].len] = '\n';
-            blen += pd[j].len + 1;
-            j++;
-        }
-        off_t expect = t.first == first ? t.whole : 0;
-        bool created;
-        char name[17], path[PATH_MAX + 32];
-        bd_segment_name(name, first);
-        snprintf(path, sizeof(path), "%s/%s", h->segdir, name);
-        if ((fd = open_for_append(h, first, expect, &created, err)) < 0)
-            goto out;
-        if (write_all(fd, buf, blen) != 0 || fdatasync(fd) != 0) {
-            int e = errno;
-            /* Leave no partial record behind; the append failed as a whole. */
-            if (ftruncate(fd, expect) == 0)
-                fsync(fd);
-            bd_err_errno(err, BD_E_IO, e, path,
-                         "cannot write or sync the history segment: nothing was appended from "
-                         "seq %llu on (the segment is cut back to its last whole record)",
-                         (unsigned long long)seq);
-            goto out;
-        }
-        if (created && fsync(h->segfd) != 0) {
-            bd_err_errno(err, BD_E_IO, errno, path,
-                         "the new segment was written but the segments directory could not be "
-                         "synced, so it may not survive a crash; check the disk");
-            goto out;
-        }
-        close(fd);
-        fd = -1;
-        t.first = first;
-        t.whole = expect + (off_t)blen;
-        i = j;
-    }
+    if (write_batch(h, pd, n, head_seq, buf, &t, err) != 0)
+        goto out;
     if (first_out)
         *first_out = head_seq + 1;
     if (hashes_out)
@@ -481,8 +510,6 @@ static int append_records(bd_history *h, cJSON **recs, size_t n, uint64_t *first
             bd_hex(hashes_out[k], hashes[k], 32);
     rc = 0;
 out:
-    if (fd >= 0)
-        close(fd);
     if (lockfd >= 0)
         close(lockfd); /* releases the flock */
     if (pd)

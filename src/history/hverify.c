@@ -89,6 +89,46 @@ static int hex_distance(const uint8_t a[32], const uint8_t b[32])
     "the history can no longer be trusted: restore .benchdesk/history from a backup "              \
     "(checked against the last anchor) and find out who changed it"
 
+/* classify's case of a record k whose seq field says another number and whose
+ * prev_hash links to no earlier record: reordered, missing (renumbered) or spliced. */
+static bd_chain_reason classify_renumbered(vctx *v, uint64_t k, const rec_core *core, char *msg,
+                                           size_t msize)
+{
+    unsigned long long K = (unsigned long long)k, M = (unsigned long long)core->seq;
+    rec_core other;
+    uint8_t oh[32];
+    bd_chain_reason oreason;
+    char why[256];
+    bd_err ignored = BD_ERR_INIT;
+    if (core->seq > k) {
+        if (core->seq <= v->max_seq &&
+            hist_load_core(v->h, &v->s, core->seq, &other, oh, &oreason, why, &ignored) == RD_OK &&
+            other.seq == k) {
+            snprintf(msg, msize,
+                     "records %llu and %llu were reordered: each file holds the other's "
+                     "record",
+                     K, M);
+            return BD_CHAIN_REORDERED;
+        }
+        if (M == K + 1)
+            snprintf(msg, msize,
+                     "record %llu is missing: its file holds record %llu, so record %llu "
+                     "was removed and later ones renumbered",
+                     K, M, K);
+        else
+            snprintf(msg, msize,
+                     "record %llu is missing: its file holds record %llu, so records "
+                     "%llu..%llu were removed and later ones renumbered",
+                     K, M, K, M - 1);
+        return BD_CHAIN_MISSING;
+    }
+    snprintf(msg, msize,
+             "record %llu was spliced in: its file holds a record numbered %llu that links "
+             "to no record of this chain",
+             K, M);
+    return BD_CHAIN_SPLICED;
+}
+
 /* Why record k (parsed: core, hash hk) does not continue the chain, following the rules
  * in docs/history.md. Sets *bad and returns the reason; msg gets the explanation. */
 static bd_chain_reason classify(vctx *v, uint64_t k, const rec_core *core, const uint8_t hk[32],
@@ -131,36 +171,8 @@ static bd_chain_reason classify(vctx *v, uint64_t k, const rec_core *core, const
     bd_chain_reason oreason;
     char why[256];
     bd_err ignored = BD_ERR_INIT;
-    if (core->seq != k) {
-        if (core->seq > k) {
-            if (core->seq <= v->max_seq &&
-                hist_load_core(v->h, &v->s, core->seq, &other, oh, &oreason, why, &ignored) ==
-                    RD_OK &&
-                other.seq == k) {
-                snprintf(msg, msize,
-                         "records %llu and %llu were reordered: each file holds the other's "
-                         "record",
-                         K, M);
-                return BD_CHAIN_REORDERED;
-            }
-            if (M == K + 1)
-                snprintf(msg, msize,
-                         "record %llu is missing: its file holds record %llu, so record %llu "
-                         "was removed and later ones renumbered",
-                         K, M, K);
-            else
-                snprintf(msg, msize,
-                         "record %llu is missing: its file holds record %llu, so records "
-                         "%llu..%llu were removed and later ones renumbered",
-                         K, M, K, M - 1);
-            return BD_CHAIN_MISSING;
-        }
-        snprintf(msg, msize,
-                 "record %llu was spliced in: its file holds a record numbered %llu that links "
-                 "to no record of this chain",
-                 K, M);
-        return BD_CHAIN_SPLICED;
-    }
+    if (core->seq != k)
+        return classify_renumbered(v, k, core, msg, msize);
     if (hex_distance(core->prev, prevh) <= EDIT_DISTANCE_MAX) {
         snprintf(msg, msize,
                  "record %llu was edited: its prev_hash differs from record %llu's hash in a "
@@ -658,19 +670,11 @@ static int verify_v1(vctx *v, bd_history_verify_result *res, bd_err *err)
     return rc;
 }
 
-/* Version 2: segment by segment. Returns 0, -1, or 1 when the fast mode must be given up
- * (the caller verifies again in the full mode). */
-static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint64_t *last_off,
-                     bd_err *err)
+/* Every segment file named after the first record of a segment. 0, or -1 reported. */
+static int check_segment_names(vctx *v, const uint64_t *segs, size_t nseg,
+                               bd_history_verify_result *res, bd_err *err)
 {
-    uint64_t *segs = NULL;
-    size_t nseg = 0;
-    vslot *slots = NULL;
-    bd_segstream win = {.fd = -1};
-    char msg[512], why[256];
-    int rc = -1;
-    if (bd_segment_list(v->h->segfd, v->h->segdir, &segs, &nseg, err) != 0)
-        return -1;
+    char msg[512];
     for (size_t i = 0; i < nseg; i++) {
         if ((segs[i] - 1) % BD_SEGMENT_RECORDS != 0 || segs[i] == 0) {
             char name[17];
@@ -680,9 +684,128 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
                      "segment starts at 1 + a multiple of 65536): it was renamed or planted",
                      name);
             report(v, res, segs[i] ? segs[i] : 1, BD_CHAIN_INSERTED, msg, err);
-            goto out;
+            return -1;
         }
     }
+    return 0;
+}
+
+/* The trusted head records are re-hashed up to in the fast mode (verify_v2). */
+typedef struct vtrust {
+    bool fast;
+    uint64_t seq;
+    const uint8_t *hash;
+} vtrust;
+
+/* The lines of segment `first` (open in `win`) in windows, each linked onto the chain.
+ * *seen: lines checked. 0, -1 (reported), or 1 when the fast mode must be given up. */
+static int verify_segment_lines(vctx *v, bd_segstream *win, uint64_t first, uint64_t last,
+                                const vtrust *tr, vslot *slots, size_t *seen,
+                                bd_history_verify_result *res, uint64_t *last_off, bd_err *err)
+{
+    char msg[512];
+    bool more = true;
+    while (more) {
+        if (bd_segstream_next(win, v->h->segdir, err) != 0)
+            return -1;
+        more = !win->eof;
+        size_t m = win->b.nlines;
+        bool over = *seen + m > BD_SEGMENT_RECORDS;
+        if (over)
+            m = BD_SEGMENT_RECORDS - *seen;
+        size_t done = 0;
+        while (done < m) {
+            uint64_t k = first + *seen + done;
+            bool in_fast = tr->fast && k <= tr->seq;
+            size_t cnt = in_fast ? (size_t)(tr->seq - k + 1) : m - done;
+            if (cnt > m - done)
+                cnt = m - done;
+            vwork w = {v->h, &win->b, done, slots, k, cnt, in_fast, 0};
+            int wr = verify_window_run(v, &w, res, err);
+            if (wr == WIN_FAST_BROKE)
+                return 1;
+            if (wr != WIN_OK)
+                return -1;
+            if (in_fast && k + cnt - 1 == tr->seq && memcmp(hash_of(v, tr->seq), tr->hash, 32) != 0)
+                return 1; /* the bytes are not those verified before: check everything */
+            done += cnt;
+        }
+        if (over) {
+            char name[17];
+            bd_segment_name(name, first);
+            snprintf(msg, sizeof(msg),
+                     "segment %s holds more than 65536 records: records were inserted", name);
+            return report(v, res, first + BD_SEGMENT_RECORDS, BD_CHAIN_INSERTED, msg, err);
+        }
+        if (m > 0 && first == last)
+            *last_off = win->pos + win->b.off[m - 1];
+        *seen += m;
+    }
+    return 0;
+}
+
+/* Segment `first` of a chain whose last segment is `last`: opened, its lines verified,
+ * its end checked. 0, -1 (reported), or 1 when the fast mode must be given up. */
+static int verify_segment(vctx *v, bd_segstream *win, uint64_t first, uint64_t last,
+                          const vtrust *tr, vslot *slots, bd_history_verify_result *res,
+                          uint64_t *last_off, bd_err *err)
+{
+    char msg[512], why[256], name[17];
+    bd_segment_name(name, first);
+    int r = bd_segstream_open(win, v->h->segfd, v->h->segdir, first, why, err);
+    if (r == BD_SEG_ERROR)
+        return -1;
+    if (r == BD_SEG_ABSENT) {
+        snprintf(msg, sizeof(msg),
+                 "segment %s is missing: records %llu..%llu were removed while later "
+                 "segments remain",
+                 name, (unsigned long long)first,
+                 (unsigned long long)(first + BD_SEGMENT_RECORDS - 1));
+        return report(v, res, first, BD_CHAIN_MISSING, msg, err);
+    }
+    if (r == BD_SEG_BAD) {
+        snprintf(msg, sizeof(msg), "records from %llu on are unreadable: %s",
+                 (unsigned long long)first, why);
+        return report(v, res, first, BD_CHAIN_UNPARSEABLE, msg, err);
+    }
+    size_t seen = 0; /* lines of this segment checked so far */
+    int rc = verify_segment_lines(v, win, first, last, tr, slots, &seen, res, last_off, err);
+    if (rc != 0)
+        return rc;
+    if (first != last && win->b.torn > 0) {
+        snprintf(msg, sizeof(msg),
+                 "segment %s ends in a line without its newline although later segments "
+                 "exist: record %llu was cut",
+                 name, (unsigned long long)(first + seen));
+        return report(v, res, first + seen, BD_CHAIN_UNPARSEABLE, msg, err);
+    }
+    if (first != last && seen < BD_SEGMENT_RECORDS) {
+        snprintf(msg, sizeof(msg),
+                 "segment %s holds only %zu of its 65536 records although later segments "
+                 "exist: record %llu is missing",
+                 name, seen, (unsigned long long)(first + seen));
+        return report(v, res, first + seen, BD_CHAIN_MISSING, msg, err);
+    }
+    if (first == last)
+        res->torn_tail = win->b.torn > 0;
+    bd_segstream_close(win);
+    return 0;
+}
+
+/* Version 2: segment by segment. Returns 0, -1, or 1 when the fast mode must be given up
+ * (the caller verifies again in the full mode). */
+static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint64_t *last_off,
+                     bd_err *err)
+{
+    uint64_t *segs = NULL;
+    size_t nseg = 0;
+    vslot *slots = NULL;
+    bd_segstream win = {.fd = -1};
+    int rc = -1;
+    if (bd_segment_list(v->h->segfd, v->h->segdir, &segs, &nseg, err) != 0)
+        return -1;
+    if (check_segment_names(v, segs, nseg, res, err) != 0)
+        goto out;
     if (nseg == 0) {
         rc = 0;
         goto out;
@@ -701,97 +824,20 @@ static int verify_v2(vctx *v, bool fast_ok, bd_history_verify_result *res, uint6
     /* Records up to a trusted head (an anchor's) are re-hashed, not re-parsed, when the
      * chain recomputed over their bytes arrives at it; a trusted head beyond the chain (a
      * truncation) is noticed when the walk ends before it. */
-    bool fast = fast_ok && v->o->trusted_count > 0;
-    uint64_t trust_seq = fast ? v->o->trusted_count : 0;
-    const uint8_t *trust_hash = v->o->trusted_head;
+    vtrust tr = {fast_ok && v->o->trusted_count > 0, 0, v->o->trusted_head};
+    tr.seq = tr.fast ? v->o->trusted_count : 0;
     if (!(slots = calloc(BD_SEGMENT_RECORDS, sizeof(*slots)))) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
         goto out;
     }
     for (uint64_t first = 1; first <= last; first += BD_SEGMENT_RECORDS) {
-        char name[17];
-        bd_segment_name(name, first);
-        int r = bd_segstream_open(&win, v->h->segfd, v->h->segdir, first, why, err);
-        if (r == BD_SEG_ERROR)
-            goto out;
-        if (r == BD_SEG_ABSENT) {
-            snprintf(msg, sizeof(msg),
-                     "segment %s is missing: records %llu..%llu were removed while later "
-                     "segments remain",
-                     name, (unsigned long long)first,
-                     (unsigned long long)(first + BD_SEGMENT_RECORDS - 1));
-            report(v, res, first, BD_CHAIN_MISSING, msg, err);
+        int sr = verify_segment(v, &win, first, last, &tr, slots, res, last_off, err);
+        if (sr != 0) {
+            rc = sr;
             goto out;
         }
-        if (r == BD_SEG_BAD) {
-            snprintf(msg, sizeof(msg), "records from %llu on are unreadable: %s",
-                     (unsigned long long)first, why);
-            report(v, res, first, BD_CHAIN_UNPARSEABLE, msg, err);
-            goto out;
-        }
-        size_t seen = 0; /* lines of this segment checked so far */
-        bool more = true;
-        while (more) {
-            if (bd_segstream_next(&win, v->h->segdir, err) != 0)
-                goto out;
-            more = !win.eof;
-            size_t m = win.b.nlines;
-            bool over = seen + m > BD_SEGMENT_RECORDS;
-            if (over)
-                m = BD_SEGMENT_RECORDS - seen;
-            size_t done = 0;
-            while (done < m) {
-                uint64_t k = first + seen + done;
-                bool in_fast = fast && k <= trust_seq;
-                size_t cnt = in_fast ? (size_t)(trust_seq - k + 1) : m - done;
-                if (cnt > m - done)
-                    cnt = m - done;
-                vwork w = {v->h, &win.b, done, slots, k, cnt, in_fast, 0};
-                int wr = verify_window_run(v, &w, res, err);
-                if (wr == WIN_FAST_BROKE) {
-                    rc = 1;
-                    goto out;
-                }
-                if (wr != WIN_OK)
-                    goto out;
-                if (in_fast && k + cnt - 1 == trust_seq &&
-                    memcmp(hash_of(v, trust_seq), trust_hash, 32) != 0) {
-                    rc = 1; /* the bytes are not those verified before: check everything */
-                    goto out;
-                }
-                done += cnt;
-            }
-            if (over) {
-                snprintf(msg, sizeof(msg),
-                         "segment %s holds more than 65536 records: records were inserted", name);
-                report(v, res, first + BD_SEGMENT_RECORDS, BD_CHAIN_INSERTED, msg, err);
-                goto out;
-            }
-            if (m > 0 && first == last)
-                *last_off = win.pos + win.b.off[m - 1];
-            seen += m;
-        }
-        if (first != last && win.b.torn > 0) {
-            snprintf(msg, sizeof(msg),
-                     "segment %s ends in a line without its newline although later segments "
-                     "exist: record %llu was cut",
-                     name, (unsigned long long)(first + seen));
-            report(v, res, first + seen, BD_CHAIN_UNPARSEABLE, msg, err);
-            goto out;
-        }
-        if (first != last && seen < BD_SEGMENT_RECORDS) {
-            snprintf(msg, sizeof(msg),
-                     "segment %s holds only %zu of its 65536 records although later segments "
-                     "exist: record %llu is missing",
-                     name, seen, (unsigned long long)(first + seen));
-            report(v, res, first + seen, BD_CHAIN_MISSING, msg, err);
-            goto out;
-        }
-        if (first == last)
-            res->torn_tail = win.b.torn > 0;
-        bd_segstream_close(&win);
     }
-    if (fast && trust_seq > v->n) {
+    if (tr.fast && tr.seq > v->n) {
         rc = 1; /* the trusted head was never reached: nothing was proven by it */
         goto out;
     }
