@@ -19,6 +19,7 @@
 
 #include "canon.h"
 #include "fsutil.h"
+#include "hash.h"
 
 #define ANCHOR_FILE_MAX (256 * 1024)
 
@@ -48,26 +49,6 @@ static bool valid_date(const char *s)
     return v[2] <= mdays[v[1] - 1] + (v[1] == 2 && leap ? 1 : 0);
 }
 
-static bool valid_hash(const char *s)
-{
-    if (!s || strlen(s) != BD_HASH_HEX_LEN)
-        return false;
-    for (size_t i = 0; i < BD_HASH_HEX_LEN; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
-static bool valid_fpr(const char *s)
-{
-    if (!s || strlen(s) != BD_FPR_LEN)
-        return false;
-    for (size_t i = 0; i < BD_FPR_LEN; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'A' && s[i] <= 'F')))
-            return false;
-    return true;
-}
-
 void bd_anchor_release(bd_anchor *a)
 {
     if (!a)
@@ -80,7 +61,7 @@ int bd_anchor_message(char **out, size_t *len, const char *date, uint64_t count,
                       const char *chain_head, bd_err *err)
 {
     *out = NULL;
-    if (!valid_date(date) || count == 0 || !valid_hash(chain_head))
+    if (!valid_date(date) || count == 0 || !bd_hex_lower_str(chain_head, BD_HASH_HEX_LEN))
         return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
                           "an anchor needs a date YYYY-MM-DD, a count of at least 1 and a "
                           "64-hex chain head");
@@ -153,7 +134,7 @@ int bd_anchor_parse(bd_anchor *out, const char *buf, size_t len, const char *exp
             goto out;
         }
     double cnt = cJSON_IsNumber(v[1]) ? v[1]->valuedouble : -1;
-    if (!cJSON_IsString(v[0]) || !valid_hash(v[0]->valuestring)) {
+    if (!cJSON_IsString(v[0]) || !bd_hex_lower_str(v[0]->valuestring, BD_HASH_HEX_LEN)) {
         bad = "has a chain_head that is not 64 lower-case hex";
     } else if (!(cnt >= 1 && cnt <= (double)BD_HISTORY_SEQ_MAX && cnt == (double)(uint64_t)cnt)) {
         bad = "has a count that is not an integer of at least 1";
@@ -163,7 +144,7 @@ int bd_anchor_parse(bd_anchor *out, const char *buf, size_t len, const char *exp
         bad = "has a schema_version other than 1";
     } else if (!cJSON_IsString(v[4]) || v[4]->valuestring[0] == '\0') {
         bad = "has no signature";
-    } else if (!cJSON_IsString(v[5]) || !valid_fpr(v[5]->valuestring)) {
+    } else if (!cJSON_IsString(v[5]) || !bd_fpr_valid(v[5]->valuestring)) {
         bad = "has a signer that is not 40 upper-case hex";
     } else if (expect_date && strcmp(expect_date, v[2]->valuestring) != 0) {
         bad = "has a date that is not its file name's";
