@@ -556,8 +556,9 @@ int bd_anchor_publish(bd_anchor *out, char **path_out, const char *bench_root,
     if (!bd_signers_find(bd_prov_ctx_signers(prov), key.fingerprint)) {
         bd_err_set(err, BD_E_ANCHOR_UNTRUSTED, NULL, 0, 0,
                    "key %s (%s) is not in bench/trusted-signers.yaml: an anchor it signs "
-                   "would not verify; sign with a trusted key (--key FPR)",
+                   "would not verify; sign with a trusted key ",
                    key.fingerprint, key.identity);
+        bd_err_advise(err, BD_ACT_SET_KEY, NULL);
         goto out;
     }
     if (bd_anchor_message(&msg, &mlen, out->date, out->count, out->chain_head, err) != 0 ||
