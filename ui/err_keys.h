@@ -5,7 +5,7 @@
  * command to type; the TUI cannot type commands, so it words it as the key that does it,
  * from its own table (err_keys.c). Every view that shows an error's message shows it
  * through bd_tui_err_text. tests/cli/test_tui_structure.sh checks every action has words
- * here and on the command line. docs/architecture.md#errors.
+ * here and on the command line. docs/architecture.md#errors-what-to-do-is-data.
  */
 #ifndef BD_UI_ERR_KEYS_H
 #define BD_UI_ERR_KEYS_H

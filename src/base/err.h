@@ -122,7 +122,7 @@ typedef enum {
  * the CLI as the command to type (src/cli/common.c), the TUI as the key that does it
  * (ui/err_keys.c). `arg` is the one value the words need (a path under bench/, a task
  * class, an isolation class), or "" when they need none. The kind string is stable: it is
- * the `"action": {"kind": ...}` of a --json error. docs/architecture.md#errors.
+ * the `"action": {"kind": ...}` of a --json error. docs/architecture.md#errors-what-to-do-is-data.
  *
  *      enum name                   kind (stable)          arg */
 #define BD_ERROR_ACTIONS(X)                                                                        \

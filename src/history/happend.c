@@ -126,8 +126,12 @@ static int convert_segment(bd_history *h, src *s, wbuf *wb, int tfd, uint64_t fi
             wb->len = 0;
         }
     }
-    if (fsync(fd) != 0 || close(fd) != 0)
-        return bd_err_errno(err, BD_E_IO, errno, path, "cannot sync segment %s", name);
+    /* Closed whatever fsync says: a failed sync must not leak the descriptor. */
+    int e = fsync(fd) != 0 ? errno : 0;
+    if (close(fd) != 0 && e == 0)
+        e = errno;
+    if (e != 0)
+        return bd_err_errno(err, BD_E_IO, e, path, "cannot sync segment %s", name);
     return 0;
 }
 
