@@ -111,27 +111,21 @@ static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *
     bd_err err = BD_ERR_INIT;
     if (bd_work_stopping())
         return 2;
-    if (bd_history_read_at(c->h, hit, &r, &err) != 0)
+    /* 1: not as the index says (it is distrusted): read the segments instead. */
+    if (bd_history_read_latest(c->h, hit, tc, case_id, &r, &err) != 0)
         return 1;
-    int rc = 1;
-    /* Not the record the index says it is: not this chain's index (read the segments). */
-    if (r.is_audit || !r.task_class || !r.case_id || strcmp(r.task_class, tc) != 0 ||
-        strcmp(r.case_id, case_id) != 0) {
-        bd_history_index_distrust(c->h);
-    } else {
-        if (j->n_last == c->cap) {
-            size_t nc = c->cap ? c->cap * 2 : 256;
-            last_entry *g = realloc(j->last, nc * sizeof(*g));
-            if (g) {
-                j->last = g;
-                c->cap = nc;
-            }
+    if (j->n_last == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 256;
+        last_entry *g = realloc(j->last, nc * sizeof(*g));
+        if (g) {
+            j->last = g;
+            c->cap = nc;
         }
-        rc = 2;
-        if (j->n_last < c->cap) {
-            rc = entry_fill(&j->last[j->n_last], &r) == 0 ? 0 : 2;
-            j->n_last++; /* freed with the others, filled or not */
-        }
+    }
+    int rc = 2;
+    if (j->n_last < c->cap) {
+        rc = entry_fill(&j->last[j->n_last], &r) == 0 ? 0 : 2;
+        j->n_last++; /* freed with the others, filled or not */
     }
     bd_history_record_release(&r);
     return rc;

@@ -367,6 +367,21 @@ const char *bd_history_index_note(const bd_history *h)
     return h->ix_note[0] ? h->ix_note : NULL;
 }
 
+int bd_history_read_latest(bd_history *h, const bd_hindex_hit *hit, const char *task_class,
+                           const char *case_id, bd_history_record *out, bd_err *err)
+{
+    int rc = bd_history_read_at(h, hit, out, err);
+    if (rc != 0)
+        return rc;
+    if (out->is_audit || !out->task_class || !out->case_id ||
+        strcmp(out->task_class, task_class) != 0 || strcmp(out->case_id, case_id) != 0) {
+        bd_history_record_release(out);
+        bd_history_index_distrust(h);
+        return 1;
+    }
+    return 0;
+}
+
 void bd_history_index_distrust(bd_history *h)
 {
     if (!h->ixdir)

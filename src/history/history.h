@@ -438,6 +438,14 @@ void bd_history_index_distrust(bd_history *h);
 int bd_history_read_at(bd_history *h, const bd_hindex_hit *hit, bd_history_record *out,
                        bd_err *err);
 
+/* bd_history_read_at for the newest score record of (task_class, case_id), as
+ * bd_hindex_latest names it, held against what the index said: a record that is not a
+ * score record of that task class and case means the index is not this chain's, so it is
+ * distrusted (bd_history_index_distrust) and 1 is returned, as for a place that holds no
+ * record. Returns 0 (*out filled), 1, or -1 as bd_history_read_at. */
+int bd_history_read_latest(bd_history *h, const bd_hindex_hit *hit, const char *task_class,
+                           const char *case_id, bd_history_record *out, bd_err *err);
+
 /* Tests only: how many times an index was built from nothing and extended, so far in
  * this process. */
 void bd_history_test_index_counts(unsigned *builds, unsigned *extends);

@@ -77,16 +77,9 @@ static int latest_one(const char *tc, const char *case_id, const bd_hindex_hit *
 {
     latest_ctx *c = ctx;
     bd_history_record r;
-    int rc = bd_history_read_at(c->h, hit, &r, c->err);
+    int rc = bd_history_read_latest(c->h, hit, tc, case_id, &r, c->err);
     if (rc != 0)
-        return rc > 0 ? 1 : 2;
-    /* Not the record the index says it is: not this chain's index (read the segments). */
-    if (r.is_audit || !r.task_class || !r.case_id || strcmp(r.task_class, tc) != 0 ||
-        strcmp(r.case_id, case_id) != 0) {
-        bd_history_record_release(&r);
-        bd_history_index_distrust(c->h);
-        return 1;
-    }
+        return rc > 0 ? 1 : 2; /* 1: not as the index says: read the segments */
     bd_latest_scores *out = c->out;
     if (out->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 64;
