@@ -3,6 +3,7 @@
  */
 #include "path.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,4 +42,17 @@ char *bd_path_join(const char *a, const char *b)
     memcpy(p + o, b, lb);
     p[o + lb] = '\0';
     return p;
+}
+
+size_t bd_user_state_path(char *buf, size_t size, const char *sub)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    int n;
+    if (state && state[0] == '/')
+        n = snprintf(buf, size, "%s/benchdesk/%s", state, sub);
+    else if (home && home[0] == '/')
+        n = snprintf(buf, size, "%s/.local/state/benchdesk/%s", home, sub);
+    else
+        return 0;
+    return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }

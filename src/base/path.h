@@ -8,6 +8,7 @@
 #define BD_PATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* True when `name` matches ^[a-z0-9][a-z0-9._-]{0,127}$ and holds no ".." (so it is
  * never a path step: no '/', no leading dot, no "..", at most 128 bytes). NULL: false. */
@@ -15,5 +16,12 @@ bool bd_name_valid(const char *name);
 
 /* Join two path parts with '/'. New string or NULL on out-of-memory. */
 char *bd_path_join(const char *a, const char *b);
+
+/* This user's benchdesk state directory joined with `sub` ("index-seals", "sig-memo"):
+ * $XDG_STATE_HOME/benchdesk/<sub> when XDG_STATE_HOME is absolute, else
+ * $HOME/.local/state/benchdesk/<sub> (docs/security.md). Returns the length written into
+ * buf, or 0 when the user has no state directory or it does not fit (nothing is
+ * created). Reads the environment only. */
+size_t bd_user_state_path(char *buf, size_t size, const char *sub);
 
 #endif

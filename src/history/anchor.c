@@ -241,12 +241,15 @@ typedef struct anchor_ctx {
     char *bench_dir;
     bd_prov_ctx *prov; /* trusted signers and the private GnuPG home: made on first use
                           (ctx_prov), so a bench without anchors starts no GnuPG */
+    bool full;         /* BD_VERIFY_FULL: every signature to GnuPG, no user memo */
 } anchor_ctx;
 
 static bd_prov_ctx *ctx_prov(anchor_ctx *c, bd_err *err)
 {
     if (!c->prov && bd_prov_ctx_new(&c->prov, c->bench_dir, err) != 0)
         return NULL;
+    if (c->full)
+        bd_prov_ctx_ignore_user_memo(c->prov);
     return c->prov;
 }
 
@@ -416,6 +419,7 @@ static int verify_with(bd_anchor_report *out, anchor_ctx *c, const char *bench_r
     uint64_t *want = NULL;
     bd_history *h = NULL;
     int rc = -1;
+    c->full = flags & BD_VERIFY_FULL;
     if (read_anchors(out, c, bench_root, err) != 0)
         return -1;
     bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;

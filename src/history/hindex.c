@@ -20,6 +20,7 @@
 
 #include "digest.h"
 #include "fsutil.h"
+#include "path.h"
 #include "text.h"
 
 /* Bump when the schema changes: an index of another version is rebuilt. */
@@ -586,13 +587,8 @@ int bd_hindex_latest(bd_hindex *ix, const char *task_class,
  * ~/.local/state/...; NULL when the user has no state directory (or out of memory). */
 static char *seal_path(const char *path)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     char base[PATH_MAX];
-    if (state && state[0] == '/')
-        snprintf(base, sizeof(base), "%s/benchdesk/index-seals", state);
-    else if (home && home[0] == '/')
-        snprintf(base, sizeof(base), "%s/.local/state/benchdesk/index-seals", home);
-    else
+    if (!bd_user_state_path(base, sizeof(base), "index-seals"))
         return NULL;
     char abs[PATH_MAX];
     if (!realpath(path, abs))

@@ -19,11 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <blake3.h>
 #include <gpgme.h>
 
 #include "fsutil.h"
 #include "gpg_util.h"
 #include "sigclean.h"
+#include "sigmemo.h"
 #include "strbuf.h"
 
 #define KEYFILE_MAX    (1024 * 1024)
@@ -195,6 +197,7 @@ typedef struct key_info {
     char primary[BD_FPR_LEN + 1]; /* the primary key's fingerprint, upper-case */
     bool key_revoked, key_expired, key_disabled, key_invalid;
     bool sub_revoked, sub_expired, sub_disabled, sub_invalid;
+    int64_t expires; /* the earlier of the key's and the subkey's expiry, 0: never */
 } key_info;
 
 typedef struct memo_entry {
@@ -226,6 +229,11 @@ struct bd_prov_ctx {
      * nothing is ever read back from disk. */
     memo_entry *memo;
     size_t memo_cap, memo_n;
+    /* This user's memo across processes (sigmemo.h), keyed also by `context`, a digest of
+     * bench/keys/ and trusted-signers.yaml (made once, on first use). */
+    bd_sigmemo *user_memo;
+    bool user_memo_off, context_done, context_ok;
+    uint8_t context[32];
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -273,6 +281,7 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx)
         gpgme_release(ctx->idle[i]);
     free(ctx->keys);
     free(ctx->memo);
+    bd_sigmemo_close(ctx->user_memo);
     if (ctx->home) {
         bd_sigclean_remove(ctx->sig_slot);
         (void)bd_remove_tree(ctx->home, NULL); /* what is left, the next sweep takes */
@@ -437,6 +446,8 @@ static void list_home_keys(bd_prov_ctx *ctx, gpgme_ctx_t g)
             ki->sub_expired = sk->expired;
             ki->sub_disabled = sk->disabled;
             ki->sub_invalid = sk->invalid;
+            long pe = key->subkeys->expires, se = sk->expires;
+            ki->expires = pe > 0 && (se <= 0 || pe < se) ? pe : se > 0 ? se : 0;
         }
         gpgme_key_unref(key);
     }
@@ -716,18 +727,95 @@ out:
     return rc;
 }
 
-/* detached_check_gpg, remembered per context (a GnuPG failure is never remembered). */
-static int detached_check(bd_prov_detached *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const char *msg,
-                          size_t mlen, const char *sig, bd_err *err)
+/* The digest of what a verdict depends on besides the message and the signature: every
+ * bench/keys/ file (name and bytes, in name order) and trusted-signers.yaml. Under
+ * ctx->mu, once; false when a file could not be read (then no user memo is used). */
+static bool context_digest(bd_prov_ctx *ctx)
 {
-    uint8_t key[32];
-    memo_key(key, msg, mlen, sig);
-    if (memo_get(ctx, key, out))
-        return 0;
-    if (detached_check_gpg(out, ctx, g, msg, mlen, sig, err) < 0)
-        return -1;
-    memo_put(ctx, key, out);
-    return 0;
+    if (ctx->context_done)
+        return ctx->context_ok;
+    ctx->context_done = true;
+    char **names = NULL, *buf = NULL;
+    size_t n = 0, len = 0;
+    bd_err e = BD_ERR_INIT;
+    blake3_hasher h;
+    blake3_hasher_init(&h);
+    bool ok = list_keyfiles(&names, &n, ctx->keys_dir, &e) == 0;
+    for (size_t i = 0; ok && i <= n; i++) {
+        char *p = i < n ? bd_path_join(ctx->keys_dir, names[i])
+                        : bd_path_join(ctx->bench_dir, "trusted-signers.yaml");
+        const char *label = i < n ? names[i] : "";
+        ok = p && bd_read_file(&buf, &len, p, KEYFILE_MAX, BD_E_IO, &e) == 0;
+        if (!ok && i == n && p && e.code == BD_E_IO && access(p, F_OK) != 0) {
+            ok = true; /* no trusted-signers.yaml: nobody is trusted */
+            buf = NULL;
+            len = 0;
+        }
+        if (ok) {
+            uint64_t l = strlen(label) + 1;
+            blake3_hasher_update(&h, &l, sizeof(l));
+            blake3_hasher_update(&h, label, l);
+            l = len;
+            blake3_hasher_update(&h, &l, sizeof(l));
+            blake3_hasher_update(&h, buf ? buf : "", len);
+        }
+        free(buf);
+        buf = NULL;
+        free(p);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    blake3_hasher_finalize(&h, ctx->context, 32);
+    ctx->context_ok = ok;
+    if (ok && !ctx->user_memo_off)
+        ctx->user_memo = bd_sigmemo_open();
+    return ok;
+}
+
+/* The user memo's key for (msg, sig) in this context; false when none is used. */
+static bool user_memo_key(bd_prov_ctx *ctx, uint8_t key[32], const char *msg, size_t mlen,
+                          const char *sig)
+{
+    pthread_mutex_lock(&ctx->mu);
+    bool ok = !ctx->user_memo_off && context_digest(ctx) && ctx->user_memo;
+    pthread_mutex_unlock(&ctx->mu);
+    if (ok)
+        bd_sigmemo_key(key, ctx->context, msg, mlen, sig, strlen(sig));
+    return ok;
+}
+
+/* A verdict of the user memo back into the form GnuPG's check gives. */
+static void detached_from_memo(bd_prov_detached *out, const bd_sigmemo_entry *m)
+{
+    memset(out, 0, sizeof(*out));
+    out->verdict = (bd_prov_det_verdict)m->verdict;
+    out->crypto_good = true;
+    out->nsigs = 1;
+    memcpy(out->fingerprint, m->fingerprint, sizeof(out->fingerprint));
+    snprintf(out->key_id, sizeof(out->key_id), "%s", m->key_id);
+}
+
+/* Only a good signature by a key GnuPG listed (so its expiry is known) goes to the user
+ * memo; anything else is cheap to ask again, or rare. */
+static void user_memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_detached *d)
+{
+    if (!d->crypto_good || d->nsigs != 1 || strlen(d->key_id) > 40)
+        return;
+    const key_info *ki = find_key(ctx, d->key_id);
+    if (!ki)
+        return;
+    bd_sigmemo_entry e = {.verdict = (int)d->verdict, .expires = ki->expires};
+    memcpy(e.fingerprint, d->fingerprint, sizeof(e.fingerprint));
+    memcpy(e.key_id, d->key_id, strlen(d->key_id) + 1); /* at most 40: checked above */
+    bd_sigmemo_put(ctx->user_memo, key, &e);
+}
+
+void bd_prov_ctx_ignore_user_memo(bd_prov_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->mu);
+    ctx->user_memo_off = true;
+    pthread_mutex_unlock(&ctx->mu);
 }
 
 /* A GPGME context on the context's private home (created on first use), offline: an idle
@@ -767,13 +855,30 @@ int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char 
                             const char *armored_sig, bd_err *err)
 {
     gpgme_ctx_t g = NULL;
+    uint8_t key[32], ukey[32];
+    bd_sigmemo_entry ue;
     memset(out, 0, sizeof(*out));
     out->verdict = BD_PROV_DET_NOT_SIGNATURE;
+    /* This context's verdicts, then this user's, then GnuPG (a failure is never kept). */
+    memo_key(key, msg, len, armored_sig);
+    if (memo_get(ctx, key, out))
+        return 0;
+    bool use_user = user_memo_key(ctx, ukey, msg, len, armored_sig);
+    if (use_user && bd_sigmemo_get(ctx->user_memo, ukey, time(NULL), &ue)) {
+        detached_from_memo(out, &ue);
+        memo_put(ctx, key, out);
+        return 0;
+    }
     if (home_gpg(&g, ctx, err) < 0)
         return -1;
-    int rc = detached_check(out, ctx, g, msg, len, armored_sig, err);
+    int rc = detached_check_gpg(out, ctx, g, msg, len, armored_sig, err);
     home_gpg_put(ctx, g);
-    return rc;
+    if (rc < 0)
+        return -1;
+    memo_put(ctx, key, out);
+    if (use_user)
+        user_memo_put(ctx, ukey, out);
+    return 0;
 }
 
 static void set_identity(bd_prov_sig *out, const char *identity)
@@ -788,7 +893,7 @@ static bool has_digest(const char *d)
 
 /* Verify one role's block of subject `sj`. Returns 0 (verdict in out->err), -1 when GnuPG
  * failed (err). */
-static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const bd_subject *sj,
+static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj,
                         const bd_signature_block *b, int role, bd_err *err)
 {
     const char *rname = bd_provenance_role_str(role);
@@ -818,14 +923,14 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, gpgme_ctx_t g, const
         rc = 0;
         goto out;
     }
-    if (detached_check(&d, ctx, g, msg, mlen, b->signature, err) < 0)
+    if (bd_prov_verify_detached(&d, ctx, msg, mlen, b->signature, err) < 0)
         goto out;
     /* Good over the pinned digest but not the current one: the subject changed after it
      * was signed. Good over neither: bad_signature below. */
     if (!d.crypto_good && d.nsigs == 1 && has_digest(sj->pinned) &&
         strcmp(sj->pinned, current) != 0 &&
         bd_provenance_message(&msg_pin, &plen, role, sj, sj->pinned, NULL) == 0) {
-        if (detached_check(&d_pin, ctx, g, msg_pin, plen, b->signature, err) < 0)
+        if (bd_prov_verify_detached(&d_pin, ctx, msg_pin, plen, b->signature, err) < 0)
             goto out;
         if (d_pin.crypto_good) {
             bd_err_set(&out->err, BD_E_PROVENANCE_STALE, path, b->line, 0,
@@ -907,7 +1012,6 @@ out:
 
 int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *sj, bd_err *err)
 {
-    gpgme_ctx_t g = NULL;
     int rc = -1;
     static const bd_provfile none = {0};
     const bd_provfile *pf = sj->prov ? sj->prov : &none;
@@ -920,13 +1024,8 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
         out->status = BD_PROV_ST_DRAFT;
         return 0;
     }
-    if (home_gpg(&g, ctx, &out->err) < 0) {
-        if (err)
-            *err = out->err;
-        return -1;
-    }
-    if (verify_block(&out->author, ctx, g, sj, &pf->author, BD_ROLE_AUTHOR, &out->err) < 0 ||
-        verify_block(&out->reviewer, ctx, g, sj, &pf->reviewer, BD_ROLE_REVIEWER, &out->err) < 0) {
+    if (verify_block(&out->author, ctx, sj, &pf->author, BD_ROLE_AUTHOR, &out->err) < 0 ||
+        verify_block(&out->reviewer, ctx, sj, &pf->reviewer, BD_ROLE_REVIEWER, &out->err) < 0) {
         if (err)
             *err = out->err;
         goto out;
@@ -952,6 +1051,5 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
     }
     rc = out->status == BD_PROV_ST_BAD ? 1 : 0;
 out:
-    home_gpg_put(ctx, g);
     return rc;
 }

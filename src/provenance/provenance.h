@@ -87,6 +87,10 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx);
 /* Borrowed trusted signers of the context (never NULL; may hold 0 signers). */
 const bd_signers *bd_prov_ctx_signers(const bd_prov_ctx *ctx);
 
+/* From now on this context neither reads nor writes this user's signature memo
+ * (sigmemo.h): every signature goes to GnuPG (`verify --full`). */
+void bd_prov_ctx_ignore_user_memo(bd_prov_ctx *ctx);
+
 /* How one detached signature checked out against the context's bench/keys. */
 typedef enum {
     BD_PROV_DET_GOOD,          /* one good signature by a usable key from bench/keys */

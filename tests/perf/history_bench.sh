@@ -39,7 +39,9 @@ bd=$build/src/benchdesk
 [ -x "$bd" ] || bd=$(find "$build" -name benchdesk -type f -perm -u+x | head -1)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bd-histbench-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# BD_PERF_KEEP=1 keeps the generated bench (its path printed at the end) for profiling.
+cleanup_work() { if [ "${BD_PERF_KEEP:-0}" = 1 ]; then echo "kept: $work" >&2; else rm -rf "$work"; fi; }
+trap cleanup_work EXIT
 mkdir -p "$work/b"
 cp -r "$here/bench" "$work/b/bench"
 
@@ -266,7 +268,7 @@ tui() { # header verified / history first rows / a filter, in ms
     r[tui_rows@$n]="$rows"
     r[tui_filter@$n]="$filt"
 }
-trap 'tui_cleanup; rm -rf "$work"' EXIT
+trap 'tui_cleanup; cleanup_work' EXIT
 
 # A signing key of the bench's own, trusted, for the anchors (thrown away at the end).
 export GNUPGHOME="$work/gnupg"

@@ -1,0 +1,343 @@
+/*
+ * sigmemo.c — this user's memo of verified signatures (sigmemo.h,
+ * docs/provenance.md#verifying-many-signatures).
+ *
+ * Two files in the memo directory (mode 0700): `key`, 32 random bytes (0600), and
+ * `entries`, fixed-size records appended one write each:
+ *
+ *   [0,8)     "bdsm0001"
+ *   [8,40)    the memo key (bd_sigmemo_key)
+ *   [40,44)   verdict, little-endian
+ *   [44,48)   zero
+ *   [48,56)   expires, little-endian (0: never)
+ *   [56,96)   signer's primary fingerprint (40 hex)
+ *   [96,136)  the key id GnuPG reported, NUL-padded
+ *   [136,144) zero
+ *   [144,176) BLAKE3 keyed with `key` over [0,144)
+ *
+ * A record whose tag does not hold (written by anyone without the key, torn, or from an
+ * older layout) is ignored.
+ */
+#include "sigmemo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <blake3.h>
+
+#include "err.h"
+#include "fsutil.h"
+#include "path.h"
+
+#define REC_LEN 176
+#define REC_BODY 144
+/* Past this many bytes the file starts over (about 380,000 signatures). */
+#define MEMO_MAX_BYTES (64u << 20)
+static const char rec_magic[8] = {'b', 'd', 's', 'm', '0', '0', '0', '1'};
+
+typedef struct slot {
+    bool used;
+    uint8_t key[32];
+    bd_sigmemo_entry e;
+} slot;
+
+struct bd_sigmemo {
+    pthread_mutex_t mu;
+    char dir[PATH_MAX];
+    bool loaded, usable;
+    uint8_t secret[32];
+    slot *tab;
+    size_t cap, n;
+};
+
+bd_sigmemo *bd_sigmemo_open_at(const char *dir)
+{
+    bd_sigmemo *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    if (strlen(dir) >= sizeof(m->dir)) {
+        free(m);
+        return NULL;
+    }
+    strcpy(m->dir, dir);
+    pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+bd_sigmemo *bd_sigmemo_open(void)
+{
+    char dir[PATH_MAX];
+    if (!bd_user_state_path(dir, sizeof(dir), "sig-memo"))
+        return NULL;
+    return bd_sigmemo_open_at(dir);
+}
+
+void bd_sigmemo_close(bd_sigmemo *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->mu);
+    free(m->tab);
+    explicit_bzero(m->secret, sizeof(m->secret));
+    free(m);
+}
+
+void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg, size_t mlen,
+                    const char *sig, size_t slen)
+{
+    static const char tag[] = "benchdesk-sigmemo-1";
+    blake3_hasher h;
+    uint64_t l;
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, tag, sizeof(tag));
+    blake3_hasher_update(&h, context, 32);
+    l = mlen;
+    blake3_hasher_update(&h, &l, sizeof(l));
+    blake3_hasher_update(&h, msg, mlen);
+    l = slen;
+    blake3_hasher_update(&h, &l, sizeof(l));
+    blake3_hasher_update(&h, sig, slen);
+    blake3_hasher_finalize(&h, out, 32);
+}
+
+/* A file of the memo directory, opened without following a link; only a regular file
+ * of this user's that nobody else can write is used. */
+static int open_own(const struct bd_sigmemo *m, const char *name, int flags)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/%s", m->dir, name);
+    int fd = open(p, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The secret key: read, or made on first use (O_EXCL: two processes agree on one). */
+static bool load_secret(struct bd_sigmemo *m)
+{
+    bd_err e = BD_ERR_INIT;
+    struct stat st;
+    if (bd_mkdir_p(m->dir, 0700, &e) != 0 || lstat(m->dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || (st.st_mode & 022))
+        return false;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open_own(m, "key", O_RDONLY);
+        if (fd >= 0) {
+            ssize_t r = read(fd, m->secret, sizeof(m->secret));
+            close(fd);
+            return r == (ssize_t)sizeof(m->secret);
+        }
+        char p[PATH_MAX + 16];
+        snprintf(p, sizeof(p), "%s/key.%ld", m->dir, (long)getpid());
+        fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return false;
+        uint8_t k[32];
+        bool ok = getrandom(k, sizeof(k), 0) == (ssize_t)sizeof(k) &&
+                  write(fd, k, sizeof(k)) == (ssize_t)sizeof(k) && fsync(fd) == 0;
+        close(fd);
+        char final[PATH_MAX + 16];
+        snprintf(final, sizeof(final), "%s/key", m->dir);
+        /* link() fails when another process made the key first: read theirs. */
+        if (ok)
+            (void)link(p, final);
+        unlink(p);
+        explicit_bzero(k, sizeof(k));
+        if (!ok)
+            return false;
+    }
+    return false;
+}
+
+static size_t slot_of(const uint8_t key[32], size_t cap)
+{
+    size_t h;
+    memcpy(&h, key, sizeof(h));
+    return h & (cap - 1);
+}
+
+static void tab_insert(struct bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 1024;
+        slot *nt = calloc(nc, sizeof(*nt));
+        if (!nt)
+            return;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->tab[i].used)
+                continue;
+            size_t j = slot_of(m->tab[i].key, nc);
+            while (nt[j].used)
+                j = (j + 1) & (nc - 1);
+            nt[j] = m->tab[i];
+        }
+        free(m->tab);
+        m->tab = nt;
+        m->cap = nc;
+    }
+    size_t j = slot_of(key, m->cap);
+    while (m->tab[j].used && memcmp(m->tab[j].key, key, 32) != 0)
+        j = (j + 1) & (m->cap - 1);
+    if (!m->tab[j].used)
+        m->n++;
+    m->tab[j].used = true;
+    memcpy(m->tab[j].key, key, 32);
+    m->tab[j].e = *e;
+}
+
+static void le_put(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t le_get(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void rec_tag(const struct bd_sigmemo *m, const uint8_t *rec, uint8_t out[32])
+{
+    blake3_hasher h;
+    blake3_hasher_init_keyed(&h, m->secret);
+    blake3_hasher_update(&h, rec, REC_BODY);
+    blake3_hasher_finalize(&h, out, 32);
+}
+
+static void rec_encode(const struct bd_sigmemo *m, uint8_t rec[REC_LEN], const uint8_t key[32],
+                       const bd_sigmemo_entry *e)
+{
+    memset(rec, 0, REC_LEN);
+    memcpy(rec, rec_magic, 8);
+    memcpy(rec + 8, key, 32);
+    le_put(rec + 40, (uint32_t)e->verdict, 4);
+    le_put(rec + 48, (uint64_t)e->expires, 8);
+    memcpy(rec + 56, e->fingerprint, strnlen(e->fingerprint, 40));
+    memcpy(rec + 96, e->key_id, strnlen(e->key_id, 40));
+    rec_tag(m, rec, rec + REC_BODY);
+}
+
+/* A record whose tag holds and whose fields are well formed, into key/e. */
+static bool rec_decode(const struct bd_sigmemo *m, const uint8_t *rec, uint8_t key[32],
+                       bd_sigmemo_entry *e)
+{
+    uint8_t tag[32];
+    if (memcmp(rec, rec_magic, 8) != 0)
+        return false;
+    rec_tag(m, rec, tag);
+    uint8_t diff = 0;
+    for (int i = 0; i < 32; i++)
+        diff |= (uint8_t)(tag[i] ^ rec[REC_BODY + i]);
+    if (diff)
+        return false;
+    memcpy(key, rec + 8, 32);
+    memset(e, 0, sizeof(*e));
+    e->verdict = (int)le_get(rec + 40, 4);
+    e->expires = (int64_t)le_get(rec + 48, 8);
+    memcpy(e->fingerprint, rec + 56, 40);
+    memcpy(e->key_id, rec + 96, 40);
+    e->key_id[40] = '\0';
+    return bd_fpr_valid(e->fingerprint);
+}
+
+/* Under m->mu: the secret and every record, once. */
+static void ensure_loaded(struct bd_sigmemo *m)
+{
+    if (m->loaded)
+        return;
+    m->loaded = true;
+    if (!load_secret(m))
+        return;
+    m->usable = true;
+    int fd = open_own(m, "entries", O_RDONLY);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= MEMO_MAX_BYTES) {
+        size_t len = (size_t)st.st_size;
+        uint8_t *buf = malloc(len);
+        size_t got = 0;
+        while (buf && got < len) {
+            ssize_t r = read(fd, buf + got, len - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        for (size_t off = 0; buf && off + REC_LEN <= got; off += REC_LEN) {
+            uint8_t key[32];
+            bd_sigmemo_entry e;
+            if (rec_decode(m, buf + off, key, &e))
+                tab_insert(m, key, &e);
+        }
+        free(buf);
+    }
+    close(fd);
+}
+
+bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo_entry *out)
+{
+    bool found = false;
+    if (!m)
+        return false;
+    pthread_mutex_lock(&m->mu);
+    ensure_loaded(m);
+    for (size_t j = m->cap ? slot_of(key, m->cap) : 0; m->cap; j = (j + 1) & (m->cap - 1)) {
+        if (!m->tab[j].used)
+            break;
+        if (memcmp(m->tab[j].key, key, 32) == 0) {
+            found = m->tab[j].e.expires == 0 || (int64_t)now < m->tab[j].e.expires;
+            if (found)
+                *out = m->tab[j].e;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return found;
+}
+
+void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    ensure_loaded(m);
+    if (m->usable) {
+        uint8_t rec[REC_LEN];
+        rec_encode(m, rec, key, e);
+        tab_insert(m, key, e);
+        int fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+            /* Full: start over. A torn record at the end: cut it, or every later record
+             * would be read out of step. */
+            if ((uint64_t)st.st_size + REC_LEN > MEMO_MAX_BYTES)
+                (void)ftruncate(fd, 0);
+            else if (st.st_size % REC_LEN)
+                (void)ftruncate(fd, st.st_size - st.st_size % REC_LEN);
+        }
+        /* One write of a whole record: a torn one fails its tag and is ignored. */
+        if (fd >= 0 && write(fd, rec, REC_LEN) != REC_LEN) {
+            /* best effort: the verdict is still kept in memory */
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    pthread_mutex_unlock(&m->mu);
+}

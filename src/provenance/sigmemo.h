@@ -1,0 +1,58 @@
+/*
+ * sigmemo.h — this user's memo of signatures already verified (docs/provenance.md
+ * "Verifying many signatures").
+ *
+ * GnuPG checks one signature per process (milliseconds each), so a bench of many signed
+ * cases would cost minutes on every check. A verdict GnuPG reached is remembered outside
+ * the bench, in $XDG_STATE_HOME/benchdesk/sig-memo/, keyed by a digest of everything the
+ * verdict depends on (the signature, the signed message, every public key of the bench,
+ * trusted-signers.yaml) and authenticated with a secret key of this user's kept beside it:
+ * a bench, a contributor or another user cannot write an entry this user believes, and
+ * the memo is never shared or committed. An entry only ever stands for a verdict GnuPG
+ * gave on the same bytes; `verify --full` does not read it.
+ *
+ * Thread-safe. No failure is an error: a memo that cannot be read or written is simply
+ * not used (the signature is checked by GnuPG).
+ */
+#ifndef BD_SIGMEMO_H
+#define BD_SIGMEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "hash.h"
+
+typedef struct bd_sigmemo bd_sigmemo;
+
+/* What is remembered of one cryptographically good signature. */
+typedef struct bd_sigmemo_entry {
+    int verdict;                      /* a bd_prov_det_verdict with crypto_good set */
+    int64_t expires;                  /* the signing key's expiry (UTC seconds), 0: none */
+    char fingerprint[BD_FPR_HEX_LEN + 1]; /* the signer's primary fingerprint */
+    char key_id[41];                  /* the (sub)key GnuPG reported */
+} bd_sigmemo_entry;
+
+/* This user's memo, read lazily on the first lookup. NULL when the user has no state
+ * directory or out of memory (then nothing is remembered). Free with bd_sigmemo_close. */
+bd_sigmemo *bd_sigmemo_open(void);
+
+/* Same, in directory `dir` (tests). */
+bd_sigmemo *bd_sigmemo_open_at(const char *dir);
+
+void bd_sigmemo_close(bd_sigmemo *m);
+
+/* The memo key of a verification: a digest of the message, the signature and the
+ * verification's `context` (a digest of the public keys and the trusted signers). */
+void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg, size_t mlen,
+                    const char *sig, size_t slen);
+
+/* True with *out when `key` was remembered and still holds at `now` (an entry whose key
+ * has expired since is not believed: GnuPG is asked again). */
+bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo_entry *out);
+
+/* Remember `e` under `key` (appended to the memo file; best effort). */
+void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e);
+
+#endif

@@ -1,0 +1,182 @@
+/* This user's signature memo (sigmemo.h): an entry is believed only when this user's
+ * secret key authenticated it, only for the exact (context, message, signature), and only
+ * while the signing key has not expired; a memo nobody else may write is required. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sigmemo.h"
+
+#define REC_LEN 176
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    strcpy(f->dir, "/tmp/bd-sigmemo-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof(f->path), "%s/m", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        return -1;
+    free(f);
+    return 0;
+}
+
+static const uint8_t ctx_a[32] = {1}, ctx_b[32] = {2};
+
+static bd_sigmemo_entry good_entry(int64_t expires)
+{
+    bd_sigmemo_entry e = {.verdict = 1, .expires = expires};
+    strcpy(e.fingerprint, "0123456789ABCDEF0123456789ABCDEF01234567");
+    strcpy(e.key_id, "89ABCDEF0123456789ABCDEF0123456789ABCDEF");
+    return e;
+}
+
+static void remembered_across_opens_for_the_same_bytes_only(void **state)
+{
+    fixture *f = *state;
+    uint8_t k[32], other[32], moved[32];
+    bd_sigmemo_key(k, ctx_a, "msg", 3, "sig", 3);
+    bd_sigmemo_key(other, ctx_a, "msG", 3, "sig", 3);
+    bd_sigmemo_key(moved, ctx_b, "msg", 3, "sig", 3);
+    assert_memory_not_equal(k, other, 32);
+    assert_memory_not_equal(k, moved, 32);
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_entry e = good_entry(0), got;
+    bd_sigmemo_put(m, k, &e);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    assert_true(bd_sigmemo_get(m, k, time(NULL), &got));
+    assert_string_equal(got.fingerprint, e.fingerprint);
+    assert_string_equal(got.key_id, e.key_id);
+    assert_int_equal(got.verdict, 1);
+    assert_false(bd_sigmemo_get(m, other, time(NULL), &got));
+    assert_false(bd_sigmemo_get(m, moved, time(NULL), &got));
+    bd_sigmemo_close(m);
+    /* The key and the entries are this user's alone. */
+    char p[200];
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/key", f->path);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(st.st_size, 32);
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+}
+
+static void an_expired_key_is_asked_again(void **state)
+{
+    fixture *f = *state;
+    uint8_t k[32];
+    bd_sigmemo_key(k, ctx_a, "m", 1, "s", 1);
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_entry e = good_entry(1000), got;
+    bd_sigmemo_put(m, k, &e);
+    assert_true(bd_sigmemo_get(m, k, 999, &got));
+    assert_false(bd_sigmemo_get(m, k, 1000, &got));
+    bd_sigmemo_close(m);
+}
+
+/* Entries written without this user's secret, altered, or torn, are not believed. */
+static void forged_altered_and_torn_entries_are_ignored(void **state)
+{
+    fixture *f = *state;
+    uint8_t k1[32], k2[32];
+    bd_sigmemo_key(k1, ctx_a, "one", 3, "s", 1);
+    bd_sigmemo_key(k2, ctx_a, "two", 3, "s", 1);
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_entry e = good_entry(0), got;
+    bd_sigmemo_put(m, k1, &e);
+    bd_sigmemo_put(m, k2, &e);
+    bd_sigmemo_close(m);
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_RDWR);
+    assert_true(fd >= 0);
+    /* Record 1's verdict flipped (its tag no longer holds); a torn half record after. */
+    uint8_t b = 3;
+    assert_int_equal(pwrite(fd, &b, 1, 40), 1);
+    uint8_t junk[REC_LEN / 2];
+    memset(junk, 'x', sizeof(junk));
+    assert_int_equal(pwrite(fd, junk, sizeof(junk), 2 * REC_LEN), (ssize_t)sizeof(junk));
+    close(fd);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_sigmemo_get(m, k1, time(NULL), &got));
+    assert_true(bd_sigmemo_get(m, k2, time(NULL), &got));
+    /* A new entry after the torn tail is read back in step. */
+    uint8_t k3[32];
+    bd_sigmemo_key(k3, ctx_a, "three", 5, "s", 1);
+    bd_sigmemo_put(m, k3, &e);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    assert_true(bd_sigmemo_get(m, k3, time(NULL), &got));
+    bd_sigmemo_close(m);
+    /* Another secret (another user, or a key replaced): nothing of the old file holds. */
+    char key[200];
+    snprintf(key, sizeof(key), "%s/key", f->path);
+    assert_int_equal(unlink(key), 0);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_sigmemo_get(m, k2, time(NULL), &got));
+    assert_false(bd_sigmemo_get(m, k3, time(NULL), &got));
+    bd_sigmemo_close(m);
+}
+
+/* A memo another user could write is not used at all. */
+static void a_memo_others_can_write_is_not_used(void **state)
+{
+    fixture *f = *state;
+    uint8_t k[32];
+    bd_sigmemo_key(k, ctx_a, "m", 1, "s", 1);
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_entry e = good_entry(0), got;
+    bd_sigmemo_put(m, k, &e);
+    bd_sigmemo_close(m);
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    assert_int_equal(chmod(ent, 0666), 0);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_sigmemo_get(m, k, time(NULL), &got));
+    bd_sigmemo_close(m);
+    assert_int_equal(chmod(ent, 0600), 0);
+    assert_int_equal(chmod(f->path, 0777), 0);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_sigmemo_get(m, k, time(NULL), &got));
+    bd_sigmemo_close(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(remembered_across_opens_for_the_same_bytes_only, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(an_expired_key_is_asked_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(forged_altered_and_torn_entries_are_ignored, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_memo_others_can_write_is_not_used, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
