@@ -45,7 +45,7 @@ typedef struct case_best {
     char finished_at[2][40];
     double score[2];
     bool passed[2];
-    char hash[2][BD_HASH_BUF];
+    uint8_t hash[2][32];
     size_t n_verified[2], n_unverified[2];
 } case_best;
 
@@ -55,7 +55,7 @@ typedef struct scan_ctx {
     case_best *best;
     time_t since;
     size_t n_class[2]; /* eligible records per isolation class */
-    char tc_field[160];
+    size_t tc_name_len;
 } scan_ctx;
 
 static int case_index(const bd_task_class *tc, const char *id)
@@ -85,41 +85,69 @@ static bool str_of(const char *v, size_t vl, char *out, size_t size)
     return true;
 }
 
-enum { M_CASE_DIGEST, M_CASE_ID, M_FINISHED_AT, M_ISOLATION, M_PV, M_TC_DIGEST, M__COUNT };
+enum {
+    M_CASE_DIGEST,
+    M_CASE_ID,
+    M_FINISHED_AT,
+    M_ISOLATION,
+    M_PV,
+    M_SCORE,
+    M_TC,
+    M_TC_DIGEST,
+    M__COUNT
+};
+
+/* What one record tells recommend, read on the walk's hashing threads (scan_pre). */
+typedef enum {
+    SCAN_SKIP,           /* not a score record of this task class (an audit record) */
+    SCAN_OUTSIDE_WINDOW, /* finished before the window */
+    SCAN_UNKNOWN_CASE,   /* a case the task class no longer has */
+    SCAN_STALE,          /* not current (docs/history.md) */
+    SCAN_UNVERIFIED,     /* current, run without verified provenance */
+    SCAN_VERIFIED,       /* current, on signed content */
+} scan_kind;
+
+typedef struct scan_rec {
+    scan_kind kind;
+    int ci;  /* the case's index in tc->case_ids */
+    int iso; /* 0 subprocess, 1 namespaces */
+    bool passed;
+    double score;
+    char finished_at[40];
+} scan_rec;
 
 /* One record of the chain as the verify walk links it: its top-level members read in one
  * pass (the walk checked these very bytes, or they lie under a signed anchor and were
- * checked when it was published: canonical and schema-valid either way). */
-static int scan_one(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
+ * checked when it was published: canonical and schema-valid either way). Runs on any of
+ * the walk's threads: reads only the record and what the context holds unchanged. */
+static void scan_pre(const char *rec, size_t len, void *outp, const void *arg)
 {
-    static const char *const keys[M__COUNT] = {"case_digest",         "case_id",
-                                               "finished_at",         "isolation_class",
-                                               "provenance_verified", "task_class_digest"};
-    scan_ctx *c = arg;
+    static const char *const keys[M__COUNT] = {
+        "case_digest",         "case_id", "finished_at", "isolation_class",
+        "provenance_verified", "score",   "task_class",  "task_class_digest"};
+    const scan_ctx *c = arg;
+    scan_rec *o = outp;
     const char *v[M__COUNT];
     size_t vl[M__COUNT];
-    char case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
-    bool passed = false;
-    double score = 0;
-    /* The needle, `"task_class":"<name>"` with its closing quote, matched exactly this
-     * task class; an audit record has no case_id. */
+    char case_id[160], case_digest[80], tc_digest[80], iso[16];
+    o->kind = SCAN_SKIP;
+    /* One pass over the members; an audit record has no case_id or score. */
     bd_record_members(rec, len, keys, M__COUNT, v, vl);
-    if (!str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
-        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], fin, sizeof(fin)) ||
+    if (!v[M_TC] || vl[M_TC] != c->tc_name_len + 2 ||
+        memcmp(v[M_TC] + 1, c->tc->name, c->tc_name_len) != 0 ||
+        !str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
+        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], o->finished_at, sizeof(o->finished_at)) ||
         !str_of(v[M_ISOLATION], vl[M_ISOLATION], iso, sizeof(iso)) || !v[M_PV] ||
-        !bd_record_score(rec, len, &passed, &score))
-        return 0;
-    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
-    bd_recommendation *out = c->out;
-    time_t t = (time_t)bd_history_time_epoch(fin);
+        !bd_record_score_of(v[M_SCORE], vl[M_SCORE], &o->passed, &o->score))
+        return;
+    time_t t = (time_t)bd_history_time_epoch(o->finished_at);
     if (t == (time_t)-1 || t < c->since) {
-        out->excluded_outside_window++;
-        return 0;
+        o->kind = SCAN_OUTSIDE_WINDOW;
+        return;
     }
-    int ci = case_index(c->tc, case_id);
-    if (ci < 0) {
-        out->excluded_unknown_case++;
-        return 0;
+    if ((o->ci = case_index(c->tc, case_id)) < 0) {
+        o->kind = SCAN_UNKNOWN_CASE;
+        return;
     }
     /* Current (docs/history.md) through the one stale rule, on the few fields it reads. */
     bd_history_record r;
@@ -131,21 +159,46 @@ static int scan_one(uint64_t seq, const char *rec, size_t len, const uint8_t has
     r.task_class_digest =
         str_of(v[M_TC_DIGEST], vl[M_TC_DIGEST], tc_digest, sizeof(tc_digest)) ? tc_digest : NULL;
     if (bd_record_stale(&r, c->tc->digests) != BD_STALE_NONE) {
+        o->kind = SCAN_STALE;
+        return;
+    }
+    o->iso = strcmp(iso, "namespaces") == 0;
+    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
+    o->kind = pv ? SCAN_VERIFIED : SCAN_UNVERIFIED;
+}
+
+/* The record scan_pre read, in chain order: the latest current record per case and
+ * isolation class, and the counts. */
+static int scan_take(uint64_t seq, const void *pre, const uint8_t hash[32], void *arg)
+{
+    scan_ctx *c = arg;
+    const scan_rec *o = pre;
+    bd_recommendation *out = c->out;
+    case_best *b = o->kind >= SCAN_UNVERIFIED ? &c->best[o->ci] : NULL;
+    switch (o->kind) {
+    case SCAN_SKIP:
+        break;
+    case SCAN_OUTSIDE_WINDOW:
+        out->excluded_outside_window++;
+        break;
+    case SCAN_UNKNOWN_CASE:
+        out->excluded_unknown_case++;
+        break;
+    case SCAN_STALE:
         out->excluded_stale++;
-        return 0;
+        break;
+    case SCAN_UNVERIFIED:
+        b->n_unverified[o->iso]++;
+        break;
+    case SCAN_VERIFIED:
+        b->n_verified[o->iso]++;
+        b->seq[o->iso] = seq;
+        memcpy(b->finished_at[o->iso], o->finished_at, sizeof(o->finished_at));
+        b->score[o->iso] = o->score;
+        b->passed[o->iso] = o->passed;
+        memcpy(b->hash[o->iso], hash, 32);
+        break;
     }
-    case_best *b = &c->best[ci];
-    int k = strcmp(iso, "namespaces") == 0;
-    if (!pv) {
-        b->n_unverified[k]++;
-        return 0;
-    }
-    b->n_verified[k]++;
-    b->seq[k] = seq;
-    memcpy(b->finished_at[k], fin, strlen(fin) + 1);
-    b->score[k] = score;
-    b->passed[k] = passed;
-    bd_hex(b->hash[k], hash, 32);
     return 0;
 }
 
@@ -219,10 +272,13 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     /* Every record used comes from the one walk that verifies the chain and every anchor
      * (never from the derived index or a memo: docs/history.md#the-derived-index); memory is
      * per case, not per record. */
-    scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
-    snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
-    /* (the closing quote makes it exact: a longer name does not match) */
-    bd_history_visit visit = {sc.tc_field, scan_one, scan_reset, &sc};
+    scan_ctx sc = {
+        out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, strlen(tc->name)};
+    bd_history_visit visit = {.reset = scan_reset,
+                              .ctx = &sc,
+                              .pre_size = sizeof(scan_rec),
+                              .pre = scan_pre,
+                              .fn_pre = scan_take};
     int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &visit, err);
     if (vr < 0)
         goto out;
@@ -266,7 +322,7 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
         snprintf(e->finished_at, sizeof(e->finished_at), "%s", b->finished_at[k]);
         e->score = b->score[k];
         e->passed = b->passed[k];
-        memcpy(e->record_hash, b->hash[k], BD_HASH_BUF);
+        bd_hex(e->record_hash, b->hash[k], 32);
     }
     out->superseded = sc.n_class[k] - out->n_evidence;
     out->cases = out->n_evidence;

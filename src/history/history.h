@@ -225,6 +225,15 @@ typedef struct bd_history_visit {
     int (*fn)(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx);
     void (*reset)(void *ctx);
     void *ctx;
+    /* Optional, to spread the reading of each record over the walk's hashing threads:
+     * pre(rec, len, out, ctx) is called for every record whose bytes contain `needle`, on
+     * any thread and in any order (it must only read `rec` and what `ctx` holds unchanged
+     * during the walk), filling `pre_size` bytes at `out`; then fn_pre(seq, out, hash,
+     * ctx) is called in seq order, after the record is linked, instead of `fn`. The
+     * bytes `pre` read are the bytes verified. pre_size at most 1024. */
+    size_t pre_size;
+    void (*pre)(const char *rec, size_t len, void *out, const void *ctx);
+    int (*fn_pre)(uint64_t seq, const void *pre, const uint8_t hash[32], void *ctx);
 } bd_history_visit;
 
 /* Options of bd_history_verify_with (zero-initialise; BD_HISTORY_VERIFY_OPTS_INIT). */
@@ -387,6 +396,13 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
 
 /* score.passed and score.score of a score record; false for an audit record. */
 bool bd_record_score(const char *rec, size_t len, bool *passed, double *score);
+
+/* The same from the score member's raw value (as bd_record_members gives it). */
+bool bd_record_score_of(const char *score_val, size_t len, bool *passed, double *score);
+
+/* A JSON number's raw text (as bd_record_members gives it) as the double verify read,
+ * whatever the locale. False when it is not a number. */
+bool bd_record_number(const char *v, size_t vl, double *out);
 
 /* ---- hashing ----------------------------------------------------------------------- */
 

@@ -3,56 +3,43 @@
  * bd_record_members, bd_record_score), for the views and the index, which read many
  * records already verified.
  */
+#include <locale.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "history_internal.h"
 
-bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
-{
-    /* Inside score the members are sorted: "passed" is followed by "score". */
-    static const char t[] = "\"passed\":true,\"score\":", f[] = "\"passed\":false,\"score\":";
-    const char *m = memmem(rec, len, t, sizeof(t) - 1);
-    const char *v;
-    if (m) {
-        *passed = true;
-        v = m + sizeof(t) - 1;
-    } else if ((m = memmem(rec, len, f, sizeof(f) - 1)) != NULL) {
-        *passed = false;
-        v = m + sizeof(f) - 1;
-    } else {
-        return false;
-    }
-    char num[40];
-    size_t i = 0;
-    while (v + i < rec + len && i < sizeof(num) - 1 && strchr("0123456789.eE+-", v[i]))
-        i++;
-    memcpy(num, v, i);
-    num[i] = '\0';
-    /* cJSON reads numbers the way verify did, whatever the locale. */
-    cJSON *j = i > 0 ? cJSON_ParseWithLength(num, i) : NULL;
-    bool ok = cJSON_IsNumber(j);
-    if (ok)
-        *score = j->valuedouble;
-    cJSON_Delete(j);
-    return ok;
-}
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-/* The end of the JSON string starting at p (its opening quote), or NULL. */
+/* The end of the JSON string starting at p (its opening quote), or NULL. A backslash
+ * escapes the byte after it (\uXXXX's digits are never quotes). Sixteen bytes at a time
+ * where they are there to read: most of a record is strings. */
 const char *hist_skip_string(const char *p, const char *end)
 {
-    /* memchr to each quote; it closes the string unless an odd run of backslashes
-     * escapes it. */
-    for (p++; p < end;) {
-        const char *q = memchr(p, '"', (size_t)(end - p));
-        if (!q)
-            return NULL;
-        size_t bs = 0;
-        while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
-            bs++;
-        if (bs % 2 == 0)
-            return q + 1;
-        p = q + 1;
+    p++;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
+        if (!m) {
+            p += 16;
+            continue;
+        }
+        p += __builtin_ctz(m);
+        if (*p == '"')
+            return p + 1;
+        p += 2;
+    }
+#endif
+    while (p < end) {
+        if (*p == '"')
+            return p + 1;
+        p += *p == '\\' ? 2 : 1;
     }
     return NULL;
 }
@@ -122,4 +109,59 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
         p = ve + 1;
     }
     return found;
+}
+
+/* Numbers are read as verify read them: JSON's grammar, a '.' whatever the locale. */
+static locale_t c_numeric;
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+
+static void c_numeric_init(void)
+{
+    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+bool bd_record_number(const char *v, size_t vl, double *out)
+{
+    char num[40];
+    size_t i = 0;
+    while (i < vl && i < sizeof(num) - 1 && strchr("0123456789.eE+-", v[i]) && v[i])
+        i++;
+    if (i == 0 || i != vl)
+        return false;
+    memcpy(num, v, i);
+    num[i] = '\0';
+    pthread_once(&c_numeric_once, c_numeric_init);
+    if (!c_numeric)
+        return false;
+    char *end = NULL;
+    double d = strtod_l(num, &end, c_numeric);
+    if (end != num + i)
+        return false;
+    *out = d;
+    return true;
+}
+
+bool bd_record_score_of(const char *sv, size_t sl, bool *passed, double *score)
+{
+    static const char *const keys[2] = {"passed", "score"};
+    const char *v[2];
+    size_t vl[2];
+    if (!sv || sl == 0 || sv[0] != '{' || bd_record_members(sv, sl, keys, 2, v, vl) != 2)
+        return false;
+    if (vl[0] == 4 && memcmp(v[0], "true", 4) == 0)
+        *passed = true;
+    else if (vl[0] == 5 && memcmp(v[0], "false", 5) == 0)
+        *passed = false;
+    else
+        return false;
+    return bd_record_number(v[1], vl[1], score);
+}
+
+bool bd_record_score(const char *rec, size_t len, bool *passed, double *score)
+{
+    static const char *const key[1] = {"score"};
+    const char *v;
+    size_t vl;
+    return bd_record_members(rec, len, key, 1, &v, &vl) == 1 &&
+           bd_record_score_of(v, vl, passed, score);
 }

@@ -42,7 +42,9 @@ typedef struct vctx {
     uint8_t (*want_hashes)[32];
     size_t needle_len;
     bool visit_stopped;
-    uint64_t max_seq; /* the highest seq present (ensure_max: known only when needed) */
+    uint8_t *pre_local; /* visit->pre's result for a record linked on its own */
+    uint8_t *pre_slots; /* the workers' visit->pre results, a window's worth */
+    uint64_t max_seq;   /* the highest seq present (ensure_max: known only when needed) */
     bool max_known;
     bool hint_ok;
     uint64_t hint_seq;
@@ -246,16 +248,33 @@ static int push_hash(vctx *v, const uint8_t h[32])
     return 0;
 }
 
+/* What a worker found of a record for the visitor (visit->pre): whether it holds the
+ * needle, and pre's result when it does. NULL: nothing yet (the linking thread does it). */
+typedef struct vpre {
+    bool matched;
+    const void *out;
+} vpre;
+
 /* Record k (just linked, hash h, bytes p/len) to the caller's visitor. Returns 0, or -1
  * when the visitor stopped the walk. */
-static int visit_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p, size_t len)
+static int visit_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p, size_t len,
+                        const vpre *done)
 {
     const bd_history_visit *vis = v->o->visit;
-    if (!vis || !vis->fn)
+    if (!vis || !(vis->pre ? vis->fn_pre != NULL : vis->fn != NULL))
         return 0;
-    if (vis->needle && !memmem(p, len, vis->needle, v->needle_len))
+    if (done ? !done->matched : vis->needle && !memmem(p, len, vis->needle, v->needle_len))
         return 0;
-    if (vis->fn(k, p, len, h, vis->ctx) != 0) {
+    int r;
+    if (vis->pre) {
+        const void *out = done ? done->out : v->pre_local;
+        if (!done)
+            vis->pre(p, len, v->pre_local, vis->ctx);
+        r = vis->fn_pre(k, out, h, vis->ctx);
+    } else {
+        r = vis->fn(k, p, len, h, vis->ctx);
+    }
+    if (r != 0) {
         v->visit_stopped = true;
         return -1;
     }
@@ -264,11 +283,11 @@ static int visit_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p,
 
 /* The record is linked: its hash onto the chain, then to the visitor. */
 static int accept_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p, size_t len,
-                         bd_err *err)
+                         const vpre *done, bd_err *err)
 {
     if (push_hash(v, h) != 0)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
-    return visit_record(v, k, h, p, len);
+    return visit_record(v, k, h, p, len, done);
 }
 
 static int report(vctx *v, bd_history_verify_result *res, uint64_t bad, bd_chain_reason reason,
@@ -355,7 +374,7 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
     uint8_t hk[32];
     bd_history_record_hash(hk, core.prev, p, len);
     if (core.seq == k && memcmp(core.prev, hash_of(v, k - 1), 32) == 0)
-        return accept_record(v, k, hk, p, len, err);
+        return accept_record(v, k, hk, p, len, NULL, err);
     if (!v->keep_all) {
         v->need_full = true;
         return -1;
@@ -378,6 +397,7 @@ typedef struct vslot {
     uint8_t prev[32];
     uint8_t hash[32]; /* the record hash */
     bool ok;
+    bool pre_done, matched; /* visit->pre ran on this record; it holds the needle */
     atomic_int ready;
 } vslot;
 
@@ -390,7 +410,26 @@ typedef struct vwork {
     size_t n;
     bool fast;
     atomic_size_t next;
+    /* The visitor's per-record step (visit->pre), done by the workers: its results, one
+     * visit->pre_size block a slot. NULL: none. */
+    const bd_history_visit *vis;
+    size_t needle_len;
+    uint8_t *pre_buf;
 } vwork;
+
+/* The visitor's step on slot i's bytes, on a worker (vwork.vis). */
+static void work_pre(vwork *w, size_t i, const char *p, size_t len)
+{
+    vslot *s = &w->slots[i];
+    const bd_history_visit *vis = w->vis;
+    s->pre_done = false;
+    if (!vis || !p)
+        return;
+    s->matched = !vis->needle || memmem(p, len, vis->needle, w->needle_len) != NULL;
+    if (s->matched)
+        vis->pre(p, len, w->pre_buf + i * vis->pre_size, vis->ctx);
+    s->pre_done = true;
+}
 
 /* The prev_hash member of record bytes already verified once (the fast mode): in canonical
  * JSON a quote inside a string is escaped and no other member named prev_hash holds a
@@ -443,6 +482,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
         vslot *s = &w->slots[i + j];
         if (s->ok)
             memcpy(s->hash, hashes[k++], 32);
+        work_pre(w, i + j, s->ok ? (const char *)in[j] : NULL, lens[j]);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     }
 }
@@ -478,6 +518,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
             bd_history_record_hash(s->hash, core.prev, p, len);
             s->ok = true;
         }
+        work_pre(w, i, s->ok ? p : NULL, len);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     }
 }
@@ -510,6 +551,17 @@ void bd_history_test_verify_window(size_t n)
 }
 
 enum { WIN_OK = 0, WIN_FAIL = -1, WIN_FAST_BROKE = 1 };
+
+/* The visitor's per-record step goes to the workers when it has one (visit->pre). */
+static void work_visit(const vctx *v, vwork *w)
+{
+    const bd_history_visit *vis = v->o->visit;
+    if (vis && vis->pre && vis->fn_pre && v->pre_slots) {
+        w->vis = vis;
+        w->needle_len = v->needle_len;
+        w->pre_buf = v->pre_slots;
+    }
+}
 
 /* The bytes of slot i of a window, for the visitor: from the segment in memory, or read
  * again in a version-1 layout (NULL with err when that fails). Without a visitor: "". */
@@ -578,7 +630,8 @@ static int verify_window_run(vctx *v, vwork *w, bd_history_verify_result *res, b
         }
         size_t len = 0;
         const char *p = window_record(v, w, i, &len, &b, err);
-        if (!p || accept_record(v, k, s->hash, p, len, err) != 0) {
+        vpre done = {s->matched, w->pre_buf + i * (w->vis ? w->vis->pre_size : 0)};
+        if (!p || accept_record(v, k, s->hash, p, len, s->pre_done ? &done : NULL, err) != 0) {
             rc = WIN_FAIL;
             break;
         }
@@ -662,8 +715,11 @@ static int verify_v1(vctx *v, bd_history_verify_result *res, bd_err *err)
     int rc = 0;
     for (uint64_t base = 1; base <= v->max_seq && rc == 0; base += verify_window) {
         uint64_t left = v->max_seq - base + 1;
-        vwork w = {v->h,  NULL, 0, slots, base, left < verify_window ? (size_t)left : verify_window,
-                   false, 0};
+        vwork w = {.h = v->h,
+                   .slots = slots,
+                   .base = base,
+                   .n = left < verify_window ? (size_t)left : verify_window};
+        work_visit(v, &w);
         rc = verify_window_run(v, &w, res, err) == WIN_OK ? 0 : -1;
     }
     free(slots);
@@ -720,7 +776,14 @@ static int verify_segment_lines(vctx *v, bd_segstream *win, uint64_t first, uint
             size_t cnt = in_fast ? (size_t)(tr->seq - k + 1) : m - done;
             if (cnt > m - done)
                 cnt = m - done;
-            vwork w = {v->h, &win->b, done, slots, k, cnt, in_fast, 0};
+            vwork w = {.h = v->h,
+                       .seg = &win->b,
+                       .seg_lo = done,
+                       .slots = slots,
+                       .base = k,
+                       .n = cnt,
+                       .fast = in_fast};
+            work_visit(v, &w);
             int wr = verify_window_run(v, &w, res, err);
             if (wr == WIN_FAST_BROKE)
                 return 1;
@@ -858,10 +921,31 @@ unsigned bd_history_test_fast_fallbacks(void)
 
 static void vctx_release(vctx *v)
 {
+    free(v->pre_local);
+    free(v->pre_slots);
     free(v->hashes);
     free(v->want_order);
     free(v->want_hashes);
     hist_src_release(&v->s);
+}
+
+/* Room for the visitor's per-record results (visit->pre): a window's worth for the
+ * workers, one for a record linked on its own. */
+static int pre_prepare(vctx *v, bd_err *err)
+{
+    const bd_history_visit *vis = v->o->visit;
+    if (!vis || !vis->pre)
+        return 0;
+    if (!vis->fn_pre || vis->pre_size == 0 || vis->pre_size > 1024)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0,
+                          "a history visitor's pre step is "
+                          "malformed");
+    size_t slots = BD_SEGMENT_RECORDS > verify_window ? BD_SEGMENT_RECORDS : verify_window;
+    v->pre_local = malloc(vis->pre_size);
+    v->pre_slots = malloc(slots * vis->pre_size);
+    if (!v->pre_local || !v->pre_slots)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
+    return 0;
 }
 
 /* v->want_order: o->want's indexes by seq (few: one per anchor). */
@@ -897,7 +981,8 @@ static int verify_chain(bd_history *h, const bd_history_verify_opts *o,
         v.needle_len = o->visit && o->visit->needle ? strlen(o->visit->needle) : 0;
         memset(res, 0, sizeof(*res));
         bd_hex(res->head, zero_hash, 32);
-        if (want_prepare(&v, err) != 0 || hist_open_dirfd(h, false, err) != 0) {
+        if (want_prepare(&v, err) != 0 || pre_prepare(&v, err) != 0 ||
+            hist_open_dirfd(h, false, err) != 0) {
             vctx_release(&v);
             return -1;
         }

@@ -37,7 +37,7 @@
 #include "fsutil.h"
 #include "path.h"
 
-#define REC_LEN 176
+#define REC_LEN  176
 #define REC_BODY 144
 /* Past this many bytes the file starts over (about 380,000 signatures). */
 #define MEMO_MAX_BYTES (64u << 20)

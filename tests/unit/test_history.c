@@ -478,7 +478,7 @@ static void visitor_sees_the_verified_chain(void **state)
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &all, &err), 0);
     seen s = {0, 0, 0, 0, true, all.hashes};
-    bd_history_visit vis = {NULL, see, see_reset, &s};
+    bd_history_visit vis = {.fn = see, .reset = see_reset, .ctx = &s};
     bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
     o.visit = &vis;
     uint64_t want[2] = {150, 7};
@@ -515,6 +515,94 @@ static void visitor_sees_the_verified_chain(void **state)
     bd_history_verify_result_release(&r);
     bd_history_test_verify_window(0);
     bd_history_verify_result_release(&all);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+/* A visitor whose per-record step runs on the hashing threads (visit->pre) sees exactly
+ * what a plain visitor sees: the same records holding the needle, in order, each with its
+ * chain hash and a digest of its bytes; in the fast mode under a trusted head too. */
+typedef struct pre_seen {
+    uint64_t n, last;
+    bool in_order;
+    uint64_t seqs[200];
+    uint8_t digests[200][32];
+} pre_seen;
+
+static int see_bytes(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx)
+{
+    pre_seen *s = ctx;
+    (void)hash;
+    if (s->n < 200) {
+        s->seqs[s->n] = seq;
+        bd_blake3_raw(s->digests[s->n], rec, len);
+    }
+    s->n++;
+    return 0;
+}
+
+static void pre_digest(const char *rec, size_t len, void *out, const void *ctx)
+{
+    (void)ctx;
+    bd_blake3_raw(out, rec, len);
+}
+
+static int take_digest(uint64_t seq, const void *pre, const uint8_t hash[32], void *ctx)
+{
+    pre_seen *s = ctx;
+    (void)hash;
+    if (s->n >= 200 || s->seqs[s->n] != seq || memcmp(s->digests[s->n], pre, 32) != 0 ||
+        seq <= s->last)
+        s->in_order = false;
+    s->last = seq;
+    s->n++;
+    return 0;
+}
+
+static void visitor_pre_step_sees_what_fn_sees(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 1);
+    for (int i = 2; i <= 150; i++)
+        th_append(h, i % 3 ? "odd" : "even", i);
+    bd_history_verify_result all, r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, BD_VERIFY_KEEP_HASHES, &all, &err), 0);
+    pre_seen *plain = calloc(1, sizeof(*plain)), *pre = calloc(1, sizeof(*pre));
+    bd_history_visit vis = {.needle = "\"even-", .fn = see_bytes, .ctx = plain};
+    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
+    o.visit = &vis;
+    bd_history_test_verify_window(32);
+    assert_int_equal(bd_history_verify_with(h, &o, &r, &err), 0);
+    bd_history_verify_result_release(&r);
+    assert_int_equal(plain->n, 50);
+    for (int mode = 0; mode < 2; mode++) {
+        bd_history_visit pv = {.needle = "\"even-",
+                               .ctx = pre,
+                               .pre_size = 32,
+                               .pre = pre_digest,
+                               .fn_pre = take_digest};
+        memcpy(pre->seqs, plain->seqs, sizeof(pre->seqs));
+        memcpy(pre->digests, plain->digests, sizeof(pre->digests));
+        pre->n = pre->last = 0;
+        pre->in_order = true;
+        o.visit = &pv;
+        /* mode 1: records 1..120 under a trusted head that holds (re-hashed, not parsed) */
+        o.trusted_count = mode ? 120 : 0;
+        if (mode)
+            memcpy(o.trusted_head, all.hashes[119], 32);
+        assert_int_equal(bd_history_verify_with(h, &o, &r, &err), 0);
+        assert_int_equal(r.parsed_from, mode ? 121 : 1);
+        bd_history_verify_result_release(&r);
+        assert_true(pre->in_order);
+        assert_int_equal(pre->n, 50);
+    }
+    bd_history_test_verify_window(0);
+    bd_history_verify_result_release(&all);
+    free(plain);
+    free(pre);
     bd_history_free(h);
     th_rmtree(tmp);
     free(tmp);
@@ -730,6 +818,7 @@ int main(void)
         cmocka_unit_test(verify_memo_is_only_a_hint),
         cmocka_unit_test(fast_verify_hashes_are_the_chain),
         cmocka_unit_test(visitor_sees_the_verified_chain),
+        cmocka_unit_test(visitor_pre_step_sees_what_fn_sees),
         cmocka_unit_test(append_refuses_a_broken_head),
         cmocka_unit_test(write_error_aborts_cleanly),
         cmocka_unit_test(read_returns_the_score),
