@@ -180,6 +180,23 @@ int bd_err_append(bd_err *err, const char *fmt, ...)
     return -1;
 }
 
+int bd_err_wrap(bd_err *err, bd_code code, const char *file, const char *before, const char *after)
+{
+    if (!err)
+        return -1;
+    bd_err old = *err;
+    size_t old_at = old.action_at < strlen(old.msg) ? old.action_at : strlen(old.msg);
+    bd_err_set(err, code, file, 0, 0, "%s", before);
+    size_t off = strlen(err->msg);
+    bd_err_append(err, "%s%s", old.msg, after);
+    if (old.action != BD_ACT_NONE && off + old_at <= strlen(err->msg)) {
+        err->action = old.action;
+        err->action_at = off + old_at;
+        memcpy(err->action_arg, old.action_arg, sizeof(err->action_arg));
+    }
+    return -1;
+}
+
 /* Append `s` (`n` bytes) to `out` at *o, cut to fit `cap`. */
 static void put(char *out, size_t cap, size_t *o, const char *s, size_t n)
 {

@@ -392,10 +392,10 @@ static int open_for_append(bd_history *h, uint64_t first, off_t expect, bool *cr
         }
     }
     close(fd);
-    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                      "the segment holds %lld bytes where the chain head says %lld; run "
-                      "`benchdesk history verify`",
-                      (long long)st.st_size, (long long)expect);
+    bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+               "the segment holds %lld bytes where the chain head says %lld; run ",
+               (long long)st.st_size, (long long)expect);
+    return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
 }
 
 /* Write built and linked records pd[0..n) (seq head_seq+1..) after the segment tail *t,

@@ -66,11 +66,12 @@ int hist_open_segfd(bd_history *h, bd_err *err)
     if (fd < 0) {
         if (errno == ENOENT)
             goto out; /* version-1 layout, or no record yet */
-        if (errno == ELOOP || errno == ENOTDIR)
-            rc = bd_err_set(err, BD_E_CHAIN_TAMPERED, h->segdir, 0, 0,
-                            "the history's segments path is not a directory (or is a symbolic "
-                            "link); run `benchdesk history verify`");
-        else
+        if (errno == ELOOP || errno == ENOTDIR) {
+            bd_err_set(err, BD_E_CHAIN_TAMPERED, h->segdir, 0, 0,
+                       "the history's segments path is not a directory (or is a symbolic "
+                       "link); run ");
+            rc = bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
+        } else
             rc = bd_err_errno(err, BD_E_IO, errno, h->segdir, "cannot open the history segments");
         goto out;
     }
@@ -390,10 +391,11 @@ static int tampered_head(bd_err *err, const bd_history *h, uint64_t seq, const c
 {
     char path[PATH_MAX + 32];
     hist_record_path(path, sizeof(path), h, seq);
-    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                      "the last history record (seq %llu) is not a valid record (%s); nothing "
-                      "can be chained onto it: run `benchdesk history verify`",
-                      (unsigned long long)seq, why);
+    bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+               "the last history record (seq %llu) is not a valid record (%s); nothing can be "
+               "chained onto it: run ",
+               (unsigned long long)seq, why);
+    return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
 }
 
 /* The chain head of a version-1 layout. `clean` removes stray temp files when the
@@ -463,14 +465,17 @@ static int seg_tail(const bd_history *h, rbuf *b, uint64_t first, segtail *t, bd
     if (fd < 0) {
         if (errno == ENOENT)
             return 0;
-        return bd_err_errno(err, errno == ELOOP ? BD_E_CHAIN_TAMPERED : BD_E_IO, errno, path,
-                            "cannot open the history segment; run `benchdesk history verify`");
+        bd_err_errno(err, errno == ELOOP ? BD_E_CHAIN_TAMPERED : BD_E_IO, errno, path,
+                     "cannot open the history segment");
+        bd_err_append(err, "; run ");
+        return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
     }
     int rc = -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                   "the history segment is not a regular file; run `benchdesk history verify`");
+                   "the history segment is not a regular file; run ");
+        bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
         goto out;
     }
     t->size = st.st_size;
@@ -514,15 +519,17 @@ static int seg_tail(const bd_history *h, rbuf *b, uint64_t first, segtail *t, bd
             if (parse_record(line, len, &core, NULL, why) != BD_CHAIN_OK) {
                 bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
                            "the last history record is not a valid record (%s); nothing can be "
-                           "chained onto it: run `benchdesk history verify`",
+                           "chained onto it: run ",
                            why);
+                bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
                 goto out;
             }
             if (core.seq < first || core.seq - first >= BD_SEGMENT_RECORDS) {
                 bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
                            "the last record of this segment is numbered %llu, outside the "
-                           "segment; run `benchdesk history verify`",
+                           "segment; run ",
                            (unsigned long long)core.seq);
+                bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
                 goto out;
             }
             t->has_line = true;
@@ -533,9 +540,9 @@ static int seg_tail(const bd_history *h, rbuf *b, uint64_t first, segtail *t, bd
         }
         if (window > BD_HISTORY_RECORD_MAX * 2u + 2u) {
             bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                       "the last history record is larger than %u bytes; run `benchdesk "
-                       "history verify`",
+                       "the last history record is larger than %u bytes; run ",
                        BD_HISTORY_RECORD_MAX);
+            bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
             goto out;
         }
         window *= 4;

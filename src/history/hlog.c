@@ -21,10 +21,11 @@ static int read_src(bd_history *h, src *sr, uint64_t seq, bd_history_record *out
     int r = hist_get_rec(h, sr, seq, &p, &len, why, err);
     if (r == RD_ERROR)
         return -1;
-    if (r == RD_ABSENT)
-        return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, seq), 0,
-                          "history record %llu does not exist; run `benchdesk history verify`",
-                          (unsigned long long)seq);
+    if (r == RD_ABSENT) {
+        bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, seq), 0,
+                   "history record %llu does not exist; run ", (unsigned long long)seq);
+        return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
+    }
     if (r == RD_OK) {
         rec_core core;
         bd_chain_reason reason = parse_record(p, len, &core, out, why);

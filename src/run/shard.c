@@ -645,11 +645,11 @@ int bd_bundle_load(bd_bundle *out, const char *dir, bd_err *err)
     if (bd_history_open_dir(&h, rpath, BD_HISTORY_READ, err) != 0)
         goto out;
     if (bd_history_verify(h, 0, &vr, err) != 0) {
+        /* The inner advice names this machine's history, not the bundle's. */
         if (err && err->code == BD_E_CHAIN_TAMPERED) {
-            char msg[BD_ERR_MSG_MAX];
-            snprintf(msg, sizeof(msg), "%s", err->msg);
-            bd_err_set(err, BD_E_BUNDLE_TAMPERED, rpath, 0, 0,
-                       "the bundle's records chain is broken (%.700s)", msg);
+            err->action = BD_ACT_NONE;
+            bd_err_wrap(err, BD_E_BUNDLE_TAMPERED, rpath, "the bundle's records chain is broken (",
+                        "); run that shard again");
         }
         goto out;
     }

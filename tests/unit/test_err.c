@@ -186,6 +186,28 @@ static void test_advice_mid_message(void **state)
     assert_int_equal(bd_err_append(NULL, "x"), -1);
 }
 
+/* A wrapped error keeps its advice where it stood in the old text. */
+static void test_wrap_keeps_advice(void **state)
+{
+    (void)state;
+    char out[BD_ERR_MSG_MAX + 512];
+    bd_err e = BD_ERR_INIT;
+    bd_err_set(&e, BD_E_PROVENANCE_MISSING, "p.yaml", 0, 0, "tc is draft; sign it ");
+    bd_err_advise(&e, BD_ACT_SIGN_TASK_CLASS, "%s", "tc");
+    bd_err_append(&e, " first");
+    assert_int_equal(bd_err_wrap(&e, BD_E_USAGE, "w.json", "cannot go on (", ")"), -1);
+    assert_int_equal(e.code, BD_E_USAGE);
+    assert_string_equal(e.msg, "w.json: cannot go on (p.yaml: tc is draft; sign it  first)");
+    assert_string_equal(bd_err_render(&e, cli_words, out, sizeof(out)),
+                        "w.json: cannot go on (p.yaml: tc is draft; sign it (`benchdesk sign "
+                        "bench/tc --role author`, then a second person as reviewer) first)");
+    /* Without advice: only the text. */
+    bd_err_set(&e, BD_E_USAGE, NULL, 0, 0, "inner");
+    bd_err_wrap(&e, BD_E_IO, NULL, "outer: ", "");
+    assert_string_equal(bd_err_render(&e, cli_words, out, sizeof(out)), "outer: inner");
+    assert_int_equal(bd_err_wrap(NULL, BD_E_IO, NULL, "", ""), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_null_err),
         cmocka_unit_test(test_advice_is_data),
         cmocka_unit_test(test_advice_mid_message),
+        cmocka_unit_test(test_wrap_keeps_advice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
