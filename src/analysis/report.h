@@ -54,7 +54,8 @@ typedef struct bd_report_run {
     bool have_cmp;      /* cmp holds prev -> run */
     bd_compare cmp;
     char cmp_note[BD_ERR_MSG_MAX]; /* why there is no comparison ("" when have_cmp) */
-    bd_trend_point *trend;         /* the last full runs of its task class, oldest first */
+    const bd_history_record *last; /* its newest record: the chain head when it ended */
+    bd_trend_point *trend;         /* the last full runs of its task class up to it, oldest first */
     size_t n_trend;
     bd_bdown bdown;          /* failure modes and breakdown-key means (borrows the records) */
     const bd_score **scores; /* the records' scores, in case-id order (owned array) */

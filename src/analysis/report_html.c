@@ -252,7 +252,7 @@ static void svg_trend(page *pg, xmlNodePtr parent, const bd_report_run *rr)
 
 /* ---- sections ---------------------------------------------------------------------- */
 
-static void sec_summary(page *pg, xmlNodePtr sec, const bd_report *r, const bd_report_run *rr)
+static void sec_summary(page *pg, xmlNodePtr sec, const bd_report_run *rr)
 {
     const bd_run *run = rr->run;
     char b[4][96];
@@ -280,7 +280,7 @@ static void sec_summary(page *pg, xmlNodePtr sec, const bd_report *r, const bd_r
     kv(pg, t, "cost", b[3]);
     snprintf(b[3], sizeof(b[3]), "%s s", num(b[0], 32, (double)rr->wall_ms / 1000.0, 1));
     kv(pg, t, "rubric time", b[3]);
-    kv(pg, t, "chain head", r->runs.head);
+    kv(pg, t, "chain head", rr->last->hash);
 }
 
 static void sec_breakdown(page *pg, xmlNodePtr sec, const bd_report_run *rr)
@@ -484,7 +484,7 @@ static void build_body(page *pg, xmlNodePtr html, const bd_report *r)
     for (size_t i = 0; i < r->n; i++) {
         const bd_report_run *rr = &r->v[i];
         xmlNodePtr sec = el(pg, body, "section");
-        sec_summary(pg, sec, r, rr);
+        sec_summary(pg, sec, rr);
         el_text(pg, sec, "h3", "Failure modes");
         svg_modes(pg, sec, rr);
         el_text(pg, sec, "h3", "Score distribution");

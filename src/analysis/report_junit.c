@@ -115,12 +115,12 @@ static const char *tc_digest(const bd_history_record *r)
     return r->task_class_digest ? r->task_class_digest : r->rubric_digest;
 }
 
-static int testsuite(xmlTextWriterPtr w, const bd_report *r, const bd_report_run *rr)
+static int testsuite(xmlTextWriterPtr w, const bd_report_run *rr)
 {
     const bd_run *run = rr->run;
     const bd_history_record *r0 = &run->recs[0];
-    char kind[96], count[32];
-    snprintf(count, sizeof(count), "%llu", (unsigned long long)r->runs.count);
+    char kind[96], seq[32];
+    snprintf(seq, sizeof(seq), "%llu", (unsigned long long)run->last_seq);
     if (xmlTextWriterStartElement(w, BAD_CAST "testsuite") < 0 ||
         attr(w, "name", run->task_class) < 0 || attr_count(w, "tests", run->n_recs) < 0 ||
         attr_count(w, "failures", rr->failed) < 0 || attr_count(w, "errors", 0) < 0 ||
@@ -137,7 +137,7 @@ static int testsuite(xmlTextWriterPtr w, const bd_report *r, const bd_report_run
         property(w, "harness_version", r0->harness_version) < 0 ||
         property(w, "started_at", run->started_at) < 0 ||
         property(w, "finished_at", run->finished_at) < 0 ||
-        property(w, "chain_head", r->runs.head) < 0 || property(w, "chain_records", count) < 0 ||
+        property(w, "chain_head", rr->last->hash) < 0 || property(w, "chain_seq", seq) < 0 ||
         xmlTextWriterEndElement(w) < 0)
         return -1;
     for (size_t i = 0; i < run->n_recs; i++)
@@ -163,7 +163,7 @@ static int document(xmlTextWriterPtr w, const bd_report *r)
         attr_num(w, "time", (double)ms / 1000.0, 3) < 0)
         return -1;
     for (size_t i = 0; i < r->n; i++)
-        if (testsuite(w, r, &r->v[i]) < 0)
+        if (testsuite(w, &r->v[i]) < 0)
             return -1;
     if (xmlTextWriterEndElement(w) < 0 || xmlTextWriterEndDocument(w) < 0)
         return -1;

@@ -41,7 +41,8 @@ static void md_text(bd_strbuf *b, const char *s)
             bd_strbuf_str(b, "&#39;");
             break;
         default:
-            if (strchr("\\`*_{}[]()#+-.!|~:=", *p))
+            /* Markdown punctuation; ':' and '.' too, so no autolink (http:, www.) forms. */
+            if (strchr("\\`*_{}[]()#+-.!|~:", *p))
                 bd_strbuf_add(b, "\\", 1);
             bd_strbuf_add(b, p, 1);
             break;
@@ -79,7 +80,7 @@ static void md_row(bd_strbuf *b, const char *label, const char *value)
     bd_strbuf_str(b, " |\n");
 }
 
-static void md_summary(bd_strbuf *b, const bd_report *r, const bd_report_run *rr)
+static void md_summary(bd_strbuf *b, const bd_report_run *rr)
 {
     const bd_run *run = rr->run;
     char kind[96];
@@ -111,7 +112,7 @@ static void md_summary(bd_strbuf *b, const bd_report *r, const bd_report_run *rr
     bd_strbuf_str(b, " |\n| cost | $");
     md_num(b, rr->cost_usd, 4);
     bd_strbuf_str(b, " |\n");
-    md_row(b, "chain head", r->runs.head);
+    md_row(b, "chain head", rr->last->hash);
     bd_strbuf_str(b, "\n");
 }
 
@@ -249,7 +250,7 @@ int bd_report_markdown(const bd_report *r, char **out, size_t *len, bd_err *err)
     bd_strbuf b = BD_STRBUF_INIT;
     bd_strbuf_str(&b, "# benchdesk report\n\n");
     for (size_t i = 0; i < r->n; i++) {
-        md_summary(&b, r, &r->v[i]);
+        md_summary(&b, &r->v[i]);
         md_compare(&b, &r->v[i]);
         md_modes(&b, &r->v[i]);
         md_failures(&b, &r->v[i]);

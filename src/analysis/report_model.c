@@ -135,7 +135,14 @@ static int gather_run(bd_report_run *rr, const bd_runs *runs, const bd_run *run,
     rr->run = run;
     if (gather_scores(rr, err) != 0 || gather_compare(rr, runs, err) != 0)
         return -1;
-    if (bd_trend(runs, run->task_class, BD_TREND_RUNS, &rr->trend, &rr->n_trend, err) != 0)
+    for (size_t i = 0; i < run->n_recs; i++)
+        if (run->recs[i].seq == run->last_seq)
+            rr->last = &run->recs[i];
+    /* The trend up to this run, not past it: a run's report stays the same when later runs
+     * are recorded. */
+    bd_runs upto = *runs;
+    upto.n = (size_t)(run - runs->runs) + 1;
+    if (bd_trend(&upto, run->task_class, BD_TREND_RUNS, &rr->trend, &rr->n_trend, err) != 0)
         return -1;
     if (bd_bdown_build(&rr->bdown, rr->scores, run->n_recs) != 0)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory building a report");
