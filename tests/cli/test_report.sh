@@ -117,6 +117,17 @@ cmark-gfm --unsafe -e table -e autolink -e strikethrough "$BD_TMP/a.markdown" >"
 grep -q '<table>' "$BD_TMP/a.md.html" && grep -q "$r2" "$BD_TMP/a.md.html" &&
     pass "Markdown renders with tables (cmark-gfm)" || fail "Markdown render: $(head -20 "$BD_TMP/a.md.html")"
 
+# ---- --json numbers: the shortest form that reads back as the same double --------------------
+bd history log --trend --task-class $TC --json >"$BD_TMP/trend.json"
+python3 - "$BD_TMP/trend.json" <<'PY' && pass "--json prints each double in its shortest round-trip form" || fail "--json numbers: $(cat "$BD_TMP/trend.json")"
+import re, sys
+text = open(sys.argv[1]).read()
+toks = re.findall(r'(?<=[:\[,])-?\d+\.\d+(?:e[-+]?\d+)?', text)
+assert toks, text
+for t in toks:
+    assert repr(float(t)) == t, (t, repr(float(t)))
+PY
+
 # ---- run --stale ---------------------------------------------------------------------------------
 n0=$(records)
 out=$(bd run $TC --stale --isolation subprocess 2>"$BD_TMP/err") || fail "run --stale with nothing stale"
