@@ -148,10 +148,10 @@ static int unknown_command(bd_cli *cli, const char *name)
     return cli_fail(cli, &err);
 }
 
-static const char help_help[] = "usage: benchdesk help [COMMAND]\n\n"
-                                "Without COMMAND, the list of commands (benchdesk --help);\n"
-                                "with one, its help: `benchdesk help CMD` is `benchdesk CMD "
-                                "--help`.\n";
+static const char help_help[] =
+    "usage: benchdesk help [COMMAND]      (the same as: benchdesk COMMAND --help)\n\n"
+    "Without COMMAND, the list of commands (benchdesk --help); with one, exactly what\n"
+    "`benchdesk COMMAND --help` prints.\n";
 
 /* `benchdesk help [CMD]`: the command list, or exactly what `CMD --help` prints. */
 static int cmd_help(bd_cli *cli, int argc, char **argv)
