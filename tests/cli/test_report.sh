@@ -117,6 +117,18 @@ cmark-gfm --unsafe -e table -e autolink -e strikethrough "$BD_TMP/a.markdown" >"
 grep -q '<table>' "$BD_TMP/a.md.html" && grep -q "$r2" "$BD_TMP/a.md.html" &&
     pass "Markdown renders with tables (cmark-gfm)" || fail "Markdown render: $(head -20 "$BD_TMP/a.md.html")"
 
+# ---- a shard run's --junit: its shard, from the bundle's own chain --------------------------------
+bd run incident-triage --shard 0/2 --run-id ci-7 --out "$BD_TMP/bundle" --junit "$BD_TMP/shard.xml" \
+    --isolation subprocess >/dev/null 2>"$BD_TMP/err" || fail "shard run --junit: $(cat "$BD_TMP/err")"
+python3 - "$BD_TMP/shard.xml" "$BD_TMP/bundle/manifest.json" <<'PY' && pass "shard run --junit: a suite of exactly the shard's cases" || fail "shard --junit"
+import json, sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]).getroot(); m = json.load(open(sys.argv[2]))
+names = sorted(c.get("name") for c in t.iter("testcase"))
+assert names == sorted(m["cases"]) and names, (names, m["cases"])
+p = {x.get("name"): x.get("value") for x in t.iter("property")}
+assert p["run_id"] == "ci-7" and p["run_kind"].startswith("partial"), p
+PY
+
 # ---- --json numbers: the shortest form that reads back as the same double --------------------
 bd history log --trend --task-class $TC --json >"$BD_TMP/trend.json"
 python3 - "$BD_TMP/trend.json" <<'PY' && pass "--json prints each double in its shortest round-trip form" || fail "--json numbers: $(cat "$BD_TMP/trend.json")"
