@@ -117,6 +117,24 @@ cmark-gfm --unsafe -e table -e autolink -e strikethrough "$BD_TMP/a.markdown" >"
 grep -q '<table>' "$BD_TMP/a.md.html" && grep -q "$r2" "$BD_TMP/a.md.html" &&
     pass "Markdown renders with tables (cmark-gfm)" || fail "Markdown render: $(head -20 "$BD_TMP/a.md.html")"
 
+# ---- CLI tables: columns sized to the content, never a cut id ------------------------------------
+bd history log --limit 40 >"$BD_TMP/log.txt"
+bd compare "$r1" "$r2" >"$BD_TMP/cmp.txt"
+python3 - "$BD_TMP/log.txt" "$BD_TMP/cmp.txt" <<'PY' && pass "history log and compare: full ids, columns in line" || fail "tables: $(head -5 "$BD_TMP/log.txt"; tail -3 "$BD_TMP/cmp.txt")"
+import re, sys
+log = open(sys.argv[1]).read().splitlines()
+head = log[0]; at = head.index("HASH")
+rows = [l for l in log[1:] if re.match(r" *\d+  ", l)]
+assert rows and all(re.fullmatch(r"[0-9a-f]{12}", l[at:at + 12]) for l in rows), "HASH column out of line"
+assert any("ghsa-demo-0003-jackson-databind-deep-nesting " in l for l in rows), "a case id was cut"
+cmp = open(sys.argv[2]).read().splitlines()
+i = next(k for k, l in enumerate(cmp) if l.startswith("STATUS"))
+at = cmp[i].index(" A ") + 1
+rows = cmp[i + 1:]
+assert len(rows) == 13, rows
+assert all(re.match(r" ?[0-9]\.[0-9]{3} (pass|FAIL)", r[at:at + 11]) for r in rows), [r[at:at + 11] for r in rows]
+PY
+
 # ---- a shard run's --junit: its shard, from the bundle's own chain --------------------------------
 bd run incident-triage --shard 0/2 --run-id ci-7 --out "$BD_TMP/bundle" --junit "$BD_TMP/shard.xml" \
     --isolation subprocess >/dev/null 2>"$BD_TMP/err" || fail "shard run --junit: $(cat "$BD_TMP/err")"
