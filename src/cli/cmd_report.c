@@ -27,16 +27,13 @@ static const char report_help[] =
     "  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n\n"
     "Formats: docs/formats.md#reports.\n";
 
-int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, const char *format,
+int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, bd_report_format fmt,
                      const char *path)
 {
     bd_err err = BD_ERR_INIT;
-    bd_report_format fmt;
     bd_report r;
     char *text = NULL;
     size_t len = 0;
-    if (bd_report_format_parse(&fmt, format, &err) != 0)
-        return cli_fail(cli, &err);
     if (bd_report_load(&r, h, run_id, &err) != 0)
         return cli_fail(cli, &err);
     int rc = bd_report_write(&r, fmt, &text, &len, &err);
@@ -84,7 +81,7 @@ int cmd_report(bd_cli *cli, int argc, char **argv)
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0)
         status = cli_fail(cli, &err);
     else
-        status = cli_report_write(cli, h, run_id, format, path);
+        status = cli_report_write(cli, h, run_id, fmt, path);
     bd_history_free(h);
     bd_bench_free(bench);
     return status;
