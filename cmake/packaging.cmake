@@ -68,8 +68,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends: the shared libraries the binary really links, as dpkg-shlibdeps finds them.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# Rubrics are Python; signing and anchors drive gpg through GPGME.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, gnupg")
+# Depends, beside the libraries: the programs the binary runs. Every signature check
+# (verify, run, list) drives gpg through GPGME (gnupg), rubrics run under python3 by
+# default, and the TUI's pager falls back to less.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "gnupg, python3, less")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, git")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 include(CPack)

@@ -3,7 +3,7 @@
 # Completes subcommands, their options and option values, and, from the bench in use
 # (-C DIR on the line, else the nearest ancestor of the working directory holding a
 # bench/ folder), task-class names, case ids, case and task-class directories (sign) and
-# run ids (compare, history log --run; read from `benchdesk history log --json`).
+# run ids (compare, report, history log --run; read from `benchdesk history log --json`).
 # Self-contained: works with or without the bash-completion package; needs bash 4.4 or
 # later (mapfile -d, local -).
 #
@@ -33,10 +33,12 @@ declare -gA _benchdesk_opts=(
     [pin]="--json --help"
     [migrate]="--json --help"
     [case]="--json --help"
-    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --help"
+    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --stale --junit --help"
     [record]="--unsafe-network --isolation --allow-weaker-isolation --json --help"
     [history]="--task-class --case --run --failure-mode --failed --stale --trend --full --limit --before --partial --json --help"
     [compare]="--task-class --fail-on-regression --json --help"
+    [report]="--format -o --output --json --help"
+    [help]="--help"
     [anchor]="--key --json --help"
     [recommend]="--json --help"
     [promote]="--json --help"
@@ -52,7 +54,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --junit --format -o --output "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -343,6 +345,15 @@ _benchdesk_complete()
         _benchdesk_add auto
         return
         ;;
+    --format)
+        _benchdesk_add html markdown junit
+        return
+        ;;
+    --junit | -o | --output)
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return
+        ;;
     --out)
         _benchdesk_dirs
         return
@@ -406,6 +417,17 @@ _benchdesk_complete()
             _benchdesk_run_ids "$1" "$ctc"
             _benchdesk_add_runs "${names[@]}"
         fi
+        ;;
+    report)
+        # report [RUN]: run ids.
+        if ((npos == 0)); then
+            _benchdesk_run_ids "$1" ""
+            _benchdesk_add_runs "${names[@]}"
+        fi
+        ;;
+    help)
+        # help [COMMAND]
+        ((npos == 0)) && _benchdesk_add "${!_benchdesk_opts[@]}"
         ;;
     history)
         # history import BUNDLE_DIR...

@@ -87,12 +87,17 @@ static bool format_number(char *buf, size_t size, double d)
     return ok; /* %.17g always round-trips a finite double */
 }
 
-static bool put_string(sbuf *b, const char *s)
+/* How the bytes are written: canonical (sorted, strict), or as the tree is (bd_json_print). */
+typedef struct mode {
+    bool canonical;
+} mode;
+
+static bool put_string(sbuf *b, const char *s, const mode *m)
 {
     if (!s)
         return false;
     size_t n = strlen(s);
-    if (!bd_utf8_valid(s, n))
+    if (m->canonical && !bd_utf8_valid(s, n))
         return false;
     if (!sb_putc(b, '"'))
         return false;
@@ -147,9 +152,9 @@ static int cmp_members(const void *a, const void *b)
     return strcmp(x->string, y->string);
 }
 
-static bool put_value(sbuf *b, const cJSON *item, int depth);
+static bool put_value(sbuf *b, const cJSON *item, int depth, const mode *m);
 
-static bool put_object(sbuf *b, const cJSON *obj, int depth)
+static bool put_object(sbuf *b, const cJSON *obj, int depth, const mode *m)
 {
     bool ok = false;
     size_t n = 0;
@@ -167,17 +172,17 @@ static bool put_object(sbuf *b, const cJSON *obj, int depth)
             goto out;
         members[i++] = c;
     }
-    if (n > 1)
+    if (n > 1 && m->canonical)
         qsort(members, n, sizeof(*members), cmp_members);
     if (!sb_putc(b, '{'))
         goto out;
     for (i = 0; i < n; i++) {
-        if (i > 0 && strcmp(members[i - 1]->string, members[i]->string) == 0)
+        if (m->canonical && i > 0 && strcmp(members[i - 1]->string, members[i]->string) == 0)
             goto out; /* duplicate key: two readers could see two different values */
         if (i > 0 && !sb_putc(b, ','))
             goto out;
-        if (!put_string(b, members[i]->string) || !sb_putc(b, ':') ||
-            !put_value(b, members[i], depth + 1))
+        if (!put_string(b, members[i]->string, m) || !sb_putc(b, ':') ||
+            !put_value(b, members[i], depth + 1, m))
             goto out;
     }
     ok = sb_putc(b, '}');
@@ -186,7 +191,7 @@ out:
     return ok;
 }
 
-static bool put_value(sbuf *b, const cJSON *item, int depth)
+static bool put_value(sbuf *b, const cJSON *item, int depth, const mode *m)
 {
     if (!item || depth > BD_CANON_MAX_DEPTH)
         return false;
@@ -199,39 +204,55 @@ static bool put_value(sbuf *b, const cJSON *item, int depth)
         return sb_put(b, "null", 4);
     case cJSON_Number: {
         char num[40];
-        if (!format_number(num, sizeof(num), item->valuedouble))
-            return false;
+        if (!format_number(num, sizeof(num), item->valuedouble)) {
+            if (m->canonical || isfinite(item->valuedouble))
+                return false;
+            snprintf(num, sizeof(num), "null"); /* as cJSON prints NaN and Infinity */
+        }
         return sb_put(b, num, strlen(num));
     }
     case cJSON_String:
-        return put_string(b, item->valuestring);
+        return put_string(b, item->valuestring, m);
     case cJSON_Array:
         if (!sb_putc(b, '['))
             return false;
         for (const cJSON *c = item->child; c; c = c->next) {
             if (c != item->child && !sb_putc(b, ','))
                 return false;
-            if (!put_value(b, c, depth + 1))
+            if (!put_value(b, c, depth + 1, m))
                 return false;
         }
         return sb_putc(b, ']');
     case cJSON_Object:
-        return put_object(b, item, depth);
+        return put_object(b, item, depth, m);
     default: /* cJSON_Raw, cJSON_Invalid: not canonical JSON */
         return false;
     }
 }
 
-char *bd_canon_json(const cJSON *item, size_t *len)
+/* `item` written in mode `m`. */
+static char *serialize(const cJSON *item, size_t *len, const mode *m)
 {
     sbuf b = {NULL, 0, 0};
     if (len)
         *len = 0;
-    if (!sb_reserve(&b, 64) || !put_value(&b, item, 0)) {
+    if (!sb_reserve(&b, 64) || !put_value(&b, item, 0, m)) {
         free(b.p);
         return NULL;
     }
     if (len)
         *len = b.len;
     return b.p;
+}
+
+char *bd_canon_json(const cJSON *item, size_t *len)
+{
+    static const mode canonical = {true};
+    return serialize(item, len, &canonical);
+}
+
+char *bd_json_print(const cJSON *item, size_t *len)
+{
+    static const mode as_is = {false};
+    return serialize(item, len, &as_is);
 }

@@ -38,6 +38,16 @@
  * a key; nesting deeper than BD_CANON_MAX_DEPTH. */
 char *bd_canon_json(const cJSON *item, size_t *len);
 
+/* `item` as compact JSON for people and scripts (the CLI's --json output), not for hashing:
+ * members in the tree's order (not sorted, a repeated key kept), strings escaped as
+ * above but bytes that are not UTF-8 passed through (the caller's sanitizer spells them),
+ * NaN and Infinity as null, and numbers exactly as canonical JSON writes them: integers
+ * plainly, any other double in the shortest of %.15g/%.16g/%.17g that reads back as the
+ * same double (0.8173076923076923, never 0.81730769230769229). Returns a new string
+ * (free()) and its length in *len (may be NULL), or NULL when out of memory, on a
+ * cJSON_Raw or invalid item, or nesting deeper than BD_CANON_MAX_DEPTH. */
+char *bd_json_print(const cJSON *item, size_t *len);
+
 #define BD_CANON_MAX_DEPTH 1024
 
 #endif

@@ -91,6 +91,7 @@
     X(BD_E_COMPARE_SAME_RUN, "compare.same_run", 2)                                                \
     X(BD_E_COMPARE_TASK_CLASS_MISMATCH, "compare.task_class_mismatch", 2)                          \
     X(BD_E_COMPARE_ISOLATION_MISMATCH, "compare.isolation_mismatch", 3)                            \
+    X(BD_E_REPORT_NO_RUNS, "report.no_runs", 2)                                                    \
     X(BD_E_RECORD_NOT_COMMAND, "record.not_command", 2)                                            \
     X(BD_E_RECORD_NETWORK_REFUSED, "record.network_refused", 3)                                    \
     X(BD_E_RECORD_DECLINED, "record.declined", 3)                                                  \

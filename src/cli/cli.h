@@ -13,6 +13,8 @@
 
 #include "bench.h"
 #include "err.h"
+#include "history.h"
+#include "report.h"
 
 typedef struct bd_cli {
     const char *dir; /* -C DIR, or NULL */
@@ -94,6 +96,14 @@ int cmd_status(bd_cli *cli, int argc, char **argv);
 int cmd_stage(bd_cli *cli, int argc, char **argv);
 int cmd_commit(bd_cli *cli, int argc, char **argv);
 int cmd_compare(bd_cli *cli, int argc, char **argv);
+int cmd_report(bd_cli *cli, int argc, char **argv);
+
+/* Write the report of run `run_id` (NULL: the latest full run of each task class) of the
+ * verified chain `h` in format `fmt` to `path` (atomically), or
+ * to stdout when `path` is NULL (cmd_report.c; `run --junit` uses it too). Returns 0, or
+ * the exit status of the error it printed. */
+int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, bd_report_format fmt,
+                     const char *path);
 
 /* `history log --trend --task-class TC` (cmd_compare.c): the mean score over the last
  * full runs as a table, or JSON. Returns the exit status. */

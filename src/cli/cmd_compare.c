@@ -157,10 +157,16 @@ static void compare_text(const bd_compare *c, size_t stale_a, size_t stale_b, un
     }
     if (!c->n_cases)
         return;
-    printf("\n%-10s  %-40s  %-11s  %-11s  %s\n", "STATUS", "CASE", "A", "B", "DELTA");
+    /* The CASE column as wide as the longest id: ids are never cut and the columns after
+     * it stay in line. */
+    int wc = (int)strlen("CASE");
+    for (size_t i = 0; i < c->n_cases; i++)
+        if ((int)strlen(c->cases[i].case_id) > wc)
+            wc = (int)strlen(c->cases[i].case_id);
+    printf("\n%-10s  %-*s  %-11s  %-11s  %s\n", "STATUS", wc, "CASE", "A", "B", "DELTA");
     for (size_t i = 0; i < c->n_cases; i++) {
         const bd_compare_case *cc = &c->cases[i];
-        printf("%-10s  %-40s  ", bd_cmp_status_str(cc->status), cc->case_id);
+        printf("%-10s  %-*s  ", bd_cmp_status_str(cc->status), wc, cli_vis(cc->case_id));
         side(cc->a);
         printf("  ");
         side(cc->b);
@@ -311,10 +317,14 @@ int cli_history_trend(bd_cli *cli, const bd_bench *bench, const char *task_class
     bool utf8 = lang && (strstr(lang, "UTF-8") || strstr(lang, "utf8") || strstr(lang, "UTF8"));
     printf("%s: mean over the last %zu full run%s  %s\n", task_class, n, n == 1 ? "" : "s",
            bd_trend_sparkline(p, n, utf8, spark, sizeof(spark)));
-    printf("%-40s  %-24s  %5s  %9s  %6s  %s\n", "RUN", "FINISHED", "CASES", "PASS RATE", "MEAN",
+    int wr = (int)strlen("RUN");
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(p[i].run->run_id) > wr)
+            wr = (int)strlen(p[i].run->run_id);
+    printf("%-*s  %-24s  %5s  %9s  %6s  %s\n", wr, "RUN", "FINISHED", "CASES", "PASS RATE", "MEAN",
            "CI95");
     for (size_t i = 0; i < n; i++)
-        printf("%-40s  %-24s  %5zu  %8.1f%%  %6.3f  [%.3f, %.3f]\n", p[i].run->run_id,
+        printf("%-*s  %-24s  %5zu  %8.1f%%  %6.3f  [%.3f, %.3f]\n", wr, p[i].run->run_id,
                p[i].run->finished_at, p[i].cases, 100 * p[i].pass_rate, p[i].mean, p[i].ci_lo,
                p[i].ci_hi);
 out:

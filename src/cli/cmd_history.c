@@ -156,23 +156,54 @@ static void pins_cache_release(pins_cache *pc)
     }
 }
 
-static void print_record_line(const bd_history_record *r, unsigned stale)
+/* The widths of the variable columns of a page of records: each as wide as its longest
+ * entry (ids are never cut), at least as wide as its heading. */
+typedef struct log_widths {
+    int tc, what, iso;
+} log_widths;
+
+/* The CASE column of `r`: its case id, or "audit: EVENT" (made visible). */
+static const char *record_what(const bd_history_record *r)
+{
+    static char what[300];
+    if (!r->is_audit)
+        return r->case_id;
+    snprintf(what, sizeof(what), "audit: %s", cli_vis(r->event));
+    return what;
+}
+
+static int widest(int w, const char *s)
+{
+    int n = (int)strlen(s);
+    return n > w ? n : w;
+}
+
+static log_widths log_widths_of(const bd_history_record *recs, size_t n)
+{
+    log_widths w = {(int)strlen("TASK CLASS"), (int)strlen("CASE"), (int)strlen("ISOLATION")};
+    for (size_t i = 0; i < n; i++) {
+        w.tc = widest(w.tc, recs[i].task_class ? recs[i].task_class : "-");
+        w.what = widest(w.what, record_what(&recs[i]));
+        w.iso = widest(w.iso, recs[i].is_audit ? "-" : recs[i].isolation_class);
+    }
+    return w;
+}
+
+static void print_record_line(const bd_history_record *r, unsigned stale, const log_widths *w)
 {
     char hash12[13];
     memcpy(hash12, r->hash, 12);
     hash12[12] = '\0';
     if (r->is_audit) {
-        char what[64];
-        snprintf(what, sizeof(what), "audit: %s", r->event);
-        printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5s  %-4s  %-10s  %s\n",
-               (unsigned long long)r->seq, r->at, r->task_class ? r->task_class : "-", what, "-",
-               "", "-", hash12);
+        printf("%10llu  %-20.20s  %-*s  %-*s  %5s  %-4s  %-*s  %s\n", (unsigned long long)r->seq,
+               r->at, w->tc, r->task_class ? r->task_class : "-", w->what, record_what(r), "-", "",
+               w->iso, "-", hash12);
         return;
     }
-    printf("%10llu  %-20.20s  %-20.20s  %-28.28s  %5.3f  %-4s  %-10s  %s%s%s\n",
-           (unsigned long long)r->seq, r->finished_at, r->task_class, r->case_id, r->score.score,
-           r->score.passed ? "pass" : "FAIL", r->isolation_class, hash12, stale ? "  STALE: " : "",
-           stale ? bd_stale_str(stale) : "");
+    printf("%10llu  %-20.20s  %-*s  %-*s  %5.3f  %-4s  %-*s  %s%s%s\n", (unsigned long long)r->seq,
+           r->finished_at, w->tc, r->task_class, w->what, r->case_id, r->score.score,
+           r->score.passed ? "pass" : "FAIL", w->iso, r->isolation_class, hash12,
+           stale ? "  STALE: " : "", stale ? bd_stale_str(stale) : "");
 }
 
 static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *o, bool stale)
@@ -224,10 +255,11 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
         printf("no history records%s\n", filtered ? " match" : " yet");
         goto out;
     }
-    printf("%10s  %-20s  %-20s  %-28s  %5s  %-4s  %-10s  %s\n", "SEQ", "FINISHED", "TASK CLASS",
-           "CASE", "SCORE", "", "ISOLATION", "HASH");
+    log_widths w = log_widths_of(recs, n);
+    printf("%10s  %-20s  %-*s  %-*s  %5s  %-4s  %-*s  %s\n", "SEQ", "FINISHED", w.tc, "TASK CLASS",
+           w.what, "CASE", "SCORE", "", w.iso, "ISOLATION", "HASH");
     for (size_t i = 0; i < n; i++)
-        print_record_line(&recs[i], stale_bits(&pc, &recs[i]));
+        print_record_line(&recs[i], stale_bits(&pc, &recs[i]), &w);
     if (next)
         printf("(older records: --before %llu)\n", (unsigned long long)next);
 out:

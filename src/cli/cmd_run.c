@@ -21,14 +21,17 @@
 #include "exec.h"
 #include "history.h"
 #include "provenance.h"
+#include "path.h"
 #include "rungate.h"
 #include "runner.h"
 #include "shard.h"
+#include "stale.h"
 
 static const char help[] =
     "usage: benchdesk run TASK_CLASS [--case ID]... [--jobs N] [--json] [--drafts]\n"
     "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
     "                     [--shard K/N|auto --run-id ID --out BUNDLE_DIR]\n"
+    "                     [--stale] [--junit FILE]\n"
     "\n"
     "Run the task class's rubric once per case, up to N at once (default: the number of\n"
     "CPUs). Before anything runs, the history chain, the task class (registration.yaml +\n"
@@ -41,6 +44,11 @@ static const char help[] =
     "history (.benchdesk/history) before it is reported.\n"
     "\n"
     "  --case ID                 run only this case (repeatable)\n"
+    "  --stale                   run only the cases whose newest score is stale (scored\n"
+    "                            on an older case or task-class digest) or that were never\n"
+    "                            scored; when there are none, say so and score nothing\n"
+    "  --junit FILE              write the run as JUnit XML to FILE when it ends (a shard\n"
+    "                            run: its shard), as `benchdesk report RUN --format junit`\n"
     "  --jobs N                  cases at once (1..1024)\n"
     "  --json                    one JSON event per line on stdout\n"
     "                            (docs/runner.md#fan-out-events-cancel)\n"
@@ -275,10 +283,12 @@ static void close_noop(uv_handle_t *h)
 /* The command line of `benchdesk run`. */
 typedef struct run_args {
     const char *tc_name;
-    const char **case_ids; /* owned (free it; the strings are argv's) */
+    const char **case_ids; /* owned (free it; the strings are argv's, or the task class's) */
     size_t n_cases;
     int jobs;
     bool drafts, allow_weaker;
+    bool stale;        /* --stale: case_ids are filled from the history (select_stale) */
+    const char *junit; /* --junit FILE, or NULL */
     const char *isolation;
     const char *shard_arg, *run_id, *out_dir;
     bd_shard_spec spec; /* set when shard_arg */
@@ -316,11 +326,13 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
     int status;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
-        if (strcmp(o, "--shard") == 0 || strcmp(o, "--run-id") == 0 || strcmp(o, "--out") == 0) {
+        if (strcmp(o, "--shard") == 0 || strcmp(o, "--run-id") == 0 || strcmp(o, "--out") == 0 ||
+            strcmp(o, "--junit") == 0) {
             if (i + 1 >= argc)
                 return cli_usage(cli, "run", "%s needs a value", o);
             const char **slot = o[2] == 's'   ? &a->shard_arg
                                 : o[2] == 'r' ? &a->run_id
+                                : o[2] == 'j' ? &a->junit
                                               : &a->out_dir;
             *slot = argv[++i];
         } else if (strcmp(o, "--case") == 0 || strcmp(o, "--jobs") == 0 ||
@@ -331,6 +343,8 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
                 return status;
         } else if (strcmp(o, "--drafts") == 0) {
             a->drafts = true;
+        } else if (strcmp(o, "--stale") == 0) {
+            a->stale = true;
         } else if (strcmp(o, "--allow-weaker-isolation") == 0) {
             a->allow_weaker = true;
         } else if (o[0] == '-') {
@@ -343,6 +357,10 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
     }
     if (!a->tc_name)
         return cli_usage(cli, "run", "which task class? (benchdesk list shows them)");
+    if (a->stale && (a->n_cases || a->shard_arg))
+        return cli_usage(cli, "run",
+                         "--stale picks the cases itself from this machine's history: not with "
+                         "--case or --shard");
     if (!a->shard_arg && (a->run_id || a->out_dir))
         return cli_usage(cli, "run", "--run-id and --out belong to a shard run: add --shard");
     if (a->shard_arg) {
@@ -462,6 +480,68 @@ static int finish(bd_cli *cli, const front *f, const bd_runner *runner, run_args
     return 0;
 }
 
+/* --stale: the cases of `tc` whose newest score is stale or missing, from the verified
+ * history (stale.h), into a->case_ids. Returns 0 (a->n_cases may be 0: nothing to score),
+ * or the status of the error it printed. */
+static int select_stale(bd_cli *cli, run_args *a, const bd_bench *bench, const bd_task_class *tc)
+{
+    bd_err err = BD_ERR_INIT;
+    bd_history *h = NULL;
+    const char **ids = NULL;
+    size_t n = 0, n_unsigned = 0;
+    int rc = bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
+    if (rc == 0)
+        rc = bd_stale_select(&ids, &n, &n_unsigned, h, tc, !a->drafts, &err);
+    bd_history_free(h);
+    if (rc != 0)
+        return cli_fail(cli, &err);
+    free(a->case_ids);
+    a->case_ids = ids;
+    a->n_cases = n;
+    if (n_unsigned && !cli->json)
+        fprintf(stderr,
+                "benchdesk: --stale: leaving out %zu unsigned case%s that need%s a score; run "
+                "with --drafts to include them\n",
+                n_unsigned, n_unsigned == 1 ? "" : "s", n_unsigned == 1 ? "s" : "");
+    if (n == 0 && cli->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "event", "run.nothing_stale");
+        cJSON_AddStringToObject(j, "task_class", tc->name);
+        cli_print_json(j);
+        cJSON_Delete(j);
+    } else if (n == 0) {
+        printf("nothing to score: every case of %s has a current score (none is stale or "
+               "unscored)\n",
+               tc->name);
+    } else if (!cli->json) {
+        fprintf(stderr,
+                "benchdesk: --stale: scoring %zu case%s of %s whose newest score is stale "
+                "or missing\n",
+                n, n == 1 ? "" : "s", tc->name);
+    }
+    return 0;
+}
+
+/* --junit FILE: the run just done as JUnit XML, from the verified chain it was recorded in
+ * (the history, or a shard's bundle). Returns 0 or the status of the error it printed. */
+static int write_junit(bd_cli *cli, const run_args *a, const bd_runner *runner,
+                       const bd_bench *bench)
+{
+    bd_err err = BD_ERR_INIT;
+    bd_history *h = NULL;
+    char *records = a->shard_arg ? bd_path_join(a->out_dir, "records") : NULL;
+    int rc = records ? bd_history_open_dir(&h, records, BD_HISTORY_READ, &err)
+                     : bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
+    free(records);
+    int status = rc == 0 ? cli_report_write(cli, h, bd_runner_summary(runner)->run_id,
+                                            BD_REPORT_JUNIT, a->junit)
+                         : cli_fail(cli, &err);
+    bd_history_free(h);
+    if (status == 0 && !cli->json)
+        printf("  %-14s %s\n", "junit", a->junit);
+    return status;
+}
+
 int cmd_run(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -487,6 +567,8 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     }
     if (!a.shard_arg) /* shard runs leave the local history alone */
         repair_history(bench, &f);
+    if (a.stale && ((status = select_stale(cli, &a, bench, tc)) != 0 || a.n_cases == 0))
+        goto out;
     /* Everything before the first spawn, as the TUI does it: the interpreter, the
      * isolation class, the default --jobs (.benchdesk/config.yaml), then startup integrity
      * (docs/formats.md#digests: the history chain, every pin and signature) and what gets run
@@ -516,6 +598,8 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
     loop_ok = true;
     if ((status = drive(cli, &f, runner, &loop)) == 0)
         status = finish(cli, &f, runner, &a, &bundle, tc, &plan, bench);
+    if (status == 0 && a.junit)
+        status = write_junit(cli, &a, runner, bench);
 out:
     if (loop_ok)
         close_loop(&loop, &f, &runner);

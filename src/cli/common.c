@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "canon.h"
 #include "cli.h"
 #include "text.h"
 
@@ -148,7 +149,8 @@ int cli_open_bench(const bd_cli *cli, bd_bench **out)
 
 char *cli_json_text(const cJSON *json)
 {
-    char *raw = cJSON_PrintUnformatted(json);
+    /* Numbers in the shortest form that reads back as the same double (canon.h). */
+    char *raw = bd_json_print(json, NULL);
     char *s = raw ? bd_text_json_safe(raw) : NULL;
     free(raw);
     return s;
@@ -156,9 +158,7 @@ char *cli_json_text(const cJSON *json)
 
 void cli_print_json(const cJSON *json)
 {
-    char *raw = cJSON_PrintUnformatted(json);
-    char *s = raw ? bd_text_json_safe(raw) : NULL;
-    free(raw);
+    char *s = cli_json_text(json);
     if (s) {
         fputs(s, stdout);
         fputc('\n', stdout);

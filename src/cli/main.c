@@ -23,6 +23,7 @@
     X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
     X("compare", cmd_compare, "what got worse between two runs, and is it real")                   \
+    X("report", cmd_report, "a run as JUnit XML, Markdown or one HTML page, for CI and people")    \
     X("record", cmd_record, "record a case's cassette from the live SUT (pin and sign after)")     \
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
@@ -31,7 +32,10 @@
     X("sign", cmd_sign, "sign a case's provenance as author or reviewer (GnuPG)")                  \
     X("status", cmd_status, "git status of bench/ and audit/")                                     \
     X("stage", cmd_stage, "stage paths under bench/ and audit/ for commit")                        \
-    X("commit", cmd_commit, "commit the staged changes (optionally signed)")
+    X("commit", cmd_commit, "commit the staged changes (optionally signed)")                       \
+    X("help", cmd_help, "help [COMMAND]: this list, or a command's help")
+
+static int cmd_help(bd_cli *cli, int argc, char **argv);
 
 typedef struct command {
     const char *name;
@@ -121,6 +125,50 @@ static int usage(FILE *to)
     return to == stdout ? 0 : 2;
 }
 
+/* The command named `name`, or NULL. */
+static const command *find_command(const char *name)
+{
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        if (strcmp(name, commands[k].name) == 0)
+            return &commands[k];
+    return NULL;
+}
+
+/* `name` is not a command: the one-line error with the nearest names. */
+static int unknown_command(bd_cli *cli, const char *name)
+{
+    bd_err err = BD_ERR_INIT;
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        names[k] = commands[k].name;
+    char hint[192];
+    bd_text_did_you_mean(hint, sizeof(hint), name, names, sizeof(names) / sizeof(names[0]));
+    bd_err_set(&err, BD_E_UNKNOWN_COMMAND, NULL, 0, 0,
+               "'%s' is not a benchdesk command;%s see `benchdesk --help`", name, hint);
+    return cli_fail(cli, &err);
+}
+
+static const char help_help[] =
+    "usage: benchdesk help [COMMAND]      (the same as: benchdesk COMMAND --help)\n\n"
+    "Without COMMAND, the list of commands (benchdesk --help); with one, exactly what\n"
+    "`benchdesk COMMAND --help` prints.\n";
+
+/* `benchdesk help [CMD]`: the command list, or exactly what `CMD --help` prints. */
+static int cmd_help(bd_cli *cli, int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+        return cli_help(help_help);
+    if (argc > 2)
+        return cli_usage(cli, "help", "help takes one command ('%s' is extra)", argv[2]);
+    if (argc < 2 || strcmp(argv[1], "help") == 0)
+        return argc < 2 ? usage(stdout) : cli_help(help_help);
+    const command *c = find_command(argv[1]);
+    if (!c)
+        return unknown_command(cli, argv[1]);
+    char *args[] = {(char *)c->name, "--help", NULL};
+    return c->fn(cli, 2, args);
+}
+
 int main(int argc, char **argv)
 {
     /* A rubric closing its stdin must never kill benchdesk. */
@@ -156,27 +204,17 @@ int main(int argc, char **argv)
         bd_tui_opts opts = {cli.dir, cli.theme, cli.no_color};
         return bd_tui_main(&opts);
     }
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        if (strcmp(argv[i], commands[k].name) == 0) {
-            int n = 0;
-            char **args = normalize_args(argc - i, argv + i, &n);
-            if (!args) {
-                bd_err err = BD_ERR_INIT;
-                bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory; free memory and retry");
-                return cli_fail(&cli, &err);
-            }
-            int status = commands[k].fn(&cli, n, args);
-            free(args);
-            return status;
-        }
-
-    bd_err err = BD_ERR_INIT;
-    const char *names[sizeof(commands) / sizeof(commands[0])];
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        names[k] = commands[k].name;
-    char hint[192];
-    bd_text_did_you_mean(hint, sizeof(hint), argv[i], names, sizeof(names) / sizeof(names[0]));
-    bd_err_set(&err, BD_E_UNKNOWN_COMMAND, NULL, 0, 0,
-               "'%s' is not a benchdesk command;%s see `benchdesk --help`", argv[i], hint);
-    return cli_fail(&cli, &err);
+    const command *c = find_command(argv[i]);
+    if (!c)
+        return unknown_command(&cli, argv[i]);
+    int n = 0;
+    char **args = normalize_args(argc - i, argv + i, &n);
+    if (!args) {
+        bd_err err = BD_ERR_INIT;
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory; free memory and retry");
+        return cli_fail(&cli, &err);
+    }
+    int status = c->fn(&cli, n, args);
+    free(args);
+    return status;
 }

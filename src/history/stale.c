@@ -1,7 +1,10 @@
 #include "stale.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "strbuf.h"
 
 unsigned bd_stale_bits(const char *case_id, const char *case_digest, const char *task_class_digest,
                        const bd_digests *pins)
@@ -194,4 +197,106 @@ int bd_latest_scores_load(bd_latest_scores *out, bd_history *h, const bd_task_cl
         before = next;
     }
     return 0;
+}
+
+/* ---- what `run --stale` scores ------------------------------------------------------ */
+
+typedef struct stale_walk {
+    const bd_task_class *tc;
+    uint64_t *newest; /* per case of tc: seq of its newest score record (0: none) */
+    unsigned *bits;   /* its stale bits */
+    bd_err *err;
+} stale_walk;
+
+static int stale_visit(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx)
+{
+    (void)hash;
+    stale_walk *w = ctx;
+    bd_history_record r;
+    char why[256];
+    if (bd_history_record_parse(&r, rec, len, why) != BD_CHAIN_OK) {
+        bd_err_set(w->err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
+                   "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
+                   why);
+        return bd_err_advise(w->err, BD_ACT_HISTORY_VERIFY, NULL);
+    }
+    if (!r.is_audit && r.task_class && r.case_id && strcmp(r.task_class, w->tc->name) == 0) {
+        const char *key = r.case_id;
+        const char **hit =
+            bsearch(&key, w->tc->case_ids, w->tc->n_cases, sizeof(char *), bd_str_ptr_cmp);
+        size_t i = hit ? (size_t)(hit - (const char **)w->tc->case_ids) : 0;
+        if (hit && seq > w->newest[i]) {
+            w->newest[i] = seq;
+            w->bits[i] = bd_record_stale(&r, w->tc->digests);
+        }
+    }
+    bd_history_record_release(&r);
+    return 0;
+}
+
+static void stale_reset(void *ctx)
+{
+    stale_walk *w = ctx;
+    memset(w->newest, 0, w->tc->n_cases * sizeof(*w->newest));
+    memset(w->bits, 0, w->tc->n_cases * sizeof(*w->bits));
+}
+
+/* True when case `id` of `tc` carries both signatures in its provenance.yaml (read, not
+ * verified: the run gate verifies). Returns 1, 0, or -1 with the file's error. */
+static int case_signed(const bd_task_class *tc, const char *id, bd_err *err)
+{
+    bd_provfile *p = NULL;
+    if (bd_task_class_case_prov(&p, tc, id, err) != 0)
+        return -1;
+    int yes = p->author.present && p->reviewer.present;
+    bd_provfile_free(p);
+    return yes;
+}
+
+int bd_stale_select(const char ***ids, size_t *n, size_t *n_unsigned, bd_history *h,
+                    const bd_task_class *tc, bool signed_only, bd_err *err)
+{
+    *ids = NULL;
+    *n = 0;
+    if (n_unsigned)
+        *n_unsigned = 0;
+    size_t nc = tc->n_cases ? tc->n_cases : 1;
+    stale_walk w = {tc, calloc(nc, sizeof(uint64_t)), calloc(nc, sizeof(unsigned)), err};
+    const char **out = calloc(nc, sizeof(*out));
+    char needle[320]; /* task-class names are at most 128 bytes */
+    snprintf(needle, sizeof(needle), "\"task_class\":\"%s\"", tc->name);
+    int rc = -1;
+    if (!w.newest || !w.bits || !out) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+        goto out;
+    }
+    bd_history_visit visit = {needle, stale_visit, stale_reset, &w};
+    bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;
+    vo.visit = &visit;
+    bd_history_verify_result vr;
+    memset(&vr, 0, sizeof(vr));
+    rc = bd_history_verify_with(h, &vo, &vr, err);
+    bd_history_verify_result_release(&vr);
+    if (rc != 0)
+        goto out;
+    for (size_t i = 0; i < tc->n_cases; i++) {
+        if (w.newest[i] && !w.bits[i])
+            continue;
+        int sig = signed_only ? case_signed(tc, tc->case_ids[i], err) : 1;
+        if (sig < 0) {
+            rc = -1;
+            goto out;
+        }
+        if (sig)
+            out[(*n)++] = tc->case_ids[i];
+        else if (n_unsigned)
+            (*n_unsigned)++;
+    }
+    *ids = out;
+    out = NULL;
+out:
+    free(out);
+    free(w.newest);
+    free(w.bits);
+    return rc;
 }

@@ -59,4 +59,17 @@ int bd_latest_scores_load(bd_latest_scores *out, bd_history *h, const bd_task_cl
 const bd_latest_score *bd_latest_scores_find(const bd_latest_scores *ls, const char *case_id);
 void bd_latest_scores_release(bd_latest_scores *ls);
 
+/* The cases of `tc` to score again after an edit (`run --stale`): those whose newest score
+ * record is stale against tc's pins today, and those that have none. Read from the verified
+ * walk of the whole chain (bd_history_verify_with's visitor: never the index, which no
+ * decision rests on). With `signed_only` (a run without --drafts), a case whose
+ * provenance.yaml does not hold both an author's and a reviewer's signature is left out and
+ * counted in *n_unsigned (may be NULL), as a default run leaves it out; the run gate still
+ * verifies every signature kept. Returns 0 with a new array *ids of *n case ids in tc's
+ * (sorted) order — the strings are borrowed from tc->case_ids; free the array with free()
+ * — or -1 with chain.tampered (a chain that does not verify selects nothing), the
+ * provenance file's error, io.error, env.out_of_memory. */
+int bd_stale_select(const char ***ids, size_t *n, size_t *n_unsigned, bd_history *h,
+                    const bd_task_class *tc, bool signed_only, bd_err *err);
+
 #endif

@@ -2,8 +2,8 @@
 # Bash completion (completion/benchdesk.bash): every command of `benchdesk --help` and
 # every option of `benchdesk CMD --help` completes, so a command or an option added
 # without its completion fails here; option values; task-class names and case ids of the
-# bench in use (the working directory's, or -C DIR); run ids after compare and history log
-# --run; case and task-class directories after sign. Nothing from the bench is ever
+# bench in use (the working directory's, or -C DIR); run ids after compare, report and
+# history log --run; formats after report --format; commands after help; case and task-class directories after sign. Nothing from the bench is ever
 # evaluated: folders named `$(id>PWNED)`, `touch PWNED2` in backquotes, `*`, with a space,
 # a newline or a `;` run nothing and are not offered, whatever the user's shell options.
 source "$(dirname "$0")/lib.sh"
@@ -198,6 +198,17 @@ offers 7 benchdesk history log --run ci :
 bad=$(complete_words benchdesk compare "" |
     LC_ALL=C grep -vxE '[A-Za-z0-9][A-Za-z0-9._:-]{0,127}' || true)
 [ -z "$bad" ] && pass "compare offers only run ids" || fail "compare offers $(flat "$bad")"
+# report [RUN]: run ids too; its formats; help: the commands.
+offers "$r1" benchdesk report ""
+offers "$r2" benchdesk report "${r2:0:12}"
+offers_none benchdesk report "$r1" ""
+offers markdown benchdesk report --format ""
+offers junit benchdesk report --format j
+offers report benchdesk help ""
+offers compare benchdesk help co
+offers_none benchdesk help run ""
+offers --stale benchdesk run vuln-remediation --st
+offers --junit benchdesk run vuln-remediation --ju
 
 # ---- nothing from the bench is evaluated ----------------------------------------------
 # A second bench whose folder names are shell code, globs and separators (anyone can

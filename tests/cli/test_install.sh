@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 : "${BD_BUILD_DIR:?run through ctest}"
 for tool in dpkg-deb cpack lintian man; do
     if ! command -v "$tool" >/dev/null; then
-        echo "SKIP: $tool is not installed (./scripts/setup --deps installs it)"
+        echo "SKIP: $tool is not installed (./scripts/setup --test-deps installs it)"
         exit 77
     fi
 done
@@ -77,6 +77,11 @@ for lib in libc6 libgpgme11 libgit2-1.5 libuv1 libncursesw6 libyaml-0-2 libcjson
     libseccomp2 libsqlite3-0; do
     grep -qE "(^|, )$lib( |,|$)" <<<"$depends" && pass "Depends names $lib" ||
         fail "Depends lacks $lib: $depends"
+done
+# The programs it runs are Depends, not Recommends: no signature is checked without gpg.
+for prog in gnupg python3 less; do
+    grep -qE "(^|, )$prog( |,|$)" <<<"$depends" && pass "Depends names $prog (a program it runs)" ||
+        fail "Depends lacks $prog: $depends"
 done
 grep -q "^ Maintainer: .*<.*@.*>" <<<"$info" && pass "a Maintainer with an address" ||
     fail "no Maintainer address: $info"

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 for b in munged munge unmunge slurmctld slurmd sbatch squeue scontrol sinfo; do
     if ! command -v "$b" >/dev/null; then
-        echo "SKIP: $b is not installed (scripts/setup --deps installs slurm-wlm and munge)"
+        echo "SKIP: $b is not installed (scripts/setup --test-deps installs slurm-wlm and munge)"
         exit 77
     fi
 done

@@ -253,6 +253,44 @@ static void test_locale_independent(void **state)
     setlocale(LC_NUMERIC, "C");
 }
 
+/* bd_json_print: the tree's member order, and every double in the shortest form that
+ * reads back as itself (what --json prints), the same digits canonical JSON writes. */
+static void test_print_shortest_in_order(void **state)
+{
+    (void)state;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "z", 0.8173076923076923);
+    cJSON_AddNumberToObject(o, "a", 0.1);
+    cJSON_AddNumberToObject(o, "n", 13);
+    cJSON_AddNumberToObject(o, "nan", NAN);
+    cJSON_AddStringToObject(o, "s", "x\"y");
+    char *p = bd_json_print(o, NULL);
+    assert_non_null(p);
+    assert_string_equal(p, "{\"z\":0.8173076923076923,\"a\":0.1,\"n\":13,\"nan\":null,"
+                           "\"s\":\"x\\\"y\"}");
+    free(p);
+    cJSON_Delete(o);
+    /* Many doubles: the printed text reads back as the same double and is never longer
+     * than what %.17g gives; and it is the number's canonical form. */
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d = (double)(x >> 11) / 9007199254740992.0 * (i % 3 == 0 ? 1e6 : 1.0);
+        cJSON *n = cJSON_CreateNumber(d);
+        char *t = bd_json_print(n, NULL), *c = bd_canon_json(n, NULL), g17[40];
+        snprintf(g17, sizeof(g17), "%.17g", d);
+        assert_non_null(t);
+        assert_true(strtod(t, NULL) == d);
+        assert_true(strlen(t) <= strlen(g17));
+        assert_string_equal(t, c);
+        free(t);
+        free(c);
+        cJSON_Delete(n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_empty_containers_and_scalars),
         cmocka_unit_test(test_locale_independent),
+        cmocka_unit_test(test_print_shortest_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

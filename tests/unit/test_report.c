@@ -1,0 +1,178 @@
+/*
+ * test_report.c — reports of runs (src/analysis/report.h) over a real history in a temp
+ * directory: every format parses with libxml2's own XML and HTML parsers, is the same bytes
+ * twice, holds hostile failure details (markup, ESC, U+FFFE, a bidi override) as visible
+ * text only; the runs reported by default and by id; no runs; the format names.
+ */
+#include "test_history_util.h"
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parser.h>
+
+#include "report.h"
+
+#define HOSTILE                                                                                    \
+    "<script>alert(1)</script><img src=x onerror=alert(2)>[x](javascript:alert(3))</style>"        \
+    "\x1b[31m\xef\xbf\xbe\xe2\x80\xae & ]]> |"
+
+/* Append a run `run_id` of `n` cases of "tc"; case k fails with the hostile detail when
+ * k is odd. */
+static void append_run(bd_history *h, const char *run_id, int n, double bump)
+{
+    for (int k = 0; k < n; k++) {
+        bd_history_score_fields f;
+        char case_id[32];
+        bd_score s;
+        th_fields(&f, case_id, "case", k);
+        f.run_id = run_id;
+        f.task_class = "tc";
+        f.run_cases = (uint64_t)n;
+        f.isolation_class = "subprocess";
+        f.operator_fingerprint = NULL;
+        memset(&s, 0, sizeof(s));
+        s.passed = k % 2 == 0;
+        s.score = s.passed ? 1.0 : 0.25 + bump;
+        bd_score_breakdown bk = {(char *)"recipe_match", s.score};
+        bd_score_fm fm = {(char *)"cve.not_removed", BD_SEV_BLOCK, (char *)HOSTILE};
+        s.breakdown = &bk;
+        s.n_breakdown = 1;
+        s.failure_modes = s.passed ? NULL : &fm;
+        s.n_failure_modes = s.passed ? 0 : 1;
+        s.wall_clock_ms = 100 + k;
+        bd_err err = BD_ERR_INIT;
+        int rc = bd_history_append_score(h, &f, &s, NULL, NULL, &err);
+        if (rc != 0)
+            fprintf(stderr, "append: %s\n", err.msg);
+        assert_int_equal(rc, 0);
+    }
+}
+
+static char *write_fmt(const bd_report *r, bd_report_format fmt, size_t *len)
+{
+    char *out = NULL;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_report_write(r, fmt, &out, len, &err), 0);
+    assert_non_null(out);
+    assert_int_equal(strlen(out), *len);
+    return out;
+}
+
+/* No byte of `s` is a control character but \n. */
+static void assert_no_controls(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 && *p != '\n')
+            fail_msg("control byte 0x%02x at %zu", *p, (size_t)(p - (const unsigned char *)s));
+}
+
+static void test_formats(void **state)
+{
+    (void)state;
+    char *tmp = NULL;
+    bd_history *h = th_history(&tmp, "x", 0);
+    append_run(h, "20261128T080000Z-aaaa", 5, 0.0);
+    append_run(h, "20261128T090000Z-bbbb", 5, 0.25);
+    bd_report r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_report_load(&r, h, NULL, &err), 0);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.v[0].run->run_id, "20261128T090000Z-bbbb");
+    assert_true(r.v[0].have_cmp);
+    assert_int_equal(r.v[0].passed, 3);
+    assert_int_equal(r.v[0].failed, 2);
+    assert_int_equal(r.v[0].n_trend, 2);
+
+    size_t len, len2;
+    char *x = write_fmt(&r, BD_REPORT_JUNIT, &len), *x2 = write_fmt(&r, BD_REPORT_JUNIT, &len2);
+    assert_int_equal(len, len2);
+    assert_memory_equal(x, x2, len);
+    assert_no_controls(x);
+    assert_null(strstr(x, "\xef\xbf\xbe"));
+    assert_non_null(strstr(x, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_non_null(strstr(x, "\\x1b[31m&lt;U+FFFE&gt;&lt;U+202E&gt; &amp; ]]&gt;"));
+    xmlDocPtr doc = xmlReadMemory(x, (int)len, "junit.xml", NULL, XML_PARSE_NONET);
+    assert_non_null(doc); /* a real parser takes it */
+    xmlFreeDoc(doc);
+
+    char *m = write_fmt(&r, BD_REPORT_MARKDOWN, &len),
+         *m2 = write_fmt(&r, BD_REPORT_MARKDOWN, &len2);
+    assert_string_equal(m, m2);
+    assert_no_controls(m);
+    assert_null(strchr(m, '<')); /* every tag-like byte is an entity */
+    assert_non_null(strstr(m, "&lt;script&gt;alert\\(1\\)&lt;/script&gt;"));
+    assert_non_null(strstr(m, "\\[x\\]\\(javascript\\:alert\\(3\\)\\)"));
+    assert_non_null(strstr(m, "\\\\x1b\\[31m"));
+    assert_non_null(strstr(m, "\\|"));
+
+    char *p = write_fmt(&r, BD_REPORT_HTML, &len), *p2 = write_fmt(&r, BD_REPORT_HTML, &len2);
+    assert_string_equal(p, p2);
+    assert_no_controls(p);
+    assert_null(strstr(p, "<script"));
+    assert_null(strstr(p, "<img"));
+    assert_int_equal(strstr(p, "</style>") - strstr(p, "<style>") > 0, 1);
+    assert_null(strstr(strstr(p, "</style>") + 1, "</style>")); /* one style element, closed once */
+    assert_non_null(strstr(p, "Content-Security-Policy"));
+    htmlDocPtr hd = htmlReadMemory(p, (int)len, "report.html", "UTF-8",
+                                   HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
+    assert_non_null(hd);
+    xmlFreeDoc(hd);
+
+    free(x);
+    free(x2);
+    free(m);
+    free(m2);
+    free(p);
+    free(p2);
+    bd_report_release(&r);
+
+    /* One run by prefix: the older one, with no comparison (nothing before it). */
+    assert_int_equal(bd_report_load(&r, h, "20261128T08", &err), 0);
+    assert_int_equal(r.n, 1);
+    assert_false(r.v[0].have_cmp);
+    assert_true(r.v[0].cmp_note[0] != '\0');
+    assert_int_equal(r.v[0].n_trend, 1); /* the trend stops at the run reported */
+    bd_report_release(&r);
+    assert_int_equal(bd_report_load(&r, h, "nosuch", &err), -1);
+    assert_int_equal(err.code, BD_E_COMPARE_UNKNOWN_RUN);
+
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
+static void test_no_runs_and_names(void **state)
+{
+    (void)state;
+    char *tmp = NULL;
+    bd_history *h = th_history(&tmp, "x", 0);
+    bd_report r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_report_load(&r, h, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_REPORT_NO_RUNS);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+
+    bd_report_format f;
+    assert_int_equal(bd_report_format_parse(&f, "junit", &err), 0);
+    assert_int_equal(f, BD_REPORT_JUNIT);
+    assert_int_equal(bd_report_format_parse(&f, "html", &err), 0);
+    assert_int_equal(f, BD_REPORT_HTML);
+    assert_int_equal(bd_report_format_parse(&f, "pdf", &err), -1);
+    assert_int_equal(err.code, BD_E_USAGE);
+
+    char *t = bd_report_text("a\x1b"
+                             "b\xef\xbf\xbf"
+                             "c\xef\xbf\xbe");
+    assert_string_equal(t, "a\\x1bb<U+FFFF>c<U+FFFE>");
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_no_runs_and_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
