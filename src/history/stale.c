@@ -270,7 +270,7 @@ int bd_stale_select(const char ***ids, size_t *n, size_t *n_unsigned, bd_history
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
         goto out;
     }
-    bd_history_visit visit = {needle, stale_visit, stale_reset, &w};
+    bd_history_visit visit = {.needle = needle, .fn = stale_visit, .reset = stale_reset, .ctx = &w};
     bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;
     vo.visit = &visit;
     bd_history_verify_result vr;
