@@ -94,6 +94,15 @@ int cmd_status(bd_cli *cli, int argc, char **argv);
 int cmd_stage(bd_cli *cli, int argc, char **argv);
 int cmd_commit(bd_cli *cli, int argc, char **argv);
 int cmd_compare(bd_cli *cli, int argc, char **argv);
+int cmd_verdict(bd_cli *cli, int argc, char **argv);
+
+/* verify's check of every verdict file (cmd_verdict.c): bad files are failures (counted
+ * into *failed, the first sets *status), untrusted ones and those whose subject is not in
+ * this history are listed; JSON under root's "verdicts". `prov`: verify's context.
+ * Returns 0, or -1 when the check could not be made (reported, counted as a failure). */
+struct bd_prov_ctx;
+int cli_verify_verdicts(bd_cli *cli, const bd_bench *bench, struct bd_prov_ctx *prov, cJSON *root,
+                        size_t *failed, int *status);
 
 /* `history log --trend --task-class TC` (cmd_compare.c): the mean score over the last
  * full runs as a table, or JSON. Returns the exit status. */

@@ -301,6 +301,7 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         fputc(']', stdout);
     cJSON *root = cJSON_CreateObject();
     verify_history(cli, bench, full, root, &t, &status);
+    cli_verify_verdicts(cli, bench, pctx, root, &t.failed, &status);
     cJSON_AddBoolToObject(root, "ok", status == 0);
     if (cli->json) {
         json_tail(root);

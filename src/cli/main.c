@@ -31,7 +31,8 @@
     X("sign", cmd_sign, "sign a case's provenance as author or reviewer (GnuPG)")                  \
     X("status", cmd_status, "git status of bench/ and audit/")                                     \
     X("stage", cmd_stage, "stage paths under bench/ and audit/ for commit")                        \
-    X("commit", cmd_commit, "commit the staged changes (optionally signed)")
+    X("commit", cmd_commit, "commit the staged changes (optionally signed)")                       \
+    X("verdict", cmd_verdict, "sign your verdict on score records (confirmed, rubric_bug, ...)")
 
 typedef struct command {
     const char *name;
