@@ -44,6 +44,7 @@ declare -gA _benchdesk_opts=(
     [status]="--json --help"
     [stage]="--unstage --json --help"
     [commit]="-m --sign --key --json --help"
+    [verdict]="--verdict --note --key --json --help"
 )
 # Subcommand words of the commands that have them.
 declare -gA _benchdesk_actions=(
@@ -52,7 +53,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --verdict --note "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -321,6 +322,13 @@ _benchdesk_complete()
         ;;
     --role)
         _benchdesk_add author reviewer
+        return
+        ;;
+    --verdict)
+        _benchdesk_add confirmed rubric_bug case_bug flaky infra withdrawn
+        return
+        ;;
+    --note)
         return
         ;;
     --isolation)

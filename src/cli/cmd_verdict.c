@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "gitops.h"
 #include "verdict.h"
 
 static const char verdict_help[] =
@@ -135,6 +136,40 @@ out:
 
 /* ---- verify's part ------------------------------------------------------------------------ */
 
+/* Verdict files that the last commit holds and the work tree or the index no longer does:
+ * deleting a verdict makes recommend more conservative, except deleting a `withdrawn`,
+ * which revives what it took back (docs/security.md#a-deleted-verdict-file). A bench
+ * outside git has nothing to compare with. */
+static void warn_deleted(bd_cli *cli, const bd_bench *bench, cJSON *warns)
+{
+    bd_git *g = NULL;
+    bd_git_status st;
+    bd_err err = BD_ERR_INIT;
+    if (bd_git_open(&g, bench->root, &err) != 0)
+        return;
+    if (bd_git_status_get(&st, g, &err) == 0) {
+        size_t pl = strlen(BD_VERDICT_DIR "/");
+        for (size_t i = 0; i < st.n; i++) {
+            const bd_git_entry *e = &st.entries[i];
+            if (strncmp(e->path, BD_VERDICT_DIR "/", pl) != 0 ||
+                (e->staged != 'D' && e->unstaged != 'D'))
+                continue;
+            char w[1200];
+            snprintf(w, sizeof(w),
+                     "verdict file %s, which the last commit holds, is gone: a deleted verdict "
+                     "no longer counts (a deleted `withdrawn` revives what it took back); "
+                     "restore it with `git checkout HEAD -- %s` unless that was meant",
+                     e->path, e->path);
+            if (cli->json)
+                cJSON_AddItemToArray(warns, cJSON_CreateString(w));
+            else
+                cli_warn(w);
+        }
+        bd_git_status_release(&st);
+    }
+    bd_git_close(g);
+}
+
 int cli_verify_verdicts(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *prov, cJSON *root,
                         size_t *failed, int *status)
 {
@@ -143,6 +178,7 @@ int cli_verify_verdicts(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *prov, c
     cJSON *o = cJSON_AddObjectToObject(root, "verdicts");
     cJSON *fails = cJSON_AddArrayToObject(o, "failures");
     cJSON *untrusted = cJSON_AddArrayToObject(o, "untrusted");
+    warn_deleted(cli, bench, cJSON_AddArrayToObject(o, "warnings"));
     int rc = bd_verdict_set_check(&s, bench->root, NULL, prov, &err);
     if (rc != 0) {
         (*failed)++;

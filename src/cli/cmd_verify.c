@@ -20,7 +20,9 @@ static const char verify_help[] =
     "every signed anchor under audit/anchors/bench/ matches it. Every failure is reported,\n"
     "one line each, not just the first. Every history record is parsed and checked in\n"
     "full except those under an anchor whose signature holds (re-hashed: they were checked\n"
-    "when it was published); --full parses those too (docs/history.md).\n\n"
+    "when it was published); --full parses those too (docs/history.md). Every verdict file\n"
+    "under audit/verdicts/ is checked (docs/provenance.md#verdicts): a forged, misnamed or\n"
+    "replayed one fails; one by a key without the reviewer role is shown, never a failure.\n\n"
     "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
 
 /* Exit status of a set of failures: the first failure's status decides. */

@@ -169,4 +169,15 @@ grep -q "stage and commit them: benchdesk stage audit/verdicts" <<<"$out" &&
     pass "verdict says to stage and commit" || fail "verdict text: $out"
 [ "$(bd verify --json | pj 'd["verdicts"]["counting"]')" = 2 ] && pass "bob's two verdicts count" ||
     fail "bob's verdicts"
+
+# a verdict file deleted after it was committed: verify warns (never fails)
+git -C "$root" init -q && git -C "$root" add -A audit &&
+    git -C "$root" -c user.name=t -c user.email=t@example.org commit -qm verdicts
+gone=$(cd "$root" && ls audit/verdicts/tc/run-a/c3/*.json | head -1)
+rm "$root/$gone"
+out=$(bd verify --json) && pass "verify passes with a deleted verdict" || fail "verify: $out"
+pj '" ".join(d["verdicts"]["warnings"])' <<<"$out" | grep -q "$gone, which the last commit holds, is gone" &&
+    pass "verify warns of the deleted verdict file" || fail "no warning: $out"
+bd verify 2>&1 >/dev/null | grep -q "warning: verdict file $gone" && pass "the warning on stderr" ||
+    fail "no warning line"
 finish
