@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "anchor.h"
+#include "evidence.h"
 #include "fsutil.h"
 #include "provenance.h"
 #include "stale.h"
@@ -32,6 +33,7 @@ void bd_recommendation_release(bd_recommendation *r)
     for (size_t i = 0; i < r->n_evidence; i++)
         free(r->evidence[i].case_id);
     free(r->evidence);
+    bd_evidence_release_fields(r);
     memset(r, 0, sizeof(*r));
 }
 
@@ -199,11 +201,34 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
     return recommend_core(out, bench, tc, now, today_given, (void *)st, err);
 }
 
+/* The task class's verdicts (their signatures checked now) and the evidence's gatherer,
+ * chained as visitors around `inner` for the one walk: *vs_visit is the one to walk with. */
+static int evidence_start(bd_evidence **ev, bd_verdict_set *vs, bd_history_visit *ev_visit,
+                          bd_history_visit *vs_visit, const bd_history_visit *inner,
+                          const bd_bench *bench, const bd_task_class *tc, time_t since, bd_err *err)
+{
+    bd_prov_ctx *prov = NULL;
+    int rc = -1;
+    if (bd_evidence_new(ev, tc, since, err) != 0 || bd_provenance_init(err) != 0 ||
+        bd_prov_ctx_new(&prov, bench->bench_dir, err) != 0 ||
+        bd_verdict_set_load(vs, bench->root, tc->name, prov, err) != 0)
+        goto out;
+    bd_evidence_visitor(ev_visit, *ev, inner);
+    bd_verdict_set_visitor(vs_visit, vs, ev_visit);
+    rc = 0;
+out:
+    bd_prov_ctx_free(prov);
+    return rc;
+}
+
 static int recommend_core(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
                           time_t now, today_fn today, void *today_payload, bd_err *err)
 {
     int rc = -1;
     bd_anchor_report rep;
+    bd_evidence *ev = NULL;
+    bd_verdict_set vs;
+    memset(&vs, 0, sizeof(vs));
     case_best *best = NULL;
     double *scores = NULL;
     memset(out, 0, sizeof(*out));
@@ -223,9 +248,16 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
     /* (the closing quote makes it exact: a longer name does not match) */
     bd_history_visit visit = {sc.tc_field, scan_one, scan_reset, &sc};
-    int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &visit, err);
-    if (vr < 0)
+    /* The evidence's run and the verdicts' subjects are gathered in the same walk. */
+    bd_history_visit ev_visit, vs_visit;
+    if (evidence_start(&ev, &vs, &ev_visit, &vs_visit, &visit, bench, tc, sc.since, err) != 0)
         goto out;
+    int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &vs_visit, err);
+    if (vr < 0) {
+        if (err->code == BD_OK)
+            nomem(err);
+        goto out;
+    }
     if (vr > 0) {
         *err = *bd_anchor_report_first_failure(&rep);
         goto out;
@@ -245,31 +277,10 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
                  "author and a reviewer sign it",
                  tc->name, st->tc_status);
     scan_settle(&sc, st);
-    int k = sc.n_class[1] > 0; /* the strongest isolation class present */
-    size_t nc = sc.n_class[0] + sc.n_class[1];
-    snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
-             nc == 0 ? ""
-             : k     ? "namespaces"
-                     : "subprocess");
-    out->excluded_isolation = sc.n_class[!k];
-    if (tc->n_cases > 0 && !(out->evidence = calloc(tc->n_cases, sizeof(*out->evidence))))
-        goto oom;
-    for (size_t i = 0; i < tc->n_cases; i++) { /* case_ids are sorted */
-        const case_best *b = &best[i];
-        if (!b->seq[k])
-            continue;
-        bd_rec_evidence *e = &out->evidence[out->n_evidence];
-        if (!(e->case_id = strdup(tc->case_ids[i])))
-            goto oom;
-        out->n_evidence++;
-        e->seq = b->seq[k];
-        snprintf(e->finished_at, sizeof(e->finished_at), "%s", b->finished_at[k]);
-        e->score = b->score[k];
-        e->passed = b->passed[k];
-        memcpy(e->record_hash, b->hash[k], BD_HASH_BUF);
-    }
-    out->superseded = sc.n_class[k] - out->n_evidence;
-    out->cases = out->n_evidence;
+    bd_verdict_set_settle(&vs);
+    /* The latest full run, less what two reviewers removed (evidence.h). */
+    if (bd_evidence_apply(out, ev, st, &vs, err) != 0)
+        goto out;
     if (out->cases > 0) {
         if (!(scores = malloc(out->cases * sizeof(*scores))))
             goto oom;
@@ -309,6 +320,8 @@ out:
     free(scores);
     free(best);
     bd_anchor_report_release(&rep);
+    bd_evidence_free(ev);
+    bd_verdict_set_release(&vs);
     return rc;
 }
 
@@ -495,6 +508,7 @@ cJSON *bd_recommendation_json(const bd_recommendation *r)
         ADD(cJSON_AddNumberToObject(x, "score", e->score));
         ADD(cJSON_AddBoolToObject(x, "passed", e->passed));
     }
+    ADD(bd_evidence_json_add(o, r));
 #undef ADD
     if (!ok) {
         cJSON_Delete(o);

@@ -38,6 +38,7 @@
 #include "bench.h"
 #include "err.h"
 #include "history.h"
+#include "verdict.h"
 
 #define BD_RECOMMEND_WINDOW_DAYS 30
 #define BD_RECOMMENDATIONS_DIR   ".benchdesk/recommendations"
@@ -51,6 +52,18 @@ typedef struct bd_rec_evidence {
     double score;
     bool passed;
 } bd_rec_evidence;
+
+/* A record of the evidence's run that reviewers spoke about (evidence.h): removed by two,
+ * awaiting a second reviewer, or marked flaky. */
+typedef struct bd_rec_reviewed {
+    uint64_t seq;
+    char case_id[129];
+    bd_verdict_kind verdict;
+    size_t n;              /* reviewers below: 2 for removed, else 1 */
+    char reviewer[2][256]; /* trusted-signers.yaml identity */
+    char fingerprint[2][BD_FPR_HEX_LEN + 1];
+    char *note[2]; /* owned */
+} bd_rec_reviewed;
 
 typedef struct bd_tier_eval {
     bd_tier tier;
@@ -85,6 +98,15 @@ typedef struct bd_recommendation {
     bd_tier_eval tiers[3];
     bd_rec_evidence *evidence; /* sorted by case id */
     size_t n_evidence;
+    /* The run the evidence comes from, and what verdicts say of it (evidence.h). */
+    char run_id[129]; /* "" when there is no full run in the window */
+    uint64_t run_cases;
+    size_t full_runs; /* full runs in the window, either class */
+    size_t excluded_subset, excluded_other_runs, excluded_removed; /* records */
+    bd_rec_reviewed *removed, *awaiting, *flaky;
+    size_t n_removed, n_awaiting, n_flaky;
+    uint64_t *unreviewed; /* failures of the run without a counting verdict, by seq */
+    size_t n_unreviewed;
 } bd_recommendation;
 
 /* Recommend a tier for `tc` of `bench` as of `now` (UTC seconds). Returns 0 and fills
