@@ -5,18 +5,12 @@
  * (bd_anchor_verify), else it refuses with their error. A task class that is not signed
  * today (author and reviewer signatures verify, bd_verify) recommends nothing:
  * recommended tier null with the reason (the evidence is still reported). From the score
- * records of the task class, streamed from the chain (memory grows with the cases, not
- * the records), it takes, in this order:
- *   1. records whose finished_at lies within the last 30 days (before `now`, or after it:
- *      a clock ahead is not a reason to drop evidence);
- *   2. of cases that exist in the task class now (others are counted as excluded);
- *   3. current records (bd_record_stale: case and task-class digest equal today's pins;
- *      stale ones are counted as excluded);
- *   4. of cases signed today, with provenance_verified true (others are counted as
- *      excluded unsigned);
- *   5. of one isolation class: the strongest present (namespaces over subprocess); records
- *      of the other class are counted as excluded, never mixed;
- *   6. the latest record (highest seq) per case.
+ * records of the task class, streamed from the chain, it takes the evidence evidence.h
+ * chooses: the latest full run within the last 30 days (before `now`, or after it: a clock
+ * ahead is not a reason to drop evidence), of the strongest isolation class among full
+ * runs; of it, the current records (bd_record_stale) of cases that exist and are signed
+ * today, run with provenance_verified true, the run's latest per case, less the records
+ * two trusted reviewers removed (verdict.h). Everything else is counted as excluded.
  * It reports the cases, pass rate, mean score and its 95% BCa interval (stats.h,
  * BD_STATS_RESAMPLES resamples, scores in case-id order, seed = bd_stats_seed_from(the
  * 64 hex characters of the chain head)), the current tier, and the highest tier whose

@@ -200,6 +200,12 @@ typedef struct bd_verdict_summary {
 
 void bd_verdict_summarize(bd_verdict_summary *out, const bd_verdict_set *s, uint64_t seq);
 
+/* A one-line badge of the verdicts that count on record `seq` into buf ("" when none):
+ * "removed: rubric_bug (alice, bob)", "rubric_bug by alice, awaiting a second reviewer",
+ * "confirmed by bob; flaky by carol". Identities are bench text: a front end sanitizes the
+ * line before it draws it. Returns buf. */
+const char *bd_verdict_badge(char *buf, size_t cap, const bd_verdict_set *s, uint64_t seq);
+
 /* ---- giving one -------------------------------------------------------------------------- */
 
 typedef struct bd_verdict_give_opts {

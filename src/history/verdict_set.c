@@ -539,3 +539,34 @@ int bd_verdict_set_check(bd_verdict_set *out, const char *bench_root, const char
         bd_verdict_set_release(out);
     return rc;
 }
+
+static const char *who(const bd_verdict_entry *e)
+{
+    return e->identity[0] ? e->identity : e->v.reviewer;
+}
+
+const char *bd_verdict_badge(char *buf, size_t cap, const bd_verdict_set *s, uint64_t seq)
+{
+    bd_verdict_summary sm;
+    buf[0] = '\0';
+    if (!s || !cap)
+        return buf;
+    bd_verdict_summarize(&sm, s, seq);
+    if (sm.removed) {
+        snprintf(buf, cap, "removed: %s (%s, %s)", bd_verdict_kind_str(sm.removed_by),
+                 who(sm.first[0]), who(sm.first[1]));
+        return buf;
+    }
+    const bd_verdict_entry *on[16];
+    size_t n = bd_verdict_set_on(s, seq, on, 16), len = 0;
+    for (size_t i = 0; i < n && i < 16 && len < cap; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s by %s%s", i ? "; " : "",
+                         bd_verdict_kind_str(on[i]->v.verdict), who(on[i]),
+                         bd_verdict_kind_removes(on[i]->v.verdict) ? ", awaiting a second reviewer"
+                                                                   : "");
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return buf;
+}

@@ -130,4 +130,14 @@ bd "$B" verdict "$sb" --verdict withdrawn --key "$BOB_FPR" >/dev/null || fail "w
 r=$(rec "$B")
 [ "$(pj 'd["cases"], len(d["verdicts"]["removed"]), len(d["verdicts"]["awaiting_second"])' <<<"$r")" = "$n0 0 1" ] &&
     pass "B: withdrawn: the record is back, awaiting a second reviewer" || fail "withdrawn: $r"
+
+# compare shows each record's verdicts (run B's side)
+bd "$B" run $tc >/dev/null 2>&1 || true
+local_run=$(bd "$B" history log --limit 1 --json | pj 'd["records"][0]["run_id"]')
+out=$(bd "$B" compare "$local_run" ci-1 --json) || true
+[ "$(pj "sorted(set(v['verdict'] + ':' + v['reviewer'] for c in d['cases'] if c['case_id'].startswith('ghsa-demo-0007') for v in c['verdicts']))" <<<"$out")" = \
+    '["rubric_bug:rev-alice@bench.example"]' ] && pass "compare --json: the record's verdicts" ||
+    fail "compare verdicts: $(pj '[c for c in d["cases"] if c["verdicts"]]' <<<"$out")"
+bd "$B" compare "$local_run" ci-1 | grep ghsa-demo-0007 | grep -q '\[rubric_bug by rev-alice@bench.example, awaiting a second reviewer' &&
+    pass "compare: a verdict badge on the row" || fail "compare text: $(bd "$B" compare "$local_run" ci-1 | grep ghsa-demo-0007)"
 finish
