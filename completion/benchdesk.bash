@@ -45,6 +45,7 @@ declare -gA _benchdesk_opts=(
     [stage]="--unstage --json --help"
     [commit]="-m --sign --key --json --help"
     [verdict]="--verdict --note --key --json --help"
+    [review]="--run --sample --key --json --help"
 )
 # Subcommand words of the commands that have them.
 declare -gA _benchdesk_actions=(
@@ -53,7 +54,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --verdict --note "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --verdict --note --sample "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -382,7 +383,7 @@ _benchdesk_complete()
 
     # Positional arguments.
     case $cmd in
-    list | run | recommend | case)
+    list | run | recommend | review | case)
         if ((npos == 0)); then
             _benchdesk_task_classes
             _benchdesk_add "${names[@]}"

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "review.h"
 #include "stale.h"
 #include "trend.h"
 
@@ -197,7 +198,7 @@ static int load_runs(bd_cli *cli, const bd_bench *bench, bd_runs *runs, bd_verdi
     if (rc == 0)
         rc = bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
     if (rc == 0)
-        rc = bd_runs_load_verdicts(runs, h, vs, &err);
+        rc = bd_runs_load_verdicts(runs, h, vs, NULL, NULL, &err);
     bd_history_free(h);
     bd_prov_ctx_free(prov);
     return rc == 0 ? 0 : cli_fail(cli, &err);
@@ -206,18 +207,7 @@ static int load_runs(bd_cli *cli, const bd_bench *bench, bd_runs *runs, bd_verdi
 /* The verdicts on record `r` (NULL: none) as JSON {"reviewer", "verdict", "at"}. */
 static cJSON *verdicts_json(const bd_verdict_set *vs, const bd_history_record *r)
 {
-    cJSON *a = cJSON_CreateArray();
-    const bd_verdict_entry *on[16];
-    size_t n = r ? bd_verdict_set_on(vs, r->seq, on, 16) : 0;
-    for (size_t i = 0; a && i < n && i < 16; i++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddItemToArray(a, x);
-        cJSON_AddStringToObject(x, "reviewer",
-                                on[i]->identity[0] ? on[i]->identity : on[i]->v.reviewer);
-        cJSON_AddStringToObject(x, "verdict", bd_verdict_kind_str(on[i]->v.verdict));
-        cJSON_AddStringToObject(x, "at", on[i]->v.at);
-    }
-    return a;
+    return r ? bd_review_verdicts_json(vs, r->seq) : cJSON_CreateArray();
 }
 
 int cmd_compare(bd_cli *cli, int argc, char **argv)

@@ -32,7 +32,8 @@
     X("status", cmd_status, "git status of bench/ and audit/")                                     \
     X("stage", cmd_stage, "stage paths under bench/ and audit/ for commit")                        \
     X("commit", cmd_commit, "commit the staged changes (optionally signed)")                       \
-    X("verdict", cmd_verdict, "sign your verdict on score records (confirmed, rubric_bug, ...)")
+    X("verdict", cmd_verdict, "sign your verdict on score records (confirmed, rubric_bug, ...)")   \
+    X("review", cmd_review, "the review queue: unreviewed failures, second reviews, a sample")
 
 typedef struct command {
     const char *name;
