@@ -102,6 +102,15 @@ int cmd_review(bd_cli *cli, int argc, char **argv);
  * this history are listed; JSON under root's "verdicts". `prov`: verify's context.
  * Returns 0, or -1 when the check could not be made (reported, counted as a failure). */
 struct bd_prov_ctx;
+struct bd_history_log_opts;
+/* `history log --verdict V | --unreviewed` (cmd_verdict.c): checks the verdict files
+ * (signatures, and their subjects in a verified walk) and puts a filter in front of
+ * o->keep: records with a counting verdict V, or failed score records without a counting
+ * verdict. *state (new; cli_log_verdicts_close) holds what the filter reads. Returns 0, or
+ * the exit status after printing the error. */
+int cli_log_verdicts_open(void **state, bd_cli *cli, const bd_bench *bench, const char *verdict,
+                          bool unreviewed, struct bd_history_log_opts *o);
+void cli_log_verdicts_close(void *state);
 int cli_verify_verdicts(bd_cli *cli, const bd_bench *bench, struct bd_prov_ctx *prov, cJSON *root,
                         size_t *failed, int *status);
 

@@ -238,3 +238,69 @@ int cli_verify_verdicts(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *prov, c
     bd_verdict_set_release(&s);
     return 0;
 }
+
+/* ---- history log's filters ------------------------------------------------------------ */
+
+typedef struct log_filter {
+    bd_verdict_set vs;
+    bool unreviewed;
+    bd_verdict_kind kind;
+    bool (*next)(const bd_history_record *r, void *ctx);
+    void *next_ctx;
+} log_filter;
+
+static bool keep_verdict(const bd_history_record *r, void *ctx)
+{
+    log_filter *f = ctx;
+    if (r->is_audit || (f->next && !f->next(r, f->next_ctx)))
+        return false;
+    const bd_verdict_entry *on[16];
+    size_t n = bd_verdict_set_on(&f->vs, r->seq, on, 16);
+    if (f->unreviewed)
+        return !r->score.passed && n == 0;
+    for (size_t i = 0; i < n && i < 16; i++)
+        if (on[i]->v.verdict == f->kind)
+            return true;
+    return false;
+}
+
+int cli_log_verdicts_open(void **state, bd_cli *cli, const bd_bench *bench, const char *verdict,
+                          bool unreviewed, bd_history_log_opts *o)
+{
+    *state = NULL;
+    log_filter *f = calloc(1, sizeof(*f));
+    bd_err err = BD_ERR_INIT;
+    bd_prov_ctx *prov = NULL;
+    if (!f)
+        return cli_usage(cli, "history", "out of memory");
+    f->unreviewed = unreviewed;
+    if (verdict && bd_verdict_kind_parse(verdict, &f->kind) != 0) {
+        free(f);
+        return cli_usage(cli, "history",
+                         "--verdict is one of confirmed, rubric_bug, case_bug, flaky, infra; "
+                         "not %s",
+                         cli_vis(verdict));
+    }
+    if (bd_provenance_init(&err) != 0 || bd_prov_ctx_new(&prov, bench->bench_dir, &err) != 0 ||
+        bd_verdict_set_check(&f->vs, bench->root, o->task_class, prov, &err) != 0) {
+        bd_prov_ctx_free(prov);
+        free(f);
+        return cli_fail(cli, &err);
+    }
+    bd_prov_ctx_free(prov);
+    f->next = o->keep;
+    f->next_ctx = o->keep_ctx;
+    o->keep = keep_verdict;
+    o->keep_ctx = f;
+    *state = f;
+    return 0;
+}
+
+void cli_log_verdicts_close(void *state)
+{
+    log_filter *f = state;
+    if (!f)
+        return;
+    bd_verdict_set_release(&f->vs);
+    free(f);
+}

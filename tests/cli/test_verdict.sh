@@ -163,12 +163,23 @@ expect 0 - -- bd verdict 1 --verdict withdrawn --key "$ALICE_FPR"
 [ "$(bd verify --json | pj 'd["verdicts"]["files"], d["verdicts"]["counting"]')" = "2 0" ] &&
     pass "withdrawn: nothing counts" || fail "withdrawn"
 expect 3 verdict.duplicate -- bd verdict 1 --verdict withdrawn --key "$ALICE_FPR"
+seqs() { bd history log "$@" --json | pj '[r["seq"] for r in d["records"]]'; }
+[ "$(seqs --unreviewed)" = "[3, 1]" ] && pass "history log --unreviewed: the failures without a counting verdict" ||
+    fail "--unreviewed: $(seqs --unreviewed)"
+[ "$(seqs --verdict rubric_bug)" = "[]" ] && pass "history log --verdict: a withdrawn verdict counts as none" ||
+    fail "--verdict rubric_bug: $(seqs --verdict rubric_bug)"
+expect 2 usage.bad_args -- bd history log --verdict maybe
 # two records in one go (bob), a text run
 out=$(bd verdict 1 3 --verdict confirmed --key "$BOB_FPR")
 grep -q "stage and commit them: benchdesk stage audit/verdicts" <<<"$out" &&
     pass "verdict says to stage and commit" || fail "verdict text: $out"
 [ "$(bd verify --json | pj 'd["verdicts"]["counting"]')" = 2 ] && pass "bob's two verdicts count" ||
     fail "bob's verdicts"
+[ "$(seqs --verdict confirmed)" = "[3, 1]" ] && [ "$(seqs --unreviewed)" = "[]" ] &&
+    pass "history log --verdict confirmed / --unreviewed after bob's verdicts" ||
+    fail "log filters: $(seqs --verdict confirmed) / $(seqs --unreviewed)"
+bd history log --verdict confirmed --task-class tc | grep -q '^ *3 ' && pass "history log --verdict, text" ||
+    fail "log text"
 
 # a verdict file deleted after it was committed: verify warns (never fails)
 git -C "$root" init -q && git -C "$root" add -A audit &&
