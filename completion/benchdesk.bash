@@ -35,7 +35,7 @@ declare -gA _benchdesk_opts=(
     [case]="--json --help"
     [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --stale --junit --help"
     [record]="--unsafe-network --isolation --allow-weaker-isolation --json --help"
-    [history]="--task-class --case --run --failure-mode --failed --stale --trend --full --limit --before --partial --json --help"
+    [history]="--task-class --case --run --failure-mode --failed --stale --verdict --unreviewed --trend --full --limit --before --partial --json --help"
     [compare]="--task-class --fail-on-regression --json --help"
     [report]="--format -o --output --json --help"
     [help]="--help"
@@ -46,6 +46,8 @@ declare -gA _benchdesk_opts=(
     [status]="--json --help"
     [stage]="--unstage --json --help"
     [commit]="-m --sign --key --json --help"
+    [verdict]="--verdict --note --key --json --help"
+    [review]="--run --sample --key --json --help"
 )
 # Subcommand words of the commands that have them.
 declare -gA _benchdesk_actions=(
@@ -54,7 +56,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --junit --format -o --output "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --junit --format -o --output --verdict --note --sample "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -325,6 +327,13 @@ _benchdesk_complete()
         _benchdesk_add author reviewer
         return
         ;;
+    --verdict)
+        _benchdesk_add confirmed rubric_bug case_bug flaky infra withdrawn
+        return
+        ;;
+    --note)
+        return
+        ;;
     --isolation)
         _benchdesk_add auto namespaces subprocess
         return
@@ -385,7 +394,7 @@ _benchdesk_complete()
 
     # Positional arguments.
     case $cmd in
-    list | run | recommend | case)
+    list | run | recommend | review | case)
         if ((npos == 0)); then
             _benchdesk_task_classes
             _benchdesk_add "${names[@]}"

@@ -134,14 +134,29 @@ static void load_reset(void *ctx)
 
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
 {
+    return bd_runs_load_verdicts(out, h, NULL, NULL, NULL, err);
+}
+
+int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_visit_wrap wrap,
+                          void *wrap_ctx, bd_err *err)
+{
     memset(out, 0, sizeof(*out));
     bd_history_record **idx = NULL;
     /* The records compared are those the verify walk links, parsed in full as it passes
      * them (never the derived index: docs/history.md#the-derived-index). */
     loader ld = {NULL, 0, 0, 0, h, err};
-    bd_history_visit visit = {.fn = load_scanned, .reset = load_reset, .ctx = &ld};
+    bd_history_visit visit = {.fn = load_scanned, .reset = load_reset, .ctx = &ld},
+                     with_verdicts, wrapped;
     bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;
     vo.visit = &visit;
+    if (vs) {
+        bd_verdict_set_visitor(&with_verdicts, vs, &visit);
+        vo.visit = &with_verdicts;
+    }
+    if (wrap) {
+        wrap(&wrapped, wrap_ctx, vo.visit);
+        vo.visit = &wrapped;
+    }
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
     int rc = bd_history_verify_with(h, &vo, &vr, err);
@@ -152,6 +167,8 @@ int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
     size_t n = ld.n;
     if (rc != 0)
         goto fail;
+    if (vs)
+        bd_verdict_set_settle(vs);
     if (n == 0) {
         free(all);
         return 0;

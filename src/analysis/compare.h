@@ -33,6 +33,7 @@
 #include "bench.h"
 #include "err.h"
 #include "history.h"
+#include "verdict.h"
 
 /* ---- runs of the verified chain ------------------------------------------------------ */
 
@@ -62,6 +63,16 @@ typedef struct bd_runs {
  * fills *out (release with bd_runs_release), or -1: chain.tampered (the chain does not
  * verify: nothing is compared on it), io.error, env.out_of_memory. */
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err);
+
+/* A visitor of one's own wrapped around `inner` for the same walk (review.h's score ids). */
+typedef void (*bd_visit_wrap)(bd_history_visit *out, void *ctx, const bd_history_visit *inner);
+
+/* bd_runs_load, matching the subjects of the verdict set `vs` (bd_verdict_set_load; may
+ * be NULL) in the same walk and settling it, so each record's verdicts can be shown
+ * (bd_verdict_set_on, bd_verdict_badge); `wrap` (may be NULL) adds a visitor of the
+ * caller's to the walk. */
+int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_visit_wrap wrap,
+                          void *wrap_ctx, bd_err *err);
 
 void bd_runs_release(bd_runs *r);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "anchor.h"
+#include "evidence.h"
 #include "fsutil.h"
 #include "provenance.h"
 #include "stale.h"
@@ -32,6 +33,7 @@ void bd_recommendation_release(bd_recommendation *r)
     for (size_t i = 0; i < r->n_evidence; i++)
         free(r->evidence[i].case_id);
     free(r->evidence);
+    bd_evidence_release_fields(r);
     memset(r, 0, sizeof(*r));
 }
 
@@ -45,7 +47,7 @@ typedef struct case_best {
     char finished_at[2][40];
     double score[2];
     bool passed[2];
-    uint8_t hash[2][32];
+    char hash[2][BD_HASH_BUF];
     size_t n_verified[2], n_unverified[2];
 } case_best;
 
@@ -55,7 +57,7 @@ typedef struct scan_ctx {
     case_best *best;
     time_t since;
     size_t n_class[2]; /* eligible records per isolation class */
-    size_t tc_name_len;
+    char tc_field[160];
 } scan_ctx;
 
 static int case_index(const bd_task_class *tc, const char *id)
@@ -85,69 +87,41 @@ static bool str_of(const char *v, size_t vl, char *out, size_t size)
     return true;
 }
 
-enum {
-    M_CASE_DIGEST,
-    M_CASE_ID,
-    M_FINISHED_AT,
-    M_ISOLATION,
-    M_PV,
-    M_SCORE,
-    M_TC,
-    M_TC_DIGEST,
-    M__COUNT
-};
-
-/* What one record tells recommend, read on the walk's hashing threads (scan_pre). */
-typedef enum {
-    SCAN_SKIP,           /* not a score record of this task class (an audit record) */
-    SCAN_OUTSIDE_WINDOW, /* finished before the window */
-    SCAN_UNKNOWN_CASE,   /* a case the task class no longer has */
-    SCAN_STALE,          /* not current (docs/history.md) */
-    SCAN_UNVERIFIED,     /* current, run without verified provenance */
-    SCAN_VERIFIED,       /* current, on signed content */
-} scan_kind;
-
-typedef struct scan_rec {
-    scan_kind kind;
-    int ci;  /* the case's index in tc->case_ids */
-    int iso; /* 0 subprocess, 1 namespaces */
-    bool passed;
-    double score;
-    char finished_at[40];
-} scan_rec;
+enum { M_CASE_DIGEST, M_CASE_ID, M_FINISHED_AT, M_ISOLATION, M_PV, M_TC_DIGEST, M__COUNT };
 
 /* One record of the chain as the verify walk links it: its top-level members read in one
  * pass (the walk checked these very bytes, or they lie under a signed anchor and were
- * checked when it was published: canonical and schema-valid either way). Runs on any of
- * the walk's threads: reads only the record and what the context holds unchanged. */
-static void scan_pre(const char *rec, size_t len, void *outp, const void *arg)
+ * checked when it was published: canonical and schema-valid either way). */
+static int scan_one(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
 {
-    static const char *const keys[M__COUNT] = {
-        "case_digest",         "case_id", "finished_at", "isolation_class",
-        "provenance_verified", "score",   "task_class",  "task_class_digest"};
-    const scan_ctx *c = arg;
-    scan_rec *o = outp;
+    static const char *const keys[M__COUNT] = {"case_digest",         "case_id",
+                                               "finished_at",         "isolation_class",
+                                               "provenance_verified", "task_class_digest"};
+    scan_ctx *c = arg;
     const char *v[M__COUNT];
     size_t vl[M__COUNT];
-    char case_id[160], case_digest[80], tc_digest[80], iso[16];
-    o->kind = SCAN_SKIP;
-    /* One pass over the members; an audit record has no case_id or score. */
+    char case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
+    bool passed = false;
+    double score = 0;
+    /* The needle, `"task_class":"<name>"` with its closing quote, matched exactly this
+     * task class; an audit record has no case_id. */
     bd_record_members(rec, len, keys, M__COUNT, v, vl);
-    if (!v[M_TC] || vl[M_TC] != c->tc_name_len + 2 ||
-        memcmp(v[M_TC] + 1, c->tc->name, c->tc_name_len) != 0 ||
-        !str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
-        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], o->finished_at, sizeof(o->finished_at)) ||
+    if (!str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
+        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], fin, sizeof(fin)) ||
         !str_of(v[M_ISOLATION], vl[M_ISOLATION], iso, sizeof(iso)) || !v[M_PV] ||
-        !bd_record_score_of(v[M_SCORE], vl[M_SCORE], &o->passed, &o->score))
-        return;
-    time_t t = (time_t)bd_history_time_epoch(o->finished_at);
+        !bd_record_score(rec, len, &passed, &score))
+        return 0;
+    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
+    bd_recommendation *out = c->out;
+    time_t t = (time_t)bd_history_time_epoch(fin);
     if (t == (time_t)-1 || t < c->since) {
-        o->kind = SCAN_OUTSIDE_WINDOW;
-        return;
+        out->excluded_outside_window++;
+        return 0;
     }
-    if ((o->ci = case_index(c->tc, case_id)) < 0) {
-        o->kind = SCAN_UNKNOWN_CASE;
-        return;
+    int ci = case_index(c->tc, case_id);
+    if (ci < 0) {
+        out->excluded_unknown_case++;
+        return 0;
     }
     /* Current (docs/history.md) through the one stale rule, on the few fields it reads. */
     bd_history_record r;
@@ -159,46 +133,21 @@ static void scan_pre(const char *rec, size_t len, void *outp, const void *arg)
     r.task_class_digest =
         str_of(v[M_TC_DIGEST], vl[M_TC_DIGEST], tc_digest, sizeof(tc_digest)) ? tc_digest : NULL;
     if (bd_record_stale(&r, c->tc->digests) != BD_STALE_NONE) {
-        o->kind = SCAN_STALE;
-        return;
-    }
-    o->iso = strcmp(iso, "namespaces") == 0;
-    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
-    o->kind = pv ? SCAN_VERIFIED : SCAN_UNVERIFIED;
-}
-
-/* The record scan_pre read, in chain order: the latest current record per case and
- * isolation class, and the counts. */
-static int scan_take(uint64_t seq, const void *pre, const uint8_t hash[32], void *arg)
-{
-    scan_ctx *c = arg;
-    const scan_rec *o = pre;
-    bd_recommendation *out = c->out;
-    case_best *b = o->kind >= SCAN_UNVERIFIED ? &c->best[o->ci] : NULL;
-    switch (o->kind) {
-    case SCAN_SKIP:
-        break;
-    case SCAN_OUTSIDE_WINDOW:
-        out->excluded_outside_window++;
-        break;
-    case SCAN_UNKNOWN_CASE:
-        out->excluded_unknown_case++;
-        break;
-    case SCAN_STALE:
         out->excluded_stale++;
-        break;
-    case SCAN_UNVERIFIED:
-        b->n_unverified[o->iso]++;
-        break;
-    case SCAN_VERIFIED:
-        b->n_verified[o->iso]++;
-        b->seq[o->iso] = seq;
-        memcpy(b->finished_at[o->iso], o->finished_at, sizeof(o->finished_at));
-        b->score[o->iso] = o->score;
-        b->passed[o->iso] = o->passed;
-        memcpy(b->hash[o->iso], hash, 32);
-        break;
+        return 0;
     }
+    case_best *b = &c->best[ci];
+    int k = strcmp(iso, "namespaces") == 0;
+    if (!pv) {
+        b->n_unverified[k]++;
+        return 0;
+    }
+    b->n_verified[k]++;
+    b->seq[k] = seq;
+    memcpy(b->finished_at[k], fin, strlen(fin) + 1);
+    b->score[k] = score;
+    b->passed[k] = passed;
+    bd_hex(b->hash[k], hash, 32);
     return 0;
 }
 
@@ -252,11 +201,34 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
     return recommend_core(out, bench, tc, now, today_given, (void *)st, err);
 }
 
+/* The task class's verdicts (their signatures checked now) and the evidence's gatherer,
+ * chained as visitors around `inner` for the one walk: *vs_visit is the one to walk with. */
+static int evidence_start(bd_evidence **ev, bd_verdict_set *vs, bd_history_visit *ev_visit,
+                          bd_history_visit *vs_visit, const bd_history_visit *inner,
+                          const bd_bench *bench, const bd_task_class *tc, time_t since, bd_err *err)
+{
+    bd_prov_ctx *prov = NULL;
+    int rc = -1;
+    if (bd_evidence_new(ev, tc, since, err) != 0 || bd_provenance_init(err) != 0 ||
+        bd_prov_ctx_new(&prov, bench->bench_dir, err) != 0 ||
+        bd_verdict_set_load(vs, bench->root, tc->name, prov, err) != 0)
+        goto out;
+    bd_evidence_visitor(ev_visit, *ev, inner);
+    bd_verdict_set_visitor(vs_visit, vs, ev_visit);
+    rc = 0;
+out:
+    bd_prov_ctx_free(prov);
+    return rc;
+}
+
 static int recommend_core(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
                           time_t now, today_fn today, void *today_payload, bd_err *err)
 {
     int rc = -1;
     bd_anchor_report rep;
+    bd_evidence *ev = NULL;
+    bd_verdict_set vs;
+    memset(&vs, 0, sizeof(vs));
     case_best *best = NULL;
     double *scores = NULL;
     memset(out, 0, sizeof(*out));
@@ -272,16 +244,20 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     /* Every record used comes from the one walk that verifies the chain and every anchor
      * (never from the derived index or a memo: docs/history.md#the-derived-index); memory is
      * per case, not per record. */
-    scan_ctx sc = {
-        out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, strlen(tc->name)};
-    bd_history_visit visit = {.reset = scan_reset,
-                              .ctx = &sc,
-                              .pre_size = sizeof(scan_rec),
-                              .pre = scan_pre,
-                              .fn_pre = scan_take};
-    int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &visit, err);
-    if (vr < 0)
+    scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
+    snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
+    /* (the closing quote makes it exact: a longer name does not match) */
+    bd_history_visit visit = {.needle = sc.tc_field, .fn = scan_one, .reset = scan_reset, .ctx = &sc};
+    /* The evidence's run and the verdicts' subjects are gathered in the same walk. */
+    bd_history_visit ev_visit, vs_visit;
+    if (evidence_start(&ev, &vs, &ev_visit, &vs_visit, &visit, bench, tc, sc.since, err) != 0)
         goto out;
+    int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &vs_visit, err);
+    if (vr < 0) {
+        if (err->code == BD_OK)
+            nomem(err);
+        goto out;
+    }
     if (vr > 0) {
         *err = *bd_anchor_report_first_failure(&rep);
         goto out;
@@ -301,31 +277,10 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
                  "author and a reviewer sign it",
                  tc->name, st->tc_status);
     scan_settle(&sc, st);
-    int k = sc.n_class[1] > 0; /* the strongest isolation class present */
-    size_t nc = sc.n_class[0] + sc.n_class[1];
-    snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
-             nc == 0 ? ""
-             : k     ? "namespaces"
-                     : "subprocess");
-    out->excluded_isolation = sc.n_class[!k];
-    if (tc->n_cases > 0 && !(out->evidence = calloc(tc->n_cases, sizeof(*out->evidence))))
-        goto oom;
-    for (size_t i = 0; i < tc->n_cases; i++) { /* case_ids are sorted */
-        const case_best *b = &best[i];
-        if (!b->seq[k])
-            continue;
-        bd_rec_evidence *e = &out->evidence[out->n_evidence];
-        if (!(e->case_id = strdup(tc->case_ids[i])))
-            goto oom;
-        out->n_evidence++;
-        e->seq = b->seq[k];
-        snprintf(e->finished_at, sizeof(e->finished_at), "%s", b->finished_at[k]);
-        e->score = b->score[k];
-        e->passed = b->passed[k];
-        bd_hex(e->record_hash, b->hash[k], 32);
-    }
-    out->superseded = sc.n_class[k] - out->n_evidence;
-    out->cases = out->n_evidence;
+    bd_verdict_set_settle(&vs);
+    /* The latest full run, less what two reviewers removed (evidence.h). */
+    if (bd_evidence_apply(out, ev, st, &vs, err) != 0)
+        goto out;
     if (out->cases > 0) {
         if (!(scores = malloc(out->cases * sizeof(*scores))))
             goto oom;
@@ -365,6 +320,8 @@ out:
     free(scores);
     free(best);
     bd_anchor_report_release(&rep);
+    bd_evidence_free(ev);
+    bd_verdict_set_release(&vs);
     return rc;
 }
 
@@ -551,6 +508,7 @@ cJSON *bd_recommendation_json(const bd_recommendation *r)
         ADD(cJSON_AddNumberToObject(x, "score", e->score));
         ADD(cJSON_AddBoolToObject(x, "passed", e->passed));
     }
+    ADD(bd_evidence_json_add(o, r));
 #undef ADD
     if (!ok) {
         cJSON_Delete(o);

@@ -5,18 +5,12 @@
  * (bd_anchor_verify), else it refuses with their error. A task class that is not signed
  * today (author and reviewer signatures verify, bd_verify) recommends nothing:
  * recommended tier null with the reason (the evidence is still reported). From the score
- * records of the task class, streamed from the chain (memory grows with the cases, not
- * the records), it takes, in this order:
- *   1. records whose finished_at lies within the last 30 days (before `now`, or after it:
- *      a clock ahead is not a reason to drop evidence);
- *   2. of cases that exist in the task class now (others are counted as excluded);
- *   3. current records (bd_record_stale: case and task-class digest equal today's pins;
- *      stale ones are counted as excluded);
- *   4. of cases signed today, with provenance_verified true (others are counted as
- *      excluded unsigned);
- *   5. of one isolation class: the strongest present (namespaces over subprocess); records
- *      of the other class are counted as excluded, never mixed;
- *   6. the latest record (highest seq) per case.
+ * records of the task class, streamed from the chain, it takes the evidence evidence.h
+ * chooses: the latest full run within the last 30 days (before `now`, or after it: a clock
+ * ahead is not a reason to drop evidence), of the strongest isolation class among full
+ * runs; of it, the current records (bd_record_stale) of cases that exist and are signed
+ * today, run with provenance_verified true, the run's latest per case, less the records
+ * two trusted reviewers removed (verdict.h). Everything else is counted as excluded.
  * It reports the cases, pass rate, mean score and its 95% BCa interval (stats.h,
  * BD_STATS_RESAMPLES resamples, scores in case-id order, seed = bd_stats_seed_from(the
  * 64 hex characters of the chain head)), the current tier, and the highest tier whose
@@ -38,6 +32,7 @@
 #include "bench.h"
 #include "err.h"
 #include "history.h"
+#include "verdict.h"
 
 #define BD_RECOMMEND_WINDOW_DAYS 30
 #define BD_RECOMMENDATIONS_DIR   ".benchdesk/recommendations"
@@ -51,6 +46,18 @@ typedef struct bd_rec_evidence {
     double score;
     bool passed;
 } bd_rec_evidence;
+
+/* A record of the evidence's run that reviewers spoke about (evidence.h): removed by two,
+ * awaiting a second reviewer, or marked flaky. */
+typedef struct bd_rec_reviewed {
+    uint64_t seq;
+    char case_id[129];
+    bd_verdict_kind verdict;
+    size_t n;              /* reviewers below: 2 for removed, else 1 */
+    char reviewer[2][256]; /* trusted-signers.yaml identity */
+    char fingerprint[2][BD_FPR_HEX_LEN + 1];
+    char *note[2]; /* owned */
+} bd_rec_reviewed;
 
 typedef struct bd_tier_eval {
     bd_tier tier;
@@ -85,6 +92,15 @@ typedef struct bd_recommendation {
     bd_tier_eval tiers[3];
     bd_rec_evidence *evidence; /* sorted by case id */
     size_t n_evidence;
+    /* The run the evidence comes from, and what verdicts say of it (evidence.h). */
+    char run_id[129]; /* "" when there is no full run in the window */
+    uint64_t run_cases;
+    size_t full_runs; /* full runs in the window, either class */
+    size_t excluded_subset, excluded_other_runs, excluded_removed; /* records */
+    bd_rec_reviewed *removed, *awaiting, *flaky;
+    size_t n_removed, n_awaiting, n_flaky;
+    uint64_t *unreviewed; /* failures of the run without a counting verdict, by seq */
+    size_t n_unreviewed;
 } bd_recommendation;
 
 /* Recommend a tier for `tc` of `bench` as of `now` (UTC seconds). Returns 0 and fills

@@ -108,6 +108,10 @@
     X(BD_E_BUNDLE_DUPLICATE, "bundle.duplicate_shard", 2)                                          \
     X(BD_E_BUNDLE_MISSING, "bundle.missing_shard", 2)                                              \
     X(BD_E_BUNDLE_CONFLICT, "bundle.conflict", 1)                                                  \
+    X(BD_E_VERDICT_INVALID, "verdict.invalid", 1)                                                  \
+    X(BD_E_VERDICT_REPLAYED, "verdict.replayed", 1)                                                \
+    X(BD_E_VERDICT_NOT_REVIEWER, "verdict.not_reviewer", 3)                                        \
+    X(BD_E_VERDICT_DUPLICATE, "verdict.duplicate", 3)                                              \
     X(BD_E_INTERNAL, "internal.bug", 4)
 
 typedef enum {

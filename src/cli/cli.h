@@ -104,6 +104,25 @@ int cmd_report(bd_cli *cli, int argc, char **argv);
  * the exit status of the error it printed. */
 int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, bd_report_format fmt,
                      const char *path);
+int cmd_verdict(bd_cli *cli, int argc, char **argv);
+int cmd_review(bd_cli *cli, int argc, char **argv);
+
+/* verify's check of every verdict file (cmd_verdict.c): bad files are failures (counted
+ * into *failed, the first sets *status), untrusted ones and those whose subject is not in
+ * this history are listed; JSON under root's "verdicts". `prov`: verify's context.
+ * Returns 0, or -1 when the check could not be made (reported, counted as a failure). */
+struct bd_prov_ctx;
+struct bd_history_log_opts;
+/* `history log --verdict V | --unreviewed` (cmd_verdict.c): checks the verdict files
+ * (signatures, and their subjects in a verified walk) and puts a filter in front of
+ * o->keep: records with a counting verdict V, or failed score records without a counting
+ * verdict. *state (new; cli_log_verdicts_close) holds what the filter reads. Returns 0, or
+ * the exit status after printing the error. */
+int cli_log_verdicts_open(void **state, bd_cli *cli, const bd_bench *bench, const char *verdict,
+                          bool unreviewed, struct bd_history_log_opts *o);
+void cli_log_verdicts_close(void *state);
+int cli_verify_verdicts(bd_cli *cli, const bd_bench *bench, struct bd_prov_ctx *prov, cJSON *root,
+                        size_t *failed, int *status);
 
 /* `history log --trend --task-class TC` (cmd_compare.c): the mean score over the last
  * full runs as a table, or JSON. Returns the exit status. */

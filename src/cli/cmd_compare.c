@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "review.h"
 #include "stale.h"
 #include "trend.h"
 
@@ -49,7 +50,10 @@ static cJSON *num_or_null(bool present, double v)
     return present ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-static cJSON *compare_json(const bd_compare *c, size_t stale_a, size_t stale_b)
+static cJSON *verdicts_json(const bd_verdict_set *vs, const bd_history_record *r);
+
+static cJSON *compare_json(const bd_compare *c, size_t stale_a, size_t stale_b,
+                           const bd_verdict_set *vs)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "task_class", c->a->task_class);
@@ -103,6 +107,7 @@ static cJSON *compare_json(const bd_compare *c, size_t stale_a, size_t stale_b)
         cJSON_AddItemToObject(e, "score_a", num_or_null(cc->a, cc->a ? cc->a->score.score : 0));
         cJSON_AddItemToObject(e, "score_b", num_or_null(cc->b, cc->b ? cc->b->score.score : 0));
         cJSON_AddItemToObject(e, "delta", num_or_null(cc->a && cc->b, cc->delta));
+        cJSON_AddItemToObject(e, "verdicts", verdicts_json(vs, cc->b));
         cJSON_AddItemToArray(cases, e);
     }
     return o;
@@ -117,7 +122,7 @@ static void side(const bd_history_record *r)
 }
 
 static void compare_text(const bd_compare *c, size_t stale_a, size_t stale_b, unsigned bits_a,
-                         unsigned bits_b)
+                         unsigned bits_b, const bd_verdict_set *vs)
 {
     char ka[64], kb[64];
     printf("compare %s\n", c->a->task_class);
@@ -172,22 +177,43 @@ static void compare_text(const bd_compare *c, size_t stale_a, size_t stale_b, un
         side(cc->b);
         if (cc->a && cc->b)
             printf("  %+.3f", cc->delta);
+        char badge[512];
+        if (cc->b && bd_verdict_badge(badge, sizeof(badge), vs, cc->b->seq)[0])
+            printf("  [%s]", cli_vis(badge));
         printf("\n");
     }
 }
 
 /* Open the history of `bench` and load its verified runs. Prints the error and returns
  * the exit status on failure, 0 on success. */
-static int load_runs(bd_cli *cli, const bd_bench *bench, bd_runs *runs)
+/* `vs` (may be NULL): the verdict files, loaded and matched too. */
+static int load_runs(bd_cli *cli, const bd_bench *bench, bd_runs *runs, bd_verdict_set *vs)
 {
     bd_err err = BD_ERR_INIT;
     bd_history *h = NULL;
+    bd_prov_ctx *prov = NULL;
     memset(runs, 0, sizeof(*runs));
-    int rc = bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
+    if (vs)
+        memset(vs, 0, sizeof(*vs));
+    /* the verdicts on each record (docs/provenance.md#verdicts), matched in the same walk */
+    int rc = 0;
+    if (vs && (rc = bd_provenance_init(&err)) == 0)
+        rc = bd_prov_ctx_new(&prov, bench->bench_dir, &err);
+    if (vs && rc == 0)
+        rc = bd_verdict_set_load(vs, bench->root, NULL, prov, &err);
     if (rc == 0)
-        rc = bd_runs_load(runs, h, &err);
+        rc = bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
+    if (rc == 0)
+        rc = bd_runs_load_verdicts(runs, h, vs, NULL, NULL, &err);
     bd_history_free(h);
+    bd_prov_ctx_free(prov);
     return rc == 0 ? 0 : cli_fail(cli, &err);
+}
+
+/* The verdicts on record `r` (NULL: none) as JSON {"reviewer", "verdict", "at"}. */
+static cJSON *verdicts_json(const bd_verdict_set *vs, const bd_history_record *r)
+{
+    return r ? bd_review_verdicts_json(vs, r->seq) : cJSON_CreateArray();
 }
 
 int cmd_compare(bd_cli *cli, int argc, char **argv)
@@ -226,10 +252,11 @@ int cmd_compare(bd_cli *cli, int argc, char **argv)
     if (status != 0)
         return status;
     bd_runs runs;
+    bd_verdict_set vs;
     bd_compare c;
     memset(&c, 0, sizeof(c));
     bd_task_class *tc = NULL;
-    status = load_runs(cli, bench, &runs);
+    status = load_runs(cli, bench, &runs, &vs);
     if (status != 0)
         goto out;
     const bd_run *a, *b;
@@ -246,11 +273,11 @@ int cmd_compare(bd_cli *cli, int argc, char **argv)
     size_t stale_a = bd_run_stale_count(a, tc ? tc->digests : NULL, &bits_a);
     size_t stale_b = bd_run_stale_count(b, tc ? tc->digests : NULL, &bits_b);
     if (cli->json) {
-        cJSON *o = compare_json(&c, stale_a, stale_b);
+        cJSON *o = compare_json(&c, stale_a, stale_b, &vs);
         cli_print_json(o);
         cJSON_Delete(o);
     } else {
-        compare_text(&c, stale_a, stale_b, bits_a, bits_b);
+        compare_text(&c, stale_a, stale_b, bits_a, bits_b, &vs);
     }
     if (fail_on_regression && c.counts[BD_CMP_REGRESSED] > 0) {
         if (!cli->json)
@@ -262,6 +289,7 @@ out:
     bd_compare_release(&c);
     bd_task_class_free(tc);
     bd_runs_release(&runs);
+    bd_verdict_set_release(&vs);
     bd_bench_free(bench);
     return status;
 }
@@ -275,7 +303,7 @@ int cli_history_trend(bd_cli *cli, const bd_bench *bench, const char *task_class
         return cli_fail(cli, &err);
     }
     bd_runs runs;
-    int status = load_runs(cli, bench, &runs);
+    int status = load_runs(cli, bench, &runs, NULL); /* the trend shows no verdicts */
     if (status != 0)
         return status;
     bd_trend_point *p = NULL;

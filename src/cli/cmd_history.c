@@ -16,6 +16,7 @@ static const char history_help[] =
     "       benchdesk history import BUNDLE_DIR... [--partial] [--json]\n"
     "       benchdesk history log [--task-class TC] [--case ID] [--run RUN_ID]\n"
     "                             [--failure-mode CODE] [--failed] [--stale]\n"
+    "                             [--verdict V | --unreviewed]\n"
     "                             [--limit N] [--before SEQ] [--json]\n"
     "       benchdesk history log --trend --task-class TC [--json]\n\n"
     "verify  walks the chain in .benchdesk/history from record 1: every segment line a\n"
@@ -32,7 +33,9 @@ static const char history_help[] =
     "        the page below SEQ), optionally only those of one task class, case or run,\n"
     "        with a failure mode, that failed, or that are stale (scored on a case or task\n"
     "        class that has changed since: marked STALE). It reads only the records it\n"
-    "        needs and does not verify the chain.\n"
+    "        needs and does not verify the chain. --verdict V: records with a counting\n"
+    "        verdict V (docs/provenance.md#verdicts); --unreviewed: failures without one\n"
+    "        (these two check the verdict files and walk the verified chain).\n"
     "        --trend: the mean score over the last 20 full runs of TC from the verified\n"
     "        chain (run id, time, cases, pass rate, mean, ci95) and its sparkline.\n"
     "import  merges shard bundles into the chain (benchdesk history import --help).\n";
@@ -206,13 +209,20 @@ static void print_record_line(const bd_history_record *r, unsigned stale, const 
            stale ? "  STALE: " : "", stale ? bd_stale_str(stale) : "");
 }
 
-static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *o, bool stale)
+static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *o, bool stale,
+                       const char *verdict, bool unreviewed)
 {
     bd_err err = BD_ERR_INIT;
     pins_cache pc = {.bench = bench};
+    void *vf = NULL;
     if (stale) {
         o->keep = keep_stale;
         o->keep_ctx = &pc;
+    }
+    if (verdict || unreviewed) {
+        int st = cli_log_verdicts_open(&vf, cli, bench, verdict, unreviewed, o);
+        if (st != 0)
+            return st;
     }
     bd_history *h = NULL;
     bd_history_record *recs = NULL;
@@ -250,8 +260,8 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
         goto out;
     }
     if (n == 0) {
-        bool filtered =
-            o->task_class || o->case_id || o->run_id || o->failure_mode || o->failed_only || stale;
+        bool filtered = o->task_class || o->case_id || o->run_id || o->failure_mode ||
+                        o->failed_only || stale || vf;
         printf("no history records%s\n", filtered ? " match" : " yet");
         goto out;
     }
@@ -263,6 +273,7 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
     if (next)
         printf("(older records: --before %llu)\n", (unsigned long long)next);
 out:
+    cli_log_verdicts_close(vf);
     pins_cache_release(&pc);
     bd_history_records_free(recs, n);
     bd_history_free(h);
@@ -284,7 +295,8 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
         return cli_usage(cli, "history", "history needs a subcommand: verify, log or import");
     const char *sub = argv[1];
     bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
-    bool full = false, stale = false, trend = false;
+    bool full = false, stale = false, trend = false, unreviewed = false;
+    const char *verdict = NULL;
     if (strcmp(sub, "verify") == 0) {
         if (argc == 3 && strcmp(argv[2], "--full") == 0)
             full = true;
@@ -302,6 +314,11 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
             } else if (strcmp(a, "--stale") == 0) {
                 stale = true;
                 i--;
+            } else if (strcmp(a, "--unreviewed") == 0) {
+                unreviewed = true;
+                i--;
+            } else if (strcmp(a, "--verdict") == 0 && v) {
+                verdict = v;
             } else if (strcmp(a, "--trend") == 0) {
                 trend = true;
                 i--;
@@ -357,7 +374,7 @@ int cmd_history(bd_cli *cli, int argc, char **argv)
     }
     status = strcmp(sub, "verify") == 0 ? history_verify(cli, bench, full)
              : trend                    ? cli_history_trend(cli, bench, o.task_class)
-                                        : history_log(cli, bench, &o, stale);
+                                        : history_log(cli, bench, &o, stale, verdict, unreviewed);
     bd_bench_free(bench);
     return status;
 }

@@ -14,16 +14,48 @@ static const char recommend_help[] =
     "Recommends a tier for TASK_CLASS from the history, and only if the history and every\n"
     "anchor verify, and only for a task class signed today by an author and a reviewer\n"
     "(otherwise recommended_tier is null, with the reason; exit 0). Evidence: the latest\n"
-    "current record per case of the last 30 days (stale records, scored on a case or task\n"
-    "class that has changed since, are excluded and counted), from cases signed today\n"
-    "(records with provenance_verified false are excluded), from one isolation class\n"
-    "(the strongest present; the others are excluded, never mixed). Reports the cases,\n"
+    "full run of the last 30 days (run_scope full, as many records as it selected cases) of\n"
+    "the strongest isolation class among full runs; subset runs (--case, --stale) and\n"
+    "cancelled runs are counted, never used. Of that run: current records (stale ones,\n"
+    "scored on a case or task class that has changed since, are excluded and counted) of\n"
+    "cases signed today (records with provenance_verified false are excluded), less the\n"
+    "records two reviewers removed (rubric_bug, case_bug or infra from two trusted\n"
+    "reviewers: the case drops out). Lists the run's failures no reviewer has judged, the\n"
+    "removed records (who, why), those awaiting a second reviewer and flaky ones (see\n"
+    "`benchdesk verdict`). Reports the cases,\n"
     "pass rate, mean score with its 95% BCa bootstrap interval (seeded from the chain\n"
     "head: the same history gives the same numbers), the current tier and the highest\n"
     "tier whose min_cases_for_promotion and promotion_threshold (on the interval's lower\n"
     "bound) are met. Writes .benchdesk/recommendations/<utc>.json with\n"
     "requires_human_approval: true. It never changes a tier: a human edits current_tier\n"
     "in a reviewed commit.\n";
+
+static void print_reviewed(const char *what, const bd_rec_reviewed *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        printf("  %-12s  #%llu %s: %s by %s", i ? "" : what, (unsigned long long)x[i].seq,
+               x[i].case_id, bd_verdict_kind_str(x[i].verdict), cli_vis(x[i].reviewer[0]));
+        if (x[i].n > 1)
+            printf(" and %s", cli_vis(x[i].reviewer[1]));
+        for (size_t k = 0; k < x[i].n; k++)
+            if (x[i].note[k] && x[i].note[k][0])
+                printf(" — \"%s\"", cli_vis(x[i].note[k]));
+        printf("\n");
+    }
+}
+
+/* What reviewers said of the evidence's run (docs/provenance.md#verdicts). */
+static void print_verdicts(const bd_recommendation *r)
+{
+    printf("  unreviewed    %zu failure%s without a verdict", r->n_unreviewed,
+           r->n_unreviewed == 1 ? "" : "s");
+    for (size_t i = 0; i < r->n_unreviewed && i < 12; i++)
+        printf("%s#%llu", i ? " " : ": ", (unsigned long long)r->unreviewed[i]);
+    printf("%s\n", r->n_unreviewed > 12 ? " …" : "");
+    print_reviewed("removed", r->removed, r->n_removed);
+    print_reviewed("awaiting 2nd", r->awaiting, r->n_awaiting);
+    print_reviewed("flaky", r->flaky, r->n_flaky);
+}
 
 static void print_text(const bd_recommendation *r, const char *path)
 {
@@ -32,14 +64,20 @@ static void print_text(const bd_recommendation *r, const char *path)
     printf("  history       %llu records, head %.16s…, %zu anchor%s verified\n",
            (unsigned long long)r->chain_count, r->chain_head, r->anchors,
            r->anchors == 1 ? "" : "s");
-    printf("  evidence      %zu case%s: latest record per case, last %d days, signed%s%s\n",
-           r->cases, r->cases == 1 ? "" : "s", BD_RECOMMEND_WINDOW_DAYS,
-           r->isolation_class[0] ? ", isolation " : "", r->isolation_class);
+    if (r->run_id[0])
+        printf("  evidence      %zu case%s: full run %s (%llu cases), last %d days, signed, "
+               "isolation %s\n",
+               r->cases, r->cases == 1 ? "" : "s", cli_vis(r->run_id),
+               (unsigned long long)r->run_cases, BD_RECOMMEND_WINDOW_DAYS, r->isolation_class);
+    else
+        printf("  evidence      none: no full run in the last %d days\n", BD_RECOMMEND_WINDOW_DAYS);
     printf("  excluded      %zu stale, %zu unsigned, %zu other isolation, %zu older than %d "
-           "days, %zu of removed cases, %zu superseded (records)\n",
+           "days, %zu of removed cases, %zu superseded, %zu of subset runs, %zu of other runs, "
+           "%zu removed by two reviewers (records)\n",
            r->excluded_stale, r->excluded_unsigned, r->excluded_isolation,
            r->excluded_outside_window, BD_RECOMMEND_WINDOW_DAYS, r->excluded_unknown_case,
-           r->superseded);
+           r->superseded, r->excluded_subset, r->excluded_other_runs, r->excluded_removed);
+    print_verdicts(r);
     if (r->cases) {
         printf("  pass rate     %.3f (%zu/%zu)\n", r->pass_rate, r->passed, r->cases);
         printf("  mean score    %.3f, 95%% BCa [%.3f, %.3f] (seed %016llx)\n", r->mean_score,

@@ -21,7 +21,10 @@ static const char verify_help[] =
     "one line each, not just the first. Every history record is parsed and checked in\n"
     "full except those under an anchor whose signature holds (re-hashed: they were checked\n"
     "when it was published); --full parses those too (docs/history.md) and checks every\n"
-    "signature with GnuPG, not believing this user's signature memo (docs/provenance.md).\n\n"
+    "signature with GnuPG, not believing this user's signature memo (docs/provenance.md).\n"
+    "Every verdict file under audit/verdicts/ is checked (docs/provenance.md#verdicts): a\n"
+    "forged, misnamed or replayed one fails; one by a key without the reviewer role is\n"
+    "shown, never a failure.\n\n"
     "Exit status: 0 all verified; 1 an integrity failure; 2 invalid input.\n";
 
 /* Exit status of a set of failures: the first failure's status decides. */
@@ -304,6 +307,7 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         fputc(']', stdout);
     cJSON *root = cJSON_CreateObject();
     verify_history(cli, bench, full, root, &t, &status);
+    cli_verify_verdicts(cli, bench, pctx, root, &t.failed, &status);
     cJSON_AddBoolToObject(root, "ok", status == 0);
     if (cli->json) {
         json_tail(root);

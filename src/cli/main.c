@@ -33,6 +33,8 @@
     X("status", cmd_status, "git status of bench/ and audit/")                                     \
     X("stage", cmd_stage, "stage paths under bench/ and audit/ for commit")                        \
     X("commit", cmd_commit, "commit the staged changes (optionally signed)")                       \
+    X("verdict", cmd_verdict, "sign your verdict on score records (confirmed, rubric_bug, ...)")   \
+    X("review", cmd_review, "the review queue: unreviewed failures, second reviews, a sample")  \
     X("help", cmd_help, "help [COMMAND]: this list, or a command's help")
 
 static int cmd_help(bd_cli *cli, int argc, char **argv);

@@ -96,8 +96,8 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
         if (!ve)
             return found;
         for (size_t i = 0; i < n; i++) {
-            if (!vals[i] && keys[i][0] == *k && strncmp(keys[i], k, kl) == 0 &&
-                keys[i][kl] == '\0') {
+            if (!vals[i] && keys[i][0] == *k && strlen(keys[i]) == kl &&
+                memcmp(keys[i], k, kl) == 0) {
                 vals[i] = v;
                 vlens[i] = (size_t)(ve - v);
                 found++;

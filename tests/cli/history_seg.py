@@ -9,7 +9,8 @@ Shares no code with benchdesk (BLAKE3 from the b3sum command, SHA-256 from hashl
   history_seg.py set HIST N TEXT          replace record N by TEXT
   history_seg.py gen HIST FIELDS_JSON     append one version-2 score record, chained: the
       JSON object gives the fields (task_class, case_id, case_digest, task_class_digest,
-      isolation_class, provenance_verified, score, passed, age_days, run_id, failure_mode)
+      isolation_class, provenance_verified, score, passed, age_days, run_id, failure_mode,
+      run_scope, run_cases)
   history_seg.py relink HIST              rewrite every prev_hash so the chain links again
       (what an attacker who edited a record does next; the hashes are not secret)
   history_seg.py memo HIST                write the VERIFIED memo naming today's last record
@@ -71,7 +72,7 @@ def gen(hist, fields):
     fm = fields.get("failure_mode")
     rec = {
         "schema_version": 2, "seq": len(lines) + 1, "run_id": fields.get("run_id", "gen-1"),
-        "run_scope": "full", "run_cases": 1, "task_class": fields["task_class"],
+        "run_scope": fields.get("run_scope", "full"), "run_cases": fields.get("run_cases", 1), "task_class": fields["task_class"],
         "case_id": fields["case_id"], "case_digest": fields["case_digest"],
         "task_class_digest": fields["task_class_digest"], "cassette_digest": None,
         "harness_version": "0.1.0", "isolation_class": fields.get("isolation_class", "namespaces"),

@@ -113,7 +113,8 @@ a = [p[1] for p in pairs]; b = [p[2] for p in pairs]
 for c in o["cases"]:
     if c["status"] == "regressed":
         assert (c["passed_a"] and not c["passed_b"]) or c["delta"] < 0, c
-    assert set(c) == {"case_id", "status", "passed_a", "passed_b", "score_a", "score_b", "delta"}
+    assert set(c) == {"case_id", "status", "passed_a", "passed_b", "score_a", "score_b", "delta",
+                      "verdicts"}
 assert abs(o["mean_a"] - ref.mean(a)) < 1e-12 and abs(o["mean_b"] - ref.mean(b)) < 1e-12
 lo, hi = ref.paired_bca(a, b, 0.95, 0, seed)
 assert abs(o["ci95"][0] - lo) < 1e-12 and abs(o["ci95"][1] - hi) < 1e-12, (o["ci95"], lo, hi)

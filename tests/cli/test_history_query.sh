@@ -35,28 +35,35 @@ gen() { # case-number key=value... (JSON values)
 }
 [ -n "$T" ] && [ -n "$(pin "$(case_dir 1)")" ] || { fail "demo pins not found"; finish; }
 
-gen 1 score=0.9 age_days=3                                        # superseded by the next
-gen 1 score=0.5 passed=false age_days=2                           # evidence
-gen 2 "case_digest=\"$OLD\""                                      # stale: the case changed
-gen 3 "task_class_digest=\"$OLD\""                                # stale: rubric/registration
-gen 14                                                            # case awaiting review
-gen 4 provenance_verified=false                                   # an unsigned run
-gen 5 'isolation_class="subprocess"'                              # weaker isolation
-gen 6 age_days=40                                                 # outside the window
-gen 7 score=0.25 passed=false 'failure_mode="cve.not_removed"' 'run_id="gen-2"'
+# one full run (gen-1: 7 cases selected, 7 records), a subset re-run, an older run and a
+# cancelled one (docs/history.md#promotion-recommend-never-apply: the latest full run)
+R='run_cases=7'
+gen 1 score=0.9 age_days=3 $R                                     # superseded by the next
+gen 1 score=0.5 passed=false age_days=2 $R                        # evidence
+gen 2 "case_digest=\"$OLD\"" $R                                   # stale: the case changed
+gen 3 "task_class_digest=\"$OLD\"" $R                             # stale: rubric/registration
+gen 14 $R                                                         # case awaiting review
+gen 4 provenance_verified=false $R                                # an unsigned run
+gen 5 'isolation_class="subprocess"' $R                           # weaker isolation
+gen 6 age_days=40 'run_id="gen-0"'                                # outside the window
+gen 7 score=0.25 passed=false 'failure_mode="cve.not_removed"' 'run_id="gen-2"' \
+    'run_scope="subset"'                                          # a subset run: never counted
+gen 8 'run_id="gen-3"' run_cases=5                                # a cancelled run: not full
 bd history verify >/dev/null && pass "generated history verifies" || fail "generated history"
 
-# recommend: only current records of signed cases, counted exclusions
+# recommend: the latest full run's current records of signed cases, counted exclusions
 out=$(bd recommend "$tc" --json) && rc=0 || rc=$?
-got=$(pj 'd["task_class_signed"], d["cases"], d["excluded_records"]["stale"], d["excluded_records"]["unsigned"], d["excluded_records"]["other_isolation"], d["excluded_records"]["outside_window"], d["excluded_records"]["superseded"]' <<<"$out")
-[ "$rc" = 0 ] && [ "$got" = "true 2 2 2 1 1 1" ] &&
-    pass "recommend: 2 current signed cases; 2 stale, 2 unsigned, 1 isolation, 1 old, 1 superseded" ||
+got=$(pj 'd["task_class_signed"], d["cases"], d["excluded_records"]["stale"], d["excluded_records"]["unsigned"], d["excluded_records"]["other_isolation"], d["excluded_records"]["outside_window"], d["excluded_records"]["superseded"], d["excluded_records"]["subset_runs"], d["excluded_records"]["other_runs"], d["run"]["run_id"]' <<<"$out")
+[ "$rc" = 0 ] && [ "$got" = "true 1 2 2 1 1 1 1 1 gen-1" ] &&
+    pass "recommend: run gen-1, 1 current signed case; 2 stale, 2 unsigned, 1 isolation, 1 old, 1 superseded, 1 subset, 1 other run" ||
     fail "recommend counts: rc=$rc $got"
 [ "$(pj '",".join(e["case_id"][:14] + ":" + str(e["score"]) for e in d["evidence"])' <<<"$out")" = \
-    "ghsa-demo-0001:0.5,ghsa-demo-0007:0.25" ] && pass "evidence: the latest current record per case" ||
+    "ghsa-demo-0001:0.5" ] && pass "evidence: the run's latest current record per case; the subset run's never" ||
     fail "evidence: $(pj 'd["evidence"]' <<<"$out")"
+[ "$(pj 'd["verdicts"]["unreviewed"]' <<<"$out")" = "[2]" ] &&
+    pass "recommend lists the run's unreviewed failure" || fail "unreviewed: $(pj 'd["verdicts"]' <<<"$out")"
 [ "$(pj 'd["recommended_tier"]' <<<"$out")" = null ] &&
-    pass "2 cases: not even bronze (min 10)" || fail "tier: $out"
+    pass "1 case: not even bronze (min 10)" || fail "tier: $out"
 bd recommend "$tc" | grep -q "excluded      2 stale, 2 unsigned" && pass "recommend text counts" ||
     fail "recommend text"
 

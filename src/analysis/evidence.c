@@ -1,0 +1,489 @@
+/*
+ * evidence.c — recommend's evidence from the latest full run, less what two reviewers
+ * removed (evidence.h).
+ */
+#include "evidence.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "stale.h"
+
+static int nomem(bd_err *err)
+{
+    return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory gathering the evidence");
+}
+
+typedef struct ev_run {
+    char *run_id;
+    uint64_t run_cases, n, last_seq;
+    int iso; /* 1 namespaces, 0 subprocess (the first record's) */
+} ev_run;
+
+enum { F_PASSED = 1, F_STALE = 2, F_PV = 4, F_NS = 8 };
+
+typedef struct ev_rec {
+    uint64_t seq;
+    uint32_t run;
+    int32_t case_ix; /* -1: a case the task class does not hold today */
+    double score;
+    uint32_t flags;
+    char finished_at[32];
+    uint8_t hash[32];
+} ev_rec;
+
+struct bd_evidence {
+    const bd_task_class *tc;
+    time_t since;
+    ev_run *runs;
+    size_t n_runs, cap_runs;
+    size_t *slots; /* open addressing: run index + 1, 0 empty */
+    size_t n_slots;
+    ev_rec *recs;
+    size_t n_recs, cap_recs;
+    size_t outside_window, subset;
+    const bd_history_visit *inner;
+};
+
+int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd_err *err)
+{
+    bd_evidence *ev = calloc(1, sizeof(*ev));
+    if (!ev)
+        return nomem(err);
+    ev->tc = tc;
+    ev->since = since;
+    *out = ev;
+    return 0;
+}
+
+static void ev_clear(bd_evidence *ev)
+{
+    for (size_t i = 0; i < ev->n_runs; i++)
+        free(ev->runs[i].run_id);
+    ev->n_runs = ev->n_recs = ev->outside_window = ev->subset = 0;
+    if (ev->slots)
+        memset(ev->slots, 0, ev->n_slots * sizeof(size_t));
+}
+
+void bd_evidence_free(bd_evidence *ev)
+{
+    if (!ev)
+        return;
+    ev_clear(ev);
+    free(ev->runs);
+    free(ev->slots);
+    free(ev->recs);
+    free(ev);
+}
+
+static size_t str_hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The run's index (added when new); -1 when out of memory. */
+static long run_index(bd_evidence *ev, const char *run_id)
+{
+    if (2 * (ev->n_runs + 1) > ev->n_slots) {
+        size_t ns = ev->n_slots ? ev->n_slots * 2 : 64;
+        size_t *sl = calloc(ns, sizeof(*sl));
+        if (!sl)
+            return -1;
+        for (size_t i = 0; i < ev->n_runs; i++) {
+            size_t j = str_hash(ev->runs[i].run_id) & (ns - 1);
+            while (sl[j])
+                j = (j + 1) & (ns - 1);
+            sl[j] = i + 1;
+        }
+        free(ev->slots);
+        ev->slots = sl;
+        ev->n_slots = ns;
+    }
+    size_t j = str_hash(run_id) & (ev->n_slots - 1);
+    while (ev->slots[j]) {
+        if (strcmp(ev->runs[ev->slots[j] - 1].run_id, run_id) == 0)
+            return (long)(ev->slots[j] - 1);
+        j = (j + 1) & (ev->n_slots - 1);
+    }
+    if (ev->n_runs == ev->cap_runs) {
+        size_t nc = ev->cap_runs ? ev->cap_runs * 2 : 16;
+        ev_run *r = realloc(ev->runs, nc * sizeof(*r));
+        if (!r)
+            return -1;
+        ev->runs = r;
+        ev->cap_runs = nc;
+    }
+    ev_run *r = &ev->runs[ev->n_runs];
+    memset(r, 0, sizeof(*r));
+    if (!(r->run_id = strdup(run_id)))
+        return -1;
+    ev->slots[j] = ++ev->n_runs;
+    return (long)(ev->n_runs - 1);
+}
+
+static int case_index(const bd_task_class *tc, const char *id)
+{
+    size_t lo = 0, hi = tc->n_cases;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(tc->case_ids[mid], id);
+        if (c == 0)
+            return (int)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+enum { M_CD, M_CID, M_FIN, M_ISO, M_PV, M_RC, M_RUN, M_SCOPE, M_TCD, M__N };
+
+static bool str_of(const char *v, size_t vl, char *out, size_t size)
+{
+    if (!v || vl < 2 || v[0] != '"' || v[vl - 1] != '"' || vl - 2 >= size ||
+        memchr(v + 1, '\\', vl - 2))
+        return false;
+    memcpy(out, v + 1, vl - 2);
+    out[vl - 2] = '\0';
+    return true;
+}
+
+/* One record of the task class (the needle matched it). 1: gathered or skipped, -1: out
+ * of memory. */
+static int gather(bd_evidence *ev, uint64_t seq, const char *rec, size_t len,
+                  const uint8_t hash[32])
+{
+    static const char *const keys[M__N] = {
+        "case_digest", "case_id", "finished_at", "isolation_class",  "provenance_verified",
+        "run_cases",   "run_id",  "run_scope",   "task_class_digest"};
+    const char *v[M__N];
+    size_t vl[M__N];
+    char cid[160], fin[40], iso[16], run[160], scope[16], cd[80], tcd[80];
+    bool passed = false;
+    double score = 0;
+    bd_record_members(rec, len, keys, M__N, v, vl);
+    if (!str_of(v[M_CID], vl[M_CID], cid, sizeof(cid)) ||
+        !str_of(v[M_FIN], vl[M_FIN], fin, sizeof(fin)) ||
+        !str_of(v[M_ISO], vl[M_ISO], iso, sizeof(iso)) ||
+        !bd_record_score(rec, len, &passed, &score))
+        return 1; /* an audit record */
+    time_t t = (time_t)bd_history_time_epoch(fin);
+    if (t == (time_t)-1 || t < ev->since) {
+        ev->outside_window++;
+        return 1;
+    }
+    if (!str_of(v[M_SCOPE], vl[M_SCOPE], scope, sizeof(scope)) || strcmp(scope, "full") != 0 ||
+        !str_of(v[M_RUN], vl[M_RUN], run, sizeof(run)) || !v[M_RC]) {
+        ev->subset++; /* a subset run, or a version-1 record (no scope): shown, never counted */
+        return 1;
+    }
+    long ri = run_index(ev, run);
+    if (ri < 0)
+        return -1;
+    ev_run *r = &ev->runs[ri];
+    bool ns = strcmp(iso, "namespaces") == 0;
+    if (r->n++ == 0)
+        r->iso = ns;
+    r->run_cases = strtoull(v[M_RC], NULL, 10);
+    r->last_seq = seq;
+    if (ev->n_recs == ev->cap_recs) {
+        size_t nc = ev->cap_recs ? ev->cap_recs * 2 : 256;
+        ev_rec *p = realloc(ev->recs, nc * sizeof(*p));
+        if (!p)
+            return -1;
+        ev->recs = p;
+        ev->cap_recs = nc;
+    }
+    ev_rec *e = &ev->recs[ev->n_recs++];
+    memset(e, 0, sizeof(*e));
+    e->seq = seq;
+    e->run = (uint32_t)ri;
+    e->case_ix = case_index(ev->tc, cid);
+    e->score = score;
+    snprintf(e->finished_at, sizeof(e->finished_at), "%.31s", fin);
+    memcpy(e->hash, hash, 32);
+    bool pv = v[M_PV] && vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
+    /* current through the one stale rule, on the fields it reads */
+    bd_history_record hr;
+    memset(&hr, 0, sizeof(hr));
+    hr.case_id = cid;
+    hr.case_digest = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
+    hr.task_class_digest = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
+    bool stale = e->case_ix < 0 || bd_record_stale(&hr, ev->tc->digests) != BD_STALE_NONE;
+    e->flags = (passed ? F_PASSED : 0) | (stale ? F_STALE : 0) | (pv ? F_PV : 0) | (ns ? F_NS : 0);
+    return 1;
+}
+
+static int ev_visit(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
+{
+    bd_evidence *ev = arg;
+    if (gather(ev, seq, rec, len, hash) < 0)
+        return 1; /* out of memory: the walk stops, the caller says so */
+    if (ev->inner && ev->inner->fn)
+        return ev->inner->fn(seq, rec, len, hash, ev->inner->ctx);
+    return 0;
+}
+
+static void ev_reset(void *arg)
+{
+    bd_evidence *ev = arg;
+    ev_clear(ev);
+    if (ev->inner && ev->inner->reset)
+        ev->inner->reset(ev->inner->ctx);
+}
+
+void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const bd_history_visit *inner)
+{
+    ev->inner = inner;
+    /* A wrapper calls the inner visitor's fn: one with a pre step cannot be wrapped. */
+    *out = (bd_history_visit){.needle = inner ? inner->needle : NULL};
+    out->fn = ev_visit;
+    out->reset = ev_reset;
+    out->ctx = ev;
+}
+
+/* ---- choosing and taking ---------------------------------------------------------------- */
+
+static bool run_full(const ev_run *r)
+{
+    /* run_cases records make it whole; a cancelled or capped run has fewer */
+    return r->run_cases > 0 && r->n >= r->run_cases;
+}
+
+static void fill_reviewed(bd_rec_reviewed *x, const ev_rec *e, const char *case_id,
+                          bd_verdict_kind k, const bd_verdict_entry *const *who, size_t n)
+{
+    memset(x, 0, sizeof(*x));
+    x->seq = e->seq;
+    snprintf(x->case_id, sizeof(x->case_id), "%s", case_id);
+    x->verdict = k;
+    x->n = n;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(x->reviewer[i], sizeof(x->reviewer[i]), "%s",
+                 who[i]->identity[0] ? who[i]->identity : who[i]->v.reviewer);
+        memcpy(x->fingerprint[i], who[i]->v.reviewer, sizeof(x->fingerprint[i]));
+        x->note[i] = strdup(who[i]->v.note ? who[i]->v.note : "");
+    }
+}
+
+/* What verdicts say of one record of the run: removed (true) or not, and the lists. */
+static bool review_one(bd_recommendation *out, const ev_rec *e, const char *case_id,
+                       const bd_verdict_set *vs)
+{
+    bd_verdict_summary sm;
+    memset(&sm, 0, sizeof(sm));
+    if (vs)
+        bd_verdict_summarize(&sm, vs, e->seq);
+    if (sm.removed) {
+        fill_reviewed(&out->removed[out->n_removed++], e, case_id, sm.removed_by, sm.first, 2);
+        return true;
+    }
+    const bd_verdict_entry *on[8];
+    size_t n = vs ? bd_verdict_set_on(vs, e->seq, on, 8) : 0;
+    for (size_t i = 0; i < n && i < 8 && sm.awaiting_second; i++)
+        if (bd_verdict_kind_removes(on[i]->v.verdict)) {
+            fill_reviewed(&out->awaiting[out->n_awaiting++], e, case_id, on[i]->v.verdict, &on[i],
+                          1);
+            break;
+        }
+    for (size_t i = 0; i < n && i < 8 && sm.flaky; i++)
+        if (on[i]->v.verdict == BD_VERDICT_FLAKY) {
+            fill_reviewed(&out->flaky[out->n_flaky++], e, case_id, BD_VERDICT_FLAKY, &on[i], 1);
+            break;
+        }
+    if (!(e->flags & F_PASSED) && sm.n == 0)
+        out->unreviewed[out->n_unreviewed++] = e->seq;
+    return false;
+}
+
+int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_signed_today *st,
+                      const bd_verdict_set *vs, bd_err *err)
+{
+    const bd_task_class *tc = ev->tc;
+    bd_evidence_release_fields(out);
+    for (size_t i = 0; i < out->n_evidence; i++)
+        free(out->evidence[i].case_id);
+    out->n_evidence = out->cases = 0;
+    out->excluded_outside_window = ev->outside_window;
+    out->excluded_subset = ev->subset;
+    out->excluded_unknown_case = out->excluded_stale = out->excluded_unsigned =
+        out->excluded_isolation = out->superseded = out->excluded_other_runs =
+            out->excluded_removed = 0;
+    /* the strongest isolation class among full runs, then its latest full run */
+    int k = 0;
+    out->full_runs = 0;
+    for (size_t i = 0; i < ev->n_runs; i++)
+        if (run_full(&ev->runs[i])) {
+            out->full_runs++;
+            k |= ev->runs[i].iso;
+        }
+    long chosen = -1;
+    for (size_t i = 0; i < ev->n_runs; i++)
+        if (run_full(&ev->runs[i]) && ev->runs[i].iso == k &&
+            (chosen < 0 || ev->runs[i].last_seq > ev->runs[chosen].last_seq))
+            chosen = (long)i;
+    out->isolation_class[0] = '\0';
+    out->run_id[0] = '\0';
+    size_t n = 0;
+    for (size_t i = 0; i < ev->n_recs; i++)
+        n += chosen >= 0 && ev->recs[i].run == (uint32_t)chosen;
+    free(out->evidence);
+    out->evidence = NULL;
+    int32_t *latest = tc->n_cases ? malloc(tc->n_cases * sizeof(int32_t)) : NULL;
+    if ((tc->n_cases && !latest) || !(out->evidence = calloc(n ? n : 1, sizeof(*out->evidence))) ||
+        !(out->removed = calloc(n ? n : 1, sizeof(bd_rec_reviewed))) ||
+        !(out->awaiting = calloc(n ? n : 1, sizeof(bd_rec_reviewed))) ||
+        !(out->flaky = calloc(n ? n : 1, sizeof(bd_rec_reviewed))) ||
+        !(out->unreviewed = calloc(n ? n : 1, sizeof(uint64_t)))) {
+        free(latest);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < tc->n_cases; i++)
+        latest[i] = -1;
+    if (chosen >= 0) {
+        const ev_run *r = &ev->runs[chosen];
+        snprintf(out->run_id, sizeof(out->run_id), "%s", r->run_id);
+        out->run_cases = r->run_cases;
+        snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
+                 k ? "namespaces" : "subprocess");
+    }
+    for (size_t i = 0; i < ev->n_recs; i++) {
+        const ev_rec *e = &ev->recs[i];
+        if (chosen < 0 || e->run != (uint32_t)chosen) {
+            if (run_full(&ev->runs[e->run]) && ev->runs[e->run].iso != k)
+                out->excluded_isolation++;
+            else
+                out->excluded_other_runs++;
+            continue;
+        }
+        if (((e->flags & F_NS) != 0) != (k != 0)) { /* one isolation class, never mixed */
+            out->excluded_isolation++;
+            continue;
+        }
+        if (e->case_ix < 0) {
+            out->excluded_unknown_case++;
+            continue;
+        }
+        if (e->flags & F_STALE) {
+            out->excluded_stale++;
+            continue;
+        }
+        if (!(e->flags & F_PV) || !(st->case_signed && st->case_signed[e->case_ix])) {
+            out->excluded_unsigned++;
+            continue;
+        }
+        if (latest[e->case_ix] >= 0)
+            out->superseded++;
+        latest[e->case_ix] = (int32_t)i; /* the run's latest record of the case */
+    }
+    for (size_t c = 0; c < tc->n_cases; c++) { /* case_ids are sorted */
+        if (latest[c] < 0)
+            continue;
+        const ev_rec *e = &ev->recs[latest[c]];
+        if (review_one(out, e, tc->case_ids[c], vs)) {
+            out->excluded_removed++; /* its case drops out: never an older record instead */
+            continue;
+        }
+        bd_rec_evidence *x = &out->evidence[out->n_evidence];
+        if (!(x->case_id = strdup(tc->case_ids[c]))) {
+            free(latest);
+            return nomem(err);
+        }
+        out->n_evidence++;
+        x->seq = e->seq;
+        snprintf(x->finished_at, sizeof(x->finished_at), "%s", e->finished_at);
+        x->score = e->score;
+        x->passed = (e->flags & F_PASSED) != 0;
+        bd_hex(x->record_hash, e->hash, 32);
+    }
+    out->cases = out->n_evidence;
+    free(latest);
+    return 0;
+}
+
+/* ---- JSON and release ------------------------------------------------------------------- */
+
+static cJSON *reviewed_json(const bd_rec_reviewed *x, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++) {
+        cJSON *o = cJSON_CreateObject(), *who = o ? cJSON_AddArrayToObject(o, "reviewers") : NULL;
+        if (!who || !cJSON_AddItemToArray(a, o)) {
+            cJSON_Delete(o);
+            cJSON_Delete(a);
+            return NULL;
+        }
+        cJSON_AddNumberToObject(o, "seq", (double)x[i].seq);
+        cJSON_AddStringToObject(o, "case_id", x[i].case_id);
+        cJSON_AddStringToObject(o, "verdict", bd_verdict_kind_str(x[i].verdict));
+        for (size_t k = 0; k < x[i].n; k++) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddItemToArray(who, w);
+            cJSON_AddStringToObject(w, "reviewer", x[i].reviewer[k]);
+            cJSON_AddStringToObject(w, "fingerprint", x[i].fingerprint[k]);
+            cJSON_AddStringToObject(w, "note", x[i].note[k] ? x[i].note[k] : "");
+        }
+    }
+    return a;
+}
+
+bool bd_evidence_json_add(cJSON *o, const bd_recommendation *r)
+{
+    cJSON *run = cJSON_AddObjectToObject(o, "run");
+    if (!run)
+        return false;
+    if (r->run_id[0]) {
+        cJSON_AddStringToObject(run, "run_id", r->run_id);
+        cJSON_AddNumberToObject(run, "run_cases", (double)r->run_cases);
+    } else {
+        cJSON_AddNullToObject(run, "run_id");
+    }
+    cJSON_AddNumberToObject(run, "full_runs_in_window", (double)r->full_runs);
+    cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "excluded_records");
+    if (ex) {
+        cJSON_AddNumberToObject(ex, "subset_runs", (double)r->excluded_subset);
+        cJSON_AddNumberToObject(ex, "other_runs", (double)r->excluded_other_runs);
+        cJSON_AddNumberToObject(ex, "removed", (double)r->excluded_removed);
+    }
+    cJSON *v = cJSON_AddObjectToObject(o, "verdicts");
+    cJSON *un = v ? cJSON_AddArrayToObject(v, "unreviewed") : NULL;
+    for (size_t i = 0; un && i < r->n_unreviewed; i++)
+        cJSON_AddItemToArray(un, cJSON_CreateNumber((double)r->unreviewed[i]));
+    cJSON *a = reviewed_json(r->removed, r->n_removed),
+          *b = reviewed_json(r->awaiting, r->n_awaiting), *c = reviewed_json(r->flaky, r->n_flaky);
+    if (!v || !un || !a || !b || !c) {
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+        cJSON_Delete(c);
+        return false;
+    }
+    cJSON_AddItemToObject(v, "removed", a);
+    cJSON_AddItemToObject(v, "awaiting_second", b);
+    cJSON_AddItemToObject(v, "flaky", c);
+    return true;
+}
+
+static void reviewed_free(bd_rec_reviewed *x, size_t n)
+{
+    for (size_t i = 0; x && i < n; i++)
+        for (int k = 0; k < 2; k++)
+            free(x[i].note[k]);
+    free(x);
+}
+
+void bd_evidence_release_fields(bd_recommendation *r)
+{
+    reviewed_free(r->removed, r->n_removed);
+    reviewed_free(r->awaiting, r->n_awaiting);
+    reviewed_free(r->flaky, r->n_flaky);
+    free(r->unreviewed);
+    r->removed = r->awaiting = r->flaky = NULL;
+    r->unreviewed = NULL;
+    r->n_removed = r->n_awaiting = r->n_flaky = r->n_unreviewed = 0;
+}
