@@ -202,7 +202,7 @@ static void svg_modes(page *pg, xmlNodePtr parent, const bd_report_run *rr)
     }
 }
 
-/* The score distribution: BD_REPORT_BINS columns over [0, 1]. */
+/* The score distribution: BD_REPORT_BINS columns over [0, 1], [0.9, 1.0] closed. */
 static void svg_scores(page *pg, xmlNodePtr parent, const bd_report_run *rr)
 {
     size_t most = 1;
@@ -218,9 +218,11 @@ static void svg_scores(page *pg, xmlNodePtr parent, const bd_report_run *rr)
         if (rr->bins[i])
             svg_text(pg, s, x + col / 2, base - bh - 4, "middle", count(b, sizeof(b), rr->bins[i]),
                      false);
-        svg_text(pg, s, x + col / 2, base + 16, "middle",
-                 num(b, sizeof(b), (double)i / BD_REPORT_BINS, 1), false);
     }
+    /* The bins' bounds under their edges: 0.0, 0.1, ..., 1.0 (the last bin holds 1.0). */
+    for (size_t i = 0; i <= BD_REPORT_BINS; i++)
+        svg_text(pg, s, 10 + col * (double)i, base + 16, "middle",
+                 num(b, sizeof(b), (double)i / BD_REPORT_BINS, 1), false);
 }
 
 /* The trend: the mean score of the last full runs as a line over [0, 1]. */

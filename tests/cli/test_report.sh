@@ -7,7 +7,7 @@
 # content; a tampered chain that gives no report; `run --stale` with nothing stale, after
 # an edit and after a new case; `help`. Hostile details: test_report_hostile.sh.
 . "$(dirname "$0")/lib.sh"
-for tool in b3sum gpg python3 cmark-gfm; do
+for tool in gpg python3 cmark-gfm; do
     command -v "$tool" >/dev/null ||
         { fail "$tool is required (./scripts/setup --test-deps installs it)"; finish; }
 done

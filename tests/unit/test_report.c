@@ -168,11 +168,107 @@ static void test_no_runs_and_names(void **state)
     free(t);
 }
 
+/* `n` random code points as UTF-8 into buf: controls, DEL, C1, bidi, the noncharacters
+ * U+FFFE/U+FFFF, markup characters and astral ones, all mixed. */
+static void random_text(char *buf, size_t cap, uint64_t *x, int n)
+{
+    static const unsigned picks[] = {0x00,   0x01,   0x07,   0x08,   0x09,   0x0a, 0x0b, 0x0c,
+                                     0x0d,   0x1b,   0x1f,   0x7f,   0x80,   0x85, 0x9f, 0x202e,
+                                     0x2066, 0xfeff, 0xfffe, 0xffff, '<',    '>',  '&',  '"',
+                                     '\'',   ']',    '|',    '`',    0x1f600};
+    size_t w = 0;
+    for (int i = 0; i < n; i++) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        unsigned cp = (*x % 3) ? picks[(*x >> 8) % (sizeof(picks) / sizeof(picks[0]))]
+                               : 0x20 + (unsigned)((*x >> 16) % 0x5f);
+        if (cp == 0)
+            cp = 0x01; /* a record's strings hold no NUL */
+        char u[4];
+        size_t k;
+        if (cp < 0x80) {
+            u[0] = (char)cp;
+            k = 1;
+        } else if (cp < 0x800) {
+            u[0] = (char)(0xc0 | cp >> 6);
+            u[1] = (char)(0x80 | (cp & 0x3f));
+            k = 2;
+        } else if (cp < 0x10000) {
+            u[0] = (char)(0xe0 | cp >> 12);
+            u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+            u[2] = (char)(0x80 | (cp & 0x3f));
+            k = 3;
+        } else {
+            u[0] = (char)(0xf0 | cp >> 18);
+            u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+            u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+            u[3] = (char)(0x80 | (cp & 0x3f));
+            k = 4;
+        }
+        if (w + k + 1 > cap)
+            break;
+        memcpy(buf + w, u, k);
+        w += k;
+    }
+    buf[w] = '\0';
+}
+
+/* Whatever text the records hold, the JUnit file parses and the page holds no element
+ * from it. */
+static void test_any_text(void **state)
+{
+    (void)state;
+    char *tmp = NULL;
+    bd_history *h = th_history(&tmp, "x", 0);
+    uint64_t x = 0x243f6a8885a308d3ull;
+    for (int k = 0; k < 64; k++) {
+        bd_history_score_fields f;
+        char case_id[32], detail[600];
+        th_fields(&f, case_id, "case", k);
+        f.run_id = "20261128T100000Z-rand";
+        f.task_class = "tc";
+        f.run_cases = 64;
+        f.isolation_class = "subprocess";
+        random_text(detail, sizeof(detail), &x, 120);
+        bd_score s;
+        memset(&s, 0, sizeof(s));
+        bd_score_fm fm = {(char *)"cve.not_removed", BD_SEV_WARN, detail};
+        s.failure_modes = &fm;
+        s.n_failure_modes = 1;
+        s.score = 0.5;
+        bd_err err = BD_ERR_INIT;
+        assert_int_equal(bd_history_append_score(h, &f, &s, NULL, NULL, &err), 0);
+    }
+    bd_report r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_report_load(&r, h, NULL, &err), 0);
+    size_t len;
+    char *xml = write_fmt(&r, BD_REPORT_JUNIT, &len);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)len, "junit.xml", NULL, XML_PARSE_NONET);
+    assert_non_null(doc);
+    xmlFreeDoc(doc);
+    assert_no_controls(xml);
+    char *page = write_fmt(&r, BD_REPORT_HTML, &len), *md = write_fmt(&r, BD_REPORT_MARKDOWN, &len);
+    assert_no_controls(page);
+    assert_no_controls(md);
+    assert_null(strstr(page, "<script"));
+    assert_null(strchr(md, '<'));
+    free(xml);
+    free(page);
+    free(md);
+    bd_report_release(&r);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_no_runs_and_names),
+        cmocka_unit_test(test_any_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
