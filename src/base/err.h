@@ -56,6 +56,7 @@
     X(BD_E_PROVENANCE_UNTRUSTED, "provenance.untrusted_signer", 1)                                 \
     X(BD_E_PROVENANCE_SAME_SIGNER, "provenance.same_signer", 1)                                    \
     X(BD_E_PROVENANCE_STALE, "provenance.stale_digest", 1)                                         \
+    X(BD_E_PROVENANCE_SIGNED_ALREADY, "provenance.signature_exists", 3)                            \
     X(BD_E_PROMOTION_REQUIRES_HUMAN, "promotion.requires_human", 3)                                \
     X(BD_E_ISOLATION_UNAVAILABLE, "isolation.unavailable", 3)                                      \
     X(BD_E_SCORE_INVALID, "score.invalid", 2)                                                      \

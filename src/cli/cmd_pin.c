@@ -1,7 +1,8 @@
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
-#include "pin.h"
+#include "repin.h"
 
 static const char pin_help[] =
     "usage: benchdesk pin TASK_CLASS [CASE_ID...] [--json]\n\n"
@@ -11,9 +12,29 @@ static const char pin_help[] =
     "only those cases. A case whose cassette.json changed gets its cassette_digest updated\n"
     "in case.yaml first (the rest of the file is kept byte for byte). Nothing is written\n"
     "unless every case could be digested, and digests.yaml only when a pin changes.\n"
-    "Every signature a new pin breaks is named: the subject must then be signed again,\n"
-    "by an author and a reviewer.\n"
+    "A new pin supersedes the signatures made over the old content: each is named, and\n"
+    "the subject is a draft again (it blocks nothing but itself) until an author and a\n"
+    "reviewer sign it again.\n"
     "Review the change with `git diff` before committing it.\n";
+
+/* Whose signatures a change superseded, one line, and what to do. */
+static void print_superseded(const bd_pin_change *c)
+{
+    if (!c->author_broken && !c->reviewer_broken)
+        return;
+    char who[600] = "";
+    if (c->author_broken)
+        snprintf(who, sizeof(who), "%s (author)", cli_vis(c->author_by));
+    if (c->reviewer_broken)
+        snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%s (reviewer)",
+                 who[0] ? ", " : "", cli_vis(c->reviewer_by));
+    printf("         superseded the signatures of %s: it is a draft until two people sign it "
+           "again\n",
+           who);
+    if ((c->author_broken && c->author_legacy) || (c->reviewer_broken && c->reviewer_legacy))
+        printf("         a signature that names no digest did not verify over the old pin: it "
+               "shows as bad until it is signed again\n");
+}
 
 int cmd_pin(bd_cli *cli, int argc, char **argv)
 {
@@ -37,7 +58,8 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
     int (*load)(bd_task_class **, const bd_bench *, const char *, bd_err *) =
         argc > 2 ? bd_task_class_load_unlisted : bd_task_class_load;
     if (load(&tc, bench, argv[1], &err) != 0 ||
-        bd_pin_task_class(&rep, tc, (const char *const *)argv + 2, (size_t)(argc - 2), &err) != 0) {
+        bd_repin(&rep, bench, tc, (const char *const *)argv + 2, (size_t)(argc - 2), NULL, &err) !=
+            0) {
         status = cli_fail(cli, &err);
         goto out;
     }
@@ -55,10 +77,21 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
             cJSON_AddStringToObject(c, "before", ch->before);
             cJSON_AddStringToObject(c, "after", ch->after);
             cJSON *broken = cJSON_AddArrayToObject(c, "signatures_broken");
-            if (ch->author_broken)
-                cJSON_AddItemToArray(broken, cJSON_CreateString("author"));
-            if (ch->reviewer_broken)
-                cJSON_AddItemToArray(broken, cJSON_CreateString("reviewer"));
+            cJSON *sup = cJSON_AddArrayToObject(c, "superseded");
+            const char *roles[2] = {"author", "reviewer"};
+            const bool br[2] = {ch->author_broken, ch->reviewer_broken};
+            const bool lg[2] = {ch->author_legacy, ch->reviewer_legacy};
+            const char *by[2] = {ch->author_by, ch->reviewer_by};
+            for (int k = 0; k < 2; k++) {
+                if (!br[k])
+                    continue;
+                cJSON_AddItemToArray(broken, cJSON_CreateString(roles[k]));
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "role", roles[k]);
+                cJSON_AddStringToObject(e, "identity", by[k]);
+                cJSON_AddBoolToObject(e, "verified", !lg[k]);
+                cJSON_AddItemToArray(sup, e);
+            }
             cJSON_AddItemToArray(arr, c);
         }
         cli_print_json(o);
@@ -73,13 +106,7 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
                 printf("pinned   %-44s %s\n", what, c->after);
             else
                 printf("re-pinned %-43s %s (was %s)\n", what, c->after, c->before);
-            int broken = (int)c->author_broken + (int)c->reviewer_broken;
-            if (broken)
-                printf("         %d signature%s no longer hold%s: sign it again %s\n", broken,
-                       broken == 1 ? "" : "s", broken == 1 ? "s" : "",
-                       c->author_broken && c->reviewer_broken ? "as author, then as reviewer"
-                       : c->author_broken                     ? "as author"
-                                                              : "as reviewer");
+            print_superseded(c);
         }
         printf("%s: %zu case%s pinned, %zu pin%s changed\n", tc->name, rep.n_pinned,
                rep.n_pinned == 1 ? "" : "s", rep.n_changes, rep.n_changes == 1 ? "" : "s");
