@@ -35,6 +35,7 @@
     X(BD_E_CONFIG_SCHEMA, "config.schema_invalid", 2)                                              \
     X(BD_E_BAD_ID, "case.bad_id", 2)                                                               \
     X(BD_E_CASE_EXISTS, "case.exists", 2)                                                          \
+    X(BD_E_CASE_LINT, "case.lint", 1)                                                              \
     X(BD_E_UNSUPPORTED_ENTRY, "case.unsupported_entry", 1)                                         \
     X(BD_E_DIGEST_MISMATCH, "case.digest_mismatch", 1)                                             \
     X(BD_E_DIGEST_MISSING, "case.digest_missing", 1)                                               \

@@ -1,7 +1,9 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "case_lint.h"
 #include "repin.h"
 
 static const char pin_help[] =
@@ -36,6 +38,33 @@ static void print_superseded(const bd_pin_change *c)
                "shows as bad until it is signed again\n");
 }
 
+/* A warning per newly pinned case that still looks like an untouched scaffold. */
+static void warn_scaffolds(const bd_cli *cli, const bd_task_class *tc, const bd_pin_report *rep)
+{
+    const char **ids = calloc(rep->n_changes ? rep->n_changes : 1, sizeof(*ids));
+    size_t k = 0, n = 0, cap = 0;
+    bd_lint *l = NULL;
+    for (size_t i = 0; ids && i < rep->n_changes; i++)
+        if (rep->changes[i].case_id[0] && rep->changes[i].after[0])
+            ids[k++] = rep->changes[i].case_id;
+    if (ids && bd_case_lint_scaffolds(&l, &n, &cap, tc, ids, k, NULL) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            size_t more = 0;
+            while (i + 1 < n && strcmp(l[i + 1].case_id, l[i].case_id) == 0)
+                more++, i++;
+            char line[1400];
+            snprintf(line, sizeof(line),
+                     "%s looks like an untouched scaffold: %s%s (benchdesk case check %s %s)",
+                     l[i - more].case_id, cli_err_text(&l[i - more].err), more ? ", and more" : "",
+                     tc->name, l[i - more].case_id);
+            if (!cli->json)
+                cli_warn(line);
+        }
+    }
+    free(l);
+    free(ids);
+}
+
 int cmd_pin(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
@@ -63,6 +92,7 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
         status = cli_fail(cli, &err);
         goto out;
     }
+    warn_scaffolds(cli, tc, &rep);
     if (cli->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "task_class", tc->name);

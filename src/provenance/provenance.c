@@ -176,6 +176,21 @@ int bd_gpg_new(gpgme_ctx_t *out, const char *home, bool armor, bd_err *err)
     return 0;
 }
 
+void bd_gpg_key_identity(gpgme_key_t k, char *identity, size_t icap, char *uid, size_t ucap)
+{
+    gpgme_user_id_t u = k->uids;
+    for (gpgme_user_id_t x = k->uids; x; x = x->next)
+        if (!x->revoked && !x->invalid) {
+            u = x;
+            break;
+        }
+    const char *full = u && u->uid ? u->uid : "";
+    if (uid && ucap)
+        bd_ydoc_clip(uid, ucap, full);
+    if (identity && icap)
+        bd_ydoc_clip(identity, icap, u && u->email && u->email[0] ? u->email : full);
+}
+
 void bd_gpg_fpr_upper(char out[BD_FPR_LEN + 1], const char *fpr)
 {
     size_t i = 0;

@@ -45,17 +45,7 @@ static void key_info(bd_sign_key *out, gpgme_key_t k)
 {
     memset(out, 0, sizeof(*out));
     bd_gpg_fpr_upper(out->fingerprint, k->subkeys->fpr);
-    gpgme_user_id_t u = k->uids;
-    for (gpgme_user_id_t x = k->uids; x; x = x->next)
-        if (!x->revoked && !x->invalid) {
-            u = x;
-            break;
-        }
-    if (u) {
-        bd_ydoc_clip(out->uid, sizeof(out->uid), u->uid ? u->uid : "");
-        bd_ydoc_clip(out->identity, sizeof(out->identity),
-                     u->email && u->email[0] ? u->email : (u->uid ? u->uid : ""));
-    }
+    bd_gpg_key_identity(k, out->identity, sizeof(out->identity), out->uid, sizeof(out->uid));
 }
 
 /* The `default-key` values of gpg.conf in `home`, in order. Returns a new array of
