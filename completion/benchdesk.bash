@@ -34,7 +34,7 @@ declare -gA _benchdesk_opts=(
     [migrate]="--json --help"
     [case]="--json --help"
     [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --stale --junit --help"
-    [record]="--unsafe-network --isolation --allow-weaker-isolation --json --help"
+    [record]="--unsafe-network --isolation --allow-weaker-isolation --yes --json --help"
     [history]="--task-class --case --run --failure-mode --failed --stale --verdict --unreviewed --trend --full --limit --before --partial --json --help"
     [compare]="--task-class --fail-on-regression --json --help"
     [report]="--format -o --output --json --help"
@@ -42,7 +42,8 @@ declare -gA _benchdesk_opts=(
     [anchor]="--key --json --help"
     [recommend]="--json --help"
     [promote]="--json --help"
-    [sign]="--role --key --json --help"
+    [sign]="--role --key --replace --json --help"
+    [signer]="--roles --json --help"
     [status]="--json --help"
     [stage]="--unstage --json --help"
     [commit]="-m --sign --key --json --help"
@@ -51,12 +52,13 @@ declare -gA _benchdesk_opts=(
 )
 # Subcommand words of the commands that have them.
 declare -gA _benchdesk_actions=(
-    [case]="new"
+    [case]="new check"
+    [signer]="add"
     [history]="verify log import"
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out --junit --format -o --output --verdict --note --sample "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role --roles -m --shard --run-id --out --junit --format -o --output --verdict --note --sample "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -334,6 +336,10 @@ _benchdesk_complete()
     --note)
         return
         ;;
+    --roles)
+        _benchdesk_add author reviewer author,reviewer
+        return
+        ;;
     --isolation)
         _benchdesk_add auto namespaces subprocess
         return
@@ -397,6 +403,9 @@ _benchdesk_complete()
     list | run | recommend | review | case)
         if ((npos == 0)); then
             _benchdesk_task_classes
+            _benchdesk_add "${names[@]}"
+        elif [[ $cmd == case && $action == check ]]; then
+            _benchdesk_case_ids "$tc"
             _benchdesk_add "${names[@]}"
         fi
         ;;

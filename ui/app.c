@@ -394,6 +394,12 @@ static bool view_has_action(const bd_view *v, bd_action a)
     return false;
 }
 
+void bd_app_discard_keys(bd_app *app, uint64_t ms)
+{
+    flushinp();
+    app->discard_keys_until_ms = bd_app_now_ms(app) + ms;
+}
+
 void bd_app_key(bd_app *app, int key, bool is_code)
 {
     /* The terminal is in raw mode: Ctrl-C and Ctrl-Z arrive here as keys, and work in
@@ -406,6 +412,9 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         bd_app_suspend(app);
         return;
     }
+    if (app->discard_keys_until_ms && bd_app_now_ms(app) < app->discard_keys_until_ms)
+        return; /* typed for GnuPG, not for benchdesk */
+    app->discard_keys_until_ms = 0;
     if (app->confirm.active) {
         app->confirm.active = false;
         bd_app_invalidate(app, BD_DIRTY_STATUS);

@@ -473,6 +473,11 @@ struct bd_app {
     bool too_small;
     unsigned dirty;
     bool quitting;
+    /* Keys arriving before this time (bd_app_now_ms) are discarded: typed while a GnuPG
+     * operation was pending (a passphrase typed for an agent that did not ask), never
+     * taken as commands. 0: none. */
+    uint64_t discard_keys_until_ms;
+    void *watch; /* watch.h: changes made outside the TUI (NULL: not watched) */
     int exit_status;
     char branch[128];
     bd_config config; /* .benchdesk/config.yaml: theme, jobs, python */
@@ -504,6 +509,9 @@ int bd_app_push(bd_app *app, const bd_view_ops *ops, void *arg);
 void bd_app_pop(bd_app *app);
 /* Ask for a redraw of `what` (BD_DIRTY_*), coalesced to at most ~60 frames a second. */
 void bd_app_invalidate(bd_app *app, unsigned what);
+/* Discard the keys typed so far and those arriving in the next `ms` milliseconds (a
+ * GnuPG operation just ended: what was typed meanwhile was meant for it). */
+void bd_app_discard_keys(bd_app *app, uint64_t ms);
 /* Post a message on the status line (until the next key). */
 void bd_app_message(bd_app *app, bd_msg_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

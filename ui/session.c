@@ -25,6 +25,7 @@ typedef struct prep_job {
     bd_run_plan plan;
     /* provenance: every case of the run must be signed unless drafts are allowed */
     const bd_task_class *tc; /* held by run->ref */
+    bd_task_class *fresh;    /* tc read again from disk on the pool: what the run checks */
     bd_prov_ctx *prov;       /* NULL: GnuPG unusable (prov_err says why) */
     bd_err prov_err;
     char **ids;
@@ -221,8 +222,14 @@ static void prep_run(bd_work *w)
     }
     /* As `benchdesk run`: the interpreter, the strongest isolation class the machine
      * has, the config's jobs, the gate; the runner records every finished case. */
+    /* Provenance is checked again before every run, on the files as they are now (the
+     * view may be older than an outside pin or signature): the task class is read anew. */
+    if (bd_task_class_load(&j->fresh, j->bench, j->tc->name, &j->err) != 0) {
+        j->rc = -1;
+        return;
+    }
     bd_run_request req = {.bench = j->bench,
-                          .tc = j->tc,
+                          .tc = j->fresh,
                           .case_ids = (const char *const *)j->ids,
                           .n_case_ids = j->n_ids,
                           .config = &j->config,
@@ -244,6 +251,7 @@ static void prep_run(bd_work *w)
 static void prep_free(prep_job *j)
 {
     bd_runner_free(j->runner);
+    bd_task_class_free(j->fresh);
     bd_config_release(&j->config);
     bd_run_plan_release(&j->plan);
     for (size_t i = 0; i < j->n_ids; i++)
@@ -281,6 +289,8 @@ static void prep_done(bd_work *w, bool ran)
     }
     run->runner = j->runner;
     j->runner = NULL;
+    run->own_tc = j->fresh; /* the runner borrows it */
+    j->fresh = NULL;
     run->plan = j->plan;
     memset(&j->plan, 0, sizeof(j->plan));
     prep_free(j);
@@ -301,6 +311,9 @@ static void prep_done(bd_work *w, bool ran)
                        "them too, as drafts",
                        skipped, skipped == 1 ? "" : "s", run->plan.skipped_draft,
                        run->plan.skipped_awaiting);
+    char note[1400];
+    if (bd_run_plan_note(&run->plan, run->task_class, note, sizeof(note)))
+        bd_app_message(app, BD_MSG_WARN, "%s", note);
     bd_err err = BD_ERR_INIT;
     if (bd_runner_start(run->runner, app->loop, &err) < 0) {
         run->phase = BD_UR_FAILED;
@@ -330,6 +343,8 @@ void bd_ui_run_release_runner(bd_app *app)
         return;
     bd_runner_free(run->runner);
     run->runner = NULL;
+    bd_task_class_free(run->own_tc);
+    run->own_tc = NULL;
     bd_run_plan_release(&run->plan);
     bd_model_tc_release(run->ref);
     run->ref = NULL;
@@ -344,6 +359,7 @@ void bd_ui_run_free(bd_app *app)
         ((prep_job *)run->prep)->run = NULL;
     /* bd_runner_free cancels and drains a run still going on the loop. */
     bd_runner_free(run->runner);
+    bd_task_class_free(run->own_tc);
     bd_run_plan_release(&run->plan);
     bd_model_tc_release(run->ref);
     run_free_cases(run);

@@ -58,8 +58,10 @@ typedef enum {
 
 struct bd_ui_run {
     bd_app *app;
-    bd_runner *runner; /* NULL once released */
-    bd_tc_ref *ref;    /* keeps the task class alive for the runner */
+    bd_runner *runner;     /* NULL once released */
+    bd_tc_ref *ref;        /* keeps the task class alive for the runner */
+    bd_task_class *own_tc; /* the task class as read from disk just before the run (the
+                            * runner's: provenance is checked again before every run) */
     size_t tc_index;
     char task_class[129];
     char run_id[BD_RUN_ID_MAX];

@@ -36,6 +36,7 @@
 #include "gitops.h"
 #include "tui.h"
 #include "viewer.h"
+#include "watch.h"
 
 #define RENDER_MIN_MS 16  /* at most ~60 frames a second for background updates */
 #define TICK_FAST_MS  100 /* spinner: 10 Hz while something moves */
@@ -345,6 +346,8 @@ static void really_quit(tui *t, int status)
     app->exit_status = status;
     restore_terminal(t);
     bd_work_cancel_all(app);
+    bd_watch_stop(app->watch);
+    app->watch = NULL;
     uv_handle_t *hs[] = {(uv_handle_t *)&t->input,        (uv_handle_t *)&t->sigs[0],
                          (uv_handle_t *)&t->sigs[1],      (uv_handle_t *)&t->sigs[2],
                          (uv_handle_t *)&t->sigs[3],      (uv_handle_t *)&t->sigs[4],
@@ -822,6 +825,7 @@ int bd_tui_main(const bd_tui_opts *opts)
         t->fatal = err;
         really_quit(t, bd_code_exit(err.code) ? bd_code_exit(err.code) : 4);
     } else {
+        app->watch = bd_watch_start(app); /* changes made outside (NULL: Ctrl-R still) */
         render_now(t);
     }
     uv_run(&t->loop, UV_RUN_DEFAULT);

@@ -35,6 +35,7 @@
     X(BD_E_CONFIG_SCHEMA, "config.schema_invalid", 2)                                              \
     X(BD_E_BAD_ID, "case.bad_id", 2)                                                               \
     X(BD_E_CASE_EXISTS, "case.exists", 2)                                                          \
+    X(BD_E_CASE_LINT, "case.lint", 1)                                                              \
     X(BD_E_UNSUPPORTED_ENTRY, "case.unsupported_entry", 1)                                         \
     X(BD_E_DIGEST_MISMATCH, "case.digest_mismatch", 1)                                             \
     X(BD_E_DIGEST_MISSING, "case.digest_missing", 1)                                               \
@@ -56,6 +57,7 @@
     X(BD_E_PROVENANCE_UNTRUSTED, "provenance.untrusted_signer", 1)                                 \
     X(BD_E_PROVENANCE_SAME_SIGNER, "provenance.same_signer", 1)                                    \
     X(BD_E_PROVENANCE_STALE, "provenance.stale_digest", 1)                                         \
+    X(BD_E_PROVENANCE_SIGNED_ALREADY, "provenance.signature_exists", 3)                            \
     X(BD_E_PROMOTION_REQUIRES_HUMAN, "promotion.requires_human", 3)                                \
     X(BD_E_ISOLATION_UNAVAILABLE, "isolation.unavailable", 3)                                      \
     X(BD_E_SCORE_INVALID, "score.invalid", 2)                                                      \

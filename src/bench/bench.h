@@ -213,10 +213,11 @@ const bd_pin *bd_digests_find(const bd_digests *d, const char *case_id);
 typedef struct bd_signature_block {
     bool present;
     char *identity;
-    char fingerprint[BD_FPR_LEN + 1]; /* 40 upper-case hex */
-    char *signed_at;                  /* "YYYY-MM-DDTHH:MM:SSZ" */
-    char *signature;                  /* armored, as written */
-    int line;                         /* line of the block */
+    char fingerprint[BD_FPR_LEN + 1];   /* 40 upper-case hex */
+    char *signed_at;                    /* "YYYY-MM-DDTHH:MM:SSZ" */
+    char digest[BD_DIGEST_STR_LEN + 1]; /* the digest it signed, "" when the block has none */
+    char *signature;                    /* armored, as written */
+    int line;                           /* line of the block */
 } bd_signature_block;
 
 /* The signatures of one subject (a case or a task class). Never hashed (§1). */
@@ -230,7 +231,8 @@ typedef struct bd_provfile {
 
 /* Load provenance.yaml at `path`. An absent file is a valid empty one (signed in
  * neither role). Required when present: schema_version (2). Optional: author and
- * reviewer (null, or {identity, fingerprint (40 hex), signed_at, signature}),
+ * reviewer (null, or {identity, fingerprint (40 hex), signed_at, digest (optional: the
+ * "blake3:<hex>" the signature covers), signature}),
  * last_validated_at. Violations: provenance.schema_invalid at the line; a link or special
  * file: case.unsupported_entry. Returns 0 with *out (bd_provfile_free), or -1. */
 int bd_provfile_load(bd_provfile **out, const char *path, bd_err *err);

@@ -688,7 +688,8 @@ void bd_provfile_free(bd_provfile *p)
 
 static int sig_block(const bd_vctx *v, const bd_ynode *n, const char *what, bd_signature_block *b)
 {
-    static const char *const keys[] = {"identity", "fingerprint", "signed_at", "signature", NULL};
+    static const char *const keys[] = {"identity", "fingerprint", "signed_at",
+                                       "digest",   "signature",   NULL};
     memset(b, 0, sizeof(*b));
     if (!n || bd_ynode_is_null(n))
         return 0;
@@ -705,6 +706,10 @@ static int sig_block(const bd_vctx *v, const bd_ynode *n, const char *what, bd_s
         return -1;
     snprintf(w, sizeof(w), "%s.signed_at", what);
     if (!(x = bd_v_need(v, n, "signed_at", what)) || bd_v_timestamp(v, x, w, &b->signed_at) < 0)
+        return -1;
+    snprintf(w, sizeof(w), "%s.digest", what);
+    bool has = false;
+    if ((x = bd_ynode_get(n, "digest")) && bd_v_digest(v, x, w, false, b->digest, &has) < 0)
         return -1;
     snprintf(w, sizeof(w), "%s.signature", what);
     if (!(x = bd_v_need(v, n, "signature", what)) ||

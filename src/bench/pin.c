@@ -258,16 +258,27 @@ static int prepare_all(pending_case *pend, size_t n, const bd_task_class *tc,
     return rc;
 }
 
+/* Whether block `b` stops counting under the new pin `after`, and whose it is. */
+static bool block_broken(const bd_signature_block *b, const char *after, char by[256], bool *legacy)
+{
+    *legacy = b->present && !b->digest[0];
+    if (!b->present || strcmp(b->digest, after) == 0)
+        return false;
+    snprintf(by, 256, "%s", b->identity ? b->identity : "");
+    return true;
+}
+
 /* Signatures of the subject whose provenance.yaml is at `prov_path` that a new pin breaks:
- * every present block (each was made over the old digest). */
+ * every present block but one already over the new digest. */
 static void count_broken(bd_pin_change *ch, const char *prov_path)
 {
     bd_provfile *pf = NULL;
     bd_err e = BD_ERR_INIT;
     if (bd_provfile_load(&pf, prov_path, &e) != 0)
         return; /* verify reports a broken file; pin only counts */
-    ch->author_broken = pf->author.present;
-    ch->reviewer_broken = pf->reviewer.present;
+    ch->author_broken = block_broken(&pf->author, ch->after, ch->author_by, &ch->author_legacy);
+    ch->reviewer_broken =
+        block_broken(&pf->reviewer, ch->after, ch->reviewer_by, &ch->reviewer_legacy);
     bd_provfile_free(pf);
 }
 
@@ -287,7 +298,8 @@ static int add_change(bd_pin_report *r, size_t *cap, const bd_task_class *tc, co
     snprintf(ch->case_id, sizeof(ch->case_id), "%s", case_id);
     snprintf(ch->before, sizeof(ch->before), "%s", before);
     snprintf(ch->after, sizeof(ch->after), "%s", after);
-    ch->author_broken = ch->reviewer_broken = false;
+    ch->author_broken = ch->reviewer_broken = ch->author_legacy = ch->reviewer_legacy = false;
+    ch->author_by[0] = ch->reviewer_by[0] = '\0';
     if (after[0]) {
         /* A new pin: any signature present was made over another digest. */
         char path[4096];
@@ -707,6 +719,12 @@ static void pin_job_end(pin_job *j)
 int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
                       size_t n_case_ids, bd_err *err)
 {
+    return bd_pin_task_class_hook(out, tc, case_ids, n_case_ids, NULL, NULL, err);
+}
+
+int bd_pin_task_class_hook(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
+                           size_t n_case_ids, bd_pin_hook before_write, void *payload, bd_err *err)
+{
     memset(out, 0, sizeof(*out));
     pin_job j = {.tc = tc, .out = out, .n_named = n_case_ids};
     /* A case named twice is pinned once (twice would be two lines with one key). */
@@ -715,7 +733,8 @@ int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *c
     j.n = j.n_named ? j.n_named : tc->n_cases;
     int rc = -1;
     if (pin_compute(&j, err) == 0 && pin_edit_cases(&j, err) == 0 &&
-        pin_collect_changes(&j, err) == 0) {
+        pin_collect_changes(&j, err) == 0 &&
+        (!before_write || before_write(out, tc, payload, err) == 0)) {
         rc = pin_build_file(&j, err);
         if (rc == 0)
             rc = pin_write_file(&j, err);

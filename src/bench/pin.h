@@ -26,8 +26,12 @@ typedef struct bd_pin_change {
     char case_id[129];          /* "" for the task class (registration.yaml + rubric.py) */
     char before[BD_DIGEST_BUF]; /* previous pin, "" if none */
     char after[BD_DIGEST_BUF];  /* new pin; "" when the pin was dropped (orphan) */
-    bool author_broken;         /* a signature in that role no longer holds (it was over */
-    bool reviewer_broken;       /* the old digest) and must be made again */
+    bool author_broken;         /* a signature in that role no longer counts (it was over */
+    bool reviewer_broken;       /* another digest) and must be made again */
+    char author_by[256];        /* the identity of that signature, "" when not broken */
+    char reviewer_by[256];
+    bool author_legacy; /* that block names no digest (written before blocks did) */
+    bool reviewer_legacy;
 } bd_pin_change;
 
 typedef struct bd_pin_report {
@@ -44,11 +48,21 @@ typedef struct bd_pin_report {
  * interrupted write is in the case dir). Then write cases/digests.yaml (format v2) when
  * its bytes change. A case named twice is pinned once. No file is written unless every
  * listed case could be digested and loaded first. Each change says which signatures it
- * breaks. tc->digests' kept bytes (raw) may be written over while the new file is
- * written, and are as loaded again when this returns: not for a `tc` another thread
- * reads meanwhile. Returns 0, or -1 with `err`. Release *out with bd_pin_report_release. */
+ * breaks: every present block but one that names the new pin as its digest. tc->digests' kept bytes
+ * (raw) may be written over while the new file is written, and are as loaded again when this
+ * returns: not for a `tc` another thread reads meanwhile. Returns 0, or -1 with `err`. Release *out
+ * with bd_pin_report_release. */
 int bd_pin_task_class(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
                       size_t n_case_ids, bd_err *err);
+
+/* Called by bd_pin_task_class_hook once the changes are known and before digests.yaml is
+ * written (the old pins still on disk): it may edit the changes' signature fields and
+ * the subjects' provenance.yaml (never hashed). Non-zero (with `err`) writes no pin. */
+typedef int (*bd_pin_hook)(bd_pin_report *rep, const bd_task_class *tc, void *payload, bd_err *err);
+
+/* bd_pin_task_class with `before_write` (may be NULL) called as bd_pin_hook says. */
+int bd_pin_task_class_hook(bd_pin_report *out, const bd_task_class *tc, const char *const *case_ids,
+                           size_t n_case_ids, bd_pin_hook before_write, void *payload, bd_err *err);
 void bd_pin_report_release(bd_pin_report *r);
 
 /* Replace the value of the top-level key `key` in the YAML text `text` (which must

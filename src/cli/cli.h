@@ -92,6 +92,7 @@ int cmd_anchor(bd_cli *cli, int argc, char **argv);
 int cmd_recommend(bd_cli *cli, int argc, char **argv);
 int cmd_promote(bd_cli *cli, int argc, char **argv);
 int cmd_sign(bd_cli *cli, int argc, char **argv);
+int cmd_signer(bd_cli *cli, int argc, char **argv);
 int cmd_status(bd_cli *cli, int argc, char **argv);
 int cmd_stage(bd_cli *cli, int argc, char **argv);
 int cmd_commit(bd_cli *cli, int argc, char **argv);

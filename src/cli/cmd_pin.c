@@ -1,7 +1,10 @@
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
-#include "pin.h"
+#include "case_lint.h"
+#include "repin.h"
 
 static const char pin_help[] =
     "usage: benchdesk pin TASK_CLASS [CASE_ID...] [--json]\n\n"
@@ -11,9 +14,56 @@ static const char pin_help[] =
     "only those cases. A case whose cassette.json changed gets its cassette_digest updated\n"
     "in case.yaml first (the rest of the file is kept byte for byte). Nothing is written\n"
     "unless every case could be digested, and digests.yaml only when a pin changes.\n"
-    "Every signature a new pin breaks is named: the subject must then be signed again,\n"
-    "by an author and a reviewer.\n"
+    "A new pin supersedes the signatures made over the old content: each is named, and\n"
+    "the subject is a draft again (it blocks nothing but itself) until an author and a\n"
+    "reviewer sign it again.\n"
     "Review the change with `git diff` before committing it.\n";
+
+/* Whose signatures a change superseded, one line, and what to do. */
+static void print_superseded(const bd_pin_change *c)
+{
+    if (!c->author_broken && !c->reviewer_broken)
+        return;
+    char who[600] = "";
+    if (c->author_broken)
+        snprintf(who, sizeof(who), "%s (author)", cli_vis(c->author_by));
+    if (c->reviewer_broken)
+        snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%s (reviewer)",
+                 who[0] ? ", " : "", cli_vis(c->reviewer_by));
+    printf("         superseded the signatures of %s: it is a draft until two people sign it "
+           "again\n",
+           who);
+    if ((c->author_broken && c->author_legacy) || (c->reviewer_broken && c->reviewer_legacy))
+        printf("         a signature that names no digest did not verify over the old pin: it "
+               "shows as bad until it is signed again\n");
+}
+
+/* A warning per newly pinned case that still looks like an untouched scaffold. */
+static void warn_scaffolds(const bd_cli *cli, const bd_task_class *tc, const bd_pin_report *rep)
+{
+    const char **ids = calloc(rep->n_changes ? rep->n_changes : 1, sizeof(*ids));
+    size_t k = 0, n = 0, cap = 0;
+    bd_lint *l = NULL;
+    for (size_t i = 0; ids && i < rep->n_changes; i++)
+        if (rep->changes[i].case_id[0] && rep->changes[i].after[0])
+            ids[k++] = rep->changes[i].case_id;
+    if (ids && bd_case_lint_scaffolds(&l, &n, &cap, tc, ids, k, NULL) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            size_t more = 0;
+            while (i + 1 < n && strcmp(l[i + 1].case_id, l[i].case_id) == 0)
+                more++, i++;
+            char line[1400];
+            snprintf(line, sizeof(line),
+                     "%s looks like an untouched scaffold: %s%s (benchdesk case check %s %s)",
+                     l[i - more].case_id, cli_err_text(&l[i - more].err), more ? ", and more" : "",
+                     tc->name, l[i - more].case_id);
+            if (!cli->json)
+                cli_warn(line);
+        }
+    }
+    free(l);
+    free(ids);
+}
 
 int cmd_pin(bd_cli *cli, int argc, char **argv)
 {
@@ -37,10 +87,12 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
     int (*load)(bd_task_class **, const bd_bench *, const char *, bd_err *) =
         argc > 2 ? bd_task_class_load_unlisted : bd_task_class_load;
     if (load(&tc, bench, argv[1], &err) != 0 ||
-        bd_pin_task_class(&rep, tc, (const char *const *)argv + 2, (size_t)(argc - 2), &err) != 0) {
+        bd_repin(&rep, bench, tc, (const char *const *)argv + 2, (size_t)(argc - 2), NULL, &err) !=
+            0) {
         status = cli_fail(cli, &err);
         goto out;
     }
+    warn_scaffolds(cli, tc, &rep);
     if (cli->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "task_class", tc->name);
@@ -55,10 +107,21 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
             cJSON_AddStringToObject(c, "before", ch->before);
             cJSON_AddStringToObject(c, "after", ch->after);
             cJSON *broken = cJSON_AddArrayToObject(c, "signatures_broken");
-            if (ch->author_broken)
-                cJSON_AddItemToArray(broken, cJSON_CreateString("author"));
-            if (ch->reviewer_broken)
-                cJSON_AddItemToArray(broken, cJSON_CreateString("reviewer"));
+            cJSON *sup = cJSON_AddArrayToObject(c, "superseded");
+            const char *roles[2] = {"author", "reviewer"};
+            const bool br[2] = {ch->author_broken, ch->reviewer_broken};
+            const bool lg[2] = {ch->author_legacy, ch->reviewer_legacy};
+            const char *by[2] = {ch->author_by, ch->reviewer_by};
+            for (int k = 0; k < 2; k++) {
+                if (!br[k])
+                    continue;
+                cJSON_AddItemToArray(broken, cJSON_CreateString(roles[k]));
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "role", roles[k]);
+                cJSON_AddStringToObject(e, "identity", by[k]);
+                cJSON_AddBoolToObject(e, "verified", !lg[k]);
+                cJSON_AddItemToArray(sup, e);
+            }
             cJSON_AddItemToArray(arr, c);
         }
         cli_print_json(o);
@@ -73,13 +136,7 @@ int cmd_pin(bd_cli *cli, int argc, char **argv)
                 printf("pinned   %-44s %s\n", what, c->after);
             else
                 printf("re-pinned %-43s %s (was %s)\n", what, c->after, c->before);
-            int broken = (int)c->author_broken + (int)c->reviewer_broken;
-            if (broken)
-                printf("         %d signature%s no longer hold%s: sign it again %s\n", broken,
-                       broken == 1 ? "" : "s", broken == 1 ? "s" : "",
-                       c->author_broken && c->reviewer_broken ? "as author, then as reviewer"
-                       : c->author_broken                     ? "as author"
-                                                              : "as reviewer");
+            print_superseded(c);
         }
         printf("%s: %zu case%s pinned, %zu pin%s changed\n", tc->name, rep.n_pinned,
                rep.n_pinned == 1 ? "" : "s", rep.n_changes, rep.n_changes == 1 ? "" : "s");

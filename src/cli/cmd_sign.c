@@ -10,7 +10,8 @@
 #include "sign.h"
 
 static const char sign_help[] =
-    "usage: benchdesk sign CASE_DIR|TASK_CLASS_DIR --role author|reviewer [--key FPR] [--json]\n\n"
+    "usage: benchdesk sign CASE_DIR|TASK_CLASS_DIR --role author|reviewer [--key FPR] [--replace]\n"
+    "                      [--json]\n\n"
     "Sign a case (its case digest: every file of the case but provenance.yaml) or a task\n"
     "class (its task-class digest: registration.yaml + rubric.py) with your own GnuPG key\n"
     "(docs/provenance.md#the-signed-message): a detached, armored signature over exactly\n"
@@ -21,21 +22,23 @@ static const char sign_help[] =
     "    task_class: <task-class name>\n"
     "    case_id: <case id>            (only for a case)\n"
     "    digest: blake3:<hex>\n\n"
-    "The key's e-mail, primary fingerprint, the time and the signature are written to the\n"
-    "subject's provenance.yaml (author or reviewer block), whole and atomically. Refused\n"
-    "before anything is signed: a subject whose digest does not equal its pin (run\n"
-    "`benchdesk pin` first), a key not trusted for the role in bench/trusted-signers.yaml,\n"
-    "the key that already holds the other role on this subject, a review before the\n"
-    "author has signed.\n\n"
+    "The key's e-mail, primary fingerprint, the time, the digest signed and the signature\n"
+    "are written to the subject's provenance.yaml (author or reviewer block), whole and\n"
+    "atomically. Refused before anything is signed: a subject whose digest does not equal\n"
+    "its pin (run `benchdesk pin` first), a key not trusted for the role in\n"
+    "bench/trusted-signers.yaml, the key that already holds the other role on this\n"
+    "subject, a review before the author has signed (this version), and a valid signature\n"
+    "already in the role (pass --replace; a superseded one is replaced without asking).\n\n"
     "  --role ROLE   author or reviewer\n"
     "  --key FPR     40-hex primary fingerprint of your secret key (default:\n"
     "                signing_key in .benchdesk/config.yaml, else gpg.conf's default-key,\n"
     "                else your first usable signing key)\n"
+    "  --replace     replace a valid signature in the role (it is named)\n"
     "  --json        print the result as JSON\n\n"
     "The passphrase is asked by gpg-agent's pinentry.\n"
     "Exit status: 0 signed; 1 the subject or its author signature fails verification,\n"
     "or the key already signed the other role; 2 bad usage or no such key; 3 refused (no\n"
-    "author signature yet); 4 GnuPG or I/O.\n";
+    "author signature yet, a valid signature in the role without --replace); 4 GnuPG or I/O.\n";
 
 /* DIR = <root>/bench/<task class>/cases/<case id> or <root>/bench/<task class>: split it.
  * *id is NULL for a task-class dir. */
@@ -95,6 +98,8 @@ int cmd_sign(bd_cli *cli, int argc, char **argv)
                 role_s = argv[++i];
             else
                 opts.key = argv[++i];
+        } else if (strcmp(argv[i], "--replace") == 0) {
+            opts.replace = true;
         } else if (argv[i][0] == '-') {
             return cli_usage(cli, "sign", "unknown option '%s'", argv[i]);
         } else if (dir) {
@@ -149,16 +154,27 @@ int cmd_sign(bd_cli *cli, int argc, char **argv)
         cJSON_AddStringToObject(o, "digest", res.digest);
         cJSON_AddStringToObject(o, "provenance_yaml", res.prov_path);
         cJSON_AddStringToObject(o, "message", res.message);
+        if (res.replaces[0])
+            cJSON_AddStringToObject(o, "replaced", res.replaces);
+        else
+            cJSON_AddNullToObject(o, "replaced");
+        cJSON_AddStringToObject(o, "status", res.other_valid ? "signed" : "awaiting_review");
         cli_print_json(o);
         cJSON_Delete(o);
     } else {
         printf("signed %s %s%s%s as %s with %s (%s)\n", id ? "case" : "task class", tc->name,
                id ? "/" : "", id ? id : "", bd_provenance_role_str(role), res.key.fingerprint,
                res.key.identity);
-        printf("%s\n", role == BD_ROLE_AUTHOR
-                           ? "next: a second person reviews it with `benchdesk sign DIR --role "
-                             "reviewer` and their own key"
-                           : "next: `benchdesk stage` it and `benchdesk commit`");
+        if (res.replaces[0])
+            printf("replaced the %s %s signature of %s\n",
+                   res.replaces_valid ? "valid" : "superseded", bd_provenance_role_str(role),
+                   cli_vis(res.replaces));
+        if (res.other_valid)
+            printf("signed by two people; next: `benchdesk stage` it and `benchdesk commit`\n");
+        else
+            printf("next: a second person signs it with `benchdesk sign DIR --role %s` and "
+                   "their own key\n",
+                   role == BD_ROLE_AUTHOR ? "reviewer" : "author");
     }
 out:
     bd_config_release(&cfg);

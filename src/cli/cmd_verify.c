@@ -64,8 +64,42 @@ static void report_failure(bd_cli *cli, cJSON *arr, const bd_err *e, const char 
 typedef struct verify_out {
     bd_cli *cli;
     int *status;
-    size_t n_json; /* failures printed in the current "failures" array */
+    size_t n_json;     /* failures printed in the current "failures" array */
+    cJSON *superseded; /* --json: the task class's superseded signatures */
+    size_t n_sup;      /* superseded signatures seen in the task class */
 } verify_out;
+
+/* Lines of superseded signatures the text output shows per task class (--json: all). */
+#define SUPERSEDED_LINES 20
+
+/* A genuine signature over an earlier version: shown, counts for nothing. */
+static void note_superseded(verify_out *vo, const bd_prov_result *pr, const char *case_id)
+{
+    const bd_prov_sig *sigs[2] = {&pr->author, &pr->reviewer};
+    for (int k = 0; k < 2; k++) {
+        const bd_prov_sig *s = sigs[k];
+        if (!s->present || !s->superseded)
+            continue;
+        const char *role = k == 0 ? "author" : "reviewer";
+        if (vo->cli->json) {
+            cJSON *e = cJSON_CreateObject();
+            if (case_id)
+                cJSON_AddStringToObject(e, "case_id", case_id);
+            else
+                cJSON_AddNullToObject(e, "case_id");
+            cJSON_AddStringToObject(e, "role", role);
+            cJSON_AddStringToObject(e, "identity", s->identity);
+            cJSON_AddStringToObject(e, "fingerprint", s->fingerprint);
+            cJSON_AddStringToObject(e, "digest", s->digest);
+            cJSON_AddItemToArray(vo->superseded, e);
+        } else if (vo->n_sup < SUPERSEDED_LINES) {
+            printf("  %s %s: %s signature by %s over %.19s…, superseded (sign it again)\n",
+                   case_id ? "case" : "task class", case_id ? cli_vis(case_id) : "", role,
+                   cli_vis(s->identity), s->digest);
+        }
+        vo->n_sup++;
+    }
+}
 
 static void emit_failure(verify_out *vo, const bd_err *e, const char *case_id)
 {
@@ -91,6 +125,8 @@ static void on_tc(const bd_verify_report *r, void *payload)
     const bd_err *tf = bd_verify_tc_failure(r);
     if (tf)
         emit_failure(payload, tf, NULL);
+    if (r->tc_prov_checked)
+        note_superseded(payload, &r->tc_prov, NULL);
 }
 
 static void on_case(bd_case_check *c, void *payload)
@@ -103,6 +139,8 @@ static void on_case(bd_case_check *c, void *payload)
     if (cf && cf == &c->err && c->prov_checked && c->prov.status == BD_PROV_ST_BAD &&
         c->prov.err.code == BD_E_PROVENANCE_STALE)
         emit_failure(payload, &c->prov.err, c->case_id);
+    if (c->prov_checked)
+        note_superseded(payload, &c->prov, c->case_id);
 }
 
 static void on_orphan(const bd_err *e, void *payload)
@@ -171,10 +209,11 @@ static int verify_one(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *pctx, con
                       size_t i, verify_totals *t, int *status, bd_err *err)
 {
     bd_task_class *tc = NULL;
-    verify_out vo = {cli, status, 0};
+    verify_out vo = {cli, status, 0, NULL, 0};
     if (cli->json)
         json_tc_head(name, i);
     cJSON *o = cJSON_CreateObject();
+    vo.superseded = cJSON_AddArrayToObject(o, "superseded");
     bd_verify_report rep;
     memset(&rep, 0, sizeof(rep));
     int rc = 0;
@@ -192,6 +231,9 @@ static int verify_one(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *pctx, con
         }
         for (size_t k = 0; k < 4; k++)
             t->prov[k] += rep.n_prov[k];
+        if (!cli->json && vo.n_sup > SUPERSEDED_LINES)
+            printf("  … and %zu more superseded signatures (--json lists them all)\n",
+                   vo.n_sup - SUPERSEDED_LINES);
         tc_summary(cli, o, tc, &rep);
         t->cases += rep.n_cases;
         t->failed += rep.n_failed;

@@ -20,16 +20,17 @@
     X("digest", cmd_digest, "print the BLAKE3 digest of a case directory or a file")               \
     X("pin", cmd_pin, "rewrite a task class's pins after a deliberate change")                     \
     X("migrate", cmd_migrate, "convert a format-v1 bench to format v2")                            \
-    X("case", cmd_case, "case new TASK_CLASS CASE_ID: scaffold a draft case")                      \
+    X("case", cmd_case, "case new: scaffold a draft case; case check: lint cases before pinning")  \
     X("run", cmd_run, "run a task class's rubric over its cases")                                  \
     X("compare", cmd_compare, "what got worse between two runs, and is it real")                   \
     X("report", cmd_report, "a run as JUnit XML, Markdown or one HTML page, for CI and people")    \
-    X("record", cmd_record, "record a case's cassette from the live SUT (pin and sign after)")     \
+    X("record", cmd_record, "record a case's cassette from the live SUT (re-pins; sign after)")    \
     X("history", cmd_history, "history verify | history log: the chained score history")           \
     X("anchor", cmd_anchor, "anchor publish | anchor verify: signed chain-head anchors")           \
     X("recommend", cmd_recommend, "recommend a tier for a task class (never applies it)")          \
     X("promote", cmd_promote, "always refuses: tiers move only by a reviewed human edit")          \
     X("sign", cmd_sign, "sign a case's provenance as author or reviewer (GnuPG)")                  \
+    X("signer", cmd_signer, "signer add KEY --roles R: propose a new trusted signer")              \
     X("status", cmd_status, "git status of bench/ and audit/")                                     \
     X("stage", cmd_stage, "stage paths under bench/ and audit/ for commit")                        \
     X("commit", cmd_commit, "commit the staged changes (optionally signed)")                       \

@@ -19,6 +19,8 @@ typedef struct tc_pins {
     bool has_digests, has_rubric, has_registration;
     size_t digests, rubric, registration; /* index positions */
     bd_digests *pins;                     /* the staged digests.yaml, parsed lazily */
+    char **seen;                          /* ids of the staged cases (owned), for orphans */
+    size_t n_seen, cap_seen;
 } tc_pins;
 
 typedef struct pin_check {
@@ -67,6 +69,48 @@ static int tc_pins_load(pin_check *pc, tc_pins *t, bd_err *err)
     int rc = bd_digests_parse(&t->pins, buf, len, label, err);
     free(buf);
     return rc;
+}
+
+static int note_seen(tc_pins *t, const char *id, bd_err *err)
+{
+    if (t->n_seen == t->cap_seen) {
+        size_t nc = t->cap_seen ? t->cap_seen * 2 : 16;
+        char **ns = realloc(t->seen, nc * sizeof(*ns));
+        if (!ns)
+            return nomem(err);
+        t->seen = ns;
+        t->cap_seen = nc;
+    }
+    if (!(t->seen[t->n_seen] = strdup(id)))
+        return nomem(err);
+    t->n_seen++;
+    return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every pin of the staged digests.yaml of `t` names a staged case (case.pin_orphaned). */
+static int check_orphans(pin_check *pc, tc_pins *t, bd_err *err)
+{
+    if (!t->has_digests || tc_pins_load(pc, t, err) < 0)
+        return t->has_digests ? -1 : 0;
+    if (t->n_seen > 1)
+        qsort(t->seen, t->n_seen, sizeof(*t->seen), str_cmp);
+    for (size_t i = 0; t->pins && i < t->pins->n_pins; i++) {
+        const char *id = t->pins->pins[i].case_id;
+        if (t->n_seen && bsearch(&id, t->seen, t->n_seen, sizeof(*t->seen), str_cmp))
+            continue;
+        bd_err_set(err, BD_E_PIN_ORPHAN, NULL, 0, 0,
+                   "the staged %sbench/%s/cases/digests.yaml pins case %s, which the commit "
+                   "would not hold; stage the case too, or re-pin the task class (",
+                   bd_git_prefix(pc->g), t->name, id);
+        bd_err_advise(err, BD_ACT_PIN, "%s", t->name);
+        return bd_err_append(err, ") and stage digests.yaml");
+    }
+    return 0;
 }
 
 /* Check one staged case: index entries [from, to), all below the case dir whose path is
@@ -208,7 +252,9 @@ static int check_cases(pin_check *pc, bd_err *err)
             j++;
         char *id = strndup(s2, (size_t)(s3 - s2));
         tc_pins *t = find_tc(pc, rest, (size_t)(s1 - rest));
-        int r = (!id || !t) ? nomem(err) : check_case(pc, t, id, base_len, i, j, err);
+        int r = (!id || !t)                                      ? nomem(err)
+                : check_case(pc, t, id, base_len, i, j, err) < 0 ? -1
+                                                                 : note_seen(t, id, err);
         free(id);
         if (r < 0)
             return -1;
@@ -233,13 +279,16 @@ int bd_git_check_index(bd_git *g, bd_err *err)
     if (find_task_classes(&pc, err) < 0 || check_cases(&pc, err) < 0)
         goto out;
     for (size_t k = 0; k < pc.n_tcs; k++)
-        if (check_task_class(&pc, &pc.tcs[k], err) < 0)
+        if (check_task_class(&pc, &pc.tcs[k], err) < 0 || check_orphans(&pc, &pc.tcs[k], err) < 0)
             goto out;
     rc = 0;
 out:
     for (size_t k = 0; k < pc.n_tcs; k++) {
         free(pc.tcs[k].name);
         bd_digests_free(pc.tcs[k].pins);
+        for (size_t i = 0; i < pc.tcs[k].n_seen; i++)
+            free(pc.tcs[k].seen[i]);
+        free(pc.tcs[k].seen);
     }
     free(pc.tcs);
     free(pc.pfx);

@@ -17,7 +17,8 @@
 /* The pin check of a commit, on its own (bd_git_commit runs it first; the stage view may
  * show it early). Returns 0 when every staged case and task class matches its staged pin,
  * -1 otherwise: case.digest_missing, case.digest_mismatch, case.schema_invalid (a case
- * without case.yaml), case.unsupported_entry, task_class.digest_missing,
+ * without case.yaml), case.unsupported_entry, case.pin_orphaned (a staged pin naming a
+ * case the index does not hold), task_class.digest_missing,
  * task_class.digest_mismatch, the loader's errors for a staged digests.yaml it refuses,
  * git.error, env.out_of_memory. */
 int bd_git_check_index(bd_git *g, bd_err *err);

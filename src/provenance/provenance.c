@@ -178,6 +178,21 @@ int bd_gpg_new(gpgme_ctx_t *out, const char *home, bool armor, bd_err *err)
     return 0;
 }
 
+void bd_gpg_key_identity(gpgme_key_t k, char *identity, size_t icap, char *uid, size_t ucap)
+{
+    gpgme_user_id_t u = k->uids;
+    for (gpgme_user_id_t x = k->uids; x; x = x->next)
+        if (!x->revoked && !x->invalid) {
+            u = x;
+            break;
+        }
+    const char *full = u && u->uid ? u->uid : "";
+    if (uid && ucap)
+        bd_ydoc_clip(uid, ucap, full);
+    if (identity && icap)
+        bd_ydoc_clip(identity, icap, u && u->email && u->email[0] ? u->email : full);
+}
+
 void bd_gpg_fpr_upper(char out[BD_FPR_LEN + 1], const char *fpr)
 {
     size_t i = 0;
@@ -891,82 +906,51 @@ static bool has_digest(const char *d)
     return d && bd_digest_str_valid(d);
 }
 
-/* Verify one role's block of subject `sj`. Returns 0 (verdict in out->err), -1 when GnuPG
- * failed (err). */
-static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj,
-                        const bd_signature_block *b, int role, bd_err *err)
+/* Names for the messages of one block. */
+typedef struct block_names {
+    const char *rname, *path, *kind, *name;
+} block_names;
+
+/* What the key behind a cryptographically checked signature `d` makes of the block:
+ * unknown, revoked, expired or unusable keys, a fingerprint other than the block's, a
+ * signer not trusted for the role. Sets out->err (BD_OK when the key may sign). */
+static void judge_key(bd_prov_sig *out, const bd_prov_ctx *ctx, const bd_prov_detached *d,
+                      const bd_signature_block *b, int role, const block_names *nm,
+                      const char *digest)
 {
-    const char *rname = bd_provenance_role_str(role);
-    const char *path = sj->prov && sj->prov->path ? sj->prov->path : BD_PROVENANCE_FILE;
-    const char *kind = bd_subject_kind_str(sj->kind);
-    const char *name = sj->kind == BD_SUBJECT_CASE ? sj->case_id : sj->task_class;
-    /* The digest the signature must be over: the subject's as it is now, else its pin
-     * (when the content cannot be hashed, no staleness is judged). */
-    const char *current = has_digest(sj->current) ? sj->current : sj->pinned;
-    char *msg = NULL, *msg_pin = NULL;
-    size_t mlen = 0, plen = 0;
-    bd_prov_detached d, d_pin;
-    int rc = -1;
-    memset(out, 0, sizeof(*out));
-    out->present = b->present;
-    set_identity(out, b->identity);
-    if (!b->present)
-        return 0;
-    if (!has_digest(current) ||
-        bd_provenance_message(&msg, &mlen, role, sj, current, &out->err) < 0) {
-        /* An unpinned subject cannot carry a valid signature: its digest is unknown. */
-        bd_err_set(&out->err, BD_E_PROVENANCE_STALE, path, b->line, 0,
-                   "the %s signature of %s %s cannot be checked: it has no digest; run ", rname,
-                   kind, name);
-        bd_err_advise(&out->err, BD_ACT_PIN, "%s", sj->task_class);
-        bd_err_append(&out->err, ", then sign it again");
-        rc = 0;
-        goto out;
-    }
-    if (bd_prov_verify_detached(&d, ctx, msg, mlen, b->signature, err) < 0)
-        goto out;
-    /* Good over the pinned digest but not the current one: the subject changed after it
-     * was signed. Good over neither: bad_signature below. */
-    if (!d.crypto_good && d.nsigs == 1 && has_digest(sj->pinned) &&
-        strcmp(sj->pinned, current) != 0 &&
-        bd_provenance_message(&msg_pin, &plen, role, sj, sj->pinned, NULL) == 0) {
-        if (bd_prov_verify_detached(&d_pin, ctx, msg_pin, plen, b->signature, err) < 0)
-            goto out;
-        if (d_pin.crypto_good) {
-            bd_err_set(&out->err, BD_E_PROVENANCE_STALE, path, b->line, 0,
-                       "the %s signature of %s %s holds for its pinned digest %s, but the "
-                       "%s is now %s: it changed after it was signed; review the change, pin "
-                       "it and sign it again",
-                       rname, kind, name, sj->pinned, kind, current);
-            rc = 0;
-            goto out;
-        }
-    }
-    memcpy(out->fingerprint, d.fingerprint, sizeof(out->fingerprint));
+    const char *rname = nm->rname, *path = nm->path, *kind = nm->kind, *name = nm->name;
     const bd_signer *s = NULL;
-    switch (d.verdict) {
+    memcpy(out->fingerprint, d->fingerprint, sizeof(out->fingerprint));
+    switch (d->verdict) {
     case BD_PROV_DET_UNKNOWN_KEY:
         bd_err_set(&out->err, BD_E_PROVENANCE_UNTRUSTED, path, b->line, 0,
                    "the %s signature of %s %s was made by key %s, which is not in "
                    "bench/keys/; only the bench's own keys are trusted",
-                   rname, kind, name, d.key_id);
+                   rname, kind, name, d->key_id);
         break;
     case BD_PROV_DET_SEVERAL:
         bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, path, b->line, 0,
                    "the %s block of %s %s holds %d signatures; exactly one is allowed", rname, kind,
-                   name, d.nsigs);
+                   name, d->nsigs);
         break;
     case BD_PROV_DET_NOT_SIGNATURE:
         bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, path, b->line, 0,
                    "the %s block of %s %s is not a valid OpenPGP signature (%s); sign it again",
-                   rname, kind, name, d.detail[0] ? d.detail : "no signature found");
+                   rname, kind, name, d->detail[0] ? d->detail : "no signature found");
         break;
     case BD_PROV_DET_BAD:
-        bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, path, b->line, 0,
-                   "the %s signature of %s %s verifies over neither its digest %s nor its pin: "
-                   "it is forged, altered, made for another subject or role, or the pin was "
-                   "rewritten since; sign it again",
-                   rname, kind, name, current);
+        if (b->digest[0])
+            bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, path, b->line, 0,
+                       "the %s signature of %s %s does not verify over the digest its block "
+                       "names (%s): it is forged or altered, or made for another subject or "
+                       "role; sign it again",
+                       rname, kind, name, b->digest);
+        else
+            bd_err_set(&out->err, BD_E_PROVENANCE_BAD_SIGNATURE, path, b->line, 0,
+                       "the %s signature of %s %s verifies over neither its digest %s nor its "
+                       "pin: it is forged, altered, made for another subject or role, or the pin "
+                       "was rewritten since; sign it again",
+                       rname, kind, name, digest);
         break;
     case BD_PROV_DET_REVOKED:
         bd_err_set(&out->err, BD_E_PROVENANCE_KEY_REVOKED, path, b->line, 0,
@@ -1003,11 +987,156 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj
                        rname, kind, name, out->fingerprint, s->identity ? s->identity : "", rname);
         break;
     }
+}
+
+/* The content moved after the signed pin: the signature holds for the pin, the subject
+ * is no longer what the pin says. */
+static void set_moved(bd_prov_sig *out, const bd_signature_block *b, const block_names *nm,
+                      const char *pinned, const char *current)
+{
+    out->pin_ok = true;
+    bd_err_set(&out->err, BD_E_PROVENANCE_STALE, nm->path, b->line, 0,
+               "the %s signature of %s %s holds for its pinned digest %s, but the %s is now %s: "
+               "it changed after it was signed; review the change, pin it and sign it again",
+               nm->rname, nm->kind, nm->name, pinned, nm->kind, current);
+}
+
+/* A block that names the digest it signed (docs/provenance.md#editing-is-not-tampering):
+ * genuine when the signature verifies over the message with that digest; then valid when
+ * the digest is the pin (and the content still matches it), superseded otherwise. */
+static int verify_block_named(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj,
+                              const bd_signature_block *b, int role, const block_names *nm,
+                              bd_err *err)
+{
+    char *msg = NULL;
+    size_t mlen = 0;
+    bd_prov_detached d;
+    memcpy(out->digest, b->digest, sizeof(b->digest));
+    if (bd_provenance_message(&msg, &mlen, role, sj, b->digest, &out->err) < 0)
+        return 0;
+    int rc = bd_prov_verify_detached(&d, ctx, msg, mlen, b->signature, err);
+    free(msg);
+    if (rc < 0)
+        return -1;
+    bool genuine = d.crypto_good && d.nsigs == 1 && d.verdict != BD_PROV_DET_UNKNOWN_KEY &&
+                   strcasecmp(d.fingerprint, b->fingerprint) == 0;
+    if (genuine && !(has_digest(sj->pinned) && strcmp(sj->pinned, b->digest) == 0)) {
+        /* It signed an earlier version: shown, counts for nothing. */
+        memcpy(out->fingerprint, d.fingerprint, sizeof(out->fingerprint));
+        out->superseded = true;
+        return 0;
+    }
+    judge_key(out, ctx, &d, b, role, nm, b->digest);
+    if (out->err.code == BD_OK && has_digest(sj->current) && strcmp(sj->current, b->digest) != 0)
+        set_moved(out, b, nm, b->digest, sj->current);
+    return 0;
+}
+
+/* Verify one role's block of subject `sj`. Returns 0 (verdict in out->err), -1 when GnuPG
+ * failed (err). */
+static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj,
+                        const bd_signature_block *b, int role, bd_err *err)
+{
+    block_names nm = {bd_provenance_role_str(role),
+                      sj->prov && sj->prov->path ? sj->prov->path : BD_PROVENANCE_FILE,
+                      bd_subject_kind_str(sj->kind),
+                      sj->kind == BD_SUBJECT_CASE ? sj->case_id : sj->task_class};
+    /* The digest the signature must be over: the subject's as it is now, else its pin
+     * (when the content cannot be hashed, no staleness is judged). */
+    const char *current = has_digest(sj->current) ? sj->current : sj->pinned;
+    char *msg = NULL, *msg_pin = NULL;
+    size_t mlen = 0, plen = 0;
+    bd_prov_detached d, d_pin;
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    out->present = b->present;
+    set_identity(out, b->identity);
+    if (!b->present)
+        return 0;
+    if (b->digest[0])
+        return verify_block_named(out, ctx, sj, b, role, &nm, err);
+    /* A block without `digest` is judged against the pin. */
+    if (!has_digest(current) ||
+        bd_provenance_message(&msg, &mlen, role, sj, current, &out->err) < 0) {
+        /* An unpinned subject cannot carry a valid signature: its digest is unknown. */
+        bd_err_set(&out->err, BD_E_PROVENANCE_STALE, nm.path, b->line, 0,
+                   "the %s signature of %s %s cannot be checked: it has no digest; run ", nm.rname,
+                   nm.kind, nm.name);
+        bd_err_advise(&out->err, BD_ACT_PIN, "%s", sj->task_class);
+        bd_err_append(&out->err, ", then sign it again");
+        rc = 0;
+        goto out;
+    }
+    if (bd_prov_verify_detached(&d, ctx, msg, mlen, b->signature, err) < 0)
+        goto out;
+    snprintf(out->digest, sizeof(out->digest), "%s", current);
+    /* Good over the pinned digest but not the current one: the subject changed after it
+     * was signed. Good over neither: bad_signature below. */
+    if (!d.crypto_good && d.nsigs == 1 && has_digest(sj->pinned) &&
+        strcmp(sj->pinned, current) != 0 &&
+        bd_provenance_message(&msg_pin, &plen, role, sj, sj->pinned, NULL) == 0) {
+        if (bd_prov_verify_detached(&d_pin, ctx, msg_pin, plen, b->signature, err) < 0)
+            goto out;
+        if (d_pin.crypto_good) {
+            snprintf(out->digest, sizeof(out->digest), "%s", sj->pinned);
+            set_moved(out, b, &nm, sj->pinned, current);
+            rc = 0;
+            goto out;
+        }
+    }
+    judge_key(out, ctx, &d, b, role, &nm, current);
     rc = 0;
 out:
     free(msg);
     free(msg_pin);
     return rc;
+}
+
+/* A block that counts: present, not superseded, and (`pin_view`: or only moved off its
+ * pin) without an error. */
+static bool block_valid(const bd_prov_sig *s, bool pin_view)
+{
+    if (!s->present || s->superseded)
+        return false;
+    return s->err.code == BD_OK || (pin_view && s->pin_ok);
+}
+
+/* The status the blocks give; `pin_view` judges them against the pin alone. Sets
+ * out->err (and the block's err) for the two-block rules. */
+static bd_prov_status aggregate(bd_prov_result *out, const bd_provfile *pf, bool pin_view,
+                                const char *path)
+{
+    const bd_prov_sig *a = &out->author, *r = &out->reviewer;
+    bool a_bad = a->present && !a->superseded && !block_valid(a, pin_view);
+    bool r_bad = r->present && !r->superseded && !block_valid(r, pin_view);
+    if (a_bad || r_bad) {
+        if (!pin_view)
+            out->err = a_bad ? a->err : r->err;
+        return BD_PROV_ST_BAD;
+    }
+    bool av = block_valid(a, pin_view), rv = block_valid(r, pin_view);
+    if (rv && !pf->author.present) {
+        if (!pin_view) {
+            bd_err_set(&out->err, BD_E_PROVENANCE_MISSING, path, pf->reviewer.line, 0,
+                       "a reviewer signature is present without an author signature: the "
+                       "author signs first, then a second person reviews");
+            out->reviewer.err = out->err;
+        }
+        return BD_PROV_ST_BAD;
+    }
+    if (av && rv && strcmp(a->fingerprint, r->fingerprint) == 0) {
+        if (!pin_view) {
+            bd_err_set(&out->err, BD_E_PROVENANCE_SAME_SIGNER, path, pf->reviewer.line, 0,
+                       "author and reviewer are the same key %s; a second person must review "
+                       "with their own key",
+                       a->fingerprint);
+            out->reviewer.err = out->err;
+        }
+        return BD_PROV_ST_BAD;
+    }
+    if (av && rv)
+        return BD_PROV_ST_SIGNED;
+    return av || rv ? BD_PROV_ST_AWAITING : BD_PROV_ST_DRAFT;
 }
 
 int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *sj, bd_err *err)
@@ -1017,11 +1146,11 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
     const bd_provfile *pf = sj->prov ? sj->prov : &none;
     const char *path = pf->path ? pf->path : BD_PROVENANCE_FILE;
     memset(out, 0, sizeof(*out));
-    out->status = BD_PROV_ST_BAD;
+    out->status = out->pin_status = BD_PROV_ST_BAD;
     out->author.present = pf->author.present;
     out->reviewer.present = pf->reviewer.present;
     if (!pf->author.present && !pf->reviewer.present) {
-        out->status = BD_PROV_ST_DRAFT;
+        out->status = out->pin_status = BD_PROV_ST_DRAFT;
         return 0;
     }
     if (verify_block(&out->author, ctx, sj, &pf->author, BD_ROLE_AUTHOR, &out->err) < 0 ||
@@ -1030,25 +1159,8 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
             *err = out->err;
         goto out;
     }
-    if (out->author.err.code != BD_OK) {
-        out->err = out->author.err;
-    } else if (out->reviewer.err.code != BD_OK) {
-        out->err = out->reviewer.err;
-    } else if (!pf->author.present) {
-        bd_err_set(&out->err, BD_E_PROVENANCE_MISSING, path, pf->reviewer.line, 0,
-                   "a reviewer signature is present without an author signature: the author "
-                   "signs first, then a second person reviews");
-        out->reviewer.err = out->err;
-    } else if (pf->reviewer.present &&
-               strcmp(out->author.fingerprint, out->reviewer.fingerprint) == 0) {
-        bd_err_set(&out->err, BD_E_PROVENANCE_SAME_SIGNER, path, pf->reviewer.line, 0,
-                   "author and reviewer are the same key %s; a second person must review "
-                   "with their own key",
-                   out->author.fingerprint);
-        out->reviewer.err = out->err;
-    } else {
-        out->status = pf->reviewer.present ? BD_PROV_ST_SIGNED : BD_PROV_ST_AWAITING;
-    }
+    out->pin_status = aggregate(out, pf, true, path);
+    out->status = aggregate(out, pf, false, path);
     rc = out->status == BD_PROV_ST_BAD ? 1 : 0;
 out:
     return rc;

@@ -135,29 +135,42 @@ const char *bd_prov_status_str(bd_prov_status s);
 /* What one signature block verified to. */
 typedef struct bd_prov_sig {
     bool present;                     /* the block is in provenance.yaml */
-    bd_err err;                       /* BD_OK when it verified */
+    bool superseded;                  /* genuine, over a digest that is no longer the pin */
+    bool pin_ok;                      /* holds for the pin; only the content moved since
+                                       * (err is then provenance.stale_digest) */
+    bd_err err;                       /* BD_OK when it verified (and when superseded) */
+    char digest[BD_DIGEST_BUF];       /* the digest it signed (its block's, or the one it
+                                       * was judged against), "" if unknown */
     char fingerprint[BD_FPR_LEN + 1]; /* the primary fingerprint that signed, "" if unknown */
     char identity[256];               /* the block's identity (informational) */
 } bd_prov_sig;
 
 typedef struct bd_prov_result {
     bd_prov_status status;
+    /* The status the signatures give against the pin alone, as if the content still
+     * matched it: what the subject claims to be. A run selects by it (rungate.h). */
+    bd_prov_status pin_status;
     bd_prov_sig author;
     bd_prov_sig reviewer;
     bd_err err; /* the case's first failure (BD_OK unless status is BD_PROV_ST_BAD) */
 } bd_prov_result;
 
-/* Verify the provenance of subject `s`. For each present block of s->prov:
- *   - the signature must hold exactly one signature, good over the exact message for
- *     its role and subject with the current digest (provenance.bad_signature; one that is
- *     good over the message with the pinned digest but not the current one is
- *     provenance.stale_digest: the subject changed after it was signed);
- *   - the signing key must not be expired (provenance.key_expired) or revoked
- *     (provenance.key_revoked), and must be in bench/keys (provenance.untrusted_signer);
- *   - its primary fingerprint must be the block's `fingerprint` (provenance.bad_signature)
- *     and be listed in trusted-signers.yaml with that role (provenance.untrusted_signer).
- * Then: a review without an author signature is provenance.missing; author and reviewer
- * with the same primary fingerprint is provenance.same_signer.
+/* Verify the provenance of subject `s` (docs/provenance.md#editing-is-not-tampering).
+ * A present block that names the digest it signed (`digest:`) is judged on its own:
+ *   - its signature must verify, exactly one signature, over the message for its role and
+ *     subject with that digest (else provenance.bad_signature: forged or altered);
+ *   - when that digest is not the subject's pin the block is superseded (out->*.superseded:
+ *     it counts for nothing, and is no error);
+ *   - when it is the pin, the key must be in bench/keys, not expired or revoked, its
+ *     primary fingerprint the block's and trusted for the role (provenance.untrusted_signer,
+ *     key_expired, key_revoked, bad_signature), and the content must still match the pin
+ *     (provenance.stale_digest, with pin_ok set).
+ * A block without `digest` is judged against the pin: good over the current digest, or
+ * stale_digest when good over the pinned digest only, else bad_signature; then the same
+ * key checks.
+ * Then, over the blocks that count: a valid review without any author block is
+ * provenance.missing; valid author and reviewer with the same primary fingerprint is
+ * provenance.same_signer. Both valid: signed; one: awaiting review; none: draft.
  * Always fills *out. Returns 0 when the status is draft, awaiting_review or signed, 1 when
  * it is bad (out->err says why), -1 when verification could not run (GnuPG failure,
  * out of memory: `err`, and out->status is BD_PROV_ST_BAD with the same error). */

@@ -45,17 +45,7 @@ static void key_info(bd_sign_key *out, gpgme_key_t k)
 {
     memset(out, 0, sizeof(*out));
     bd_gpg_fpr_upper(out->fingerprint, k->subkeys->fpr);
-    gpgme_user_id_t u = k->uids;
-    for (gpgme_user_id_t x = k->uids; x; x = x->next)
-        if (!x->revoked && !x->invalid) {
-            u = x;
-            break;
-        }
-    if (u) {
-        bd_ydoc_clip(out->uid, sizeof(out->uid), u->uid ? u->uid : "");
-        bd_ydoc_clip(out->identity, sizeof(out->identity),
-                     u->email && u->email[0] ? u->email : (u->uid ? u->uid : ""));
-    }
+    bd_gpg_key_identity(k, out->identity, sizeof(out->identity), out->uid, sizeof(out->uid));
 }
 
 /* The `default-key` values of gpg.conf in `home`, in order. Returns a new array of
@@ -391,6 +381,10 @@ static void sb_block(bd_strbuf *b, const char *role, const bd_signature_block *b
     bd_strbuf_str(b, blk->fingerprint);
     bd_strbuf_str(b, "\n  signed_at: \"");
     bd_strbuf_str(b, blk->signed_at ? blk->signed_at : "");
+    if (blk->digest[0]) {
+        bd_strbuf_str(b, "\"\n  digest: \"");
+        bd_strbuf_str(b, blk->digest);
+    }
     bd_strbuf_str(b, "\"\n  signature: ");
     sb_literal(b, blk->signature ? blk->signature : "");
 }
@@ -469,6 +463,62 @@ static int subject_state(char digest[BD_DIGEST_BUF], bd_provfile **prov, const b
     return bd_provfile_load(prov, tc->prov_path, err);
 }
 
+/* A signature block counts when it is present, not superseded and verified. */
+static bool sig_valid(const bd_prov_sig *s)
+{
+    return s->present && !s->superseded && s->err.code == BD_OK;
+}
+
+/* The rules between the role being signed and the blocks already there (bd_sign_prepare's
+ * contract): two people, no silent replacement, the author first. */
+static int check_roles(bd_sign_result *out, const bd_prov_result *pr, const bd_provfile *pf,
+                       const bd_sign_opts *opts, bd_err *err)
+{
+    int role = out->role;
+    const char *rname = bd_provenance_role_str(role);
+    const char *what = out->kind == BD_SUBJECT_CASE ? "case" : "task class";
+    const bd_signature_block *mine_b = role == BD_ROLE_AUTHOR ? &pf->author : &pf->reviewer;
+    const bd_signature_block *other_b = role == BD_ROLE_AUTHOR ? &pf->reviewer : &pf->author;
+    const bd_prov_sig *mine = role == BD_ROLE_AUTHOR ? &pr->author : &pr->reviewer;
+    const bd_prov_sig *other = role == BD_ROLE_AUTHOR ? &pr->reviewer : &pr->author;
+    out->other_valid = sig_valid(other);
+    if (other_b->present && !other->superseded &&
+        strcasecmp(other_b->fingerprint, out->key.fingerprint) == 0)
+        return bd_err_set(err, BD_E_PROVENANCE_SAME_SIGNER, pf->path, other_b->line, 0,
+                          "key %s already signed this %s as %s; the two signatures must come "
+                          "from two people: the other person signs as %s with their own key",
+                          out->key.fingerprint, what,
+                          role == BD_ROLE_AUTHOR ? "reviewer" : "author", rname);
+    if (mine_b->present) {
+        snprintf(out->replaces, sizeof(out->replaces), "%s (%s)",
+                 mine_b->identity ? mine_b->identity : "", mine_b->fingerprint);
+        out->replaces_valid = sig_valid(mine);
+        if (out->replaces_valid && !(opts && opts->replace))
+            return bd_err_set(err, BD_E_PROVENANCE_SIGNED_ALREADY, pf->path, mine_b->line, 0,
+                              "this %s already holds a valid %s signature by %s; signing would "
+                              "replace it: pass --replace to do so, or sign as the role still "
+                              "missing",
+                              what, rname, out->replaces);
+    }
+    if (role != BD_ROLE_REVIEWER)
+        return 0;
+    if (!pf->author.present || pr->author.superseded) {
+        bd_err_set(err, BD_E_PROVENANCE_MISSING, pf->path, 0, 0,
+                   pf->author.present ? "its author signature is superseded (it signed an "
+                                        "earlier version); the author signs again first "
+                                      : "has no author signature yet; the author signs first ");
+        bd_err_advise(err, BD_ACT_SIGN_AUTHOR_FIRST, NULL);
+        return bd_err_append(err, ", then a second person reviews");
+    }
+    /* Countersign only what verifies. */
+    if (pr->author.err.code != BD_OK) {
+        if (err)
+            *err = pr->author.err;
+        return -1;
+    }
+    return 0;
+}
+
 int bd_sign_prepare(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *tc,
                     const char *case_id, int role, const bd_sign_opts *opts, bd_err *err)
 {
@@ -499,34 +549,12 @@ int bd_sign_prepare(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *
                    out->key.fingerprint, out->key.identity, rname);
         goto out;
     }
-    const bd_signature_block *other = role == BD_ROLE_AUTHOR ? &pf->reviewer : &pf->author;
-    if (other->present && strcasecmp(other->fingerprint, out->key.fingerprint) == 0) {
-        bd_err_set(err, BD_E_PROVENANCE_SAME_SIGNER, pf->path, other->line, 0,
-                   "key %s already signed this %s as %s; the two signatures must come from "
-                   "two people: the other person signs as %s with their own key",
-                   out->key.fingerprint, case_id ? "case" : "task class",
-                   role == BD_ROLE_AUTHOR ? "reviewer" : "author", rname);
-        goto out;
-    }
     bd_subject sj = {out->kind, tc->name, case_id, out->digest, out->digest, pf};
-    if (role == BD_ROLE_REVIEWER) {
-        if (!pf->author.present) {
-            bd_err_set(err, BD_E_PROVENANCE_MISSING, pf->path, 0, 0,
-                       "has no author signature yet; the author signs first ");
-            bd_err_advise(err, BD_ACT_SIGN_AUTHOR_FIRST, NULL);
-            bd_err_append(err, ", then a second person reviews");
-            goto out;
-        }
-        /* Countersign only what verifies: check the author signature first. */
-        bd_prov_result pr;
-        if (bd_provenance_verify(&pr, ctx, &sj, err) < 0)
-            goto out;
-        if (pr.author.err.code != BD_OK) {
-            if (err)
-                *err = pr.author.err;
-            goto out;
-        }
-    }
+    bd_prov_result pr;
+    if (bd_provenance_verify(&pr, ctx, &sj, err) < 0)
+        goto out;
+    if (check_roles(out, &pr, pf, opts, err) < 0)
+        goto out;
     if (bd_provenance_message(&out->message, NULL, role, &sj, out->digest, err) < 0)
         goto out;
     rc = 0;
@@ -542,7 +570,8 @@ static bool same_block(const bd_signature_block *a, const bd_signature_block *b)
     if (!a->present)
         return true;
     return strcmp(a->fingerprint, b->fingerprint) == 0 && strcmp(a->identity, b->identity) == 0 &&
-           strcmp(a->signed_at, b->signed_at) == 0 && strcmp(a->signature, b->signature) == 0;
+           strcmp(a->signed_at, b->signed_at) == 0 && strcmp(a->digest, b->digest) == 0 &&
+           strcmp(a->signature, b->signature) == 0;
 }
 
 int bd_sign_prepared(bd_sign_result *prep, const bd_task_class *tc, const bd_sign_opts *opts,
@@ -593,6 +622,7 @@ int bd_sign_prepared(bd_sign_result *prep, const bd_task_class *tc, const bd_sig
     sig_norm = NULL;
     mine->present = true;
     memcpy(mine->fingerprint, prep->key.fingerprint, sizeof(mine->fingerprint));
+    snprintf(mine->digest, sizeof(mine->digest), "%s", prep->digest);
     if (!(text = bd_provfile_format(pf))) {
         nomem(err);
         goto out;

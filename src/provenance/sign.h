@@ -30,11 +30,12 @@ typedef struct bd_sign_opts {
     bd_passphrase_cb passphrase; /* NULL: gpg-agent and its pinentry ask */
     void *payload;               /* passed to `passphrase` */
     const char *gnupg_home;      /* NULL: the user's default home ($GNUPGHOME) */
+    bool replace;                /* replace a valid signature in the role (--replace) */
 } bd_sign_opts;
 
 #define BD_SIGN_OPTS_INIT                                                                          \
     {                                                                                              \
-        NULL, NULL, NULL, NULL                                                                     \
+        NULL, NULL, NULL, NULL, false                                                              \
     }
 
 /* A secret key usable for signing. */
@@ -73,6 +74,11 @@ typedef struct bd_sign_result {
     char *message;              /* the exact bytes to sign (owned) */
     char *signature;            /* the armored signature written (owned) */
     char *prov_path;            /* the provenance.yaml written (owned) */
+    /* The role's block before: a valid signature it replaces (only with opts->replace),
+     * or a superseded one it replaces silently. "" when the role was unsigned. */
+    bool replaces_valid;
+    char replaces[320]; /* "<identity> (<fingerprint>)" of the block replaced, or "" */
+    bool other_valid;   /* the other role holds a valid signature: signed once this is */
 } bd_sign_result;
 
 void bd_sign_result_release(bd_sign_result *r);
@@ -84,9 +90,13 @@ void bd_sign_result_release(bd_sign_result *r);
  *     task_class.digest_missing: pin it first), or whose files cannot be hashed;
  *   - a key that cannot be resolved (gpg.key_not_found), or that is not listed in
  *     trusted-signers.yaml with `role` (provenance.untrusted_signer);
- *   - the key that already holds the other role on this subject (provenance.same_signer);
- *   - for a reviewer: no author signature yet (provenance.missing), or one that does not
- *     verify (its own code).
+ *   - the key that already holds the other role on this subject (provenance.same_signer;
+ *     a superseded signature in the other role does not count);
+ *   - a valid signature in `role` already, unless opts->replace
+ *     (provenance.signature_exists, naming whose it is); a superseded one is replaced
+ *     without asking (out->replaces names it either way);
+ *   - for a reviewer: no valid author signature (provenance.missing: the author signs
+ *     first, again after an edit), or one that does not verify (its own code).
  * Fills out (role, kind, names, key, digest, message): what the TUI shows before the
  * signer confirms. `ctx` supplies the trusted signers and verifies the author. Returns 0
  * or -1. Release *out with bd_sign_result_release either way. */
@@ -96,7 +106,8 @@ int bd_sign_prepare(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *
 /* Sign a prepared subject: sign out->message, check the subject still has the prepared
  * digest (else case.digest_mismatch / task_class.digest_mismatch and nothing is
  * written), then write the subject's provenance.yaml whole and atomically with the
- * role's block replaced (the other block and last_validated_at kept), after proving the
+ * role's block replaced, naming the digest it signed (`digest:`; the other block and
+ * last_validated_at kept), after proving the
  * new text loads back to exactly those values. Returns 0 or -1. */
 int bd_sign_prepared(bd_sign_result *prep, const bd_task_class *tc, const bd_sign_opts *opts,
                      bd_err *err);
@@ -105,8 +116,9 @@ int bd_sign_prepared(bd_sign_result *prep, const bd_task_class *tc, const bd_sig
 int bd_sign_subject(bd_sign_result *out, bd_prov_ctx *ctx, const bd_task_class *tc,
                     const char *case_id, int role, const bd_sign_opts *opts, bd_err *err);
 
-/* provenance.yaml text for `p` (schema_version 2, author, reviewer, last_validated_at;
- * absent blocks are left out). New string (caller frees) or NULL (out of memory). */
+/* provenance.yaml text for `p` (schema_version 2, author, reviewer — each with its
+ * `digest` when it has one — last_validated_at; absent blocks are left out). New string (caller
+ * frees) or NULL (out of memory). */
 char *bd_provfile_format(const bd_provfile *p);
 
 #endif

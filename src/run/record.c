@@ -15,6 +15,7 @@
 #include "hash.h"
 #include "history.h"
 #include "pin.h"
+#include "repin.h"
 #include "runner.h"
 #include "sut_env.h"
 #include "verify.h"
@@ -307,11 +308,66 @@ int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_recor
     return rc;
 }
 
+int bd_record_write_pin(bd_pin_report *rep, const bd_bench *bench, const bd_task_class *tc,
+                        const char *case_id, const bd_record_take *t, bd_prov_ctx *prov,
+                        bd_err *err)
+{
+    memset(rep, 0, sizeof(*rep));
+    if (bd_record_write(tc, case_id, t, err) != 0)
+        return -1;
+    const char *ids[1] = {case_id};
+    return bd_repin(rep, bench, tc, ids, 1, prov, err);
+}
+
+char *bd_record_pretty(const char *text, size_t len)
+{
+    if (!text)
+        return strdup("");
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    char *p = j ? cJSON_Print(j) : NULL;
+    cJSON_Delete(j);
+    if (!p)
+        return strndup(text, len);
+    /* cJSON indents with tabs (two spaces each here) and puts one after each colon (one
+     * space): no terminal then shows a control. */
+    size_t tabs = 0, n = strlen(p);
+    for (size_t i = 0; i < n; i++)
+        tabs += p[i] == '\t';
+    char *o = malloc(n + tabs + 1);
+    for (size_t i = 0, k = 0; o && i <= n; i++) {
+        if (p[i] == '\t') {
+            o[k++] = ' ';
+            if (i == 0 || p[i - 1] != ':')
+                o[k++] = ' ';
+        } else {
+            o[k++] = p[i];
+        }
+    }
+    free(p);
+    return o;
+}
+
+int bd_record_diff(bd_diff_line **out, size_t *n, char **old_pretty, char **new_pretty,
+                   const bd_record_take *t, bd_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    *old_pretty = bd_record_pretty(t->old_text, t->old_len);
+    *new_pretty = bd_record_pretty(t->new_text, t->new_len);
+    if (!*old_pretty || !*new_pretty) {
+        free(*old_pretty);
+        free(*new_pretty);
+        *old_pretty = *new_pretty = NULL;
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return bd_line_diff(out, n, *old_pretty, strlen(*old_pretty), *new_pretty, strlen(*new_pretty),
+                        err);
+}
+
 void bd_record_next_steps(bd_err *out, const bd_task_class *tc, const char *case_id)
 {
-    bd_err_set(out, BD_OK, NULL, 0, 0,
-               "%s changed: pin it (`benchdesk pin %s %s`), then two people sign it again (",
-               case_id, tc->name, case_id);
+    bd_err_set(out, BD_OK, NULL, 0, 0, "%s changed and is pinned again: two people sign it (",
+               case_id);
     bd_err_advise(out, BD_ACT_SIGN_TWO, "%s/cases/%s", tc->name, case_id);
     bd_err_append(out, ")");
 }

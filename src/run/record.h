@@ -15,11 +15,16 @@
  *   bd_record_capture   the SUT on the case exactly as a run runs it (the runner in its
  *                       record mode: same chokepoint, jail, limits, scrubbed environment
  *                       plus only the env_pass variables); nothing is written;
- *   bd_record_write     cassette.json, then cassette_digest in case.yaml (each atomic).
+ *   bd_record_diff      what the take changes (old and new cassette, line by line), for
+ *                       the front end to show before it asks;
+ *   bd_record_write_pin cassette.json, then cassette_digest in case.yaml (each atomic),
+ *                       then the case's new pin (recording is as deliberate as pinning).
  *
- * The case then no longer matches its pin: the curator pins it and two people sign it
- * again (bd_record_next_steps says so). Nothing here prints or asks: confirmation is the
- * front end's, with bd_record_network_gate deciding whether it may even ask.
+ * The new pin supersedes the case's signatures: two people sign it again
+ * (bd_record_next_steps says so, the pin report says whose). Nothing here prints or asks:
+ * confirmation is the front end's, with bd_record_network_gate deciding whether it may
+ * even ask; a front end never replaces a cassette without showing the diff and asking
+ * (a terminal), or an explicit yes (--yes).
  */
 #ifndef BD_RECORD_H
 #define BD_RECORD_H
@@ -32,6 +37,8 @@
 #include "digest.h"
 #include "err.h"
 #include "exec.h"
+#include "linediff.h"
+#include "pin.h"
 #include "provenance.h"
 #include "score.h"
 
@@ -119,8 +126,27 @@ int bd_record_capture(bd_record_take *out, const bd_bench *bench, const bd_task_
 int bd_record_write(const bd_task_class *tc, const char *case_id, const bd_record_take *t,
                     bd_err *err);
 
-/* What the curator does next (into `out`, code BD_OK: a notice, not an error): pin, then
- * two signatures, the signing as its action (err.h) for the front end to word. */
+/* bd_record_write, then the case's new pin (repin.h: bd_repin of the one case, with `prov`
+ * or a context made when a legacy signature block needs one). *rep says whose signatures
+ * the pin superseded (bd_pin_report_release). Returns 0 or -1 (a failed pin leaves the
+ * new cassette written and the case off its pin: `benchdesk pin` then). */
+int bd_record_write_pin(bd_pin_report *rep, const bd_bench *bench, const bd_task_class *tc,
+                        const char *case_id, const bd_record_take *t, bd_prov_ctx *prov,
+                        bd_err *err);
+
+/* `text` as pretty JSON (indented with spaces) when it is one JSON value, else a copy of
+ * its bytes; "" for NULL.
+ * New string (caller frees), NULL when out of memory. */
+char *bd_record_pretty(const char *text, size_t len);
+
+/* The line diff of the take's old and new cassette (each bd_record_pretty'd, returned in
+ * *old_pretty / *new_pretty, which the lines point into: free them after *out). Returns 0
+ * or -1 (env.out_of_memory). */
+int bd_record_diff(bd_diff_line **out, size_t *n, char **old_pretty, char **new_pretty,
+                   const bd_record_take *t, bd_err *err);
+
+/* What the curator does next (into `out`, code BD_OK: a notice, not an error): two
+ * signatures, the signing as its action (err.h) for the front end to word. */
 void bd_record_next_steps(bd_err *out, const bd_task_class *tc, const char *case_id);
 
 #endif

@@ -24,6 +24,22 @@ void bd_run_plan_release(bd_run_plan *p)
     memset(p, 0, sizeof(*p));
 }
 
+bool bd_run_plan_note(const bd_run_plan *p, const char *task_class, char *buf, size_t cap)
+{
+    if (cap)
+        buf[0] = '\0';
+    if (!p || !p->n_unselected_problems || !cap)
+        return false;
+    snprintf(buf, cap,
+             "%zu case%s of %s not in this run %s problems and %s left out (first: %s: %s); "
+             "`benchdesk verify %s` lists them",
+             p->n_unselected_problems, p->n_unselected_problems == 1 ? "" : "s", task_class,
+             p->n_unselected_problems == 1 ? "has" : "have",
+             p->n_unselected_problems == 1 ? "was" : "were", bd_code_str(p->unselected_first.code),
+             p->unselected_first.msg, task_class);
+    return true;
+}
+
 bool bd_run_plan_verified(const bd_run_plan *p, const char *id)
 {
     return p && bd_str_sorted_has((const char *const *)p->verified_ids, p->n_verified, id);
@@ -115,12 +131,39 @@ static void gate_task_class(const bd_verify_report *r, void *payload)
     g->plan->tc_signed = g->tc_prov == BD_PROV_ST_SIGNED;
 }
 
+/* A problem the run does not select: one line, never a refusal. */
+static void note_unselected(gate_sink *g, const bd_err *e)
+{
+    if (!g->plan->n_unselected_problems++)
+        g->plan->unselected_first = *e;
+}
+
+/* Whether the run selects case `k` (bd_run_gate's contract, step 2). */
+static bool case_selected(const gate_sink *g, const bd_case_check *k)
+{
+    if (g->subset)
+        return true;
+    if (g->o->drafts)
+        return k->pinned[0] != '\0';
+    return k->prov_checked &&
+           (k->prov.pin_status == BD_PROV_ST_SIGNED || k->prov.pin_status == BD_PROV_ST_BAD);
+}
+
 static void gate_case(bd_case_check *k, void *payload)
 {
     gate_sink *g = payload;
     const bd_err *e = bd_case_check_failure(k);
     if (g->have_first || g->nomem)
         return;
+    if (!case_selected(g, k)) {
+        if (e)
+            note_unselected(g, e);
+        if (!g->o->drafts && k->prov_checked && k->prov.pin_status == BD_PROV_ST_AWAITING)
+            g->plan->skipped_awaiting++;
+        else if (!g->o->drafts)
+            g->plan->skipped_draft++;
+        return;
+    }
     if (e) {
         g->first = *e;
         g->have_first = true;
@@ -181,11 +224,7 @@ static void gate_case(bd_case_check *k, void *payload)
 
 static void gate_orphan(const bd_err *e, void *payload)
 {
-    gate_sink *g = payload;
-    if (!g->have_first) {
-        g->first = *e;
-        g->have_first = true;
-    }
+    note_unselected(payload, e); /* a pin naming no case is nothing the run selects */
 }
 
 /* Step 3: what the streamed checks decide, in the order of the checks themselves. */
@@ -280,8 +319,9 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     gs.subset = n > 0;
     gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
     bd_verify_sink sink = {gate_task_class, gate_case, gate_orphan, &gs};
-    /* Only the first failure refuses the run: nothing after it is checked. */
-    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = n, .prov = ctx, .stop_early = true};
+    /* The first failure of the task class or of a selected case refuses the run; the
+     * others are noted (bd_verify's stop_early would stop at an unselected one). */
+    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = n, .prov = ctx, .no_cases = false};
     if (bd_verify(&rep, tc, &vopt, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {

@@ -46,9 +46,18 @@ typedef struct bd_run_plan {
     size_t n_verified;
     char **shard_ids; /* a shard run: the sorted ids of its cases (maybe none) */
     size_t n_shard_ids;
+    /* Problems in what the run does not select (an unpinned scaffold, a draft being
+     * edited, a pin naming no case): counted and left out, never a refusal. */
+    size_t n_unselected_problems;
+    bd_err unselected_first; /* the first of them */
 } bd_run_plan;
 
 void bd_run_plan_release(bd_run_plan *p);
+
+/* The one line a front end shows about the plan's unselected problems ("" when there is
+ * none), into `buf` (`cap` bytes). Returns true when there is one. The case ids in it are
+ * the bench's text: show it through the untrusted-text sanitizer. */
+bool bd_run_plan_note(const bd_run_plan *p, const char *task_class, char *buf, size_t cap);
 
 /* True when case `id` of the plan's run was signed, in a signed task class. */
 bool bd_run_plan_verified(const bd_run_plan *p, const char *id);
@@ -59,8 +68,13 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id);
  *      that it can be written (io.error, exit 4: a read-only or full file system) and
  *      hand its head to the runner;
  *   2. check the task class and every candidate case with their signatures
- *      (bd_verify): any integrity failure or any bad signature refuses the run
- *      with its own code (exit 1) — a bad signature is never taken for "unsigned";
+ *      (bd_verify): an integrity failure or a bad signature of the task class or of a
+ *      *selected* case refuses the run with its own code (exit 1) — a bad signature is
+ *      never taken for "unsigned". Selected: every named case (a --case run); with
+ *      drafts, every pinned case; otherwise every case whose signatures, judged against
+ *      its pin, make it signed or bad (what the run would score as signed). A problem in
+ *      any other case, or a pin naming no case, is counted in the plan
+ *      (n_unselected_problems, bd_run_plan_note) and never refuses;
  *   3. decide what runs: without drafts, a task class that is not signed by two people
  *      refuses (provenance.missing, exit 3); a default run keeps the signed cases and
  *      counts the others as skipped; a --case run refuses an unsigned case

@@ -114,8 +114,17 @@ expect 0 - -- bd -C "$root" pin "$tc"
 after=$(grep -v -e '^case_digest:' -e '^cassette_digest:' "$cdir/case.yaml" | sha256sum)
 [ "$before" = "$after" ] && pass "pin keeps case.yaml bytes" || fail "pin changed other bytes"
 # Re-pinning changed content does not launder it: the signatures were over the old
-# digest, so the case must be signed again (docs/provenance.md).
-expect 1 provenance.bad_signature -- bd -C "$root" verify "$tc"
+# digest, so they are superseded and the case must be signed again
+# (docs/provenance.md#editing-is-not-tampering).
+superseded() {
+    bd -C "$root" verify "$tc" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(" ".join(sorted({e["case_id"] or "-" for t in d["task_classes"] for e in t["superseded"]})))'
+}
+expect 0 - -- bd -C "$root" verify "$tc"
+[ "$(superseded)" = "- $case1" ] && pass "re-pinned: the case's and the task class's signatures are superseded" ||
+    fail "superseded after re-pin: $(superseded)"
 restore
 # pin of one case leaves the other pins alone.
 printf 'y' >>"$(find "$cdir/input" -type f | head -1)"
@@ -123,7 +132,8 @@ cp "$root/bench/$tc/cases/digests.yaml" "$BD_TMP/d1"
 expect 0 - -- bd -C "$root" pin "$tc" "$case1"
 [ "$(diff "$BD_TMP/d1" "$root/bench/$tc/cases/digests.yaml" | grep -c '^[<>]')" = 2 ] \
     && pass "pin one case changes one line" || fail "pin one case changed more"
-expect 1 provenance.bad_signature -- bd -C "$root" verify "$tc"
+[ "$(superseded)" = "$case1" ] && pass "pin of one case supersedes its signatures only" ||
+    fail "superseded after pin of one case: $(superseded)"
 expect 2 bench.unknown_case -- bd -C "$root" pin "$tc" no-such-case
 # pin refuses a case it cannot digest and writes nothing.
 ln -s /etc/passwd "$cdir/input/link"

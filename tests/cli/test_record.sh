@@ -96,8 +96,16 @@ expect 4 env.variable_missing -- env -u BD_REC_SECRET "$BD_BIN" -C "$root" recor
 [ "$(b3sum --no-names "$cas")" = "$before" ] && pass "nothing written without BD_REC_SECRET" ||
     fail "cassette changed although a variable was missing"
 
+# Without a terminal and without --yes: refused before anything runs.
+expect 3 record.declined -- bd record tc c1 </dev/null
+[ "$(b3sum --no-names "$cas")" = "$before" ] && pass "nothing written without --yes" ||
+    fail "cassette changed without --yes"
+
 # The SUT sees exactly the scrubbed keys + env_pass.
-out=$(bd record tc c1 --json) && pass "record tc c1" || fail "record tc c1: $out"
+out=$(bd record tc c1 --json --yes 2>"$BD_TMP/rec.err") && pass "record tc c1" || fail "record tc c1: $out"
+grep -q '^cassette.json: [0-9]* lines\? removed, [0-9]* added$' "$BD_TMP/rec.err" && grep -q '^- ' "$BD_TMP/rec.err" &&
+    grep -q '^+ ' "$BD_TMP/rec.err" && pass "the cassette diff is shown (--yes still shows it)" ||
+    fail "no diff: $(cat "$BD_TMP/rec.err")"
 python3 - "$cas" "$BD_REC_SECRET" <<'PY' && pass "offline record: env and network as designed" || fail "offline record: $(cat "$cas")"
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -115,9 +123,10 @@ grep -q '"changed":true' <<<"$out" && grep -q "\"cassette_digest\":\"$dg\"" <<<"
     pass "--json says changed and the new digest" || fail "json: $out"
 grep -q "$BD_REC_SECRET" "$BD_TMP"/*.log 2>/dev/null && fail "secret in a log" || true
 
-# Then pin and sign work as usual.
-expect 1 case.digest_mismatch -- bd verify
-bd pin tc c1 >/dev/null
+# record re-pinned the case it recorded; signing works as usual.
+grep -q "\"pin\":\"$(awk '$1 == "c1:" {print $2}' "$tc/cases/digests.yaml")\"" <<<"$out" &&
+    pass "record re-pinned the case" || fail "pin after record: $out"
+expect 0 - -- bd verify
 bd sign "$tc/cases/c1" --role author --key "$ALICE_FPR" >/dev/null
 bd sign "$tc/cases/c1" --role reviewer --key "$BOB_FPR" >/dev/null
 expect 0 - -- bd verify
@@ -126,7 +135,7 @@ expect 0 - -- bd verify
 # and the server saw nothing.
 c2before=$(b3sum --no-names "$tc/cases/c2/cassette.json")
 served=$(grep -c token.txt "$BD_TMP/server.log" || true)
-out=$(bd record tc c2 2>&1 >/dev/null) && fail "an offline SUT reached the network" || true
+out=$(bd record tc c2 --yes 2>&1 >/dev/null) && fail "an offline SUT reached the network" || true
 grep -q '^benchdesk: record.sut_failed: .*SIGSYS' <<<"$out" && pass "offline: the SUT cannot open a socket" ||
     fail "offline c2: $out"
 [ "$(b3sum --no-names "$tc/cases/c2/cassette.json")" = "$c2before" ] &&
@@ -141,11 +150,13 @@ audits() { audit_lines | grep -c . || true; }
 [ "$(audits)" = 0 ] && pass "no audit event for refused recordings" || fail "audit events: $(audits)"
 
 # On a terminal (script(1) gives it one): "n" declines, "y" records with the network.
-tty_record() { printf '%s\n' "$1" | script -qec "$BD_BIN -C $root record tc c2 --unsafe-network" /dev/null; }
-rc=0; out=$(tty_record n 2>&1) || rc=$?
+tty_record() { printf "$1" | script -qec "$BD_BIN -C $root record tc c2 --unsafe-network" /dev/null; }
+rc=0; out=$(tty_record 'n\n' 2>&1) || rc=$?
 grep -q 'record.declined' <<<"$out" && [ "$(b3sum --no-names "$tc/cases/c2/cassette.json")" = "$c2before" ] &&
     pass "declined on the terminal: nothing written" || fail "decline: rc=$rc $out"
-rc=0; out=$(tty_record y 2>&1) || rc=$?
+rc=0; out=$(tty_record 'y\ny\n' 2>&1) || rc=$?
+grep -q 'replace the cassette with this one' <<<"$out" && grep -q 'cassette.json: 1 line removed' <<<"$out" &&
+    pass "on a terminal the diff is shown and confirmed" || fail "no diff question: $out"
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); assert c['fetched']==sys.argv[2], c['fetched']" \
     "$tc/cases/c2/cassette.json" "$token" && pass "--unsafe-network reached 127.0.0.1:$port" ||
     fail "network record: rc=$rc $out $(cat "$tc/cases/c2/cassette.json"); server log: $(cat "$BD_TMP/server.log")"
@@ -161,11 +172,11 @@ c3before=$(b3sum --no-names "$tc/cases/c3/cassette.json")
 export BD_REC_FAIL=1
 sed -i 's/env_pass: \[BD_REC_SECRET, BD_REC_URL\]/env_pass: [BD_REC_SECRET, BD_REC_URL, BD_REC_FAIL]/' "$tc/registration.yaml"
 bd pin tc >/dev/null
-# The registration changed: its signatures no longer hold until two people sign again.
-expect 1 provenance.bad_signature -- bd record tc c3
+# The registration changed: its signatures are superseded until two people sign again.
+expect 3 provenance.missing -- bd record tc c3 --yes
 bd sign "$tc" --role author --key "$ALICE_FPR" >/dev/null
 bd sign "$tc" --role reviewer --key "$BOB_FPR" >/dev/null
-out=$(bd record tc c3 2>&1 >/dev/null) && fail "a failing SUT recorded" || true
+out=$(bd record tc c3 --yes 2>&1 >/dev/null) && fail "a failing SUT recorded" || true
 grep -q '^benchdesk: record.sut_failed: .*sut.exception' <<<"$out" && pass "failing SUT: record.sut_failed" ||
     fail "failing SUT: $out"
 [ "$(b3sum --no-names "$tc/cases/c3/cassette.json")" = "$c3before" ] && pass "nothing written for a failed SUT" ||

@@ -35,8 +35,8 @@ expect_screen "record.network_refused" "with CI set the host network is refused"
 tui_keys o
 tui_wait "cassette changes" 120 && pass "the SUT ran and the diff is shown" ||
     fail "no diff: $TUI_LAST"
-expect_screen '-  "sut": "triage-assistant 2.1.0"' "the old cassette's lines are marked -"
-expect_screen '+  "sut": "benchdesk-demo-triage 1.0"' "the new cassette's lines are marked +"
+expect_screen '-   "sut": "triage-assistant 2.1.0"' "the old cassette's lines are marked -"
+expect_screen '+   "sut": "benchdesk-demo-triage 1.0"' "the new cassette's lines are marked +"
 [ "$(b3sum --no-names "$cdir/cassette.json")" = "$before" ] && pass "nothing written before y" ||
     fail "the cassette changed before y"
 tui_keys n
@@ -53,7 +53,7 @@ new="blake3:$(b3sum --no-names "$cdir/cassette.json")"
     pass "cassette.json and cassette_digest written" || fail "after y: $(grep cassette_digest "$cdir/case.yaml")"
 grep -q '"sut": "benchdesk-demo-triage 1.0"' "$cdir/cassette.json" && pass "the SUT's answer is the cassette" ||
     fail "cassette: $(cat "$cdir/cassette.json")"
-expect_screen "pin it" "the next steps: pin and sign again"
+expect_screen "pinned again" "the next steps: the case is re-pinned, two people sign it"
 
 # A cassette SUT: R says there is nothing to record.
 tui_keys q q q

@@ -101,17 +101,6 @@ static void job_free(rec_job *j)
     free(j);
 }
 
-/* Pretty JSON when `t` is one JSON value, else a copy of the bytes. */
-static char *pretty(const char *t, size_t len)
-{
-    if (!t)
-        return strdup("");
-    cJSON *j = cJSON_ParseWithLength(t, len);
-    char *p = j ? cJSON_Print(j) : NULL;
-    cJSON_Delete(j);
-    return p ? p : strndup(t, len);
-}
-
 static void clear_lines(record_view *s)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -126,14 +115,10 @@ static void build_diff(record_view *s)
     clear_lines(s);
     free(s->old_pretty);
     free(s->new_pretty);
-    s->old_pretty = pretty(s->take.old_text, s->take.old_len);
-    s->new_pretty = pretty(s->take.new_text, s->take.new_len);
     bd_diff_line *d = NULL;
     size_t n = 0;
     bd_err e = BD_ERR_INIT;
-    if (!s->old_pretty || !s->new_pretty ||
-        bd_line_diff(&d, &n, s->old_pretty, strlen(s->old_pretty), s->new_pretty,
-                     strlen(s->new_pretty), &e) < 0)
+    if (bd_record_diff(&d, &n, &s->old_pretty, &s->new_pretty, &s->take, &e) < 0)
         return;
     s->lines = calloc(n ? n : 1, sizeof(*s->lines));
     for (size_t i = 0; s->lines && i < n; i++) {
@@ -216,23 +201,32 @@ static void start(bd_view *v, bool network)
 static void write_take(bd_view *v)
 {
     record_view *s = v->state;
-    bd_model *m = v->app->model;
-    const bd_task_class *tc = bd_model_tc(m, s->ref.tc_index);
     bd_err e = BD_ERR_INIT;
-    if (!tc) {
-        bd_app_message(v->app, BD_MSG_WARN, "the task class is no longer loaded: nothing written");
-        return;
-    }
-    if (bd_record_write(tc, s->case_id, &s->take, &e) < 0) {
+    bd_task_class *tc = NULL; /* its own copy: the pin rewrites what it loaded */
+    bd_pin_report rep = {0};
+    if (bd_task_class_load_unlisted(&tc, v->app->bench, s->tc_name, &e) < 0 ||
+        bd_record_write_pin(&rep, v->app->bench, tc, s->case_id, &s->take, NULL, &e) < 0) {
         s->state = ST_FAILED;
         s->err = e;
         bd_app_error(v->app, &e);
+        bd_task_class_free(tc);
         return;
     }
     s->state = ST_WRITTEN;
     bd_err next = BD_ERR_INIT;
     bd_record_next_steps(&next, tc, s->case_id);
-    bd_app_message(v->app, BD_MSG_INFO, "%s (Ctrl-R re-reads the bench)", bd_tui_err_text(&next));
+    const bd_pin_change *ch = rep.n_changes ? &rep.changes[0] : NULL;
+    if (ch && (ch->author_broken || ch->reviewer_broken))
+        bd_app_message(v->app, BD_MSG_INFO,
+                       "%s; superseded the signatures of %s%s%s (Ctrl-R re-reads the bench)",
+                       bd_tui_err_text(&next), ch->author_broken ? ch->author_by : "",
+                       ch->author_broken && ch->reviewer_broken ? ", " : "",
+                       ch->reviewer_broken ? ch->reviewer_by : "");
+    else
+        bd_app_message(v->app, BD_MSG_INFO, "%s (Ctrl-R re-reads the bench)",
+                       bd_tui_err_text(&next));
+    bd_pin_report_release(&rep);
+    bd_task_class_free(tc);
 }
 
 /* ---- the view ----------------------------------------------------------------------- */

@@ -34,6 +34,8 @@ typedef struct sign_view {
     bd_list list;
     /* role and the prepared message for (role, key) */
     int role;
+    bool auto_role;  /* the role still missing is picked (until `t` chooses) */
+    bool replace;    /* the signer agreed to replace a valid signature in the role */
     bool may_review; /* an author signature exists */
     uint8_t prep_state;
     bd_sign_result prep;
@@ -64,6 +66,8 @@ struct sign_job {
     char *case_id;
     size_t tc_index;
     int role;
+    bool auto_role; /* JOB_PREPARE: take the other role when this one is validly held */
+    bool replace;
     char key[BD_FPR_LEN + 1];
     bd_pass *pass; /* loopback bridge (JOB_SIGN), or NULL: the agent asks */
     /* results */
@@ -111,9 +115,26 @@ static void job_run(bd_work *w)
         j->rc = bd_sign_list_keys(&j->keys, &j->n_keys, NULL, &j->err);
         break;
     case JOB_PREPARE:
+        opts.replace = j->replace;
         j->rc = bd_sign_prepare(&j->prep, j->ctx, j->ref->tc, j->case_id, j->role, &opts, &j->err);
+        if (j->rc < 0 && j->auto_role && j->err.code == BD_E_PROVENANCE_SIGNED_ALREADY) {
+            /* The role is validly held: the one still missing is what is wanted. */
+            int other = j->role == BD_ROLE_AUTHOR ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
+            bd_sign_result alt;
+            bd_err e2 = BD_ERR_INIT;
+            if (bd_sign_prepare(&alt, j->ctx, j->ref->tc, j->case_id, other, &opts, &e2) == 0) {
+                bd_sign_result_release(&j->prep);
+                j->prep = alt;
+                j->role = other;
+                j->rc = 0;
+                j->err = (bd_err)BD_ERR_INIT;
+            } else {
+                bd_sign_result_release(&alt);
+            }
+        }
         break;
     case JOB_SIGN: {
+        opts.replace = j->replace;
         if (j->pass) {
             opts.passphrase = bd_pass_cb;
             opts.payload = j->pass;
@@ -199,8 +220,10 @@ static void update_model(bd_app *app, sign_job *j)
 
 static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
 {
-    /* An external pinentry may have drawn on the terminal: forget what it shows. */
+    /* An external pinentry may have drawn on the terminal: forget what it shows. Keys
+     * typed meanwhile were meant for GnuPG (a passphrase the agent did not ask for). */
     bd_app_redraw_all(app);
+    bd_app_discard_keys(app, 600);
     if (!ran) {
         if (v)
             bd_app_message(app, BD_MSG_WARN, "signing cancelled");
@@ -311,6 +334,8 @@ static void job_done(bd_work *w, bool ran)
             memset(&j->prep, 0, sizeof(j->prep));
             s->prep_err = j->err;
             s->prep_state = ran && j->rc == 0 ? BD_LOAD_DONE : BD_LOAD_FAILED;
+            if (ran && j->rc == 0)
+                s->role = j->role; /* the role still missing, when it was picked */
             if (!ran)
                 bd_err_set(&s->prep_err, BD_E_RUN_CANCELLED, NULL, 0, 0, "cancelled");
         }
@@ -336,6 +361,8 @@ static sign_job *new_job(bd_view *v, job_kind kind)
     j->view = v;
     j->gen = s->gen;
     j->role = s->role;
+    j->auto_role = s->auto_role;
+    j->replace = s->replace;
     j->tc_index = s->ref.tc_index;
     j->ctx = v->app->model->prov;
     j->claim = -1;
@@ -466,6 +493,7 @@ static int open_view(bd_view *v, void *arg)
     s->from_case_view = !whole && v->below && bd_view_is(v->below, BD_VIEW_CASE);
     s->may_review = claim != BD_PROV_DRAFT;
     s->role = claim == BD_PROV_AUTHORED ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
+    s->auto_role = true;
     s->loopback = true;
     s->keys_state = s->prep_state = BD_LOAD_PENDING;
     bd_list_init(&s->list);
@@ -581,6 +609,12 @@ static void draw_footer(bd_view *v, WINDOW *w, int y)
         snprintf(buf, sizeof(buf), "%s signing%s", bd_app_spinner(v->app),
                  s->loopback ? "" : " (gpg-agent may ask for the passphrase)");
         bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_MUTED), false);
+    } else if (s->prep_state == BD_LOAD_FAILED &&
+               s->prep_err.code == BD_E_PROVENANCE_SIGNED_ALREADY) {
+        snprintf(buf, sizeof(buf),
+                 "Enter: replace that %s signature (asks first)   t: the other role",
+                 bd_provenance_role_str(s->role));
+        bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_WARN) | A_BOLD, false);
     } else if (s->prep_state == BD_LOAD_DONE) {
         if (s->sign_err.code != BD_OK && ly - 1 > y) {
             snprintf(buf, sizeof(buf), "%s %s: %s", bd_gl->bad, bd_code_str(s->sign_err.code),
@@ -590,9 +624,10 @@ static void draw_footer(bd_view *v, WINDOW *w, int y)
                 h = ly - y;
             bd_draw_wrapped(w, ly - h, 1, cols - 2, h, buf, bd_role_attr(BD_R_FAIL));
         }
-        snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s",
+        snprintf(buf, sizeof(buf), "Enter: sign %s as %s with %s%s",
                  s->case_id ? s->case_id : "the task class", bd_provenance_role_str(s->role),
-                 s->prep.key.identity);
+                 s->prep.key.identity,
+                 s->prep.replaces[0] && s->prep.replaces_valid ? " (replacing a valid one)" : "");
         bd_draw_text(w, ly, 1, cols - 1, buf, bd_role_attr(BD_R_OK) | A_BOLD, false);
     }
 }
@@ -636,11 +671,34 @@ static void draw(bd_view *v, WINDOW *w)
     draw_footer(v, w, y);
 }
 
+/* The signer said yes to replacing a valid signature: prepare again, replacing. */
+static void replace_yes(bd_app *app)
+{
+    bd_view *v = app->top;
+    if (!v || !bd_view_is(v, BD_VIEW_SIGN))
+        return;
+    sign_view *s = v->state;
+    s->replace = true;
+    s->auto_role = false;
+    s->gen++;
+    start_prepare(v);
+    bd_app_message(app, BD_MSG_INFO, "Enter signs, replacing the %s signature",
+                   bd_provenance_role_str(s->role));
+}
+
 static void start_sign(bd_view *v)
 {
     sign_view *s = v->state;
     if (s->signing || s->job) {
         bd_app_message(v->app, BD_MSG_WARN, "wait: GnuPG is still working");
+        return;
+    }
+    if (s->prep_state == BD_LOAD_FAILED && s->prep_err.code == BD_E_PROVENANCE_SIGNED_ALREADY) {
+        char q[600];
+        snprintf(q, sizeof(q), "replace the valid %s signature by %s? y/N",
+                 bd_provenance_role_str(s->role),
+                 s->prep.replaces[0] ? s->prep.replaces : "another signer");
+        bd_app_confirm(v->app, q, replace_yes);
         return;
     }
     if (s->prep_state != BD_LOAD_DONE) {
@@ -700,6 +758,8 @@ static bool key(bd_view *v, bd_action a, int ch)
             return true;
         }
         s->role = s->role == BD_ROLE_AUTHOR ? BD_ROLE_REVIEWER : BD_ROLE_AUTHOR;
+        s->auto_role = false; /* chosen: never switched behind the signer's back */
+        s->replace = false;
         s->gen++;
         start_prepare(v);
         return true;

@@ -1,0 +1,138 @@
+#include "case_lint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+#include "path.h"
+
+bool bd_lint_is_scaffold(bd_lint_kind k)
+{
+    return k == BD_LINT_EMPTY_EXPECTED || k == BD_LINT_EMPTY_INPUT || k == BD_LINT_EMPTY_CASSETTE ||
+           k == BD_LINT_TITLE_IS_ID;
+}
+
+static int add(bd_lint **out, size_t *n, size_t *cap, bd_lint_kind kind, const char *id,
+               const bd_err *e, bd_err *err)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        bd_lint *g = realloc(*out, nc * sizeof(*g));
+        if (!g)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        *out = g;
+        *cap = nc;
+    }
+    bd_lint *l = &(*out)[(*n)++];
+    memset(l, 0, sizeof(*l));
+    l->kind = kind;
+    l->scaffold = bd_lint_is_scaffold(kind);
+    snprintf(l->case_id, sizeof(l->case_id), "%s", id);
+    l->err = *e;
+    return 0;
+}
+
+/* Whether folder `dir` holds any entry at all (a missing folder holds none). */
+static bool has_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    struct dirent *e;
+    bool any = false;
+    while (!any && (e = readdir(d)))
+        any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return any;
+}
+
+/* The cassette's bytes are the scaffold's `{}` (whitespace aside). */
+static bool cassette_is_empty(const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if (bd_read_file(&buf, &len, path, 4096, BD_E_IO, NULL) != 0)
+        return false;
+    char t[8];
+    size_t k = 0;
+    for (size_t i = 0; i < len && k < sizeof(t) - 1; i++)
+        if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' && buf[i] != '\r')
+            t[k++] = buf[i];
+    t[k] = '\0';
+    free(buf);
+    return strcmp(t, "{}") == 0;
+}
+
+int bd_case_lint(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
+                 const char *case_id, bd_err *err)
+{
+    if (!bd_name_valid(case_id))
+        return bd_err_set(err, BD_E_BAD_ID, NULL, 0, 0, "'%s' is not a valid case id", case_id);
+    char dir[4096], p[4200];
+    snprintf(dir, sizeof(dir), "%s/%s", tc->cases_dir, case_id);
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return bd_err_set(err, BD_E_UNKNOWN_CASE, dir, 0, 0, "no such case in %s", tc->name);
+    bd_err e = BD_ERR_INIT;
+    bd_case *c = NULL;
+    snprintf(p, sizeof(p), "%s/case.yaml", dir);
+    if (bd_case_load(&c, p, case_id, &e) != 0)
+        return add(out, n, cap, BD_LINT_SCHEMA, case_id, &e, err);
+    int rc = 0;
+    if (!c->expected || c->expected->n == 0) {
+        bd_err_set(&e, BD_E_CASE_LINT, c->path, c->expected ? c->expected->line : 0, 0,
+                   "expected is empty: the rubric gets no ground truth; fill it in");
+        rc = add(out, n, cap, BD_LINT_EMPTY_EXPECTED, case_id, &e, err);
+    }
+    if (rc == 0 && strcmp(c->title, case_id) == 0) {
+        bd_err_set(&e, BD_E_CASE_LINT, c->path, 0, 0,
+                   "the title is still the case id (the scaffold's): one line a curator "
+                   "recognizes");
+        rc = add(out, n, cap, BD_LINT_TITLE_IS_ID, case_id, &e, err);
+    }
+    snprintf(p, sizeof(p), "%s/input", dir);
+    if (rc == 0 && !has_entries(p)) {
+        bd_err_set(&e, BD_E_CASE_LINT, p, 0, 0, "input/ is empty: add what the SUT is given");
+        rc = add(out, n, cap, BD_LINT_EMPTY_INPUT, case_id, &e, err);
+    }
+    snprintf(p, sizeof(p), "%s/cassette.json", dir);
+    bool has_cassette = lstat(p, &st) == 0;
+    if (rc == 0 && tc->reg->sut_kind == BD_SUT_CASSETTE && !has_cassette) {
+        bd_err_set(&e, BD_E_CASE_LINT, p, 0, 0,
+                   "missing: a cassette task class replays it; add the recorded answer");
+        rc = add(out, n, cap, BD_LINT_NO_CASSETTE, case_id, &e, err);
+    } else if (rc == 0 && has_cassette && cassette_is_empty(p)) {
+        bd_err_set(&e, BD_E_CASE_LINT, p, 0, 0,
+                   "is {} (the scaffold's): put the recorded answer there%s",
+                   tc->reg->sut_kind == BD_SUT_COMMAND ? " (benchdesk record)" : "");
+        rc = add(out, n, cap, BD_LINT_EMPTY_CASSETTE, case_id, &e, err);
+    } else if (rc == 0 && has_cassette && tc->reg->sut_kind == BD_SUT_COMMAND &&
+               !c->cassette_digest[0]) {
+        bd_err_set(&e, BD_E_CASE_LINT, p, 0, 0,
+                   "a command SUT answers live and this cassette was not recorded by "
+                   "`benchdesk record` (cassette_digest is null): record it or remove it");
+        rc = add(out, n, cap, BD_LINT_UNUSED_CASSETTE, case_id, &e, err);
+    }
+    bd_case_free(c);
+    return rc;
+}
+
+int bd_case_lint_scaffolds(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
+                           const char *const *ids, size_t n_ids, bd_err *err)
+{
+    for (size_t i = 0; i < n_ids; i++) {
+        size_t from = *n;
+        if (bd_case_lint(out, n, cap, tc, ids[i], err) < 0)
+            return err && err->code == BD_E_NOMEM ? -1 : 0;
+        size_t k = from;
+        for (size_t j = from; j < *n; j++)
+            if ((*out)[j].scaffold)
+                (*out)[k++] = (*out)[j];
+        *n = k;
+    }
+    return 0;
+}
