@@ -125,7 +125,8 @@ expect 3 record.network_refused -- bd record tc c1 --isolation subprocess --unsa
 unchanged "--unsafe-network in CI or without a terminal"
 
 # On a terminal (script(1) gives it one): the question names the class; "n" declines.
-tty_record() { printf '%s\n' "$1" | script -qec "$BD_BIN -C $root record tc c1 --isolation subprocess --unsafe-network" /dev/null; }
+# (--yes: the cassette is replaced without a second question; the network one is asked.)
+tty_record() { printf '%s\n' "$1" | script -qec "$BD_BIN -C $root record tc c1 --isolation subprocess --unsafe-network --yes" /dev/null; }
 rc=0; out=$(tty_record n 2>&1) || rc=$?
 grep -q 'record.declined' <<<"$out" && pass "declined on the terminal" || fail "decline: rc=$rc $out"
 grep -q 'subprocess' <<<"$out" && pass "the question names the subprocess class" || fail "question: $out"
