@@ -171,11 +171,31 @@ static void __attribute__((noreturn)) finish(PyObject *result)
     exit(rc);
 }
 
+/* What a cold start's execve as an unprivileged uid does to the capabilities the clone
+ * gave in the case's user namespace: none effective, permitted or inheritable. */
+static int drop_capabilities(void)
+{
+    struct {
+        uint32_t version;
+        int pid;
+    } hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct {
+        uint32_t effective, permitted, inheritable;
+    } data[2];
+    memset(data, 0, sizeof(data));
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
 void bd_warm_case_main(char **argv, int status_fd)
 {
+    if (drop_capabilities() != 0)
+        setup_failed(status_fd, "cannot drop the capabilities");
     /* The name a cold start's process has (its program's base name). */
     const char *base = strrchr(argv[0], '/');
     prctl(PR_SET_NAME, base ? base + 1 : argv[0], 0, 0, 0);
+    /* A cold start's execve makes the rubric dumpable again after the jail's change of
+     * uid (its /proc/self files are its own, /proc/self/environ readable): so here. */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     PyOS_AfterFork_Child();
     /* Python's own dispositions, as a fresh interpreter sets them; nothing blocked. */
     signal(SIGPIPE, SIG_IGN);
