@@ -89,6 +89,7 @@ static struct {
     dev_t cwd_dev;                   /* what the supervisor checked, so the child opens the same */
     ino_t cwd_ino;
     char cwd_path[PATH_MAX];
+    char jail_cwd[PATH_MAX]; /* where the cwd appears in the jail (see bd_jail_prepare) */
     char shown[BD_JAIL_MAX_SHOWN][PATH_MAX]; /* argv's files outside the system dirs */
     int n_shown;
     int landlock_abi;
@@ -353,6 +354,18 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             goto out;
         }
         memcpy(J.cwd_path, cwd, n + 1);
+        memcpy(J.jail_cwd, cwd, n + 1);
+        /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
+         * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
+         * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
+        char *last = strrchr(J.jail_cwd, '/');
+        if (J.ident_set && last && last > J.jail_cwd) {
+            *last = '\0';
+            char *up = strrchr(J.jail_cwd, '/');
+            *last = '/';
+            if (up && up > J.jail_cwd)
+                memmove(up, last, strlen(last) + 1);
+        }
         struct stat st;
         int ok = stat(cwd, &st) == 0;
         if (!ok || !S_ISDIR(st.st_mode)) {
@@ -677,7 +690,7 @@ static int build_root(bd_err *err)
          * writes vanishes with the mount namespace: nothing to clean on the host, nothing
          * another host process can open. Only the verified case/ and rubric.py come from
          * the host dir, bound read-only. */
-        const char *work = J.cwd_path + 1;
+        const char *work = J.jail_cwd + 1;
         bool in_tmp = strncmp(work, "tmp/", 4) == 0;
         if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0)
             return -1;
@@ -793,7 +806,7 @@ static int apply_landlock(bd_err *err)
         dev |= LL_FS_IOCTL_DEV;
     int rc = -1;
     if (ll_rule(rs, "/", rx, err) != 0 || ll_rule(rs, "/dev", dev, err) != 0 ||
-        ll_rule(rs, "/tmp", rw, err) != 0 || (!J.probe && ll_rule(rs, J.cwd_path, rw, err) != 0))
+        ll_rule(rs, "/tmp", rw, err) != 0 || (!J.probe && ll_rule(rs, J.jail_cwd, rw, err) != 0))
         goto out;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         fail(err, "set no_new_privs");
@@ -870,7 +883,7 @@ int bd_jail_child(bd_err *err)
         return -1;
     close_fd(&J.cwd_fd);
     close_shown();
-    if (!J.probe && chdir(J.cwd_path) != 0)
+    if (!J.probe && chdir(J.jail_cwd) != 0)
         return fail(err, "enter the working directory in the jail");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return fail(err, "set no_new_privs");
