@@ -33,7 +33,7 @@ declare -gA _benchdesk_opts=(
     [pin]="--json --help"
     [migrate]="--json --help"
     [case]="--json --help"
-    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --help"
+    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --start --shard --run-id --out --help"
     [record]="--unsafe-network --isolation --allow-weaker-isolation --json --help"
     [history]="--task-class --case --run --failure-mode --failed --stale --trend --full --limit --before --partial --json --help"
     [compare]="--task-class --fail-on-regression --json --help"
@@ -52,7 +52,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --start --task-class --run --failure-mode --limit --before --key --role -m --shard --run-id --out "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -325,6 +325,10 @@ _benchdesk_complete()
         ;;
     --isolation)
         _benchdesk_add auto namespaces subprocess
+        return
+        ;;
+    --start)
+        _benchdesk_add warm cold
         return
         ;;
     --task-class)
