@@ -52,10 +52,38 @@ static const char helper_src[] =
     "        with open(path, 'rb') as f:\n"
     "            src = f.read()\n"
     "        return src, path, d\n"
-    "    return _retarget(code, path), path, d\n";
+    "    return _retarget(code, path), path, d\n"
+    "def exit_code(e):\n"
+    "    c = e.code\n"
+    "    if c is None:\n"
+    "        return 0\n"
+    "    if isinstance(c, int):\n"
+    "        return c\n"
+    "    try:\n"
+    "        sys.stderr.write(str(c) + '\\n')\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "    return 1\n"
+    "def shutdown():\n"
+    "    t = sys.modules.get('threading')\n"
+    "    if t is not None:\n"
+    "        t._shutdown()\n"
+    "    import atexit\n"
+    "    atexit._run_exitfuncs()\n"
+    "    rc = 0\n"
+    "    for s, status in ((sys.stdout, 120), (sys.stderr, 0)):\n"
+    "        try:\n"
+    "            if s is not None and not s.closed:\n"
+    "                s.flush()\n"
+    "        except Exception:\n"
+    "            rc = rc or status\n"
+    "    return rc\n";
 
-static PyObject *helper_case; /* the helper's case() */
-static PyObject *cached_code; /* the compiled rubric, or NULL */
+static PyObject *helper_case;      /* the helper's case() */
+static PyObject *helper_exit_code; /* exit_code(SystemExit) */
+static PyObject *helper_shutdown;  /* shutdown(): threads, atexit, flush */
+static PyObject *cached_code;      /* the compiled rubric, or NULL */
+static void freeze(void);
 static char *cached_src;
 static size_t cached_len;
 
@@ -90,15 +118,20 @@ int bd_warm_py_init(const char *interp, char *why, size_t whylen)
         r = PyEval_EvalCode(code, ns, ns);
     }
     helper_case = r ? PyDict_GetItemString(ns, "case") : NULL;
+    helper_exit_code = r ? PyDict_GetItemString(ns, "exit_code") : NULL;
+    helper_shutdown = r ? PyDict_GetItemString(ns, "shutdown") : NULL;
     Py_XINCREF(helper_case);
+    Py_XINCREF(helper_exit_code);
+    Py_XINCREF(helper_shutdown);
     Py_XDECREF(r);
     Py_XDECREF(code);
     Py_XDECREF(ns);
-    if (!helper_case) {
+    if (!helper_case || !helper_exit_code || !helper_shutdown) {
         PyErr_Clear();
         snprintf(why, whylen, "cannot set up the warm interpreter's helper");
         return -1;
     }
+    freeze();
     return 0;
 }
 
@@ -126,7 +159,20 @@ bool bd_warm_py_compile(const char *src, size_t len)
     } else {
         Py_CLEAR(cached_code);
     }
+    freeze();
     return true;
+}
+
+/* Objects the forks inherit go to the collector's permanent generation: a case's
+ * collections never walk (and so never copy) the warm interpreter's pages. */
+static void freeze(void)
+{
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *r = gc ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
+    if (!r)
+        PyErr_Clear();
+    Py_XDECREF(r);
+    Py_XDECREF(gc);
 }
 
 void bd_warm_py_before_fork(void)
@@ -148,27 +194,48 @@ static void __attribute__((noreturn)) setup_failed(int status_fd, const char *wh
     _exit(127);
 }
 
-/* Exit as CPython's main does after running a file: SystemExit is handled by
- * PyErr_Print (it exits), any other exception prints and gives 1, an unhandled
- * KeyboardInterrupt ends by SIGINT, a failed finalisation (stdout cannot be flushed) 120. */
+/* Exit as CPython's main does after running a file — an uncaught exception prints and
+ * gives 1, SystemExit its code (a non-integer printed, 1), an uncaught KeyboardInterrupt
+ * ends by SIGINT; then what finalisation does that a rubric can observe: threads joined,
+ * atexit handlers run, stdout and stderr flushed (a failed stdout flush gives 120) — but
+ * not the teardown of every object, which in a fork would copy the warm interpreter's
+ * whole heap page by page for nothing. */
 static void __attribute__((noreturn)) finish(PyObject *result)
 {
     int rc = 0;
     bool sigint = false;
     if (!result) {
-        sigint = PyErr_ExceptionMatches(PyExc_KeyboardInterrupt);
-        PyErr_Print();
-        rc = 1;
+        if (PyErr_ExceptionMatches(PyExc_SystemExit)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyObject *c = value ? PyObject_CallOneArg(helper_exit_code, value) : NULL;
+            rc = c && PyLong_Check(c) ? (int)PyLong_AsLong(c) : 1;
+            PyErr_Clear();
+            Py_XDECREF(c);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            sigint = PyErr_ExceptionMatches(PyExc_KeyboardInterrupt);
+            PyErr_Print();
+            rc = 1;
+        }
     }
     Py_XDECREF(result);
-    if (Py_FinalizeEx() < 0)
-        rc = 120;
+    PyObject *s = PyObject_CallNoArgs(helper_shutdown);
+    if (s && PyLong_Check(s) && PyLong_AsLong(s) != 0 && rc == 0)
+        rc = (int)PyLong_AsLong(s);
+    if (!s) {
+        PyErr_Clear();
+        if (rc == 0)
+            rc = 120;
+    }
     if (sigint) {
         signal(SIGINT, SIG_DFL);
         kill(getpid(), SIGINT);
-        rc = 130;
     }
-    exit(rc);
+    _exit(rc);
 }
 
 /* What a cold start's execve as an unprivileged uid does to the capabilities the clone

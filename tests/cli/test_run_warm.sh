@@ -66,12 +66,12 @@ PY
 report_lines "$BD_TMP/report"
 
 # ---- the probe: what a rubric sees of its start ------------------------------------------
-runs_before=$(ls "$FX/.benchdesk/runs" | grep -c '\.json$' || true)
+
 for m in cold warm; do
     BENCHDESK_TEST_SECRET=hunter2 bd run probe --isolation namespaces --drafts --jobs 2 \
         --start "$m" --json >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
 done
-"$PY" - "$FX/.benchdesk/runs" >"$BD_TMP/report2" <<'PY' || true
+"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/probe.cold" "$BD_TMP/probe.warm" >"$BD_TMP/report2" <<'PY' || true
 import glob, json, os, sys
 runs = sorted(p for p in glob.glob(os.path.join(sys.argv[1], "*.json")))
 by = {}
@@ -89,6 +89,11 @@ for case in sorted(cold):
     diff = sorted(k for k in c if k != "random" and c[k] != w.get(k))
     print("%s %s: warm sees what cold sees%s" % ("ok  " if not diff else "FAIL", case,
           "" if not diff else " except " + "; ".join("%s: cold %r warm %r" % (k, c[k], w.get(k)) for k in diff)))
+for p in sys.argv[2:]:
+    fin = [json.loads(l) for l in open(p)]
+    fin = {e["case_id"]: e["score"]["passed"] for e in fin if e["event"] == "case.finished"}
+    ok = len(fin) == 4 and all(fin.values())
+    print(("ok  " if ok else "FAIL") + " %s: the score leaves plainly, from atexit, from a thread, before sys.exit: %s" % (os.path.basename(p), fin))
 w = warm["probe-00"]
 print(("ok  " if w["pid"] == 2 and w["ppid"] == 1 else "FAIL") + " the warm rubric is PID 2 under its init (%s, %s)" % (w["pid"], w["ppid"]))
 print(("ok  " if w["name"] == "__main__" and w["argv"] == ["rubric.py"] else "FAIL") + " __name__ and argv: %s %s" % (w["name"], w["argv"]))
