@@ -22,7 +22,8 @@ int bd_start_mode_parse(const char *s, bd_start_mode *out)
     return 0;
 }
 
-/* benchdesk-warm next to this executable, into buf. */
+/* benchdesk-warm next to this executable (a build tree) or in ../libexec/benchdesk/ (an
+ * installation), into buf. */
 static bool warm_helper_path(char *buf, size_t cap)
 {
     char exe[PATH_MAX];
@@ -33,7 +34,9 @@ static bool warm_helper_path(char *buf, size_t cap)
     if (!slash)
         return false;
     *slash = '\0';
-    return snprintf(buf, cap, "%s/benchdesk-warm", exe) < (int)cap;
+    if (snprintf(buf, cap, "%s/benchdesk-warm", exe) < (int)cap && access(buf, X_OK) == 0)
+        return true;
+    return snprintf(buf, cap, "%s/../libexec/benchdesk/benchdesk-warm", exe) < (int)cap;
 }
 
 /* Why `req` cannot start warm (before anything is made), or NULL. */

@@ -158,5 +158,37 @@ expect 2 config.schema_invalid -- bd run probe --drafts --case probe-00
 rm -f "$FX/.benchdesk/config.yaml"
 expect 2 usage.bad_args -- bd run probe --drafts --start lukewarm
 
+# ---- cancel (SIGINT: exit 130) and SIGKILL of benchdesk: no warm process is left ------
+warm_left() {
+    local p n=0
+    for p in $(pgrep -x benchdesk-warm) $(pgrep -f '^/usr/bin/python3.* -s rubric.py$'); do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BD_BIN-warm" ] && n=$((n + 1))
+    done
+    echo "$n"
+}
+for sig in INT KILL; do
+    TMPDIR="$RUNTMP" "$BD_BIN" -C "$FX" run adversarial --isolation namespaces --drafts \
+        --case kill-supervisor --case sleep-forever --jobs 2 --start warm >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(warm_left)" -ge 3 ] && break
+        sleep 0.05
+    done
+    sleep 0.3
+    kill -"$sig" "$pid"
+    rc=0
+    wait "$pid" 2>/dev/null || rc=$?
+    want=130
+    [ "$sig" = KILL ] && want=137
+    [ "$rc" = "$want" ] && pass "SIG$sig of a warm run: exit $rc" || fail "SIG$sig of a warm run -> $rc"
+    for _ in $(seq 1 40); do
+        [ "$(warm_left)" = 0 ] && break
+        sleep 0.05
+    done
+    [ "$(warm_left)" = 0 ] && pass "SIG$sig: no warm process left" || fail "SIG$sig: $(warm_left) warm processes left"
+done
+# What SIGKILL leaves (the staging dir) the next run sweeps.
+bd run probe --isolation namespaces --drafts --case probe-00 >/dev/null 2>&1 || fail "run after SIGKILL"
+
 [ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
 finish
