@@ -315,10 +315,14 @@ int main(int argc, char **argv)
         return 2;
     close_fds(fds, nfds);
     buf[n] = '\0';
+    /* "warm1 <benchdesk pid> <staging dir>": the dir is the rest of the message. */
     long parent = 0;
-    char staging[PATH_MAX];
-    if (sscanf(buf, "warm1 %ld %4095s", &parent, staging) != 2)
+    int at = 0;
+    if (sscanf(buf, "warm1 %ld %n", &parent, &at) != 1 || at <= 0 || buf[at] != '/' ||
+        strlen(buf + at) >= PATH_MAX)
         return 2;
+    static char staging[PATH_MAX];
+    snprintf(staging, sizeof(staging), "%s", buf + at);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (pid_t)parent)
         _exit(0);
     warm_as_root = geteuid() == 0;
