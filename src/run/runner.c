@@ -1388,6 +1388,7 @@ static void start_mode(bd_runner *r)
                        .isolation = r->opts.isolation,
                        .python = r->python,
                        .sut_command = r->tc->reg->sut_kind == BD_SUT_COMMAND,
+                       .jobs = (size_t)r->jobs < r->n ? r->jobs : (int)r->n,
                        .tmp_root = r->tmp_root,
                        .owner_tag = r->owner_tag};
     bool warm =

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "fsutil.h"
+#include "warm.h"
 
 int bd_start_mode_parse(const char *s, bd_start_mode *out)
 {
@@ -51,6 +52,9 @@ static const char *refusal(const bd_warm_req *req, char *why, size_t whylen)
         snprintf(why, whylen, "warm starts need the namespaces isolation class");
     else if (req->sut_command)
         snprintf(why, whylen, "the task class's SUT is a command");
+    else if (geteuid() == 0 && req->jobs > (int)BD_WARM_UIDS - 2)
+        snprintf(why, whylen, "a warm interpreter runs at most %u cases at once as root",
+                 BD_WARM_UIDS - 2);
     else if (strcmp(req->python, BD_WARM_PYTHON) != 0)
         snprintf(why, whylen, "the interpreter is %.200s; the warm interpreter embeds %s",
                  req->python, BD_WARM_PYTHON);
