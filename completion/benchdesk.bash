@@ -33,7 +33,7 @@ declare -gA _benchdesk_opts=(
     [pin]="--json --help"
     [migrate]="--json --help"
     [case]="--json --help"
-    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --shard --run-id --out --stale --junit --help"
+    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --start --shard --run-id --out --stale --junit --help"
     [record]="--unsafe-network --isolation --allow-weaker-isolation --yes --json --help"
     [history]="--task-class --case --run --failure-mode --failed --stale --verdict --unreviewed --trend --full --limit --before --partial --json --help"
     [compare]="--task-class --fail-on-regression --json --help"
@@ -58,7 +58,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --isolation --task-class --run --failure-mode --limit --before --key --role --roles -m --shard --run-id --out --junit --format -o --output --verdict --note --sample "
+_benchdesk_valued=" -C --theme --case --jobs --isolation --start --task-class --run --failure-mode --limit --before --key --role --roles -m --shard --run-id --out --junit --format -o --output --verdict --note --sample "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -342,6 +342,10 @@ _benchdesk_complete()
         ;;
     --isolation)
         _benchdesk_add auto namespaces subprocess
+        return
+        ;;
+    --start)
+        _benchdesk_add warm cold
         return
         ;;
     --task-class)

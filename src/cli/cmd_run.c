@@ -30,6 +30,7 @@
 static const char help[] =
     "usage: benchdesk run TASK_CLASS [--case ID]... [--jobs N] [--json] [--drafts]\n"
     "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
+    "                     [--start warm|cold]\n"
     "                     [--shard K/N|auto --run-id ID --out BUNDLE_DIR]\n"
     "                     [--stale] [--junit FILE]\n"
     "\n"
@@ -59,6 +60,10 @@ static const char help[] =
     "                            subprocess; a class that is not available is refused\n"
     "                            (exit 3) unless --allow-weaker-isolation\n"
     "  --allow-weaker-isolation  consent to a weaker class than requested\n"
+    "  --start MODE              warm (default where it can serve: each rubric is a fork of a\n"
+    "                            jailed interpreter that started once) or cold (the\n"
+    "                            interpreter started per case); the summary says which ran\n"
+    "                            and why not warm (runner.start in .benchdesk/config.yaml)\n"
     "  --shard K/N               score only shard K (0-based) of N: the cases whose\n"
     "                            BLAKE3(case id) is K mod N (docs/scale.md); `auto` takes\n"
     "                            K and N from a Slurm array (SLURM_ARRAY_TASK_ID/COUNT/MIN)\n"
@@ -158,8 +163,9 @@ static void on_event(const bd_run_event *ev, void *payload)
     case BD_RUN_EV_STARTED:
         f->total = ev->summary->cases_selected;
         if (!f->json && !f->tty)
-            fprintf(stderr, "run %s: %s, %zu case(s), isolation %s\n", ev->summary->run_id,
-                    ev->summary->task_class, f->total, bd_isolation_str(ev->summary->isolation));
+            fprintf(stderr, "run %s: %s, %zu case(s), isolation %s, %s start\n",
+                    ev->summary->run_id, ev->summary->task_class, f->total,
+                    bd_isolation_str(ev->summary->isolation), ev->summary->start);
         draw_progress(f);
         break;
     case BD_RUN_EV_CASE_FINISHED:
@@ -211,6 +217,8 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     bool color = cli_color(cli, 1);
     printf("run %s  %s  isolation: %s%s\n", s->run_id, s->task_class,
            bd_isolation_str(s->isolation), s->cancelled ? "  (cancelled)" : "");
+    printf("  %-14s %s%s%s\n", "start", s->start, s->start_why[0] ? ": " : "",
+           s->start_why[0] ? cli_vis(s->start_why) : "");
     printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
     printf("  %-14s %s%zu%s\n", "passed", color ? "\033[32m" : "", s->passed,
            color ? "\033[0m" : "");
@@ -290,14 +298,21 @@ typedef struct run_args {
     bool stale;        /* --stale: case_ids are filled from the history (select_stale) */
     const char *junit; /* --junit FILE, or NULL */
     const char *isolation;
+    bool start_set; /* --start given */
+    bd_start_mode start;
     const char *shard_arg, *run_id, *out_dir;
     bd_shard_spec spec; /* set when shard_arg */
 } run_args;
 
-/* The value of --case, --jobs or --isolation into *a. Returns 0 or the usage status. */
+/* The value of --case, --jobs, --isolation or --start into *a. Returns 0 or the usage
+ * status. */
 static int take_value(bd_cli *cli, run_args *a, const char *opt, const char *v)
 {
-    if (opt[2] == 'c') {
+    if (strcmp(opt, "--start") == 0) {
+        if (bd_start_mode_parse(v, &a->start) != 0)
+            return cli_usage(cli, "run", "--start wants warm or cold, not '%s'", v);
+        a->start_set = true;
+    } else if (opt[2] == 'c') {
         a->case_ids[a->n_cases++] = v;
     } else if (opt[2] == 'j') {
         char *end = NULL;
@@ -336,7 +351,7 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
                                               : &a->out_dir;
             *slot = argv[++i];
         } else if (strcmp(o, "--case") == 0 || strcmp(o, "--jobs") == 0 ||
-                   strcmp(o, "--isolation") == 0) {
+                   strcmp(o, "--isolation") == 0 || strcmp(o, "--start") == 0) {
             if (i + 1 >= argc)
                 return cli_usage(cli, "run", "%s needs a value", o);
             if ((status = take_value(cli, a, o, argv[++i])) != 0)
@@ -582,6 +597,8 @@ int cmd_run(bd_cli *cli, int argc, char **argv)
         status = cli_fail(cli, &err);
         goto out;
     }
+    if (a.start_set)
+        bd_runner_set_start(runner, a.start);
     f.cli = cli;
     f.json = cli->json;
     f.tty = isatty(2) != 0;

@@ -10,6 +10,7 @@
 #include "bench.h"
 #include "exec.h"
 #include "hash.h"
+#include "warm_start.h"
 #include "ydoc.h"
 
 static int schema(bd_err *err, const char *path, const bd_ynode *n, const char *what)
@@ -28,6 +29,21 @@ static int take_string(char **out, const bd_ynode *v, const char *path, const ch
     }
     *out = strdup(v->str);
     return *out ? 0 : bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+}
+
+/* runner: {start: warm|cold} */
+static int take_runner(bd_config *out, const bd_ynode *v, const char *path, bd_err *err)
+{
+    if (v->kind != BD_Y_MAP)
+        return schema(err, path, v, "'runner' must be a mapping (runner: {start: warm})");
+    for (size_t i = 0; i < v->n; i++) {
+        const bd_ynode *k = v->pairs[i].key, *x = v->pairs[i].value;
+        if (strcmp(k->str, "start") != 0)
+            return schema(err, path, k, "unknown setting under 'runner' (known: start)");
+        if (x->kind != BD_Y_SCALAR || bd_start_mode_parse(x->str, &out->start) != 0)
+            return schema(err, path, x, "'runner.start' must be warm or cold");
+    }
+    return 0;
 }
 
 int bd_config_load(bd_config *out, const char *root, bd_err *err)
@@ -107,10 +123,14 @@ int bd_config_load(bd_config *out, const char *root, bd_err *err)
                 goto out;
             }
             out->jobs = (int)j;
+        } else if (strcmp(k, "runner") == 0) {
+            if (take_runner(out, v, path, err) != 0)
+                goto out;
         } else {
             char msg[192];
             snprintf(msg, sizeof(msg),
-                     "unknown setting '%.64s' (known: theme, jobs, signing_key, python)", k);
+                     "unknown setting '%.64s' (known: theme, jobs, signing_key, python, runner)",
+                     k);
             schema(err, path, r->pairs[i].key, msg);
             goto out;
         }

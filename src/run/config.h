@@ -5,6 +5,8 @@
  *   jobs: 4                   # default --jobs for run (1..256)
  *   signing_key: <40 hex>     # default key for sign / anchor publish / commit --sign
  *   python: /usr/bin/python3  # the rubric interpreter (an absolute path)
+ *   runner:
+ *     start: warm             # warm (the default: where it can serve) or cold
  *
  * Every key is optional; unknown keys are refused (config.schema_invalid with the line),
  * so a typo never silently falls back to a default. A missing file is all defaults.
@@ -13,12 +15,14 @@
 #define BD_CONFIG_H
 
 #include "err.h"
+#include "warm_start.h"
 
 typedef struct bd_config {
-    char *theme;       /* NULL when unset */
-    int jobs;          /* 0 when unset */
-    char *signing_key; /* NULL when unset; upper-case hex */
-    char *python;      /* NULL when unset; absolute path */
+    char *theme;         /* NULL when unset */
+    int jobs;            /* 0 when unset */
+    char *signing_key;   /* NULL when unset; upper-case hex */
+    char *python;        /* NULL when unset; absolute path */
+    bd_start_mode start; /* runner.start; BD_START_DEFAULT when unset */
 } bd_config;
 
 /* Load <root>/.benchdesk/config.yaml into *out (zeroed first). Returns 0 (also when the

@@ -192,9 +192,12 @@ struct bd_exec_ctx {
     char **wrapper; /* NULL-terminated copy, or NULL */
     size_t n_wrapper;
     uint64_t nproc;
-    uv_loop_t sloop; /* private loop owning the server process handles */
-    server *servers; /* newest first; only the head is live */
-    int ctl;         /* our end of the control socket, -1 when no server */
+    char *warm_helper;  /* warm starts: benchdesk-warm, or NULL (cold) */
+    char *warm_python;  /* the interpreter it embeds (argv[0] of every rubric) */
+    char *warm_staging; /* the directory the cases' temp dirs are made in */
+    uv_loop_t sloop;    /* private loop owning the server process handles */
+    server *servers;    /* newest first; only the head is live */
+    int ctl;            /* our end of the control socket, -1 when no server */
 };
 
 static void free_strv(char **v, size_t n)
@@ -419,6 +422,36 @@ static void server_drop(bd_exec_ctx *ctx)
     }
 }
 
+/* Warm: the first message names benchdesk's pid and the staging directory; the warm
+ * interpreter answers "ready" once it is jailed, initialised and has imported its
+ * allowlist, or "fail <why>". Returns 0, or -1 (env.spawn_failed with the reason; the
+ * server is dropped). */
+static int warm_hello(bd_exec_ctx *ctx, const char *ppid, bd_err *err)
+{
+    char msg[PATH_MAX + 64];
+    int len = snprintf(msg, sizeof(msg), "warm1 %s %s", ppid, ctx->warm_staging);
+    char reply[320];
+    ssize_t n = -1;
+    if (len > 0 && (size_t)len < sizeof(msg) &&
+        send(ctx->ctl, msg, (size_t)len, MSG_NOSIGNAL) == len) {
+        struct pollfd pfd = {ctx->ctl, POLLIN, 0};
+        int pr;
+        while ((pr = poll(&pfd, 1, 30000)) < 0 && errno == EINTR)
+            ;
+        if (pr > 0)
+            while ((n = recv(ctx->ctl, reply, sizeof(reply) - 1, 0)) < 0 && errno == EINTR)
+                ;
+    }
+    if (n > 0) {
+        reply[n] = '\0';
+        if (strcmp(reply, "ready") == 0)
+            return 0;
+    }
+    server_drop(ctx);
+    return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0, "the warm interpreter did not start: %s",
+                      n > 5 && strncmp(reply, "fail ", 5) == 0 ? reply + 5 : "no answer");
+}
+
 static int server_start(bd_exec_ctx *ctx, bd_err *err)
 {
     int sv[2];
@@ -433,6 +466,8 @@ static int server_start(bd_exec_ctx *ctx, bd_err *err)
     char ppid[32];
     snprintf(ppid, sizeof(ppid), "%d", (int)getpid());
     char *args[] = {ctx->helper, BD_EXEC_HELPER_ARG, "v1", ppid, NULL};
+    /* The warm interpreter's command line is the cold start's (see exec_warm.c). */
+    char *wargs[] = {ctx->warm_python, "-s", "rubric.py", NULL};
     uv_stdio_container_t stdio[3];
     stdio[0].flags = UV_INHERIT_FD;
     stdio[0].data.fd = sv[1];
@@ -441,8 +476,8 @@ static int server_start(bd_exec_ctx *ctx, bd_err *err)
     uv_process_options_t o;
     memset(&o, 0, sizeof(o));
     o.exit_cb = server_exit_cb;
-    o.file = ctx->helper;
-    o.args = args;
+    o.file = ctx->warm_helper ? ctx->warm_helper : ctx->helper;
+    o.args = ctx->warm_helper ? wargs : args;
     o.env = (char **)scrubbed_env;
     o.cwd = "/";
     o.flags = UV_PROCESS_DETACHED;
@@ -464,7 +499,7 @@ static int server_start(bd_exec_ctx *ctx, bd_err *err)
     s->next = ctx->servers;
     ctx->servers = s;
     ctx->ctl = sv[0];
-    return 0;
+    return ctx->warm_helper ? warm_hello(ctx, ppid, err) : 0;
 }
 
 /* Send one request and read the reply. Returns 0 with the supervisor's pid (and pidfd,
@@ -543,6 +578,7 @@ struct bd_exec {
     pid_t sup_pid;
     int pidfd;
     pid_t prog_pid;
+    bool warm; /* started by the warm interpreter: prog_pid is not a host pid */
     int64_t limit_ms;
     size_t stdout_max, stderr_keep;
     uint64_t start_ns, end_ns;
@@ -783,7 +819,9 @@ static void timer_cb(uv_timer_t *t)
          * the program's group ourselves. */
         ex->backstop_fired = true;
         signal_supervisor(ex, SIGKILL);
-        if (ex->prog_pid > 0)
+        /* Warm: the pid is the warm jail's, not the host's (the program dies with its
+         * supervisor there). */
+        if (ex->prog_pid > 0 && !ex->warm)
             kill(-ex->prog_pid, SIGKILL);
         arm_timer(ex, BD_EXEC_BACKSTOP_MS);
         return;
@@ -997,6 +1035,7 @@ static bd_exec *exec_alloc(uv_loop_t *loop, const bd_exec_ctx *ctx, const bd_exe
     ex->done = done;
     ex->payload = payload;
     ex->pidfd = -1;
+    ex->warm = ctx->warm_helper != NULL;
     ex->res.isolation = ctx->iso;
     return ex;
 }
@@ -1232,7 +1271,42 @@ void bd_exec_ctx_free(bd_exec_ctx *ctx)
     free_strv(ctx->allow, ctx->n_allow);
     free_strv(ctx->wrapper, ctx->n_wrapper);
     free(ctx->helper);
+    free(ctx->warm_helper);
+    free(ctx->warm_python);
+    free(ctx->warm_staging);
     free(ctx);
+}
+
+int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *python,
+                         const char *staging, bd_err *err)
+{
+    if (ctx->iso != BD_ISO_NAMESPACES || ctx->warm_helper)
+        return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
+                          "a warm start needs the namespaces isolation class");
+    if (!warm_helper || warm_helper[0] != '/' || !is_exec_file(warm_helper))
+        return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0, "the warm interpreter '%s' is not installed",
+                          warm_helper ? warm_helper : "benchdesk-warm");
+    server_drop(ctx);
+    ctx->warm_helper = strdup(warm_helper);
+    ctx->warm_python = strdup(python);
+    ctx->warm_staging = strdup(staging);
+    int rc = -1;
+    if (!ctx->warm_helper || !ctx->warm_python || !ctx->warm_staging)
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    else
+        rc = server_start(ctx, err);
+    if (rc != 0) {
+        free(ctx->warm_helper);
+        free(ctx->warm_python);
+        free(ctx->warm_staging);
+        ctx->warm_helper = ctx->warm_python = ctx->warm_staging = NULL;
+    }
+    return rc;
+}
+
+bool bd_exec_ctx_warm(const bd_exec_ctx *ctx)
+{
+    return ctx->warm_helper != NULL;
 }
 
 /* ---- the user's own program in the foreground (the pager of the result view) -------- */

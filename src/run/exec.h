@@ -202,6 +202,19 @@ bd_isolation bd_exec_ctx_isolation(const bd_exec_ctx *ctx);
 /* The RLIMIT_NPROC applied when a spec leaves nproc at 0. */
 uint64_t bd_exec_ctx_nproc(const bd_exec_ctx *ctx);
 
+/* Warm starts (docs/runner.md, "Warm starts"): from now on every program of `ctx` is a
+ * rubric `python -s rubric.py` (python: the interpreter `warm_helper` embeds, absolute)
+ * forked from a warm interpreter — the binary `warm_helper` (benchdesk-warm), started
+ * now, jailed, with `staging` (a private directory under /tmp, where every request's cwd
+ * must lie) shown in its jail. Only under namespaces. Returns 0 once the warm interpreter
+ * is ready, or -1 (env.spawn_failed with the reason it could not start; the context is
+ * unchanged: cold). */
+int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *python,
+                         const char *staging, bd_err *err);
+
+/* True when `ctx` starts programs warm. */
+bool bd_exec_ctx_warm(const bd_exec_ctx *ctx);
+
 /* Stop the exec server and free. Every exec started with `ctx` must have completed. */
 void bd_exec_ctx_free(bd_exec_ctx *ctx);
 

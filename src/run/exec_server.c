@@ -4,6 +4,10 @@
  * the program's own pre-exec setup. It runs in processes that are single-threaded copies
  * of the small server, so ordinary libc is safe between fork and exec; it never calls
  * exit() (no atexit handlers, no sanitizer reports at exit). exec.c enters it.
+ *
+ * exec_warm.c builds this same file into the warm interpreter (`benchdesk-warm`, with
+ * BD_WARM_SERVER defined and its hooks below defined first): there the program is not
+ * exec'd but is a fork of the warm interpreter that runs the rubric (warm.h).
  */
 #include "exec.h"
 #include "exec_wire.h"
@@ -31,6 +35,29 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef BD_WARM_SERVER
+/* The warm server's hooks (exec_warm.c); here, a cold start's. */
+static pid_t server_fork(void)
+{
+    return fork();
+}
+static void server_reaped(pid_t pid)
+{
+    (void)pid;
+}
+static void supervisor_identity(void) {}
+static uint64_t program_as_base(void)
+{
+    return 0;
+}
+static int warm_request(const req_hdr *h, const char *cwd, char **argv)
+{
+    (void)h, (void)cwd, (void)argv;
+    return 0;
+}
+static bool spare_stale; /* never: the spare holds no state of a request */
+#endif
 
 /* ======================================================================================
  * Helper side
@@ -185,7 +212,11 @@ static void __attribute__((noreturn)) program_child(const req_hdr *h, char **arg
     }
     umask(077);
 
-    const rlimit_spec lim[] = RLIMIT_SPECS(h);
+    /* Warm: the address space counts from the warm interpreter's size. */
+    req_hdr hl = *h;
+    if (hl.as_bytes)
+        hl.as_bytes += program_as_base();
+    const rlimit_spec lim[] = RLIMIT_SPECS(&hl);
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
         if (lim[i].res != RLIMIT_CORE && lim[i].soft == 0)
             continue;
@@ -203,9 +234,14 @@ static void __attribute__((noreturn)) program_child(const req_hdr *h, char **arg
     fcntl(status_fd, F_SETFD, FD_CLOEXEC);
     if (h->iso == BD_ISO_NAMESPACES)
         ns_init_fork(report_fd, status_fd);
+#ifdef BD_WARM_SERVER
+    (void)envp;
+    warm_program(argv, status_fd);
+#else
     execve(argv[0], argv, envp);
     status_line(status_fd, "error exec %d %s\n", errno, argv[0]);
     _exit(127);
+#endif
 }
 
 /* ---- the subprocess class's program start: clone(CLONE_VM | CLONE_VFORK) ---------------
@@ -453,6 +489,7 @@ static void supervisor_isolate(const req_hdr *h, const char *cwd, char **argv, i
     bd_err jerr = BD_ERR_INIT;
     if (h->iso == BD_ISO_NAMESPACES)
         bd_jail_set_host_network((h->flags & REQ_F_HOST_NETWORK) != 0);
+    supervisor_identity();
     if (h->iso == BD_ISO_NAMESPACES &&
         bd_jail_prepare(cwd, (const char *const *)argv, &jerr) != 0) {
         status_line(st, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
@@ -764,7 +801,7 @@ static void spare_make(int ctl)
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return;
     pid_t server = getpid();
-    pid_t pid = fork();
+    pid_t pid = server_fork();
     if (pid == 0) {
         close(ctl);
         close(sv[0]);
@@ -813,6 +850,12 @@ static void server_request(int sock, const char *buf, size_t len, int *fds, int 
     const char *cwd = NULL;
     char **argv = NULL, **envp = NULL;
     int perr = nfds != REQ_FDS ? EPROTO : parse_request(buf, len, &h, &cwd, &argv, &envp);
+    if (perr == 0 && (perr = warm_request(&h, cwd, argv)) != 0)
+        free(argv);
+    if (spare_stale) {
+        spare_drop(); /* forked before the rubric now compiled: it exits on EOF */
+        spare_stale = false;
+    }
     if (perr != 0) {
         snprintf(reply, sizeof(reply), "err %d", perr);
         server_reply(sock, reply, -1);
@@ -829,7 +872,7 @@ static void server_request(int sock, const char *buf, size_t len, int *fds, int 
         return;
     }
     pid_t server = getpid();
-    pid = fork();
+    pid = server_fork();
     if (pid == 0) {
         close(sock);
         supervisor(&h, cwd, argv, envp, fds, server);
@@ -860,8 +903,9 @@ static int server_loop(int sock)
     for (;;) {
         /* Reap finished supervisors (they stay zombies until here, which keeps every
          * pidfd and pid handed out unambiguous). */
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
+        pid_t gone;
+        while ((gone = waitpid(-1, NULL, WNOHANG)) > 0)
+            server_reaped(gone);
         spare_make(sock);
         struct iovec iov = {buf, cap};
         fd_cmsg u;

@@ -89,6 +89,7 @@ static struct {
     dev_t cwd_dev;                   /* what the supervisor checked, so the child opens the same */
     ino_t cwd_ino;
     char cwd_path[PATH_MAX];
+    char jail_cwd[PATH_MAX]; /* where the cwd appears in the jail (see bd_jail_prepare) */
     char shown[BD_JAIL_MAX_SHOWN][PATH_MAX]; /* argv's files outside the system dirs */
     int n_shown;
     int landlock_abi;
@@ -96,6 +97,12 @@ static struct {
     unsigned short bpf_len;
     bool bpf_cached;   /* compiled once by bd_jail_server_init: kept across prepares */
     bool host_network; /* record --unsafe-network: see bd_jail_set_host_network */
+    bool warm_root;    /* building the warm interpreter's own jail (bd_jail_warm_prepare) */
+    bool ident_set;    /* bd_jail_set_case_identity: as_root and the uid below are given */
+    bool ident_root;
+    uid_t ident_uid;
+    uid_t warm_map_base; /* warm root: what uid/gid 0 of the warm jail maps to */
+    unsigned warm_map_count;
 } J = {.sync_rd = -1, .sync_wr = -1, .report_rd = -1, .report_wr = -1, .cwd_fd = -1};
 
 static int last_errno;
@@ -251,19 +258,90 @@ static void release_all(void)
     J.ready = false;
 }
 
+/* As root: hand the private directory `cwd` (stat'ed into *st) and its tree to
+ * J.host_uid/J.host_gid. Only a private directory benchdesk made (root's, 0700) or one
+ * already handed over: a tree is chowned, so never a shared or system directory, even if
+ * the path checks were wrong. Returns 0 or -1 (err set). */
+static int hand_over_dir(const char *cwd, const struct stat *st, bd_err *err)
+{
+    if ((st->st_uid != 0 && st->st_uid != J.host_uid) || (st->st_mode & 07777) != 0700) {
+        errno = EPERM;
+        return fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st->st_uid,
+                    (unsigned)(st->st_mode & 07777));
+    }
+    int dfd = open(cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat now;
+    int rc = -1;
+    if (dfd < 0 || fstat(dfd, &now) != 0)
+        fail(err, "open the working directory");
+    else if (now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+        errno = ESTALE;
+        fail(err, "the working directory changed while the jail was prepared");
+    } else if (fchown(dfd, J.host_uid, J.host_gid) != 0)
+        fail(err, "chown the working directory to the jail uid");
+    else
+        rc = chown_tree(dfd, st->st_dev, 0, err);
+    if (dfd >= 0)
+        close(dfd);
+    return rc;
+}
+
+/* As root: hand the stdio pipes among fds[0..n) to J.host_uid, so the program may reopen
+ * /dev/stdout (through /proc/self/fd) as any process can. */
+static int hand_over_pipes(const int *fds, int n, bd_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (fstat(fds[i], &st) == 0 && S_ISFIFO(st.st_mode) &&
+            fchown(fds[i], J.host_uid, J.host_gid) != 0)
+            return fail(err, "hand stdio descriptor %d to the jail uid", i);
+    }
+    return 0;
+}
+
+int bd_jail_hand_over(const char *cwd, const int *fds, int nfds, uid_t uid, bd_err *err)
+{
+    last_errno = 0;
+    J.host_uid = uid;
+    J.host_gid = (gid_t)uid;
+    struct stat st;
+    if (cwd[0] != '/' || !private_dir(cwd)) {
+        errno = EINVAL;
+        return fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
+    }
+    if (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (errno == 0)
+            errno = ENOTDIR;
+        return fail(err, "stat the working directory");
+    }
+    if (hand_over_dir(cwd, &st, err) != 0)
+        return -1;
+    return hand_over_pipes(fds, nfds, err);
+}
+
+void bd_jail_set_case_identity(bool as_root, uid_t uid)
+{
+    J.ident_set = true;
+    J.ident_root = as_root;
+    J.ident_uid = uid;
+}
+
 int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
 {
     int rc = -1;
-    int dfd = -1;
     release_all();
     last_errno = 0;
     J.probe = cwd == NULL;
-    J.as_root = geteuid() == 0;
+    J.warm_root = false;
+    J.as_root = J.ident_set ? J.ident_root : geteuid() == 0;
     /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
-     * while the case runs. */
+     * while the case runs. Inside a warm jail the warm server chose it (see
+     * bd_jail_set_case_identity). */
     uid_t own = (uid_t)(BD_JAIL_HOST_BASE + (unsigned)getpid() % BD_JAIL_HOST_RANGE);
-    J.host_uid = J.as_root ? own : geteuid();
-    J.host_gid = J.as_root ? (gid_t)own : getegid();
+    if (J.ident_set)
+        own = J.ident_uid;
+    J.host_uid = J.as_root || J.ident_set ? own : geteuid();
+    J.host_gid = J.as_root || J.ident_set ? (gid_t)own : getegid();
     J.landlock_abi = bd_jail_landlock_abi();
     J.n_shown = 0;
     J.cwd_path[0] = '\0';
@@ -276,6 +354,18 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             goto out;
         }
         memcpy(J.cwd_path, cwd, n + 1);
+        memcpy(J.jail_cwd, cwd, n + 1);
+        /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
+         * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
+         * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
+        char *last = strrchr(J.jail_cwd, '/');
+        if (J.ident_set && last && last > J.jail_cwd) {
+            *last = '\0';
+            char *up = strrchr(J.jail_cwd, '/');
+            *last = '/';
+            if (up && up > J.jail_cwd)
+                memmove(up, last, strlen(last) + 1);
+        }
         struct stat st;
         int ok = stat(cwd, &st) == 0;
         if (!ok || !S_ISDIR(st.st_mode)) {
@@ -286,34 +376,8 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
         }
         J.cwd_dev = st.st_dev;
         J.cwd_ino = st.st_ino;
-        if (J.as_root) {
-            /* Only a private directory benchdesk made (root's, 0700) or already handed
-             * over: a tree is chowned below, so never a shared or system directory, even
-             * if the path checks above were wrong. */
-            if ((st.st_uid != 0 && st.st_uid != J.host_uid) || (st.st_mode & 07777) != 0700) {
-                errno = EPERM;
-                fail(err, "not a private working directory (uid %u, mode %o)", (unsigned)st.st_uid,
-                     (unsigned)(st.st_mode & 07777));
-                goto out;
-            }
-            dfd = open(cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            struct stat now;
-            if (dfd < 0 || fstat(dfd, &now) != 0) {
-                fail(err, "open the working directory");
-                goto out;
-            }
-            if (now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
-                errno = ESTALE;
-                fail(err, "the working directory changed while the jail was prepared");
-                goto out;
-            }
-            if (fchown(dfd, J.host_uid, J.host_gid) != 0) {
-                fail(err, "chown the working directory to the jail uid");
-                goto out;
-            }
-            if (chown_tree(dfd, st.st_dev, 0, err) != 0)
-                goto out;
-        }
+        if (J.as_root && hand_over_dir(cwd, &st, err) != 0)
+            goto out;
     }
     /* argv[0], and any other argument naming a file by absolute path (a command SUT's
      * script), is shown read-only at the same path when the system dirs do not hold it. */
@@ -347,16 +411,10 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
         J.shown_fd[J.n_shown++] = -1;
     }
     if (J.as_root && !J.probe) {
-        /* The stdio pipes are root's: hand them over too, so the program may reopen
-         * /dev/stdout (through /proc/self/fd) as any process can. */
-        for (int fd = 0; fd < 3; fd++) {
-            struct stat st;
-            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-                fchown(fd, J.host_uid, J.host_gid) != 0) {
-                fail(err, "hand stdio descriptor %d to the jail uid", fd);
-                goto out;
-            }
-        }
+        /* The stdio pipes are root's: hand them over too. */
+        static const int stdio_fds[] = {0, 1, 2};
+        if (hand_over_pipes(stdio_fds, 3, err) != 0)
+            goto out;
     }
     /* The host-network filter differs (no socket rule): built for this program only. */
     if ((!J.bpf_cached || J.host_network) && build_filter(err) != 0)
@@ -379,8 +437,6 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
     J.ready = true;
     rc = 0;
 out:
-    if (dfd >= 0)
-        close(dfd);
     if (rc != 0)
         release_all();
     return rc;
@@ -615,7 +671,9 @@ static int build_root(bd_err *err)
     if (make_dir("proc", 0555, err) != 0)
         return -1;
     unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (mount("proc", "proc", "proc", pflags, "subset=pid") != 0 &&
+    /* The warm jail's own /proc is whole: a case's user namespace may mount a fresh
+     * procfs only where one is fully visible. */
+    if ((J.warm_root || mount("proc", "proc", "proc", pflags, "subset=pid") != 0) &&
         mount("proc", "proc", "proc", pflags, NULL) != 0)
         return fail(err, "mount a fresh /proc in the jail");
 
@@ -632,7 +690,7 @@ static int build_root(bd_err *err)
          * writes vanishes with the mount namespace: nothing to clean on the host, nothing
          * another host process can open. Only the verified case/ and rubric.py come from
          * the host dir, bound read-only. */
-        const char *work = J.cwd_path + 1;
+        const char *work = J.jail_cwd + 1;
         bool in_tmp = strncmp(work, "tmp/", 4) == 0;
         if (make_parents(work, err) != 0 || make_dir(work, 0700, err) != 0)
             return -1;
@@ -669,9 +727,15 @@ static int build_root(bd_err *err)
         struct stat st;
         if (make_parents(rel, err) != 0)
             return -1;
-        if (lstat(rel, &st) != 0 && make_file(rel, NULL, err) != 0)
+        /* The warm jail's staging directory: a directory, writable (the warm server hands
+         * each case's tree to the case's uid), never executable. */
+        bool dir = J.warm_root && i == 0;
+        if (lstat(rel, &st) != 0 &&
+            (dir ? make_dir(rel, 0700, err) : make_file(rel, NULL, err)) != 0)
             return -1;
-        if (bind_to(fdpath, rel, MS_RDONLY | MS_NOSUID | MS_NODEV, err) != 0)
+        if (bind_to(fdpath, rel,
+                    dir ? MS_NOSUID | MS_NODEV | MS_NOEXEC : MS_RDONLY | MS_NOSUID | MS_NODEV,
+                    err) != 0)
             return -1;
     }
     if (sethostname(BD_JAIL_HOSTNAME, strlen(BD_JAIL_HOSTNAME)) != 0)
@@ -742,7 +806,7 @@ static int apply_landlock(bd_err *err)
         dev |= LL_FS_IOCTL_DEV;
     int rc = -1;
     if (ll_rule(rs, "/", rx, err) != 0 || ll_rule(rs, "/dev", dev, err) != 0 ||
-        ll_rule(rs, "/tmp", rw, err) != 0 || (!J.probe && ll_rule(rs, J.cwd_path, rw, err) != 0))
+        ll_rule(rs, "/tmp", rw, err) != 0 || (!J.probe && ll_rule(rs, J.jail_cwd, rw, err) != 0))
         goto out;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         fail(err, "set no_new_privs");
@@ -819,11 +883,118 @@ int bd_jail_child(bd_err *err)
         return -1;
     close_fd(&J.cwd_fd);
     close_shown();
-    if (!J.probe && chdir(J.cwd_path) != 0)
+    if (!J.probe && chdir(J.jail_cwd) != 0)
         return fail(err, "enter the working directory in the jail");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return fail(err, "set no_new_privs");
     return apply_landlock(err);
+}
+
+/* ---- the warm interpreter's own jail ------------------------------------------------ */
+
+int bd_jail_warm_prepare(const char *staging, uid_t map_base, unsigned map_count, bd_err *err)
+{
+    release_all();
+    last_errno = 0;
+    J.probe = false;
+    J.warm_root = true;
+    J.as_root = geteuid() == 0;
+    J.warm_map_base = map_base;
+    J.warm_map_count = map_count;
+    J.cwd_path[0] = '\0';
+    J.n_shown = 0;
+    size_t n = strlen(staging);
+    struct stat st;
+    if (staging[0] != '/' || n >= PATH_MAX || !private_dir(staging) ||
+        strncmp(staging, "/tmp/", 5) != 0) {
+        errno = EINVAL;
+        return fail(err, "the warm jail needs a private staging directory under /tmp, not '%.100s'",
+                    staging);
+    }
+    if (stat(staging, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (errno == 0)
+            errno = ENOTDIR;
+        return fail(err, "stat the warm jail's staging directory");
+    }
+    memcpy(J.shown[0], staging, n + 1);
+    J.shown_fd[0] = -1;
+    J.n_shown = 1;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return fail(err, "create the jail's sync pipe");
+    J.sync_rd = p[0];
+    J.sync_wr = p[1];
+    J.ready = true;
+    return 0;
+}
+
+int bd_jail_warm_parent(pid_t child, bd_err *err)
+{
+    if (!J.ready || !J.warm_root) {
+        errno = EINVAL;
+        return fail(err, "the warm jail was not prepared");
+    }
+    close_fd(&J.sync_rd);
+    close_shown();
+    char map[64];
+    /* As root the warm jail keeps setgroups: its supervisors map each case's own gid. */
+    if (!J.as_root && write_proc(child, "setgroups", "deny", err) != 0)
+        return -1;
+    snprintf(map, sizeof(map), "0 %u %u\n", (unsigned)J.warm_map_base, J.warm_map_count);
+    if (write_proc(child, "uid_map", map, err) != 0 || write_proc(child, "gid_map", map, err) != 0)
+        return -1;
+    ssize_t w;
+    while ((w = write(J.sync_wr, "g", 1)) < 0 && errno == EINTR)
+        ;
+    if (w != 1)
+        return fail(err, "release the warm jail");
+    return 0;
+}
+
+int bd_jail_warm_child(bd_err *err)
+{
+    if (!J.ready || !J.warm_root) {
+        errno = EINVAL;
+        return fail(err, "the warm jail was not prepared");
+    }
+    close_fd(&J.sync_wr);
+    char go = 0;
+    ssize_t n;
+    while ((n = read(J.sync_rd, &go, 1)) < 0 && errno == EINTR)
+        ;
+    close_fd(&J.sync_rd);
+    if (n != 1) {
+        if (n == 0)
+            errno = EPIPE;
+        return fail(err, "wait for the warm jail's uid map");
+    }
+    umask(022);
+    J.shown_fd[0] = open(J.shown[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (J.shown_fd[0] < 0)
+        return fail(err, "open the warm jail's staging directory");
+    /* uid 0 of the warm jail's own user namespace (an unprivileged host uid): it keeps
+     * the capabilities it needs there to give each case its own namespaces and uid. */
+    if (J.as_root && setgroups(0, NULL) != 0)
+        return fail(err, "drop supplementary groups");
+    if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0)
+        return fail(err, "become uid 0 of the warm jail");
+    /* The identity switch made the process non-dumpable, which would make its children's
+     * /proc files (uid_map) the host root's: each supervisor could not map its case. No
+     * other host process runs as this uid. */
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+        return fail(err, "make the warm interpreter's /proc its own");
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        return fail(err, "set the parent-death signal");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return fail(err, "make the warm jail's mounts private");
+    if (build_root(err) != 0)
+        return -1;
+    close_shown();
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return fail(err, "set no_new_privs");
+    /* Landlock is left to each case: a Landlock domain may not mount, and every case
+     * builds its own root inside this one. */
+    return 0;
 }
 
 /* ---- program side: seccomp ---------------------------------------------------------- */

@@ -128,4 +128,38 @@ bool bd_jail_probe_finish(pid_t child, int clone_errno, char *why, size_t whylen
 /* The Landlock ABI version the kernel offers, 0 when none (not built, or disabled). */
 int bd_jail_landlock_abi(void);
 
+/* ---- warm starts (docs/isolation.md, "The warm interpreter's jail") ------------------
+ * The warm interpreter runs jailed itself: its launcher (host side) calls
+ * bd_jail_warm_prepare, clones with bd_jail_clone_flags() and calls bd_jail_warm_parent;
+ * the clone calls bd_jail_warm_child and is then uid 0 of a user namespace of its own
+ * (an unprivileged host uid: the invoking user's, or as root the first of the range
+ * [map_base, map_base + map_count)), in new PID, mount, network, IPC, UTS and cgroup
+ * namespaces, on the same minimal read-only root as a case — with a whole /proc of its
+ * PID namespace, no Landlock and no seccomp filter (each case builds its own jail inside
+ * this one and loads them) — plus `staging` (a private directory under /tmp) at its own
+ * path: the host directory the cases' verified bytes are laid out in. Each case's
+ * supervisor, a fork of the warm interpreter, then runs the ordinary sequence above with
+ * bd_jail_set_case_identity. */
+
+/* Launcher: check `staging`, make the sync pipe. Returns 0 or -1 (isolation.unavailable). */
+int bd_jail_warm_prepare(const char *staging, uid_t map_base, unsigned map_count, bd_err *err);
+
+/* Launcher, after the clone: write the maps ("0 map_base map_count"; setgroups denied
+ * unless root) and release the child. Returns 0 or -1 (err set; the caller kills it). */
+int bd_jail_warm_parent(pid_t child, bd_err *err);
+
+/* The warm interpreter, right after the clone: wait for the maps, build the root and
+ * pivot into it, PR_SET_PDEATHSIG(SIGKILL), PR_SET_NO_NEW_PRIVS. Returns 0 or -1. */
+int bd_jail_warm_child(bd_err *err);
+
+/* A case's supervisor inside the warm jail, before bd_jail_prepare: the identity its
+ * program gets — `as_root` (benchdesk is root: chown the case's tree and pipes, keep
+ * setgroups) and the uid of the warm jail BD_JAIL_UID maps to. */
+void bd_jail_set_case_identity(bool as_root, uid_t uid);
+
+/* Host side, as root: hand the private directory `cwd` (root's, 0700, or already
+ * `uid`'s) and its tree, and the pipes among fds[0..nfds), to `uid` (and the same gid),
+ * as bd_jail_prepare does for a case. Returns 0 or -1 (isolation.unavailable). */
+int bd_jail_hand_over(const char *cwd, const int *fds, int nfds, uid_t uid, bd_err *err);
+
 #endif

@@ -110,6 +110,14 @@ void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, s
     free(x);
 }
 
+/* "start": "warm" or "cold", and "start_reason" when cold though warm was not refused. */
+static void add_start(cJSON *o, const bd_run_summary *s)
+{
+    cJSON_AddStringToObject(o, "start", s->start[0] ? s->start : "cold");
+    if (s->start_why[0])
+        cJSON_AddStringToObject(o, "start_reason", s->start_why);
+}
+
 cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
 {
     cJSON *o = bd_run_summary_json(s);
@@ -119,6 +127,7 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
     cJSON_AddStringToObject(o, "run_id", s->run_id);
     cJSON_AddStringToObject(o, "task_class", s->task_class);
     cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(s->isolation));
+    add_start(o, s);
     cJSON_AddStringToObject(o, "task_class_digest", s->task_class_digest);
     cJSON_AddStringToObject(o, "harness_version", BD_VERSION);
     cJSON_AddStringToObject(o, "started_at", s->started_at);
@@ -234,6 +243,7 @@ cJSON *bd_run_event_json(const bd_run_event *ev)
         cJSON_AddStringToObject(o, "task_class", ev->summary->task_class);
         cJSON_AddNumberToObject(o, "cases", (double)ev->summary->cases_selected);
         cJSON_AddStringToObject(o, "isolation_class", bd_isolation_str(ev->summary->isolation));
+        add_start(o, ev->summary);
         return o;
     case BD_RUN_EV_CASE_STARTED:
         return event_object("case.started", ev->case_id);

@@ -30,6 +30,8 @@ typedef struct bd_run_summary {
     char run_id[BD_RUN_ID_MAX];
     char task_class[129];
     bd_isolation isolation;
+    char start[8];              /* "warm" or "cold": how the rubrics were started */
+    char start_why[256];        /* why cold when warm was not refused by the operator, or "" */
     char task_class_digest[72]; /* registration.yaml + rubric.py as run (§2) */
     size_t cases_selected;      /* cases in the run */
     size_t skipped_draft;       /* unsigned cases the run gate left out (bd_runner_set_skipped) */

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "digest.h"
 #include "fsutil.h"
 #include "serial.h"
@@ -151,6 +152,9 @@ struct bd_runner {
     char *rubric;
     size_t rubric_len;
     bd_exec_ctx *ctx;
+    bd_start_mode start; /* bd_runner_set_start, else runner.start of the config */
+    bool start_set;
+    char *staging; /* warm: the directory the case dirs are made in, else NULL */
     uv_loop_t *loop;
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
@@ -528,6 +532,14 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     (void)bd_tmp_sweep(r->tmp_root);
     if (bd_exec_ctx_new(&r->ctx, r->opts.isolation, r->helper, err) != 0)
         return -1;
+    /* runner.start of the config, unless a front end chose (bd_runner_set_start). */
+    if (!r->start_set) {
+        bd_config cfg;
+        if (bd_config_load(&cfg, r->bench->root, err) != 0)
+            return -1;
+        r->start = cfg.start;
+        bd_config_release(&cfg);
+    }
     if (bd_exec_ctx_allow(r->ctx, r->python, err) != 0)
         return -1;
     if (r->tc->reg->sut_kind == BD_SUT_COMMAND && r->tc->reg->sut_argv && r->tc->reg->sut_argv[0] &&
@@ -906,8 +918,8 @@ static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_
 {
     char path[PATH_MAX];
     /* The owner tag lets a later benchdesk sweep the dir if this one is SIGKILLed. */
-    int n = snprintf(path, sizeof(path), "%s/benchdesk-run-%s-%s%s-XXXXXX", r->tmp_root,
-                     r->owner_tag, rc->id, suffix);
+    int n = snprintf(path, sizeof(path), "%s/benchdesk-run-%s-%s%s-XXXXXX",
+                     r->staging ? r->staging : r->tmp_root, r->owner_tag, rc->id, suffix);
     if (n < 0 || (size_t)n >= sizeof(path)) {
         bd_err_set(err, BD_E_IO, r->tmp_root, 0, 0, "temp dir path too long");
         return NULL;
@@ -1363,6 +1375,28 @@ static void pump(bd_runner *r)
     prefetch(r);
 }
 
+void bd_runner_set_start(bd_runner *r, bd_start_mode mode)
+{
+    r->start = mode;
+    r->start_set = true;
+}
+
+/* Warm or cold (docs/runner.md, "Warm starts"): the summary says which, and why cold. */
+static void start_mode(bd_runner *r)
+{
+    bd_warm_req req = {.mode = r->start,
+                       .isolation = r->opts.isolation,
+                       .python = r->python,
+                       .sut_command = r->tc->reg->sut_kind == BD_SUT_COMMAND,
+                       .jobs = (size_t)r->jobs < r->n ? r->jobs : (int)r->n,
+                       .tmp_root = r->tmp_root,
+                       .owner_tag = r->owner_tag};
+    bool warm =
+        !r->opts.record_sut && bd_warm_start_try(r->ctx, &req, &r->staging, r->summary.start_why,
+                                                 sizeof(r->summary.start_why));
+    snprintf(r->summary.start, sizeof(r->summary.start), "%s", warm ? "warm" : "cold");
+}
+
 int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
 {
     if (!r->prepared)
@@ -1375,6 +1409,7 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
     if (!r->results || !r->freed || !r->rec_queue)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     r->loop = loop;
+    start_mode(r);
     r->started = true;
     r->t0 = uv_hrtime();
     bd_utc_now(r->summary.started_at);
@@ -1471,6 +1506,12 @@ void bd_runner_free(bd_runner *r)
     bd_run_summary_release(&r->summary);
     bd_sut_env_free(r->sut_env);
     bd_exec_ctx_free(r->ctx);
+    if (r->staging) {
+        /* Its case dirs are gone (or left to the next sweep with it). */
+        bd_err e = BD_ERR_INIT;
+        (void)bd_remove_tree(r->staging, &e);
+        free(r->staging);
+    }
     free(r->rubric);
     free(r->python);
     free(r->helper);

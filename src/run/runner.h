@@ -58,6 +58,7 @@
 #include "history.h"
 #include "run_report.h"
 #include "score.h"
+#include "warm_start.h"
 
 typedef struct bd_runner bd_runner;
 
@@ -114,6 +115,12 @@ typedef struct bd_runner_recording {
  * bd_runner_start only (internal.bug after); the ids are copied. Returns 0 or -1. When
  * rec->own, the history is the runner's even on failure. */
 int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err *err);
+
+/* Start the rubrics warm or cold (docs/runner.md, "Warm starts"); before bd_runner_start.
+ * Without it the run takes runner.start of .benchdesk/config.yaml (read at prepare), and
+ * without that BD_START_DEFAULT: warm where the run can use it. The summary's `start`
+ * says which was used and `start_why` why a run that could have been warm was not. */
+void bd_runner_set_start(bd_runner *r, bd_start_mode mode);
 
 /* The unsigned cases the run gate left out of this run (§4), for the summary, the
  * run.finished event and the summary file. */

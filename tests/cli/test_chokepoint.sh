@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # One chokepoint (docs/runner.md): no file in src/ or ui/ outside the exec module (src/run/exec.c,
-# the parent side, and src/run/exec_server.c, the helper side) may create
+# the parent side, src/run/exec_server.c, the helper side, and src/run/exec_warm.c, the
+# warm interpreter's processes) may create
 # a process — fork, vfork, exec*, system, popen, posix_spawn, uv_spawn, clone or a raw
 # syscall. Comments and string literals are ignored; everything else counts.
 . "$(dirname "$0")/lib.sh"
 scan="python3 $BD_SOURCE_DIR/tests/cli/chokepoint_scan.py"
 cd "$BD_SOURCE_DIR"
 
-mapfile -t files < <(find src ui -type f \( -name '*.c' -o -name '*.h' \) ! -path src/run/exec.c ! -path src/run/exec_server.c | sort)
+mapfile -t files < <(find src ui -type f \( -name '*.c' -o -name '*.h' \) ! -path src/run/exec.c ! -path src/run/exec_server.c ! -path src/run/exec_warm.c | sort)
 [ "${#files[@]}" -gt 10 ] && pass "scanning ${#files[@]} files of src/ and ui/" \
     || fail "found only ${#files[@]} source files: is BD_SOURCE_DIR right?"
 if out=$($scan "${files[@]}"); then
-    pass "no process creation outside src/run/exec.c and src/run/exec_server.c"
+    pass "no process creation outside src/run/exec.c, exec_server.c and exec_warm.c"
 else
     fail "process creation outside the chokepoint:
 $out"
@@ -23,6 +24,8 @@ grep -q ': uv_spawn$' <<<"$out" && pass "src/run/exec.c holds the uv_spawn" || f
 out=$($scan src/run/exec_server.c || true)
 grep -q ': fork$' <<<"$out" && pass "src/run/exec_server.c holds the forks" || fail "no fork in src/run/exec_server.c"
 grep -q ': execve$' <<<"$out" && pass "src/run/exec_server.c holds the execve" || fail "no execve in src/run/exec_server.c"
+out=$($scan src/run/exec_warm.c || true)
+grep -q ': fork$' <<<"$out" && pass "src/run/exec_warm.c holds the warm server's forks" || fail "no fork in src/run/exec_warm.c"
 
 # The scanner can fail: planted uses are caught, comments/strings/members are not.
 p="$BD_TMP/planted.c"

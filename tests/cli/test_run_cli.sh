@@ -42,7 +42,9 @@ kinds = [e["event"] for e in ev]
 assert kinds[0] == "run.started" and kinds[-1] == "run.finished", kinds
 assert kinds.count("case.started") == 3 and kinds.count("case.finished") == 3, kinds
 s = ev[0]
-assert set(s) == {"event", "run_id", "task_class", "cases", "isolation_class"}, s
+assert set(s) - {"start_reason"} == {"event", "run_id", "task_class", "cases", "isolation_class",
+                                     "start"}, s
+assert s["start"] == "cold" and s["start_reason"], s  # subprocess: never warm
 assert s["cases"] == 3 and s["task_class"] == "trivial" and s["isolation_class"] == "subprocess"
 for e in ev:
     if e["event"] == "case.started":

@@ -203,8 +203,9 @@ static void draw_head(bd_view *v, WINDOW *w)
                                                                           : "",
              run->phase == BD_UR_PREPARING || run->phase == BD_UR_RUNNING ? " " : "", phase);
     int rx = bd_draw_right(w, 0, cols, buf, bd_role_attr(prole));
-    snprintf(buf, sizeof(buf), " run %s  %s  %s", run->task_class,
-             run->run_id[0] ? run->run_id : "", run->isolation);
+    const char *start = run->runner ? bd_runner_summary(run->runner)->start : ""; /* warm|cold */
+    snprintf(buf, sizeof(buf), " run %s  %s  %s%s%s", run->task_class,
+             run->run_id[0] ? run->run_id : "", run->isolation, start[0] ? "  start " : "", start);
     bd_draw_text(w, 0, 0, rx, buf, bd_role_attr(BD_R_TITLE), false);
 
     /* Progress. */

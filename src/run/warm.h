@@ -1,0 +1,58 @@
+/*
+ * warm.h — warm starts (docs/runner.md, "Warm starts"): the embedded Python of the warm
+ * interpreter, `benchdesk-warm`, a binary of its own (built from exec_warm.c, which holds
+ * its processes, and warm_py.c, which holds its Python) so that benchdesk itself never
+ * links libpython.
+ *
+ * The warm interpreter initialises the interpreter the run names (the one this binary
+ * embeds: BD_WARM_PYTHON) as `<python> -s rubric.py` would — the same sys.argv,
+ * sys.orig_argv, sys.executable, sys.flags, hash seed and environment — imports the fixed
+ * allowlist BD_WARM_PRELOAD, and compiles the verified rubric once. Each case's rubric
+ * process is a fork of it, jailed before any of this runs (exec_server.c's program_child);
+ * bd_warm_case_main then restores what a cold start gives and runs the rubric.
+ *
+ * Only the warm binary uses these functions; they are single-threaded.
+ */
+#ifndef BD_WARM_H
+#define BD_WARM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The standard-library modules a warm interpreter imports before its first case: a fixed
+ * list, never a module a rubric names (some run code on import). */
+#define BD_WARM_PRELOAD                                                                            \
+    "json", "re", "math", "statistics", "collections", "itertools", "functools", "difflib",        \
+        "hashlib", "pathlib", "typing", "dataclasses", "datetime", "string", "textwrap",           \
+        "unicodedata", "base64"
+
+/* How many host uids a warm jail gets when benchdesk is root: uid 0 of the warm jail is
+ * the first, each running case one of the others (so at most BD_WARM_UIDS - 1 cases run
+ * at once through one warm interpreter). The blocks start at BD_WARM_HOST_BASE, after the
+ * cold cases' range (jail.h), one block per live launcher pid. */
+#define BD_WARM_UIDS      512u
+#define BD_WARM_HOST_BASE 1883242496u
+
+/* Initialise the embedded interpreter as `interp -s rubric.py` and preload. Returns 0, or
+ * -1 with a one-line reason in `why`. */
+int bd_warm_py_init(const char *interp, char *why, size_t whylen);
+
+/* Compile `src` (the rubric's verified bytes) unless the same bytes are compiled already;
+ * a source that does not compile is left to each case (which prints the same error a
+ * cold start prints). Returns true when what a fork inherits changed. */
+bool bd_warm_py_compile(const char *src, size_t len);
+
+/* Around every fork of the warm server (Python's own at-fork protocol). */
+void bd_warm_py_before_fork(void);
+void bd_warm_py_after_fork_parent(void);
+
+/* In a case's rubric process (PID 2 of its jail, limits and seccomp filter in place): run
+ * Python's after-fork hooks (random is reseeded), restore what a cold start gives —
+ * sys.argv from `argv` (argv[2..]), __main__, sys.path[0], fresh sys.std* on fds 0..2,
+ * Python's signal dispositions and an empty mask, the process name — close every other
+ * descriptor (`status_fd` too, after reporting a setup failure on it), run the rubric as
+ * __main__ and exit as `python -s rubric.py` would. Never returns. */
+void bd_warm_case_main(char **argv, int status_fd) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,310 @@
+/*
+ * warm_py.c — the embedded Python of the warm interpreter (warm.h). Built only into
+ * benchdesk-warm; it creates no process (exec_warm.c forks).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "warm.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* What a case does in Python before the rubric's first byte: our own code, compiled at
+ * start-up. `case(code, argv)` returns (code, globals) for the rubric. The streams are made
+ * as CPython's create_stdio makes them for PYTHONIOENCODING=utf-8 and pipes. */
+static const char helper_src[] =
+    "import io, os, signal, sys\n"
+    "from importlib.machinery import SourceFileLoader as _Loader\n"
+    "_Code = type(compile('', '', 'exec'))\n"
+    "def _retarget(code, filename):\n"
+    "    consts = tuple(_retarget(c, filename) if isinstance(c, _Code) else c\n"
+    "                   for c in code.co_consts)\n"
+    "    return code.replace(co_filename=filename, co_consts=consts)\n"
+    "def _stream(fd, write, name, errors, line_buffering):\n"
+    "    buf = io.open(fd, 'wb' if write else 'rb', -1, None, None, None, False)\n"
+    "    buf.raw.name = name\n"
+    "    s = io.TextIOWrapper(buf, 'utf-8', errors, '\\n', line_buffering, False)\n"
+    "    s.mode = 'w' if write else 'r'\n"
+    "    return s\n"
+    "def case(code, argv):\n"
+    "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "    sys.stdin = sys.__stdin__ = _stream(0, False, '<stdin>', 'strict', False)\n"
+    "    sys.stdout = sys.__stdout__ = _stream(1, True, '<stdout>', 'strict', False)\n"
+    "    sys.stderr = sys.__stderr__ = _stream(2, True, '<stderr>', 'backslashreplace', True)\n"
+    "    sys.argv = list(argv)\n"
+    "    path = os.path.join(os.getcwd(), argv[0])\n"
+    "    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))\n"
+    "    d = sys.modules['__main__'].__dict__\n"
+    "    b = d['__builtins__']\n"
+    "    d.clear()\n"
+    "    d.update(__name__='__main__', __doc__=None, __package__=None, __loader__=None,\n"
+    "             __spec__=None, __annotations__={}, __builtins__=b, __file__=path,\n"
+    "             __cached__=None)\n"
+    "    d['__loader__'] = _Loader('__main__', path)\n"
+    "    if code is None:\n"
+    "        with open(path, 'rb') as f:\n"
+    "            src = f.read()\n"
+    "        return src, path, d\n"
+    "    return _retarget(code, path), path, d\n"
+    "def exit_code(e):\n"
+    "    c = e.code\n"
+    "    if c is None:\n"
+    "        return 0\n"
+    "    if isinstance(c, int):\n"
+    "        return c\n"
+    "    try:\n"
+    "        sys.stderr.write(str(c) + '\\n')\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "    return 1\n"
+    "def shutdown():\n"
+    "    t = sys.modules.get('threading')\n"
+    "    if t is not None:\n"
+    "        t._shutdown()\n"
+    "    import atexit\n"
+    "    atexit._run_exitfuncs()\n"
+    "    rc = 0\n"
+    "    for s, status in ((sys.stdout, 120), (sys.stderr, 0)):\n"
+    "        try:\n"
+    "            if s is not None and not s.closed:\n"
+    "                s.flush()\n"
+    "        except Exception:\n"
+    "            rc = rc or status\n"
+    "    return rc\n";
+
+static PyObject *helper_case;      /* the helper's case() */
+static PyObject *helper_exit_code; /* exit_code(SystemExit) */
+static PyObject *helper_shutdown;  /* shutdown(): threads, atexit, flush */
+static PyObject *cached_code;      /* the compiled rubric, or NULL */
+static void freeze(void);
+static char *cached_src;
+static size_t cached_len;
+
+int bd_warm_py_init(const char *interp, char *why, size_t whylen)
+{
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    char *argv[] = {(char *)interp, "-s", "rubric.py", NULL};
+    PyStatus st = PyConfig_SetBytesArgv(&config, 3, argv);
+    if (!PyStatus_Exception(st))
+        st = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(st)) {
+        snprintf(why, whylen, "cannot initialise Python: %s", st.err_msg ? st.err_msg : "?");
+        return -1;
+    }
+    static const char *const preload[] = {BD_WARM_PRELOAD};
+    for (size_t i = 0; i < sizeof(preload) / sizeof(preload[0]); i++) {
+        PyObject *m = PyImport_ImportModule(preload[i]);
+        if (!m) {
+            PyErr_Clear();
+            snprintf(why, whylen, "cannot import %s", preload[i]);
+            return -1;
+        }
+        Py_DECREF(m);
+    }
+    PyObject *ns = PyDict_New();
+    PyObject *code = ns ? Py_CompileString(helper_src, "<benchdesk-warm>", Py_file_input) : NULL;
+    PyObject *r = NULL;
+    if (code) {
+        PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins());
+        r = PyEval_EvalCode(code, ns, ns);
+    }
+    helper_case = r ? PyDict_GetItemString(ns, "case") : NULL;
+    helper_exit_code = r ? PyDict_GetItemString(ns, "exit_code") : NULL;
+    helper_shutdown = r ? PyDict_GetItemString(ns, "shutdown") : NULL;
+    Py_XINCREF(helper_case);
+    Py_XINCREF(helper_exit_code);
+    Py_XINCREF(helper_shutdown);
+    Py_XDECREF(r);
+    Py_XDECREF(code);
+    Py_XDECREF(ns);
+    if (!helper_case || !helper_exit_code || !helper_shutdown) {
+        PyErr_Clear();
+        snprintf(why, whylen, "cannot set up the warm interpreter's helper");
+        return -1;
+    }
+    freeze();
+    return 0;
+}
+
+bool bd_warm_py_compile(const char *src, size_t len)
+{
+    if (cached_src && cached_len == len && memcmp(cached_src, src, len) == 0)
+        return false;
+    Py_CLEAR(cached_code);
+    free(cached_src);
+    cached_src = NULL;
+    PyObject *bytes = PyBytes_FromStringAndSize(src, (Py_ssize_t)len);
+    PyObject *builtins = PyEval_GetBuiltins();
+    PyObject *compile = builtins ? PyDict_GetItemString(builtins, "compile") : NULL;
+    if (bytes && compile)
+        cached_code = PyObject_CallFunction(compile, "Ossii", bytes, "rubric.py", "exec", 0, 1);
+    Py_XDECREF(bytes);
+    if (!cached_code) {
+        PyErr_Clear(); /* each case compiles it again and prints the error */
+        return true;
+    }
+    cached_src = malloc(len ? len : 1);
+    if (cached_src) {
+        memcpy(cached_src, src, len);
+        cached_len = len;
+    } else {
+        Py_CLEAR(cached_code);
+    }
+    freeze();
+    return true;
+}
+
+/* Objects the forks inherit go to the collector's permanent generation: a case's
+ * collections never walk (and so never copy) the warm interpreter's pages. */
+static void freeze(void)
+{
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *r = gc ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
+    if (!r)
+        PyErr_Clear();
+    Py_XDECREF(r);
+    Py_XDECREF(gc);
+}
+
+void bd_warm_py_before_fork(void)
+{
+    PyOS_BeforeFork();
+}
+
+void bd_warm_py_after_fork_parent(void)
+{
+    PyOS_AfterFork_Parent();
+}
+
+static void __attribute__((noreturn)) setup_failed(int status_fd, const char *what)
+{
+    char line[200];
+    int n = snprintf(line, sizeof(line), "error warm %d %s\n", EPROTO, what);
+    if (n > 0 && write(status_fd, line, (size_t)n) < 0)
+        _exit(127);
+    _exit(127);
+}
+
+/* Exit as CPython's main does after running a file — an uncaught exception prints and
+ * gives 1, SystemExit its code (a non-integer printed, 1), an uncaught KeyboardInterrupt
+ * ends by SIGINT; then what finalisation does that a rubric can observe: threads joined,
+ * atexit handlers run, stdout and stderr flushed (a failed stdout flush gives 120) — but
+ * not the teardown of every object, which in a fork would copy the warm interpreter's
+ * whole heap page by page for nothing. */
+static void __attribute__((noreturn)) finish(PyObject *result)
+{
+    int rc = 0;
+    bool sigint = false;
+    if (!result) {
+        if (PyErr_ExceptionMatches(PyExc_SystemExit)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyObject *c = value ? PyObject_CallOneArg(helper_exit_code, value) : NULL;
+            rc = c && PyLong_Check(c) ? (int)PyLong_AsLong(c) : 1;
+            PyErr_Clear();
+            Py_XDECREF(c);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            sigint = PyErr_ExceptionMatches(PyExc_KeyboardInterrupt);
+            PyErr_Print();
+            rc = 1;
+        }
+    }
+    Py_XDECREF(result);
+    PyObject *s = PyObject_CallNoArgs(helper_shutdown);
+    if (s && PyLong_Check(s) && PyLong_AsLong(s) != 0 && rc == 0)
+        rc = (int)PyLong_AsLong(s);
+    if (!s) {
+        PyErr_Clear();
+        if (rc == 0)
+            rc = 120;
+    }
+    if (sigint) {
+        signal(SIGINT, SIG_DFL);
+        kill(getpid(), SIGINT);
+    }
+    _exit(rc);
+}
+
+/* What a cold start's execve as an unprivileged uid does to the capabilities the clone
+ * gave in the case's user namespace: none effective, permitted or inheritable. */
+static int drop_capabilities(void)
+{
+    struct {
+        uint32_t version;
+        int pid;
+    } hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct {
+        uint32_t effective, permitted, inheritable;
+    } data[2];
+    memset(data, 0, sizeof(data));
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
+void bd_warm_case_main(char **argv, int status_fd)
+{
+    if (drop_capabilities() != 0)
+        setup_failed(status_fd, "cannot drop the capabilities");
+    /* The name a cold start's process has (its program's base name). */
+    const char *base = strrchr(argv[0], '/');
+    prctl(PR_SET_NAME, base ? base + 1 : argv[0], 0, 0, 0);
+    /* A cold start's execve makes the rubric dumpable again after the jail's change of
+     * uid (its /proc/self files are its own, /proc/self/environ readable): so here. */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    PyOS_AfterFork_Child();
+    /* Python's own dispositions, as a fresh interpreter sets them; nothing blocked. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    PyObject *args = PyList_New(0);
+    for (int i = 2; args && argv[i]; i++) {
+        PyObject *s = PyUnicode_DecodeFSDefault(argv[i]);
+        if (!s || PyList_Append(args, s) != 0)
+            Py_CLEAR(args);
+        Py_XDECREF(s);
+    }
+    PyObject *r =
+        args ? PyObject_CallFunction(helper_case, "OO", cached_code ? cached_code : Py_None, args)
+             : NULL;
+    Py_XDECREF(args);
+    PyObject *code = NULL, *path = NULL, *globals = NULL;
+    if (!r || !PyArg_ParseTuple(r, "OOO", &code, &path, &globals)) {
+        PyErr_Clear();
+        setup_failed(status_fd, "cannot restore a cold start");
+    }
+    /* Nothing of the supervisor's may reach the rubric: the status pipe and every other
+     * descriptor but 0..2 close now (a cold start's execve closes them). */
+    close(status_fd);
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 3u, ~0u, 0u);
+#endif
+    PyObject *result;
+    if (PyBytes_Check(code)) {
+        /* Not compiled in advance (it does not compile): compile now, as a cold start
+         * would, so the same error is printed. */
+        PyObject *builtins = PyEval_GetBuiltins();
+        PyObject *compile = PyDict_GetItemString(builtins, "compile");
+        PyObject *c = PyObject_CallFunction(compile, "OOsii", code, path, "exec", 0, 1);
+        result = c ? PyEval_EvalCode(c, globals, globals) : NULL;
+        Py_XDECREF(c);
+    } else {
+        result = PyEval_EvalCode(code, globals, globals);
+    }
+    Py_DECREF(r);
+    finish(result);
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Warm starts (docs/runner.md#warm-starts): a rubric forked from the jailed warm
+# interpreter gets the same results as a cold start, case by case, and sees the same start:
+#   - the whole adversarial fixture (30 misbehaviours) gives the same failure mode warm and
+#     cold (cpu-rlimit: rubric.cpu_limit, or rubric.timeout on a starved machine, in either);
+#   - a probe rubric sees the same pid (2), parent, argv, __name__, flags, sys.path, stdio,
+#     signals, capabilities, limits, environment (os.environ and /proc/self/environ, with
+#     nothing of benchdesk's own), cwd listing, descriptors and processes — each case its
+#     own random state;
+#   - the warm interpreter itself is jailed: its own user namespace and an unprivileged
+#     host uid, and each case runs as a host uid of its own;
+#   - the run says which start it used (summary, --json, the table) and why not warm.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/run_lib.sh"
+"$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
+    --only probe >/dev/null
+case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
+if ! why=$(bd run probe --isolation namespaces --drafts --case probe-00 2>&1 >/dev/null); then
+    [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
+    echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
+fi
+started() { "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "run.started": print(e.get("start"), e.get("start_reason") or "")' "$1"; }
+bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/w0" 2>/dev/null
+if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
+    echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
+fi
+
+# ---- the adversarial fixture, warm and cold -------------------------------------------
+for m in cold warm; do
+    rc=0
+    bd run adversarial --isolation namespaces --drafts --jobs 2 --start "$m" --json \
+        >"$BD_TMP/adv.$m" 2>"$BD_TMP/adv.err.$m" || rc=$?
+    [ "$rc" = 0 ] && pass "$m: the adversarial run completes" || fail "$m run -> $rc: $(cat "$BD_TMP/adv.err.$m")"
+    [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" \
+        || fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
+done
+"$PY" - "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" "$BD_SOURCE_DIR/tests/fixtures/rubrics" >"$BD_TMP/report" <<'PY' || true
+import json, re, sys
+sys.path.insert(0, sys.argv[3])
+from mkbench import ADVERSARIAL
+def modes(path):
+    out = {}
+    for l in open(path):
+        e = json.loads(l)
+        if e.get("event") == "case.finished":
+            fm = e["score"]["failure_modes"]
+            detail = fm[0].get("detail", "") if fm else ""
+            # paths and measured numbers masked: what is left must be equal
+            detail = re.sub(r"/tmp/\S*", "<path>", detail)
+            detail = re.sub(r"\d+", "N", detail)
+            out[e["case_id"]] = (fm[0]["code"] if fm else None, detail, e["score"]["passed"])
+    return out
+cold, warm = modes(sys.argv[1]), modes(sys.argv[2])
+either = {"cpu-rlimit": {"rubric.cpu_limit", "rubric.timeout"}}
+for case in sorted(ADVERSARIAL):
+    a, b = cold.get(case, ("missing",)), warm.get(case, ("missing",))
+    if case in either:
+        ok = a[0] in either[case] and b[0] in either[case]
+    else:
+        ok = a == b and a[0] != "missing"
+    print("%s %s: cold %s, warm %s" % ("ok  " if ok else "FAIL", case, a, b))
+PY
+report_lines "$BD_TMP/report"
+
+# ---- the probe: what a rubric sees of its start ------------------------------------------
+
+for m in cold warm; do
+    BENCHDESK_TEST_SECRET=hunter2 bd run probe --isolation namespaces --drafts --jobs 2 \
+        --start "$m" --json >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
+done
+"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/probe.cold" "$BD_TMP/probe.warm" >"$BD_TMP/report2" <<'PY' || true
+import glob, json, os, sys
+runs = sorted(p for p in glob.glob(os.path.join(sys.argv[1], "*.json")))
+by = {}
+for p in runs[-2:]:
+    s = json.load(open(p))
+    d = p[:-5]
+    by[s["start"]] = {c: json.load(open(os.path.join(d, c + ".stderr")))
+                      for c in ("probe-00", "probe-01", "probe-02", "probe-03")}
+cold, warm = by.get("cold"), by.get("warm")
+if not cold or not warm:
+    print("FAIL the two probe runs are not one cold and one warm: %s" % sorted(by))
+    sys.exit()
+for case in sorted(cold):
+    c, w = cold[case], warm[case]
+    diff = sorted(k for k in c if k != "random" and c[k] != w.get(k))
+    print("%s %s: warm sees what cold sees%s" % ("ok  " if not diff else "FAIL", case,
+          "" if not diff else " except " + "; ".join("%s: cold %r warm %r" % (k, c[k], w.get(k)) for k in diff)))
+for p in sys.argv[2:]:
+    fin = [json.loads(l) for l in open(p)]
+    fin = {e["case_id"]: e["score"]["passed"] for e in fin if e["event"] == "case.finished"}
+    ok = len(fin) == 4 and all(fin.values())
+    print(("ok  " if ok else "FAIL") + " %s: the score leaves plainly, from atexit, from a thread, before sys.exit: %s" % (os.path.basename(p), fin))
+w = warm["probe-00"]
+print(("ok  " if w["pid"] == 2 and w["ppid"] == 1 else "FAIL") + " the warm rubric is PID 2 under its init (%s, %s)" % (w["pid"], w["ppid"]))
+print(("ok  " if w["name"] == "__main__" and w["argv"] == ["rubric.py"] else "FAIL") + " __name__ and argv: %s %s" % (w["name"], w["argv"]))
+keys = [k for k, _ in w["environ"]]
+print(("ok  " if keys == ["LANG", "PATH", "PYTHONHASHSEED", "PYTHONIOENCODING"] else "FAIL") + " os.environ holds the four scrubbed keys: %s" % keys)
+bad = [m for m in (cold, warm) for c in m.values() if "hunter2" in json.dumps(c) or "BENCHDESK" in c["proc_environ"]]
+print(("ok  " if not bad else "FAIL") + " nothing of benchdesk's environment in os.environ or /proc/self/environ")
+print(("ok  " if w["sig_status"]["CapEff"] == "0000000000000000" and w["sig_status"]["Seccomp"] == "2" else "FAIL")
+      + " no capabilities, the seccomp filter: %s" % w["sig_status"])
+for name, m in (("cold", cold), ("warm", warm)):
+    r = [c["random"] for c in m.values()]
+    print(("ok  " if len(set(r)) == len(r) else "FAIL") + " %s: each case its own random state" % name)
+PY
+report_lines "$BD_TMP/report2"
+
+# ---- the warm interpreter is jailed; each case has a host uid of its own ------------------
+# (kill-supervisor sleeps into its 5 s deadline under namespaces)
+bd run adversarial --isolation namespaces --drafts --case kill-supervisor --start warm >/dev/null 2>&1 &
+runner=$!
+warm_uid="" case_uid="" host_ns=$(readlink /proc/self/ns/user) warm_ns=""
+for _ in $(seq 1 100); do
+    for p in $(pgrep -x benchdesk-warm) $(pgrep -f '^/usr/bin/python3.* -s rubric.py$'); do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BD_BIN-warm" ] || continue
+        st=$(cat "/proc/$p/status" 2>/dev/null) || continue
+        ns=$(readlink "/proc/$p/ns/user" 2>/dev/null) || continue
+        [ "$ns" = "$host_ns" ] && continue
+        u=$(awk '/^Uid:/ {print $2}' <<<"$st")
+        if grep -q '^Seccomp:.*2' <<<"$st"; then case_uid=$u; else warm_uid=$u warm_ns=$ns; fi
+    done
+    [ -n "$warm_uid" ] && [ -n "$case_uid" ] && break
+    sleep 0.05
+done
+wait "$runner" || true
+if [ "$(id -u)" = 0 ]; then
+    [ -n "$warm_uid" ] && [ "$warm_uid" -ge 1883242496 ] && pass "the warm interpreter runs as an unprivileged host uid of its own ($warm_uid)" \
+        || fail "warm interpreter uid: '$warm_uid'"
+    [ -n "$case_uid" ] && [ "$case_uid" != "$warm_uid" ] && [ "$case_uid" -gt "$warm_uid" ] && pass "its case runs as another host uid ($case_uid)" \
+        || fail "case uid '$case_uid' (warm '$warm_uid')"
+else
+    [ "$warm_uid" = "$(id -u)" ] && pass "the warm interpreter runs as the invoking user" || fail "warm uid '$warm_uid'"
+fi
+[ -n "$warm_ns" ] && pass "the warm interpreter has a user namespace of its own" || fail "no jailed warm interpreter found"
+
+# ---- which start, and why not warm ----------------------------------------------------------
+bd run probe --isolation subprocess --drafts --case probe-00 --json >"$BD_TMP/sub" 2>/dev/null
+grep -q '"start":"cold","start_reason":"warm starts need the namespaces isolation class"' "$BD_TMP/sub" \
+    && pass "subprocess runs cold and says why" || fail "subprocess: $(head -1 "$BD_TMP/sub")"
+out=$(bd run probe --isolation namespaces --drafts --case probe-00 --start cold 2>/dev/null)
+grep -q '^  start *cold$' <<<"$out" && pass "the table says: start cold" || fail "table: $out"
+out=$(bd run probe --isolation namespaces --drafts --case probe-00 2>/dev/null)
+grep -q '^  start *warm$' <<<"$out" && pass "the table says: start warm" || fail "table: $out"
+latest=$(ls -t "$FX"/.benchdesk/runs/*.json | head -1)
+grep -q '"start":"warm"' "$latest" && pass "the summary file says start warm" || fail "summary: $latest"
+mkdir -p "$FX/.benchdesk"
+printf 'runner:\n  start: cold\n' >"$FX/.benchdesk/config.yaml"
+bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/cfg" 2>/dev/null
+[ "$(started "$BD_TMP/cfg")" = "cold " ] && pass "runner.start: cold in the config" || fail "config cold: $(started "$BD_TMP/cfg")"
+bd run probe --isolation namespaces --drafts --case probe-00 --start warm --json >"$BD_TMP/cfg2" 2>/dev/null
+[ "$(started "$BD_TMP/cfg2")" = "warm " ] && pass "--start warm overrides the config" || fail "override: $(started "$BD_TMP/cfg2")"
+printf 'runner:\n  start: tepid\n' >"$FX/.benchdesk/config.yaml"
+expect 2 config.schema_invalid -- bd run probe --drafts --case probe-00
+rm -f "$FX/.benchdesk/config.yaml"
+expect 2 usage.bad_args -- bd run probe --drafts --start lukewarm
+
+# ---- cancel (SIGINT: exit 130) and SIGKILL of benchdesk: no warm process is left ------
+warm_left() {
+    local p n=0
+    for p in $(pgrep -x benchdesk-warm) $(pgrep -f '^/usr/bin/python3.* -s rubric.py$'); do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BD_BIN-warm" ] && n=$((n + 1))
+    done
+    echo "$n"
+}
+for sig in INT KILL; do
+    TMPDIR="$RUNTMP" "$BD_BIN" -C "$FX" run adversarial --isolation namespaces --drafts \
+        --case kill-supervisor --case sleep-forever --jobs 2 --start warm >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(warm_left)" -ge 3 ] && break
+        sleep 0.05
+    done
+    sleep 0.3
+    kill -"$sig" "$pid"
+    rc=0
+    wait "$pid" 2>/dev/null || rc=$?
+    want=130
+    [ "$sig" = KILL ] && want=137
+    [ "$rc" = "$want" ] && pass "SIG$sig of a warm run: exit $rc" || fail "SIG$sig of a warm run -> $rc"
+    for _ in $(seq 1 40); do
+        [ "$(warm_left)" = 0 ] && break
+        sleep 0.05
+    done
+    [ "$(warm_left)" = 0 ] && pass "SIG$sig: no warm process left" || fail "SIG$sig: $(warm_left) warm processes left"
+done
+# What SIGKILL leaves (the staging dir) the next run sweeps.
+bd run probe --isolation namespaces --drafts --case probe-00 >/dev/null 2>&1 || fail "run after SIGKILL"
+
+[ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
+finish
