@@ -96,6 +96,7 @@ int cmd_commit(bd_cli *cli, int argc, char **argv);
 int cmd_compare(bd_cli *cli, int argc, char **argv);
 int cmd_verdict(bd_cli *cli, int argc, char **argv);
 int cmd_review(bd_cli *cli, int argc, char **argv);
+int cmd_calibrate(bd_cli *cli, int argc, char **argv);
 
 /* verify's check of every verdict file (cmd_verdict.c): bad files are failures (counted
  * into *failed, the first sets *status), untrusted ones and those whose subject is not in
