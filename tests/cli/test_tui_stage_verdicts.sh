@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The TUI's stage view lists verdict files in a section of their own and flags a deleted
 # one (docs/provenance.md#verdicts, docs/security.md#a-deleted-verdict-file), driven through
-# tmux; `u` stages a verdict file and unstages a staged one. Keys made by the test.
+# tmux; `u` stages a verdict file and unstages a staged one. The result view marks a record
+# of a run with drafts allowed as unverified. Keys made by the test.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/tui/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
@@ -21,6 +22,8 @@ for c in c1 c2; do
     python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" gen "$hist" \
         "{\"task_class\":\"tc\",\"case_id\":\"$c\",\"case_digest\":\"$(awk -v c="$c:" '$1 == c {print $2}' "$pins")\",\"task_class_digest\":\"$T\",\"passed\":false,\"score\":0.1,\"run_id\":\"r1\",\"run_cases\":2}"
 done
+python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" gen "$hist" \
+    "{\"task_class\":\"tc\",\"case_id\":\"c3\",\"case_digest\":\"$(awk '$1 == "c3:" {print $2}' "$pins")\",\"task_class_digest\":\"$T\",\"passed\":true,\"score\":1,\"run_id\":\"r2\",\"provenance_verified\":false}"
 printf '.benchdesk/\n' >"$root/.gitignore"
 git -C "$root" init -q && git -C "$root" config user.name t && git -C "$root" config user.email t@x.org
 bd verdict 1 --verdict flaky --key "$ALICE_FPR" >/dev/null || fail "alice's verdict"
@@ -49,6 +52,13 @@ tui_wait_re "1 staged, 1 unstaged" 10 >/dev/null && pass "u stages the verdict f
 tui_keys u
 tui_wait_re "0 staged, 1 unstaged, 1 untracked" 10 >/dev/null && pass "u again unstages it" ||
     fail "not unstaged: $(tui_cap)"
+# the result of a run with drafts allowed is marked unverified (from the history view)
+tui_keys Escape
+expect_screen "TASK CLASS" "back to the task classes view"
+tui_keys h
+expect_screen "c3" "the history view lists record 3"
+tui_keys Enter
+expect_screen "NOT verified: a draft or unsigned case" "the result view marks a --drafts record unverified"
 tui_keys q
 tui_stop
 finish
