@@ -2,7 +2,8 @@
 # The TUI's stage view lists verdict files in a section of their own and flags a deleted
 # one (docs/provenance.md#verdicts, docs/security.md#a-deleted-verdict-file), driven through
 # tmux; `u` stages a verdict file and unstages a staged one. The result view marks a record
-# of a run with drafts allowed as unverified. Keys made by the test.
+# of a run with drafts allowed as unverified; the recommend view names its full run and the
+# unreviewed failures. Keys made by the test.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/tui/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
@@ -59,6 +60,13 @@ tui_keys h
 expect_screen "c3" "the history view lists record 3"
 tui_keys Enter
 expect_screen "NOT verified: a draft or unsigned case" "the result view marks a --drafts record unverified"
-tui_keys q
+tui_stop
+# the recommend view names the evidence's full run and what reviewers left unreviewed
+tui_start 160 40
+tui_open -C "$root"
+expect_screen "TASK CLASS" "the task classes view opens again"
+tui_keys M
+expect_screen "Evidence: full run r2" "the recommend view names the latest full run"
+expect_screen_re "unreviewed +0 failures without a verdict" "the recommend view says what is unreviewed"
 tui_stop
 finish
