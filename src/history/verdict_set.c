@@ -398,6 +398,7 @@ static void match_reset(void *arg)
 
 void bd_verdict_set_visitor(bd_history_visit *out, bd_verdict_set *s, const bd_history_visit *inner)
 {
+    memset(out, 0, sizeof(*out)); /* what a wrapper does not set stays unset */
     s->ix->inner = inner;
     s->ix->set = s;
     out->needle = inner ? inner->needle : NULL;
