@@ -49,6 +49,7 @@ declare -gA _benchdesk_opts=(
     [commit]="-m --sign --key --json --help"
     [verdict]="--verdict --note --key --json --help"
     [review]="--run --sample --key --json --help"
+    [calibrate]="--json --help"
 )
 # Subcommand words of the commands that have them.
 declare -gA _benchdesk_actions=(
@@ -404,7 +405,7 @@ _benchdesk_complete()
 
     # Positional arguments.
     case $cmd in
-    list | run | recommend | review | case)
+    list | run | recommend | review | calibrate | case)
         if ((npos == 0)); then
             _benchdesk_task_classes
             _benchdesk_add "${names[@]}"

@@ -35,6 +35,9 @@ typedef struct bd_result_src {
     int64_t wall_ms;               /* -1 when unknown */
     /* Where an imported record came from (a shard bundle, docs/scale.md); NULL: local. */
     const bd_history_origin *origin;
+    /* The record says provenance_verified: false (a draft or unsigned case that ran with
+     * drafts allowed): the result view marks it unverified. */
+    bool unverified;
 } bd_result_src;
 
 typedef struct bd_result_provider {

@@ -240,6 +240,7 @@ static void ev_reset(void *arg)
 
 void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const bd_history_visit *inner)
 {
+    memset(out, 0, sizeof(*out)); /* what a wrapper does not set stays unset */
     ev->inner = inner;
     /* A wrapper calls the inner visitor's fn: one with a pre step cannot be wrapped. */
     *out = (bd_history_visit){.needle = inner ? inner->needle : NULL};

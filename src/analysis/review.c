@@ -78,6 +78,7 @@ static void ids_reset(void *arg)
 
 void bd_score_ids_wrap(bd_history_visit *out, void *arg, const bd_history_visit *inner)
 {
+    memset(out, 0, sizeof(*out)); /* what a wrapper does not set stays unset */
     bd_score_ids *ids = arg;
     ids->inner = inner;
     /* A wrapper calls the inner visitor's fn: one with a pre step cannot be wrapped. */

@@ -268,3 +268,63 @@ double bd_stats_mcnemar_exact(uint64_t b, uint64_t c)
     double p = 2.0 * tail;
     return p < 1.0 ? p : 1.0;
 }
+
+int bd_stats_kappa(uint64_t a, uint64_t b, uint64_t c, uint64_t d, double *kappa)
+{
+    double n = (double)a + (double)b + (double)c + (double)d;
+    if (n == 0)
+        return -1;
+    double po = ((double)a + (double)d) / n;
+    double pe = (((double)a + (double)b) * ((double)a + (double)c) +
+                 ((double)c + (double)d) * ((double)b + (double)d)) /
+                (n * n);
+    if (1.0 - pe <= 0.0)
+        return -1;
+    *kappa = (po - pe) / (1.0 - pe);
+    return 0;
+}
+
+/* Sorted v[0..n) read at p * (n - 1) with linear interpolation. */
+static double quantile(const double *v, size_t n, double p)
+{
+    double pos = p * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+int bd_stats_kappa_ci(const unsigned char *x, const unsigned char *y, size_t n, double level,
+                      size_t resamples, uint64_t seed, double *lo, double *hi, bd_err *err)
+{
+    if (n == 0 || !(level > 0 && level < 1))
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                          "a kappa interval needs pairs and a level in (0, 1)");
+    if (resamples == 0)
+        resamples = BD_STATS_RESAMPLES;
+    double *k = malloc(resamples * sizeof(*k));
+    if (!k)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory resampling kappa");
+    bd_rng rng;
+    bd_rng_seed(&rng, seed);
+    size_t m = 0;
+    for (size_t r = 0; r < resamples; r++) {
+        uint64_t cell[4] = {0, 0, 0, 0}; /* a, b, c, d */
+        for (size_t i = 0; i < n; i++) {
+            size_t j = (size_t)bd_rng_below(&rng, n);
+            cell[(x[j] ? 0 : 2) + (y[j] ? 0 : 1)]++;
+        }
+        if (bd_stats_kappa(cell[0], cell[1], cell[2], cell[3], &k[m]) == 0)
+            m++;
+    }
+    if (m == 0) {
+        free(k);
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                          "kappa is undefined in every resample (one outcome only)");
+    }
+    qsort(k, m, sizeof(*k), cmp_double);
+    *lo = quantile(k, m, (1 - level) / 2);
+    *hi = quantile(k, m, 1 - (1 - level) / 2);
+    free(k);
+    return 0;
+}

@@ -67,4 +67,19 @@ int bd_stats_bca(const double *x, size_t n, double level, size_t resamples, uint
  * below 1e-10). */
 double bd_stats_mcnemar_exact(uint64_t b, uint64_t c);
 
+/* Cohen's kappa of a 2x2 agreement table: a = both pass, b = first passes and the second
+ * fails, c = the other way, d = both fail. kappa = (po - pe) / (1 - pe) with po = (a + d)
+ * / n and pe = ((a + b)(a + c) + (c + d)(b + d)) / n^2. Returns 0 with *kappa, or -1 when
+ * it is undefined (n == 0, or pe == 1: every pair in one cell of one margin). */
+int bd_stats_kappa(uint64_t a, uint64_t b, uint64_t c, uint64_t d, double *kappa);
+
+/* The percentile bootstrap interval of Cohen's kappa over the n pairs (x[i], y[i]) (true =
+ * pass) at confidence `level`, `resamples` resamples (0: BD_STATS_RESAMPLES) of n pairs
+ * drawn with replacement from `seed` (in order: resample b draws its n indices before
+ * resample b + 1); resamples where kappa is undefined are left out. Returns 0 with
+ * *lo <= *hi, or -1: usage.bad_args (n == 0, a level outside (0, 1), no resample with a
+ * defined kappa), env.out_of_memory. */
+int bd_stats_kappa_ci(const unsigned char *x, const unsigned char *y, size_t n, double level,
+                      size_t resamples, uint64_t seed, double *lo, double *hi, bd_err *err);
+
 #endif

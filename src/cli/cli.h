@@ -107,6 +107,7 @@ int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, bd_re
                      const char *path);
 int cmd_verdict(bd_cli *cli, int argc, char **argv);
 int cmd_review(bd_cli *cli, int argc, char **argv);
+int cmd_calibrate(bd_cli *cli, int argc, char **argv);
 
 /* verify's check of every verdict file (cmd_verdict.c): bad files are failures (counted
  * into *failed, the first sets *status), untrusted ones and those whose subject is not in

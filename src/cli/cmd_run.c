@@ -20,6 +20,7 @@
 #include "config.h"
 #include "exec.h"
 #include "history.h"
+#include "import.h"
 #include "provenance.h"
 #include "path.h"
 #include "rungate.h"
@@ -73,7 +74,10 @@ static const char help[] =
     "  --run-id ID               the run id all shards share (default under Slurm:\n"
     "                            SLURM_ARRAY_JOB_ID)\n"
     "  --out BUNDLE_DIR          the shard bundle to write (must not exist yet); merge the\n"
-    "                            bundles with `benchdesk history import`\n"
+    "                            bundles with `benchdesk history import`. Without --shard:\n"
+    "                            the whole run as shard 0/1 (--run-id, else a new id), also\n"
+    "                            added to this history; import it on another machine so a\n"
+    "                            reviewer there can give verdicts on it\n"
     "\n"
     "The interpreter is BENCHDESK_PYTHON (an absolute path), else `python:` from\n"
     ".benchdesk/config.yaml, else python3 from /usr/bin or /bin; --jobs defaults to\n"
@@ -302,6 +306,8 @@ typedef struct run_args {
     bd_start_mode start;
     const char *shard_arg, *run_id, *out_dir;
     bd_shard_spec spec; /* set when shard_arg */
+    bool out_local;     /* --out without --shard: shard 0/1, then imported here too */
+    char new_id[BD_RUN_ID_MAX];
 } run_args;
 
 /* The value of --case, --jobs, --isolation or --start into *a. Returns 0 or the usage
@@ -376,8 +382,17 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
         return cli_usage(cli, "run",
                          "--stale picks the cases itself from this machine's history: not with "
                          "--case or --shard");
-    if (!a->shard_arg && (a->run_id || a->out_dir))
-        return cli_usage(cli, "run", "--run-id and --out belong to a shard run: add --shard");
+    if (!a->shard_arg && a->out_dir) {
+        /* any run as a bundle another machine imports (docs/provenance.md#verdicts) */
+        a->shard_arg = "0/1";
+        a->out_local = true;
+        if (!a->run_id) {
+            bd_run_id_new(a->new_id);
+            a->run_id = a->new_id;
+        }
+    }
+    if (!a->shard_arg && a->run_id)
+        return cli_usage(cli, "run", "--run-id belongs to a run that writes a bundle: add --out");
     if (a->shard_arg) {
         if (!a->out_dir)
             return cli_usage(cli, "run", "a shard run writes a bundle: give --out BUNDLE_DIR");
@@ -480,6 +495,24 @@ static void close_loop(uv_loop_t *loop, front *f, bd_runner **runner)
     uv_loop_close(loop);
 }
 
+/* `run --out` without --shard: the run's bundle goes into this machine's history too. */
+static int import_here(bd_cli *cli, const run_args *a, const bd_bench *bench)
+{
+    bd_import_result res;
+    bd_err err = BD_ERR_INIT;
+    const char *dirs[1] = {a->out_dir};
+    memset(&res, 0, sizeof(res));
+    if (bd_import_run(&res, bench, dirs, 1, NULL, &err) != 0) {
+        bd_import_result_release(&res);
+        return cli_fail(cli, &err);
+    }
+    if (!cli->json)
+        printf("  %-14s %llu records of run %s added to this history\n", "history",
+               (unsigned long long)res.appended, res.run_id);
+    bd_import_result_release(&res);
+    return 0;
+}
+
 /* The exit status once the run ended: the runner's fatal error, 130 when a signal
  * cancelled it, else a shard run's sealed bundle (after the summary table). */
 static int finish(bd_cli *cli, const front *f, const bd_runner *runner, run_args *a,
@@ -493,9 +526,10 @@ static int finish(bd_cli *cli, const front *f, const bd_runner *runner, run_args
         return cli_fail(cli, fatal);
     if (f->got_signal)
         return 130;
-    if (a->shard_arg)
-        return seal_bundle(cli, bundle, &a->spec, tc, runner, plan, bench);
-    return 0;
+    if (!a->shard_arg)
+        return 0;
+    int st = seal_bundle(cli, bundle, &a->spec, tc, runner, plan, bench);
+    return st == 0 && a->out_local ? import_here(cli, a, bench) : st;
 }
 
 /* --stale: the cases of `tc` whose newest score is stale or missing, from the verified

@@ -18,7 +18,7 @@
 #include "path.h"
 
 #define VERDICT_FILES_MAX 10000000u
-#define VERDICT_THREADS   4
+#define VERDICT_THREADS   8
 
 struct bd_verdict_index {
     size_t *by_score; /* entries with a trusted verdict, by score_id */
@@ -310,9 +310,8 @@ int bd_verdict_set_load(bd_verdict_set *out, const char *bench_root, const char 
     atomic_init(&j.next, 0);
     atomic_init(&j.failed, 0);
     pthread_mutex_init(&j.mu, NULL);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt =
-        out->n < 8 ? 0 : (size_t)(cpus > 1 ? (cpus < VERDICT_THREADS ? cpus : VERDICT_THREADS) : 1);
+    /* GnuPG does the work in processes of its own: the threads mostly wait for them */
+    size_t nt = out->n < 8 ? 0 : VERDICT_THREADS - 1;
     pthread_t th[VERDICT_THREADS];
     size_t started = 0;
     for (; started < nt; started++)
@@ -399,6 +398,7 @@ static void match_reset(void *arg)
 
 void bd_verdict_set_visitor(bd_history_visit *out, bd_verdict_set *s, const bd_history_visit *inner)
 {
+    memset(out, 0, sizeof(*out)); /* what a wrapper does not set stays unset */
     s->ix->inner = inner;
     s->ix->set = s;
     /* A wrapper calls the inner visitor's fn: one with a pre step cannot be wrapped. */

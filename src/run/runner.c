@@ -1519,3 +1519,8 @@ void bd_runner_free(bd_runner *r)
     free(r->runs_dir);
     free(r);
 }
+
+void bd_run_id_new(char out[BD_RUN_ID_MAX])
+{
+    make_run_id(out);
+}

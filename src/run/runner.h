@@ -179,4 +179,7 @@ bd_harness_mode bd_runner_classify_sut(const bd_exec_result *res, char detail[BD
  * max + 1). */
 void bd_runner_one_line(char *out, size_t max, const char *in, size_t len);
 
+/* A new run id as a run makes one: "YYYYMMDDTHHMMSSZ-<8 random hex>" (UTC now). */
+void bd_run_id_new(char out[BD_RUN_ID_MAX]);
+
 #endif

@@ -39,7 +39,7 @@ expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard one/4 --run-id x --out "
 expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard 1/4 --out "$BD_TMP/o5"
 expect 2 shard.bad_spec -- bd "$FX" "${RUN[@]}" --shard 1/4 --run-id 'bad id' --out "$BD_TMP/o6"
 expect 2 usage.bad_args -- bd "$FX" "${RUN[@]}" --shard 1/4 --run-id x
-expect 2 usage.bad_args -- bd "$FX" "${RUN[@]}" --out "$BD_TMP/o7"
+expect 2 usage.bad_args -- bd "$FX" "${RUN[@]}" --run-id x # an id for a bundle: --out
 expect 2 shard.bad_spec -- env SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=0 \
     "$BD_BIN" -C "$FX" "${RUN[@]}" --shard auto --out "$BD_TMP/o8"
 expect 2 shard.bad_spec -- env -u SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=1 \

@@ -181,10 +181,37 @@ grep -q "stage and commit them: benchdesk stage audit/verdicts" <<<"$out" &&
 bd history log --verdict confirmed --task-class tc | grep -q '^ *3 ' && pass "history log --verdict, text" ||
     fail "log text"
 
+# calibrate: record 1 confirmed (a true failure), record 2 a pass judged rubric_bug (a false
+# pass), record 3 confirmed by bob and rubric_bug by alice (disputed, not counted)
+expect 0 - -- bd verdict 2 --verdict rubric_bug --key "$CAROL_FPR"
+expect 0 - -- bd verdict 3 --verdict rubric_bug --key "$ALICE_FPR"
+out=$(bd calibrate tc --json)
+python3 - "$out" <<'PY' && pass "calibrate --json: the shape, the 2x2, kappa, false passes, disputed" || fail "calibrate: $out"
+import json, sys
+d = json.loads(sys.argv[1])
+assert sorted(d) == ["agreement", "disputed", "failure_modes", "false_passes", "records", "task_class"], d
+a = d["agreement"]
+assert sorted(a) == ["both_fail", "both_pass", "kappa", "kappa_ci95", "rate", "rubric_fail_reviewer_pass", "rubric_pass_reviewer_fail"], a
+assert (d["records"], a["both_pass"], a["both_fail"], a["rubric_pass_reviewer_fail"], a["rubric_fail_reviewer_pass"]) == (2, 0, 1, 1, 0), d
+# Cohen's kappa from the counts, independently
+n = 2; po = (0 + 1) / n; pe = ((0 + 1) * (0 + 0) + (0 + 1) * (1 + 1)) / n ** 2
+assert abs(a["rate"] - po) < 1e-12 and abs(a["kappa"] - (po - pe) / (1 - pe)) < 1e-12, a
+lo, hi = a["kappa_ci95"]
+assert lo <= a["kappa"] <= hi or lo <= hi, a
+assert d["failure_modes"] == {"x.wrong": {"confirmed": 1, "rubric_bug": 0}}, d["failure_modes"]
+assert d["false_passes"] == 1 and d["disputed"] == [3], d
+PY
+[ "$(bd calibrate tc --json)" = "$out" ] && pass "calibrate: the same numbers again (seeded)" ||
+    fail "calibrate not reproducible"
+bd calibrate tc | grep -q "disputed (reviewers disagree, not counted): #3" && pass "calibrate text" ||
+    fail "calibrate text: $(bd calibrate tc)"
+expect 2 usage.bad_args -- bd calibrate
+expect 2 bench.unknown_task_class -- bd calibrate nope
+
 # a verdict file deleted after it was committed: verify warns (never fails)
 git -C "$root" init -q && git -C "$root" add -A audit &&
     git -C "$root" -c user.name=t -c user.email=t@example.org commit -qm verdicts
-gone=$(cd "$root" && ls audit/verdicts/tc/run-a/c3/*.json | head -1)
+gone=$(cd "$root" && ls audit/verdicts/tc/run-a/c2/*.json | head -1)
 rm "$root/$gone"
 out=$(bd verify --json) && pass "verify passes with a deleted verdict" || fail "verify: $out"
 pj '" ".join(d["verdicts"]["warnings"])' <<<"$out" | grep -q "$gone, which the last commit holds, is gone" &&

@@ -3,8 +3,8 @@
 # elsewhere (CI) reaches both through a bundle (docs/provenance.md#verdicts): the two-person
 # rule holds on both machines — one reviewer's rubric_bug leaves the record in the evidence
 # (awaiting a second reviewer), a second key with the same identity changes nothing, a second
-# reviewer removes it (its case drops out, never an older record), flaky is a mark only, a
-# subset re-run of the failing case changes nothing, withdrawn takes a verdict back.
+# reviewer removes it (its case drops out, never an older record); the other marks are in
+# test_verdict_marks.sh.
 # Real GnuPG keys made by the test; the demo bench's own signatures.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
@@ -50,26 +50,5 @@ r=$(rec "$A")
     pass "A: removed by two reviewers on this machine too" || fail "A after pull: $r"
 out=$(bd "$A" verify --json) && [ "$(pj 'd["verdicts"]["counting"]' <<<"$out")" = 3 ] &&
     pass "verify on A: three counting verdicts" || fail "verify on A: $out"
-
-# flaky is a mark: the evidence does not change
-s5=$(seq_of "$A" ghsa-demo-0005)
-bd "$A" verdict "$s5" --verdict flaky --key "$ALICE_FPR" >/dev/null || fail "flaky"
-r=$(rec "$A")
-[ "$(pj 'd["cases"], [x["case_id"][:14] for x in d["verdicts"]["flaky"]]' <<<"$r")" = \
-    "$((n0 - 1)) [\"ghsa-demo-0005\"]" ] && pass "A: flaky is listed, the evidence unchanged" ||
-    fail "flaky: $r"
-# re-running the failing case until it passes changes nothing: a subset run is never counted
-rate=$(pj 'd["pass_rate"]' <<<"$r")
-c5=$(bd "$A" list $tc --json | pj "[c['case_id'] for c in d['cases'] if c['case_id'].startswith('ghsa-demo-0005')][0]")
-bd "$A" run $tc --case "$c5" >/dev/null 2>&1 || true
-r=$(rec "$A")
-[ "$(pj 'd["run"]["run_id"], d["pass_rate"], d["excluded_records"]["subset_runs"]' <<<"$r")" = "ci-1 $rate 1" ] &&
-    pass "A: a subset re-run is shown, never counted" || fail "subset: $r"
-# withdrawn: bob takes his verdict back; the record is awaiting a second reviewer again
-git -C "$B" pull -q
-bd "$B" verdict "$sb" --verdict withdrawn --key "$BOB_FPR" >/dev/null || fail "withdrawn"
-r=$(rec "$B")
-[ "$(pj 'd["cases"], len(d["verdicts"]["removed"]), len(d["verdicts"]["awaiting_second"])' <<<"$r")" = "$n0 0 1" ] &&
-    pass "B: withdrawn: the record is back, awaiting a second reviewer" || fail "withdrawn: $r"
 
 finish

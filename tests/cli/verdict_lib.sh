@@ -1,8 +1,8 @@
 # Shared by tests/cli/test_verdict_two_machines.sh and test_review.sh (source after lib.sh
 # and the gpg fixtures' lib.sh): a demo bench with three reviewers' keys (mallory under
 # alice's identity) pushed to a bare origin and cloned twice ($A, $B), a CI run of the demo
-# (run ci-1, --shard 0/1) imported as a bundle on both, B's chain one record longer so the
-# seqs differ. Sets tc, A, B, sa/sb (the failing ghsa-demo-0007's seq on A and B), n0 and
+# (`run --run-id ci-1 --out`: the whole run as a bundle) imported on both, B's chain one
+# record longer so the seqs differ. Sets tc, A, B, sa/sb (the failing ghsa-demo-0007's seq on A and B), n0 and
 # u0 (recommend's cases and unreviewed failures), and the helpers pj, bd, seq_of, rec.
 pj() {
     python3 -c '
@@ -40,7 +40,7 @@ for m in "$A" "$B"; do git -C "$m" config user.name t && git -C "$m" config user
 bd() { local m=$1; shift; "$BD_BIN" -C "$m" "$@"; }
 
 # CI runs the task class elsewhere and ships the run as a bundle; both machines import it
-bd "$seed" run $tc --shard 0/1 --run-id ci-1 --out "$BD_TMP/bundle" >/dev/null 2>&1 ||
+bd "$seed" run $tc --run-id ci-1 --out "$BD_TMP/bundle" >/dev/null 2>&1 ||
     { fail "the CI run"; finish; }
 bd "$B" promote $tc gold >/dev/null 2>&1 || true # B's chain has a record before: other seqs
 for m in "$A" "$B"; do bd "$m" history import "$BD_TMP/bundle" >/dev/null || fail "import on $m"; done

@@ -201,6 +201,33 @@ static void test_bca_coverage(void **state)
     assert_true(covered <= (int)(0.995 * trials));
 }
 
+/* Cohen's kappa: a textbook table (Cohen 1960 style: 20/5/10/15 -> po 0.7, pe 0.5,
+ * kappa 0.4), perfect agreement, undefined tables, and a seeded interval around it. */
+static void test_kappa(void **state)
+{
+    (void)state;
+    double k = 0;
+    assert_int_equal(bd_stats_kappa(20, 5, 10, 15, &k), 0);
+    assert_true(fabs(k - 0.4) < 1e-12);
+    assert_int_equal(bd_stats_kappa(10, 0, 0, 10, &k), 0);
+    assert_true(fabs(k - 1.0) < 1e-12);
+    assert_int_equal(bd_stats_kappa(0, 0, 0, 0, &k), -1);
+    assert_int_equal(bd_stats_kappa(7, 0, 0, 0, &k), -1); /* one cell: pe == 1 */
+    unsigned char x[50], y[50];
+    for (int i = 0; i < 50; i++) {
+        x[i] = i < 25;            /* 25 rubric passes */
+        y[i] = i < 20 || i >= 40; /* 20 agree on pass, 5 + 10 disagree, 15 agree on fail */
+    }
+    double lo, hi, lo2, hi2;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_stats_kappa_ci(x, y, 50, 0.95, 2000, 7, &lo, &hi, &err), 0);
+    assert_true(lo < 0.4 && 0.4 < hi && lo >= -1 && hi <= 1);
+    assert_int_equal(bd_stats_kappa_ci(x, y, 50, 0.95, 2000, 7, &lo2, &hi2, &err), 0);
+    assert_true(lo == lo2 && hi == hi2); /* seeded: the same bits */
+    assert_int_equal(bd_stats_kappa_ci(x, y, 0, 0.95, 0, 7, &lo, &hi, &err), -1);
+    assert_int_equal(err.code, BD_E_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_bca_large_symmetric_matches_normal),
         cmocka_unit_test(test_bca_skewed_shifts_right),
         cmocka_unit_test(test_bca_coverage),
+        cmocka_unit_test(test_kappa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

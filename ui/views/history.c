@@ -235,6 +235,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->task_class_digest = r->task_class_digest;
     out->wall_ms = r->score.wall_clock_ms;
     out->origin = r->origin.present ? &r->origin : NULL;
+    out->unverified = !r->provenance_verified;
     return true;
 }
 

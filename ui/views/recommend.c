@@ -82,6 +82,33 @@ static void clear_lines(rec_view *s)
     s->n = 0;
 }
 
+/* What reviewers said of the evidence's run (docs/provenance.md#verdicts): unreviewed
+ * failures, records removed by two reviewers (who, why), those awaiting a second
+ * reviewer, flaky ones. Identities and notes are bench text: drawing sanitizes them. */
+static void add_verdicts(rec_view *s, const bd_recommendation *r)
+{
+    char buf[1400];
+    size_t len = (size_t)snprintf(buf, sizeof(buf), "%zu failure%s without a verdict",
+                                  r->n_unreviewed, r->n_unreviewed == 1 ? "" : "s");
+    for (size_t i = 0; i < r->n_unreviewed && i < 12 && len < sizeof(buf) - 24; i++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s#%llu", i ? " " : ": ",
+                                (unsigned long long)r->unreviewed[i]);
+    add(s, "unreviewed", buf, r->n_unreviewed ? BD_R_WARN : BD_R_MUTED, false);
+    const bd_rec_reviewed *lists[3] = {r->removed, r->awaiting, r->flaky};
+    const size_t ns[3] = {r->n_removed, r->n_awaiting, r->n_flaky};
+    static const char *const labels[3] = {"removed", "awaiting 2nd", "flaky"};
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < ns[l]; i++) {
+            const bd_rec_reviewed *x = &lists[l][i];
+            snprintf(buf, sizeof(buf), "#%llu %s: %s by %s%s%s%s%.200s%s",
+                     (unsigned long long)x->seq, x->case_id, bd_verdict_kind_str(x->verdict),
+                     x->reviewer[0], x->n > 1 ? " and " : "", x->n > 1 ? x->reviewer[1] : "",
+                     x->note[0] && x->note[0][0] ? " \"" : "", x->note[0] ? x->note[0] : "",
+                     x->note[0] && x->note[0][0] ? "\"" : "");
+            add(s, i ? "" : labels[l], buf, l == 0 ? BD_R_WARN : BD_R_DIFF_CTX, false);
+        }
+}
+
 static void build(bd_view *v)
 {
     rec_view *s = v->state;
@@ -127,10 +154,13 @@ static void build(bd_view *v)
     add(s, "mean score", buf, BD_R_DIFF_CTX, false);
     snprintf(buf, sizeof(buf),
              "%zu older than %d days, %zu of unknown cases, %zu unsigned, %zu other "
-             "isolation, %zu superseded",
+             "isolation, %zu superseded, %zu of subset runs, %zu of other runs, %zu removed by "
+             "two reviewers",
              r->excluded_outside_window, BD_RECOMMEND_WINDOW_DAYS, r->excluded_unknown_case,
-             r->excluded_unsigned, r->excluded_isolation, r->superseded);
+             r->excluded_unsigned, r->excluded_isolation, r->superseded, r->excluded_subset,
+             r->excluded_other_runs, r->excluded_removed);
     add(s, "excluded", buf, BD_R_MUTED, false);
+    add_verdicts(s, r);
     if (s->path)
         add(s, "written to", s->path, BD_R_MUTED, false);
 
@@ -147,7 +177,9 @@ static void build(bd_view *v)
                  t->cases_met ? bd_gl->ok : bd_gl->bad, thr, t->met ? "met" : "not met");
         add(s, bd_tier_str(t->tier), buf, t->met ? BD_R_OK : BD_R_MUTED, false);
     }
-    add(s, "", "Evidence: the latest eligible record of each case", BD_R_TITLE, true);
+    snprintf(buf, sizeof(buf), "Evidence: full run %s, each case's current record",
+             r->run_id[0] ? r->run_id : "(none in the window)");
+    add(s, "", buf, BD_R_TITLE, true);
     if (!r->n_evidence)
         add(s, "", "(no eligible record: signed runs of this task class land here)", BD_R_MUTED,
             false);

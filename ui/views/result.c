@@ -418,6 +418,10 @@ static void build_header(bd_view *v, const bd_result_src *src, const bd_task_cla
                  src->origin->bundle_record_hash, bd_gl->ellipsis);
         add(r, L_FIELD, "origin", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
     }
+    if (src->unverified)
+        add(r, L_FIELD, "provenance", BD_R_WARN,
+            "NOT verified: a draft or unsigned case, run with drafts allowed (never evidence)",
+            BD_R_WARN, 0);
     /* Current or stale against today's pins (stale.c); a live result is current. */
     r->stale = 0;
     if (src->seq) {

@@ -22,9 +22,22 @@
 
 #define MSG_CAP 4096
 
-typedef enum { SEC_STAGED, SEC_UNSTAGED, SEC_UNTRACKED, SEC__COUNT } section;
+typedef enum { SEC_STAGED, SEC_UNSTAGED, SEC_UNTRACKED, SEC_VERDICTS, SEC__COUNT } section;
 static const char *const sec_title[SEC__COUNT] = {
-    "Changes to be committed:", "Changes not staged for commit:", "Untracked files:"};
+    "Changes to be committed:", "Changes not staged for commit:", "Untracked files:",
+    "Verdict files (audit/verdicts/, staged or not):"};
+
+/* Reviewers' verdict files have a section of their own (docs/provenance.md#verdicts): a
+ * deleted one is flagged (docs/security.md#a-deleted-verdict-file). */
+static bool is_verdict(const bd_git_entry *e)
+{
+    return strncmp(e->path, "audit/verdicts/", 15) == 0;
+}
+
+static bool verdict_staged(const bd_git_entry *e)
+{
+    return e->staged && !e->unstaged && !e->untracked;
+}
 
 typedef enum { ROW_HEADING, ROW_NONE, ROW_ENTRY } row_kind;
 
@@ -105,7 +118,11 @@ static void job_free(git_job *j)
 
 static bool in_section(const bd_git_entry *e, section sec)
 {
+    if (is_verdict(e) != (sec == SEC_VERDICTS))
+        return false;
     switch (sec) {
+    case SEC_VERDICTS:
+        return true;
     case SEC_STAGED:
         return e->staged != 0 || e->conflicted;
     case SEC_UNSTAGED:
@@ -317,7 +334,10 @@ static void toggle(bd_view *v)
                        sec == SEC_STAGED ? "unstage" : "stage");
         return;
     }
-    git_job *j = new_job(v, sec == SEC_STAGED ? JOB_UNSTAGE : JOB_STAGE);
+    /* a verdict entry: unstage a staged one, stage the rest; the heading stages them all */
+    bool unstage = sec == SEC_STAGED || (sec == SEC_VERDICTS && s->rows[r].kind == ROW_ENTRY &&
+                                         verdict_staged(&s->st.entries[s->rows[r].entry]));
+    git_job *j = new_job(v, unstage ? JOB_UNSTAGE : JOB_STAGE);
     if (j && !(j->paths = calloc(n, sizeof(*j->paths)))) {
         job_free(j);
         j = NULL;
@@ -488,17 +508,26 @@ static void draw(bd_view *v, WINDOW *w)
                          false);
         } else {
             const bd_git_entry *e = &s->st.entries[r->entry];
+            bool vstaged = r->sec == SEC_VERDICTS && verdict_staged(e);
             char k = r->sec == SEC_STAGED     ? (e->conflicted ? 'U' : e->staged)
                      : r->sec == SEC_UNSTAGED ? e->unstaged
-                                              : '?';
-            bd_role role = r->sec == SEC_STAGED ? BD_R_DIFF_ADD
-                           : k == 'D'           ? BD_R_DIFF_DEL
-                                                : BD_R_WARN;
+                     : r->sec == SEC_VERDICTS
+                         ? (vstaged        ? e->staged
+                            : e->untracked ? '?'
+                                           : (e->unstaged ? e->unstaged : e->staged))
+                         : '?';
+            bd_role role = r->sec == SEC_STAGED || vstaged ? BD_R_DIFF_ADD
+                           : k == 'D'                      ? BD_R_DIFF_DEL
+                                                           : BD_R_WARN;
             snprintf(buf, sizeof(buf), "%c", k ? k : ' ');
             bd_draw_text(w, y, 3, 2, buf, sel ? base : bd_role_attr(role) | A_BOLD, false);
             int used = bd_draw_text(w, y, 5, cols - 5, e->path, base, false);
             if (e->trust && 5 + used + 2 < cols)
                 bd_draw_text(w, y, 5 + used + 2, cols - 5 - used - 2, "!! changes who may sign",
+                             sel ? base : bd_role_attr(BD_R_FAIL) | A_BOLD, false);
+            if (r->sec == SEC_VERDICTS && k == 'D' && 5 + used + 2 < cols)
+                bd_draw_text(w, y, 5 + used + 2, cols - 5 - used - 2,
+                             "!! a verdict deleted (a deleted withdrawn revives what it took back)",
                              sel ? base : bd_role_attr(BD_R_FAIL) | A_BOLD, false);
         }
     }
