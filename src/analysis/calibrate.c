@@ -239,7 +239,7 @@ int bd_calibrate(bd_calibration *out, const char *bench_root, const bd_task_clas
         if (u == 0 || w.j[u - 1].seq != w.j[i].seq)
             w.j[u++] = w.j[i];
     w.n = u;
-    bd_history_visit visit = {NULL, calib_visit, calib_reset, &w};
+    bd_history_visit visit = {.fn = calib_visit, .reset = calib_reset, .ctx = &w};
     bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
     o.visit = &visit;
     if (bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
