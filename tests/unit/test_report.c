@@ -74,7 +74,7 @@ static void test_formats(void **state)
     append_run(h, "20261128T090000Z-bbbb", 5, 0.25);
     bd_report r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_report_load(&r, h, NULL, &err), 0);
+    assert_int_equal(bd_report_load(&r, h, NULL, NULL, &err), 0);
     assert_int_equal(r.n, 1);
     assert_string_equal(r.v[0].run->run_id, "20261128T090000Z-bbbb");
     assert_true(r.v[0].have_cmp);
@@ -126,13 +126,13 @@ static void test_formats(void **state)
     bd_report_release(&r);
 
     /* One run by prefix: the older one, with no comparison (nothing before it). */
-    assert_int_equal(bd_report_load(&r, h, "20261128T08", &err), 0);
+    assert_int_equal(bd_report_load(&r, h, NULL, "20261128T08", &err), 0);
     assert_int_equal(r.n, 1);
     assert_false(r.v[0].have_cmp);
     assert_true(r.v[0].cmp_note[0] != '\0');
     assert_int_equal(r.v[0].n_trend, 1); /* the trend stops at the run reported */
     bd_report_release(&r);
-    assert_int_equal(bd_report_load(&r, h, "nosuch", &err), -1);
+    assert_int_equal(bd_report_load(&r, h, NULL, "nosuch", &err), -1);
     assert_int_equal(err.code, BD_E_COMPARE_UNKNOWN_RUN);
 
     bd_history_free(h);
@@ -147,7 +147,7 @@ static void test_no_runs_and_names(void **state)
     bd_history *h = th_history(&tmp, "x", 0);
     bd_report r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_report_load(&r, h, NULL, &err), -1);
+    assert_int_equal(bd_report_load(&r, h, NULL, NULL, &err), -1);
     assert_int_equal(err.code, BD_E_REPORT_NO_RUNS);
     bd_history_free(h);
     th_rmtree(tmp);
@@ -242,7 +242,7 @@ static void test_any_text(void **state)
     }
     bd_report r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_report_load(&r, h, NULL, &err), 0);
+    assert_int_equal(bd_report_load(&r, h, NULL, NULL, &err), 0);
     size_t len;
     char *xml = write_fmt(&r, BD_REPORT_JUNIT, &len);
     xmlDocPtr doc = xmlReadMemory(xml, (int)len, "junit.xml", NULL, XML_PARSE_NONET);
