@@ -6,7 +6,8 @@
  * One model, three writers (one file each): report_model.c gathers, for each run reported,
  * its tally, mean and 95% BCa interval, score distribution, failure modes and breakdown
  * means (breakdown.h), the comparison with the previous full run of its task class
- * (compare.h) and the trend of its last full runs (trend.h); report_junit.c,
+ * (compare.h) and the trend of its last full runs (trend.h); report_verdicts.c the
+ * verdicts on each record (verdict.h, review.h's rule for "unreviewed"); report_junit.c,
  * report_markdown.c and report_html.c write it. The bytes depend on the records alone (no
  * clock, no locale, no host), so the same records always give the same report.
  *
