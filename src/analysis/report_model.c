@@ -193,7 +193,11 @@ int bd_report_load(bd_report *out, bd_history *h, bd_verdict_set *vs, const char
     const bd_run **pick = NULL;
     size_t n = 0;
     out->vs = vs;
-    if (bd_runs_load_verdicts(&out->runs, h, vs, bd_score_ids_wrap, &out->ids, err) != 0) {
+    /* score_ids (a BLAKE3 per record) are needed only to place the verdicts that count for
+     * nothing: the counting ones the set matches in the walk itself */
+    bool need_ids = vs && vs->n_untrusted + vs->n_bad > 0;
+    if (bd_runs_load_verdicts(&out->runs, h, vs, need_ids ? bd_score_ids_wrap : NULL,
+                              need_ids ? &out->ids : NULL, err) != 0) {
         if (out->ids.oom)
             bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
         bd_report_release(out);

@@ -32,12 +32,13 @@ gen c1 false x.wrong
 gen c2 true
 gen c3 false x.wrong
 
-# reports: R FORMAT writes $BD_TMP/FORMAT; unrev prints the Markdown's unreviewed cases
+# reports: R FORMAT writes $BD_TMP/FORMAT; unrev [SECTION] prints the cases of the
+# Markdown's table under SECTION (default: "Unreviewed failures")
 R() { bd report run-a --format "$1" >"$BD_TMP/$1" || { fail "report --format $1"; finish; }; }
 unrev() {
     R markdown
     cmark-gfm --unsafe -e table "$BD_TMP/markdown" >"$BD_TMP/md.html" || fail "cmark-gfm"
-    python3 - "$BD_TMP/md.html" <<'PY'
+    python3 - "$BD_TMP/md.html" "${1:-Unreviewed failures}" <<'PY'
 import sys
 from html.parser import HTMLParser
 class P(HTMLParser):
@@ -55,7 +56,7 @@ class P(HTMLParser):
         if s.h: s.sec += d
         if s.cell is not None: s.cell += d
 p = P(); p.feed(open(sys.argv[1]).read())
-print(" ".join(p.rows.get("Unreviewed failures", [])))
+print(" ".join(p.rows.get(sys.argv[2], [])))
 PY
 }
 [ "$(unrev)" = "c1 c3" ] && pass "no verdict: both failures are unreviewed" || fail "unreviewed: $(unrev)"
@@ -66,6 +67,8 @@ grep -q '^| unreviewed failures | 2 |$' "$BD_TMP/markdown" && pass "summary: 2 u
 note=$'<script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3)) | </style>\e[31m'
 bd verdict 1 --verdict rubric_bug --note "$note" --key "$ALICE_FPR" >/dev/null ||
     { fail "alice's verdict"; finish; }
+# bob marks the passing c2 confirmed
+bd verdict 2 --verdict confirmed --key "$BOB_FPR" >/dev/null || { fail "bob's verdict"; finish; }
 # mallory (no role) gives one on c3, written by hand: `verdict` refuses a key without the role
 sid3=$(bd review --run run-a --json | python3 -c '
 import json, sys
@@ -90,6 +93,9 @@ out=$(bd verify --json) && pass "verify passes (mallory's verdict: untrusted)" |
 [ "$(unrev)" = "c3" ] &&
     pass "a trusted verdict takes c1 off the list; an untrusted one leaves c3 on it" ||
     fail "unreviewed now: $(unrev)"
+[ "$(unrev "Cases with verdicts")" = "c1 c2" ] &&
+    pass "Markdown: the cases judged listed with their verdicts" ||
+    fail "cases with verdicts: $(unrev "Cases with verdicts")"
 q=$(bd review --run run-a --json | python3 -c '
 import json, sys
 print(" ".join(x["case_id"] for x in json.load(sys.stdin)["queue"] if x["why"] == "unreviewed"))')
@@ -127,7 +133,7 @@ f, alice, mallory = sys.argv[1:]
 t = ET.parse(f).getroot()
 body = {c.get("name"): (c.find("failure").text if c.find("failure") is not None else None)
         for c in t.iter("testcase")}
-assert body["c2"] is None
+assert body["c2"] is None  # a passed case has no failure body
 b1 = body["c1"]
 assert "verdicts:\n  rubric_bug by alice@bench.example (" + alice + ") at " in b1, b1
 assert b1.rstrip("\n").endswith(": <script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3)) | </style>\\x1b[31m"), b1
@@ -164,6 +170,7 @@ assert not p.tags & {"script", "img", "a", "iframe", "object"}, p.tags
 # each verdict twice: a badge in "Every case" and one in the failed case's row
 assert p.badges.count(("verdict", "rubric_bug")) == 2, p.badges
 assert p.badges.count(("verdict nocount", "confirmed")) == 2, p.badges
+assert p.badges.count(("verdict", "confirmed")) == 1, p.badges  # bob's, on the passed c2
 assert f"alice@bench.example ({alice})" in p.cells, p.cells
 assert "<script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3)) | </style>\\x1b[31m" in p.cells, p.cells
 PY
