@@ -6,7 +6,8 @@
  * One model, three writers (one file each): report_model.c gathers, for each run reported,
  * its tally, mean and 95% BCa interval, score distribution, failure modes and breakdown
  * means (breakdown.h), the comparison with the previous full run of its task class
- * (compare.h) and the trend of its last full runs (trend.h); report_junit.c,
+ * (compare.h) and the trend of its last full runs (trend.h); report_verdicts.c the
+ * verdicts on each record (verdict.h, review.h's rule for "unreviewed"); report_junit.c,
  * report_markdown.c and report_html.c write it. The bytes depend on the records alone (no
  * clock, no locale, no host), so the same records always give the same report.
  *
@@ -26,7 +27,9 @@
 #include "compare.h"
 #include "err.h"
 #include "history.h"
+#include "review.h"
 #include "trend.h"
+#include "verdict.h"
 
 #define BD_REPORT_FORMATS(X)                                                                       \
     X(BD_REPORT_HTML, "html")                                                                      \
@@ -65,21 +68,33 @@ typedef struct bd_report_run {
     double cost_usd;
     int64_t wall_ms; /* summed over the cases */
     size_t bins[BD_REPORT_BINS];
+    /* verdicts (docs/provenance.md#verdicts): borrowed from the report, NULL vs: none */
+    const bd_verdict_set *vs;
+    const bd_score_ids *ids;
+    size_t *other; /* vs entries naming this run that count for nothing (owned) */
+    size_t n_other;
+    size_t unreviewed; /* failed records without a counting verdict (bd_review_unreviewed) */
 } bd_report_run;
 
 typedef struct bd_report {
     bd_runs runs;     /* owned: the runs of the verified chain */
     bd_report_run *v; /* the runs reported: one, or the latest full run of each task class */
     size_t n;
+    const bd_verdict_set *vs; /* borrowed (NULL: no verdicts shown) */
+    bd_score_ids ids;         /* owned: the score_ids of the walk's records */
 } bd_report;
 
-/* Verify the whole chain of `h` (bd_runs_load) and gather the report of run `run_id` (a
- * run id or a unique prefix), or, when it is NULL, of the latest full run of each task
- * class (in task-class order). Returns 0 and fills *out (release with
- * bd_report_release), or -1: chain.tampered (nothing is reported from a chain that does
- * not verify), compare.unknown_run, compare.ambiguous_run, report.no_runs (no run id given
- * and no full run in the history), io.error, env.out_of_memory. */
-int bd_report_load(bd_report *out, bd_history *h, const char *run_id, bd_err *err);
+/* Verify the whole chain of `h` (bd_runs_load_verdicts) and gather the report of run
+ * `run_id` (a run id or a unique prefix), or, when it is NULL, of the latest full run of
+ * each task class (in task-class order). `vs` (may be NULL: no verdicts shown) is a
+ * verdict set fresh from bd_verdict_set_load: its subjects are matched and settled in the
+ * same walk, and the report borrows it (it must outlive the report). Returns 0 and fills
+ * *out (release with bd_report_release), or -1: chain.tampered (nothing is reported from
+ * a chain that does not verify), compare.unknown_run, compare.ambiguous_run,
+ * report.no_runs (no run id given and no full run in the history), io.error,
+ * env.out_of_memory. */
+int bd_report_load(bd_report *out, bd_history *h, bd_verdict_set *vs, const char *run_id,
+                   bd_err *err);
 
 void bd_report_release(bd_report *r);
 
@@ -96,6 +111,36 @@ char *bd_report_text(const char *s);
 
 /* The first failure mode's code of `s`, or "failed" when it has none. Borrowed. */
 const char *bd_report_first_code(const bd_score *s);
+
+/* Fill rr->other (the entries of rr->vs naming rr->run that count for nothing) and
+ * rr->unreviewed. Returns 0, or -1 (env.out_of_memory). */
+int bd_report_gather_verdicts(bd_report_run *rr, bd_err *err);
+
+/* One verdict shown beside a record. */
+typedef struct bd_report_verdict {
+    const bd_verdict_entry *e; /* borrowed from the report's verdict set */
+    bool counts;               /* it counts (docs/provenance.md#verdicts) */
+} bd_report_verdict;
+
+/* The verdicts shown on record `rec` of run `rr`: first those that count
+ * (bd_verdict_set_on), then the files that name it (its score_id, task class, run and
+ * case) and count for nothing: a key without the reviewer role today, a signature that
+ * does not verify. At most `cap` into out; returns how many. */
+size_t bd_report_verdicts(const bd_report_run *rr, const bd_history_record *rec,
+                          bd_report_verdict *out, size_t cap);
+
+/* The reviewer of `v` as shown: "identity (fingerprint)", or the fingerprint alone when
+ * trusted-signers.yaml names no identity. Raw bench text: a new string the caller makes
+ * visible and frees (NULL: out of memory). */
+char *bd_report_verdict_who(const bd_report_verdict *v);
+
+/* Why `v` counts for nothing ("" when it counts): "untrusted: <why>" or "invalid: <error>".
+ * Raw text into buf; returns buf. */
+const char *bd_report_verdict_why(const bd_report_verdict *v, char *buf, size_t cap);
+
+/* One line for `v`, raw (the caller makes it visible): "<verdict> by <who> at <at>[, counts
+ * for nothing (<why>)][: <note>]". New string or NULL (out of memory). */
+char *bd_report_verdict_line(const bd_report_verdict *v);
 
 /* The writers: each returns 0 with a new NUL-terminated buffer, or -1 (out of memory). */
 int bd_report_junit(const bd_report *r, char **out, size_t *len, bd_err *err);

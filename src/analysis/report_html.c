@@ -36,7 +36,11 @@ static const char css[] =
     "svg{display:block;margin:.5em 0 1em;max-width:100%}svg text{font:11px sans-serif;"
     "fill:#1d2329}.bar{fill:#cf222e}.dist{fill:#0969da}.line{fill:none;stroke:#0969da;"
     "stroke-width:2}.dot{fill:#0969da}.axis{stroke:#8c959f;stroke-width:1}"
-    "code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}";
+    "code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}"
+    ".verdict{display:inline-block;border-radius:.8em;padding:0 .55em;margin:0 .2em .1em 0;"
+    "font-size:.88em;background:#ddf4ff;color:#0a3069;border:1px solid #54aeff}"
+    ".verdict.nocount{background:#f6f8fa;color:#57606a;border:1px dashed #8c959f;"
+    "text-decoration:line-through}";
 
 /* The tree being built; `oom` is sticky: once set, every helper is a no-op. */
 typedef struct page {
@@ -272,6 +276,7 @@ static void sec_summary(page *pg, xmlNodePtr sec, const bd_report_run *rr)
         kv(pg, t, "operator", run->recs[0].operator_fingerprint);
     kv(pg, t, "passed", count(b[0], sizeof(b[0]), rr->passed));
     kv(pg, t, "failed", count(b[0], sizeof(b[0]), rr->failed));
+    kv(pg, t, "unreviewed failures", count(b[0], sizeof(b[0]), rr->unreviewed));
     if (rr->have_ci)
         snprintf(b[3], sizeof(b[3]), "%s (95%% BCa %s to %s)", num(b[0], 32, rr->mean, 3),
                  num(b[1], 32, rr->ci_lo, 3), num(b[2], 32, rr->ci_hi, 3));
@@ -399,11 +404,32 @@ static void sec_trend(page *pg, xmlNodePtr sec, const bd_report_run *rr)
     }
 }
 
+/* A badge for verdict `v`: its word, and for one that counts for nothing, why; the whole
+ * line (reviewer, time, note) as its title. */
+static void verdict_badge(page *pg, xmlNodePtr parent, const bd_report_verdict *v)
+{
+    char why[BD_ERR_MSG_MAX + 32], *line = bd_report_verdict_line(v);
+    char *tip = line ? bd_report_text(line) : NULL;
+    xmlNodePtr sp = el_text(pg, parent, "span", bd_verdict_kind_str(v->e->v.verdict));
+    attr(pg, sp, "class", v->counts ? "verdict" : "verdict nocount");
+    if (!tip)
+        pg->oom = true;
+    else
+        attr(pg, sp, "title", tip);
+    if (!v->counts) {
+        text(pg, parent, " (");
+        utext(pg, parent, bd_report_verdict_why(v, why, sizeof(why)));
+        text(pg, parent, ") ");
+    }
+    free(line);
+    free(tip);
+}
+
 static void sec_cases(page *pg, xmlNodePtr sec, const bd_report_run *rr)
 {
     el_text(pg, sec, "h3", "Every case");
-    static const char *const cols[] = {"case", "score", "result", "failure modes"};
-    xmlNodePtr tb = table_head(pg, sec, cols, 4);
+    static const char *const cols[] = {"case", "score", "result", "failure modes", "verdicts"};
+    xmlNodePtr tb = table_head(pg, sec, cols, 5);
     char b[32];
     for (size_t i = 0; i < rr->run->n_recs; i++) {
         const bd_history_record *rec = &rr->run->recs[i];
@@ -418,10 +444,43 @@ static void sec_cases(page *pg, xmlNodePtr sec, const bd_report_run *rr)
                 text(pg, td, ", ");
             utext(pg, td, rec->score.failure_modes[k].code);
         }
+        td = el(pg, tr, "td");
+        bd_report_verdict v[32];
+        size_t n = bd_report_verdicts(rr, rec, v, 32);
+        for (size_t k = 0; k < n; k++)
+            verdict_badge(pg, td, &v[k]);
+        if (!rec->score.passed && bd_review_unreviewed(rr->vs, rec))
+            attr(pg, el_text(pg, td, "span", "unreviewed"), "class", "note");
     }
 }
 
-static void failed_case(page *pg, xmlNodePtr sec, const bd_history_record *rec)
+/* The verdicts on a failed case, one row each: badge, reviewer, time, note. */
+static void failed_verdicts(page *pg, xmlNodePtr sec, const bd_report_run *rr,
+                            const bd_history_record *rec)
+{
+    bd_report_verdict v[32];
+    size_t n = bd_report_verdicts(rr, rec, v, 32);
+    if (bd_review_unreviewed(rr->vs, rec))
+        attr(pg, el_text(pg, sec, "p", "Unreviewed: no verdict counts on it."), "class", "note");
+    if (n == 0)
+        return;
+    static const char *const cols[] = {"verdict", "reviewer", "at", "note"};
+    xmlNodePtr tb = table_head(pg, sec, cols, 4);
+    for (size_t k = 0; k < n; k++) {
+        xmlNodePtr tr = el(pg, tb, "tr");
+        verdict_badge(pg, el(pg, tr, "td"), &v[k]);
+        char *who = bd_report_verdict_who(&v[k]);
+        if (!who)
+            pg->oom = true;
+        utext(pg, el(pg, el(pg, tr, "td"), "code"), who ? who : "?");
+        free(who);
+        el_utext(pg, tr, "td", v[k].e->v.at);
+        attr(pg, el_utext(pg, tr, "td", v[k].e->v.note ? v[k].e->v.note : ""), "class", "detail");
+    }
+}
+
+static void failed_case(page *pg, xmlNodePtr sec, const bd_report_run *rr,
+                        const bd_history_record *rec)
 {
     char b[64];
     xmlNodePtr h4 = el(pg, sec, "h4");
@@ -447,6 +506,7 @@ static void failed_case(page *pg, xmlNodePtr sec, const bd_history_record *rec)
         text(pg, li, " ");
         text(pg, li, num(b, sizeof(b), rec->score.breakdown[k].value, 3));
     }
+    failed_verdicts(pg, sec, rr, rec);
 }
 
 static void sec_failed(page *pg, xmlNodePtr sec, const bd_report_run *rr)
@@ -456,7 +516,7 @@ static void sec_failed(page *pg, xmlNodePtr sec, const bd_report_run *rr)
         attr(pg, el_text(pg, sec, "p", "No case failed."), "class", "note");
     for (size_t i = 0; i < rr->run->n_recs; i++)
         if (!rr->run->recs[i].score.passed)
-            failed_case(pg, sec, &rr->run->recs[i]);
+            failed_case(pg, sec, rr, &rr->run->recs[i]);
 }
 
 static void build_head(page *pg, xmlNodePtr html)

@@ -45,9 +45,30 @@ static int property(xmlTextWriterPtr w, const char *name, const char *value)
     return xmlTextWriterEndElement(w);
 }
 
-/* The body of a failure: the score, every failure mode and the breakdown, one per line. */
-static char *failure_body(const bd_score *s)
+/* "verdicts:" and one line per verdict shown on `rec` (bd_report_verdicts), made visible. */
+static void verdict_lines(bd_strbuf *b, const bd_report_run *rr, const bd_history_record *rec)
 {
+    bd_report_verdict v[32];
+    size_t n = bd_report_verdicts(rr, rec, v, 32);
+    if (n)
+        bd_strbuf_str(b, "verdicts:\n");
+    for (size_t i = 0; i < n; i++) {
+        char *line = bd_report_verdict_line(&v[i]), *vis = line ? bd_report_text(line) : NULL;
+        if (!vis)
+            b->oom = true;
+        bd_strbuf_str(b, "  ");
+        bd_strbuf_str(b, vis ? vis : "?");
+        bd_strbuf_str(b, "\n");
+        free(line);
+        free(vis);
+    }
+}
+
+/* The body of a failure: the score, every failure mode, the breakdown and the verdicts,
+ * one per line. */
+static char *failure_body(const bd_report_run *rr, const bd_history_record *rec)
+{
+    const bd_score *s = &rec->score;
     bd_strbuf b = BD_STRBUF_INIT;
     char num[64];
     bd_strbuf_str(&b, "\nscore ");
@@ -81,10 +102,11 @@ static char *failure_body(const bd_score *s)
         bd_strbuf_str(&b, "\n");
         free(key);
     }
+    verdict_lines(&b, rr, rec);
     return bd_strbuf_take(&b);
 }
 
-static int testcase(xmlTextWriterPtr w, const bd_history_record *rec)
+static int testcase(xmlTextWriterPtr w, const bd_report_run *rr, const bd_history_record *rec)
 {
     const bd_score *s = &rec->score;
     if (xmlTextWriterStartElement(w, BAD_CAST "testcase") < 0 ||
@@ -94,7 +116,7 @@ static int testcase(xmlTextWriterPtr w, const bd_history_record *rec)
     if (!s->passed) {
         const char *detail =
             s->n_failure_modes && s->failure_modes[0].detail ? s->failure_modes[0].detail : "";
-        char *body = failure_body(s); /* its pieces are made visible already */
+        char *body = failure_body(rr, rec); /* its pieces are made visible already */
         int rc = !body || xmlTextWriterStartElement(w, BAD_CAST "failure") < 0 ||
                          attr(w, "type", bd_report_first_code(s)) < 0 ||
                          attr(w, "message", detail) < 0 ||
@@ -141,7 +163,7 @@ static int testsuite(xmlTextWriterPtr w, const bd_report_run *rr)
         xmlTextWriterEndElement(w) < 0)
         return -1;
     for (size_t i = 0; i < run->n_recs; i++)
-        if (testcase(w, &run->recs[i]) < 0)
+        if (testcase(w, rr, &run->recs[i]) < 0)
             return -1;
     return xmlTextWriterEndElement(w);
 }

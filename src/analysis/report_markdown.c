@@ -1,7 +1,8 @@
 /*
  * report_markdown.c — a report as Markdown for a CI job summary or a pull-request comment
  * (docs/formats.md#markdown): the summary, the comparison with the previous full run
- * (regressions first), failure-mode counts and the unreviewed failures. Every untrusted
+ * (regressions first), failure-mode counts, the unreviewed failures and the cases with
+ * verdicts (each verdict beside its case, those that count for nothing said so). Every untrusted
  * string is made visible, then escaped for HTML (& < > " ' as entities) and for Markdown
  * (its punctuation backslash-escaped), so it renders as the text it is and never as a
  * link, an image, a tag or a table cell break.
@@ -100,6 +101,8 @@ static void md_summary(bd_strbuf *b, const bd_report_run *rr)
         md_row(b, "operator", run->recs[0].operator_fingerprint);
     bd_strbuf_str(b, "| pass rate | ");
     md_pct(b, rr->passed, run->n_recs);
+    bd_strbuf_str(b, " |\n| unreviewed failures | ");
+    md_count(b, rr->unreviewed);
     bd_strbuf_str(b, " |\n| mean score | ");
     md_num(b, rr->mean, 3);
     if (rr->have_ci) {
@@ -218,31 +221,70 @@ static void md_modes(bd_strbuf *b, const bd_report_run *rr)
     bd_strbuf_str(b, "\n");
 }
 
+/* The verdicts shown on `rec`, "; " between them ("-" when none). */
+static void md_verdicts(bd_strbuf *b, const bd_report_run *rr, const bd_history_record *rec)
+{
+    bd_report_verdict v[32];
+    size_t n = bd_report_verdicts(rr, rec, v, 32);
+    bd_strbuf_str(b, n ? "" : "-");
+    for (size_t i = 0; i < n; i++) {
+        char *line = bd_report_verdict_line(&v[i]);
+        if (!line)
+            b->oom = true;
+        bd_strbuf_str(b, i ? "; " : "");
+        md_text(b, line ? line : "?");
+        free(line);
+    }
+}
+
+/* One row of a failure table: case, score, first failure mode, detail, verdicts. */
+static void md_failure_row(bd_strbuf *b, const bd_report_run *rr, const bd_history_record *rec)
+{
+    const bd_score *s = &rec->score;
+    bd_strbuf_str(b, "| ");
+    md_text(b, rec->case_id);
+    bd_strbuf_str(b, " | ");
+    md_num(b, s->score, 3);
+    bd_strbuf_str(b, s->passed ? " pass | " : " FAIL | ");
+    md_text(b, s->passed ? "" : bd_report_first_code(s));
+    bd_strbuf_str(b, " | ");
+    md_text(b, s->n_failure_modes && s->failure_modes[0].detail ? s->failure_modes[0].detail : "");
+    bd_strbuf_str(b, " | ");
+    md_verdicts(b, rr, rec);
+    bd_strbuf_str(b, " |\n");
+}
+
+#define MD_FAILURE_HEAD                                                                            \
+    "| case | score | failure mode | detail | verdicts |\n|---|---|---|---|---|\n"
+
+/* The failures without a counting verdict (bd_review_unreviewed, the review queue's rule),
+ * then the other cases that carry verdicts. */
 static void md_failures(bd_strbuf *b, const bd_report_run *rr)
 {
     bd_strbuf_str(b, "### Unreviewed failures\n\n");
-    if (!rr->failed) {
-        bd_strbuf_str(b, "No case failed.\n\n");
-        return;
-    }
-    bd_strbuf_str(b, "| case | score | failure mode | detail |\n|---|---|---|---|\n");
     const bd_run *run = rr->run;
+    if (!rr->failed)
+        bd_strbuf_str(b, "No case failed.\n\n");
+    else if (!rr->unreviewed)
+        bd_strbuf_str(b, "Every failure has a verdict that counts.\n\n");
+    else
+        bd_strbuf_str(b, MD_FAILURE_HEAD);
+    for (size_t i = 0; i < run->n_recs; i++)
+        if (bd_review_unreviewed(rr->vs, &run->recs[i]))
+            md_failure_row(b, rr, &run->recs[i]);
+    bd_strbuf_str(b, rr->unreviewed ? "\n" : "");
+    bool head = false;
     for (size_t i = 0; i < run->n_recs; i++) {
-        const bd_score *s = &run->recs[i].score;
-        if (s->passed)
+        const bd_history_record *rec = &run->recs[i];
+        bd_report_verdict v[1];
+        if (bd_review_unreviewed(rr->vs, rec) || bd_report_verdicts(rr, rec, v, 1) == 0)
             continue;
-        bd_strbuf_str(b, "| ");
-        md_text(b, run->recs[i].case_id);
-        bd_strbuf_str(b, " | ");
-        md_num(b, s->score, 3);
-        bd_strbuf_str(b, " | ");
-        md_text(b, bd_report_first_code(s));
-        bd_strbuf_str(b, " | ");
-        md_text(b,
-                s->n_failure_modes && s->failure_modes[0].detail ? s->failure_modes[0].detail : "");
-        bd_strbuf_str(b, " |\n");
+        if (!head)
+            bd_strbuf_str(b, "### Cases with verdicts\n\n" MD_FAILURE_HEAD);
+        head = true;
+        md_failure_row(b, rr, rec);
     }
-    bd_strbuf_str(b, "\n");
+    bd_strbuf_str(b, head ? "\n" : "");
 }
 
 int bd_report_markdown(const bd_report *r, char **out, size_t *len, bd_err *err)

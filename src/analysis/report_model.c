@@ -57,6 +57,7 @@ static void report_run_release(bd_report_run *rr)
     bd_bdown_release(&rr->bdown);
     free(rr->trend);
     free(rr->scores);
+    free(rr->other);
 }
 
 void bd_report_release(bd_report *r)
@@ -67,6 +68,7 @@ void bd_report_release(bd_report *r)
         report_run_release(&r->v[i]);
     free(r->v);
     bd_runs_release(&r->runs);
+    bd_score_ids_release(&r->ids);
     memset(r, 0, sizeof(*r));
 }
 
@@ -129,11 +131,15 @@ static int gather_compare(bd_report_run *rr, const bd_runs *runs, bd_err *err)
     return 0;
 }
 
-static int gather_run(bd_report_run *rr, const bd_runs *runs, const bd_run *run, bd_err *err)
+static int gather_run(bd_report_run *rr, const bd_report *rep, const bd_run *run, bd_err *err)
 {
+    const bd_runs *runs = &rep->runs;
     memset(rr, 0, sizeof(*rr));
     rr->run = run;
-    if (gather_scores(rr, err) != 0 || gather_compare(rr, runs, err) != 0)
+    rr->vs = rep->vs;
+    rr->ids = &rep->ids;
+    if (gather_scores(rr, err) != 0 || gather_compare(rr, runs, err) != 0 ||
+        bd_report_gather_verdicts(rr, err) != 0)
         return -1;
     for (size_t i = 0; i < run->n_recs; i++)
         if (run->recs[i].seq == run->last_seq)
@@ -180,13 +186,23 @@ static int pick_latest_full(const bd_runs *runs, const bd_run ***out, size_t *n,
     return 0;
 }
 
-int bd_report_load(bd_report *out, bd_history *h, const char *run_id, bd_err *err)
+int bd_report_load(bd_report *out, bd_history *h, bd_verdict_set *vs, const char *run_id,
+                   bd_err *err)
 {
     memset(out, 0, sizeof(*out));
     const bd_run **pick = NULL;
     size_t n = 0;
-    if (bd_runs_load(&out->runs, h, err) != 0)
+    out->vs = vs;
+    /* score_ids (a BLAKE3 per record) are needed only to place the verdicts that count for
+     * nothing: the counting ones the set matches in the walk itself */
+    bool need_ids = vs && vs->n_untrusted + vs->n_bad > 0;
+    if (bd_runs_load_verdicts(&out->runs, h, vs, need_ids ? bd_score_ids_wrap : NULL,
+                              need_ids ? &out->ids : NULL, err) != 0) {
+        if (out->ids.oom)
+            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+        bd_report_release(out);
         return -1;
+    }
     if (run_id) {
         const bd_run *one = bd_runs_find(&out->runs, run_id, err);
         if (!one)
@@ -207,7 +223,7 @@ int bd_report_load(bd_report *out, bd_history *h, const char *run_id, bd_err *er
     }
     for (size_t i = 0; i < n; i++) {
         out->n++;
-        if (gather_run(&out->v[i], &out->runs, pick[i], err) != 0)
+        if (gather_run(&out->v[i], out, pick[i], err) != 0)
             goto fail;
     }
     free(pick);

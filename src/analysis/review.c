@@ -95,9 +95,7 @@ void bd_score_ids_release(bd_score_ids *ids)
     memset(ids, 0, sizeof(*ids));
 }
 
-/* The score_id of record `seq` (hex) into out; -1 when the walk did not see it. */
-static int record_score_id(char out[BD_HASH_BUF], const bd_score_ids *ids, uint64_t seq,
-                           bd_err *err)
+int bd_score_ids_find(char out[BD_HASH_BUF], const bd_score_ids *ids, uint64_t seq)
 {
     size_t lo = 0, hi = ids->n;
     while (lo < hi) {
@@ -108,10 +106,30 @@ static int record_score_id(char out[BD_HASH_BUF], const bd_score_ids *ids, uint6
             hi = mid;
     }
     if (lo == ids->n || ids->seq[lo] != seq)
-        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "record %llu has no score_id",
-                          (unsigned long long)seq);
+        return -1;
     bd_hex(out, ids->id[lo], 32);
     return 0;
+}
+
+/* The score_id of record `seq` (hex) into out; -1 when the walk did not see it. */
+static int record_score_id(char out[BD_HASH_BUF], const bd_score_ids *ids, uint64_t seq,
+                           bd_err *err)
+{
+    if (bd_score_ids_find(out, ids, seq) != 0)
+        return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "record %llu has no score_id",
+                          (unsigned long long)seq);
+    return 0;
+}
+
+bool bd_review_unreviewed(const bd_verdict_set *vs, const bd_history_record *r)
+{
+    if (r->score.passed)
+        return false;
+    if (!vs)
+        return true;
+    bd_verdict_summary sm;
+    bd_verdict_summarize(&sm, vs, r->seq);
+    return sm.n == 0;
 }
 
 /* What makes two results "the same failure" for a suggestion: the case and task-class
@@ -200,7 +218,7 @@ static int queue_run(bd_review_queue *q, size_t *cap, const bd_run *run, const q
             const bd_history_record *r = &run->recs[i];
             bd_verdict_summary sm;
             bd_verdict_summarize(&sm, vs, r->seq);
-            if (pass_no == 0 && !r->score.passed && sm.n == 0 &&
+            if (pass_no == 0 && bd_review_unreviewed(vs, r) &&
                 push(q, cap, r, BD_REVIEW_UNREVIEWED, c, err) != 0)
                 goto out;
             if (pass_no == 1 && sm.awaiting_second) {

@@ -38,6 +38,14 @@ typedef struct bd_score_ids {
 void bd_score_ids_wrap(bd_history_visit *out, void *ids, const bd_history_visit *inner);
 void bd_score_ids_release(bd_score_ids *ids);
 
+/* The score_id (hex) of record `seq` as the walk gave it into out. Returns 0, or -1 when
+ * the walk did not see it as a score record (no error set). */
+int bd_score_ids_find(char out[BD_HASH_BUF], const bd_score_ids *ids, uint64_t seq);
+
+/* True when `r` failed and no verdict counts on it: the queue's "unreviewed" and the
+ * reports' unreviewed failures. `vs` NULL: no verdicts (every failure). */
+bool bd_review_unreviewed(const bd_verdict_set *vs, const bd_history_record *r);
+
 typedef enum { BD_REVIEW_UNREVIEWED, BD_REVIEW_AWAITING, BD_REVIEW_SAMPLE } bd_review_why;
 
 /* "unreviewed" | "awaiting_second" | "sample". */

@@ -100,11 +100,11 @@ int cmd_compare(bd_cli *cli, int argc, char **argv);
 int cmd_report(bd_cli *cli, int argc, char **argv);
 
 /* Write the report of run `run_id` (NULL: the latest full run of each task class) of the
- * verified chain `h` in format `fmt` to `path` (atomically), or
- * to stdout when `path` is NULL (cmd_report.c; `run --junit` uses it too). Returns 0, or
- * the exit status of the error it printed. */
-int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, bd_report_format fmt,
-                     const char *path);
+ * verified chain `h`, with the verdicts of `bench` beside its records, in format `fmt` to
+ * `path` (atomically), or to stdout when `path` is NULL (cmd_report.c; `run --junit` uses
+ * it too). Returns 0, or the exit status of the error it printed. */
+int cli_report_write(const bd_cli *cli, const bd_bench *bench, bd_history *h, const char *run_id,
+                     bd_report_format fmt, const char *path);
 int cmd_verdict(bd_cli *cli, int argc, char **argv);
 int cmd_review(bd_cli *cli, int argc, char **argv);
 int cmd_calibrate(bd_cli *cli, int argc, char **argv);

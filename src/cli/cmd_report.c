@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "fsutil.h"
 #include "history.h"
+#include "provenance.h"
 #include "report.h"
 
 static const char report_help[] =
@@ -15,29 +16,47 @@ static const char report_help[] =
     "A report of run RUN (a run id or a unique prefix of one), or, without RUN, of the\n"
     "latest full run of each task class, read from the verified history only: a chain\n"
     "that does not verify gives no report (exit 1). The same records always give the\n"
-    "same bytes, so reports can be diffed and cached.\n\n"
+    "same bytes, so reports can be diffed and cached. Reviewers' verdicts show beside\n"
+    "their cases, checked as `review` checks them; one by a key without the reviewer role\n"
+    "or a file that does not verify is shown as counting for nothing.\n\n"
     "  --format markdown   (default) the summary, the comparison with the previous full\n"
-    "                      run, failure-mode counts and the unreviewed failures: for a CI\n"
+    "                      run, failure-mode counts, the unreviewed failures (no verdict\n"
+    "                      counts on them) and the cases with verdicts: for a CI\n"
     "                      job summary ($GITHUB_STEP_SUMMARY) or a pull-request comment\n"
     "  --format junit      JUnit XML for a CI's test view: a testsuite per run, a\n"
-    "                      testcase per case, a failure per failed case\n"
+    "                      testcase per case, a failure per failed case (with its\n"
+    "                      verdicts)\n"
     "  --format html       one self-contained page (inline CSS and SVG, no script, no\n"
     "                      external resource): summary, charts, comparison, trend,\n"
     "                      every case and the failed cases' details\n"
     "  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n\n"
     "Formats: docs/formats.md#reports.\n";
 
-int cli_report_write(const bd_cli *cli, bd_history *h, const char *run_id, bd_report_format fmt,
-                     const char *path)
+int cli_report_write(const bd_cli *cli, const bd_bench *bench, bd_history *h, const char *run_id,
+                     bd_report_format fmt, const char *path)
 {
     bd_err err = BD_ERR_INIT;
     bd_report r;
+    bd_verdict_set vs;
+    bd_prov_ctx *prov = NULL;
     char *text = NULL;
     size_t len = 0;
-    if (bd_report_load(&r, h, run_id, &err) != 0)
+    memset(&vs, 0, sizeof(vs));
+    /* the verdicts on each record, checked and counted as `review` does
+     * (docs/provenance.md#verdicts) */
+    int rc = bd_provenance_init(&err) != 0 || bd_prov_ctx_new(&prov, bench->bench_dir, &err) != 0 ||
+                     bd_verdict_set_load(&vs, bench->root, NULL, prov, &err) != 0 ||
+                     bd_report_load(&r, h, &vs, run_id, &err) != 0
+                 ? -1
+                 : 0;
+    bd_prov_ctx_free(prov);
+    if (rc != 0) {
+        bd_verdict_set_release(&vs);
         return cli_fail(cli, &err);
-    int rc = bd_report_write(&r, fmt, &text, &len, &err);
+    }
+    rc = bd_report_write(&r, fmt, &text, &len, &err);
     bd_report_release(&r);
+    bd_verdict_set_release(&vs);
     if (rc == 0 && path)
         rc = bd_write_file_atomic(path, text, len, 0644, &err);
     if (rc == 0 && !path) {
@@ -81,7 +100,7 @@ int cmd_report(bd_cli *cli, int argc, char **argv)
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0)
         status = cli_fail(cli, &err);
     else
-        status = cli_report_write(cli, h, run_id, fmt, path);
+        status = cli_report_write(cli, bench, h, run_id, fmt, path);
     bd_history_free(h);
     bd_bench_free(bench);
     return status;

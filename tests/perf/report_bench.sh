@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         bd_report_format fmt;
         bd_report r;
         char *out = NULL;
-        if (bd_report_format_parse(&fmt, argv[2], &e) != 0 || bd_report_load(&r, h, NULL, &e) != 0 ||
+        if (bd_report_format_parse(&fmt, argv[2], &e) != 0 || bd_report_load(&r, h, NULL, NULL, &e) != 0 ||
             bd_report_write(&r, fmt, &out, &bytes, &e) != 0)
             die(&e);
         free(out);

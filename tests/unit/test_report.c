@@ -74,7 +74,7 @@ static void test_formats(void **state)
     append_run(h, "20261128T090000Z-bbbb", 5, 0.25);
     bd_report r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_report_load(&r, h, NULL, &err), 0);
+    assert_int_equal(bd_report_load(&r, h, NULL, NULL, &err), 0);
     assert_int_equal(r.n, 1);
     assert_string_equal(r.v[0].run->run_id, "20261128T090000Z-bbbb");
     assert_true(r.v[0].have_cmp);
@@ -126,13 +126,13 @@ static void test_formats(void **state)
     bd_report_release(&r);
 
     /* One run by prefix: the older one, with no comparison (nothing before it). */
-    assert_int_equal(bd_report_load(&r, h, "20261128T08", &err), 0);
+    assert_int_equal(bd_report_load(&r, h, NULL, "20261128T08", &err), 0);
     assert_int_equal(r.n, 1);
     assert_false(r.v[0].have_cmp);
     assert_true(r.v[0].cmp_note[0] != '\0');
     assert_int_equal(r.v[0].n_trend, 1); /* the trend stops at the run reported */
     bd_report_release(&r);
-    assert_int_equal(bd_report_load(&r, h, "nosuch", &err), -1);
+    assert_int_equal(bd_report_load(&r, h, NULL, "nosuch", &err), -1);
     assert_int_equal(err.code, BD_E_COMPARE_UNKNOWN_RUN);
 
     bd_history_free(h);
@@ -147,7 +147,7 @@ static void test_no_runs_and_names(void **state)
     bd_history *h = th_history(&tmp, "x", 0);
     bd_report r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_report_load(&r, h, NULL, &err), -1);
+    assert_int_equal(bd_report_load(&r, h, NULL, NULL, &err), -1);
     assert_int_equal(err.code, BD_E_REPORT_NO_RUNS);
     bd_history_free(h);
     th_rmtree(tmp);
@@ -242,7 +242,7 @@ static void test_any_text(void **state)
     }
     bd_report r;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_report_load(&r, h, NULL, &err), 0);
+    assert_int_equal(bd_report_load(&r, h, NULL, NULL, &err), 0);
     size_t len;
     char *xml = write_fmt(&r, BD_REPORT_JUNIT, &len);
     xmlDocPtr doc = xmlReadMemory(xml, (int)len, "junit.xml", NULL, XML_PARSE_NONET);
@@ -263,12 +263,47 @@ static void test_any_text(void **state)
     free(tmp);
 }
 
+/* One verdict line for each standing: counting with and without an identity, untrusted,
+ * invalid; the note last, none when it is empty. */
+static void test_verdict_lines(void **state)
+{
+    (void)state;
+    bd_verdict_entry e;
+    memset(&e, 0, sizeof(e));
+    e.v.verdict = BD_VERDICT_RUBRIC_BUG;
+    snprintf(e.v.reviewer, sizeof(e.v.reviewer), "%s", "ABCDEF0123456789ABCDEF0123456789ABCDEF01");
+    snprintf(e.v.at, sizeof(e.v.at), "%s", "2026-01-02T03:04:05Z");
+    snprintf(e.identity, sizeof(e.identity), "%s", "alice@bench.example");
+    e.v.note = (char *)HOSTILE;
+    bd_report_verdict v = {&e, true};
+    char *line = bd_report_verdict_line(&v), why[300];
+    assert_string_equal(line, "rubric_bug by alice@bench.example "
+                              "(ABCDEF0123456789ABCDEF0123456789ABCDEF01) at "
+                              "2026-01-02T03:04:05Z: " HOSTILE);
+    assert_string_equal(bd_report_verdict_why(&v, why, sizeof(why)), "");
+    free(line);
+    e.identity[0] = '\0';
+    e.v.note = (char *)"";
+    e.state = BD_VST_UNTRUSTED;
+    snprintf(e.why, sizeof(e.why), "%s", "no reviewer role");
+    v.counts = false;
+    line = bd_report_verdict_line(&v);
+    assert_string_equal(line, "rubric_bug by ABCDEF0123456789ABCDEF0123456789ABCDEF01 at "
+                              "2026-01-02T03:04:05Z, counts for nothing (untrusted: no "
+                              "reviewer role)");
+    free(line);
+    e.state = BD_VST_BAD;
+    bd_err_set(&e.err, BD_E_VERDICT_INVALID, NULL, 0, 0, "forged");
+    assert_string_equal(bd_report_verdict_why(&v, why, sizeof(why)), "invalid: forged");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_no_runs_and_names),
         cmocka_unit_test(test_any_text),
+        cmocka_unit_test(test_verdict_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
