@@ -24,15 +24,45 @@ typedef struct ev_run {
 
 enum { F_PASSED = 1, F_STALE = 2, F_PV = 4, F_NS = 8 };
 
+/* finished_at, packed exactly (a million records are kept: 72 bytes each, not 96):
+ * YYYY-MM-DDTHH:MM:SS[.f]Z with up to nine digits of fraction (docs/formats.md). */
+typedef struct ev_time {
+    uint32_t ymd;          /* year * 10000 + month * 100 + day */
+    uint32_t ns;           /* the fraction's digits as a number */
+    uint8_t h, m, s, ndig; /* ndig: digits of the fraction (0: none) */
+} ev_time;
+
 typedef struct ev_rec {
     uint64_t seq;
     uint32_t run;
     int32_t case_ix; /* -1: a case the task class does not hold today */
     double score;
     uint32_t flags;
-    char finished_at[32];
+    ev_time fin;
     uint8_t hash[32];
 } ev_rec;
+
+static void time_pack(ev_time *t, const char *s)
+{
+    memset(t, 0, sizeof(*t));
+    t->ymd = (uint32_t)(atoi(s) * 10000 + atoi(s + 5) * 100 + atoi(s + 8));
+    t->h = (uint8_t)atoi(s + 11);
+    t->m = (uint8_t)atoi(s + 14);
+    t->s = (uint8_t)atoi(s + 17);
+    if (s[19] == '.')
+        for (const char *p = s + 20; *p >= '0' && *p <= '9' && t->ndig < 9; p++, t->ndig++)
+            t->ns = t->ns * 10 + (uint32_t)(*p - '0');
+}
+
+static void time_unpack(char *out, size_t size, const ev_time *t)
+{
+    int n = snprintf(out, size, "%04u-%02u-%02uT%02u:%02u:%02u", t->ymd / 10000, t->ymd / 100 % 100,
+                     t->ymd % 100, t->h, t->m, t->s);
+    if (t->ndig && n > 0 && (size_t)n < size)
+        n += snprintf(out + n, size - (size_t)n, ".%0*u", (int)t->ndig, t->ns);
+    if (n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "Z");
+}
 
 struct bd_evidence {
     const bd_task_class *tc;
@@ -44,7 +74,6 @@ struct bd_evidence {
     ev_rec *recs;
     size_t n_recs, cap_recs;
     size_t outside_window, subset;
-    const bd_history_visit *inner;
 };
 
 int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd_err *err)
@@ -126,23 +155,7 @@ static long run_index(bd_evidence *ev, const char *run_id)
     return (long)(ev->n_runs - 1);
 }
 
-static int case_index(const bd_task_class *tc, const char *id)
-{
-    size_t lo = 0, hi = tc->n_cases;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(tc->case_ids[mid], id);
-        if (c == 0)
-            return (int)mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-enum { M_CD, M_CID, M_FIN, M_ISO, M_PV, M_RC, M_RUN, M_SCOPE, M_TCD, M__N };
+enum { M_CD, M_CID, M_FIN, M_ISO, M_PV, M_RC, M_RUN, M_SCOPE, M_SCORE, M_TCD, M__N };
 
 static bool str_of(const char *v, size_t vl, char *out, size_t size)
 {
@@ -154,60 +167,55 @@ static bool str_of(const char *v, size_t vl, char *out, size_t size)
     return true;
 }
 
-/* One record of the task class (the needle matched it). 1: gathered or skipped, -1: out
- * of memory. */
-static int gather(bd_evidence *ev, uint64_t seq, const char *rec, size_t len,
-                  const uint8_t hash[32])
+/* What one record of the task class tells the evidence, read on the walk's hashing
+ * threads (ev_pre: it reads only the record and what stays unchanged in the walk). */
+enum { EV_AUDIT, EV_OUTSIDE, EV_SUBSET, EV_FULL };
+
+typedef struct ev_pre_rec {
+    int kind;
+    bool ns;
+    uint64_t run_cases;
+    ev_rec r; /* seq, run and hash are the take step's */
+    char run[160];
+} ev_pre_rec;
+
+static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
 {
     static const char *const keys[M__N] = {
-        "case_digest", "case_id", "finished_at", "isolation_class",  "provenance_verified",
-        "run_cases",   "run_id",  "run_scope",   "task_class_digest"};
+        "case_digest", "case_id", "finished_at", "isolation_class", "provenance_verified",
+        "run_cases",   "run_id",  "run_scope",   "score",           "task_class_digest"};
+    const bd_evidence *ev = arg;
+    ev_pre_rec *o = outp;
     const char *v[M__N];
     size_t vl[M__N];
-    char cid[160], fin[40], iso[16], run[160], scope[16], cd[80], tcd[80];
+    char cid[160], fin[40], iso[16], scope[16], cd[80], tcd[80];
     bool passed = false;
     double score = 0;
+    o->kind = EV_AUDIT;
     bd_record_members(rec, len, keys, M__N, v, vl);
     if (!str_of(v[M_CID], vl[M_CID], cid, sizeof(cid)) ||
         !str_of(v[M_FIN], vl[M_FIN], fin, sizeof(fin)) ||
         !str_of(v[M_ISO], vl[M_ISO], iso, sizeof(iso)) ||
-        !bd_record_score(rec, len, &passed, &score))
-        return 1; /* an audit record */
+        !bd_record_score_of(v[M_SCORE], vl[M_SCORE], &passed, &score))
+        return; /* an audit record */
     time_t t = (time_t)bd_history_time_epoch(fin);
     if (t == (time_t)-1 || t < ev->since) {
-        ev->outside_window++;
-        return 1;
+        o->kind = EV_OUTSIDE;
+        return;
     }
     if (!str_of(v[M_SCOPE], vl[M_SCOPE], scope, sizeof(scope)) || strcmp(scope, "full") != 0 ||
-        !str_of(v[M_RUN], vl[M_RUN], run, sizeof(run)) || !v[M_RC]) {
-        ev->subset++; /* a subset run, or a version-1 record (no scope): shown, never counted */
-        return 1;
+        !str_of(v[M_RUN], vl[M_RUN], o->run, sizeof(o->run)) || !v[M_RC]) {
+        o->kind = EV_SUBSET; /* a subset run, or a version-1 record (no scope) */
+        return;
     }
-    long ri = run_index(ev, run);
-    if (ri < 0)
-        return -1;
-    ev_run *r = &ev->runs[ri];
-    bool ns = strcmp(iso, "namespaces") == 0;
-    if (r->n++ == 0)
-        r->iso = ns;
-    r->run_cases = strtoull(v[M_RC], NULL, 10);
-    r->last_seq = seq;
-    if (ev->n_recs == ev->cap_recs) {
-        size_t nc = ev->cap_recs ? ev->cap_recs * 2 : 256;
-        ev_rec *p = realloc(ev->recs, nc * sizeof(*p));
-        if (!p)
-            return -1;
-        ev->recs = p;
-        ev->cap_recs = nc;
-    }
-    ev_rec *e = &ev->recs[ev->n_recs++];
+    o->kind = EV_FULL;
+    o->ns = strcmp(iso, "namespaces") == 0;
+    o->run_cases = strtoull(v[M_RC], NULL, 10);
+    ev_rec *e = &o->r;
     memset(e, 0, sizeof(*e));
-    e->seq = seq;
-    e->run = (uint32_t)ri;
-    e->case_ix = case_index(ev->tc, cid);
+    e->case_ix = bd_task_class_case_index(ev->tc, cid);
     e->score = score;
-    snprintf(e->finished_at, sizeof(e->finished_at), "%.31s", fin);
-    memcpy(e->hash, hash, 32);
+    time_pack(&e->fin, fin);
     bool pv = v[M_PV] && vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
     /* current through the one stale rule, on the fields it reads */
     bd_history_record hr;
@@ -216,17 +224,43 @@ static int gather(bd_evidence *ev, uint64_t seq, const char *rec, size_t len,
     hr.case_digest = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
     hr.task_class_digest = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
     bool stale = e->case_ix < 0 || bd_record_stale(&hr, ev->tc->digests) != BD_STALE_NONE;
-    e->flags = (passed ? F_PASSED : 0) | (stale ? F_STALE : 0) | (pv ? F_PV : 0) | (ns ? F_NS : 0);
-    return 1;
+    e->flags =
+        (passed ? F_PASSED : 0) | (stale ? F_STALE : 0) | (pv ? F_PV : 0) | (o->ns ? F_NS : 0);
 }
 
-static int ev_visit(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
+/* The record ev_pre read, in chain order: counted, or kept under its run. 0, or 1 when
+ * out of memory (the walk stops; the caller says so). */
+static int ev_take(uint64_t seq, const void *pre, const uint8_t hash[32], void *arg)
 {
     bd_evidence *ev = arg;
-    if (gather(ev, seq, rec, len, hash) < 0)
-        return 1; /* out of memory: the walk stops, the caller says so */
-    if (ev->inner && ev->inner->fn)
-        return ev->inner->fn(seq, rec, len, hash, ev->inner->ctx);
+    const ev_pre_rec *o = pre;
+    if (o->kind == EV_OUTSIDE)
+        ev->outside_window++;
+    else if (o->kind == EV_SUBSET)
+        ev->subset++; /* shown, never counted */
+    if (o->kind != EV_FULL)
+        return 0;
+    long ri = run_index(ev, o->run);
+    if (ri < 0)
+        return 1;
+    ev_run *r = &ev->runs[ri];
+    if (r->n++ == 0)
+        r->iso = o->ns;
+    r->run_cases = o->run_cases;
+    r->last_seq = seq;
+    if (ev->n_recs == ev->cap_recs) {
+        size_t nc = ev->cap_recs ? ev->cap_recs * 2 : 256;
+        ev_rec *p = realloc(ev->recs, nc * sizeof(*p));
+        if (!p)
+            return 1;
+        ev->recs = p;
+        ev->cap_recs = nc;
+    }
+    ev_rec *e = &ev->recs[ev->n_recs++];
+    *e = o->r;
+    e->seq = seq;
+    e->run = (uint32_t)ri;
+    memcpy(e->hash, hash, 32);
     return 0;
 }
 
@@ -234,19 +268,16 @@ static void ev_reset(void *arg)
 {
     bd_evidence *ev = arg;
     ev_clear(ev);
-    if (ev->inner && ev->inner->reset)
-        ev->inner->reset(ev->inner->ctx);
 }
 
-void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const bd_history_visit *inner)
+void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const char *needle)
 {
-    memset(out, 0, sizeof(*out)); /* what a wrapper does not set stays unset */
-    ev->inner = inner;
-    /* A wrapper calls the inner visitor's fn: one with a pre step cannot be wrapped. */
-    *out = (bd_history_visit){.needle = inner ? inner->needle : NULL};
-    out->fn = ev_visit;
-    out->reset = ev_reset;
-    out->ctx = ev;
+    *out = (bd_history_visit){.needle = needle,
+                              .reset = ev_reset,
+                              .ctx = ev,
+                              .pre_size = sizeof(ev_pre_rec),
+                              .pre = ev_pre,
+                              .fn_pre = ev_take};
 }
 
 /* ---- choosing and taking ---------------------------------------------------------------- */
@@ -398,7 +429,7 @@ int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_si
         }
         out->n_evidence++;
         x->seq = e->seq;
-        snprintf(x->finished_at, sizeof(x->finished_at), "%s", e->finished_at);
+        time_unpack(x->finished_at, sizeof(x->finished_at), &e->fin);
         x->score = e->score;
         x->passed = (e->flags & F_PASSED) != 0;
         bd_hex(x->record_hash, e->hash, 32);

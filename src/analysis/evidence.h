@@ -31,9 +31,10 @@ int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd
 
 void bd_evidence_free(bd_evidence *ev);
 
-/* The walk's visitor: gathers, then calls `inner` (may be NULL) with the same record.
- * Its needle is inner's. `ev` must outlive the walk. */
-void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const bd_history_visit *inner);
+/* The walk's visitor for the records holding `needle` (the task class's member): each
+ * record is read on the walk's hashing threads and gathered in chain order. `ev` (and
+ * `needle`) must outlive the walk. */
+void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const char *needle);
 
 /* After a walk that returned 0: fill out->evidence (sorted by case id; replacing what was
  * there), out->cases, the run chosen, the exclusion counts and the verdict lists, with

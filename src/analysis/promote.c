@@ -37,151 +37,6 @@ void bd_recommendation_release(bd_recommendation *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* Per case of the task class, gathered in the verified walk (before it is known which
- * cases are signed today): per isolation class ([0] subprocess, [1] namespaces) the
- * latest current record run on signed content, and how many records were current with
- * and without provenance_verified. */
-typedef struct case_best {
-    bool signed_today; /* the case's signatures verify today (bd_verify) */
-    uint64_t seq[2];   /* 0: none */
-    char finished_at[2][40];
-    double score[2];
-    bool passed[2];
-    char hash[2][BD_HASH_BUF];
-    size_t n_verified[2], n_unverified[2];
-} case_best;
-
-typedef struct scan_ctx {
-    bd_recommendation *out;
-    const bd_task_class *tc;
-    case_best *best;
-    time_t since;
-    size_t n_class[2]; /* eligible records per isolation class */
-    char tc_field[160];
-} scan_ctx;
-
-static int case_index(const bd_task_class *tc, const char *id)
-{
-    size_t lo = 0, hi = tc->n_cases;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(tc->case_ids[mid], id);
-        if (c == 0)
-            return (int)mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-/* A string value's characters (no escapes: names, digests, times) into out. */
-static bool str_of(const char *v, size_t vl, char *out, size_t size)
-{
-    if (!v || vl < 2 || v[0] != '"' || v[vl - 1] != '"' || vl - 2 >= size ||
-        memchr(v + 1, '\\', vl - 2))
-        return false;
-    memcpy(out, v + 1, vl - 2);
-    out[vl - 2] = '\0';
-    return true;
-}
-
-enum { M_CASE_DIGEST, M_CASE_ID, M_FINISHED_AT, M_ISOLATION, M_PV, M_TC_DIGEST, M__COUNT };
-
-/* One record of the chain as the verify walk links it: its top-level members read in one
- * pass (the walk checked these very bytes, or they lie under a signed anchor and were
- * checked when it was published: canonical and schema-valid either way). */
-static int scan_one(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
-{
-    static const char *const keys[M__COUNT] = {"case_digest",         "case_id",
-                                               "finished_at",         "isolation_class",
-                                               "provenance_verified", "task_class_digest"};
-    scan_ctx *c = arg;
-    const char *v[M__COUNT];
-    size_t vl[M__COUNT];
-    char case_id[160], case_digest[80], tc_digest[80], fin[40], iso[16];
-    bool passed = false;
-    double score = 0;
-    /* The needle, `"task_class":"<name>"` with its closing quote, matched exactly this
-     * task class; an audit record has no case_id. */
-    bd_record_members(rec, len, keys, M__COUNT, v, vl);
-    if (!str_of(v[M_CASE_ID], vl[M_CASE_ID], case_id, sizeof(case_id)) ||
-        !str_of(v[M_FINISHED_AT], vl[M_FINISHED_AT], fin, sizeof(fin)) ||
-        !str_of(v[M_ISOLATION], vl[M_ISOLATION], iso, sizeof(iso)) || !v[M_PV] ||
-        !bd_record_score(rec, len, &passed, &score))
-        return 0;
-    bool pv = vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
-    bd_recommendation *out = c->out;
-    time_t t = (time_t)bd_history_time_epoch(fin);
-    if (t == (time_t)-1 || t < c->since) {
-        out->excluded_outside_window++;
-        return 0;
-    }
-    int ci = case_index(c->tc, case_id);
-    if (ci < 0) {
-        out->excluded_unknown_case++;
-        return 0;
-    }
-    /* Current (docs/history.md) through the one stale rule, on the few fields it reads. */
-    bd_history_record r;
-    memset(&r, 0, sizeof(r));
-    r.case_id = case_id;
-    r.case_digest = str_of(v[M_CASE_DIGEST], vl[M_CASE_DIGEST], case_digest, sizeof(case_digest))
-                        ? case_digest
-                        : NULL;
-    r.task_class_digest =
-        str_of(v[M_TC_DIGEST], vl[M_TC_DIGEST], tc_digest, sizeof(tc_digest)) ? tc_digest : NULL;
-    if (bd_record_stale(&r, c->tc->digests) != BD_STALE_NONE) {
-        out->excluded_stale++;
-        return 0;
-    }
-    case_best *b = &c->best[ci];
-    int k = strcmp(iso, "namespaces") == 0;
-    if (!pv) {
-        b->n_unverified[k]++;
-        return 0;
-    }
-    b->n_verified[k]++;
-    b->seq[k] = seq;
-    memcpy(b->finished_at[k], fin, strlen(fin) + 1);
-    b->score[k] = score;
-    b->passed[k] = passed;
-    bd_hex(b->hash[k], hash, 32);
-    return 0;
-}
-
-/* The walk starts again from record 1: forget what it gathered. */
-static void scan_reset(void *arg)
-{
-    scan_ctx *c = arg;
-    bd_recommendation *out = c->out;
-    out->excluded_outside_window = out->excluded_unknown_case = out->excluded_stale =
-        out->excluded_unsigned = 0;
-    c->n_class[0] = c->n_class[1] = 0;
-    if (c->tc->n_cases > 0)
-        memset(c->best, 0, c->tc->n_cases * sizeof(*c->best));
-}
-
-/* Once it is known which cases are signed today: records of an unsigned case, or not run
- * on signed content, are excluded as unsigned; the rest count for their class. */
-static void scan_settle(scan_ctx *c, const bd_signed_today *st)
-{
-    for (size_t i = 0; i < c->tc->n_cases; i++) {
-        case_best *b = &c->best[i];
-        b->signed_today = st->case_signed && st->case_signed[i];
-        for (int k = 0; k < 2; k++) {
-            c->out->excluded_unsigned += b->n_unverified[k];
-            if (b->signed_today) {
-                c->n_class[k] += b->n_verified[k];
-            } else {
-                c->out->excluded_unsigned += b->n_verified[k];
-                b->seq[k] = 0;
-            }
-        }
-    }
-}
-
 /* Hands over "what is signed today" once the chain is verified: NULL with `err` when it
  * could not be found out. */
 typedef const bd_signed_today *(*today_fn)(void *payload, bd_err *err);
@@ -204,8 +59,8 @@ int bd_recommend_given(bd_recommendation *out, const bd_bench *bench, const bd_t
 /* The task class's verdicts (their signatures checked now) and the evidence's gatherer,
  * chained as visitors around `inner` for the one walk: *vs_visit is the one to walk with. */
 static int evidence_start(bd_evidence **ev, bd_verdict_set *vs, bd_history_visit *ev_visit,
-                          bd_history_visit *vs_visit, const bd_history_visit *inner,
-                          const bd_bench *bench, const bd_task_class *tc, time_t since, bd_err *err)
+                          bd_history_visit *vs_visit, const char *needle, const bd_bench *bench,
+                          const bd_task_class *tc, time_t since, bd_err *err)
 {
     bd_prov_ctx *prov = NULL;
     int rc = -1;
@@ -213,7 +68,7 @@ static int evidence_start(bd_evidence **ev, bd_verdict_set *vs, bd_history_visit
         bd_prov_ctx_new(&prov, bench->bench_dir, err) != 0 ||
         bd_verdict_set_load(vs, bench->root, tc->name, prov, err) != 0)
         goto out;
-    bd_evidence_visitor(ev_visit, *ev, inner);
+    bd_evidence_visitor(ev_visit, *ev, needle);
     bd_verdict_set_visitor(vs_visit, vs, ev_visit);
     rc = 0;
 out:
@@ -229,7 +84,6 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     bd_evidence *ev = NULL;
     bd_verdict_set vs;
     memset(&vs, 0, sizeof(vs));
-    case_best *best = NULL;
     double *scores = NULL;
     memset(out, 0, sizeof(*out));
     memset(&rep, 0, sizeof(rep));
@@ -239,18 +93,16 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     gmtime_r(&now, &tm);
     strftime(out->generated_at, sizeof(out->generated_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
 
-    if (tc->n_cases > 0 && !(best = calloc(tc->n_cases, sizeof(*best))))
-        goto oom;
     /* Every record used comes from the one walk that verifies the chain and every anchor
-     * (never from the derived index or a memo: docs/history.md#the-derived-index); memory is
-     * per case, not per record. */
-    scan_ctx sc = {out, tc, best, now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400, {0, 0}, ""};
-    snprintf(sc.tc_field, sizeof(sc.tc_field), "\"task_class\":\"%s\"", tc->name);
-    /* (the closing quote makes it exact: a longer name does not match) */
-    bd_history_visit visit = {.needle = sc.tc_field, .fn = scan_one, .reset = scan_reset, .ctx = &sc};
+     * (never from the derived index or a memo: docs/history.md#the-derived-index). The
+     * needle, `"task_class":"<name>"` with its closing quote, matches exactly this task
+     * class. */
+    char tc_field[160];
+    snprintf(tc_field, sizeof(tc_field), "\"task_class\":\"%s\"", tc->name);
+    time_t since = now - (time_t)BD_RECOMMEND_WINDOW_DAYS * 86400;
     /* The evidence's run and the verdicts' subjects are gathered in the same walk. */
     bd_history_visit ev_visit, vs_visit;
-    if (evidence_start(&ev, &vs, &ev_visit, &vs_visit, &visit, bench, tc, sc.since, err) != 0)
+    if (evidence_start(&ev, &vs, &ev_visit, &vs_visit, tc_field, bench, tc, since, err) != 0)
         goto out;
     int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &vs_visit, err);
     if (vr < 0) {
@@ -276,7 +128,6 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
                  "task class '%s' is not signed today (%s): nothing is recommended until an "
                  "author and a reviewer sign it",
                  tc->name, st->tc_status);
-    scan_settle(&sc, st);
     bd_verdict_set_settle(&vs);
     /* The latest full run, less what two reviewers removed (evidence.h). */
     if (bd_evidence_apply(out, ev, st, &vs, err) != 0)
@@ -318,7 +169,6 @@ out:
     if (rc != 0)
         bd_recommendation_release(out);
     free(scores);
-    free(best);
     bd_anchor_report_release(&rep);
     bd_evidence_free(ev);
     bd_verdict_set_release(&vs);
@@ -362,7 +212,7 @@ static int signed_today(today_job *j)
         goto out;
     }
     for (size_t i = 0; i < vrep.n_cases; i++) {
-        int ci = case_index(tc, vrep.cases[i].case_id);
+        int ci = bd_task_class_case_index(tc, vrep.cases[i].case_id);
         if (ci >= 0)
             j->st.case_signed[ci] = vrep.cases[i].prov_checked &&
                                     vrep.cases[i].prov.status == BD_PROV_ST_SIGNED &&

@@ -324,6 +324,10 @@ int bd_list_case_dirs(char ***ids, size_t *n, const char *cases_dir, bd_err *err
 /* Load the case `case_id` of `tc` (case.bad_id, bench.unknown_case, then case.yaml). */
 int bd_task_class_case(bd_case **out, const bd_task_class *tc, const char *case_id, bd_err *err);
 
+/* The index of `case_id` in tc->case_ids (sorted), or -1 when the task class has no such
+ * case. */
+int bd_task_class_case_index(const bd_task_class *tc, const char *case_id);
+
 /* Load the provenance.yaml of case `case_id` of `tc` (bd_provfile_load's contract; the
  * id is checked first: case.bad_id). */
 int bd_task_class_case_prov(bd_provfile **out, const bd_task_class *tc, const char *case_id,

@@ -520,3 +520,19 @@ int bd_case_leftover_check(const char *case_dir, bd_err *err)
     closedir(d);
     return found;
 }
+
+int bd_task_class_case_index(const bd_task_class *tc, const char *case_id)
+{
+    size_t lo = 0, hi = tc->n_cases;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(tc->case_ids[mid], case_id);
+        if (c == 0)
+            return (int)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}

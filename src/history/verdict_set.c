@@ -339,6 +339,62 @@ fail:
 
 /* ---- matching subjects in the walk ---------------------------------------------------------- */
 
+/* What a record tells the verdicts, read on the walk's hashing threads (match_pre): its
+ * score_id, task class and case when its run is one a trusted verdict names. */
+typedef struct match_pre_rec {
+    bool named;
+    bool passed;
+    char sid[BD_HASH_BUF], run[160], tc[160], cid[160];
+} match_pre_rec;
+
+/* Reads only the record and the index, which the walk does not change. */
+static void match_read(const struct bd_verdict_index *ix, const char *rec, size_t len,
+                       match_pre_rec *o)
+{
+    o->named = false;
+    if (ix->n_runs == 0 || !bd_verdict_record_str(rec, len, "run_id", o->run, sizeof(o->run)))
+        return;
+    char *key = o->run;
+    if (!bsearch(&key, ix->runs, ix->n_runs, sizeof(char *), cmp_str))
+        return;
+    bd_err e = BD_ERR_INIT;
+    double score;
+    if (bd_score_id(o->sid, rec, len, &e) != 0 ||
+        !bd_verdict_record_str(rec, len, "task_class", o->tc, sizeof(o->tc)) ||
+        !bd_verdict_record_str(rec, len, "case_id", o->cid, sizeof(o->cid)))
+        return;
+    o->passed = false;
+    bd_record_score(rec, len, &o->passed, &score);
+    o->named = true;
+}
+
+/* In chain order: the verdicts naming this record learn its seq. */
+static void match_take(struct bd_verdict_index *ix, uint64_t seq, const match_pre_rec *o)
+{
+    if (!o->named)
+        return;
+    bd_verdict_set *s = ix->set;
+    size_t lo = 0, hi = ix->n_by_score;
+    while (lo < hi) { /* the first entry with this score_id */
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(s->e[ix->by_score[mid]].v.score_id, o->sid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < ix->n_by_score; k++) {
+        bd_verdict_entry *en = &s->e[ix->by_score[k]];
+        if (strcmp(en->v.score_id, o->sid) != 0)
+            break;
+        /* the subject named must be this record: its task class, run and case too */
+        if (en->seq == 0 && strcmp(en->v.task_class, o->tc) == 0 &&
+            strcmp(en->v.run_id, o->run) == 0 && strcmp(en->v.case_id, o->cid) == 0) {
+            en->seq = seq;
+            en->passed = o->passed;
+        }
+    }
+}
+
 static int match_one(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *arg)
 {
     struct bd_verdict_index *ix = arg;
@@ -347,43 +403,33 @@ static int match_one(uint64_t seq, const char *rec, size_t len, const uint8_t ha
         if (r != 0)
             return r;
     }
-    char run[160], sid[BD_HASH_BUF];
-    if (ix->n_runs == 0 || !bd_verdict_record_str(rec, len, "run_id", run, sizeof(run)))
-        return 0;
-    char *key = run;
-    if (!bsearch(&key, ix->runs, ix->n_runs, sizeof(char *), cmp_str))
-        return 0;
-    bd_err e = BD_ERR_INIT;
-    if (bd_score_id(sid, rec, len, &e) != 0)
-        return 0;
-    bd_verdict_set *s = ix->set;
-    size_t lo = 0, hi = ix->n_by_score;
-    while (lo < hi) { /* the first entry with this score_id */
-        size_t mid = (lo + hi) / 2;
-        if (strcmp(s->e[ix->by_score[mid]].v.score_id, sid) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    char tc[160], cid[160];
-    bool passed = false;
-    double score;
-    if (lo == ix->n_by_score || strcmp(s->e[ix->by_score[lo]].v.score_id, sid) != 0 ||
-        !bd_verdict_record_str(rec, len, "task_class", tc, sizeof(tc)) ||
-        !bd_verdict_record_str(rec, len, "case_id", cid, sizeof(cid)))
-        return 0;
-    bd_record_score(rec, len, &passed, &score);
-    for (size_t k = lo; k < ix->n_by_score; k++) {
-        bd_verdict_entry *en = &s->e[ix->by_score[k]];
-        if (strcmp(en->v.score_id, sid) != 0)
-            break;
-        /* the subject named must be this record: its task class, run and case too */
-        if (en->seq == 0 && strcmp(en->v.task_class, tc) == 0 && strcmp(en->v.run_id, run) == 0 &&
-            strcmp(en->v.case_id, cid) == 0) {
-            en->seq = seq;
-            en->passed = passed;
-        }
-    }
+    match_pre_rec o;
+    match_read(ix, rec, len, &o);
+    match_take(ix, seq, &o);
+    return 0;
+}
+
+/* With an inner visitor that has a pre step: its result first, then this one's. */
+static size_t inner_pre_size(const struct bd_verdict_index *ix)
+{
+    return (ix->inner->pre_size + 15) / 16 * 16;
+}
+
+static void match_pre(const char *rec, size_t len, void *out, const void *arg)
+{
+    const struct bd_verdict_index *ix = arg;
+    ix->inner->pre(rec, len, out, ix->inner->ctx);
+    match_read(ix, rec, len, (match_pre_rec *)(void *)((char *)out + inner_pre_size(ix)));
+}
+
+static int match_take_pre(uint64_t seq, const void *pre, const uint8_t hash[32], void *arg)
+{
+    struct bd_verdict_index *ix = arg;
+    int r = ix->inner->fn_pre(seq, pre, hash, ix->inner->ctx);
+    if (r != 0)
+        return r;
+    match_take(ix, seq,
+               (const match_pre_rec *)(const void *)((const char *)pre + inner_pre_size(ix)));
     return 0;
 }
 
@@ -401,11 +447,19 @@ void bd_verdict_set_visitor(bd_history_visit *out, bd_verdict_set *s, const bd_h
     memset(out, 0, sizeof(*out)); /* what a wrapper does not set stays unset */
     s->ix->inner = inner;
     s->ix->set = s;
-    /* A wrapper calls the inner visitor's fn: one with a pre step cannot be wrapped. */
     *out = (bd_history_visit){.needle = inner ? inner->needle : NULL};
-    out->fn = match_one;
     out->reset = match_reset;
     out->ctx = s->ix;
+    if (inner && inner->pre && inner->fn_pre && s->ix->n_runs == 0) {
+        *out = *inner; /* no verdict names a run: nothing to match */
+    } else if (inner && inner->pre && inner->fn_pre) {
+        /* The inner visitor reads on the hashing threads: so does this one. */
+        out->pre_size = inner_pre_size(s->ix) + sizeof(match_pre_rec);
+        out->pre = match_pre;
+        out->fn_pre = match_take_pre;
+    } else {
+        out->fn = match_one;
+    }
 }
 
 /* ---- which verdicts count ------------------------------------------------------------------- */
