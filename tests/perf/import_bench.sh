@@ -74,7 +74,8 @@ n=$("$BD" -C "$bench" history verify | sed -n 's/history intact: \([0-9]*\).*/\1
 [ "$n" = "$cases" ] || die "the merged chain has $n records, not $cases"
 onechain() { rm -rf "$work/one"; "$MK" "$bench" trivial 1 "$work/one" perf1; }
 t_append=$(best3 onechain)
-catall() { cat "$work/bundles"/*/records/*.json >"$work/concat.jsonl"; }
+# (a bundle's records are a history: segment files of one line a record)
+catall() { cat "$work/bundles"/*/records/segments/*.jsonl >"$work/concat.jsonl"; }
 t_cat=$(best3 catall)
 reset
 
