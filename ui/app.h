@@ -67,11 +67,10 @@
     X(BD_A_RECORD, "record", "record",                                                             \
       "record the case's cassette from the live SUT: see the diff, then write it")                 \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
-    X(BD_A_NEW_CASE, "new-case", "new case",                                                       \
-      "scaffold a draft case in this task class (asks its id)")                                    \
-    X(BD_A_EDIT_FILE, "edit-file", "edit",                                                         \
+    X(BD_A_NEW_CASE, "new-case", "", "scaffold a draft case in this task class (asks its id)")     \
+    X(BD_A_EDIT_FILE, "edit-file", "",                                                             \
       "open a file of the case or task class in $EDITOR (asks which)")                             \
-    X(BD_A_PIN, "pin", "pin", "pin: write the digests of the case (or the whole task class)")      \
+    X(BD_A_PIN, "pin", "", "pin: write the digests of the case (or the whole task class)")         \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
       "ask the passphrase in benchdesk (loopback) or through gpg-agent's own pinentry")            \

@@ -141,17 +141,12 @@ static void say_pinned(bd_app *app, const bd_pin_report *rep, const char *what)
 /* pin's warning about an untouched scaffold, over the message when there is one. */
 static void warn_scaffold(bd_app *app, const bd_task_class *tc, const bd_pin_report *rep)
 {
-    const char **ids = calloc(rep->n_changes ? rep->n_changes : 1, sizeof(*ids));
-    size_t k = 0, n = 0, cap = 0;
     bd_lint *l = NULL;
-    for (size_t i = 0; ids && i < rep->n_changes; i++)
-        if (rep->changes[i].case_id[0] && rep->changes[i].after[0])
-            ids[k++] = rep->changes[i].case_id;
-    if (ids && bd_case_lint_scaffolds(&l, &n, &cap, tc, ids, k, NULL) == 0 && n)
+    size_t n = 0;
+    if (bd_case_lint_pinned(&l, &n, tc, rep, NULL) == 0 && n)
         bd_app_message(app, BD_MSG_WARN, "%s looks like an untouched scaffold: %s", l[0].case_id,
                        l[0].err.msg);
     free(l);
-    free(ids);
 }
 
 void bd_curate_pin(bd_view *v, size_t tc_index, const char *case_id)

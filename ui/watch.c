@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "desk.h"
 #include "model.h"
 
 #define TICK_MS     500  /* how often the set of watches is brought in line */
@@ -179,7 +178,8 @@ static unsigned long long folder_stamp(struct bd_watch *w)
 /* Nothing is in progress that a reload would disturb or race. */
 static bool quiet(bd_app *app)
 {
-    if (app->quitting || app->confirm.active || app->prompt.active || bd_desk_busy(app) ||
+    if (app->quitting || app->confirm.active || app->prompt.active ||
+        (app->ops.busy && app->ops.busy(app)) || (app->model && bd_model_busy(app->model)) ||
         bd_work_pending() > 0)
         return false;
     bd_view *v = app->top;
