@@ -70,6 +70,8 @@
     X(BD_A_NEW_CASE, "new-case", "", "scaffold a draft case in this task class (asks its id)")     \
     X(BD_A_EDIT_FILE, "edit-file", "",                                                             \
       "open a file of the case or task class in $EDITOR (asks which)")                             \
+    X(BD_A_DIFF, "diff", "diff",                                                                   \
+      "the rubric and registration diff against the last signed commit, in $PAGER")                \
     X(BD_A_PIN, "pin", "", "pin: write the digests of the case (or the whole task class)")         \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
@@ -141,6 +143,7 @@ typedef enum {
     X('A', BD_A_NEW_CASE)                                                                          \
     X('E', BD_A_EDIT_FILE)                                                                         \
     X('I', BD_A_PIN)                                                                               \
+    X('D', BD_A_DIFF)                                                                              \
     X('t', BD_A_ROLE)                                                                              \
     X('l', BD_A_PINENTRY)                                                                          \
     X('u', BD_A_STAGE_TOGGLE)                                                                      \

@@ -3,7 +3,8 @@
 # `A` scaffolds a case, `E` opens a file of a case in $EDITOR (the TUI suspends and
 # resumes), `I` pins and says whose signatures it superseded; the views re-read what
 # changed; the sign view picks the role still missing and asks before replacing a valid
-# signature. Real GnuPG keys, a real TUI in tmux.
+# signature, and shows a task class's rubric and registration diff against its last
+# signed commit (`D` in $PAGER). Real GnuPG keys, a real git repository, a real TUI in tmux.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
 . "$BD_SOURCE_DIR/tests/tui/lib.sh"
@@ -25,7 +26,13 @@ sed -i 's/^title: .*/title: "Edited in the TUI"/' "$1"
 echo "$1" >>"$(dirname "$0")/ed.log"
 SH
 chmod +x "$BD_TMP/ed.sh"
-TUI_ENV="EDITOR=$BD_TMP/ed.sh VISUAL="
+printf '#!/bin/sh\ncp "$1" "%s/diff.txt"\n' "$BD_TMP" >"$BD_TMP/pager.sh"
+chmod +x "$BD_TMP/pager.sh"
+export HOME="$BD_TMP" XDG_CONFIG_HOME="$BD_TMP" GIT_CONFIG_NOSYSTEM=1
+git init -q -b main "$root"
+git -C "$root" -c user.name=C -c user.email=c@bench.example add -A
+git -C "$root" -c user.name=C -c user.email=c@bench.example commit -q -m "signed bench"
+TUI_ENV="EDITOR=$BD_TMP/ed.sh VISUAL= PAGER=$BD_TMP/pager.sh"
 
 tui_start 120 30
 tui_open -C "$root"
@@ -84,6 +91,21 @@ tui_type "c1"
 tui_keys Enter
 tui_keys P
 tui_wait_re "Enter: sign c1 as author" 30 && pass "a draft: the sign view picks author" || fail "$TUI_LAST"
+tui_keys q q
+
+# The task class's rubric changed outside and pinned: its sign view shows the change
+# against the last signed commit, and D pages the diff.
+printf '# a clearer rubric\n' >>"$tcd/rubric.py"
+bd -C "$root" pin tc >/dev/null
+tui_wait "re-read the bench" 20 || fail "no reload after the rubric pin"
+sleep 1
+tui_keys P
+tui_wait_re "since signed commit [0-9a-f]{7}: registration.yaml \+0 -0, rubric.py \+1 -0" 30 &&
+    pass "the sign view shows the change since the last signed commit" || fail "sign view: $TUI_LAST"
+tui_keys D
+for _ in $(seq 1 100); do [ -s "$BD_TMP/diff.txt" ] && break; sleep 0.1; done
+grep -q '^+ # a clearer rubric$' "$BD_TMP/diff.txt" 2>/dev/null && grep -q '^=== rubric.py$' "$BD_TMP/diff.txt" &&
+    pass "D pages the diff of rubric.py" || fail "diff: $(cat "$BD_TMP/diff.txt" 2>/dev/null)"
 tui_keys q Q
 tui_wait "EXIT1=" 20 || fail "the TUI did not quit"
 tui_stop
