@@ -345,9 +345,11 @@ static void update_model(bd_app *app, sign_job *j)
 static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
 {
     /* An external pinentry may have drawn on the terminal: forget what it shows. Keys
-     * typed meanwhile were meant for GnuPG (a passphrase the agent did not ask for). */
+     * typed while GnuPG worked were meant for it (a passphrase the agent did not ask
+     * for): the view swallowed those it read, and what is still unread is dropped here,
+     * never taken as commands by the view below. */
     bd_app_redraw_all(app);
-    bd_app_discard_keys(app, 600);
+    bd_app_discard_keys(app, 0);
     if (!ran) {
         if (v)
             bd_app_message(app, BD_MSG_WARN, "signing cancelled");
@@ -869,8 +871,10 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     }
     if (s->signing) {
-        /* Only leaving is possible while GnuPG signs. */
-        if (a == BD_A_BACK || a == BD_A_QUIT || a == BD_A_HELP)
+        /* Keys typed while GnuPG signs are meant for it (a passphrase typed for an agent
+         * that does not ask): discarded, never commands. Esc still leaves (no passphrase
+         * holds it), Ctrl-C still quits. */
+        if (a == BD_A_ESCAPE)
             return false;
         return true;
     }
