@@ -174,6 +174,11 @@ int bd_app_foreground_viewer(bd_app *app, const char *text, size_t len, const ch
     return app->ops.foreground_viewer ? app->ops.foreground_viewer(app, text, len, name, err) : 0;
 }
 
+int bd_app_foreground_editor(bd_app *app, const char *path, bd_err *err)
+{
+    return app->ops.foreground_editor ? app->ops.foreground_editor(app, path, err) : 0;
+}
+
 void bd_app_redraw_all(bd_app *app)
 {
     if (app->ops.redraw_all)

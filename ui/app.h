@@ -67,6 +67,12 @@
     X(BD_A_RECORD, "record", "record",                                                             \
       "record the case's cassette from the live SUT: see the diff, then write it")                 \
     X(BD_A_STAGE_VIEW, "stage-view", "git", "git status of bench/ and audit/: stage and commit")   \
+    X(BD_A_NEW_CASE, "new-case", "", "scaffold a draft case in this task class (asks its id)")     \
+    X(BD_A_EDIT_FILE, "edit-file", "",                                                             \
+      "open a file of the case or task class in $EDITOR (asks which)")                             \
+    X(BD_A_DIFF, "diff", "diff",                                                                   \
+      "the rubric and registration diff against the last signed commit, in $PAGER")                \
+    X(BD_A_PIN, "pin", "", "pin: write the digests of the case (or the whole task class)")         \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
       "ask the passphrase in benchdesk (loopback) or through gpg-agent's own pinentry")            \
@@ -134,6 +140,10 @@ typedef enum {
     X('N', BD_A_PREV_MATCH)                                                                        \
     X('P', BD_A_SIGN)                                                                              \
     X('w', BD_A_STAGE_VIEW)                                                                        \
+    X('A', BD_A_NEW_CASE)                                                                          \
+    X('E', BD_A_EDIT_FILE)                                                                         \
+    X('I', BD_A_PIN)                                                                               \
+    X('D', BD_A_DIFF)                                                                              \
     X('t', BD_A_ROLE)                                                                              \
     X('l', BD_A_PINENTRY)                                                                          \
     X('u', BD_A_STAGE_TOGGLE)                                                                      \
@@ -447,6 +457,7 @@ typedef struct bd_app_ops {
     void (*animate)(bd_app *app);           /* tick the spinner at 10 Hz */
     void (*leave)(bd_app *app, int status); /* restore the terminal, leave the loop */
     void (*suspend)(bd_app *app);
+    int (*foreground_editor)(bd_app *app, const char *path, bd_err *err);
     int (*foreground_viewer)(bd_app *app, const char *text, size_t len, const char *name,
                              bd_err *err);
     void (*redraw_all)(bd_app *app);
@@ -557,6 +568,9 @@ void bd_app_suspend(bd_app *app);
  * terminal is given back to it (as for Ctrl-Z) and taken again after, however it ends.
  * The loop does not run meanwhile; a run's children go on and are caught up after.
  * Returns 0, or -1 with `err` (viewer.h). */
+/* Open `path` in the user's editor in the foreground (editor.h), the terminal given up
+ * and taken back as for the pager. Returns 0, or -1 with `err`. */
+int bd_app_foreground_editor(bd_app *app, const char *path, bd_err *err);
 int bd_app_foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
                              bd_err *err);
 /* Forget what the terminal shows and draw everything again (Ctrl-L, after a resize). */

@@ -35,6 +35,7 @@
 #include "desk.h"
 #include "gitops.h"
 #include "tui.h"
+#include "editor.h"
 #include "viewer.h"
 #include "watch.h"
 
@@ -595,8 +596,14 @@ static void suspend(bd_app *app)
     do_resize(t);
 }
 
-static int foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
-                             bd_err *err)
+/* What runs in the foreground: the pager on a text, or the editor on a file. */
+typedef struct fg_call {
+    const char *text, *name, *path;
+    size_t len;
+} fg_call;
+
+/* Give the terminal to a program in the foreground and take it back however it ends. */
+static int in_foreground(bd_app *app, const fg_call *c, bd_err *err)
 {
     tui *t = app->priv;
     if (!t->curses_on || app->quitting)
@@ -604,14 +611,27 @@ static int foreground_viewer(bd_app *app, const char *text, size_t len, const ch
     def_prog_mode();
     endwin();
     if (saved_fl >= 0)
-        fcntl(0, F_SETFL, saved_fl); /* the pager reads a blocking terminal */
+        fcntl(0, F_SETFL, saved_fl); /* the program reads a blocking terminal */
     term_active = 0;
-    int rc = bd_viewer_run(text, len, name, err);
+    int rc = c->path ? bd_editor_run(c->path, err) : bd_viewer_run(c->text, c->len, c->name, err);
     fcntl(0, F_SETFL, saved_fl | O_NONBLOCK);
     term_active = 1;
     reset_prog_mode();
     do_resize(t);
     return rc;
+}
+
+static int foreground_viewer(bd_app *app, const char *text, size_t len, const char *name,
+                             bd_err *err)
+{
+    fg_call c = {text, name, NULL, len};
+    return in_foreground(app, &c, err);
+}
+
+static int foreground_editor(bd_app *app, const char *path, bd_err *err)
+{
+    fg_call c = {NULL, NULL, path, 0};
+    return in_foreground(app, &c, err);
 }
 
 /* ---- start-up -------------------------------------------------------------------------- */
@@ -764,6 +784,7 @@ int bd_tui_main(const bd_tui_opts *opts)
     app->ops.leave = leave;
     app->ops.suspend = suspend;
     app->ops.foreground_viewer = foreground_viewer;
+    app->ops.foreground_editor = foreground_editor;
     app->ops.redraw_all = redraw_all;
     bd_desk_install(app);
     t->first_draw_ms = -1;

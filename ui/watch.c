@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "desk.h"
 #include "model.h"
 
 #define TICK_MS     500  /* how often the set of watches is brought in line */
@@ -36,6 +35,7 @@ struct bd_watch {
     uint64_t rescan_at;
     unsigned long long stamp; /* the fallback's sum of folder times */
     unsigned long reloads;
+    bool own; /* the change was the TUI's own act (bd_watch_touch) */
 };
 
 static void on_closed(uv_handle_t *h)
@@ -178,7 +178,8 @@ static unsigned long long folder_stamp(struct bd_watch *w)
 /* Nothing is in progress that a reload would disturb or race. */
 static bool quiet(bd_app *app)
 {
-    if (app->quitting || app->confirm.active || app->prompt.active || bd_desk_busy(app) ||
+    if (app->quitting || app->confirm.active || app->prompt.active ||
+        (app->ops.busy && app->ops.busy(app)) || (app->model && bd_model_busy(app->model)) ||
         bd_work_pending() > 0)
         return false;
     bd_view *v = app->top;
@@ -206,7 +207,10 @@ static void on_tick(uv_timer_t *t)
         w->dirty = false;
         w->reloads++;
         app->ops.reload(app);
-        bd_app_message(app, BD_MSG_INFO, "re-read the bench: it changed outside benchdesk");
+        /* After the TUI's own act its message stays; else say why the views moved. */
+        if (!w->own)
+            bd_app_message(app, BD_MSG_INFO, "re-read the bench: it changed outside benchdesk");
+        w->own = false;
         w->stamp = w->fallback ? folder_stamp(w) : 0;
     }
     sync_watches(w);
@@ -239,6 +243,16 @@ void bd_watch_stop(bd_watch *w)
         uv_close((uv_handle_t *)&w->hs[i]->h, on_closed);
     w->n = 0;
     uv_close((uv_handle_t *)&w->tick, on_closed);
+}
+
+void bd_watch_touch(void *wp)
+{
+    struct bd_watch *w = wp;
+    if (!w || w->stopping)
+        return;
+    w->dirty = true;
+    w->own = true;
+    w->dirty_at = bd_app_now_ms(w->app);
 }
 
 unsigned long bd_watch_reloads(const bd_watch *w)

@@ -22,6 +22,10 @@ bd_watch *bd_watch_start(bd_app *app);
  * last one is. NULL is fine. */
 void bd_watch_stop(bd_watch *w);
 
+/* Say that the bench changed (the TUI itself wrote it: a pin, a scaffold, an edit): it
+ * is re-read like an outside change. NULL is fine. */
+void bd_watch_touch(void *w);
+
 /* Changes seen since the watch started (for tests and the help view). */
 unsigned long bd_watch_reloads(const bd_watch *w);
 

@@ -136,3 +136,18 @@ int bd_case_lint_scaffolds(bd_lint **out, size_t *n, size_t *cap, const bd_task_
     }
     return 0;
 }
+
+int bd_case_lint_pinned(bd_lint **out, size_t *n, const bd_task_class *tc, const bd_pin_report *rep,
+                        bd_err *err)
+{
+    const char **ids = calloc(rep->n_changes ? rep->n_changes : 1, sizeof(*ids));
+    size_t k = 0, cap = *n;
+    if (!ids)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < rep->n_changes; i++)
+        if (rep->changes[i].case_id[0] && rep->changes[i].after[0])
+            ids[k++] = rep->changes[i].case_id;
+    int rc = bd_case_lint_scaffolds(out, n, &cap, tc, ids, k, err);
+    free(ids);
+    return rc;
+}

@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "err.h"
+#include "pin.h"
 
 typedef enum {
     BD_LINT_SCHEMA,          /* case.yaml does not load (the finding's err says why) */
@@ -40,6 +41,11 @@ int bd_case_lint(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
  * bd_case_lint does; cases that do not load are left to verify. Returns 0 or -1. */
 int bd_case_lint_scaffolds(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
                            const char *const *ids, size_t n_ids, bd_err *err);
+
+/* bd_case_lint_scaffolds over the cases `rep` pinned anew (a change with a case and a new
+ * pin): what `pin` warns about. *out and *n as there (start them at NULL and 0). */
+int bd_case_lint_pinned(bd_lint **out, size_t *n, const bd_task_class *tc, const bd_pin_report *rep,
+                        bd_err *err);
 
 /* True when a finding of this kind means an untouched scaffold. */
 bool bd_lint_is_scaffold(bd_lint_kind k);

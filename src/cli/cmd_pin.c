@@ -41,28 +41,22 @@ static void print_superseded(const bd_pin_change *c)
 /* A warning per newly pinned case that still looks like an untouched scaffold. */
 static void warn_scaffolds(const bd_cli *cli, const bd_task_class *tc, const bd_pin_report *rep)
 {
-    const char **ids = calloc(rep->n_changes ? rep->n_changes : 1, sizeof(*ids));
-    size_t k = 0, n = 0, cap = 0;
+    size_t n = 0;
     bd_lint *l = NULL;
-    for (size_t i = 0; ids && i < rep->n_changes; i++)
-        if (rep->changes[i].case_id[0] && rep->changes[i].after[0])
-            ids[k++] = rep->changes[i].case_id;
-    if (ids && bd_case_lint_scaffolds(&l, &n, &cap, tc, ids, k, NULL) == 0) {
+    if (!cli->json && bd_case_lint_pinned(&l, &n, tc, rep, NULL) == 0) {
         for (size_t i = 0; i < n; i++) {
-            size_t more = 0;
-            while (i + 1 < n && strcmp(l[i + 1].case_id, l[i].case_id) == 0)
-                more++, i++;
+            size_t first = i;
+            while (i + 1 < n && strcmp(l[i + 1].case_id, l[first].case_id) == 0)
+                i++;
             char line[1400];
             snprintf(line, sizeof(line),
                      "%s looks like an untouched scaffold: %s%s (benchdesk case check %s %s)",
-                     l[i - more].case_id, cli_err_text(&l[i - more].err), more ? ", and more" : "",
-                     tc->name, l[i - more].case_id);
-            if (!cli->json)
-                cli_warn(line);
+                     l[first].case_id, cli_err_text(&l[first].err), i > first ? ", and more" : "",
+                     tc->name, l[first].case_id);
+            cli_warn(line);
         }
     }
     free(l);
-    free(ids);
 }
 
 int cmd_pin(bd_cli *cli, int argc, char **argv)

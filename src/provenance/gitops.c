@@ -1216,3 +1216,88 @@ void bd_git_head_label(const char *root, char *out, size_t cap)
         *slash = '\0';
     }
 }
+
+/* ---- the last signed version of a task class ------------------------------------------ */
+
+/* The blob id at `path` in `c`'s tree; false when absent. */
+static bool blob_at(git_commit *c, const char *path, git_oid *out)
+{
+    git_tree *t = NULL;
+    git_tree_entry *e = NULL;
+    bool ok = git_commit_tree(&t, c) == 0 && git_tree_entry_bypath(&e, t, path) == 0;
+    if (ok)
+        git_oid_cpy(out, git_tree_entry_id(e));
+    git_tree_entry_free(e);
+    git_tree_free(t);
+    return ok;
+}
+
+static int blob_text(git_repository *repo, git_commit *c, const char *path, char **out, size_t *len)
+{
+    git_oid id;
+    git_blob *b = NULL;
+    *out = NULL;
+    *len = 0;
+    if (!blob_at(c, path, &id) || git_blob_lookup(&b, repo, &id) != 0)
+        return 0; /* absent then: shown as all added */
+    size_t n = (size_t)git_blob_rawsize(b);
+    *out = malloc(n + 1);
+    if (*out) {
+        memcpy(*out, git_blob_rawcontent(b), n);
+        (*out)[n] = '\0';
+        *len = n;
+    }
+    git_blob_free(b);
+    return *out ? 0 : -1;
+}
+
+/* Commits looked at for the last signing, newest first. */
+#define SIGNED_WALK_MAX 20000
+
+int bd_git_last_signed(bd_git *g, const char *task_class, bd_signed_texts *out, bd_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    char prov[1200], reg[1200], rub[1200];
+    snprintf(prov, sizeof(prov), "%sbench/%s/provenance.yaml", g->prefix, task_class);
+    snprintf(reg, sizeof(reg), "%sbench/%s/registration.yaml", g->prefix, task_class);
+    snprintf(rub, sizeof(rub), "%sbench/%s/rubric.py", g->prefix, task_class);
+    git_revwalk *w = NULL;
+    git_oid id;
+    int rc = 1;
+    if (git_revwalk_new(&w, g->repo) != 0 || git_revwalk_push_head(w) != 0) {
+        git_revwalk_free(w);
+        return 1; /* no commit yet */
+    }
+    git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+    for (int k = 0; k < SIGNED_WALK_MAX && git_revwalk_next(&id, w) == 0; k++) {
+        git_commit *c = NULL, *p = NULL;
+        if (git_commit_lookup(&c, g->repo, &id) != 0)
+            break;
+        git_oid mine, theirs;
+        bool here = blob_at(c, prov, &mine);
+        bool before = git_commit_parentcount(c) > 0 && git_commit_parent(&p, c, 0) == 0 &&
+                      blob_at(p, prov, &theirs);
+        git_commit_free(p);
+        if (here && (!before || !git_oid_equal(&mine, &theirs))) {
+            git_oid_tostr(out->commit, sizeof(out->commit), &id);
+            rc = blob_text(g->repo, c, reg, &out->registration, &out->registration_len) < 0 ||
+                         blob_text(g->repo, c, rub, &out->rubric, &out->rubric_len) < 0
+                     ? bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory")
+                     : 0;
+            git_commit_free(c);
+            break;
+        }
+        git_commit_free(c);
+    }
+    git_revwalk_free(w);
+    return rc;
+}
+
+void bd_signed_texts_release(bd_signed_texts *t)
+{
+    if (!t)
+        return;
+    free(t->registration);
+    free(t->rubric);
+    memset(t, 0, sizeof(*t));
+}

@@ -183,4 +183,21 @@ int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_
                           const char *case_id, const char *digest, bd_err *err);
 void bd_git_case_version_release(bd_git_case_version *v);
 
+/* A task class's registration.yaml and rubric.py as of the last commit reachable from
+ * HEAD that changed its provenance.yaml (the last signing that was committed): what the
+ * sign view diffs the current files against. */
+typedef struct bd_signed_texts {
+    char commit[41];    /* that commit's id */
+    char *registration; /* its bytes (NUL-terminated), NULL when it had none */
+    size_t registration_len;
+    char *rubric;
+    size_t rubric_len;
+} bd_signed_texts;
+
+/* Fill *out (bd_signed_texts_release) for `task_class` of the bench `g` opened. Returns 0,
+ * 1 when no commit (within the last 20,000) changed its provenance.yaml, or -1 (out of
+ * memory). */
+int bd_git_last_signed(bd_git *g, const char *task_class, bd_signed_texts *out, bd_err *err);
+void bd_signed_texts_release(bd_signed_texts *t);
+
 #endif

@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "model.h"
 #include "session.h"
+#include "curate.h"
 #include "view_util.h"
 #include "views/case_view.h"
 
@@ -71,8 +72,9 @@ struct prov_job {
     int rc;
 };
 
-static const bd_action actions[] = {BD_A_FOCUS,  BD_A_RUN,        BD_A_HISTORY, BD_A_SIGN,
-                                    BD_A_RECORD, BD_A_STAGE_VIEW, BD_A_NONE};
+static const bd_action actions[] = {BD_A_FOCUS, BD_A_RUN,       BD_A_HISTORY,
+                                    BD_A_SIGN,  BD_A_RECORD,    BD_A_STAGE_VIEW,
+                                    BD_A_PIN,   BD_A_EDIT_FILE, BD_A_NONE};
 
 static const bd_ui_case *row_of(bd_view *v)
 {
@@ -724,6 +726,12 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_STAGE_VIEW:
         bd_app_open(v->app, BD_VIEW_STAGE, NULL);
+        return true;
+    case BD_A_EDIT_FILE:
+        bd_curate_edit(v, s->ref.tc_index, row_of(v)->id, "case.yaml");
+        return true;
+    case BD_A_PIN:
+        bd_curate_pin(v, s->ref.tc_index, row_of(v)->id);
         return true;
     default:
         return false;

@@ -11,6 +11,7 @@
 #include "stale.h"
 #include "model.h"
 #include "session.h"
+#include "curate.h"
 #include "view_util.h"
 #include "views/cases_view.h"
 
@@ -46,9 +47,10 @@ typedef struct cases {
     char text[768];
 } cases;
 
-static const bd_action actions[] = {BD_A_OPEN, BD_A_RUN,          BD_A_RUN_ALL, BD_A_FILTER,
-                                    BD_A_SORT, BD_A_SORT_REVERSE, BD_A_HISTORY, BD_A_RECOMMEND,
-                                    BD_A_SIGN, BD_A_STAGE_VIEW,   BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN, BD_A_RUN,          BD_A_RUN_ALL,  BD_A_FILTER,
+                                    BD_A_SORT, BD_A_SORT_REVERSE, BD_A_HISTORY,  BD_A_RECOMMEND,
+                                    BD_A_SIGN, BD_A_STAGE_VIEW,   BD_A_NEW_CASE, BD_A_EDIT_FILE,
+                                    BD_A_PIN,  BD_A_NONE};
 
 static const bd_ui_tc *tc_of(bd_view *v)
 {
@@ -393,6 +395,17 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_STAGE_VIEW:
         bd_app_open(v->app, BD_VIEW_STAGE, NULL);
+        return true;
+    case BD_A_NEW_CASE:
+        bd_curate_new_case(v, s->tc);
+        return true;
+    case BD_A_EDIT_FILE:
+        if (row != SIZE_MAX)
+            bd_curate_edit(v, s->tc, tc_of(v)->cases[row].id, "case.yaml");
+        return true;
+    case BD_A_PIN:
+        if (row != SIZE_MAX)
+            bd_curate_pin(v, s->tc, tc_of(v)->cases[row].id);
         return true;
     default:
         return false;

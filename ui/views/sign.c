@@ -14,6 +14,11 @@
 #include <strings.h>
 
 #include "err_keys.h"
+#include "fsutil.h"
+#include "gitops.h"
+#include "linediff.h"
+#include "strbuf.h"
+#include "text.h"
 #include "model.h"
 #include "passphrase.h"
 #include "sign.h"
@@ -52,6 +57,10 @@ typedef struct sign_view {
     bool bad_before;
     char pass[512];
     size_t pass_len;
+    /* a task class: registration.yaml and rubric.py against the last signed commit */
+    struct diff_job *diff_job;
+    char *diff_text;     /* the diff, terminal-safe, for the pager (D) */
+    char diff_line[256]; /* the summary line ("" while it is made or without git) */
 } sign_view;
 
 typedef enum { JOB_KEYS, JOB_PREPARE, JOB_SIGN } job_kind;
@@ -82,7 +91,122 @@ struct sign_job {
     bd_prov_result vres;
 };
 
-static const bd_action actions[] = {BD_A_OPEN, BD_A_ROLE, BD_A_PINENTRY, BD_A_NONE};
+static const bd_action actions[] = {BD_A_OPEN, BD_A_ROLE, BD_A_PINENTRY, BD_A_DIFF, BD_A_NONE};
+
+/* ---- the diff of a task class against its last signed commit ------------------------ */
+
+typedef struct diff_job {
+    bd_work work;
+    bd_view *view; /* NULL once the view closed */
+    char *root, *dir, *name;
+    char *text;
+    char line[256];
+} diff_job;
+
+/* One file's diff into `b` (terminal-safe lines marked -, + or a space); counts added and
+ * removed lines. */
+static void diff_file(bd_strbuf *b, const char *label, const char *old, size_t olen,
+                      const char *now, size_t nlen, size_t *add, size_t *del)
+{
+    bd_diff_line *d = NULL;
+    size_t n = 0;
+    *add = *del = 0;
+    bd_strbuf_str(b, "=== ");
+    bd_strbuf_str(b, label);
+    bd_strbuf_str(b, "\n");
+    if (bd_line_diff(&d, &n, old ? old : "", olen, now ? now : "", nlen, NULL) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        *add += d[i].op == BD_DIFF_ADD;
+        *del += d[i].op == BD_DIFF_DEL;
+        bd_strbuf_str(b, d[i].op == BD_DIFF_ADD ? "+ " : d[i].op == BD_DIFF_DEL ? "- " : "  ");
+        bd_text_vis_into(b, d[i].text, d[i].len, BD_TEXT_KEEP_TAB);
+        bd_strbuf_str(b, "\n");
+    }
+    free(d);
+}
+
+static void diff_run(bd_work *w)
+{
+    diff_job *j = (diff_job *)w;
+    bd_git *g = NULL;
+    bd_signed_texts st;
+    memset(&st, 0, sizeof(st));
+    bd_err e = BD_ERR_INIT;
+    if (bd_git_open(&g, j->root, &e) < 0 || bd_git_last_signed(g, j->name, &st, &e) != 0) {
+        snprintf(j->line, sizeof(j->line), "no signed commit of it in git to diff against");
+        bd_git_close(g);
+        return;
+    }
+    const char *files[2] = {"registration.yaml", "rubric.py"};
+    const char *old[2] = {st.registration, st.rubric};
+    size_t olen[2] = {st.registration_len, st.rubric_len}, add[2], del[2];
+    bd_strbuf b = BD_STRBUF_INIT;
+    bd_strbuf_str(&b, "changes since the last signed commit ");
+    bd_strbuf_str(&b, st.commit);
+    bd_strbuf_str(&b, "\n\n");
+    for (int k = 0; k < 2; k++) {
+        char p[4400], *now = NULL;
+        size_t nlen = 0;
+        snprintf(p, sizeof(p), "%s/%s", j->dir, files[k]);
+        (void)bd_read_file(&now, &nlen, p, 1u << 20, BD_E_IO, NULL);
+        diff_file(&b, files[k], old[k], olen[k], now, nlen, &add[k], &del[k]);
+        free(now);
+    }
+    j->text = bd_strbuf_take(&b);
+    snprintf(j->line, sizeof(j->line),
+             "since signed commit %.7s: registration.yaml +%zu -%zu, rubric.py +%zu -%zu   "
+             "(D: read the diff)",
+             st.commit, add[0], del[0], add[1], del[1]);
+    bd_signed_texts_release(&st);
+    bd_git_close(g);
+}
+
+static void diff_done(bd_work *w, bool ran)
+{
+    diff_job *j = (diff_job *)w;
+    if (j->view && ran) {
+        sign_view *s = j->view->state;
+        s->diff_job = NULL;
+        s->diff_text = j->text;
+        j->text = NULL;
+        snprintf(s->diff_line, sizeof(s->diff_line), "%s", j->line);
+        bd_app_invalidate(j->view->app, BD_DIRTY_BODY);
+    } else if (j->view) {
+        ((sign_view *)j->view->state)->diff_job = NULL;
+    }
+    free(j->root);
+    free(j->dir);
+    free(j->name);
+    free(j->text);
+    free(j);
+}
+
+static void start_diff(bd_view *v, const bd_task_class *tc)
+{
+    sign_view *s = v->state;
+    diff_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->root = strdup(v->app->bench->root)) || !(j->dir = strdup(tc->dir)) ||
+        !(j->name = strdup(tc->name))) {
+        if (j) {
+            free(j->root);
+            free(j->dir);
+            free(j);
+        }
+        return;
+    }
+    j->view = v;
+    j->work.run = diff_run;
+    j->work.done = diff_done;
+    if (bd_work_queue(v->app, &j->work) < 0) {
+        free(j->root);
+        free(j->dir);
+        free(j->name);
+        free(j);
+        return;
+    }
+    s->diff_job = j;
+}
 
 static void wipe(void *p, size_t n)
 {
@@ -221,9 +345,11 @@ static void update_model(bd_app *app, sign_job *j)
 static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
 {
     /* An external pinentry may have drawn on the terminal: forget what it shows. Keys
-     * typed meanwhile were meant for GnuPG (a passphrase the agent did not ask for). */
+     * typed while GnuPG worked were meant for it (a passphrase the agent did not ask
+     * for): the view swallowed those it read, and what is still unread is dropped here,
+     * never taken as commands by the view below. */
     bd_app_redraw_all(app);
-    bd_app_discard_keys(app, 600);
+    bd_app_discard_keys(app, 0);
     if (!ran) {
         if (v)
             bd_app_message(app, BD_MSG_WARN, "signing cancelled");
@@ -499,6 +625,8 @@ static int open_view(bd_view *v, void *arg)
     bd_list_init(&s->list);
     snprintf(v->title, sizeof(v->title), "sign %s%s", whole ? "task class " : "", name);
     queue(v, new_job(v, JOB_KEYS));
+    if (whole)
+        start_diff(v, tc);
     return 0;
 }
 
@@ -510,6 +638,9 @@ static void close_view(bd_view *v)
         bd_pass_detach(s->job->pass);
     }
     wipe(s->pass, sizeof(s->pass));
+    if (s->diff_job)
+        s->diff_job->view = NULL; /* it frees itself when it reports */
+    free(s->diff_text);
     free(s->keys);
     bd_sign_result_release(&s->prep);
     bd_list_release(&s->list);
@@ -659,6 +790,11 @@ static void draw(bd_view *v, WINDOW *w)
                              : "gpg-agent's pinentry   (l: ask here instead)",
                  A_NORMAL, false);
     y++;
+    if (s->diff_line[0]) {
+        x = label(w, y, "change");
+        bd_draw_text(w, y, x, cols - x, s->diff_line, A_NORMAL, false);
+        y++;
+    }
     bd_draw_rule(w, ++y, "message to be signed (exact bytes, every line ends in \\n)",
                  bd_role_attr(BD_R_MUTED));
     y++;
@@ -735,8 +871,10 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     }
     if (s->signing) {
-        /* Only leaving is possible while GnuPG signs. */
-        if (a == BD_A_BACK || a == BD_A_QUIT || a == BD_A_HELP)
+        /* Keys typed while GnuPG signs are meant for it (a passphrase typed for an agent
+         * that does not ask): discarded, never commands. Esc still leaves (no passphrase
+         * holds it), Ctrl-C still quits. */
+        if (a == BD_A_ESCAPE)
             return false;
         return true;
     }
@@ -765,6 +903,17 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_PINENTRY:
         s->loopback = !s->loopback;
+        return true;
+    case BD_A_DIFF:
+        if (s->diff_text) {
+            bd_err e = BD_ERR_INIT;
+            if (bd_app_foreground_viewer(v->app, s->diff_text, strlen(s->diff_text), "signed-diff",
+                                         &e) < 0)
+                bd_app_error(v->app, &e);
+        } else {
+            bd_app_message(v->app, BD_MSG_INFO, "%s",
+                           s->diff_line[0] ? s->diff_line : "the diff is still being made");
+        }
         return true;
     default:
         return false;

@@ -10,6 +10,7 @@
 #include "err_keys.h"
 #include "model.h"
 #include "session.h"
+#include "curate.h"
 #include "view_util.h"
 #include "views/tclasses_view.h"
 
@@ -19,7 +20,8 @@ typedef struct tclasses {
 } tclasses;
 
 static const bd_action actions[] = {BD_A_OPEN,      BD_A_RUN,        BD_A_FILTER, BD_A_HISTORY,
-                                    BD_A_RECOMMEND, BD_A_STAGE_VIEW, BD_A_SIGN,   BD_A_NONE};
+                                    BD_A_RECOMMEND, BD_A_STAGE_VIEW, BD_A_SIGN,   BD_A_NEW_CASE,
+                                    BD_A_EDIT_FILE, BD_A_PIN,        BD_A_NONE};
 
 /* The task class's own signatures: a glyph for the row, words for the footer. */
 static const char *tc_sig_glyph(const bd_ui_tc *t, bd_role *role)
@@ -322,6 +324,18 @@ static bool key(bd_view *v, bd_action a, int ch)
             bd_case_ref ref = {row, SIZE_MAX};
             bd_app_open(v->app, BD_VIEW_SIGN, &ref);
         }
+        return true;
+    case BD_A_NEW_CASE:
+        if (row != SIZE_MAX)
+            bd_curate_new_case(v, row);
+        return true;
+    case BD_A_EDIT_FILE:
+        if (row != SIZE_MAX)
+            bd_curate_edit(v, row, NULL, "rubric.py");
+        return true;
+    case BD_A_PIN:
+        if (row != SIZE_MAX)
+            bd_curate_pin(v, row, NULL);
         return true;
     default:
         return false;
