@@ -82,6 +82,10 @@ typedef struct bd_report {
     size_t n;
     const bd_verdict_set *vs; /* borrowed (NULL: no verdicts shown) */
     bd_score_ids ids;         /* owned: the score_ids of the walk's records */
+    /* How the run's rubrics were started ("warm", "cold"), when the caller knows it: the
+     * history does not record it, so only `run --junit` (the run just done) says it. NULL:
+     * not written. Borrowed. */
+    const char *start_mode;
 } bd_report;
 
 /* Verify the whole chain of `h` (bd_runs_load_verdicts) and gather the report of run

@@ -137,7 +137,7 @@ static const char *tc_digest(const bd_history_record *r)
     return r->task_class_digest ? r->task_class_digest : r->rubric_digest;
 }
 
-static int testsuite(xmlTextWriterPtr w, const bd_report_run *rr)
+static int testsuite(xmlTextWriterPtr w, const bd_report_run *rr, const char *start_mode)
 {
     const bd_run *run = rr->run;
     const bd_history_record *r0 = &run->recs[0];
@@ -156,6 +156,7 @@ static int testsuite(xmlTextWriterPtr w, const bd_report_run *rr)
         property(w, "task_class_digest", tc_digest(r0)) < 0 ||
         (r0->operator_fingerprint &&
          property(w, "operator_fingerprint", r0->operator_fingerprint) < 0) ||
+        (start_mode && property(w, "start_mode", start_mode) < 0) ||
         property(w, "harness_version", r0->harness_version) < 0 ||
         property(w, "started_at", run->started_at) < 0 ||
         property(w, "finished_at", run->finished_at) < 0 ||
@@ -185,7 +186,7 @@ static int document(xmlTextWriterPtr w, const bd_report *r)
         attr_num(w, "time", (double)ms / 1000.0, 3) < 0)
         return -1;
     for (size_t i = 0; i < r->n; i++)
-        if (testsuite(w, &r->v[i]) < 0)
+        if (testsuite(w, &r->v[i], r->start_mode) < 0)
             return -1;
     if (xmlTextWriterEndElement(w) < 0 || xmlTextWriterEndDocument(w) < 0)
         return -1;

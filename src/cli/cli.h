@@ -102,9 +102,10 @@ int cmd_report(bd_cli *cli, int argc, char **argv);
 /* Write the report of run `run_id` (NULL: the latest full run of each task class) of the
  * verified chain `h`, with the verdicts of `bench` beside its records, in format `fmt` to
  * `path` (atomically), or to stdout when `path` is NULL (cmd_report.c; `run --junit` uses
- * it too). Returns 0, or the exit status of the error it printed. */
+ * it too, with `start_mode`, how the run just done started its rubrics; NULL elsewhere:
+ * the history does not record it). Returns 0, or the exit status of the error it printed. */
 int cli_report_write(const bd_cli *cli, const bd_bench *bench, bd_history *h, const char *run_id,
-                     bd_report_format fmt, const char *path);
+                     const char *start_mode, bd_report_format fmt, const char *path);
 int cmd_verdict(bd_cli *cli, int argc, char **argv);
 int cmd_review(bd_cli *cli, int argc, char **argv);
 int cmd_calibrate(bd_cli *cli, int argc, char **argv);

@@ -33,7 +33,7 @@ static const char report_help[] =
     "Formats: docs/formats.md#reports.\n";
 
 int cli_report_write(const bd_cli *cli, const bd_bench *bench, bd_history *h, const char *run_id,
-                     bd_report_format fmt, const char *path)
+                     const char *start_mode, bd_report_format fmt, const char *path)
 {
     bd_err err = BD_ERR_INIT;
     bd_report r;
@@ -54,6 +54,7 @@ int cli_report_write(const bd_cli *cli, const bd_bench *bench, bd_history *h, co
         bd_verdict_set_release(&vs);
         return cli_fail(cli, &err);
     }
+    r.start_mode = start_mode;
     rc = bd_report_write(&r, fmt, &text, &len, &err);
     bd_report_release(&r);
     bd_verdict_set_release(&vs);
@@ -100,7 +101,7 @@ int cmd_report(bd_cli *cli, int argc, char **argv)
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0)
         status = cli_fail(cli, &err);
     else
-        status = cli_report_write(cli, bench, h, run_id, fmt, path);
+        status = cli_report_write(cli, bench, h, run_id, NULL, fmt, path);
     bd_history_free(h);
     bd_bench_free(bench);
     return status;

@@ -585,9 +585,11 @@ static int write_junit(bd_cli *cli, const run_args *a, const bd_runner *runner,
     int rc = records ? bd_history_open_dir(&h, records, BD_HISTORY_READ, &err)
                      : bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
     free(records);
-    int status = rc == 0 ? cli_report_write(cli, bench, h, bd_runner_summary(runner)->run_id,
-                                            BD_REPORT_JUNIT, a->junit)
-                         : cli_fail(cli, &err);
+    const bd_run_summary *sum = bd_runner_summary(runner);
+    int status =
+        rc == 0 ? cli_report_write(cli, bench, h, sum->run_id, sum->start[0] ? sum->start : NULL,
+                                   BD_REPORT_JUNIT, a->junit)
+                : cli_fail(cli, &err);
     bd_history_free(h);
     if (status == 0 && !cli->json)
         printf("  %-14s %s\n", "junit", a->junit);
