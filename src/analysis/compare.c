@@ -145,8 +145,8 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
     /* The records compared are those the verify walk links, parsed in full as it passes
      * them (never the derived index: docs/history.md#the-derived-index). */
     loader ld = {NULL, 0, 0, 0, h, err};
-    bd_history_visit visit = {.fn = load_scanned, .reset = load_reset, .ctx = &ld},
-                     with_verdicts, wrapped;
+    bd_history_visit visit = {.fn = load_scanned, .reset = load_reset, .ctx = &ld}, with_verdicts,
+                     wrapped;
     bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;
     vo.visit = &visit;
     if (vs) {

@@ -392,6 +392,12 @@ static int verify_one(vctx *v, uint64_t k, bd_history_verify_result *res, bd_err
  * In the fast mode (records up to a head an earlier full verify saw, below) the workers
  * only compute each record's BLAKE3 and the linking thread chains them as they become
  * ready, helping with the hashing whenever it would otherwise wait. */
+/* One slot's room for visit->pre's result: aligned for any type the visitor stores. */
+static size_t pre_stride(const bd_history_visit *vis)
+{
+    return (vis->pre_size + 15) / 16 * 16;
+}
+
 typedef struct vslot {
     uint64_t seq;
     uint8_t prev[32];
@@ -427,7 +433,7 @@ static void work_pre(vwork *w, size_t i, const char *p, size_t len)
         return;
     s->matched = !vis->needle || memmem(p, len, vis->needle, w->needle_len) != NULL;
     if (s->matched)
-        vis->pre(p, len, w->pre_buf + i * vis->pre_size, vis->ctx);
+        vis->pre(p, len, w->pre_buf + i * pre_stride(vis), vis->ctx);
     s->pre_done = true;
 }
 
@@ -630,7 +636,7 @@ static int verify_window_run(vctx *v, vwork *w, bd_history_verify_result *res, b
         }
         size_t len = 0;
         const char *p = window_record(v, w, i, &len, &b, err);
-        vpre done = {s->matched, w->pre_buf + i * (w->vis ? w->vis->pre_size : 0)};
+        vpre done = {s->matched, w->pre_buf + i * (w->vis ? pre_stride(w->vis) : 0)};
         if (!p || accept_record(v, k, s->hash, p, len, s->pre_done ? &done : NULL, err) != 0) {
             rc = WIN_FAIL;
             break;
@@ -942,7 +948,7 @@ static int pre_prepare(vctx *v, bd_err *err)
                           "malformed");
     size_t slots = BD_SEGMENT_RECORDS > verify_window ? BD_SEGMENT_RECORDS : verify_window;
     v->pre_local = malloc(vis->pre_size);
-    v->pre_slots = malloc(slots * vis->pre_size);
+    v->pre_slots = malloc(slots * pre_stride(vis));
     if (!v->pre_local || !v->pre_slots)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory verifying the history");
     return 0;

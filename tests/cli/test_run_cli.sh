@@ -183,5 +183,13 @@ forge_cassette() {
     sed -i "s|^  case-0002: .*|  case-0002: $d|" "$FX/bench/trivial/cases/digests.yaml"
 }
 tamper "re-recorded cassette" cassette.digest_mismatch -- forge_cassette
-tamper "unpinned case" case.digest_missing -- sed -i '/case-0001/d' "$FX/bench/trivial/cases/digests.yaml"
+# An unpinned case is not selected (a scaffold being made blocks nothing but itself,
+# docs/runner.md): one warning line naming it, the others run, it gets no record.
+rm -rf "$FX" && "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --only trivial >/dev/null
+sed -i '/case-0001/d' "$FX/bench/trivial/cases/digests.yaml"
+rc=0; out=$(bd run trivial "${SUB[@]}" --drafts --json 2>"$BD_TMP/unpinned.err") || rc=$?
+[ "$rc" = 0 ] && grep -q '^benchdesk: warning: .*case.digest_missing.*case-0001' "$BD_TMP/unpinned.err" &&
+    pass "unpinned case: one warning line, the run goes on" || fail "unpinned case: exit $rc: $(cat "$BD_TMP/unpinned.err")"
+! grep -q '"case_id":"case-0001"' <<<"$out" && grep -q '"case_id":"case-0002"' <<<"$out" &&
+    pass "unpinned case: not run, the others are" || fail "unpinned case: $out"
 finish
