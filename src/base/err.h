@@ -225,8 +225,7 @@ int bd_err_append(bd_err *err, const char *fmt, ...) __attribute__((format(print
 /* Re-word `err` (may be NULL) as a `code` error about `file` (may be NULL) whose message
  * is `before`, its old message and `after`: the advice it carried stays where it was in
  * the old text (a bundle's broken chain still says what to run). Returns -1. */
-int bd_err_wrap(bd_err *err, bd_code code, const char *file, const char *before,
-                const char *after);
+int bd_err_wrap(bd_err *err, bd_code code, const char *file, const char *before, const char *after);
 
 /* Write the message of `err` into `out` (`cap` bytes, NUL-terminated, cut to fit) with the
  * words for its action spliced in at action_at. `words` is a front end's table, indexed by

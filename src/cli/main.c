@@ -36,7 +36,7 @@
     X("commit", cmd_commit, "commit the staged changes (optionally signed)")                       \
     X("verdict", cmd_verdict, "sign your verdict on score records (confirmed, rubric_bug, ...)")   \
     X("review", cmd_review, "the review queue: unreviewed failures, second reviews, a sample")     \
-    X("calibrate", cmd_calibrate, "how the rubric agrees with its reviewers (2x2, kappa)")          \
+    X("calibrate", cmd_calibrate, "how the rubric agrees with its reviewers (2x2, kappa)")         \
     X("help", cmd_help, "help [COMMAND]: this list, or a command's help")
 
 static int cmd_help(bd_cli *cli, int argc, char **argv);

@@ -28,10 +28,10 @@ typedef struct bd_sigmemo bd_sigmemo;
 
 /* What is remembered of one cryptographically good signature. */
 typedef struct bd_sigmemo_entry {
-    int verdict;                      /* a bd_prov_det_verdict with crypto_good set */
-    int64_t expires;                  /* the signing key's expiry (UTC seconds), 0: none */
+    int verdict;                          /* a bd_prov_det_verdict with crypto_good set */
+    int64_t expires;                      /* the signing key's expiry (UTC seconds), 0: none */
     char fingerprint[BD_FPR_HEX_LEN + 1]; /* the signer's primary fingerprint */
-    char key_id[41];                  /* the (sub)key GnuPG reported */
+    char key_id[41];                      /* the (sub)key GnuPG reported */
 } bd_sigmemo_entry;
 
 /* This user's memo, read lazily on the first lookup. NULL when the user has no state
