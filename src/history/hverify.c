@@ -440,10 +440,16 @@ static void work_pre(vwork *w, size_t i, const char *p, size_t len)
 /* The prev_hash member of record bytes already verified once (the fast mode): in canonical
  * JSON a quote inside a string is escaped and no other member named prev_hash holds a
  * string, so its first occurrence is the top-level member. False when absent. */
-static bool fast_prev(const char *p, size_t len, uint8_t prev[32])
+static bool fast_prev(const char *p, size_t len, uint8_t prev[32], size_t *hint)
 {
     static const char pat[] = "\"prev_hash\":\"";
-    const char *m = memmem(p, len, pat, sizeof(pat) - 1);
+    /* Records of one history have much the same shape: where the last one held the member
+     * is tried first (the pattern occurs once, so any place it is found is the member). */
+    const char *m = *hint + sizeof(pat) - 1 <= len && memcmp(p + *hint, pat, sizeof(pat) - 1) == 0
+                        ? p + *hint
+                        : memmem(p, len, pat, sizeof(pat) - 1);
+    if (m)
+        *hint = (size_t)(m - p);
     char hex[BD_HASH_BUF];
     if (!m || (size_t)(p + len - m) < sizeof(pat) - 1 + 65)
         return false;
@@ -463,6 +469,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     const uint8_t *in[VERIFY_BATCH] = {NULL};
     size_t lens[VERIFY_BATCH] = {0};
     uint8_t b3[VERIFY_BATCH][32];
+    size_t hint = 0;
     size_t n = end - i;
     for (size_t j = 0; j < n; j++)
         in[j] = (const uint8_t *)bd_segbuf_line(w->seg, w->seg_lo + i + j, &lens[j]);
@@ -474,7 +481,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
         vslot *s = &w->slots[i + j];
-        s->ok = fast_prev((const char *)in[j], lens[j], s->prev);
+        s->ok = fast_prev((const char *)in[j], lens[j], s->prev, &hint);
         if (s->ok) {
             memcpy(msg[m], CHAIN_TAG, CHAIN_TAG_LEN);
             memcpy(msg[m] + CHAIN_TAG_LEN, s->prev, 32);
@@ -500,6 +507,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
         work_batch_fast(w, i, end);
         return;
     }
+    size_t hint = 0;
     for (; i < end; i++) {
         vslot *s = &w->slots[i];
         bd_err ignored;
@@ -515,7 +523,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
         if (p && w->fast) {
             /* Each record's hash from its own bytes and its prev_hash member, so hashing
              * runs on every thread and linking is a comparison (see verify_window_run). */
-            s->ok = fast_prev(p, len, s->prev);
+            s->ok = fast_prev(p, len, s->prev, &hint);
             if (s->ok)
                 bd_history_record_hash(s->hash, s->prev, p, len);
         } else if (p && parse_record(p, len, &core, NULL, NULL) == BD_CHAIN_OK) {
