@@ -113,13 +113,8 @@ static int load_scanned(uint64_t seq, const char *rec, size_t len, const uint8_t
     (void)hash;
     loader *l = ctx;
     bd_history_record r;
-    char why[256];
-    if (bd_history_record_parse(&r, rec, len, why) != BD_CHAIN_OK) {
-        bd_err_set(l->err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
-                   "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
-                   why);
-        return bd_err_advise(l->err, BD_ACT_HISTORY_VERIFY, NULL);
-    }
+    if (bd_history_record_parse_seq(&r, seq, rec, len, l->err) != 0)
+        return -1;
     return loader_keep(l, &r);
 }
 

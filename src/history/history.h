@@ -351,6 +351,12 @@ bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf,
 
 void bd_history_record_release(bd_history_record *r);
 
+/* bd_history_record_parse for the bytes of record `seq` that a walk hands its visitor:
+ * returns 0, or -1 with chain.tampered ("history record N is not a valid record (why)",
+ * advising history verify) or env.out_of_memory in `err`. */
+int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
+                                bd_err *err);
+
 /* Read and parse record `seq` (not verified against its neighbours). Returns 0 and fills
  * *out (release with bd_history_record_release), or -1: chain.tampered when the record is
  * missing, unparseable or schema-invalid, io.error, env.out_of_memory. */

@@ -34,10 +34,10 @@ static int read_src(bd_history *h, src *sr, uint64_t seq, bd_history_record *out
         if (strcmp(why, "out of memory") == 0)
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
     }
-    return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, seq), 0,
-                      "history record %llu is not a valid record (%s); run `benchdesk history "
-                      "verify`",
-                      (unsigned long long)seq, why);
+    bd_err_set(err, BD_E_CHAIN_TAMPERED, path, rec_line(h, seq), 0,
+               "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
+               why);
+    return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
 }
 
 int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err *err)

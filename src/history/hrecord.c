@@ -1096,6 +1096,20 @@ bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf,
     return parse_record(buf, len, &core, out, why);
 }
 
+int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
+                                bd_err *err)
+{
+    char why[256];
+    if (bd_history_record_parse(out, buf, len, why) == BD_CHAIN_OK)
+        return 0;
+    if (strcmp(why, "out of memory") == 0)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+    bd_err_set(err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
+               "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
+               why);
+    return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
+}
+
 void bd_history_record_release(bd_history_record *r)
 {
     if (!r)

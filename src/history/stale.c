@@ -213,13 +213,8 @@ static int stale_visit(uint64_t seq, const char *rec, size_t len, const uint8_t 
     (void)hash;
     stale_walk *w = ctx;
     bd_history_record r;
-    char why[256];
-    if (bd_history_record_parse(&r, rec, len, why) != BD_CHAIN_OK) {
-        bd_err_set(w->err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
-                   "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
-                   why);
-        return bd_err_advise(w->err, BD_ACT_HISTORY_VERIFY, NULL);
-    }
+    if (bd_history_record_parse_seq(&r, seq, rec, len, w->err) != 0)
+        return -1;
     if (!r.is_audit && r.task_class && r.case_id && strcmp(r.task_class, w->tc->name) == 0) {
         const char *key = r.case_id;
         const char **hit =
