@@ -63,7 +63,7 @@ tui_keys Enter
 expect_screen "1/1 (of 18)" "filtered to $longest"
 tui_keys r
 expect_screen_re "run $tc" "r runs it"
-tui_wait_re " finished |REFUSED" 60 || true
+tui_wait_re " finished( |$)|REFUSED" 60 || true
 tui_keys Enter
 expect_screen_re "(PASSED|FAILED)  score [0-9.]+  $longest" "result title at 80x24: the score and the whole case id"
 tui_keys h
@@ -172,7 +172,7 @@ SH
     expect_screen "weaker isolation class" "W asks first"
     tui_keys y
     expect_screen_re "run $tc .* subprocess" "y runs it under subprocess, and says so"
-    tui_wait_re " finished " 60 || true
+    tui_wait_re " finished( |$)" 60 || true
     tui_keys Q
     tui_expect_exit 0 "Q without user namespaces"
 else

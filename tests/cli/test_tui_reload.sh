@@ -62,7 +62,7 @@ tui_keys g j
 expect_screen "2/18" "cursor on the second case"
 tui_keys r d
 expect_screen_re "finished|REFUSED" "the run of $id2 ends"
-tui_wait_re " finished " 60 || true
+tui_wait_re " finished( |$)" 60 || true
 tui_keys Enter
 expect_screen_re "score [0-9.]+ +$id2" "Enter opens the run's result"
 tui_keys C-r

@@ -117,6 +117,7 @@ expect_joined() {
     else
         fail "$2: '$1' never appeared (rows joined); the pane was:
 $TUI_LAST"
+        tui_stacks
     fi
 }
 
@@ -134,12 +135,33 @@ tui_gone() {
 }
 
 # expect_screen TEXT WHAT: wait for TEXT, pass or fail with the pane shown.
+# tui_stacks: once per test, after the first failed wait, what benchdesk was doing: its
+# process tree and every thread's stack (gdb, when installed), so a hang seen once in CI
+# can be read from the log instead of guessed at.
+TUI_STACKS_DONE=0
+tui_stacks() {
+    [ "$TUI_STACKS_DONE" = 0 ] || return 0
+    TUI_STACKS_DONE=1
+    local pid
+    pid=$(tui_pid 2>/dev/null) || return 0
+    [ -n "$pid" ] || return 0
+    echo "---- benchdesk (pid $pid) at the first failed wait: processes"
+    ps -o pid,ppid,stat,etime,wchan:24,args --ppid "$pid" -p "$pid" 2>&1 | cut -c1-160
+    if command -v gdb >/dev/null; then
+        echo "---- its threads' stacks"
+        timeout 60 gdb -p "$pid" -batch -nx -ex 'set pagination off' -ex 'thread apply all bt 25' 2>&1 |
+            grep -E '^(Thread|#)' | cut -c1-200 | head -300
+    fi
+    echo "---- end of the stacks"
+}
+
 expect_screen() {
     if tui_wait "$1"; then
         pass "$2"
     else
         fail "$2: '$1' never appeared; the pane was:
 $TUI_LAST"
+        tui_stacks
     fi
 }
 
@@ -149,6 +171,7 @@ expect_screen_re() {
     else
         fail "$2: /$1/ never appeared; the pane was:
 $TUI_LAST"
+        tui_stacks
     fi
 }
 
