@@ -489,6 +489,9 @@ struct bd_app {
      * taken as commands. 0: none. */
     uint64_t discard_keys_until_ms;
     void *watch; /* watch.h: changes made outside the TUI (NULL: not watched) */
+    /* A pin is being written on the pool (curate.c): no run starts and no second pin
+     * until it is done, so a run never reads pins half rewritten. */
+    bool pinning;
     int exit_status;
     char branch[128];
     bd_config config; /* .benchdesk/config.yaml: theme, jobs, python */

@@ -149,6 +149,57 @@ static void warn_scaffold(bd_app *app, const bd_task_class *tc, const bd_pin_rep
     free(l);
 }
 
+/* A pin on the pool: hashing every case of a large task class takes seconds, and the
+ * TUI keeps drawing meanwhile. */
+typedef struct pin_job {
+    bd_work work;
+    bd_bench *bench;
+    bd_prov_ctx *prov;
+    char name[256];
+    char case_id[256]; /* "" for every case */
+    bd_task_class *tc;
+    bd_pin_report rep;
+    bd_err err;
+    int rc;
+} pin_job;
+
+static void pin_run(bd_work *w)
+{
+    pin_job *j = (pin_job *)w;
+    const char *ids[1] = {j->case_id};
+    j->rc = -1;
+    /* As `benchdesk pin`: every case on disk for the task class, only the named one
+     * (without listing the others) for a case. */
+    int (*load)(bd_task_class **, const bd_bench *, const char *, bd_err *) =
+        j->case_id[0] ? bd_task_class_load_unlisted : bd_task_class_load;
+    if (load(&j->tc, j->bench, j->name, &j->err) < 0)
+        return;
+    j->rc = bd_repin(&j->rep, j->bench, j->tc, j->case_id[0] ? ids : NULL, j->case_id[0] ? 1 : 0,
+                     j->prov, &j->err);
+}
+
+static void pin_done(bd_work *w, bool ran)
+{
+    pin_job *j = (pin_job *)w;
+    bd_app *app = w->app;
+    app->pinning = false;
+    char what[600];
+    snprintf(what, sizeof(what), "%s%s%s", j->name, j->case_id[0] ? "/" : " (every case)",
+             j->case_id);
+    if (!ran)
+        bd_app_message(app, BD_MSG_WARN, "pin of %s cancelled: nothing was written", what);
+    else if (j->rc < 0)
+        bd_app_error(app, &j->err);
+    else {
+        say_pinned(app, &j->rep, what);
+        warn_scaffold(app, j->tc, &j->rep);
+    }
+    bd_pin_report_release(&j->rep);
+    bd_task_class_free(j->tc);
+    free(j);
+    bd_watch_touch(app->watch);
+}
+
 void bd_curate_pin(bd_view *v, size_t tc_index, const char *case_id)
 {
     bd_app *app = v->app;
@@ -156,23 +207,32 @@ void bd_curate_pin(bd_view *v, size_t tc_index, const char *case_id)
         bd_app_message(app, BD_MSG_WARN, "a run is in progress: pin after it finishes");
         return;
     }
-    bd_task_class *tc = fresh_tc(app, tc_index);
-    if (!tc)
+    if (app->pinning) {
+        bd_app_message(app, BD_MSG_WARN, "a pin is being written: wait for it to finish");
         return;
-    bd_pin_report rep = {0};
-    bd_err e = BD_ERR_INIT;
-    const char *ids[1] = {case_id};
-    char what[300];
-    snprintf(what, sizeof(what), "%s%s%s", tc->name, case_id ? "/" : " (every case)",
-             case_id ? case_id : "");
-    if (bd_repin(&rep, app->bench, tc, case_id ? ids : NULL, case_id ? 1 : 0, app->model->prov,
-                 &e) < 0) {
-        bd_app_error(app, &e);
-    } else {
-        say_pinned(app, &rep, what);
-        warn_scaffold(app, tc, &rep);
     }
-    bd_pin_report_release(&rep);
-    bd_task_class_free(tc);
-    bd_watch_touch(app->watch);
+    const char *name = tc_name(app, tc_index);
+    if (!name)
+        return;
+    pin_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        bd_app_message(app, BD_MSG_ERROR, "env.out_of_memory: cannot start the pin");
+        return;
+    }
+    j->bench = app->bench;
+    j->prov = app->model->prov;
+    j->err = (bd_err)BD_ERR_INIT;
+    snprintf(j->name, sizeof(j->name), "%s", name);
+    snprintf(j->case_id, sizeof(j->case_id), "%s", case_id ? case_id : "");
+    j->work.run = pin_run;
+    j->work.done = pin_done;
+    if (bd_work_queue(app, &j->work) < 0) {
+        free(j);
+        bd_app_message(app, BD_MSG_ERROR, "env.error: cannot queue the pin");
+        return;
+    }
+    app->pinning = true;
+    bd_app_message(app, BD_MSG_INFO, "pinning %s%s%s...", name, case_id ? "/" : " (every case)",
+                   case_id ? case_id : "");
+    bd_app_animate(app);
 }

@@ -201,6 +201,10 @@ static void reload_now(bd_app *app)
         bd_app_message(app, BD_MSG_WARN, "a run is in progress: reload after it finishes");
         return;
     }
+    if (app->pinning) { /* the pin borrows the bench a reload replaces */
+        bd_app_message(app, BD_MSG_WARN, "a pin is being written: reload once it is done");
+        return;
+    }
     /* Say where every view is, by name, before the model is renumbered. */
     stop_reopening();
     bd_view *stack[MAX_KEPT];

@@ -408,6 +408,10 @@ bool bd_ui_run_can_start(bd_app *app, size_t tc_index)
         bd_app_message(app, BD_MSG_WARN, "a run is in progress: v shows it, c cancels it");
         return false;
     }
+    if (app->pinning) {
+        bd_app_message(app, BD_MSG_WARN, "a pin is being written: run once it is done");
+        return false;
+    }
     if (!bd_model_tc(app->model, tc_index)) {
         bd_app_message(app, BD_MSG_WARN, "the task class is still loading (or failed to load)");
         return false;
