@@ -319,10 +319,19 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     gs.subset = n > 0;
     gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
     bd_verify_sink sink = {gate_task_class, gate_case, gate_orphan, &gs};
+    /* The task class alone first: a run its own check or its signatures refuse is refused
+     * before any case is hashed, however many there are. */
+    bd_verify_sink tc_sink = {gate_task_class, NULL, NULL, &gs};
+    bd_verify_opts topt = {.prov = ctx, .no_cases = true};
+    if (bd_verify(&rep, tc, &topt, &tc_sink, err) < 0)
+        goto out;
+    bd_verify_report_release(&rep);
+    memset(&rep, 0, sizeof(rep));
+    bool refused_early = gs.have_first || (!plan->tc_signed && !o->drafts);
     /* The first failure of the task class or of a selected case refuses the run; the
      * others are noted (bd_verify's stop_early would stop at an unselected one). */
     bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = n, .prov = ctx, .no_cases = false};
-    if (bd_verify(&rep, tc, &vopt, &sink, err) < 0)
+    if (!refused_early && bd_verify(&rep, tc, &vopt, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {
         bd_err_set(err, BD_E_RUN_CANCELLED, NULL, 0, 0, "the run was cancelled before it started");

@@ -29,6 +29,19 @@ run_id_of() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline()
 # ---- an unsigned task class: refused unless --drafts -------------------------------------
 expect 3 provenance.missing -- bd -C "$root" run tc "${RUN[@]}"
 [ "$(nrec)" = 0 ] && pass "the refused run recorded nothing" || fail "records after a refused run"
+# Refused on the task class alone: not one case file is opened first (a bench of 100,000
+# cases is refused as fast as one of three).
+if command -v strace >/dev/null; then
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=openat,open \
+        -o "$BD_TMP/trace.refused" "$BD_BIN" -C "$root" run tc "${RUN[@]}" >/dev/null 2>&1 || true
+    # A case is opened by path or relative to the cases directory: its folder, case.yaml.
+    case_open='"([^"]*/)?(c[0-9]+|case\.yaml)"'
+    opened=$(grep -cE "$case_open" "$BD_TMP/trace.refused" || true)
+    [ "$opened" = 0 ] && pass "the unsigned task class is refused before any case is read" ||
+        fail "the refused run opened $opened case files first: $(grep -E "$case_open" "$BD_TMP/trace.refused" | head -3)"
+else
+    fail "strace is not installed: cannot check what a refused run reads"
+fi
 bd -C "$root" run tc "${RUN[@]}" --drafts --json >"$BD_TMP/ev" 2>"$BD_TMP/err" && rc=0 || rc=$?
 [ "$rc" = 0 ] && pass "--drafts runs an unsigned task class" || fail "--drafts -> $rc: $(cat "$BD_TMP/err")"
 got=$(records "$(run_id_of "$BD_TMP/ev")" | tr '\n' ' ')
