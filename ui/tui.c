@@ -36,6 +36,7 @@
 #include "gitops.h"
 #include "tui.h"
 #include "editor.h"
+#include "exec.h"
 #include "viewer.h"
 #include "watch.h"
 
@@ -841,6 +842,8 @@ int bd_tui_main(const bd_tui_opts *opts)
     /* GnuPG before any thread exists (docs/architecture.md); a failure is shown by the model. */
     bd_err gpg_err = BD_ERR_INIT;
     bd_provenance_init(&gpg_err);
+    /* The namespaces probe clones this process: only while it has one thread (exec.h). */
+    bd_isolation_probe_early();
     install_crash_handlers();
     if (start_curses(t, &err) < 0 || start_loop(t, &err) < 0 || bd_desk_start(app, &err) < 0) {
         t->fatal = err;

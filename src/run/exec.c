@@ -59,15 +59,35 @@ int bd_isolation_parse(const char *s, bd_isolation *out)
     return -1;
 }
 
+/* The threads of this process, from /proc/self/status (0 when it cannot tell). */
+static long thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    long n = 0;
+    char line[256];
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Threads: %ld", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 /* The namespaces jail, tried for real once per process: a throwaway child in every
- * namespace builds the whole jail and exits (jail.h). Call from one thread. */
+ * namespace builds the whole jail and exits (jail.h). Only while the process runs one
+ * thread (bd_isolation_available's contract). */
 static bool jail_probe(char *why, size_t whylen)
 {
     static int state; /* 0 untried, 1 works, -1 does not */
     static char reason[512];
     if (state == 0) {
         bd_err e = BD_ERR_INIT;
-        if (bd_jail_prepare(NULL, NULL, &e) != 0) {
+        if (thread_count() > 1) {
+            snprintf(reason, sizeof(reason),
+                     "namespaces isolation was not probed: this process already runs threads, "
+                     "and a clone of it could hang (an internal error: report it)");
+            state = -1;
+        } else if (bd_jail_prepare(NULL, NULL, &e) != 0) {
             snprintf(reason, sizeof(reason), "namespaces isolation is unavailable: %.300s (%s)",
                      e.msg, strerror(bd_jail_errno()));
             state = -1;
@@ -82,6 +102,11 @@ static bool jail_probe(char *why, size_t whylen)
     if (state < 0 && why && whylen)
         snprintf(why, whylen, "%s", reason);
     return state > 0;
+}
+
+void bd_isolation_probe_early(void)
+{
+    (void)jail_probe(NULL, 0);
 }
 
 bool bd_isolation_available(bd_isolation iso, char *why, size_t whylen)

@@ -98,8 +98,18 @@ const char *bd_isolation_str(bd_isolation iso);
 int bd_isolation_parse(const char *s, bd_isolation *out);
 
 /* True when this build and this machine can provide `iso`. When false and `why` is
- * non-NULL, writes a one-line reason (at most `whylen` bytes). */
+ * non-NULL, writes a one-line reason (at most `whylen` bytes). The namespaces class is
+ * probed for real once per process by a clone of it; a clone of a process running other
+ * threads can hang for good in libc (set*id waits on threads the clone does not have, a
+ * lock another thread held stays held), so the probe is made only while the process runs
+ * one thread — a program that starts threads first (the TUI) calls
+ * bd_isolation_probe_early() before it does; later, with threads, an unprobed class is
+ * reported unavailable with that reason rather than risk the hang. */
 bool bd_isolation_available(bd_isolation iso, char *why, size_t whylen);
+
+/* Probe the namespaces class now (see bd_isolation_available). Call before any thread
+ * starts. Never fails: the result is kept for bd_isolation_available. */
+void bd_isolation_probe_early(void);
 
 /* Choose the class for a run from the operator's request: "auto" (the strongest
  * available class), "subprocess" or "namespaces". A requested class that is not
