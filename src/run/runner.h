@@ -126,6 +126,14 @@ void bd_runner_set_start(bd_runner *r, bd_start_mode mode);
  * run.finished event and the summary file. */
 void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting);
 
+/* The run's cost cap in USD (docs/runner.md#the-cost-cap), negative for none; before
+ * bd_runner_start. Once the summed cost_usd of the finished cases reaches it, no case
+ * starts and the running ones are cancelled as by bd_runner_cancel (their cost is
+ * unknown and not counted); when that leaves cases without a result, the summary says
+ * stopped_cost_cap and names them in not_run, and the run is not cancelled. A cap of 0
+ * starts no case. Record mode ignores it. */
+void bd_runner_set_cost_cap(bd_runner *r, double usd);
+
 /* Set the chain head reported in the summary (64 hex), or NULL for none. */
 void bd_runner_set_chain_head(bd_runner *r, const char *hex);
 
