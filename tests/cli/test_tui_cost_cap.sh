@@ -9,51 +9,17 @@ export TMPDIR="$BD_TMP/tmp"
 mkdir -p "$TMPDIR"
 root=$(demo_pinned)
 
-# A task class of four cases, each sleeping 0.4 s and costing $0.40; one case at a time
-# and a $1.00 cap in the config: three cases run ($1.20), the fourth does not.
-dir="$root/bench/costly"
-mkdir -p "$dir/cases"
-cat >"$dir/registration.yaml" <<EOF
-schema_version: 2
-name: costly
-description: "Cases that cost money (a TUI test fixture)."
-current_tier: bronze
-min_cases_for_promotion: {bronze: 10, silver: 30, gold: 100}
-promotion_threshold: {silver: 0.80, gold: 0.90}
-breakdown_keys: [answer]
-failure_modes:
-  - {code: answer.wrong, severity: block, description: "The answer is not the expected one"}
-rubric: {wall_clock_seconds: 60, memory_mb: 512}
-sut: {kind: cassette}
-EOF
-cat >"$dir/rubric.py" <<'EOF'
+# A task class of four cases (tests/tui/lib.sh's slow class), each sleeping 0.4 s, whose
+# rubric passes each at $0.40; one case at a time and a $1.00 cap in the config: three
+# cases run ($1.20), the fourth does not.
+add_slow_class "$root" costly 4 0.4
+cat >"$root/bench/costly/rubric.py" <<'EOF'
 import json, sys, time
 doc = json.load(sys.stdin)
 time.sleep(float(doc["expected"]["sleep"]))
 print(json.dumps({"passed": True, "score": 1.0, "breakdown": {"answer": 1.0},
-                  "failure_modes": [], "cost_usd": float(doc["expected"]["cost"]),
-                  "wall_clock_ms": 0}))
+                  "failure_modes": [], "cost_usd": 0.40, "wall_clock_ms": 0}))
 EOF
-for i in 1 2 3 4; do
-    id="paid-0$i"
-    mkdir -p "$dir/cases/$id/input" "$dir/cases/$id/expected"
-    printf 'question %d\n' "$i" >"$dir/cases/$id/input/question.txt"
-    printf 'yes\n' >"$dir/cases/$id/expected/answer.txt"
-    printf '{"answer": "yes"}\n' >"$dir/cases/$id/cassette.json"
-    cat >"$dir/cases/$id/case.yaml" <<EOF
-schema_version: 2
-case_id: $id
-title: "Paid case $i"
-disposition: positive
-difficulty: easy
-origin:
-  source: curated
-  source_ref: {type: synthetic, value: "paid-$i"}
-  added_at: "2026-11-01T00:00:00Z"
-expected: {answer: "yes", sleep: 0.4, cost: 0.40}
-cassette_digest: null
-EOF
-done
 "$BD_BIN" -C "$root" pin costly >/dev/null 2>&1
 mkdir -p "$root/.benchdesk"
 printf 'jobs: 1\ncost_cap_usd: 1.00\n' >"$root/.benchdesk/config.yaml"
