@@ -206,6 +206,39 @@ char *bd_run_cost_text(char *buf, size_t cap, const bd_run_summary *s)
     return buf;
 }
 
+char *bd_run_stop_detail(const bd_run_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "cost_cap_usd", s->cost_cap_usd);
+    cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
+    cJSON_AddNumberToObject(o, "not_run", (double)s->n_not_run);
+    cJSON_AddStringToObject(o, "run_id", s->run_id);
+    cJSON_AddStringToObject(o, "stopped", "cost_cap");
+    size_t len = 0;
+    char *t = bd_canon_json(o, &len);
+    cJSON_Delete(o);
+    return t;
+}
+
+int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *cap_usd)
+{
+    cJSON *o = detail ? cJSON_Parse(detail) : NULL;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "stopped");
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "cost_cap_usd");
+    int rc = -1;
+    if (cJSON_IsString(id) && strlen(id->valuestring) < BD_RUN_ID_MAX && cJSON_IsString(why) &&
+        strcmp(why->valuestring, "cost_cap") == 0 && cJSON_IsNumber(cap)) {
+        snprintf(run_id, BD_RUN_ID_MAX, "%s", id->valuestring);
+        *cap_usd = cap->valuedouble;
+        rc = 0;
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
 /* "cost_cap_usd" when a cap applied; "stopped": "cost_cap" and "not_run" when it
  * stopped the run. */
 static void add_cost_cap(cJSON *o, const bd_run_summary *s)

@@ -123,6 +123,17 @@ void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, s
  * (whole cents with two decimals, else four), into `buf` (`cap` bytes). Returns buf. */
 char *bd_run_cost_text(char *buf, size_t cap, const bd_run_summary *s);
 
+/* The audit record a run stopped by the cost cap leaves in the history
+ * (docs/history.md#audit-records): its event name and its detail, canonical JSON
+ * {"cost_cap_usd", "cost_usd", "not_run": <count>, "run_id", "stopped": "cost_cap"} (new
+ * string, the caller frees; NULL when out of memory). */
+#define BD_RUN_STOPPED_EVENT "run.stopped"
+char *bd_run_stop_detail(const bd_run_summary *s);
+
+/* Read such a detail: 0 with run_id (BD_RUN_ID_MAX bytes) and *cap_usd when it is one
+ * of the cost cap, else -1. */
+int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *cap_usd);
+
 /* Free what bd_run_summary_tally allocated in `s` (its failure_modes) and the not_run
  * array. */
 void bd_run_summary_release(bd_run_summary *s);

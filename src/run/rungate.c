@@ -428,6 +428,7 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
         if (bd_bundle_create(req->bundle, req->bundle_dir, err) != 0)
             goto out;
         bd_runner_recording rec = {.history = req->bundle->records,
+                                   .scores_only = true,
                                    .run_full = plan->full,
                                    .run_cases = plan->run_cases,
                                    .verified_ids = (const char *const *)plan->verified_ids,

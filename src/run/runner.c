@@ -172,6 +172,7 @@ struct bd_runner {
     double cost_cap;   /* bd_runner_set_cost_cap; negative = none */
     double spent;      /* cost_usd of the cases finished so far */
     bool capped;       /* the cap was reached: no case starts */
+    bool scores_only;  /* the history takes no run.stopped audit record (a shard bundle) */
     bool has_fatal;
     bd_err fatal;
     bd_run_summary summary;
@@ -413,6 +414,7 @@ int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err
     r->hist_own = rec->own;
     r->run_full = rec->run_full;
     r->run_cases = rec->run_cases;
+    r->scores_only = rec->scores_only;
     for (size_t i = 0; i < r->n; i++)
         r->cases[i].verified =
             bd_str_sorted_has(rec->verified_ids, rec->n_verified, r->cases[i].id);
@@ -1391,6 +1393,30 @@ static void write_summary(bd_runner *r)
         set_fatal(r, &e);
 }
 
+/* The cost cap stopped the run: say so in the history, after its last record, so what
+ * reads the chain (reports, `history log`) knows. Never for a run that recorded nothing. */
+static void record_stop(bd_runner *r)
+{
+    const bd_run_summary *s = &r->summary;
+    if (!s->stopped_cost_cap || !r->hist || r->scores_only || r->append_failed || !s->records)
+        return;
+    bd_err e = BD_ERR_INIT;
+    char *detail = bd_run_stop_detail(s);
+    bd_history_audit_fields a = {.event = BD_RUN_STOPPED_EVENT,
+                                 .task_class = s->task_class,
+                                 .detail = detail,
+                                 .at = s->finished_at};
+    uint64_t seq = 0;
+    char hash[BD_HASH_BUF];
+    if (!detail)
+        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (!detail || bd_history_append_audit(r->hist, &a, &seq, hash, &e) != 0)
+        set_fatal(r, &e);
+    else
+        bd_runner_set_chain_head(r, hash);
+    free(detail);
+}
+
 static void finish_run(bd_runner *r)
 {
     if (r->finished)
@@ -1400,6 +1426,7 @@ static void finish_run(bd_runner *r)
     bd_serial_close(r->recorder);
     r->recorder = NULL;
     compute_summary(r);
+    record_stop(r);
     write_summary(r);
     r->summary.cancelled = run_cancelled(r);
     emit(r, BD_RUN_EV_FINISHED, NULL);

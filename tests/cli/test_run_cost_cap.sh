@@ -73,8 +73,18 @@ run --cost-cap 0.25
 check_run "$ev" "c1" "c2 c3 c4 c5" 0.25 && pass "cap at one case: c1 ran; not_run c2..c5; stopped cost_cap" \
     || fail "cap at one case: $(tail -n 1 "$ev")"
 capped_id=$(head -n 1 "$ev" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
-[ "$(($(seq_head) - n0))" = 1 ] && pass "cap at one case: one record in the history" \
+[ "$(($(seq_head) - n0))" = 2 ] && pass "cap at one case: one score record and the run.stopped audit record" \
     || fail "cap at one case: $(($(seq_head) - n0)) records"
+bd history log --task-class costly --limit 1 --json | "$PY" -c '
+import json, sys
+recs = json.load(sys.stdin)
+recs = recs["records"] if isinstance(recs, dict) else recs
+r = recs[0]
+assert r["kind"] == "audit" and r["event"] == "run.stopped", r
+d = json.loads(r["detail"])
+assert d == {"cost_cap_usd": 0.25, "cost_usd": 0.25, "not_run": 4, "run_id": "'"$capped_id"'",
+             "stopped": "cost_cap"}, d' && pass "history log shows the run.stopped audit record with the cap" \
+    || fail "history log: no run.stopped record"
 "$PY" - "$FX/.benchdesk/runs/$capped_id.json" <<'PY' && pass "the summary file says stopped cost_cap, not cancelled" || fail "summary file"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -130,7 +140,9 @@ assert c.returncode == 0, c.stderr
 j = json.loads(c.stdout)
 assert j["run_b"] == capped and j["run_a"] != capped, j
 c = bd("compare", capped)
-assert c.returncode == 0 and "partial (1 of 5 cases)" in c.stdout, c.stdout
+assert c.returncode == 0 and "partial (1 of 5 cases, stopped by the cost cap)" in c.stdout, c.stdout
+r = bd("report", capped, "--format", "markdown")
+assert r.returncode == 0 and "partial \\(1 of 5 cases, stopped by the cost cap\\)" in r.stdout, r.stdout
 PY
 
 # Smallest wins: registration 0.75, config 0.5, flag 1.0 -> 0.5; flag 0.25 -> 0.25.
@@ -179,6 +191,6 @@ bd history log --task-class slowcap --json | "$PY" -c '
 import json, sys
 recs = json.load(sys.stdin)
 recs = recs["records"] if isinstance(recs, dict) else recs
-ids = sorted(r["case_id"] for r in recs)
+ids = sorted(r["case_id"] for r in recs if r.get("kind") != "audit")
 assert ids == ["c1"], ids' && pass "the history holds c1 only" || fail "history of slowcap"
 finish
