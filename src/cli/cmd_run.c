@@ -293,33 +293,19 @@ static const char *env_lookup(const char *name)
     return getenv(name);
 }
 
-/* Write the shard bundle's manifest once every case of the shard is recorded: the
- * shard's cases, or those that ran when the cost cap stopped it. */
+/* Write the shard bundle's manifest once every case of the shard is recorded (or, when
+ * the cost cap stopped it, did not run: the manifest names those). */
 static int seal_bundle(const bd_cli *cli, bd_bundle_writer *w, const bd_shard_spec *sp,
                        const bd_task_class *tc, const bd_runner *r, const bd_run_plan *plan,
                        const bd_bench *bench)
 {
     bd_err err = BD_ERR_INIT;
-    const bd_run_summary *s = bd_runner_summary(r);
-    const char **ids = (const char **)plan->shard_ids, **ran = NULL;
-    size_t n = plan->n_shard_ids;
-    if (s->stopped_cost_cap) {
-        const bd_case_result *const *res = bd_runner_results(r, &n);
-        if (!(ran = calloc(n ? n : 1, sizeof(*ran)))) {
-            bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-            return cli_fail(cli, &err);
-        }
-        for (size_t i = 0; i < n; i++)
-            ran[i] = res[i]->case_id;
-        ids = ran;
-    }
-    int rc = bd_bundle_seal(w, sp, tc, s, ids, n, bench->root, &err);
-    free(ran);
-    if (rc != 0)
+    if (bd_bundle_seal(w, sp, tc, bd_runner_summary(r), (const char *const *)plan->shard_ids,
+                       plan->n_shard_ids, bench->root, &err) != 0)
         return cli_fail(cli, &err);
     if (!cli->json)
         printf("  %-14s %s (shard %u of %u, %zu case%s of the run's %zu)\n", "bundle", w->dir,
-               sp->k, sp->n, n, n == 1 ? "" : "s", plan->run_cases);
+               sp->k, sp->n, plan->n_shard_ids, plan->n_shard_ids == 1 ? "" : "s", plan->run_cases);
     return 0;
 }
 

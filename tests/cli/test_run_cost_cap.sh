@@ -172,6 +172,36 @@ sed -i '/^cost_cap_usd:/d' "$FX/.benchdesk/config.yaml"
 sed -i 's/^run: {cost_cap_usd: 0.75}$/run: {cost_cap_usd: -0.75}/' "$FX/bench/costly/registration.yaml"
 expect 2 registration.schema_invalid -- bd run costly "${SUB[@]}" --drafts
 
+# A shard run applies the cap to its shard; the bundle's manifest names the cases not run,
+# and the shards import as one partial run.
+sed -i '/^run: {cost_cap_usd: -0.75}$/d' "$FX/bench/costly/registration.yaml"
+bd pin costly >/dev/null 2>&1
+for k in 0 1; do
+    rc=0
+    bd run costly "${SUB[@]}" --drafts --jobs 1 --shard "$k/2" --run-id capped-shards \
+        --out "$BD_TMP/shard$k" --cost-cap 0.25 --json >"$ev" 2>"$BD_TMP/err" || rc=$?
+    [ "$rc" = 0 ] && "$PY" - "$ev" "$BD_TMP/shard$k/manifest.json" <<'PY' && pass "shard $k/2: one case, the rest named not run in its manifest" || fail "shard $k/2 -> $rc: $(cat "$BD_TMP/err")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+s = ev[-1]["summary"]
+m = json.load(open(sys.argv[2]))
+assert s["cases"] == 1 and s["stopped"] == "cost_cap" and s["cost_cap_usd"] == 0.25, s
+assert m["not_run"] == s["not_run"] and len(m["cases"]) == 1 + len(s["not_run"]) and m["count"] == 1, m
+PY
+done
+bd history import "$BD_TMP/shard0" "$BD_TMP/shard1" >/dev/null 2>"$BD_TMP/err" && pass "the capped shards import" \
+    || fail "import of capped shards: $(cat "$BD_TMP/err")"
+out=$(bd compare capped-shards 2>&1) && grep -q "partial (2 of 5 cases)" <<<"$out" \
+    && pass "the merged run is partial (2 of 5 cases)" || fail "merged run: $out"
+# A bundle that names a case not run is refused when that case has a record after all.
+"$PY" - "$BD_TMP/shard0/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["not_run"] = sorted(m["cases"])
+open(sys.argv[1], "w").write(json.dumps(m, sort_keys=True, separators=(",", ":")))
+PY
+expect 1 bundle.tampered -- bd history import "$BD_TMP/shard0"
+
 # A cap reached while slow cases run: they are cancelled as by Ctrl-C (no record, no
 # temp dir, no process left) and named in not_run with the cases never started.
 costly_class slowcap "1 0" "0 30" "0 30" "0 30" "0 30"
