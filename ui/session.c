@@ -21,7 +21,7 @@ typedef struct prep_job {
     bd_runner *runner;     /* made by bd_run_prepare; the run's once prep_done takes it */
     const bd_bench *bench; /* the app's, immutable while the app lives */
     char *root;
-    bd_config config; /* python and jobs of the app's config, copied for the pool */
+    bd_config config; /* python, jobs and cost_cap_usd of the app's config, copied for the pool */
     bd_run_plan plan;
     /* provenance: every case of the run must be signed unless drafts are allowed */
     const bd_task_class *tc; /* held by run->ref */
@@ -105,6 +105,8 @@ static void on_event(const bd_run_event *ev, void *payload)
     bd_app *app = run->app;
     run->running = ev->running;
     run->done = ev->done;
+    bd_run_cost_text(run->cost, sizeof(run->cost), ev->summary);
+    run->has_cost_cap = ev->summary->has_cost_cap;
     switch (ev->kind) {
     case BD_RUN_EV_STARTED: {
         snprintf(run->run_id, sizeof(run->run_id), "%s", ev->summary->run_id);
@@ -176,6 +178,8 @@ static void on_event(const bd_run_event *ev, void *payload)
                 run->cases[i].state = BD_UR_NOT_RUN;
         run->t_end_ms = bd_app_now_ms(app);
         run->cancelled = s->cancelled;
+        run->stopped_cost_cap = s->stopped_cost_cap;
+        run->n_not_run = s->n_not_run;
         run->has_mean = s->has_mean;
         run->mean = s->mean_score;
         run->pass_rate = s->pass_rate;
@@ -194,7 +198,10 @@ static void on_event(const bd_run_event *ev, void *payload)
             bd_app_error(app, fatal);
         else
             bd_app_message(app, BD_MSG_INFO, "run %s %s: %zu passed, %zu failed", run->run_id,
-                           run->cancelled ? "cancelled" : "finished", run->passed, run->failed);
+                           run->cancelled          ? "cancelled"
+                           : run->stopped_cost_cap ? "stopped by the cost cap"
+                                                   : "finished",
+                           run->passed, run->failed);
         break;
     }
     default:
@@ -461,6 +468,8 @@ static int start(bd_app *app, size_t tc_index, const char *const *ids, size_t n,
         goto oom;
     }
     j->config.jobs = app->config.jobs;
+    j->config.has_cost_cap = app->config.has_cost_cap;
+    j->config.cost_cap_usd = app->config.cost_cap_usd;
     for (size_t i = 0; i < n; i++) {
         if (!(j->ids[i] = strdup(ids[i]))) {
             prep_free(j);

@@ -77,7 +77,12 @@ struct bd_ui_run {
     bool weaker;      /* consent to a weaker isolation class than namespaces (`W`) */
     bd_run_plan plan; /* what the gate selected (owned; filled before the run starts) */
     bd_err error;
+    /* the cost so far beside the cap ("$0.53 of $1.00", bd_run_cost_text), every event */
+    char cost[96];
+    bool has_cost_cap; /* a cost cap applies to the run */
     /* the summary, copied at run.finished */
+    bool stopped_cost_cap; /* the cost cap stopped it: n_not_run cases did not run */
+    size_t n_not_run;
     bool has_mean, has_ci;
     double mean, ci_lo, ci_hi, pass_rate;
     char chain_head[65];

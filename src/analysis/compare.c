@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_report.h"
 #include "stale.h"
 #include "stats.h"
 
@@ -80,14 +81,48 @@ typedef struct loader {
     uint64_t count; /* records of the verified chain */
     bd_history *h;
     bd_err *err;
+    /* the runs the cost cap stopped (run.stopped audit records), in chain order */
+    struct stop {
+        char run_id[BD_RUN_ID_MAX];
+        double cap;
+    } * stops;
+    size_t n_stops;
 } loader;
+
+/* A run.stopped audit record of the cost cap: note its run. Returns 0 or -1 (out of
+ * memory). */
+static int loader_stop(loader *l, const bd_history_record *r)
+{
+    struct stop st;
+    if (!r->event || strcmp(r->event, BD_RUN_STOPPED_EVENT) != 0 ||
+        bd_run_stop_parse(r->detail, st.run_id, &st.cap) != 0)
+        return 0;
+    struct stop *p = realloc(l->stops, (l->n_stops + 1) * sizeof(*p));
+    if (!p)
+        return bd_err_set(l->err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+    l->stops = p;
+    l->stops[l->n_stops++] = st;
+    return 0;
+}
+
+/* Mark the runs the cost cap stopped. */
+static void mark_stops(bd_runs *out, const loader *l)
+{
+    for (size_t i = 0; i < l->n_stops; i++)
+        for (size_t k = 0; k < out->n; k++)
+            if (strcmp(out->runs[k].run_id, l->stops[i].run_id) == 0) {
+                out->runs[k].stopped_cost_cap = true;
+                out->runs[k].cost_cap_usd = l->stops[i].cap;
+            }
+}
 
 /* Keep *r (a score record) in l->all. Returns 0, or -1 out of memory (r released). */
 static int loader_keep(loader *l, bd_history_record *r)
 {
     if (r->is_audit) {
+        int rc = loader_stop(l, r);
         bd_history_record_release(r);
-        return 0;
+        return rc;
     }
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 256;
@@ -125,6 +160,9 @@ static void load_reset(void *ctx)
     bd_history_records_free(l->all, l->n);
     l->all = NULL;
     l->n = l->cap = 0;
+    free(l->stops);
+    l->stops = NULL;
+    l->n_stops = 0;
 }
 
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
@@ -139,7 +177,7 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
     bd_history_record **idx = NULL;
     /* The records compared are those the verify walk links, parsed in full as it passes
      * them (never the derived index: docs/history.md#the-derived-index). */
-    loader ld = {NULL, 0, 0, 0, h, err};
+    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0};
     bd_history_visit visit = {.fn = load_scanned, .reset = load_reset, .ctx = &ld}, with_verdicts,
                      wrapped;
     bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;
@@ -166,6 +204,7 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
         bd_verdict_set_settle(vs);
     if (n == 0) {
         free(all);
+        free(ld.stops);
         return 0;
     }
     idx = malloc(n * sizeof(*idx));
@@ -205,6 +244,8 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
         i = j;
     }
     qsort(out->runs, out->n, sizeof(*out->runs), cmp_run_last);
+    mark_stops(out, &ld);
+    free(ld.stops);
     free(idx);
     free(all);
     return 0;
@@ -213,6 +254,7 @@ nomem:
 fail:
     /* Records not yet moved into a run are still owned by `all`; zeroed ones are empty. */
     bd_history_records_free(all, n);
+    free(ld.stops);
     free(idx);
     bd_runs_release(out);
     return -1;
@@ -287,8 +329,9 @@ const char *bd_run_kind(const bd_run *run, char *buf, size_t len)
     if (run->full)
         snprintf(buf, len, "full");
     else
-        snprintf(buf, len, "%s (%zu of %llu cases)", run->full_scope ? "partial" : "subset",
-                 run->n_recs, (unsigned long long)run->run_cases);
+        snprintf(buf, len, "%s (%zu of %llu cases%s)", run->full_scope ? "partial" : "subset",
+                 run->n_recs, (unsigned long long)run->run_cases,
+                 run->stopped_cost_cap ? ", stopped by the cost cap" : "");
     return buf;
 }
 

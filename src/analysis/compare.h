@@ -50,6 +50,8 @@ typedef struct bd_run {
     bd_history_record *recs; /* owned; sorted by case id, one per case (a repeated case
                                 keeps its newest record) */
     size_t n_recs;
+    bool stopped_cost_cap; /* a run.stopped audit record says the cost cap stopped it */
+    double cost_cap_usd;   /* that cap */
 } bd_run;
 
 typedef struct bd_runs {
@@ -89,7 +91,8 @@ const bd_run *bd_runs_prev_full(const bd_runs *r, const char *task_class, const 
  * kind (NULL when none): the task classes view's LAST RUN and its "partial" mark. */
 const bd_run *bd_runs_last(const bd_runs *r, const char *task_class, bool full_only);
 
-/* "full", "partial (k of n cases)" or "subset (k of n cases)" into buf. Returns buf. */
+/* "full", "partial (k of n cases)" or "subset (k of n cases)" into buf, with ", stopped
+ * by the cost cap" inside the parentheses for a run the cap stopped. Returns buf. */
 const char *bd_run_kind(const bd_run *run, char *buf, size_t len);
 
 /* Which two runs `compare` means (docs/compare.md): id_a and id_b given, those (by id or

@@ -33,7 +33,7 @@ static const char help[] =
     "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
     "                     [--start warm|cold]\n"
     "                     [--shard K/N|auto --run-id ID --out BUNDLE_DIR]\n"
-    "                     [--stale] [--junit FILE]\n"
+    "                     [--stale] [--junit FILE] [--cost-cap USD]\n"
     "\n"
     "Run the task class's rubric once per case, up to N at once (default: the number of\n"
     "CPUs). Before anything runs, the history chain, the task class (registration.yaml +\n"
@@ -51,6 +51,12 @@ static const char help[] =
     "                            scored; when there are none, say so and score nothing\n"
     "  --junit FILE              write the run as JUnit XML to FILE when it ends (a shard\n"
     "                            run: its shard), as `benchdesk report RUN --format junit`\n"
+    "  --cost-cap USD            stop once the finished cases' cost_usd adds up to USD (a\n"
+    "                            decimal >= 0): no case starts, running ones are cancelled,\n"
+    "                            the summary names the cases not run; exit 0, not a full\n"
+    "                            run. The smallest of this, cost_cap_usd in\n"
+    "                            .benchdesk/config.yaml and the registration's run.cost_cap_usd\n"
+    "                            applies (a shard run: to its shard); 0 runs nothing\n"
     "  --jobs N                  cases at once (1..1024)\n"
     "  --json                    one JSON event per line on stdout\n"
     "                            (docs/runner.md#fan-out-events-cancel)\n"
@@ -215,12 +221,27 @@ static void on_signal(uv_signal_t *s, int signum)
     bd_runner_cancel(f->runner);
 }
 
+/* The cost line, with the cap that applied and, when it stopped the run, the cases not run. */
+static void print_cost(const bd_run_summary *s)
+{
+    char cost[128];
+    printf("  %-14s %s%s\n", "cost", bd_run_cost_text(cost, sizeof(cost), s),
+           s->has_cost_cap ? " (cost cap)" : "");
+    if (s->stopped_cost_cap)
+        printf("  %-14s %zu case%s: the cost cap stopped the run%s\n", "not run", s->n_not_run,
+               s->n_not_run == 1 ? "" : "s",
+               s->cases ? "" : " before any case started; nothing was recorded");
+}
+
 static void print_table(const bd_cli *cli, const bd_runner *r)
 {
     const bd_run_summary *s = bd_runner_summary(r);
     bool color = cli_color(cli, 1);
     printf("run %s  %s  isolation: %s%s\n", s->run_id, s->task_class,
-           bd_isolation_str(s->isolation), s->cancelled ? "  (cancelled)" : "");
+           bd_isolation_str(s->isolation),
+           s->cancelled          ? "  (cancelled)"
+           : s->stopped_cost_cap ? "  (stopped by the cost cap)"
+                                 : "");
     printf("  %-14s %s%s%s\n", "start", s->start, s->start_why[0] ? ": " : "",
            s->start_why[0] ? cli_vis(s->start_why) : "");
     printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
@@ -241,7 +262,7 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     if (s->not_recorded)
         printf("  %-14s %zu (scored, but the history append failed: not counted)\n", "not recorded",
                s->not_recorded);
-    printf("  %-14s $%.4f\n", "cost", s->cost_usd);
+    print_cost(s);
     printf("  %-14s %.1f s\n", "wall time", (double)s->wall_ms / 1000.0);
     if (s->n_failure_modes) {
         printf("  failure modes\n");
@@ -272,7 +293,8 @@ static const char *env_lookup(const char *name)
     return getenv(name);
 }
 
-/* Write the shard bundle's manifest once every case of the shard is recorded. */
+/* Write the shard bundle's manifest once every case of the shard is recorded (or, when
+ * the cost cap stopped it, did not run: the manifest names those). */
 static int seal_bundle(const bd_cli *cli, bd_bundle_writer *w, const bd_shard_spec *sp,
                        const bd_task_class *tc, const bd_runner *r, const bd_run_plan *plan,
                        const bd_bench *bench)
@@ -302,7 +324,9 @@ typedef struct run_args {
     bool stale;        /* --stale: case_ids are filled from the history (select_stale) */
     const char *junit; /* --junit FILE, or NULL */
     const char *isolation;
-    bool start_set; /* --start given */
+    bool start_set;    /* --start given */
+    bool has_cost_cap; /* --cost-cap given */
+    double cost_cap;
     bd_start_mode start;
     const char *shard_arg, *run_id, *out_dir;
     bd_shard_spec spec; /* set when shard_arg */
@@ -314,7 +338,14 @@ typedef struct run_args {
  * status. */
 static int take_value(bd_cli *cli, run_args *a, const char *opt, const char *v)
 {
-    if (strcmp(opt, "--start") == 0) {
+    if (strcmp(opt, "--cost-cap") == 0) {
+        if (bd_cost_cap_parse(v, &a->cost_cap) != 0)
+            return cli_usage(cli, "run",
+                             "--cost-cap wants a number of US dollars from 0 to 1000000000 "
+                             "(digits and one '.', e.g. 2.50), not '%s'",
+                             v);
+        a->has_cost_cap = true;
+    } else if (strcmp(opt, "--start") == 0) {
         if (bd_start_mode_parse(v, &a->start) != 0)
             return cli_usage(cli, "run", "--start wants warm or cold, not '%s'", v);
         a->start_set = true;
@@ -357,7 +388,8 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
                                               : &a->out_dir;
             *slot = argv[++i];
         } else if (strcmp(o, "--case") == 0 || strcmp(o, "--jobs") == 0 ||
-                   strcmp(o, "--isolation") == 0 || strcmp(o, "--start") == 0) {
+                   strcmp(o, "--isolation") == 0 || strcmp(o, "--start") == 0 ||
+                   strcmp(o, "--cost-cap") == 0) {
             if (i + 1 >= argc)
                 return cli_usage(cli, "run", "%s needs a value", o);
             if ((status = take_value(cli, a, o, argv[++i])) != 0)
@@ -431,6 +463,8 @@ static bd_run_request build_request(const run_args *a, const bd_bench *bench,
                           .isolation = a->isolation,
                           .allow_weaker = a->allow_weaker,
                           .jobs = a->jobs,
+                          .has_cost_cap = a->has_cost_cap,
+                          .cost_cap_usd = a->cost_cap,
                           .gate = {.drafts = a->drafts, .drafts_hint = "run with --drafts"},
                           .bundle = a->shard_arg ? bundle : NULL,
                           .bundle_dir = a->out_dir};

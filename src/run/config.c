@@ -46,6 +46,26 @@ static int take_runner(bd_config *out, const bd_ynode *v, const char *path, bd_e
     return 0;
 }
 
+int bd_cost_cap_parse(const char *s, double *out)
+{
+    size_t digits = 0, dots = 0;
+    for (const char *p = s; p && *p; p++) {
+        if (*p == '.')
+            dots++;
+        else if (*p >= '0' && *p <= '9')
+            digits++;
+        else
+            return -1;
+    }
+    if (!s || digits == 0 || dots > 1 || strlen(s) > 32)
+        return -1;
+    double v = strtod(s, NULL);
+    if (!(v >= 0 && v <= BD_COST_CAP_MAX_USD))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int bd_config_load(bd_config *out, const char *root, bd_err *err)
 {
     memset(out, 0, sizeof(*out));
@@ -126,10 +146,20 @@ int bd_config_load(bd_config *out, const char *root, bd_err *err)
         } else if (strcmp(k, "runner") == 0) {
             if (take_runner(out, v, path, err) != 0)
                 goto out;
+        } else if (strcmp(k, "cost_cap_usd") == 0) {
+            if (v->kind != BD_Y_SCALAR || !v->plain ||
+                bd_cost_cap_parse(v->str, &out->cost_cap_usd) != 0) {
+                schema(err, path, v,
+                       "'cost_cap_usd' must be a number of US dollars from 0 to 1000000000 "
+                       "(digits and one '.', e.g. 2.50)");
+                goto out;
+            }
+            out->has_cost_cap = true;
         } else {
             char msg[192];
             snprintf(msg, sizeof(msg),
-                     "unknown setting '%.64s' (known: theme, jobs, signing_key, python, runner)",
+                     "unknown setting '%.64s' (known: theme, jobs, signing_key, python, runner, "
+                     "cost_cap_usd)",
                      k);
             schema(err, path, r->pairs[i].key, msg);
             goto out;

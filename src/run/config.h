@@ -7,12 +7,15 @@
  *   python: /usr/bin/python3  # the rubric interpreter (an absolute path)
  *   runner:
  *     start: warm             # warm (the default: where it can serve) or cold
+ *   cost_cap_usd: 2.50        # stop a run once its cases cost this much (a decimal >= 0)
  *
  * Every key is optional; unknown keys are refused (config.schema_invalid with the line),
  * so a typo never silently falls back to a default. A missing file is all defaults.
  */
 #ifndef BD_CONFIG_H
 #define BD_CONFIG_H
+
+#include <stdbool.h>
 
 #include "err.h"
 #include "warm_start.h"
@@ -23,7 +26,14 @@ typedef struct bd_config {
     char *signing_key;   /* NULL when unset; upper-case hex */
     char *python;        /* NULL when unset; absolute path */
     bd_start_mode start; /* runner.start; BD_START_DEFAULT when unset */
+    bool has_cost_cap;   /* cost_cap_usd is set */
+    double cost_cap_usd; /* the run's cost cap in USD (docs/runner.md#the-cost-cap) */
 } bd_config;
+
+/* A cost cap as written on the command line and in the config: a decimal number of USD,
+ * digits with at most one '.' (no sign, exponent or '$'), at most BD_COST_CAP_MAX_USD.
+ * Returns 0 with *out, or -1 (nothing set). */
+int bd_cost_cap_parse(const char *s, double *out);
 
 /* Load <root>/.benchdesk/config.yaml into *out (zeroed first). Returns 0 (also when the
  * file does not exist) or -1 with `err` (YAML errors, config.schema_invalid). Release

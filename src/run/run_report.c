@@ -41,20 +41,28 @@ static int cmp_fm(const void *a, const void *b)
     return strcmp(((const bd_fm_count *)a)->code, ((const bd_fm_count *)b)->code);
 }
 
+static void release_fm(bd_run_summary *s)
+{
+    for (size_t i = 0; i < s->n_failure_modes; i++)
+        free(s->failure_modes[i].code);
+    free(s->failure_modes);
+    s->failure_modes = NULL;
+    s->n_failure_modes = 0;
+}
+
 void bd_run_summary_release(bd_run_summary *s)
 {
-    for (size_t i = 0; s && i < s->n_failure_modes; i++)
-        free(s->failure_modes[i].code);
-    if (s) {
-        free(s->failure_modes);
-        s->failure_modes = NULL;
-        s->n_failure_modes = 0;
-    }
+    if (!s)
+        return;
+    release_fm(s);
+    free(s->not_run);
+    s->not_run = NULL;
+    s->n_not_run = 0;
 }
 
 void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, size_t n)
 {
-    bd_run_summary_release(s);
+    release_fm(s);
     s->cases = n;
     s->passed = s->failed = 0;
     s->cost_usd = 0;
@@ -178,6 +186,74 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
     return o;
 }
 
+/* USD as "$0.53" (whole cents) or "$0.0976" into buf. */
+static void money(char *buf, size_t cap, double usd)
+{
+    double cents = usd * 100.0;
+    snprintf(buf, cap, fabs(cents - round(cents)) < 1e-6 ? "$%.2f" : "$%.4f", usd);
+}
+
+char *bd_run_cost_text(char *buf, size_t cap, const bd_run_summary *s)
+{
+    char a[48], b[48];
+    money(a, sizeof(a), s->cost_usd);
+    if (!s->has_cost_cap) {
+        snprintf(buf, cap, "%s", a);
+        return buf;
+    }
+    money(b, sizeof(b), s->cost_cap_usd);
+    snprintf(buf, cap, "%s of %s", a, b);
+    return buf;
+}
+
+char *bd_run_stop_detail(const bd_run_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "cost_cap_usd", s->cost_cap_usd);
+    cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
+    cJSON_AddNumberToObject(o, "not_run", (double)s->n_not_run);
+    cJSON_AddStringToObject(o, "run_id", s->run_id);
+    cJSON_AddStringToObject(o, "stopped", "cost_cap");
+    size_t len = 0;
+    char *t = bd_canon_json(o, &len);
+    cJSON_Delete(o);
+    return t;
+}
+
+int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *cap_usd)
+{
+    cJSON *o = detail ? cJSON_Parse(detail) : NULL;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "stopped");
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "cost_cap_usd");
+    int rc = -1;
+    if (cJSON_IsString(id) && strlen(id->valuestring) < BD_RUN_ID_MAX && cJSON_IsString(why) &&
+        strcmp(why->valuestring, "cost_cap") == 0 && cJSON_IsNumber(cap)) {
+        snprintf(run_id, BD_RUN_ID_MAX, "%s", id->valuestring);
+        *cap_usd = cap->valuedouble;
+        rc = 0;
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+/* "cost_cap_usd" when a cap applied; "stopped": "cost_cap" and "not_run" when it
+ * stopped the run. */
+static void add_cost_cap(cJSON *o, const bd_run_summary *s)
+{
+    if (!s->has_cost_cap)
+        return;
+    cJSON_AddNumberToObject(o, "cost_cap_usd", s->cost_cap_usd);
+    if (!s->stopped_cost_cap)
+        return;
+    cJSON_AddStringToObject(o, "stopped", "cost_cap");
+    cJSON *nr = cJSON_AddArrayToObject(o, "not_run");
+    for (size_t i = 0; nr && i < s->n_not_run; i++)
+        cJSON_AddItemToArray(nr, cJSON_CreateString(s->not_run[i]));
+}
+
 cJSON *bd_run_summary_json(const bd_run_summary *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -205,6 +281,7 @@ cJSON *bd_run_summary_json(const bd_run_summary *s)
     /* A sum of per-case costs carries binary rounding noise (0.097599999999999978);
      * nano-dollars are far below any price, so round there before printing. */
     cJSON_AddNumberToObject(o, "cost_usd", round(s->cost_usd * 1e9) / 1e9);
+    add_cost_cap(o, s);
     cJSON_AddNumberToObject(o, "wall_ms", (double)s->wall_ms);
     cJSON_AddNumberToObject(o, "not_recorded", (double)s->not_recorded);
     cJSON *sk = cJSON_AddObjectToObject(o, "skipped_unsigned");

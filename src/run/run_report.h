@@ -47,7 +47,15 @@ typedef struct bd_run_summary {
     size_t n_failure_modes;
     double cost_usd;
     int64_t wall_ms;
-    bool cancelled;      /* stopped by bd_runner_cancel or an abort */
+    bool cancelled; /* stopped by bd_runner_cancel or an abort */
+    /* The cost cap (docs/runner.md#the-cost-cap): the one that applied, and whether it
+     * stopped the run with cases left; not_run then names them (borrowed ids, id order;
+     * the array is freed by bd_run_summary_release). */
+    bool has_cost_cap;
+    double cost_cap_usd;
+    bool stopped_cost_cap;
+    const char **not_run;
+    size_t n_not_run;
     size_t not_recorded; /* finished cases whose record could not be appended */
     size_t records;      /* records appended by this run */
     size_t appends;      /* history appends (fsyncs) they took: group commit */
@@ -100,7 +108,9 @@ typedef struct bd_run_event {
 } bd_run_event;
 
 /* The §9 "summary" object of run.finished: cases, passed, failed, mean_score, ci95,
- * failure_modes, cost_usd, wall_ms, chain_head. New tree or NULL (out of memory). */
+ * failure_modes, cost_usd, wall_ms, chain_head; cost_cap_usd when a cap applied, and
+ * "stopped": "cost_cap" with not_run when it stopped the run. New tree or NULL (out of
+ * memory). */
 cJSON *bd_run_summary_json(const bd_run_summary *s);
 
 /* Count `n` finished cases (in id order) into `s`: cases, passed, failed, pass_rate,
@@ -109,7 +119,23 @@ cJSON *bd_run_summary_json(const bd_run_summary *s);
  * and a run merged from shard bundles (import.h) share it, so their summaries agree. */
 void bd_run_summary_tally(bd_run_summary *s, const bd_case_result *const *res, size_t n);
 
-/* Free what bd_run_summary_tally allocated in `s` (its failure_modes). */
+/* The run's cost as every front end words it: "$0.53", or with a cap "$0.53 of $1.00"
+ * (whole cents with two decimals, else four), into `buf` (`cap` bytes). Returns buf. */
+char *bd_run_cost_text(char *buf, size_t cap, const bd_run_summary *s);
+
+/* The audit record a run stopped by the cost cap leaves in the history
+ * (docs/history.md#audit-records): its event name and its detail, canonical JSON
+ * {"cost_cap_usd", "cost_usd", "not_run": <count>, "run_id", "stopped": "cost_cap"} (new
+ * string, the caller frees; NULL when out of memory). */
+#define BD_RUN_STOPPED_EVENT "run.stopped"
+char *bd_run_stop_detail(const bd_run_summary *s);
+
+/* Read such a detail: 0 with run_id (BD_RUN_ID_MAX bytes) and *cap_usd when it is one
+ * of the cost cap, else -1. */
+int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *cap_usd);
+
+/* Free what bd_run_summary_tally allocated in `s` (its failure_modes) and the not_run
+ * array. */
 void bd_run_summary_release(bd_run_summary *s);
 
 /* The summary file .benchdesk/runs/<run-id>.json: the §9 summary plus the run's identity,

@@ -385,6 +385,16 @@ void bd_run_env_release(bd_run_env *e)
     }
 }
 
+double bd_run_cost_cap(const bd_run_request *req, const bd_config *cfg)
+{
+    double cap = req->tc ? req->tc->reg->run_cost_cap_usd : -1.0;
+    if (cfg && cfg->has_cost_cap && (cap < 0 || cfg->cost_cap_usd < cap))
+        cap = cfg->cost_cap_usd;
+    if (req->has_cost_cap && (cap < 0 || req->cost_cap_usd < cap))
+        cap = req->cost_cap_usd;
+    return cap;
+}
+
 int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req, bd_err *err)
 {
     *out = NULL;
@@ -418,6 +428,7 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     }
     if (bd_runner_new(&r, req->bench, req->tc, req->case_ids, req->n_case_ids, &opts, err) != 0)
         goto out;
+    bd_runner_set_cost_cap(r, bd_run_cost_cap(req, cfg));
     /* A shard's bundle exists only once its gate passed; its records go there. */
     if (bd_run_gate(plan, r, req->bench, req->tc, req->case_ids, req->n_case_ids, &req->gate,
                     err) != 0)
@@ -426,6 +437,7 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
         if (bd_bundle_create(req->bundle, req->bundle_dir, err) != 0)
             goto out;
         bd_runner_recording rec = {.history = req->bundle->records,
+                                   .scores_only = true,
                                    .run_full = plan->full,
                                    .run_cases = plan->run_cases,
                                    .verified_ids = (const char *const *)plan->verified_ids,

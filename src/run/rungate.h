@@ -114,7 +114,9 @@ typedef struct bd_run_request {
     const bd_config *config; /* the bench's .benchdesk/config.yaml; NULL: loaded here */
     const char *isolation;   /* NULL or "auto", "namespaces", "subprocess" */
     bool allow_weaker;
-    int jobs;              /* 0: the config's jobs:, else the number of CPUs */
+    int jobs;          /* 0: the config's jobs:, else the number of CPUs */
+    bool has_cost_cap; /* --cost-cap given: cost_cap_usd (>= 0) */
+    double cost_cap_usd;
     bd_run_gate_opts gate; /* drafts, the verification context, stop, shard */
     /* A shard run (gate.shard): the bundle created at bundle_dir once the gate passed
      * (it must not exist: bundle.exists); the records go to its chain. */
@@ -122,9 +124,15 @@ typedef struct bd_run_request {
     const char *bundle_dir;
 } bd_run_request;
 
+/* The run's cost cap (docs/runner.md#the-cost-cap): the smallest of the request's
+ * --cost-cap, `cost_cap_usd` of `cfg` (may be NULL) and the registration's run.cost_cap_usd;
+ * negative when none is set. */
+double bd_run_cost_cap(const bd_run_request *req, const bd_config *cfg);
+
 /* Everything before bd_runner_start, for every front end: bd_run_env_resolve, a runner
  * for the request (a shard run takes the shard's run id and writes no files on this
- * machine), bd_run_gate, and for a shard run the bundle. Nothing is spawned (but the
+ * machine; the cost cap, bd_run_cost_cap, applies to the shard), bd_run_gate, and for a
+ * shard run the bundle. Nothing is spawned (but the
  * namespaces probe, once per process). Returns 0 with *out (bd_runner_free) recording
  * into the history, and *plan (bd_run_plan_release); or -1 with `err`, *out NULL and
  * *plan empty. Safe on a worker thread (one run preparing at a time). */

@@ -168,6 +168,11 @@ struct bd_runner {
     size_t *freed;       /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
+    bool cancel_asked; /* bd_runner_cancel (a user's Ctrl-C), not the cost cap */
+    double cost_cap;   /* bd_runner_set_cost_cap; negative = none */
+    double spent;      /* cost_usd of the cases finished so far */
+    bool capped;       /* the cap was reached: no case starts */
+    bool scores_only;  /* the history takes no run.stopped audit record (a shard bundle) */
     bool has_fatal;
     bd_err fatal;
     bd_run_summary summary;
@@ -299,6 +304,7 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
 
     r->bench = bench;
     r->tc = tc;
+    r->cost_cap = -1.0; /* none until bd_runner_set_cost_cap */
     r->opts = *opts;
     r->opts.run_id = NULL;
     r->python = strdup(opts->python);
@@ -408,6 +414,7 @@ int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err
     r->hist_own = rec->own;
     r->run_full = rec->run_full;
     r->run_cases = rec->run_cases;
+    r->scores_only = rec->scores_only;
     for (size_t i = 0; i < r->n; i++)
         r->cases[i].verified =
             bd_str_sorted_has(rec->verified_ids, rec->n_verified, r->cases[i].id);
@@ -418,6 +425,13 @@ void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting)
 {
     r->summary.skipped_draft = draft;
     r->summary.skipped_awaiting = awaiting;
+}
+
+void bd_runner_set_cost_cap(bd_runner *r, double usd)
+{
+    r->cost_cap = usd;
+    r->summary.has_cost_cap = usd >= 0;
+    r->summary.cost_cap_usd = usd >= 0 ? usd : 0;
 }
 
 void bd_runner_set_chain_head(bd_runner *r, const char *hex)
@@ -558,6 +572,7 @@ static void record_done(void *payload, int status);
 static void record_flush(bd_runner *r);
 static void not_recorded(run_case *rc);
 static void not_recorded_queue(bd_runner *r);
+static void stop_run(bd_runner *r);
 
 /* The case's slot is free for the next case (once). */
 static void free_slot(run_case *rc)
@@ -889,6 +904,7 @@ static void publish(run_case *rc)
         r->results[i] = t;
     }
     r->summary.cases = r->n_results;
+    r->summary.cost_usd += rc->res.score.cost_usd; /* live; the tally sums it again */
     if (rc->res.score.passed)
         r->summary.passed++;
     else
@@ -1179,6 +1195,20 @@ static void sut_done(bd_exec_result *res, void *payload)
     pump(r);
 }
 
+/* Count a finished case's cost against the cap (docs/runner.md#the-cost-cap); once the sum
+ * reaches it (to a nano-dollar: a sum of costs carries rounding noise), stop the run as
+ * bd_runner_cancel does. */
+static void cap_count(bd_runner *r, double cost_usd)
+{
+    if (r->cost_cap < 0 || r->opts.record_sut || r->capped)
+        return;
+    r->spent += cost_usd;
+    if (r->spent + 1e-9 >= r->cost_cap) {
+        r->capped = true;
+        stop_run(r);
+    }
+}
+
 static void rubric_done(bd_exec_result *res, void *payload)
 {
     run_case *rc = payload;
@@ -1213,6 +1243,8 @@ static void rubric_done(bd_exec_result *res, void *payload)
         pump(r);
         return;
     }
+    /* The cap first: a case that reaches it starts no other. */
+    cap_count(r, s.cost_usd);
     /* Refill the slot first: the next rubric starts while this case is cleaned up,
      * recorded and published. */
     free_slot(rc);
@@ -1322,13 +1354,33 @@ static void start_case(run_case *rc)
     }
 }
 
+/* A run the cost cap stopped: the cases without a result, in id order. */
+static void cap_summary(bd_runner *r)
+{
+    bd_run_summary *s = &r->summary;
+    s->stopped_cost_cap = false;
+    if (!r->capped || r->n_results == r->n || !(s->not_run = calloc(r->n, sizeof(char *))))
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        if (!r->cases[i].res.finished_at[0])
+            s->not_run[s->n_not_run++] = r->cases[i].id;
+    s->stopped_cost_cap = s->n_not_run > 0;
+}
+
+/* Cancelled: by bd_runner_cancel or an abort; a stop at the cost cap is not. */
+static bool run_cancelled(const bd_runner *r)
+{
+    return r->cancelled && (!r->capped || r->cancel_asked || r->has_fatal);
+}
+
 static void compute_summary(bd_runner *r)
 {
     bd_run_summary *s = &r->summary;
     s->wall_ms = (int64_t)((uv_hrtime() - r->t0) / 1000000u);
     bd_utc_now(s->finished_at);
-    s->cancelled = r->cancelled;
+    s->cancelled = run_cancelled(r);
     bd_run_summary_tally(s, (const bd_case_result *const *)r->results, r->n_results);
+    cap_summary(r);
 }
 
 static void write_summary(bd_runner *r)
@@ -1341,6 +1393,30 @@ static void write_summary(bd_runner *r)
         set_fatal(r, &e);
 }
 
+/* The cost cap stopped the run: say so in the history, after its last record, so what
+ * reads the chain (reports, `history log`) knows. Never for a run that recorded nothing. */
+static void record_stop(bd_runner *r)
+{
+    const bd_run_summary *s = &r->summary;
+    if (!s->stopped_cost_cap || !r->hist || r->scores_only || r->append_failed || !s->records)
+        return;
+    bd_err e = BD_ERR_INIT;
+    char *detail = bd_run_stop_detail(s);
+    bd_history_audit_fields a = {.event = BD_RUN_STOPPED_EVENT,
+                                 .task_class = s->task_class,
+                                 .detail = detail,
+                                 .at = s->finished_at};
+    uint64_t seq = 0;
+    char hash[BD_HASH_BUF];
+    if (!detail)
+        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (!detail || bd_history_append_audit(r->hist, &a, &seq, hash, &e) != 0)
+        set_fatal(r, &e);
+    else
+        bd_runner_set_chain_head(r, hash);
+    free(detail);
+}
+
 static void finish_run(bd_runner *r)
 {
     if (r->finished)
@@ -1350,8 +1426,9 @@ static void finish_run(bd_runner *r)
     bd_serial_close(r->recorder);
     r->recorder = NULL;
     compute_summary(r);
+    record_stop(r);
     write_summary(r);
-    r->summary.cancelled = r->cancelled;
+    r->summary.cancelled = run_cancelled(r);
     emit(r, BD_RUN_EV_FINISHED, NULL);
 }
 
@@ -1416,20 +1493,28 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
     emit(r, BD_RUN_EV_STARTED, NULL);
     for (size_t i = 0; i < r->n; i++)
         emit(r, BD_RUN_EV_CASE_QUEUED, &r->cases[i]);
+    cap_count(r, 0.0); /* a cap of 0 starts no case */
     pump(r);
     return 0;
 }
 
-void bd_runner_cancel(bd_runner *r)
+/* Start no more cases and kill the running ones (their results are dropped). */
+static void stop_run(bd_runner *r)
 {
-    if (!r || r->finished)
-        return;
     r->cancelled = true;
     for (size_t i = 0; i < r->n; i++)
         if (r->cases[i].ex)
             bd_exec_cancel(r->cases[i].ex);
     if (r->started)
         pump(r);
+}
+
+void bd_runner_cancel(bd_runner *r)
+{
+    if (!r || r->finished)
+        return;
+    r->cancel_asked = true;
+    stop_run(r);
 }
 
 bool bd_runner_finished(const bd_runner *r)

@@ -109,6 +109,7 @@ typedef struct bd_runner_recording {
     size_t run_cases;                /* run_cases: the whole run's selection (a shard's too) */
     const char *const *verified_ids; /* cases whose records say provenance_verified: true */
     size_t n_verified;
+    bool scores_only; /* a shard bundle's chain: no run.stopped audit record (see cost cap) */
 } bd_runner_recording;
 
 /* Record every finished case into rec->history before it is reported (see above). Before
@@ -125,6 +126,18 @@ void bd_runner_set_start(bd_runner *r, bd_start_mode mode);
 /* The unsigned cases the run gate left out of this run (§4), for the summary, the
  * run.finished event and the summary file. */
 void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting);
+
+/* The run's cost cap in USD (docs/runner.md#the-cost-cap), negative for none; before
+ * bd_runner_start. Once the summed cost_usd of the finished cases reaches it, no case
+ * starts and the running ones are cancelled as by bd_runner_cancel (their cost is
+ * unknown and not counted); when that leaves cases without a result, the summary says
+ * stopped_cost_cap and names them in not_run, and the run is not cancelled. A cap of 0
+ * starts no case. Record mode ignores it. */
+void bd_runner_set_cost_cap(bd_runner *r, double usd);
+/* (When the cap stops a run that records into a history that is not scores_only, the
+ * runner appends the audit record BD_RUN_STOPPED_EVENT, bd_run_stop_detail, after the
+ * run's last record: reports and `history log` read from the chain that the cap
+ * stopped the run.) */
 
 /* Set the chain head reported in the summary (64 hex), or NULL for none. */
 void bd_runner_set_chain_head(bd_runner *r, const char *hex);

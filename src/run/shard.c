@@ -183,13 +183,14 @@ enum {
     M_FINISHED_AT,
     M_COUNT,
     M_CHAIN_HEAD,
+    M_NOT_RUN, /* optional: the cases a cost cap kept from running (docs/scale.md) */
     M__COUNT
 };
 
 static const char *const member_names[M__COUNT] = {
     "bundle_version", "run_id",       "task_class",      "task_class_digest", "shard", "shards",
     "cases",          "bench_commit", "isolation_class", "harness_version",   "host",  "started_at",
-    "finished_at",    "count",        "chain_head",
+    "finished_at",    "count",        "chain_head",      "not_run",
 };
 
 static bool integral(const cJSON *c, double lo, double hi, uint64_t *out)
@@ -244,6 +245,28 @@ static int parse_cases(bd_bundle_manifest *m, const cJSON *cases, const char *na
     return 0;
 }
 
+static int cmp_case(const void *a, const void *b);
+
+/* "not_run": a non-empty list of case ids of "cases", sorted and unique. */
+static int parse_not_run(bd_bundle_manifest *m, const cJSON *nr, const char *name, bd_err *err)
+{
+    const char *prev = NULL;
+    if (!cJSON_IsArray(nr) || !nr->child)
+        return bad(err, name, "not_run is not a non-empty list of case ids");
+    for (const cJSON *e = nr->child; e; e = e->next) {
+        const char *id = str_of(e);
+        bd_bundle_case key = {.id = (char *)id};
+        bd_bundle_case *c =
+            id ? bsearch(&key, m->cases, m->n_cases, sizeof(*m->cases), cmp_case) : NULL;
+        if (!c || (prev && strcmp(prev, id) >= 0))
+            return bad(err, name, "not_run is not a sorted list of ids of the manifest's cases");
+        c->not_run = true;
+        m->n_not_run++;
+        prev = id;
+    }
+    return 0;
+}
+
 static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const char *name,
                          bd_err *err)
 {
@@ -294,7 +317,9 @@ static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const cha
     if (!take(m->chain_head, sizeof(m->chain_head), ch,
               ch && bd_hex_lower_str(ch, BD_HASH_HEX_LEN)))
         return bad(err, name, "chain_head is not 64 lower-case hex digits");
-    return parse_cases(m, v[M_CASES], name, err);
+    if (parse_cases(m, v[M_CASES], name, err) != 0)
+        return -1;
+    return v[M_NOT_RUN] ? parse_not_run(m, v[M_NOT_RUN], name, err) : 0;
 }
 
 int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t len, const char *name,
@@ -334,7 +359,7 @@ int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t le
         v[f] = e;
     }
     for (int i = 0; i < M__COUNT; i++)
-        if (!v[i]) {
+        if (!v[i] && i != M_NOT_RUN) {
             char what[160];
             snprintf(what, sizeof(what), "member \"%s\" is missing", member_names[i]);
             bad(err, name, what);
@@ -372,8 +397,11 @@ char *bd_bundle_manifest_json(const bd_bundle_manifest *m, size_t *len)
                  ? cJSON_AddStringToObject(o, "bench_commit", m->bench_commit) != NULL
                  : cJSON_AddNullToObject(o, "bench_commit") != NULL;
     cJSON *cases = ok ? cJSON_AddObjectToObject(o, "cases") : NULL;
+    cJSON *nr = cases && m->n_not_run ? cJSON_AddArrayToObject(o, "not_run") : NULL;
     for (size_t i = 0; cases && i < m->n_cases; i++)
-        if (!cJSON_AddStringToObject(cases, m->cases[i].id, m->cases[i].digest))
+        if (!cJSON_AddStringToObject(cases, m->cases[i].id, m->cases[i].digest) ||
+            (m->cases[i].not_run &&
+             (!nr || !cJSON_AddItemToArray(nr, cJSON_CreateString(m->cases[i].id)))))
             cases = NULL;
     char *text = cases ? bd_canon_json(o, len) : NULL;
     cJSON_Delete(o);
@@ -516,6 +544,14 @@ int bd_bundle_seal(bd_bundle_writer *w, const bd_shard_spec *sp, const bd_task_c
         m.n_cases++;
     }
     qsort(m.cases, m.n_cases, sizeof(*m.cases), cmp_case);
+    for (size_t i = 0; i < s->n_not_run; i++) { /* the cost cap stopped the shard */
+        bd_bundle_case key = {.id = (char *)s->not_run[i]};
+        bd_bundle_case *c = bsearch(&key, m.cases, m.n_cases, sizeof(*m.cases), cmp_case);
+        if (c && !c->not_run) {
+            c->not_run = true;
+            m.n_not_run++;
+        }
+    }
     rc = bd_bundle_finish(w, &m, err);
 out:
     bd_bundle_manifest_release(&m);
@@ -576,10 +612,10 @@ static int check_records(bd_bundle *b, bd_err *err)
         }
         bd_bundle_case key = {.id = r->case_id};
         const bd_bundle_case *c = bsearch(&key, m->cases, m->n_cases, sizeof(*c), cmp_case);
-        if (!c || strcmp(c->digest, r->case_digest) != 0 || seen[c - m->cases]) {
+        if (!c || strcmp(c->digest, r->case_digest) != 0 || seen[c - m->cases] || c->not_run) {
             tampered(err, b->dir, seq,
-                     "its case is not in the manifest, has another digest there, or was "
-                     "scored twice");
+                     "its case is not in the manifest, has another digest there, was "
+                     "scored twice, or is named not run");
             goto out;
         }
         seen[c - m->cases] = true;
@@ -589,7 +625,7 @@ static int check_records(bd_bundle *b, bd_err *err)
             goto out;
         }
     }
-    if (b->n_records != m->n_cases) {
+    if (b->n_records != m->n_cases - m->n_not_run) {
         tampered(err, b->dir, b->n_records,
                  "the manifest names more cases than the chain has records");
         goto out;

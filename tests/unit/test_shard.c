@@ -173,6 +173,21 @@ static void test_manifest_round_trip(void **state)
     assert_int_equal(back.n_cases, 2);
     assert_string_equal(back.cases[1].id, "b-case");
     assert_string_equal(back.bench_commit, "");
+    assert_int_equal(back.n_not_run, 0);
+    assert_null(strstr(text, "not_run")); /* only when a cost cap kept cases from running */
+    bd_bundle_manifest_release(&back);
+    free(text);
+    /* A cost cap kept b-case from running: "not_run" names it, and it reads back. */
+    cases[1].not_run = true;
+    m.n_not_run = 1;
+    m.count = 1;
+    text = bd_bundle_manifest_json(&m, &len);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"not_run\":[\"b-case\"]"));
+    assert_int_equal(bd_bundle_manifest_parse(&back, text, len, NULL, &err), 0);
+    assert_int_equal(back.n_not_run, 1);
+    assert_false(back.cases[0].not_run);
+    assert_true(back.cases[1].not_run);
     bd_bundle_manifest_release(&back);
     /* One member too many, or a shard out of range: refused. */
     m.shard = 3;

@@ -192,6 +192,7 @@ static void draw_head(bd_view *v, WINDOW *w)
                         : run->phase == BD_UR_FAILED ? "REFUSED"
                         : run->error.code != BD_OK   ? "ABORTED"
                         : run->cancelled             ? "cancelled"
+                        : run->stopped_cost_cap      ? "stopped: cost cap"
                                                      : "finished";
     bd_role prole = run->phase == BD_UR_FAILED || run->error.code != BD_OK ? BD_R_BADGE_BAD
                     : run->phase == BD_UR_FINISHED && !run->cancelled      ? BD_R_BADGE_SIGNED
@@ -226,7 +227,10 @@ static void draw_head(bd_view *v, WINDOW *w)
                     (long long)((double)elapsed / (double)run->done * (double)(total - run->done)));
     else if (run->phase == BD_UR_FINISHED && !run->cancelled && run->error.code == BD_OK)
         snprintf(eta, sizeof(eta), "done");
-    size_t queued = total > run->done + run->running ? total - run->done - run->running : 0;
+    /* A finished run queues nothing: what did not run is marked so. */
+    size_t queued = run->phase != BD_UR_FINISHED && total > run->done + run->running
+                        ? total - run->done - run->running
+                        : 0;
     int x = 1;
     snprintf(buf, sizeof(buf), "passed %zu", run->passed);
     x += bd_draw_text(w, 2, x, cols - x, buf, bd_role_attr(BD_R_OK), false) + 2;
@@ -234,8 +238,10 @@ static void draw_head(bd_view *v, WINDOW *w)
     x += bd_draw_text(w, 2, x, cols - x, buf, run->failed ? bd_role_attr(BD_R_FAIL) : A_NORMAL,
                       false) +
          2;
-    snprintf(buf, sizeof(buf), "running %zu  queued %zu   elapsed %s  ETA %s", run->running, queued,
-             el, eta);
+    int n = snprintf(buf, sizeof(buf), "running %zu  queued %zu   elapsed %s  ETA %s", run->running,
+                     queued, el, eta);
+    if (run->has_cost_cap) /* the budget beside the cost */
+        snprintf(buf + n, sizeof(buf) - (size_t)n, "   cost %s", run->cost);
     bd_draw_text(w, 2, x, cols - x, buf, A_NORMAL, false);
 }
 
@@ -270,6 +276,13 @@ static void draw(bd_view *v, WINDOW *w)
             snprintf(foot + n, sizeof(foot) - (size_t)n, "  chain head %.12s%s", run->chain_head,
                      bd_gl->ellipsis);
         fr = run->failed ? BD_R_WARN : BD_R_OK;
+    }
+    if (run->error.code == BD_OK && run->phase == BD_UR_FINISHED && run->stopped_cost_cap) {
+        size_t n = strlen(foot);
+        snprintf(foot + n, sizeof(foot) - n, "%sthe cost cap stopped the run: %zu case%s not run%s",
+                 n ? "  " : "", run->n_not_run, run->n_not_run == 1 ? "" : "s",
+                 run->done ? "" : ", nothing recorded");
+        fr = BD_R_WARN;
     }
     /* The footer is wrapped, never cut: a refusal says what to do at its end. */
     int foot_h = foot[0] ? bd_wrap_count(foot, cols - 2) : 1;
