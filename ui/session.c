@@ -111,6 +111,7 @@ static void on_event(const bd_run_event *ev, void *payload)
             snprintf(c->finished_at, sizeof(c->finished_at), "%s", res->finished_at);
             snprintf(c->case_digest, sizeof(c->case_digest), "%s", res->case_digest);
             c->wall_ms = res->wall_ms;
+            c->provenance_verified = res->provenance_verified;
             if (res->score.passed)
                 run->passed++;
             else
