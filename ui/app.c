@@ -406,25 +406,26 @@ static int hint_item(const bd_view *v, bd_action a, char *key, size_t kcap, char
 }
 
 /* Hints from column x to rx: the view's actions that have one, in the view's order (its
- * most used first), then help and back. Room for "? help" is kept first: the view's
- * hints that do not fit are left out from the end, then back. */
+ * most used first), then help and back. Room for "? help" is kept first; the view's hints
+ * that do not fit are left out from the end, and back (known to everyone) goes first. */
 static void draw_hints(WINDOW *w, const bd_view *v, int x, int rx, attr_t base)
 {
     char key[32], item[96];
     int help_w = hint_item(v, BD_A_HELP, key, sizeof(key), item, sizeof(item));
-    int back_w = hint_item(v, BD_A_BACK, key, sizeof(key), item, sizeof(item));
-    bool back = x + help_w + back_w <= rx;
-    int room = rx - help_w - (back ? back_w : 0);
+    int room = rx - help_w;
+    bool all = true;
     for (const bd_action *p = v->ops->actions; p && *p != BD_A_NONE; p++) {
         int iw = hint_item(v, *p, key, sizeof(key), item, sizeof(item));
         if (!iw)
             continue;
-        if (x + iw > room)
+        if (x + iw > room) {
+            all = false;
             break;
+        }
         x += bd_draw_text(w, 0, x, iw, key, base | A_BOLD, false);
         x += bd_draw_text(w, 0, x, room - x, item + strlen(key), base, false);
     }
-    const bd_action tail[] = {BD_A_HELP, back ? BD_A_BACK : BD_A_NONE, BD_A_NONE};
+    const bd_action tail[] = {BD_A_HELP, all ? BD_A_BACK : BD_A_NONE, BD_A_NONE};
     for (const bd_action *p = tail; *p != BD_A_NONE; p++) {
         int iw = hint_item(v, *p, key, sizeof(key), item, sizeof(item));
         if (!iw || x + iw > rx)

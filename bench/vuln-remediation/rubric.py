@@ -44,7 +44,7 @@ diff_scope (decline.unwarranted).
 passed = score >= 0.75 and no failure mode of severity "block".
 `checks` lists what was compared, each under one name with the expected and the actual
 value: decision, cost_usd (with a budget), recipe_id, diff_applies,
-diff_changes_beyond_package, bumped_version, advisories_left_open, advisories_introduced
+diff_extra_changes, bumped_version, advisories_left_open, advisories_introduced
 and validator_verdict (those the answer reached).
 Missing or mistyped fields in the system's output give output.incomplete, never a crash.
 The rubric reads nothing but stdin and case/input/; it is deterministic.
@@ -277,7 +277,7 @@ def score_bump(s, exp, out, case_dir):
         extra_pkgs = sorted(p for p in changed if p != pkg)
         n_extra = len(extra) + len(extra_pkgs)
         s.check("diff_applies", True, applies, applies)
-        s.check("diff_changes_beyond_package", [], extra + extra_pkgs, n_extra == 0)
+        s.check("diff_extra_changes", [], extra + extra_pkgs, n_extra == 0)
         s.breakdown["diff_scope"] = max(0.0, 1.0 - 0.5 * n_extra) if applies else 0.0
         if n_extra:
             s.fail("diff.too_broad", "beyond %s: files %s; packages %s"

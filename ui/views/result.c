@@ -1,11 +1,13 @@
 /*
- * result.c — one scored case, for the reviewer: pass/fail and score, the breakdown as
+ * result.c — one scored case, for the reviewer: first what the rubric compared (the
+ * score's `checks`, as a table, failed checks first), then pass/fail and score, the breakdown as
  * labelled bars, failure modes by severity with their detail, the rubric's stderr, and
  * the expected answer beside the harness output as a field-aligned structural diff (same
  * paths on the same row, differences coloured, long values wrapped); `n`/`p` walk to the
  * next/previous failed case of the list it was opened from; `/` searches the view (then
  * `n`/`N` move between matches, Esc ends the search); `e` opens all of it, unwrapped and
- * uncut, in $PAGER or $EDITOR (docs/user-guide.md).
+ * uncut, in $PAGER or $EDITOR; `c` opens the case, `R` shows the rubric in $PAGER. A string
+ * value with line breaks is shown as its lines, each sanitized (docs/user-guide.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +127,7 @@ static char *piece(const char *s, size_t len, size_t *off, int w)
 /* ---- three columns of wrapped, multi-line values (the diff and the checks) ---------- */
 
 /* `leaf` (compact JSON, or any text) as the text to show: a JSON string that holds a line
- * break is decoded, so it reads as its lines (docs/user-guide.md#the-result-view); any
+ * break is decoded, so it reads as its lines (docs/user-guide.md#result-the-reviewers-walk); any
  * other value stays as written. New string, NULL when out of memory. */
 static char *leaf_text(const char *leaf)
 {
@@ -193,26 +195,34 @@ static void pieces_of(pieces *ps, const char *text, int w)
     }
 }
 
-/* One row of three columns (name, expected, actual), each value shown as its lines,
- * wrapped; `changed` draws the name bold. */
-static void add_columns(result *r, const char *name, const char *exp, bd_role re, const char *act,
-                        bd_role ra, bool changed, int pw, int vw)
+/* One row of three columns: the name column's pieces `cn`, then expected and actual, each
+ * value shown as its lines, wrapped; `changed` draws the name bold. */
+static void add_pieces(result *r, const pieces *cn, const char *exp, bd_role re, const char *act,
+                       bd_role ra, bool changed, int vw)
 {
-    pieces cn = {0}, ce = {0}, ca = {0};
-    pieces_of(&cn, name, pw);
+    pieces ce = {0}, ca = {0};
     pieces_of(&ce, exp, vw);
     pieces_of(&ca, act, vw);
-    size_t rows = cn.n > ce.n ? cn.n : ce.n;
+    size_t rows = cn->n > ce.n ? cn->n : ce.n;
     rows = rows > ca.n ? rows : ca.n;
     for (size_t i = 0; i < rows; i++) {
         size_t before = r->n;
-        add(r, L_DIFF, i < cn.n ? cn.p[i] : "", re, i < ce.n ? ce.p[i] : "", ra, changed ? 1 : 0);
+        add(r, L_DIFF, i < cn->n ? cn->p[i] : "", re, i < ce.n ? ce.p[i] : "", ra, changed ? 1 : 0);
         if (r->n > before)
             r->lines[r->n - 1].c = strdup(i < ca.n ? ca.p[i] : "");
     }
-    pieces_free(&cn);
     pieces_free(&ce);
     pieces_free(&ca);
+}
+
+/* As add_pieces, the name wrapped like the values. */
+static void add_columns(result *r, const char *name, const char *exp, bd_role re, const char *act,
+                        bd_role ra, bool changed, int pw, int vw)
+{
+    pieces cn = {0};
+    pieces_of(&cn, name, pw);
+    add_pieces(r, &cn, exp, re, act, ra, changed, vw);
+    pieces_free(&cn);
 }
 
 /* `label` and `value` into the `e` text, a multi-line value as indented lines. */
@@ -645,21 +655,37 @@ static void build_stderr(bd_view *v, const bd_result_src *src)
 
 /* ---- what the rubric compared ------------------------------------------------------- */
 
+/* The name column of a check: its mark, then the name cut into pieces of the column's
+ * width (a name is [a-z0-9_] and has no word to wrap at). */
+static void check_name_pieces(pieces *ps, const bd_score_check *c, int pw)
+{
+    size_t len = strlen(c->name), w = pw > 4 ? (size_t)pw - 2 : 2, off = 0;
+    do {
+        size_t take = len - off < w ? len - off : w;
+        char buf[160];
+        snprintf(buf, sizeof(buf), "%s %.*s", off ? " " : (c->passed ? bd_gl->ok : bd_gl->bad),
+                 (int)take, c->name + off);
+        pieces_push(ps, strdup(buf));
+        off += take;
+    } while (off < len);
+}
+
 /* One check as a table row: mark and name, expected, actual (multi-line strings as lines). */
 static void add_check_row(result *r, const bd_score_check *c, int pw, int vw)
 {
-    char name[200];
-    snprintf(name, sizeof(name), "%s %s", c->passed ? bd_gl->ok : bd_gl->bad, c->name);
     char *e = leaf_text(c->expected ? c->expected : "null");
     char *a = leaf_text(c->actual ? c->actual : "null");
+    pieces cn = {0};
+    check_name_pieces(&cn, c, pw);
     if (e && a) {
-        add_columns(r, name, e, c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_DEL, a,
-                    c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_ADD, !c->passed, pw, vw);
+        add_pieces(r, &cn, e, c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_DEL, a,
+                   c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_ADD, !c->passed, vw);
         full_add(r, c->passed ? "  passed  " : "! FAILED  ");
         full_add(r, c->name);
         full_add_value(r, "\n      expected: ", e);
         full_add_value(r, "      actual:   ", a);
     }
+    pieces_free(&cn);
     free(e);
     free(a);
 }
