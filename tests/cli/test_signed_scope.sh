@@ -4,7 +4,8 @@
 # `expected:`, `rubric_limits` and title, any file under a case, registration.yaml and
 # rubric.py — each caught by `verify` with its exact code and refused by `run` before
 # anything runs; re-pinning does not launder an edit (the signatures are superseded: the
-# subject is a draft, never scored as signed; a hand-rewritten pin leaves them superseded too);
+# subject is a draft, never scored as signed; a hand-rewritten pin leaves them superseded
+# too, and rewriting the digest the blocks name as well makes them bad);
 # signatures moved between subjects, roles swapped, a review replayed from another
 # case, an untrusted signer, one key in both roles: each its own code. Then, on a small
 # bench with throwaway keys: every registration field (threshold, tier, taxonomy, SUT
@@ -113,6 +114,12 @@ done = [e["case_id"] for e in map(json.loads, sys.stdin) if e.get("event") == "c
 assert done and sys.argv[1] not in done, done' "$s0" &&
     pass "a pin rewritten by hand: a default run does not score the case" ||
     fail "a pin rewritten by hand: a default run scored the case"
+# The pin and the digest the blocks name, both rewritten by hand: the signatures then
+# verify over neither: bad.
+old=$(sed -n "s|^  $s0: ||p" "$pristine/bench/$TC/cases/digests.yaml")
+sed -i "s|$old|$new|" "$c/$s0/provenance.yaml"
+has_code "$root" "$TC" "$s0" provenance.bad_signature "a pin and the signed digest rewritten by hand"
+run_refused "$root" "$TC" provenance.bad_signature "a pin and the signed digest rewritten by hand"
 
 # ---- the task class: registration.yaml and rubric.py are signed too --------------------
 root=$(fresh)

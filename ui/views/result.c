@@ -25,6 +25,7 @@
 #include "runner.h"
 #include "stale.h"
 #include "view_util.h"
+#include "views/result_cols.h"
 #include "views/result_view.h"
 
 #define STDERR_MAX (64 * 1024)
@@ -112,97 +113,16 @@ static void full_add(result *r, const char *s)
     bd_text_vis_into(&r->full, s ? s : "", s ? strlen(s) : 0, BD_TEXT_KEEP_NL | BD_TEXT_KEEP_TAB);
 }
 
-/* The next piece of `s` (at most `w` columns, whole words when it can) as a new string;
- * advances *off. Never returns an empty piece for non-empty rest. */
-static char *piece(const char *s, size_t len, size_t *off, int w)
-{
-    size_t take = bd_wrap_next(s + *off, len - *off, w > 1 ? w : 1);
-    if (take == 0 && *off < len)
-        take = 1;
-    char *p = strndup(s + *off, take);
-    *off += take;
-    return p;
-}
-
 /* ---- three columns of wrapped, multi-line values (the diff and the checks) ---------- */
-
-/* `leaf` (compact JSON, or any text) as the text to show: a JSON string that holds a line
- * break is decoded, so it reads as its lines (docs/user-guide.md#result-the-reviewers-walk); any
- * other value stays as written. New string, NULL when out of memory. */
-static char *leaf_text(const char *leaf)
-{
-    if (leaf[0] == '"' && strstr(leaf, "\\n")) {
-        cJSON *j = cJSON_Parse(leaf);
-        char *t = cJSON_IsString(j) ? strdup(j->valuestring) : NULL;
-        cJSON_Delete(j);
-        if (t)
-            return t;
-    }
-    return strdup(leaf);
-}
-
-typedef struct pieces {
-    char **p;
-    size_t n, cap;
-} pieces;
-
-static void pieces_push(pieces *ps, char *piece_text)
-{
-    if (!piece_text)
-        return;
-    if (ps->n == ps->cap) {
-        size_t nc = ps->cap ? ps->cap * 2 : 8;
-        char **g = realloc(ps->p, nc * sizeof(*g));
-        if (!g) {
-            free(piece_text);
-            return;
-        }
-        ps->p = g;
-        ps->cap = nc;
-    }
-    ps->p[ps->n++] = piece_text;
-}
-
-static void pieces_free(pieces *ps)
-{
-    for (size_t i = 0; i < ps->n; i++)
-        free(ps->p[i]);
-    free(ps->p);
-}
-
-/* `text` cut into its lines, each made terminal-safe (text.h) and wrapped at `w`
- * columns, appended to *ps. */
-static void pieces_of(pieces *ps, const char *text, int w)
-{
-    const char *line = text;
-    for (;;) {
-        const char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line) : strlen(line);
-        char *raw = strndup(line, n);
-        char *vis = raw ? bd_text_vis(raw, 0) : NULL;
-        free(raw);
-        if (vis) {
-            size_t len = strlen(vis), off = 0;
-            if (len == 0)
-                pieces_push(ps, strdup(""));
-            while (off < len)
-                pieces_push(ps, piece(vis, len, &off, w));
-            free(vis);
-        }
-        if (!nl)
-            break;
-        line = nl + 1;
-    }
-}
 
 /* One row of three columns: the name column's pieces `cn`, then expected and actual, each
  * value shown as its lines, wrapped; `changed` draws the name bold. */
-static void add_pieces(result *r, const pieces *cn, const char *exp, bd_role re, const char *act,
-                       bd_role ra, bool changed, int vw)
+static void add_pieces(result *r, const bd_rc_pieces *cn, const char *exp, bd_role re,
+                       const char *act, bd_role ra, bool changed, int vw)
 {
-    pieces ce = {0}, ca = {0};
-    pieces_of(&ce, exp, vw);
-    pieces_of(&ca, act, vw);
+    bd_rc_pieces ce = {0}, ca = {0};
+    bd_rc_pieces_value(&ce, exp, vw);
+    bd_rc_pieces_value(&ca, act, vw);
     size_t rows = cn->n > ce.n ? cn->n : ce.n;
     rows = rows > ca.n ? rows : ca.n;
     for (size_t i = 0; i < rows; i++) {
@@ -211,18 +131,18 @@ static void add_pieces(result *r, const pieces *cn, const char *exp, bd_role re,
         if (r->n > before)
             r->lines[r->n - 1].c = strdup(i < ca.n ? ca.p[i] : "");
     }
-    pieces_free(&ce);
-    pieces_free(&ca);
+    bd_rc_pieces_free(&ce);
+    bd_rc_pieces_free(&ca);
 }
 
 /* As add_pieces, the name wrapped like the values. */
 static void add_columns(result *r, const char *name, const char *exp, bd_role re, const char *act,
                         bd_role ra, bool changed, int pw, int vw)
 {
-    pieces cn = {0};
-    pieces_of(&cn, name, pw);
+    bd_rc_pieces cn = {0};
+    bd_rc_pieces_value(&cn, name, pw);
     add_pieces(r, &cn, exp, re, act, ra, changed, vw);
-    pieces_free(&cn);
+    bd_rc_pieces_free(&cn);
 }
 
 /* `label` and `value` into the `e` text, a multi-line value as indented lines. */
@@ -254,8 +174,8 @@ static void column_widths(const result *r, int *pw, int *vw)
 /* One diff row: path, expected and actual each in their column. */
 static void add_diff_row(result *r, const bd_jd_row *row, int pw, int vw)
 {
-    char *e = leaf_text(row->expected ? row->expected : "(absent)");
-    char *a = leaf_text(row->actual ? row->actual : "(absent)");
+    char *e = bd_rc_leaf_text(row->expected ? row->expected : "(absent)");
+    char *a = bd_rc_leaf_text(row->actual ? row->actual : "(absent)");
     if (!e || !a)
         goto out;
     bd_role re = BD_R_DIFF_CTX, ra = BD_R_DIFF_CTX;
@@ -655,28 +575,13 @@ static void build_stderr(bd_view *v, const bd_result_src *src)
 
 /* ---- what the rubric compared ------------------------------------------------------- */
 
-/* The name column of a check: its mark, then the name cut into pieces of the column's
- * width (a name is [a-z0-9_] and has no word to wrap at). */
-static void check_name_pieces(pieces *ps, const bd_score_check *c, int pw)
-{
-    size_t len = strlen(c->name), w = pw > 4 ? (size_t)pw - 2 : 2, off = 0;
-    do {
-        size_t take = len - off < w ? len - off : w;
-        char buf[160];
-        snprintf(buf, sizeof(buf), "%s %.*s", off ? " " : (c->passed ? bd_gl->ok : bd_gl->bad),
-                 (int)take, c->name + off);
-        pieces_push(ps, strdup(buf));
-        off += take;
-    } while (off < len);
-}
-
 /* One check as a table row: mark and name, expected, actual (multi-line strings as lines). */
 static void add_check_row(result *r, const bd_score_check *c, int pw, int vw)
 {
-    char *e = leaf_text(c->expected ? c->expected : "null");
-    char *a = leaf_text(c->actual ? c->actual : "null");
-    pieces cn = {0};
-    check_name_pieces(&cn, c, pw);
+    char *e = bd_rc_leaf_text(c->expected ? c->expected : "null");
+    char *a = bd_rc_leaf_text(c->actual ? c->actual : "null");
+    bd_rc_pieces cn = {0};
+    bd_rc_pieces_name(&cn, c->passed ? bd_gl->ok : bd_gl->bad, c->name, pw);
     if (e && a) {
         add_pieces(r, &cn, e, c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_DEL, a,
                    c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_ADD, !c->passed, vw);
@@ -685,7 +590,7 @@ static void add_check_row(result *r, const bd_score_check *c, int pw, int vw)
         full_add_value(r, "\n      expected: ", e);
         full_add_value(r, "      actual:   ", a);
     }
-    pieces_free(&cn);
+    bd_rc_pieces_free(&cn);
     free(e);
     free(a);
 }
