@@ -391,6 +391,50 @@ static void prompt_key(bd_app *app, int key, bool is_code)
     bd_app_invalidate(app, BD_DIRTY_ALL);
 }
 
+/* The key hint of action `a` in view `v` ("? help  ") into `item` and its key into `key`;
+ * its width, 0 when the action has no hint. */
+static int hint_item(const bd_view *v, bd_action a, char *key, size_t kcap, char *item, size_t icap)
+{
+    const char *hint = bd_action_hint(a);
+    if (a == BD_A_BACK && !v->below)
+        hint = "quit"; /* back from the first view leaves */
+    if (!hint[0])
+        return 0;
+    bd_action_first_key(a, key, kcap);
+    snprintf(item, icap, "%s %s  ", key, hint);
+    return bd_text_width(item);
+}
+
+/* Hints from column x to rx: the view's actions that have one, in the view's order (its
+ * most used first), then help and back. Room for "? help" is kept first; the view's hints
+ * that do not fit are left out from the end, and back (known to everyone) goes first. */
+static void draw_hints(WINDOW *w, const bd_view *v, int x, int rx, attr_t base)
+{
+    char key[32], item[96];
+    int help_w = hint_item(v, BD_A_HELP, key, sizeof(key), item, sizeof(item));
+    int room = rx - help_w;
+    bool all = true;
+    for (const bd_action *p = v->ops->actions; p && *p != BD_A_NONE; p++) {
+        int iw = hint_item(v, *p, key, sizeof(key), item, sizeof(item));
+        if (!iw)
+            continue;
+        if (x + iw > room) {
+            all = false;
+            break;
+        }
+        x += bd_draw_text(w, 0, x, iw, key, base | A_BOLD, false);
+        x += bd_draw_text(w, 0, x, room - x, item + strlen(key), base, false);
+    }
+    const bd_action tail[] = {BD_A_HELP, all ? BD_A_BACK : BD_A_NONE, BD_A_NONE};
+    for (const bd_action *p = tail; *p != BD_A_NONE; p++) {
+        int iw = hint_item(v, *p, key, sizeof(key), item, sizeof(item));
+        if (!iw || x + iw > rx)
+            break;
+        x += bd_draw_text(w, 0, x, iw, key, base | A_BOLD, false);
+        x += bd_draw_text(w, 0, x, rx - x, item + strlen(key), base, false);
+    }
+}
+
 static bool view_has_action(const bd_view *v, bd_action a)
 {
     for (const bd_action *p = v->ops->actions; p && *p != BD_A_NONE; p++)
@@ -572,25 +616,7 @@ void bd_app_draw_status(bd_app *app)
         x += bd_draw_text(w, 0, x, rx - x, "[", base | A_BOLD, false);
         x += bd_draw_text(w, 0, x, rx - x < 30 ? rx - x : 30, v->title, base | A_BOLD, false);
         x += bd_draw_text(w, 0, x, rx - x, "] ", base | A_BOLD, false);
-        /* Hints: the view's actions that have one, then help and back. */
-        const bd_action tail[] = {BD_A_HELP, BD_A_BACK, BD_A_NONE};
-        const bd_action *lists[2] = {v->ops->actions, tail};
-        for (int li = 0; li < 2; li++)
-            for (const bd_action *p = lists[li]; p && *p != BD_A_NONE; p++) {
-                const char *hint = bd_action_hint(*p);
-                if (*p == BD_A_BACK && !v->below)
-                    hint = "quit"; /* back from the first view leaves */
-                if (!hint[0])
-                    continue;
-                char key[32], item[96];
-                bd_action_first_key(*p, key, sizeof(key));
-                snprintf(item, sizeof(item), "%s %s  ", key, hint);
-                int iw = bd_text_width(item);
-                if (x + iw > rx)
-                    break;
-                x += bd_draw_text(w, 0, x, iw, key, base | A_BOLD, false);
-                x += bd_draw_text(w, 0, x, rx - x, item + strlen(key), base, false);
-            }
+        draw_hints(w, v, x, rx, base);
     }
     wbkgdset(w, ' ');
 }

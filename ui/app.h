@@ -73,6 +73,10 @@
     X(BD_A_DIFF, "diff", "diff",                                                                   \
       "the rubric and registration diff against the last signed commit, in $PAGER")                \
     X(BD_A_PIN, "pin", "", "pin: write the digests of the case (or the whole task class)")         \
+    X(BD_A_SEARCH, "search", "search",                                                             \
+      "search the view: type, Enter keeps it; then n/N the next/previous match, Esc ends it")      \
+    X(BD_A_OPEN_CASE, "open-case", "case", "open the case this result scored, in the case view")   \
+    X(BD_A_OPEN_RUBRIC, "open-rubric", "rubric", "show the task class's rubric in $PAGER")         \
     X(BD_A_ROLE, "role", "role", "switch the role to sign as: author or reviewer")                 \
     X(BD_A_PINENTRY, "pinentry", "pinentry",                                                       \
       "ask the passphrase in benchdesk (loopback) or through gpg-agent's own pinentry")            \
@@ -118,12 +122,15 @@ typedef enum {
     X(KEY_RIGHT, BD_A_OPEN)                                                                        \
     X('\t', BD_A_FOCUS)                                                                            \
     X('/', BD_A_FILTER)                                                                            \
+    X('/', BD_A_SEARCH)                                                                            \
     X('s', BD_A_SORT)                                                                              \
     X('S', BD_A_SORT_REVERSE)                                                                      \
     X('r', BD_A_RUN)                                                                               \
     X('R', BD_A_RUN_ALL)                                                                           \
     X('R', BD_A_RECORD)                                                                            \
     X('c', BD_A_CANCEL)                                                                            \
+    X('c', BD_A_OPEN_CASE)                                                                         \
+    X('R', BD_A_OPEN_RUBRIC)                                                                       \
     X('n', BD_A_NEXT_FAIL)                                                                         \
     X('p', BD_A_PREV_FAIL)                                                                         \
     X('f', BD_A_FAILED_ONLY)                                                                       \

@@ -37,48 +37,6 @@ typedef struct prep_job {
     char repair[256]; /* a torn final line removed from the history first, or "" */
 } prep_job;
 
-/* ---- copying results out of the runner ---------------------------------------------- */
-
-static int score_copy(bd_score *dst, const bd_score *src)
-{
-    memset(dst, 0, sizeof(*dst));
-    dst->passed = src->passed;
-    dst->score = src->score;
-    dst->cost_usd = src->cost_usd;
-    dst->wall_clock_ms = src->wall_clock_ms;
-    if (src->n_breakdown) {
-        dst->breakdown = calloc(src->n_breakdown, sizeof(*dst->breakdown));
-        if (!dst->breakdown)
-            goto oom;
-        for (size_t i = 0; i < src->n_breakdown; i++) {
-            dst->breakdown[i].value = src->breakdown[i].value;
-            if (!(dst->breakdown[i].key = strdup(src->breakdown[i].key)))
-                goto oom;
-            dst->n_breakdown++;
-        }
-    }
-    if (src->n_failure_modes) {
-        dst->failure_modes = calloc(src->n_failure_modes, sizeof(*dst->failure_modes));
-        if (!dst->failure_modes)
-            goto oom;
-        for (size_t i = 0; i < src->n_failure_modes; i++) {
-            bd_score_fm *f = &dst->failure_modes[i];
-            f->severity = src->failure_modes[i].severity;
-            if (!(f->code = strdup(src->failure_modes[i].code)) ||
-                (src->failure_modes[i].detail &&
-                 !(f->detail = strdup(src->failure_modes[i].detail)))) {
-                free(f->code);
-                goto oom;
-            }
-            dst->n_failure_modes++;
-        }
-    }
-    return 0;
-oom:
-    bd_score_free(dst);
-    return -1;
-}
-
 /* ---- the run ------------------------------------------------------------------------ */
 
 static void broadcast(bd_ui_run *run, size_t case_index)
@@ -143,7 +101,7 @@ static void on_event(const bd_run_event *ev, void *payload)
             const bd_case_result *res = ev->result;
             c->state = BD_UR_DONE;
             c->finished_ms = bd_app_now_ms(app);
-            c->has_score = score_copy(&c->score, &res->score) == 0;
+            c->has_score = bd_score_copy(&c->score, &res->score) == 0;
             if (res->stderr_len && (c->stderr_tail = malloc(res->stderr_len + 1))) {
                 memcpy(c->stderr_tail, res->stderr_tail, res->stderr_len);
                 c->stderr_tail[res->stderr_len] = '\0';
@@ -155,6 +113,7 @@ static void on_event(const bd_run_event *ev, void *payload)
             snprintf(c->finished_at, sizeof(c->finished_at), "%s", res->finished_at);
             snprintf(c->case_digest, sizeof(c->case_digest), "%s", res->case_digest);
             c->wall_ms = res->wall_ms;
+            c->provenance_verified = res->provenance_verified;
             if (res->score.passed)
                 run->passed++;
             else

@@ -47,6 +47,7 @@ typedef struct bd_ur_case {
     char started_at[21], finished_at[21];
     char case_digest[72];
     int64_t wall_ms;
+    bool provenance_verified; /* its record's provenance_verified (false: a draft run) */
 } bd_ur_case;
 
 typedef enum {

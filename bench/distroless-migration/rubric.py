@@ -36,6 +36,9 @@ Declining a case whose right answer is "decline" scores 1 on every key; migratin
 anyway, or declining a migratable service, scores 0 (decline.missed / .unwarranted).
 
 passed = score >= 0.80 and no failure mode of severity "block".
+`checks` lists what was compared, each under one name with the expected and the actual
+value: decision, build_status, base_image, shell_in_final_stage, final_user, entrypoint,
+exposed_ports and artifacts (those the answer reached).
 Missing or mistyped fields give output.incomplete, never a crash. Deterministic.
 """
 
@@ -73,11 +76,25 @@ SEVERITY = {
 SHELLS = {"sh", "bash", "ash", "dash", "zsh", "busybox"}
 INTERPRETERS = {"node", "nodejs", "python", "python3", "java"}
 
+CHECK_VALUE_MAX = 4000  # bytes of JSON; the contract allows 4096 in canonical form
+
+
+def fit(v):
+    """`v`, or a shortened string of it, small enough for a check's expected/actual."""
+    enc = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(enc.encode("utf-8")) <= CHECK_VALUE_MAX:
+        return v
+    t = v if isinstance(v, str) else enc
+    while len(json.dumps(t, ensure_ascii=False).encode("utf-8")) > CHECK_VALUE_MAX - 16:
+        t = t[: len(t) * 3 // 4]
+    return t + " [cut]"
+
 
 class Score:
     def __init__(self):
         self.breakdown = {k: 0.0 for k in WEIGHTS}
         self.modes = []
+        self.checks = []
 
     def fail(self, code, detail):
         """Record a failure mode once per code; later details of the same code are appended."""
@@ -86,6 +103,11 @@ class Score:
                 m["detail"] = (m["detail"] + "; " + str(detail))[:200]
                 return
         self.modes.append({"code": code, "severity": SEVERITY[code], "detail": str(detail)[:200]})
+
+    def check(self, name, expected, actual, passed):
+        """Record what was compared, under one name on both sides (the reviewer's table)."""
+        self.checks.append({"name": name, "expected": fit(expected), "actual": fit(actual),
+                            "passed": bool(passed)})
 
     def emit(self, cost):
         total = sum(WEIGHTS[k] * self.breakdown[k] for k in WEIGHTS)
@@ -99,6 +121,8 @@ class Score:
             "cost_usd": cost,
             "wall_clock_ms": 0,
         }
+        if self.checks:
+            doc["checks"] = self.checks[:64]
         sys.stdout.write(json.dumps(doc, sort_keys=True) + "\n")
 
 
@@ -207,6 +231,7 @@ def read_input(case_dir, name):
 def score_migration(s, exp, out, case_dir):
     build = out.get("build")
     status = build.get("status") if isinstance(build, dict) else None
+    s.check("build_status", "succeeded", status, status == "succeeded")
     if status == "succeeded":
         s.breakdown["build"] = 1.0
     elif isinstance(status, str):
@@ -230,6 +255,9 @@ def score_migration(s, exp, out, case_dir):
         image = names[image.lower()]["image"]
     m = re.match(r"^gcr\.io/distroless/([a-z0-9.-]+?)(-debian\d+)?(:[\w.-]+)?(@sha256:[0-9a-f]{64})?$", image)
     tag = (m.group(3) or ":latest")[1:] if m else ""
+    allowed = str_list(exp.get("base_families"))
+    s.check("base_image", ["gcr.io/distroless/" + f for f in allowed] or "gcr.io/distroless/*", image,
+            bool(m) and (not allowed or m.group(1) in allowed))
     if not m:
         s.fail("base.not_distroless", "final stage runs on %s" % (image or "nothing"))
     else:
@@ -245,6 +273,8 @@ def score_migration(s, exp, out, case_dir):
 
     instrs = final["instrs"]
     shelly = [kw for kw, _ in instrs if kw in ("RUN", "SHELL")]
+    s.check("shell_in_final_stage", [], sorted(set(shelly)) + ([":" + tag] if "debug" in tag else []),
+            not shelly and "debug" not in tag)
     if shelly:
         s.fail("shell.in_final_stage", "final stage has %s; distroless has no /bin/sh" % ", ".join(sorted(set(shelly))))
     elif "debug" in tag:
@@ -258,6 +288,7 @@ def score_migration(s, exp, out, case_dir):
         ok = "nonroot" in tag
     else:
         ok = user.split(":")[0] in ("nonroot", "65532")
+    s.check("final_user", "nonroot", user if user is not None else "(none, tag :%s)" % tag, ok)
     if ok:
         s.breakdown["nonroot"] = 1.0
     else:
@@ -291,6 +322,9 @@ def score_migration(s, exp, out, case_dir):
             s.fail("entrypoint.wrong", "ENTRYPOINT/CMD %s does not run %s" % (json.dumps(argv)[:80], want))
         else:
             s.breakdown["entrypoint"] = 1.0
+    want_ep = exp.get("entrypoint_mentions")
+    s.check("entrypoint", "exec form running %s once" % want_ep if isinstance(want_ep, str) else "exec form",
+            shell_form or argv or None, s.breakdown["entrypoint"] == 1.0)
 
     want_ports = set(p for p in exp.get("exposed_ports", []) if isinstance(p, int) and not isinstance(p, bool)) \
         if isinstance(exp.get("exposed_ports"), list) else set()
@@ -299,6 +333,7 @@ def score_migration(s, exp, out, case_dir):
         ostages = parse_dockerfile(original)
         want_ports |= ports_of(ostages[-1] if ostages else None)
     have = ports_of(final)
+    s.check("exposed_ports", sorted(want_ports, key=str), sorted(have, key=str), want_ports <= have)
     if want_ports:
         kept = [p for p in want_ports if p in have]
         s.breakdown["ports"] = len(kept) / len(want_ports)
@@ -312,6 +347,7 @@ def score_migration(s, exp, out, case_dir):
     artifacts = str_list(exp.get("artifacts"))
     found = [a for a in artifacts if has_artifact(copies, a)]
     share = len(found) / len(artifacts) if artifacts else 1.0
+    s.check("artifacts", artifacts, found, share >= 1.0 and any(frm for frm, _, _ in copies))
     if share < 1.0:
         s.fail("artifact.missing", "final stage lacks %s" % ", ".join(a for a in artifacts if a not in found))
     if not any(frm for frm, _, _ in copies):
@@ -345,6 +381,7 @@ def main():
     got = out.get("decision")
     if got is None and isinstance(out.get("dockerfile"), str):
         got = "migrate"
+    s.check("decision", want, got, got == want)
     if got not in ("migrate", "decline"):
         s.fail("output.incomplete", "harness_output.decision is missing or not migrate|decline")
     elif want == "decline" and got == "decline":

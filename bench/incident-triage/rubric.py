@@ -28,6 +28,8 @@ Scoring: a weighted sum of three breakdown values, each in [0, 1]:
                       below 1 cause.partial (warn)
 
 passed = score >= 0.75 and no failure mode of severity "block".
+`checks` lists what was compared, each under one name with the expected and the actual
+value: severity, owner and root_causes_found.
 Missing or mistyped fields give output.incomplete, never a crash. Deterministic.
 """
 
@@ -48,11 +50,25 @@ SEVERITY = {
 }
 RANK = {"sev1": 1, "sev2": 2, "sev3": 3, "sev4": 4, "noise": 5}
 
+CHECK_VALUE_MAX = 4000  # bytes of JSON; the contract allows 4096 in canonical form
+
+
+def fit(v):
+    """`v`, or a shortened string of it, small enough for a check's expected/actual."""
+    enc = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(enc.encode("utf-8")) <= CHECK_VALUE_MAX:
+        return v
+    t = v if isinstance(v, str) else enc
+    while len(json.dumps(t, ensure_ascii=False).encode("utf-8")) > CHECK_VALUE_MAX - 16:
+        t = t[: len(t) * 3 // 4]
+    return t + " [cut]"
+
 
 class Score:
     def __init__(self):
         self.breakdown = {k: 0.0 for k in WEIGHTS}
         self.modes = []
+        self.checks = []
 
     def fail(self, code, detail):
         """Record a failure mode once per code; later details of the same code are appended."""
@@ -61,6 +77,11 @@ class Score:
                 m["detail"] = (m["detail"] + "; " + str(detail))[:200]
                 return
         self.modes.append({"code": code, "severity": SEVERITY[code], "detail": str(detail)[:200]})
+
+    def check(self, name, expected, actual, passed):
+        """Record what was compared, under one name on both sides (the reviewer's table)."""
+        self.checks.append({"name": name, "expected": fit(expected), "actual": fit(actual),
+                            "passed": bool(passed)})
 
     def emit(self, cost):
         total = sum(WEIGHTS[k] * self.breakdown[k] for k in WEIGHTS)
@@ -74,6 +95,8 @@ class Score:
             "cost_usd": cost,
             "wall_clock_ms": 0,
         }
+        if self.checks:
+            doc["checks"] = self.checks[:64]
         sys.stdout.write(json.dumps(doc, sort_keys=True) + "\n")
 
 
@@ -120,6 +143,7 @@ def main():
         cost = float(c)
 
     want, got = norm_severity(exp.get("severity")), norm_severity(out.get("severity"))
+    s.check("severity", want, got, got is not None and got == want)
     if got is None:
         s.fail("output.incomplete", "harness_output.severity is missing or not sev1-4|noise")
     elif want is not None:
@@ -134,9 +158,12 @@ def main():
 
     owner = out.get("owner")
     if not isinstance(owner, str) or not owner.strip():
+        s.check("owner", norm_slug(exp.get("owner")), None, False)
         s.fail("output.incomplete", "harness_output.owner is missing")
     else:
         accepted = [norm_slug(exp.get("owner"))] + [norm_slug(a) for a in exp.get("owner_aliases", []) or [] if isinstance(a, str)]
+        s.check("owner", accepted[0] if len(accepted) == 1 else accepted, norm_slug(owner),
+                norm_slug(owner) in accepted)
         if norm_slug(owner) in accepted:
             s.breakdown["owner"] = 1.0
         else:
@@ -156,6 +183,7 @@ def main():
                 groups.append(syn)
         hit = [g for g in groups if any(norm_text(p) in hay for p in g)]
         recall = len(hit) / len(groups) if groups else 1.0
+        s.check("root_causes_found", [g[0] for g in groups], [g[0] for g in hit], recall >= 1.0)
         s.breakdown["cause_recall"] = recall
         missed = ", ".join(g[0] for g in groups if g not in hit)
         if recall < 0.5:

@@ -42,6 +42,10 @@ anyway scores 0 (decline.missed). Declining a case that has a safe bump scores o
 diff_scope (decline.unwarranted).
 
 passed = score >= 0.75 and no failure mode of severity "block".
+`checks` lists what was compared, each under one name with the expected and the actual
+value: decision, cost_usd (with a budget), recipe_id, diff_applies,
+diff_extra_changes, bumped_version, advisories_left_open, advisories_introduced
+and validator_verdict (those the answer reached).
 Missing or mistyped fields in the system's output give output.incomplete, never a crash.
 The rubric reads nothing but stdin and case/input/; it is deterministic.
 """
@@ -67,11 +71,25 @@ SEVERITY = {
     "cost.over_budget": "warn",
 }
 
+CHECK_VALUE_MAX = 4000  # bytes of JSON; the contract allows 4096 in canonical form
+
+
+def fit(v):
+    """`v`, or a shortened string of it, small enough for a check's expected/actual."""
+    enc = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(enc.encode("utf-8")) <= CHECK_VALUE_MAX:
+        return v
+    t = v if isinstance(v, str) else enc
+    while len(json.dumps(t, ensure_ascii=False).encode("utf-8")) > CHECK_VALUE_MAX - 16:
+        t = t[: len(t) * 3 // 4]
+    return t + " [cut]"
+
 
 class Score:
     def __init__(self):
         self.breakdown = {k: 0.0 for k in WEIGHTS}
         self.modes = []
+        self.checks = []
 
     def fail(self, code, detail):
         """Record a failure mode once per code; later details of the same code are appended."""
@@ -80,6 +98,11 @@ class Score:
                 m["detail"] = (m["detail"] + "; " + str(detail))[:200]
                 return
         self.modes.append({"code": code, "severity": SEVERITY[code], "detail": str(detail)[:200]})
+
+    def check(self, name, expected, actual, passed):
+        """Record what was compared, under one name on both sides (the reviewer's table)."""
+        self.checks.append({"name": name, "expected": fit(expected), "actual": fit(actual),
+                            "passed": bool(passed)})
 
     def emit(self, cost):
         total = sum(WEIGHTS[k] * self.breakdown[k] for k in WEIGHTS)
@@ -93,6 +116,8 @@ class Score:
             "cost_usd": cost,
             "wall_clock_ms": 0,
         }
+        if self.checks:
+            doc["checks"] = self.checks[:64]
         sys.stdout.write(json.dumps(doc, sort_keys=True) + "\n")
 
 
@@ -216,6 +241,7 @@ def score_bump(s, exp, out, case_dir):
     # recipe
     recipe = text(out, "recipe_id")
     good = [exp.get("recipe_id")] + str_list(exp.get("acceptable_recipes"))
+    s.check("recipe_id", good[0] if len(good) == 1 else good, recipe, recipe in good)
     if recipe is None:
         s.fail("output.incomplete", "harness_output.recipe_id is missing or not a string")
     elif recipe in good:
@@ -250,6 +276,8 @@ def score_bump(s, exp, out, case_dir):
             new_version = changed[pkg][1]
         extra_pkgs = sorted(p for p in changed if p != pkg)
         n_extra = len(extra) + len(extra_pkgs)
+        s.check("diff_applies", True, applies, applies)
+        s.check("diff_extra_changes", [], extra + extra_pkgs, n_extra == 0)
         s.breakdown["diff_scope"] = max(0.0, 1.0 - 0.5 * n_extra) if applies else 0.0
         if n_extra:
             s.fail("diff.too_broad", "beyond %s: files %s; packages %s"
@@ -271,6 +299,10 @@ def score_bump(s, exp, out, case_dir):
             if a not in claimed or new_version is None or not version_ge(new_version, need):
                 still_open.append("%s (fixed in %s)" % (a, need))
         share = 1.0 - len(still_open) / len(advisories) if advisories else 1.0
+        s.check("bumped_version", ">= " + fixed_in, new_version,
+                new_version is not None and version_ge(new_version, fixed_in))
+        s.check("advisories_left_open", [], still_open, not still_open)
+        s.check("advisories_introduced", [], introduced, not introduced)
         if still_open and new_version is not None:
             s.fail("cve.not_removed", "%s %s leaves open: %s" % (pkg, new_version, ", ".join(still_open)))
         if introduced:
@@ -280,6 +312,8 @@ def score_bump(s, exp, out, case_dir):
 
     # validator
     verdict = text(out, "validator_verdict")
+    s.check("validator_verdict", exp.get("validator_verdict", "pass"), verdict,
+            verdict == exp.get("validator_verdict", "pass"))
     if verdict is None:
         s.fail("output.incomplete", "harness_output.validator_verdict is missing")
     elif verdict == exp.get("validator_verdict", "pass"):
@@ -312,6 +346,8 @@ def main():
     if isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) and c >= 0:
         cost = float(c)
         budget = exp.get("max_cost_usd")
+        if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+            s.check("cost_usd", "<= %s" % budget, cost, cost <= budget)
         if isinstance(budget, (int, float)) and cost > budget:
             s.fail("cost.over_budget", "spent $%.4f, budget $%.4f" % (cost, budget))
 
@@ -319,6 +355,7 @@ def main():
     got = text(out, "decision")
     if got is None:
         got = "bump" if text(out, "diff") else None
+    s.check("decision", want, got, got == want)
     if got not in ("bump", "decline"):
         s.fail("output.incomplete", "harness_output.decision is missing or not bump|decline")
     elif want == "decline" and got == "decline":

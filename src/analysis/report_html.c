@@ -479,6 +479,28 @@ static void failed_verdicts(page *pg, xmlNodePtr sec, const bd_report_run *rr,
     }
 }
 
+/* The checks the rubric says failed (docs/formats.md#what-the-rubric-compared), one item
+ * each: its name, then what was expected and what came, as the rubric wrote them. */
+static void failed_checks(page *pg, xmlNodePtr ul, const bd_score *s)
+{
+    for (size_t k = 0; k < s->n_checks; k++) {
+        const bd_score_check *c = &s->checks[k];
+        if (c->passed)
+            continue;
+        xmlNodePtr li = el(pg, ul, "li");
+        text(pg, li, "failed check ");
+        utext(pg, el(pg, li, "code"), c->name);
+        bd_strbuf b = {0};
+        bd_strbuf_str(&b, "expected: ");
+        bd_strbuf_str(&b, c->expected ? c->expected : "null");
+        bd_strbuf_str(&b, "\nactual:   ");
+        bd_strbuf_str(&b, c->actual ? c->actual : "null");
+        if (!b.oom && b.p)
+            attr(pg, el_utext(pg, li, "div", b.p), "class", "detail");
+        bd_strbuf_release(&b);
+    }
+}
+
 static void failed_case(page *pg, xmlNodePtr sec, const bd_report_run *rr,
                         const bd_history_record *rec)
 {
@@ -499,6 +521,7 @@ static void failed_case(page *pg, xmlNodePtr sec, const bd_report_run *rr,
     }
     if (!rec->score.n_failure_modes)
         el_text(pg, ul, "li", "failed without a failure mode");
+    failed_checks(pg, ul, &rec->score);
     for (size_t k = 0; k < rec->score.n_breakdown; k++) {
         xmlNodePtr li = el(pg, ul, "li");
         text(pg, li, "breakdown ");

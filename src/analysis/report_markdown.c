@@ -249,6 +249,16 @@ static void md_failure_row(bd_strbuf *b, const bd_report_run *rr, const bd_histo
     md_text(b, s->passed ? "" : bd_report_first_code(s));
     bd_strbuf_str(b, " | ");
     md_text(b, s->n_failure_modes && s->failure_modes[0].detail ? s->failure_modes[0].detail : "");
+    /* the checks the rubric says failed, by name (docs/formats.md#what-the-rubric-compared) */
+    for (size_t i = 0, n = 0; !s->passed && i < s->n_checks; i++) {
+        if (s->checks[i].passed)
+            continue;
+        bd_strbuf_str(b, n++ ? ", " : " (failed check: ");
+        md_text(b, s->checks[i].name);
+        if (i + 1 == s->n_checks ||
+            !bd_score_checks_first_failed(s->checks + i + 1, s->n_checks - i - 1))
+            bd_strbuf_str(b, ")");
+    }
     bd_strbuf_str(b, " | ");
     md_verdicts(b, rr, rec);
     bd_strbuf_str(b, " |\n");

@@ -363,6 +363,17 @@ static int cmp_keys(const void *a, const void *b)
     return x->n < y->n ? -1 : x->n > y->n;
 }
 
+/* True inside $.checks[i].expected or $.checks[i].actual: the rubric's data, where the
+ * banned member names do not apply (docs/formats.md#what-the-rubric-compared). */
+static bool in_check_value(const scanner *sc)
+{
+    const seg *p = sc->path;
+    return sc->npath >= 3 && p[0].key && p[0].klen == 6 && memcmp(p[0].key, "checks", 6) == 0 &&
+           !p[1].key && p[2].key &&
+           ((p[2].klen == 8 && memcmp(p[2].key, "expected", 8) == 0) ||
+            (p[2].klen == 6 && memcmp(p[2].key, "actual", 6) == 0));
+}
+
 static int scan_object(scanner *sc)
 {
     int rc = -1;
@@ -399,7 +410,7 @@ static int scan_object(scanner *sc)
         keys[nkeys].s = key;
         keys[nkeys].n = klen;
         nkeys++;
-        const char *word = bd_score_banned_word(key, klen);
+        const char *word = in_check_value(sc) ? NULL : bd_score_banned_word(key, klen);
         if (word) {
             d_reset(sc->d);
             d_add(sc->d, "banned key '");
@@ -726,6 +737,17 @@ static int check_failure_modes(bd_score *s, const cJSON *arr, const bd_registrat
     return 0;
 }
 
+/* $.checks by score_checks.h. Returns 0, -1 (malformed, detail set) or -2. */
+static int check_checks(bd_score *s, const cJSON *arr, dbuf *d)
+{
+    char why[BD_SCORE_DETAIL_MAX];
+    int rc = bd_score_checks_read(&s->checks, &s->n_checks, arr, BD_SCORE_RULES_CURRENT, "$.checks",
+                                  why, sizeof(why));
+    if (rc == -1)
+        d_add(d, "%s", why); /* indices and valid names only: printable ASCII */
+    return rc;
+}
+
 /* Returns 0, -1 (malformed, detail set) or -2 (out of memory). */
 static int check_schema(bd_score *s, const cJSON *root, const bd_registration *reg, dbuf *d)
 {
@@ -787,6 +809,9 @@ static int check_schema(bd_score *s, const cJSON *root, const bd_registration *r
             }
             s->wall_clock_ms = (int64_t)v;
             break;
+        case BD_SM_CHECKS:
+            rc = check_checks(s, c, d);
+            break;
         default:
             d_add(d, "unexpected key '");
             d_key(d, c->string);
@@ -797,7 +822,7 @@ static int check_schema(bd_score *s, const cJSON *root, const bd_registration *r
             return rc;
     }
     for (int f = 0; f < BD_SM__COUNT; f++) {
-        if (!(seen & (1u << f))) {
+        if (!(seen & (1u << f)) && !bd_score_member_optional((bd_score_member)f)) {
             d_add(d, "missing key '%s'", bd_score_member_name((bd_score_member)f));
             return -1;
         }
@@ -1005,7 +1030,53 @@ void bd_score_free(bd_score *s)
         free(s->failure_modes[i].detail);
     }
     free(s->failure_modes);
+    bd_score_checks_free(s->checks, s->n_checks);
     memset(s, 0, sizeof(*s));
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *oom = true;
+    return d;
+}
+
+int bd_score_copy(bd_score *dst, const bd_score *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    bool oom = false;
+    dst->passed = src->passed;
+    dst->score = src->score;
+    dst->cost_usd = src->cost_usd;
+    dst->wall_clock_ms = src->wall_clock_ms;
+    if (src->n_breakdown && !(dst->breakdown = calloc(src->n_breakdown, sizeof(*dst->breakdown))))
+        goto oom;
+    for (size_t i = 0; i < src->n_breakdown; i++, dst->n_breakdown++) {
+        dst->breakdown[i].value = src->breakdown[i].value;
+        dst->breakdown[i].key = dup_or_null(src->breakdown[i].key, &oom);
+    }
+    if (src->n_failure_modes &&
+        !(dst->failure_modes = calloc(src->n_failure_modes, sizeof(*dst->failure_modes))))
+        goto oom;
+    for (size_t i = 0; i < src->n_failure_modes; i++, dst->n_failure_modes++) {
+        dst->failure_modes[i].severity = src->failure_modes[i].severity;
+        dst->failure_modes[i].code = dup_or_null(src->failure_modes[i].code, &oom);
+        dst->failure_modes[i].detail = dup_or_null(src->failure_modes[i].detail, &oom);
+    }
+    if (src->n_checks && !(dst->checks = calloc(src->n_checks, sizeof(*dst->checks))))
+        goto oom;
+    for (size_t i = 0; i < src->n_checks; i++, dst->n_checks++) {
+        dst->checks[i].passed = src->checks[i].passed;
+        dst->checks[i].name = dup_or_null(src->checks[i].name, &oom);
+        dst->checks[i].expected = dup_or_null(src->checks[i].expected, &oom);
+        dst->checks[i].actual = dup_or_null(src->checks[i].actual, &oom);
+    }
+    if (!oom)
+        return 0;
+oom:
+    bd_score_free(dst);
+    return -1;
 }
 
 static bool add(cJSON *obj, const char *key, cJSON *item)
@@ -1054,6 +1125,9 @@ cJSON *bd_score_to_json(const bd_score *s)
         !add(o, "score", cJSON_CreateNumber(s->score)) ||
         !add(o, "cost_usd", cJSON_CreateNumber(s->cost_usd)) ||
         !add(o, "wall_clock_ms", cJSON_CreateNumber((double)s->wall_clock_ms)))
+        goto fail;
+    /* Left out when empty: a score without checks keeps the bytes it always had. */
+    if (s->n_checks > 0 && !add(o, "checks", bd_score_checks_to_json(s->checks, s->n_checks)))
         goto fail;
     return o;
 fail:

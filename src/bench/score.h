@@ -7,7 +7,8 @@
  * numbers too large for a double), trailing bytes other than whitespace, wrong types,
  * missing or extra keys, a score outside [0,1], a negative cost, a nested breakdown (a
  * breakdown value that is not a number in [0,1]), and any key at any depth whose name
- * contains `confidence`, `llm`, `self_reported` or `model_says` (case-insensitive).
+ * contains `confidence`, `llm`, `self_reported` or `model_says` (case-insensitive) — except
+ * inside a check's `expected` and `actual`, which are the rubric's data, not its members.
  * Those give rubric.malformed_output; then breakdown keys outside the registration's
  * breakdown_keys give rubric.unknown_breakdown_key, and failure-mode codes outside its
  * taxonomy rubric.unknown_failure_mode.
@@ -16,7 +17,8 @@
  * (bool), score (number in [0,1]), breakdown (object of key -> number in [0,1]; an object or array
  * value is a nested breakdown), failure_modes (array of non-empty code strings or objects {code,
  * severity: block|warn|info, detail?: string} with no other key), cost_usd (number >= 0) and
- * wall_clock_ms (integer >= 0, below 2^53). Before any of that the raw bytes must be strict UTF-8
+ * wall_clock_ms (integer >= 0, below 2^53), and optionally checks (score_checks.h: at most 64
+ * entries {name, expected, actual, passed}). Before any of that the raw bytes must be strict UTF-8
  * without NUL and one strict JSON value (RFC 8259 grammar; no duplicate key after unescaping; no
  * \u0000 or lone surrogate escape; no number that overflows a double or is longer than 63
  * characters; nesting at most 64; only whitespace after the value) — checked by a scanner of our
@@ -42,6 +44,7 @@
 
 #include "bench.h"
 
+#include "score_checks.h"
 #include "score_rules.h"
 
 #define BD_SCORE_DETAIL_MAX 256
@@ -83,12 +86,15 @@ typedef struct bd_score_breakdown {
     double value;
 } bd_score_breakdown;
 
-/* A normalized BenchScore. Breakdown entries sorted by key. */
+/* A normalized BenchScore. Breakdown entries sorted by key; checks in the rubric's order
+ * (none when the rubric wrote no `checks`). */
 typedef struct bd_score {
     bool passed;
     double score;
     bd_score_breakdown *breakdown;
     size_t n_breakdown;
+    bd_score_check *checks;
+    size_t n_checks;
     bd_score_fm *failure_modes;
     size_t n_failure_modes;
     double cost_usd;
@@ -119,13 +125,17 @@ bd_harness_mode bd_score_parse(bd_score *out, const char *buf, size_t len,
 int bd_score_harness_failure(bd_score *out, bd_harness_mode mode, const char *detail,
                              int64_t wall_clock_ms);
 
+/* Deep-copy `src` into *dst (overwritten). Returns 0, or -1 on out-of-memory with *dst
+ * zeroed. Caller frees with bd_score_free. */
+int bd_score_copy(bd_score *dst, const bd_score *src);
+
 /* Free what *s owns (not s itself) and zero it. NULL is allowed. */
 void bd_score_free(bd_score *s);
 
 /* The score as a new cJSON object (keys passed, score, breakdown, failure_modes
- * [{code, severity, detail?}], cost_usd, wall_clock_ms), or NULL on out-of-memory.
- * detail is left out when NULL. Caller frees with cJSON_Delete; bd_canon_json gives the
- * bytes that are stored and hashed. */
+ * [{code, severity, detail?}], cost_usd, wall_clock_ms, and checks when there is at least
+ * one), or NULL on out-of-memory. detail is left out when NULL. Caller frees with cJSON_Delete;
+ * bd_canon_json gives the bytes that are stored and hashed. */
 cJSON *bd_score_to_json(const bd_score *s);
 
 #endif

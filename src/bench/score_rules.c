@@ -16,6 +16,12 @@ static const char *const fm_member_names[BD_SFM__COUNT] = {
 #undef BD_X
 };
 
+static const char *const check_member_names[BD_SCK__COUNT] = {
+#define BD_X(name, str) str,
+    BD_SCORE_CHECK_MEMBERS(BD_X)
+#undef BD_X
+};
+
 const bd_score_rule_def bd_score_rules[BD_SR__COUNT] = {
     [BD_SR_SCORE] = {0, 1, false, 1},
     [BD_SR_BREAKDOWN_VALUE] = {0, 1, false, 1},
@@ -27,6 +33,10 @@ const bd_score_rule_def bd_score_rules[BD_SR__COUNT] = {
     [BD_SR_BREAKDOWN_KEY] = {1, BD_SCORE_MAX_NAME, true, BD_SCORE_MAX_NAME},
     [BD_SR_FM_CODE] = {1, BD_SCORE_MAX_NAME, true, BD_SCORE_MAX_NAME},
     [BD_SR_FM_DETAIL] = {0, BD_SCORE_MAX_FM_DETAIL, true, INFINITY},
+    /* checks came with version 2 records: no legacy record holds them. */
+    [BD_SR_CHECK_COUNT] = {0, BD_SCORE_MAX_CHECKS, true, BD_SCORE_MAX_CHECKS},
+    [BD_SR_CHECK_NAME] = {1, BD_SCORE_MAX_CHECK_NAME, true, BD_SCORE_MAX_CHECK_NAME},
+    [BD_SR_CHECK_VALUE] = {0, BD_SCORE_MAX_CHECK_VALUE, true, BD_SCORE_MAX_CHECK_VALUE},
 };
 
 const char *bd_score_member_name(bd_score_member m)
@@ -37,6 +47,16 @@ const char *bd_score_member_name(bd_score_member m)
 const char *bd_score_fm_member_name(bd_score_fm_member m)
 {
     return (int)m >= 0 && m < BD_SFM__COUNT ? fm_member_names[m] : "";
+}
+
+bool bd_score_member_optional(bd_score_member m)
+{
+    return m == BD_SM_CHECKS;
+}
+
+const char *bd_score_check_member_name(bd_score_check_member m)
+{
+    return (int)m >= 0 && m < BD_SCK__COUNT ? check_member_names[m] : "";
 }
 
 static int lookup(const char *const *names, int n, const char *name)
@@ -55,6 +75,21 @@ int bd_score_member_lookup(const char *name)
 int bd_score_fm_member_lookup(const char *name)
 {
     return lookup(fm_member_names, BD_SFM__COUNT, name);
+}
+
+int bd_score_check_member_lookup(const char *name)
+{
+    return lookup(check_member_names, BD_SCK__COUNT, name);
+}
+
+bool bd_score_check_name_chars_ok(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
 }
 
 bool bd_score_rule_ok(bd_score_rule r, double v, int version)

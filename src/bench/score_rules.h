@@ -26,13 +26,20 @@
 #define BD_SCORE_MAX_COST_USD      1e9
 /* A failure-mode code and a breakdown key: 1 to this many bytes. */
 #define BD_SCORE_MAX_NAME 256
+/* The optional `checks` list (docs/formats.md#what-the-rubric-compared): at most this many
+ * entries, a name of 1 to BD_SCORE_MAX_CHECK_NAME bytes of [a-z0-9_], and `expected` and
+ * `actual` each at most BD_SCORE_MAX_CHECK_VALUE bytes in canonical JSON. */
+#define BD_SCORE_MAX_CHECKS      64
+#define BD_SCORE_MAX_CHECK_NAME  128
+#define BD_SCORE_MAX_CHECK_VALUE 4096
 /* wall_clock_ms: an integer exactly representable as a double (below 2^53). */
 #define BD_SCORE_MAX_WALL_MS 9007199254740991.0
 
-/* The members of a BenchScore, all required, in canonical (bytewise) order: the order a
- * record stores them in. */
+/* The members of a BenchScore in canonical (bytewise) order: the order a record stores them
+ * in. All are required but `checks` (bd_score_member_optional). */
 #define BD_SCORE_MEMBERS(X)                                                                        \
     X(BD_SM_BREAKDOWN, "breakdown")                                                                \
+    X(BD_SM_CHECKS, "checks")                                                                      \
     X(BD_SM_COST, "cost_usd")                                                                      \
     X(BD_SM_FAILURE_MODES, "failure_modes")                                                        \
     X(BD_SM_PASSED, "passed")                                                                      \
@@ -63,9 +70,29 @@ typedef enum {
 const char *bd_score_member_name(bd_score_member m);
 const char *bd_score_fm_member_name(bd_score_fm_member m);
 
+/* True for a member a BenchScore may leave out (`checks`); false for the required ones and
+ * out of range. */
+bool bd_score_member_optional(bd_score_member m);
+
+/* The members of one `checks` entry, all required. */
+#define BD_SCORE_CHECK_MEMBERS(X)                                                                  \
+    X(BD_SCK_ACTUAL, "actual")                                                                     \
+    X(BD_SCK_EXPECTED, "expected")                                                                 \
+    X(BD_SCK_NAME, "name")                                                                         \
+    X(BD_SCK_PASSED, "passed")
+
+typedef enum {
+#define BD_X(name, str) name,
+    BD_SCORE_CHECK_MEMBERS(BD_X)
+#undef BD_X
+        BD_SCK__COUNT
+} bd_score_check_member;
+
 /* The member named `name` (exact, case-sensitive), or -1 when it is none. */
 int bd_score_member_lookup(const char *name);
 int bd_score_fm_member_lookup(const char *name);
+int bd_score_check_member_lookup(const char *name);
+const char *bd_score_check_member_name(bd_score_check_member m);
 
 /* The bounded quantities of a BenchScore: a value, an entry count or a byte length. */
 typedef enum {
@@ -78,6 +105,9 @@ typedef enum {
     BD_SR_BREAKDOWN_KEY,   /* bytes of a breakdown key */
     BD_SR_FM_CODE,         /* bytes of a failure-mode code */
     BD_SR_FM_DETAIL,       /* bytes of a failure-mode detail */
+    BD_SR_CHECK_COUNT,     /* entries of checks */
+    BD_SR_CHECK_NAME,      /* bytes of a check's name */
+    BD_SR_CHECK_VALUE,     /* bytes of a check's expected or actual, canonical JSON */
     BD_SR__COUNT
 } bd_score_rule;
 
@@ -103,5 +133,9 @@ bool bd_score_rule_ok(bd_score_rule r, double v, int version);
  * "self_reported" or "model_says": a rubric must not smuggle a self-assessment into a
  * score under any name — or NULL when it contains none. */
 const char *bd_score_banned_word(const char *key, size_t n);
+
+/* True when the `n` bytes at `s` are a check name by its character rule: [a-z0-9_] only (the
+ * length is rule BD_SR_CHECK_NAME). */
+bool bd_score_check_name_chars_ok(const char *s, size_t n);
 
 #endif

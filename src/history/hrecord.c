@@ -493,6 +493,14 @@ static bool check_score_member(const cJSON *c, bd_score_member f, int version, b
         return check_breakdown(c, version, s, oom, why);
     case BD_SM_FAILURE_MODES:
         return check_failure_modes(c, version, s, oom, why);
+    case BD_SM_CHECKS: {
+        size_t n;
+        int rc = bd_score_checks_read(s ? &s->checks : NULL, s ? &s->n_checks : &n, c, version,
+                                      "score.checks", why, why ? 256 : 0);
+        if (rc == -2)
+            *oom = true;
+        return rc == 0;
+    }
     default:
         return true;
     }
@@ -522,9 +530,9 @@ static bool check_score(const cJSON *o, int version, bd_score *s, bool *oom, cha
         if (!check_score_member(c, (bd_score_member)f, version, s, oom, why))
             return false;
     }
-    if (seen != (1u << BD_SM__COUNT) - 1) {
+    if ((seen | (1u << BD_SM_CHECKS)) != (1u << BD_SM__COUNT) - 1) {
         for (int i = 0; i < BD_SM__COUNT; i++)
-            if (!(seen & (1u << i))) {
+            if (!(seen & (1u << i)) && !bd_score_member_optional((bd_score_member)i)) {
                 WHY("score: member \"%s\" is missing", bd_score_member_name((bd_score_member)i));
                 break;
             }

@@ -366,7 +366,36 @@ def number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def validate(tc, label, proc, keys, taxonomy):
+CHECK_NAME = re.compile(r"^[a-z0-9_]{1,128}$")
+
+
+def valid_checks(label, checks):
+    """What the rubric compared (docs/formats.md#what-the-rubric-compared): every demo rubric
+    emits it. At most 64 entries {name, expected, actual, passed}, names unique identifiers
+    without a banned word, each value at most 4 KiB of canonical JSON."""
+    if not isinstance(checks, list) or not checks or len(checks) > 64:
+        bad("%s: checks is not a list of 1 to 64 entries: %r" % (label, checks))
+        return False
+    names = []
+    for c in checks:
+        if not isinstance(c, dict) or set(c) != {"name", "expected", "actual", "passed"} or \
+                not isinstance(c["name"], str) or not CHECK_NAME.match(c["name"]) or \
+                BANNED.search(c["name"]) or not isinstance(c["passed"], bool):
+            bad("%s: check %r is not {name, expected, actual, passed}" % (label, c))
+            return False
+        for k in ("expected", "actual"):
+            canon = json.dumps(c[k], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            if len(canon.encode("utf-8")) > 4096:
+                bad("%s: check %s.%s is over 4 KiB" % (label, c["name"], k))
+                return False
+        names.append(c["name"])
+    if len(names) != len(set(names)):
+        bad("%s: a check name repeats: %s" % (label, names))
+        return False
+    return True
+
+
+def validate(tc, label, proc, keys, taxonomy, hostile=False):
     """Strict §3 validation; returns the BenchScore or None."""
     if proc.returncode != 0:
         bad("%s: rubric exited %d: %s" % (label, proc.returncode, proc.stderr[:300]))
@@ -378,7 +407,7 @@ def validate(tc, label, proc, keys, taxonomy):
     except (ValueError, UnicodeDecodeError) as e:
         bad("%s: stdout is not exactly one JSON document (%s): %r" % (label, e, proc.stdout[:200]))
         return None
-    if not isinstance(s, dict) or set(s) != BENCHSCORE_KEYS:
+    if not isinstance(s, dict) or set(s) - {"checks"} != BENCHSCORE_KEYS:
         bad("%s: BenchScore keys %r" % (label, sorted(s) if isinstance(s, dict) else type(s).__name__))
         return None
     ok = True
@@ -415,9 +444,13 @@ def validate(tc, label, proc, keys, taxonomy):
     codes = [fm["code"] for fm in s["failure_modes"]]
     if len(codes) != len(set(codes)):
         bad("%s: a code appears twice: %s" % (label, codes))
-    if banned_keys(s):
+    if banned_keys({k: v for k, v in s.items() if k != "checks"}):
         bad("%s: banned key names %s" % (label, banned_keys(s)))
+    if not (hostile and "checks" not in s) and not valid_checks(label, s.get("checks")):
+        return None
     blocked = any(taxonomy.get(c) == "block" for c in codes)
+    if not hostile and blocked and all(c["passed"] for c in s["checks"]):
+        bad("%s: blocked by %s but every check passed: the reviewer would not see why" % (label, codes))
     if s["passed"] != (s["score"] >= THRESHOLD[tc] and not blocked):
         bad("%s: passed=%s disagrees with score %.4f and codes %s" % (label, s["passed"], s["score"], codes))
     return s
@@ -562,7 +595,7 @@ def main():
                     json.dumps({"case": {}, "expected": exp0, "harness_output": cas0}).encode()]
         for i, stdin in enumerate(hostile + tolerant):
             label = "%s/hostile-%d" % (tc, i)
-            s = validate(tc, label, run_rubric(tc, stdin, sample), keys, taxonomy)
+            s = validate(tc, label, run_rubric(tc, stdin, sample), keys, taxonomy, hostile=True)
             runs += 1
             if s is not None and i < len(hostile) and (s["passed"] or not s["failure_modes"]):
                 bad("%s: broken input must fail with a failure mode, got %s" % (label, json.dumps(s)[:200]))

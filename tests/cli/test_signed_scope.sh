@@ -4,7 +4,8 @@
 # `expected:`, `rubric_limits` and title, any file under a case, registration.yaml and
 # rubric.py — each caught by `verify` with its exact code and refused by `run` before
 # anything runs; re-pinning does not launder an edit (the signatures are superseded: the
-# subject is a draft, never scored as signed; a hand-rewritten pin makes them bad);
+# subject is a draft, never scored as signed; a hand-rewritten pin leaves them superseded
+# too, and rewriting the digest the blocks name as well makes them bad);
 # signatures moved between subjects, roles swapped, a review replayed from another
 # case, an untrusted signer, one key in both roles: each its own code. Then, on a small
 # bench with throwaway keys: every registration field (threshold, tier, taxonomy, SUT
@@ -94,14 +95,31 @@ import json, sys
 c = next(c for c in json.load(sys.stdin)["cases"] if c["case_id"] == sys.argv[1])
 assert c["provenance"] == "draft", c' "$s0" && pass "list shows the re-pinned case as a draft" ||
     fail "list: the re-pinned case is not a draft"
-# A pin rewritten by hand (no `pin`): the signatures then verify over neither: bad.
+# A pin rewritten by hand (no `pin`): the signatures name the digest they signed
+# (docs/provenance.md#editing-is-not-tampering), so they sign an earlier version —
+# superseded, the case a draft, never scored as signed by a default run.
 root=$(fresh)
 c=$(cases "$root")
 sed -i 's/^title: "/title: "(edited) /' "$c/$s0/case.yaml"
 new=$(bd digest "$c/$s0")
 sed -i "s|^  $s0: .*|  $s0: $new|" "$c/digests.yaml"
-has_code "$root" "$TC" "$s0" provenance.bad_signature "a pin rewritten by hand"
-run_refused "$root" "$TC" provenance.bad_signature "a pin rewritten by hand"
+bd -C "$root" list "$TC" --json | python3 -c '
+import json, sys
+c = next(c for c in json.load(sys.stdin)["cases"] if c["case_id"] == sys.argv[1])
+assert c["provenance"] == "draft", c' "$s0" && pass "a pin rewritten by hand: the case is a draft" ||
+    fail "a pin rewritten by hand: the case is not a draft"
+bd -C "$root" run "$TC" --isolation subprocess --json 2>/dev/null | python3 -c '
+import json, sys
+done = [e["case_id"] for e in map(json.loads, sys.stdin) if e.get("event") == "case.finished"]
+assert done and sys.argv[1] not in done, done' "$s0" &&
+    pass "a pin rewritten by hand: a default run does not score the case" ||
+    fail "a pin rewritten by hand: a default run scored the case"
+# The pin and the digest the blocks name, both rewritten by hand: the signatures then
+# verify over neither: bad.
+old=$(sed -n "s|^  $s0: ||p" "$pristine/bench/$TC/cases/digests.yaml")
+sed -i "s|$old|$new|" "$c/$s0/provenance.yaml"
+has_code "$root" "$TC" "$s0" provenance.bad_signature "a pin and the signed digest rewritten by hand"
+run_refused "$root" "$TC" provenance.bad_signature "a pin and the signed digest rewritten by hand"
 
 # ---- the task class: registration.yaml and rubric.py are signed too --------------------
 root=$(fresh)

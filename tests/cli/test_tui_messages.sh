@@ -76,13 +76,16 @@ tui_keys q q q q
 expect_screen "TASK CLASS" "back to the task classes view"
 
 # ---- a BAD signature: its reason wrapped whole in the case view and in the refused run --
-# An edit to the case, its pin rewritten by hand: the signatures verify over neither.
+# An edit to the case, its pin and the digest its signature blocks name rewritten by hand:
+# the signatures verify over neither.
 tui_keys Q
 tui_expect_exit 0 "Q"
 f=$(find "$root/bench/$tc/cases/$id1/expected" -type f | head -1)
 printf '\n# edited\n' >>"$f"
+old=$(sed -n "s|^  $id1: ||p" "$root/bench/$tc/cases/digests.yaml")
 new=$("$BD_BIN" digest "$root/bench/$tc/cases/$id1")
 sed -i "s|^  $id1: .*|  $id1: $new|" "$root/bench/$tc/cases/digests.yaml"
+sed -i "s|$old|$new|" "$root/bench/$tc/cases/$id1/provenance.yaml"
 tui_open -C "$root"
 expect_screen "TASK CLASS" "reopened on the edited bench"
 tui_keys G Enter

@@ -63,8 +63,15 @@ tui_keys n
 expect_screen "failed 1 of $F" "n opens the first failed case"
 expect_screen "Failure modes" "the result view shows failure modes"
 expect_screen "Breakdown" "and the breakdown"
-expect_screen "HARNESS OUTPUT" "and expected beside the harness output, field by field"
+expect_screen "What the rubric compared:" "what the rubric compared comes first"
 tui_dump result "$root"
+tui_keys /
+tui_type "HARNESS OUTPUT"
+tui_keys Enter
+expect_screen_re "FIELD +EXPECTED +│ HARNESS OUTPUT" "and expected beside the harness output, field by field"
+tui_keys Escape
+expect_screen "search ended" "Esc ends the search"
+tui_keys g
 first=$(grep -oE 'FAILED +score [0-9.]+ +[a-z0-9.-]+' <<<"$TUI_LAST" | awk '{print $4}')
 tui_keys n
 expect_screen "failed 2 of $F" "n walks to the next failed case"

@@ -62,14 +62,16 @@ static char *repeat(char c, size_t n)
 /* A BenchScore document with these parts; NULL takes the default. It is in the form a
  * record stores (failure modes as objects), so the same text goes to both readers. */
 typedef struct doc {
-    const char *score, *cost, *wall, *breakdown, *failure_modes;
+    const char *score, *cost, *wall, *breakdown, *failure_modes, *checks;
 } doc;
 
 static char *render(const doc *d)
 {
     buf b = {0};
-    put(&b, "{\"breakdown\":%s,\"cost_usd\":%s,\"failure_modes\":%s,\"passed\":false,", //
-        d->breakdown ? d->breakdown : "{\"a\":0.5}", d->cost ? d->cost : "0",
+    put(&b, "{\"breakdown\":%s,", d->breakdown ? d->breakdown : "{\"a\":0.5}");
+    if (d->checks)
+        put(&b, "\"checks\":%s,", d->checks);
+    put(&b, "\"cost_usd\":%s,\"failure_modes\":%s,\"passed\":false,", d->cost ? d->cost : "0",
         d->failure_modes ? d->failure_modes : "[]");
     put(&b, "\"score\":%s,\"wall_clock_ms\":%s}", d->score ? d->score : "0.5",
         d->wall ? d->wall : "0");
@@ -366,6 +368,139 @@ static void members_and_words(void **state)
 }
 
 /* The scores the harness records itself verify, with the longest detail it writes. */
+/* A checks list of `n` entries named c0, c1, ...; entry `odd` (when < n) gets `extra`
+ * spliced in after its name. */
+static char *checks_list(size_t n, const char *value)
+{
+    buf b = {0};
+    put(&b, "[");
+    for (size_t i = 0; i < n; i++)
+        put(&b, "%s{\"actual\":%s,\"expected\":%s,\"name\":\"c%zu\",\"passed\":true}", i ? "," : "",
+            value, value, i);
+    put(&b, "]");
+    return b.p;
+}
+
+static void checks_rules(void **state)
+{
+    (void)state;
+    /* boundaries: 64 entries; a value of exactly 4 KiB in canonical JSON; a name of 128 */
+    char *many = checks_list(BD_SCORE_MAX_CHECKS, "1");
+    char *too_many = checks_list(BD_SCORE_MAX_CHECKS + 1, "1");
+    both_accept(&(doc){.checks = many});
+    both_refuse(&(doc){.checks = too_many}, "$.checks has 65 entries, more than 64",
+                "score.checks has 65 entries, more than 64", false);
+    char *a4094 = repeat('a', BD_SCORE_MAX_CHECK_VALUE - 2), *a4095 = repeat('a', 4095);
+    buf v_ok = {0}, v_past = {0};
+    put(&v_ok, "\"%s\"", a4094);
+    put(&v_past, "\"%s\"", a4095);
+    char *c_ok = checks_list(1, v_ok.p), *c_past = checks_list(1, v_past.p);
+    both_accept(&(doc){.checks = c_ok});
+    both_refuse(&(doc){.checks = c_past},
+                "$.checks[0].expected is 4097 bytes in canonical JSON, more than 4096",
+                "score.checks[0].expected is 4097 bytes in canonical JSON, more than 4096", false);
+    char *n128 = repeat('n', BD_SCORE_MAX_CHECK_NAME), *n129 = repeat('n', 129);
+    buf nm_ok = {0}, nm_past = {0};
+    put(&nm_ok, "[{\"actual\":1,\"expected\":2,\"name\":\"%s\",\"passed\":false}]", n128);
+    put(&nm_past, "[{\"actual\":1,\"expected\":2,\"name\":\"%s\",\"passed\":false}]", n129);
+    both_accept(&(doc){.checks = nm_ok.p});
+    const char *name_rule = "[0].name is not 1 to 128 characters of [a-z0-9_]";
+    both_refuse(&(doc){.checks = nm_past.p}, name_rule,
+                "score.checks[0].name is not 1 to 128 characters of [a-z0-9_]", false);
+    /* names: characters, emptiness, banned words, repeats */
+    const char *bad_names[] = {"\"Cve\"", "\"\"", "\"a-b\"", "\"a\\u001b[2J\"", "7"};
+    for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+        buf b = {0};
+        put(&b, "[{\"actual\":1,\"expected\":1,\"name\":%s,\"passed\":true}]", bad_names[i]);
+        both_refuse(&(doc){.checks = b.p}, name_rule,
+                    "score.checks[0].name is not 1 to 128 characters of [a-z0-9_]", false);
+        free(b.p);
+    }
+    both_refuse(&(doc){.checks = "[{\"actual\":1,\"expected\":1,\"name\":\"llm_grade\","
+                                 "\"passed\":true}]"},
+                "$.checks[0].name contains 'llm'", "score.checks[0].name contains 'llm'", false);
+    both_refuse(&(doc){.checks = "[{\"actual\":1,\"expected\":1,\"name\":\"x\",\"passed\":true},"
+                                 "{\"actual\":1,\"expected\":1,\"name\":\"x\",\"passed\":true}]"},
+                "$.checks[1].name 'x' repeats $.checks[0].name",
+                "score.checks[1].name 'x' repeats score.checks[0].name", false);
+    /* members and types */
+    both_refuse(&(doc){.checks = "{}"}, "$.checks is not an array", "score.checks is not an array",
+                false);
+    both_refuse(&(doc){.checks = "[1]"}, "$.checks[0] is not an object",
+                "score.checks[0] is not an object", false);
+    both_refuse(&(doc){.checks = "[{\"actual\":1,\"expected\":1,\"name\":\"x\"}]"},
+                "$.checks[0] has no member 'passed'", "score.checks[0] has no member 'passed'",
+                false);
+    both_refuse(&(doc){.checks = "[{\"actual\":1,\"expected\":1,\"name\":\"x\",\"passed\":1}]"},
+                "$.checks[0].passed is not a boolean", "score.checks[0].passed is not a boolean",
+                false);
+    both_refuse(&(doc){.checks = "[{\"actual\":1,\"expected\":1,\"name\":\"x\",\"note\":\"n\","
+                                 "\"passed\":true}]"},
+                "$.checks[0] has an unexpected or duplicate member",
+                "score.checks[0] has an unexpected or duplicate member", false);
+    /* the banned words bind the members, not the rubric's data inside expected/actual */
+    both_accept(&(doc){.checks =
+                           "[{\"actual\":{\"llm_confidence\":[{\"model_says\":1}]},"
+                           "\"expected\":{\"confidence\":null},\"name\":\"x\",\"passed\":false}]"});
+    bd_score s;
+    char detail[BD_SCORE_DETAIL_MAX];
+    const char *smuggled = "{\"breakdown\":{},\"checks\":[{\"actual\":1,\"confidence\":1,"
+                           "\"expected\":1,\"name\":\"x\",\"passed\":true}],\"cost_usd\":0,"
+                           "\"failure_modes\":[],\"passed\":true,\"score\":1,\"wall_clock_ms\":0}";
+    assert_int_equal(bd_score_parse(&s, smuggled, strlen(smuggled), NULL, detail), BD_HM_MALFORMED);
+    assert_non_null(strstr(detail, "banned key 'confidence'"));
+    const char *in_bd = "{\"breakdown\":{\"checks\":{\"expected\":{\"llm\":1}}},\"cost_usd\":0,"
+                        "\"failure_modes\":[],\"passed\":true,\"score\":1,\"wall_clock_ms\":0}";
+    assert_int_equal(bd_score_parse(&s, in_bd, strlen(in_bd), NULL, detail), BD_HM_MALFORMED);
+    assert_non_null(strstr(detail, "banned key 'llm'"));
+    /* hostile bytes in the data are kept (escaped in the record) and round-trip exactly */
+    const char *hostile = "[{\"actual\":\"\\u001b]0;pwn\\u0007\\u202e\\nline2\",\"expected\":"
+                          "[1,2.5,null,true],\"name\":\"diff\",\"passed\":false}]";
+    both_accept(&(doc){.checks = hostile});
+    char *text = render(&(doc){.checks = hostile});
+    assert_int_equal(bd_score_parse(&s, text, strlen(text), NULL, detail), BD_HM_NONE);
+    assert_int_equal(s.n_checks, 1);
+    assert_string_equal(s.checks[0].name, "diff");
+    assert_string_equal(s.checks[0].actual, "\"\\u001b]0;pwn\\u0007\u202e\\nline2\"");
+    assert_string_equal(s.checks[0].expected, "[1,2.5,null,true]");
+    assert_false(s.checks[0].passed);
+    assert_ptr_equal(bd_score_checks_first_failed(s.checks, s.n_checks), &s.checks[0]);
+    bd_score copy;
+    assert_int_equal(bd_score_copy(&copy, &s), 0);
+    assert_string_equal(copy.checks[0].actual, s.checks[0].actual);
+    bd_score_free(&copy);
+    bd_score_free(&s);
+    free(text);
+    /* a version-1 record never held checks; no checks (or an empty list) stays as it was */
+    char why[256];
+    assert_int_equal(
+        check_record("{\"breakdown\":{},\"checks\":[],\"cost_usd\":0,\"failure_modes\":"
+                     "[],\"passed\":true,\"score\":1,\"wall_clock_ms\":0}",
+                     1, why),
+        BD_CHAIN_SCHEMA_INVALID);
+    assert_string_equal(why, "score.checks in a version-1 record");
+    both_accept(&(doc){.checks = "[]"});
+    text = render(&(doc){.checks = "[]"});
+    assert_int_equal(bd_score_parse(&s, text, strlen(text), NULL, detail), BD_HM_NONE);
+    cJSON *j = bd_score_to_json(&s);
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "checks"));
+    cJSON_Delete(j);
+    bd_score_free(&s);
+    free(text);
+    free(many);
+    free(too_many);
+    free(a4094);
+    free(a4095);
+    free(v_ok.p);
+    free(v_past.p);
+    free(c_ok);
+    free(c_past);
+    free(n128);
+    free(n129);
+    free(nm_ok.p);
+    free(nm_past.p);
+}
+
 static void harness_failures_verify(void **state)
 {
     (void)state;
@@ -406,6 +541,7 @@ int main(void)
         cmocka_unit_test(lengths),
         cmocka_unit_test(members_and_words),
         cmocka_unit_test(harness_failures_verify),
+        cmocka_unit_test(checks_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,13 @@ static int open_view(bd_view *v, void *arg)
         add(h, "Backspace", "delete a character (on an empty line: drop the filter)", false);
         add(h, "Ctrl-U", "empty the line", false);
     }
+    if (listed(of->ops->actions, BD_A_SEARCH)) {
+        add(h, "", "", false);
+        add(h, "", "In the search line (/): the view is searched, nothing is hidden", true);
+        add(h, "text", "go to the next line containing it (any case); matches are marked", false);
+        add(h, "Enter", "keep the search: n and N go to the next and previous match", false);
+        add(h, "Esc", "end the search (n and p walk the failed cases again)", false);
+    }
     add(h, "", "", false);
     add(h, "", "Everywhere", true);
     for (const bd_action *p = bd_global_actions; *p != BD_A_NONE; p++) {

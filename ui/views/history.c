@@ -13,6 +13,7 @@
 #include "model.h"
 #include "view_args.h"
 #include "runs_model.h"
+#include "stale.h"
 #include "view_util.h"
 #include "views/history_view.h"
 
@@ -355,6 +356,17 @@ static cols_t layout(int cols, unsigned long long max_seq, int tc_w)
     return c;
 }
 
+/* The stale bits of score record `r` against today's pins of its task class (stale.h, as
+ * `history log` marks them); a task class no longer in the bench: no pins, stale. */
+static unsigned record_stale(bd_view *v, const bd_history_record *r)
+{
+    if (r->is_audit)
+        return BD_STALE_NONE;
+    size_t ti = r->task_class ? bd_model_find_tc(v->app->model, r->task_class) : SIZE_MAX;
+    const bd_task_class *tc = ti == SIZE_MAX ? NULL : bd_model_tc(v->app->model, ti);
+    return bd_record_stale(r, tc ? tc->digests : NULL);
+}
+
 static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const cols_t *c)
 {
     hist_view *s = v->state;
@@ -389,6 +401,9 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
     x += c->cs;
     snprintf(buf, sizeof(buf), "%s %.2f", r->score.passed ? bd_gl->ok : bd_gl->bad, r->score.score);
     bd_draw_text(w, y, x, c->score, buf, ROLE(r->score.passed ? BD_R_OK : BD_R_FAIL), false);
+    /* A stale score was earned by other content or another rubric: marked, never hidden. */
+    if (record_stale(v, r))
+        bd_draw_text(w, y, x + bd_text_width(buf), 1, "*", ROLE(BD_R_WARN) | A_BOLD, false);
     x += c->score;
     if (c->iso) {
         bd_draw_text(w, y, x, c->iso - 1, r->isolation_class, ROLE(BD_R_MUTED), false);
@@ -445,6 +460,11 @@ static void draw(bd_view *v, WINDOW *w)
             const bd_history_record *r = &s->recs[row];
             if (r->is_audit)
                 snprintf(foot, sizeof(foot), "%s", r->detail ? r->detail : "");
+            else if (record_stale(v, r))
+                snprintf(foot, sizeof(foot), "* stale (%s since it was scored)  run %s%s%s",
+                         bd_stale_str(record_stale(v, r)), r->run_id,
+                         r->provenance_verified ? "" : "  (provenance not verified)",
+                         s->next_before ? "" : "  (end of the history)");
             else
                 snprintf(foot, sizeof(foot), "run %s%s%s", r->run_id,
                          r->provenance_verified ? "" : "  (provenance not verified)",

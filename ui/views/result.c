@@ -1,11 +1,13 @@
 /*
- * result.c — one scored case, for the reviewer: pass/fail and score, the breakdown as
+ * result.c — one scored case, for the reviewer: first what the rubric compared (the
+ * score's `checks`, as a table, failed checks first), then pass/fail and score, the breakdown as
  * labelled bars, failure modes by severity with their detail, the rubric's stderr, and
  * the expected answer beside the harness output as a field-aligned structural diff (same
  * paths on the same row, differences coloured, long values wrapped); `n`/`p` walk to the
  * next/previous failed case of the list it was opened from; `/` searches the view (then
  * `n`/`N` move between matches, Esc ends the search); `e` opens all of it, unwrapped and
- * uncut, in $PAGER or $EDITOR (docs/user-guide.md).
+ * uncut, in $PAGER or $EDITOR; `c` opens the case, `R` shows the rubric in $PAGER. A string
+ * value with line breaks is shown as its lines, each sanitized (docs/user-guide.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "runner.h"
 #include "stale.h"
 #include "view_util.h"
+#include "views/result_cols.h"
 #include "views/result_view.h"
 
 #define STDERR_MAX (64 * 1024)
@@ -61,8 +64,9 @@ typedef struct result {
     bd_err past_err;
 } result;
 
-static const bd_action actions[] = {BD_A_NEXT_FAIL, BD_A_PREV_FAIL, BD_A_FILTER,
-                                    BD_A_EDIT,      BD_A_HISTORY,   BD_A_NONE};
+/* In the order of their hints: the reviewer's walk first. */
+static const bd_action actions[] = {BD_A_NEXT_FAIL, BD_A_PREV_FAIL,   BD_A_SEARCH,  BD_A_EDIT,
+                                    BD_A_OPEN_CASE, BD_A_OPEN_RUBRIC, BD_A_HISTORY, BD_A_NONE};
 
 static void add(result *r, line_kind k, const char *a, bd_role ra, const char *b, bd_role rb,
                 double frac)
@@ -109,25 +113,70 @@ static void full_add(result *r, const char *s)
     bd_text_vis_into(&r->full, s ? s : "", s ? strlen(s) : 0, BD_TEXT_KEEP_NL | BD_TEXT_KEEP_TAB);
 }
 
-/* The next piece of `s` (at most `w` columns, whole words when it can) as a new string;
- * advances *off. Never returns an empty piece for non-empty rest. */
-static char *piece(const char *s, size_t len, size_t *off, int w)
+/* ---- three columns of wrapped, multi-line values (the diff and the checks) ---------- */
+
+/* One row of three columns: the name column's pieces `cn`, then expected and actual, each
+ * value shown as its lines, wrapped; `changed` draws the name bold. */
+static void add_pieces(result *r, const bd_rc_pieces *cn, const char *exp, bd_role re,
+                       const char *act, bd_role ra, bool changed, int vw)
 {
-    size_t take = bd_wrap_next(s + *off, len - *off, w > 1 ? w : 1);
-    if (take == 0 && *off < len)
-        take = 1;
-    char *p = strndup(s + *off, take);
-    *off += take;
-    return p;
+    bd_rc_pieces ce = {0}, ca = {0};
+    bd_rc_pieces_value(&ce, exp, vw);
+    bd_rc_pieces_value(&ca, act, vw);
+    size_t rows = cn->n > ce.n ? cn->n : ce.n;
+    rows = rows > ca.n ? rows : ca.n;
+    for (size_t i = 0; i < rows; i++) {
+        size_t before = r->n;
+        add(r, L_DIFF, i < cn->n ? cn->p[i] : "", re, i < ce.n ? ce.p[i] : "", ra, changed ? 1 : 0);
+        if (r->n > before)
+            r->lines[r->n - 1].c = strdup(i < ca.n ? ca.p[i] : "");
+    }
+    bd_rc_pieces_free(&ce);
+    bd_rc_pieces_free(&ca);
 }
 
-/* One diff row, wrapped: path, expected and actual each in their column. */
+/* As add_pieces, the name wrapped like the values. */
+static void add_columns(result *r, const char *name, const char *exp, bd_role re, const char *act,
+                        bd_role ra, bool changed, int pw, int vw)
+{
+    bd_rc_pieces cn = {0};
+    bd_rc_pieces_value(&cn, name, pw);
+    add_pieces(r, &cn, exp, re, act, ra, changed, vw);
+    bd_rc_pieces_free(&cn);
+}
+
+/* `label` and `value` into the `e` text, a multi-line value as indented lines. */
+static void full_add_value(result *r, const char *label, const char *value)
+{
+    full_add(r, label);
+    for (const char *p = value;;) {
+        const char *nl = strchr(p, '\n');
+        char *line = strndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        full_add(r, line);
+        free(line);
+        if (!nl)
+            break;
+        full_add(r, "\n                ");
+        p = nl + 1;
+    }
+    full_add(r, "\n");
+}
+
+/* The widths of the name and value columns for the view's width. */
+static void column_widths(const result *r, int *pw, int *vw)
+{
+    *pw = r->width / 4 < 28 ? r->width / 4 : 28;
+    *vw = (r->width - *pw - 6) / 2;
+    if (*vw < 8)
+        *vw = 8;
+}
+
+/* One diff row: path, expected and actual each in their column. */
 static void add_diff_row(result *r, const bd_jd_row *row, int pw, int vw)
 {
-    char *path = bd_text_vis(row->path[0] ? row->path : "(value)", 0);
-    char *e = row->expected ? bd_text_vis(row->expected, 0) : strdup("(absent)");
-    char *a = row->actual ? bd_text_vis(row->actual, 0) : strdup("(absent)");
-    if (!path || !e || !a)
+    char *e = bd_rc_leaf_text(row->expected ? row->expected : "(absent)");
+    char *a = bd_rc_leaf_text(row->actual ? row->actual : "(absent)");
+    if (!e || !a)
         goto out;
     bd_role re = BD_R_DIFF_CTX, ra = BD_R_DIFF_CTX;
     if (row->status == BD_JD_CHANGED)
@@ -136,33 +185,13 @@ static void add_diff_row(result *r, const bd_jd_row *row, int pw, int vw)
         re = BD_R_DIFF_DEL, ra = BD_R_MUTED;
     else if (row->status == BD_JD_ONLY_ACTUAL)
         re = BD_R_MUTED, ra = BD_R_DIFF_ADD;
-    size_t lp = strlen(path), le = strlen(e), la = strlen(a);
-    size_t op = 0, oe = 0, oa = 0;
-    bool first = true;
-    while (first || op < lp || oe < le || oa < la) {
-        char *pp = op < lp ? piece(path, lp, &op, pw) : strdup("");
-        char *pe = oe < le ? piece(e, le, &oe, vw) : strdup("");
-        char *pa = oa < la ? piece(a, la, &oa, vw) : strdup("");
-        if (pp && pe && pa) {
-            size_t before = r->n;
-            add(r, L_DIFF, pp, re, pe, ra, row->status == BD_JD_SAME ? 0 : 1);
-            if (r->n > before)
-                r->lines[r->n - 1].c = pa, pa = NULL;
-        }
-        free(pp);
-        free(pe);
-        free(pa);
-        first = false;
-    }
+    const char *path = row->path[0] ? row->path : "(value)";
+    add_columns(r, path, e, re, a, ra, row->status != BD_JD_SAME, pw, vw);
     full_add(r, row->status == BD_JD_SAME ? "  " : "! ");
     full_add(r, path);
-    full_add(r, "\n      expected: ");
-    full_add(r, row->expected ? row->expected : "(absent)");
-    full_add(r, "\n      actual:   ");
-    full_add(r, row->actual ? row->actual : "(absent)");
-    full_add(r, "\n");
+    full_add_value(r, "\n      expected: ", e);
+    full_add_value(r, "      actual:   ", a);
 out:
-    free(path);
     free(e);
     free(a);
 }
@@ -445,10 +474,7 @@ static void build_score(result *r, const bd_result_src *src)
     }
 
     add(r, L_HEADING, "Breakdown", BD_R_TITLE, NULL, 0, 0);
-    snprintf(buf, sizeof(buf), "case %s (%s)  %s  score %.4f\nrun %s\n\nFailure modes\n",
-             src->case_id, src->task_class, sc->passed ? "PASSED" : "FAILED", sc->score,
-             src->run_id ? src->run_id : "-");
-    full_add(r, buf);
+    full_add(r, "\nFailure modes\n");
     if (!sc->n_breakdown)
         add(r, L_TEXT, "  (none)", BD_R_MUTED, NULL, 0, 0);
     for (size_t i = 0; i < sc->n_breakdown; i++) {
@@ -547,6 +573,55 @@ static void build_stderr(bd_view *v, const bd_result_src *src)
     free(err_buf);
 }
 
+/* ---- what the rubric compared ------------------------------------------------------- */
+
+/* One check as a table row: mark and name, expected, actual (multi-line strings as lines). */
+static void add_check_row(result *r, const bd_score_check *c, int pw, int vw)
+{
+    char *e = bd_rc_leaf_text(c->expected ? c->expected : "null");
+    char *a = bd_rc_leaf_text(c->actual ? c->actual : "null");
+    bd_rc_pieces cn = {0};
+    bd_rc_pieces_name(&cn, c->passed ? bd_gl->ok : bd_gl->bad, c->name, pw);
+    if (e && a) {
+        add_pieces(r, &cn, e, c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_DEL, a,
+                   c->passed ? BD_R_DIFF_CTX : BD_R_DIFF_ADD, !c->passed, vw);
+        full_add(r, c->passed ? "  passed  " : "! FAILED  ");
+        full_add(r, c->name);
+        full_add_value(r, "\n      expected: ", e);
+        full_add_value(r, "      actual:   ", a);
+    }
+    bd_rc_pieces_free(&cn);
+    free(e);
+    free(a);
+}
+
+/* The rubric's own account of what it compared (the score's `checks`), failed checks
+ * first: the first thing the reviewer reads. Nothing when the rubric wrote none. */
+static void build_checks(result *r, const bd_score *sc)
+{
+    if (!sc->n_checks)
+        return;
+    size_t failed = 0;
+    for (size_t i = 0; i < sc->n_checks; i++)
+        failed += !sc->checks[i].passed;
+    char buf[160];
+    snprintf(buf, sizeof(buf), "What the rubric compared: %zu check%s, %zu failed", sc->n_checks,
+             sc->n_checks == 1 ? "" : "s", failed);
+    add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
+    full_add(r, "\n");
+    full_add(r, buf);
+    full_add(r, "\n");
+    int pw, vw;
+    column_widths(r, &pw, &vw);
+    add(r, L_DIFF, "CHECK", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
+    if (r->n && r->lines[r->n - 1].kind == L_DIFF)
+        r->lines[r->n - 1].c = strdup("ACTUAL");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sc->n_checks; i++)
+            if (sc->checks[i].passed == (pass == 1))
+                add_check_row(r, &sc->checks[i], pw, vw);
+}
+
 /* The two sides of the diff: the expected answer as compact JSON (from the case as it
  * was scored when the record is stale and git had it, else today's case) into *exp, and
  * the harness output (the run's copy, else the cassette) into *got. Either may be left
@@ -593,10 +668,8 @@ static void add_diff(result *r, const bd_jd *diff, const char *heading, const ch
     full_add(r, "\n");
     full_add(r, heading);
     full_add(r, "\n");
-    int pw = r->width / 4 < 28 ? r->width / 4 : 28;
-    int vw = (r->width - pw - 6) / 2;
-    if (vw < 8)
-        vw = 8;
+    int pw, vw;
+    column_widths(r, &pw, &vw);
     add(r, L_DIFF, "FIELD", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
     if (r->n && r->lines[r->n - 1].kind == L_DIFF)
         r->lines[r->n - 1].c = strdup("HARNESS OUTPUT");
@@ -665,6 +738,12 @@ static void build(bd_view *v)
     const bd_task_class *tc = ti == SIZE_MAX ? NULL : bd_model_tc(m, ti);
 
     build_header(v, &src, tc);
+    char head[600];
+    snprintf(head, sizeof(head), "case %s (%s)  %s  score %.4f\nrun %s\n", src.case_id,
+             src.task_class, src.score->passed ? "PASSED" : "FAILED", src.score->score,
+             src.run_id ? src.run_id : "-");
+    full_add(r, head);
+    build_checks(r, src.score);
     build_score(r, &src);
     build_failure_modes(r, src.score, tc);
     build_stderr(v, &src);
@@ -764,6 +843,65 @@ static void open_pager(bd_view *v)
     bd_err err = BD_ERR_INIT;
     if (bd_app_foreground_viewer(v->app, r->full.p, r->full.len, r->case_id, &err) < 0)
         bd_app_error(v->app, &err);
+}
+
+/* ---- from a result to its case and its rubric ------------------------------------------ */
+
+/* The task class of the shown result in the model, or NULL (with a message). */
+static const bd_task_class *shown_tc(bd_view *v, bd_result_src *src, size_t *ti)
+{
+    result *r = v->state;
+    if (!r->have || !r->arg.provider.get(r->arg.provider.payload, r->index, src)) {
+        bd_app_message(v->app, BD_MSG_WARN, "no result shown");
+        return NULL;
+    }
+    *ti = bd_model_find_tc(v->app->model, src->task_class);
+    if (*ti == SIZE_MAX) {
+        bd_app_message(v->app, BD_MSG_WARN, "task class %s is no longer in the bench",
+                       src->task_class);
+        return NULL;
+    }
+    return bd_model_tc(v->app->model, *ti);
+}
+
+/* `c`: the case view of the case this result scored (as the bench has it today). */
+static void open_case(bd_view *v)
+{
+    bd_result_src src;
+    size_t ti;
+    if (!shown_tc(v, &src, &ti))
+        return;
+    size_t ci = bd_model_find_case(v->app->model, ti, src.case_id);
+    if (ci == SIZE_MAX) {
+        bd_app_message(v->app, BD_MSG_WARN, "case %s is no longer in the bench", src.case_id);
+        return;
+    }
+    bd_case_ref ref = {ti, ci};
+    bd_app_open(v->app, BD_VIEW_CASE, &ref);
+}
+
+/* `R`: the task class's rubric, terminal-safe, in the pager (read-only: editing it is the
+ * curator's `E` in the case view, and it breaks the task class's pin). */
+static void open_rubric(bd_view *v)
+{
+    bd_result_src src;
+    size_t ti, len = 0;
+    const bd_task_class *tc = shown_tc(v, &src, &ti);
+    char *text = tc && tc->rubric_path ? read_small(tc->rubric_path, SIDE_MAX, &len) : NULL;
+    if (!text) {
+        if (tc)
+            bd_app_message(v->app, BD_MSG_WARN, "the rubric of %s cannot be read", tc->name);
+        return;
+    }
+    bd_strbuf b = {0};
+    bd_text_vis_into(&b, text, len, BD_TEXT_KEEP_NL | BD_TEXT_KEEP_TAB);
+    free(text);
+    bd_err err = BD_ERR_INIT;
+    if (b.oom)
+        bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory");
+    else if (bd_app_foreground_viewer(v->app, b.p ? b.p : "", b.len, "rubric", &err) < 0)
+        bd_app_error(v->app, &err);
+    bd_strbuf_release(&b);
 }
 
 static void draw(bd_view *v, WINDOW *w)
@@ -914,8 +1052,14 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_PREV_FAIL:
         walk(v, -1);
         return true;
-    case BD_A_FILTER:
+    case BD_A_SEARCH:
         bd_app_prompt(v->app, v, r->search, search_changed, search_done);
+        return true;
+    case BD_A_OPEN_CASE:
+        open_case(v);
+        return true;
+    case BD_A_OPEN_RUBRIC:
+        open_rubric(v);
         return true;
     case BD_A_ESCAPE:
         if (!r->search[0])

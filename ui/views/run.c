@@ -343,6 +343,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     /* The records of this run carry it: without it a fresh result would look stale. */
     out->task_class_digest = run->task_class_digest[0] ? run->task_class_digest : NULL;
     out->wall_ms = c->wall_ms;
+    out->unverified = !c->provenance_verified;
     return true;
 }
 
