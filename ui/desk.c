@@ -27,6 +27,7 @@
 #include "views/recommend_view.h"
 #include "views/record_view.h"
 #include "views/result_view.h"
+#include "views/review_view.h"
 #include "views/run_view.h"
 #include "views/sign_view.h"
 #include "views/stage_view.h"
@@ -287,6 +288,7 @@ void bd_desk_install(bd_app *app)
         [BD_VIEW_RUN] = &bd_view_run,           [BD_VIEW_BREAKDOWN] = &bd_view_breakdown,
         [BD_VIEW_RESULT] = &bd_view_result,     [BD_VIEW_HISTORY] = &bd_view_history,
         [BD_VIEW_COMPARE] = &bd_view_compare,   [BD_VIEW_RECOMMEND] = &bd_view_recommend,
+        [BD_VIEW_REVIEW] = &bd_view_review,
     };
     memcpy(app->views, views, sizeof(views));
     app->ops.busy = busy;

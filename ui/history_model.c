@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "badge.h"
 #include "err_keys.h"
 #include "history.h"
 #include "history_model.h"
+#include "verdict.h"
 
 typedef bd_last_score last_entry;
 
@@ -25,6 +28,10 @@ struct bd_history_model {
     uint64_t chain_bad_seq;
     char chain_reason[32];
     char chain_msg[256];
+    /* the verdict badges of the verified records, sorted by seq */
+    bd_badge_entry *badges;
+    size_t n_badges;
+    char badge_err[256];
     void (*changed)(void *payload);
     void *payload;
 };
@@ -39,6 +46,9 @@ typedef struct hist_job {
     int rc;
     bd_history_verify_result res;
     bd_err err;
+    bd_badge_entry *badges;
+    size_t n_badges;
+    char badge_err[256];
     /* scan */
     last_entry *last;
     size_t n_last;
@@ -69,13 +79,82 @@ static int entry_cmp(const void *a, const void *b)
     return c;
 }
 
+/* The badges of the records the settled set `vs` has counting verdicts on. */
+static void collect_badges(hist_job *j, const bd_verdict_set *vs)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        uint64_t seq = vs->e[i].seq;
+        if (vs->e[i].state != BD_VST_COUNTS || !seq)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < j->n_badges && !seen; k++)
+            seen = j->badges[k].seq == seq;
+        if (seen)
+            continue;
+        if (j->n_badges == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            bd_badge_entry *g = realloc(j->badges, nc * sizeof(*g));
+            if (!g)
+                return;
+            j->badges = g;
+            cap = nc;
+        }
+        bd_badge_entry *b = &j->badges[j->n_badges];
+        b->seq = seq;
+        b->kind = bd_badge_of(b->text, sizeof(b->text), vs, seq);
+        if (b->kind != BD_BADGE_NONE)
+            j->n_badges++;
+    }
+}
+
+static int badge_cmp(const void *a, const void *b)
+{
+    const bd_badge_entry *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Verify the chain from seq 1; in the same walk, match the bench's verdict files
+ * (docs/provenance.md#verdicts) to their records for the badges. A verdict set that
+ * cannot be read leaves the badges empty with its reason; the chain is verified anyway. */
 static void run_verify(hist_job *j)
 {
     bd_history *h = NULL;
+    bd_prov_ctx *prov = NULL;
+    bd_verdict_set vs;
+    bd_err verr = BD_ERR_INIT;
+    bool have_vs = false;
+    memset(&vs, 0, sizeof(vs));
     j->rc = -1;
     if (bd_history_open(&h, j->root, BD_HISTORY_READ, &j->err) < 0)
         return;
-    j->rc = bd_history_verify(h, 0, &j->res, &j->err);
+    char vdir[PATH_MAX];
+    snprintf(vdir, sizeof(vdir), "%s/" BD_VERDICT_DIR, j->root);
+    if (access(vdir, F_OK) == 0) {
+        char bdir[PATH_MAX];
+        snprintf(bdir, sizeof(bdir), "%s/bench", j->root);
+        if (bd_prov_ctx_new(&prov, bdir, &verr) == 0 &&
+            bd_verdict_set_load(&vs, j->root, NULL, prov, &verr) == 0)
+            have_vs = true;
+        else
+            snprintf(j->badge_err, sizeof(j->badge_err), "%.40s: %.200s", bd_code_str(verr.code),
+                     bd_tui_err_text(&verr));
+    }
+    bd_history_visit visit;
+    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
+    if (have_vs) {
+        bd_verdict_set_visitor(&visit, &vs, NULL);
+        o.visit = &visit;
+    }
+    j->rc = bd_history_verify_with(h, &o, &j->res, &j->err);
+    if (have_vs && j->rc == 0) {
+        bd_verdict_set_settle(&vs);
+        collect_badges(j, &vs);
+        if (j->n_badges)
+            qsort(j->badges, j->n_badges, sizeof(*j->badges), badge_cmp);
+    }
+    bd_verdict_set_release(&vs);
+    bd_prov_ctx_free(prov);
     bd_history_free(h);
 }
 
@@ -238,6 +317,11 @@ static void job_done(bd_work *w, bool ran)
     m->busy--;
     if (ran && j->gen == m->gen && !m->app->quitting) {
         if (j->verify) {
+            free(m->badges);
+            m->badges = j->badges;
+            m->n_badges = j->n_badges;
+            j->badges = NULL;
+            snprintf(m->badge_err, sizeof(m->badge_err), "%s", j->badge_err);
             snprintf(m->chain_head, sizeof(m->chain_head), "%s", j->res.head);
             if (j->rc == 0) {
                 m->chain = j->res.count ? BD_CHAIN_VERIFIED : BD_CHAIN_NONE;
@@ -271,6 +355,7 @@ static void job_done(bd_work *w, bool ran)
     }
     if (j->verify)
         bd_history_verify_result_release(&j->res);
+    free(j->badges);
     entries_free(j->last, j->n_last);
     free(j->root);
     free(j);
@@ -326,6 +411,7 @@ void bd_history_model_free(bd_history_model *m)
     /* Jobs in flight hold m: they are cancelled or drained before the app frees the
      * model (the loop has stopped). */
     entries_free(m->last, m->n_last);
+    free(m->badges);
     free(m);
 }
 
@@ -351,4 +437,44 @@ bd_chain_status bd_history_model_chain(const bd_history_model *m)
     snprintf(c.reason, sizeof(c.reason), "%s", m->chain_reason);
     snprintf(c.msg, sizeof(c.msg), "%s", m->chain_msg);
     return c;
+}
+
+const char *bd_history_model_badge(const bd_history_model *m, uint64_t seq, char *buf, size_t cap,
+                                   bd_role *role)
+{
+    size_t lo = 0, n = m ? m->n_badges : 0, hi = n;
+    buf[0] = '\0';
+    *role = BD_R_MUTED;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->badges[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!seq || lo >= n || m->badges[lo].seq != seq)
+        return buf;
+    const bd_badge_entry *b = &m->badges[lo];
+    switch ((bd_badge_kind)b->kind) {
+    case BD_BADGE_CONFIRMED:
+        *role = BD_R_OK;
+        snprintf(buf, cap, "%s%s", bd_gl->ok, b->text);
+        return buf;
+    case BD_BADGE_AWAITING:
+    case BD_BADGE_FLAKY:
+        *role = BD_R_WARN;
+        break;
+    case BD_BADGE_REMOVED:
+        *role = BD_R_BADGE_AWAITING;
+        break;
+    default:
+        break;
+    }
+    snprintf(buf, cap, "%s", b->text);
+    return buf;
+}
+
+const char *bd_history_model_badge_error(const bd_history_model *m)
+{
+    return m->badge_err;
 }
