@@ -385,7 +385,14 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
         bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_WARN), false);
         return;
     }
-    bd_draw_text(w, y, x, c->cs - 1, r->case_id, base, false);
+    /* The record's verdict badge at the right of the CASE column (history_model.h). */
+    char badge[64];
+    bd_role brole;
+    bd_history_model_badge(v->app->model->history, r->seq, badge, sizeof(badge), &brole);
+    int bw = badge[0] && c->cs > 24 ? bd_text_width(badge) : 0;
+    bd_draw_text(w, y, x, c->cs - 1 - (bw ? bw + 1 : 0), r->case_id, base, false);
+    if (bw)
+        bd_draw_text(w, y, x + c->cs - 1 - bw, bw, badge, ROLE(brole), false);
     x += c->cs;
     snprintf(buf, sizeof(buf), "%s %.2f", r->score.passed ? bd_gl->ok : bd_gl->bad, r->score.score);
     bd_draw_text(w, y, x, c->score, buf, ROLE(r->score.passed ? BD_R_OK : BD_R_FAIL), false);

@@ -466,6 +466,14 @@ static bool prompt_key(bd_view *v, int ch)
 
 /* ---- drawing --------------------------------------------------------------------------- */
 
+/* The case column: what is left beside the fixed columns (26) and 34 for the verdicts and
+ * the suggestion, between 12 and 30 columns. */
+static int case_width(int cols)
+{
+    int cw = cols - 26 - 34;
+    return cw < 12 ? 12 : cw > 30 ? 30 : cw;
+}
+
 static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel)
 {
     review_view *s = v->state;
@@ -489,19 +497,19 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel)
     bd_draw_text(w, y, x, 11, strcmp(why, "awaiting_second") == 0 ? "2nd review" : why,
                  ROLE(BD_R_MUTED), false);
     x += 11;
-    int cw = cols - x > 60 ? 30 : (cols - x) / 2;
+    int cw = case_width(cols);
     bd_draw_text(w, y, x, cw - 1, r->it ? r->it->r->case_id : s->want_case, base, false);
     x += cw;
     bd_history_model_badge(v->app->model->history, seq, badge, sizeof(badge), &brole);
-    buf[0] = '\0';
-    if (r->it && r->it->has_suggestion)
-        snprintf(buf, sizeof(buf), "suggest: %s (by %s)", bd_verdict_kind_str(r->it->suggestion),
-                 r->it->suggestion_reviewer);
     if (badge[0]) {
         x += bd_draw_text(w, y, x, cols - x, badge, ROLE(brole), false);
         x += bd_draw_text(w, y, x, cols - x, " ", base, false);
     }
-    if (buf[0]) {
+    if (r->it && r->it->has_suggestion) {
+        /* The reviewer's name, short: their identity up to '@' (whole in the footer). */
+        const char *who = r->it->suggestion_reviewer;
+        snprintf(buf, sizeof(buf), "suggest: %s (by %.*s)", bd_verdict_kind_str(r->it->suggestion),
+                 (int)strcspn(who, "@"), who);
         bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_WARN), false);
     } else if (r->it) {
         buf[0] = '\0';
@@ -573,8 +581,9 @@ static void draw_foot(bd_view *v, WINDOW *w, int y, int cols)
         if (bd_verdict_badge(badge, sizeof(badge), &s->rs.vs, it->r->seq)[0])
             len += (size_t)snprintf(foot + len, sizeof(foot) - len, "  %s", badge);
         if (it->has_suggestion && len < sizeof(foot))
-            snprintf(foot + len, sizeof(foot) - len, "  (same as #%llu; a takes it)",
-                     (unsigned long long)it->suggestion_seq);
+            snprintf(foot + len, sizeof(foot) - len, "  same as #%llu: %s, %s (a takes it)",
+                     (unsigned long long)it->suggestion_seq, bd_verdict_kind_str(it->suggestion),
+                     it->suggestion_reviewer);
     }
     if (!foot[0] && s->rs.q.n_missing)
         snprintf(foot, sizeof(foot),
@@ -590,8 +599,8 @@ static void draw(bd_view *v, WINDOW *w)
     int rows = getmaxy(w), cols = getmaxx(w);
     size_t marked = n_marked(s);
     char head[256];
-    snprintf(head, sizeof(head), " %-8s%-5s%-11s%-*s%s", "SEQ", "", "WHY",
-             cols - 24 > 60 ? 30 : (cols - 24) / 2, "CASE", "VERDICTS / SUGGESTION");
+    snprintf(head, sizeof(head), "  %-8s%-5s%-11s%-*s%s", "SEQ", "", "WHY", case_width(cols),
+             "CASE", "VERDICTS / SUGGESTION");
     bd_draw_text(w, 0, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
     int prompt_h = s->pstate != P_NONE ? 3 : 0;
     int list_h = rows - 2 - prompt_h;
