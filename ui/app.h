@@ -79,7 +79,7 @@
     X(BD_A_STAGE_TOGGLE, "stage-toggle", "stage/unstage",                                          \
       "stage or unstage the selected path (a heading: every path under it)")                       \
     X(BD_A_COMMIT, "commit", "commit", "write a commit message, then commit (optionally signed)")  \
-    X(BD_A_REVIEW, "review", "review",                                                             \
+    X(BD_A_REVIEW, "review", "",                                                                   \
       "the review queue of this task class: unreviewed failures, second reviews, samples")         \
     X(BD_A_VERDICT, "verdict", "verdict",                                                          \
       "give a verdict on the marked records (or this one): choose it, a note, then sign")          \

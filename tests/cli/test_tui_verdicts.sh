@@ -49,6 +49,8 @@ gen r1 c1 false && gen r1 c2 false && gen r1 c3 false
 mkdir -p "$root/.benchdesk"
 reviewer() { printf 'signing_key: %s\n' "$1" >"$root/.benchdesk/config.yaml"; }
 reviewer "$ALICE_FPR"
+# BD_TUI_SHOTS=DIR keeps the screens the user guide shows (docs/user-guide.md).
+shot() { if [ -n "${BD_TUI_SHOTS:-}" ]; then tui_cap >"$BD_TUI_SHOTS/$1.txt"; fi; }
 
 # ---- reviewer A: the queue, marks, a signed rubric_bug on three records -----------------
 tui_start 80 24
@@ -61,17 +63,26 @@ tui_wait_re "#3 +FAIL +unreviewed +c3" 30 && pass "the queue lists the unreviewe
 expect_screen_re "t verdict +Space mark +a accept" "the hints name the new keys"
 hints=$(tail -1 <<<"$TUI_LAST")
 grep -q "? help" <<<"$hints" && pass "the hints row fits at 80 columns" || fail "hints cut: $hints"
+tui_keys '?'
+expect_screen "In the verdict prompt (t)" "? lists the verdict prompt's keys"
+expect_screen_re "Space +mark or unmark the record under the cursor" "? lists Space"
+expect_screen_re "V +mark every record from the last one marked" "? lists V"
+tui_keys q
 tui_keys g Space
 expect_screen "1 marked" "Space marks a record"
 tui_keys j V
 expect_screen "3 marked" "V marks the range from the last mark to the cursor"
+shot review-marked
 tui_keys t
 expect_screen "verdict on 3 records" "t asks the verdict for the marked records"
+shot review-choose
 expect_screen "c confirmed  r rubric_bug  k case_bug  f flaky  i infra  w withdrawn" \
     "one key per verdict"
 tui_keys r
 expect_screen "rubric_bug   Enter signs and writes" "r chooses rubric_bug"
 tui_type "expected is off by one"
+expect_screen "note: expected is off by one" "the note is typed on the prompt's line"
+shot review-note
 tui_keys Enter
 tui_wait "rubric_bug on 3 records: wrote" 30 && pass "the verdicts are signed and written" ||
     fail "not written: $TUI_LAST"
@@ -87,9 +98,11 @@ tui_wait "nothing to review in tc" 30 && pass "the queue is read again: nothing 
 tui_keys q h
 tui_wait_re "#1 .*rubric_bug 1/2" 30 && pass "the history view badges the records rubric_bug 1/2" ||
     fail "no badge in history: $TUI_LAST"
+shot history-badges
 tui_keys Enter
 tui_wait_re "verdicts +rubric_bug 1/2" 30 && pass "the result view badges the record rubric_bug 1/2" ||
     fail "no badge in result: $TUI_LAST"
+shot result-badge
 tui_keys Q
 tui_expect_exit "0" "A leaves"
 tui_stop
@@ -141,6 +154,7 @@ tui_wait_re "#4 +FAIL +unreviewed +c1 +suggest: rubric_bug \(by [a-z]+\)" 30 &&
 [ ! -e "$root/audit/verdicts/tc/r2" ] && pass "the suggestion is not applied by itself" ||
     fail "a verdict on r2 exists without a person"
 screen=$(tui_cap)
+shot review-suggestion
 tui_keys a
 expect_screen "rubric_bug   Enter signs and writes" "a takes the suggestion into the prompt"
 [ ! -e "$root/audit/verdicts/tc/r2" ] && pass "a alone writes nothing" || fail "a wrote a verdict"

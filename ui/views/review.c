@@ -514,7 +514,7 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel)
     } else if (r->it) {
         buf[0] = '\0';
         bd_fm_codes_append(buf, sizeof(buf), &r->it->r->score);
-        bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_MUTED), false);
+        bd_draw_text(w, y, x, cols - x, buf + (buf[0] == ' '), ROLE(BD_R_MUTED), false);
     }
 #undef ROLE
 }
