@@ -107,6 +107,25 @@ tui_keys Q
 tui_expect_exit "0" "A leaves"
 tui_stop
 
+# ---- a key without the reviewer role: refused, nothing written ------------------------------
+reviewer "$MALLORY_FPR"
+tui_start 80 24
+tui_open -C "$root"
+expect_screen "TASK CLASS" "the task classes view opens for mallory"
+tui_keys t
+tui_wait_re "#1 +FAIL +2nd review" 30 || fail "mallory's queue: $TUI_LAST"
+tui_keys t c Enter
+tui_wait "verdict.not_reviewer" 30 && pass "a key without the reviewer role is refused (verdict.not_reviewer)" ||
+    fail "not refused: $TUI_LAST"
+ls "$root"/audit/verdicts/tc/r1/c1/"$MALLORY_FPR"-*.json >/dev/null 2>&1 &&
+    fail "mallory's verdict was written" || pass "nothing written by the refused key"
+expect_screen "sign with a reviewer's key" "the refusal says what to do, whole"
+tui_keys Escape
+expect_screen "no verdict given" "Esc gives no verdict"
+tui_keys C-c
+tui_expect_exit "130" "mallory leaves with Ctrl-C"
+tui_stop
+
 # ---- reviewer B: the second verdict, passphrase on the masked line -----------------------
 reviewer "$REX_FPR"
 tui_start 80 24
@@ -124,6 +143,14 @@ expect_screen "verdict on 1 record" "t in the result view asks a verdict on it"
 tui_keys r Enter
 tui_wait "Passphrase" 30 && pass "GnuPG's passphrase is asked on benchdesk's masked line" ||
     fail "no passphrase prompt: $TUI_LAST"
+tui_type "wrong"
+tui_keys Enter
+tui_wait "gpg.sign_failed" 30 && pass "a wrong passphrase fails with its code" ||
+    fail "no failure: $TUI_LAST"
+ls "$root"/audit/verdicts/tc/r1/c1/"$REX_FPR"-*.json >/dev/null 2>&1 &&
+    fail "a file was written with a wrong passphrase" || pass "nothing written on a wrong passphrase"
+tui_keys Enter # dismisses the message and, the note still open, signs again
+tui_wait "Passphrase for" 30 && pass "Enter tries again" || fail "no second try: $TUI_LAST"
 tui_type "s3cret"
 expect_screen "******" "the passphrase line is masked"
 grep -q s3cret <<<"$(tui_cap)" && fail "the passphrase shows" || pass "the passphrase never shows"
@@ -145,19 +172,21 @@ tui_stop
 
 # ---- a later run: the same failure gets a suggestion, taken with one key --------------------
 gen r2 c1 false && gen r2 c2 true && gen r2 c3 true
+bd verdict 5 --verdict confirmed --key "$ALICE_FPR" >/dev/null || fail "alice confirms record 5"
+bd verdict 6 --verdict flaky --key "$ALICE_FPR" >/dev/null || fail "alice: record 6 flaky"
 tui_start 80 24
 tui_open -C "$root"
 expect_screen "TASK CLASS" "the task classes view opens again"
 tui_keys t
 tui_wait_re "#4 +FAIL +unreviewed +c1 +suggest: rubric_bug \(by [a-z]+\)" 30 &&
     pass "the later record shows the suggestion" || fail "no suggestion: $TUI_LAST"
-[ ! -e "$root/audit/verdicts/tc/r2" ] && pass "the suggestion is not applied by itself" ||
+[ ! -e "$root/audit/verdicts/tc/r2/c1" ] && pass "the suggestion is not applied by itself" ||
     fail "a verdict on r2 exists without a person"
 screen=$(tui_cap)
 shot review-suggestion
 tui_keys a
 expect_screen "rubric_bug   Enter signs and writes" "a takes the suggestion into the prompt"
-[ ! -e "$root/audit/verdicts/tc/r2" ] && pass "a alone writes nothing" || fail "a wrote a verdict"
+[ ! -e "$root/audit/verdicts/tc/r2/c1" ] && pass "a alone writes nothing" || fail "a wrote a verdict"
 tui_keys Enter
 if tui_wait_re "Passphrase|rubric_bug on 1 record: wrote" 30 && grep -q Passphrase <<<"$TUI_LAST"; then
     tui_type "s3cret"
@@ -169,6 +198,25 @@ ls "$root"/audit/verdicts/tc/r2/c1/"$REX_FPR"-*.json >/dev/null 2>&1 &&
     pass "a verdict file for the later record" || fail "no file for record 4"
 grep -q '"note":"same as #1"' "$root"/audit/verdicts/tc/r2/c1/*.json && pass "its note names the record suggested from" ||
     fail "note: $(cat "$root"/audit/verdicts/tc/r2/c1/*.json)"
+tui_wait "nothing to review in tc" 30 && pass "after B's verdict, nothing left for B" ||
+    fail "queue: $TUI_LAST"
+tui_keys C-r
+tui_wait "re-read the bench from disk" 30 && tui_wait "nothing to review in tc" 30 &&
+    pass "Ctrl-R opens the review view again on the re-read bench" || fail "reload: $TUI_LAST"
+tui_keys q h
+tui_wait_re "#5 .*✓confirmed" 30 && pass "the history view badges a confirmed record" ||
+    fail "no confirmed badge: $TUI_LAST"
+expect_screen_re "#6 .*flaky" "and a flaky one"
+expect_screen_re "#4 .*rubric_bug 1/2" "and the accepted suggestion, awaiting a second reviewer"
+expect_screen_re "#1 .*removed" "and the removed record"
+shot history-badges-all
+# the compare view (r1 against r2) badges the later run's records
+tui_keys g =
+tui_wait_re "regressed|improved|unchanged" 30 || fail "no compare view: $TUI_LAST"
+tui_wait_re "c2 .*✓confirmed" 30 && pass "the compare view badges B's records" ||
+    fail "no badge in compare: $TUI_LAST"
+expect_screen_re "c1 .*rubric_bug 1/2" "the compare view badges the regression's verdict"
+shot compare-badges
 tui_keys Q
 tui_expect_exit "0" "leaving"
 tui_stop

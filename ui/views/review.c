@@ -218,6 +218,10 @@ static void load_done(bd_work *w, bool ran)
             open_prompt(v, &s->want_seq, 1);
         }
         bd_app_invalidate(v->app, BD_DIRTY_ALL);
+        /* A reload (Ctrl-R) waiting to put the cursor back learns the rows are here. */
+        bd_app_notify(
+            v->app,
+            &(bd_event){.kind = BD_EV_LOADED, .tc_index = SIZE_MAX, .case_index = SIZE_MAX});
     }
     bd_review_session_release(&j->rs);
     free(j->root);
@@ -819,8 +823,22 @@ static void where(bd_view *v, bd_view_where *out)
 {
     review_view *s = v->state;
     snprintf(out->tc, sizeof(out->tc), "%s", s->tc);
+    size_t row = bd_list_selected(&s->list);
+    if (row != SIZE_MAX)
+        out->cursor_seq = row_seq(s, &s->rows[row]);
+}
+
+static int reveal(bd_view *v, const bd_view_where *w)
+{
+    review_view *s = v->state;
+    if (!s->loaded || s->job)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (row_seq(s, &s->rows[i]) == w->cursor_seq)
+            return bd_list_select_row(&s->list, i) ? 1 : -1;
+    return -1;
 }
 
 const bd_view_ops bd_view_review = {
-    "review", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, NULL,
+    "review", actions, open_view, draw, key, event, NULL, NULL, position, close_view, where, reveal,
 };
