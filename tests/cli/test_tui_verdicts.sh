@@ -136,6 +136,7 @@ expect_screen "CASE" "the cases view"
 tui_keys t
 tui_wait_re "#1 +FAIL +2nd review +c1 +rubric_bug 1/2" 30 &&
     pass "B's queue: awaiting a second reviewer, with the first verdict" || fail "B's queue: $TUI_LAST"
+shot review-second
 tui_keys g Enter
 expect_screen_re "verdicts +rubric_bug 1/2" "Enter opens the record's result"
 tui_keys t
@@ -153,6 +154,7 @@ tui_keys Enter # dismisses the message and, the note still open, signs again
 tui_wait "Passphrase for" 30 && pass "Enter tries again" || fail "no second try: $TUI_LAST"
 tui_type "s3cret"
 expect_screen "******" "the passphrase line is masked"
+shot review-passphrase
 grep -q s3cret <<<"$(tui_cap)" && fail "the passphrase shows" || pass "the passphrase never shows"
 tui_keys Enter
 tui_wait "rubric_bug on 1 record: wrote" 30 && pass "B's verdict is written" || fail "B: $TUI_LAST"
