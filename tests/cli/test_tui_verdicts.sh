@@ -222,6 +222,32 @@ shot compare-badges
 tui_keys Q
 tui_expect_exit "0" "leaving"
 tui_stop
+# ---- a live run: a verdict from its result, the badge on the run view's row ------------------
+tui_start 80 24
+tui_open -C "$root"
+expect_screen "TASK CLASS" "the task classes view opens for a run"
+tui_keys r
+tui_wait " finished" 60 && pass "a run of the task class finishes" || fail "run: $TUI_LAST"
+tui_keys g Enter
+expect_screen "rubric.malformed_output" "Enter opens the first case's result"
+tui_keys t
+expect_screen "verdict on 1 record" "t on the live run's result asks a verdict"
+tui_keys f Enter
+if tui_wait_re "Passphrase|flaky on 1 record: wrote" 30 && grep -q Passphrase <<<"$TUI_LAST"; then
+    tui_type "s3cret"
+    tui_keys Enter
+fi
+tui_wait "flaky on 1 record: wrote" 30 && pass "the verdict on the run's record is written" ||
+    fail "not written: $TUI_LAST"
+tui_keys v
+tui_wait_re "c1 +failed .*flaky +rubric\.malform" 30 &&
+    pass "the run view badges the case's record flaky, before its failure mode" ||
+    fail "no badge in the run view: $TUI_LAST"
+shot run-badge
+tui_keys Q
+tui_expect_exit "0" "leaving after the run"
+tui_stop
+
 # at 80x24, the review view's row keeps the case, the verdict and the suggestion whole
 row=$(grep -E "^ *#4 " <<<"$screen")
 for w in c1 unreviewed "suggest: rubric_bug (by"; do
