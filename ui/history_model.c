@@ -40,7 +40,8 @@ typedef struct hist_job {
     bd_work work;
     bd_history_model *model;
     unsigned gen;
-    bool verify; /* else: scan */
+    bool verify;    /* else: scan */
+    bool badge_job; /* the verdict badges (neither verify nor scan) */
     char *root;
     /* verify */
     int rc;
@@ -79,83 +80,70 @@ static int entry_cmp(const void *a, const void *b)
     return c;
 }
 
-/* The badges of the records the settled set `vs` has counting verdicts on. */
+static int seq_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The badges of the records the settled set `vs` has counting verdicts on, by seq. */
 static void collect_badges(hist_job *j, const bd_verdict_set *vs)
 {
-    size_t cap = 0;
-    for (size_t i = 0; i < vs->n; i++) {
-        uint64_t seq = vs->e[i].seq;
-        if (vs->e[i].state != BD_VST_COUNTS || !seq)
-            continue;
-        bool seen = false;
-        for (size_t k = 0; k < j->n_badges && !seen; k++)
-            seen = j->badges[k].seq == seq;
-        if (seen)
-            continue;
-        if (j->n_badges == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            bd_badge_entry *g = realloc(j->badges, nc * sizeof(*g));
-            if (!g)
-                return;
-            j->badges = g;
-            cap = nc;
+    uint64_t *seqs = malloc((vs->n ? vs->n : 1) * sizeof(*seqs));
+    size_t n = 0;
+    if (!seqs)
+        return;
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->e[i].state == BD_VST_COUNTS && vs->e[i].seq)
+            seqs[n++] = vs->e[i].seq;
+    qsort(seqs, n, sizeof(*seqs), seq_cmp);
+    if (n && (j->badges = malloc(n * sizeof(*j->badges)))) {
+        for (size_t i = 0; i < n; i++) {
+            if (i && seqs[i] == seqs[i - 1])
+                continue;
+            bd_badge_entry *b = &j->badges[j->n_badges];
+            b->seq = seqs[i];
+            b->kind = bd_badge_of(b->text, sizeof(b->text), vs, seqs[i]);
+            if (b->kind != BD_BADGE_NONE)
+                j->n_badges++;
         }
-        bd_badge_entry *b = &j->badges[j->n_badges];
-        b->seq = seq;
-        b->kind = bd_badge_of(b->text, sizeof(b->text), vs, seq);
-        if (b->kind != BD_BADGE_NONE)
-            j->n_badges++;
     }
+    free(seqs);
 }
 
-static int badge_cmp(const void *a, const void *b)
-{
-    const bd_badge_entry *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Verify the chain from seq 1; in the same walk, match the bench's verdict files
- * (docs/provenance.md#verdicts) to their records for the badges. A verdict set that
- * cannot be read leaves the badges empty with its reason; the chain is verified anyway. */
 static void run_verify(hist_job *j)
 {
     bd_history *h = NULL;
-    bd_prov_ctx *prov = NULL;
-    bd_verdict_set vs;
-    bd_err verr = BD_ERR_INIT;
-    bool have_vs = false;
-    memset(&vs, 0, sizeof(vs));
     j->rc = -1;
     if (bd_history_open(&h, j->root, BD_HISTORY_READ, &j->err) < 0)
         return;
-    char vdir[PATH_MAX];
-    snprintf(vdir, sizeof(vdir), "%s/" BD_VERDICT_DIR, j->root);
-    if (access(vdir, F_OK) == 0) {
-        char bdir[PATH_MAX];
-        snprintf(bdir, sizeof(bdir), "%s/bench", j->root);
-        if (bd_prov_ctx_new(&prov, bdir, &verr) == 0 &&
-            bd_verdict_set_load(&vs, j->root, NULL, prov, &verr) == 0)
-            have_vs = true;
-        else
-            snprintf(j->badge_err, sizeof(j->badge_err), "%.40s: %.200s", bd_code_str(verr.code),
-                     bd_tui_err_text(&verr));
-    }
-    bd_history_visit visit;
-    bd_history_verify_opts o = BD_HISTORY_VERIFY_OPTS_INIT;
-    if (have_vs) {
-        bd_verdict_set_visitor(&visit, &vs, NULL);
-        o.visit = &visit;
-    }
-    j->rc = bd_history_verify_with(h, &o, &j->res, &j->err);
-    if (have_vs && j->rc == 0) {
-        bd_verdict_set_settle(&vs);
-        collect_badges(j, &vs);
-        if (j->n_badges)
-            qsort(j->badges, j->n_badges, sizeof(*j->badges), badge_cmp);
-    }
-    bd_verdict_set_release(&vs);
-    bd_prov_ctx_free(prov);
+    j->rc = bd_history_verify(h, 0, &j->res, &j->err);
     bd_history_free(h);
+}
+
+/* The badges: the bench's verdict files checked against bench/keys and matched to their
+ * records in a verified walk of their own (docs/provenance.md#verdict-badges), after the
+ * chain status, so GnuPG never holds up the header. None when there are no verdict files;
+ * a set that cannot be read leaves them empty with its reason. */
+static void run_badges(hist_job *j)
+{
+    bd_prov_ctx *prov = NULL;
+    bd_verdict_set vs;
+    bd_err err = BD_ERR_INIT;
+    char vdir[PATH_MAX], bdir[PATH_MAX];
+    snprintf(vdir, sizeof(vdir), "%s/" BD_VERDICT_DIR, j->root);
+    snprintf(bdir, sizeof(bdir), "%s/bench", j->root);
+    if (access(vdir, F_OK) != 0)
+        return;
+    if (bd_prov_ctx_new(&prov, bdir, &err) == 0 &&
+        bd_verdict_set_check(&vs, j->root, NULL, prov, &err) == 0) {
+        collect_badges(j, &vs);
+        bd_verdict_set_release(&vs);
+    } else if (err.code != BD_E_CHAIN_TAMPERED) { /* the header says that already */
+        snprintf(j->badge_err, sizeof(j->badge_err), "%.40s: %.200s", bd_code_str(err.code),
+                 bd_tui_err_text(&err));
+    }
+    bd_prov_ctx_free(prov);
 }
 
 /* Fill e from record r (the newest of its case). Returns 0, or -1 out of memory. */
@@ -304,7 +292,9 @@ static void run_scan(hist_job *j)
 static void job_run(bd_work *w)
 {
     hist_job *j = (hist_job *)w;
-    if (j->verify)
+    if (j->badge_job)
+        run_badges(j);
+    else if (j->verify)
         run_verify(j);
     else
         run_scan(j);
@@ -316,12 +306,16 @@ static void job_done(bd_work *w, bool ran)
     bd_history_model *m = j->model;
     m->busy--;
     if (ran && j->gen == m->gen && !m->app->quitting) {
-        if (j->verify) {
+        if (j->badge_job) {
             free(m->badges);
             m->badges = j->badges;
             m->n_badges = j->n_badges;
             j->badges = NULL;
+            /* Said once, not on every read: the badges are shown without those files. */
+            if (j->badge_err[0] && strcmp(m->badge_err, j->badge_err) != 0)
+                bd_app_message(m->app, BD_MSG_WARN, "verdict badges: %s", j->badge_err);
             snprintf(m->badge_err, sizeof(m->badge_err), "%s", j->badge_err);
+        } else if (j->verify) {
             snprintf(m->chain_head, sizeof(m->chain_head), "%s", j->res.head);
             if (j->rc == 0) {
                 m->chain = j->res.count ? BD_CHAIN_VERIFIED : BD_CHAIN_NONE;
@@ -361,7 +355,7 @@ static void job_done(bd_work *w, bool ran)
     free(j);
 }
 
-static void queue(bd_history_model *m, bool verify)
+static void queue(bd_history_model *m, bool verify, bool badges)
 {
     hist_job *j = calloc(1, sizeof(*j));
     if (!j || !(j->root = strdup(m->app->bench->root))) {
@@ -372,6 +366,7 @@ static void queue(bd_history_model *m, bool verify)
     j->model = m;
     j->gen = m->gen;
     j->verify = verify;
+    j->badge_job = badges;
     j->work.run = job_run;
     j->work.done = job_done;
     if (bd_work_queue(m->app, &j->work) < 0) {
@@ -400,8 +395,9 @@ void bd_history_model_refresh(bd_history_model *m)
 {
     m->gen++;
     m->chain = BD_CHAIN_VERIFYING;
-    queue(m, true);
-    queue(m, false);
+    queue(m, true, false);
+    queue(m, false, false);
+    queue(m, false, true);
 }
 
 void bd_history_model_free(bd_history_model *m)
@@ -472,9 +468,4 @@ const char *bd_history_model_badge(const bd_history_model *m, uint64_t seq, char
     }
     snprintf(buf, cap, "%s", b->text);
     return buf;
-}
-
-const char *bd_history_model_badge_error(const bd_history_model *m)
-{
-    return m->badge_err;
 }

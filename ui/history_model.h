@@ -79,10 +79,6 @@ const bd_last_score *bd_history_model_scores(const bd_history_model *m, size_t *
 const char *bd_history_model_badge(const bd_history_model *m, uint64_t seq, char *buf, size_t cap,
                                    bd_role *role);
 
-/* Why the verdict files could not be read at the last read ("" when they were, or when
- * there are none). */
-const char *bd_history_model_badge_error(const bd_history_model *m);
-
 /* The chain status (a copy). */
 bd_chain_status bd_history_model_chain(const bd_history_model *m);
 

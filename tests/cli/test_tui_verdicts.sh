@@ -105,6 +105,7 @@ tui_wait_re "verdicts +rubric_bug 1/2" 30 && pass "the result view badges the re
 shot result-badge
 tui_keys Q
 tui_expect_exit "0" "A leaves"
+tui_expect_clean_stderr "A leaves"
 tui_stop
 
 # ---- a key without the reviewer role: refused, nothing written ------------------------------
@@ -124,6 +125,7 @@ tui_keys Escape
 expect_screen "no verdict given" "Esc gives no verdict"
 tui_keys C-c
 tui_expect_exit "130" "mallory leaves with Ctrl-C"
+tui_expect_clean_stderr "mallory leaves with Ctrl-C"
 tui_stop
 
 # ---- reviewer B: the second verdict, passphrase on the masked line -----------------------
@@ -170,6 +172,7 @@ out=$(bd recommend tc --json)
     pass "recommend's evidence drops it" || fail "evidence keeps c1: $out"
 tui_keys Q
 tui_expect_exit "0" "B leaves"
+tui_expect_clean_stderr "B leaves"
 tui_stop
 
 # ---- a later run: the same failure gets a suggestion, taken with one key --------------------
@@ -221,6 +224,7 @@ expect_screen_re "c1 .*rubric_bug 1/2" "the compare view badges the regression's
 shot compare-badges
 tui_keys Q
 tui_expect_exit "0" "leaving"
+tui_expect_clean_stderr "leaving"
 tui_stop
 # ---- a live run: a verdict from its result, the badge on the run view's row ------------------
 tui_start 80 24
@@ -246,6 +250,7 @@ tui_wait_re "c1 +failed .*flaky +rubric\.malform" 30 &&
 shot run-badge
 tui_keys Q
 tui_expect_exit "0" "leaving after the run"
+tui_expect_clean_stderr "leaving after the run"
 tui_stop
 
 # at 80x24, the review view's row keeps the case, the verdict and the suggestion whole
