@@ -219,24 +219,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     if (i >= s->list.n_vis)
         return false;
     const bd_history_record *r = &s->recs[s->list.vis[i]];
-    if (r->is_audit)
-        return false;
-    memset(out, 0, sizeof(*out));
-    out->run_id = r->run_id;
-    out->task_class = r->task_class;
-    out->case_id = r->case_id;
-    out->score = &r->score;
-    out->seq = r->seq;
-    out->record_hash = r->hash;
-    out->isolation = r->isolation_class;
-    out->started_at = r->started_at;
-    out->finished_at = r->finished_at;
-    out->case_digest = r->case_digest;
-    out->task_class_digest = r->task_class_digest;
-    out->wall_ms = r->score.wall_clock_ms;
-    out->origin = r->origin.present ? &r->origin : NULL;
-    out->unverified = !r->provenance_verified;
-    return true;
+    return bd_result_src_of_record(out, r);
 }
 
 static void prov_follow(void *payload, size_t i)
