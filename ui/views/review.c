@@ -149,8 +149,8 @@ static void set_rows(bd_view *v)
     s->n = 0;
     s->rows = calloc(s->rs.q.n + 1, sizeof(*s->rows));
     if (!s->rows) {
-        s->rows = old;
-        s->n = 0;
+        free(old);
+        rebuild(v);
         bd_app_message(v->app, BD_MSG_ERROR, "env.out_of_memory");
         return;
     }
@@ -201,11 +201,13 @@ static void load_done(bd_work *w, bool ran)
         if (!ran)
             bd_err_set(&s->err, BD_E_RUN_CANCELLED, NULL, 0, 0, "reading the queue stopped");
         if (ran && j->rc == 0) {
-            bd_review_session_release(&s->rs);
+            /* The old rows borrow from the old session until the new rows are made. */
+            bd_review_session old = s->rs;
             s->rs = j->rs; /* moved: the rows borrow from it */
             memset(&j->rs, 0, sizeof(j->rs));
             s->err = (bd_err)BD_ERR_INIT;
             set_rows(v);
+            bd_review_session_release(&old);
         } else {
             /* The rows borrowed from the session kept: nothing new to show. */
             bd_app_log_error(v->app, &s->err);
@@ -286,6 +288,8 @@ static void give_free(give_job *j)
 static void close_prompt(review_view *s)
 {
     s->pstate = P_NONE;
+    wipe(s->note, sizeof(s->note));
+    s->note_len = 0;
     s->asking = false;
     wipe(s->pass, sizeof(s->pass));
     s->pass_len = 0;
@@ -329,8 +333,6 @@ static void give_done(bd_work *w, bool ran)
             close_prompt(s);
             for (size_t i = 0; i < s->n; i++)
                 s->rows[i].marked = false;
-            s->note_len = 0;
-            s->note[0] = '\0';
             start_load(v);
         }
     }
