@@ -178,13 +178,13 @@ tui_stop
 # ---- a later run: the same failure gets a suggestion, taken with one key --------------------
 gen r2 c1 false && gen r2 c2 true && gen r2 c3 true
 bd verdict 5 --verdict confirmed --key "$ALICE_FPR" >/dev/null || fail "alice confirms record 5"
-bd verdict 6 --verdict flaky --key "$ALICE_FPR" >/dev/null || fail "alice: record 6 flaky"
 tui_start 80 24
 tui_open -C "$root"
 expect_screen "TASK CLASS" "the task classes view opens again"
 tui_keys t
 tui_wait_re "#4 +FAIL +unreviewed +c1 +suggest: rubric_bug \(by [a-z]+\)" 30 &&
     pass "the later record shows the suggestion" || fail "no suggestion: $TUI_LAST"
+expect_screen_re "#6 +pass +sample +c3" "a passing record without a verdict is sampled, after the failures"
 [ ! -e "$root/audit/verdicts/tc/r2/c1" ] && pass "the suggestion is not applied by itself" ||
     fail "a verdict on r2 exists without a person"
 screen=$(tui_cap)
@@ -203,8 +203,9 @@ ls "$root"/audit/verdicts/tc/r2/c1/"$REX_FPR"-*.json >/dev/null 2>&1 &&
     pass "a verdict file for the later record" || fail "no file for record 4"
 grep -q '"note":"same as #1"' "$root"/audit/verdicts/tc/r2/c1/*.json && pass "its note names the record suggested from" ||
     fail "note: $(cat "$root"/audit/verdicts/tc/r2/c1/*.json)"
-tui_wait "nothing to review in tc" 30 && pass "after B's verdict, nothing left for B" ||
-    fail "queue: $TUI_LAST"
+tui_wait_re "#6 +pass +sample" 30 && ! grep -q "#4 " <<<"$TUI_LAST" &&
+    pass "after B's verdict, the sampled pass is left" || fail "queue: $TUI_LAST"
+bd verdict 6 --verdict flaky --key "$ALICE_FPR" >/dev/null || fail "alice: record 6 flaky"
 tui_keys C-r
 tui_wait "re-read the bench from disk" 30 && tui_wait "nothing to review in tc" 30 &&
     pass "Ctrl-R opens the review view again on the re-read bench" || fail "reload: $TUI_LAST"
