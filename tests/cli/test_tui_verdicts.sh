@@ -109,12 +109,19 @@ tui_expect_clean_stderr "A leaves"
 tui_stop
 
 # ---- a key without the reviewer role: refused, nothing written ------------------------------
+# (and bench text stays inert: A's identity, for this part only, carries an OSC 52 sequence)
 reviewer "$MALLORY_FPR"
+signers="$root/bench/trusted-signers.yaml"
+cp "$signers" "$BD_TMP/signers.yaml"
+sed -i 's|identity: alice@bench.example|identity: "alice\\e]52;c;SGVsbG8=\\a@bench.example"|' "$signers"
 tui_start 80 24
 tui_open -C "$root"
 expect_screen "TASK CLASS" "the task classes view opens for mallory"
 tui_keys t
 tui_wait_re "#1 +FAIL +2nd review" 30 || fail "mallory's queue: $TUI_LAST"
+tui_wait 'rubric_bug by alice\x1b]52;c;SGVsbG8=\x07@bench.example' 30 &&
+    pass "a reviewer's identity is drawn with its controls made visible" ||
+    fail "identity not sanitized: $TUI_LAST"
 tui_keys t c Enter
 tui_wait "verdict.not_reviewer" 30 && pass "a key without the reviewer role is refused (verdict.not_reviewer)" ||
     fail "not refused: $TUI_LAST"
@@ -127,6 +134,7 @@ tui_keys C-c
 tui_expect_exit "130" "mallory leaves with Ctrl-C"
 tui_expect_clean_stderr "mallory leaves with Ctrl-C"
 tui_stop
+cp "$BD_TMP/signers.yaml" "$signers"
 
 # ---- reviewer B: the second verdict, passphrase on the masked line -----------------------
 reviewer "$REX_FPR"

@@ -609,18 +609,22 @@ static void draw(bd_view *v, WINDOW *w)
     review_view *s = v->state;
     int rows = getmaxy(w), cols = getmaxx(w);
     size_t marked = n_marked(s);
-    char head[256];
+    char head[400];
+    const char *run = s->rs.q.n ? s->rs.q.items[0].r->run_id : NULL;
+    snprintf(head, sizeof(head), " review queue of %s%s%s", s->tc, run ? ", run " : "",
+             run ? run : "");
+    bd_draw_text(w, 0, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
     snprintf(head, sizeof(head), "  %-8s%-5s%-11s%-*s%s", "SEQ", "", "WHY", case_width(cols),
              "CASE", "VERDICTS / SUGGESTION");
-    bd_draw_text(w, 0, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
+    bd_draw_text(w, 1, 0, cols, head, bd_role_attr(BD_R_TITLE), true);
     int prompt_h = s->pstate != P_NONE ? 3 : 0;
-    int list_h = rows - 2 - prompt_h;
+    int list_h = rows - 3 - prompt_h;
     bd_list_scroll(&s->list, list_h);
     for (int i = 0; i < list_h; i++) {
         size_t vi = s->list.top + (size_t)i;
         if (vi >= s->list.n_vis)
             break;
-        draw_row(v, w, 1 + i, s->list.vis[vi], vi == s->list.cursor);
+        draw_row(v, w, 2 + i, s->list.vis[vi], vi == s->list.cursor);
     }
     if (prompt_h) {
         draw_prompt(v, w, rows, cols);
@@ -777,7 +781,8 @@ static int open_view(bd_view *v, void *arg)
     s->anchor = SIZE_MAX;
     s->err = (bd_err)BD_ERR_INIT;
     bd_list_init(&s->list);
-    snprintf(v->title, sizeof(v->title), "review %s", s->tc);
+    /* The task class is on the view's first line: the hints keep their room at 80 columns. */
+    snprintf(v->title, sizeof(v->title), "review");
     start_load(v);
     return 0;
 }
