@@ -83,6 +83,15 @@
     X(BD_A_STAGE_TOGGLE, "stage-toggle", "stage/unstage",                                          \
       "stage or unstage the selected path (a heading: every path under it)")                       \
     X(BD_A_COMMIT, "commit", "commit", "write a commit message, then commit (optionally signed)")  \
+    X(BD_A_REVIEW, "review", "",                                                                   \
+      "the review queue of this task class: unreviewed failures, second reviews, samples")         \
+    X(BD_A_VERDICT, "verdict", "verdict",                                                          \
+      "give a verdict on the marked records (or this one): choose it, a note, then sign")          \
+    X(BD_A_MARK_ROW, "mark-row", "mark", "mark or unmark the record under the cursor")             \
+    X(BD_A_MARK_RANGE, "mark-range", "",                                                           \
+      "mark every record from the last one marked to the cursor")                                  \
+    X(BD_A_ACCEPT, "accept", "accept",                                                             \
+      "take the suggested verdict into the verdict prompt (never given by itself)")                \
     X(BD_A_RUNVIEW, "run-view", "run view", "return to the live run view")                         \
     X(BD_A_RELOAD, "reload", "reload", "re-read the bench from disk")                              \
     X(BD_A_REDRAW, "redraw", "", "redraw the whole screen")                                        \
@@ -152,6 +161,11 @@ typedef enum {
     X('I', BD_A_PIN)                                                                               \
     X('D', BD_A_DIFF)                                                                              \
     X('t', BD_A_ROLE)                                                                              \
+    X('t', BD_A_REVIEW)                                                                            \
+    X('t', BD_A_VERDICT)                                                                           \
+    X(' ', BD_A_MARK_ROW)                                                                          \
+    X('V', BD_A_MARK_RANGE)                                                                        \
+    X('a', BD_A_ACCEPT)                                                                            \
     X('l', BD_A_PINENTRY)                                                                          \
     X('u', BD_A_STAGE_TOGGLE)                                                                      \
     X('C', BD_A_COMMIT)                                                                            \
@@ -434,7 +448,8 @@ typedef struct bd_prompt {
     X(BD_VIEW_RESULT)    /* arg: bd_result_arg * */                                                \
     X(BD_VIEW_HISTORY)   /* arg: bd_history_scope * */                                             \
     X(BD_VIEW_COMPARE)   /* arg: bd_compare_arg * */                                               \
-    X(BD_VIEW_RECOMMEND) /* arg: size_t * task-class index */
+    X(BD_VIEW_RECOMMEND) /* arg: size_t * task-class index */                                      \
+    X(BD_VIEW_REVIEW)    /* arg: bd_review_arg * */
 
 typedef enum {
 #define BD_X(id) id,

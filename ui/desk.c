@@ -27,6 +27,7 @@
 #include "views/recommend_view.h"
 #include "views/record_view.h"
 #include "views/result_view.h"
+#include "views/review_view.h"
 #include "views/run_view.h"
 #include "views/sign_view.h"
 #include "views/stage_view.h"
@@ -73,7 +74,7 @@ static int reopen_one(bd_app *app, const kept_view *k)
         return -1;
     }
     bool needs_tc = k->id == BD_VIEW_CASES || k->id == BD_VIEW_RECOMMEND || k->id == BD_VIEW_CASE ||
-                    k->id == BD_VIEW_SIGN;
+                    k->id == BD_VIEW_SIGN || k->id == BD_VIEW_REVIEW;
     if (needs_tc && tc == SIZE_MAX)
         return -1;
     switch (k->id) {
@@ -105,6 +106,10 @@ static int reopen_one(bd_app *app, const kept_view *k)
     case BD_VIEW_COMPARE: {
         bd_compare_arg ca = {w->run_a[0] ? w->run_a : NULL, w->run_b};
         return bd_app_open(app, BD_VIEW_COMPARE, &ca) == 0 ? 1 : -1;
+    }
+    case BD_VIEW_REVIEW: {
+        bd_review_arg ra = {w->tc, 0, NULL, NULL, false};
+        return bd_app_open(app, BD_VIEW_REVIEW, &ra) == 0 ? 1 : -1;
     }
     case BD_VIEW_HELP:
         return bd_app_open(app, BD_VIEW_HELP, below) == 0 ? 1 : -1;
@@ -291,6 +296,7 @@ void bd_desk_install(bd_app *app)
         [BD_VIEW_RUN] = &bd_view_run,           [BD_VIEW_BREAKDOWN] = &bd_view_breakdown,
         [BD_VIEW_RESULT] = &bd_view_result,     [BD_VIEW_HISTORY] = &bd_view_history,
         [BD_VIEW_COMPARE] = &bd_view_compare,   [BD_VIEW_RECOMMEND] = &bd_view_recommend,
+        [BD_VIEW_REVIEW] = &bd_view_review,
     };
     memcpy(app->views, views, sizeof(views));
     app->ops.busy = busy;

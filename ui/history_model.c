@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "badge.h"
 #include "err_keys.h"
 #include "history.h"
 #include "history_model.h"
+#include "verdict.h"
 
 typedef bd_last_score last_entry;
 
@@ -25,6 +28,10 @@ struct bd_history_model {
     uint64_t chain_bad_seq;
     char chain_reason[32];
     char chain_msg[256];
+    /* the verdict badges of the verified records, sorted by seq */
+    bd_badge_entry *badges;
+    size_t n_badges;
+    char badge_err[256];
     void (*changed)(void *payload);
     void *payload;
 };
@@ -33,12 +40,16 @@ typedef struct hist_job {
     bd_work work;
     bd_history_model *model;
     unsigned gen;
-    bool verify; /* else: scan */
+    bool verify;    /* else: scan */
+    bool badge_job; /* the verdict badges (neither verify nor scan) */
     char *root;
     /* verify */
     int rc;
     bd_history_verify_result res;
     bd_err err;
+    bd_badge_entry *badges;
+    size_t n_badges;
+    char badge_err[256];
     /* scan */
     last_entry *last;
     size_t n_last;
@@ -69,6 +80,37 @@ static int entry_cmp(const void *a, const void *b)
     return c;
 }
 
+static int seq_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The badges of the records the settled set `vs` has counting verdicts on, by seq. */
+static void collect_badges(hist_job *j, const bd_verdict_set *vs)
+{
+    uint64_t *seqs = malloc((vs->n ? vs->n : 1) * sizeof(*seqs));
+    size_t n = 0;
+    if (!seqs)
+        return;
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->e[i].state == BD_VST_COUNTS && vs->e[i].seq)
+            seqs[n++] = vs->e[i].seq;
+    qsort(seqs, n, sizeof(*seqs), seq_cmp);
+    if (n && (j->badges = malloc(n * sizeof(*j->badges)))) {
+        for (size_t i = 0; i < n; i++) {
+            if (i && seqs[i] == seqs[i - 1])
+                continue;
+            bd_badge_entry *b = &j->badges[j->n_badges];
+            b->seq = seqs[i];
+            b->kind = bd_badge_of(b->text, sizeof(b->text), vs, seqs[i]);
+            if (b->kind != BD_BADGE_NONE)
+                j->n_badges++;
+        }
+    }
+    free(seqs);
+}
+
 static void run_verify(hist_job *j)
 {
     bd_history *h = NULL;
@@ -77,6 +119,31 @@ static void run_verify(hist_job *j)
         return;
     j->rc = bd_history_verify(h, 0, &j->res, &j->err);
     bd_history_free(h);
+}
+
+/* The badges: the bench's verdict files checked against bench/keys and matched to their
+ * records in a verified walk of their own (docs/provenance.md#verdict-badges), after the
+ * chain status, so GnuPG never holds up the header. None when there are no verdict files;
+ * a set that cannot be read leaves them empty with its reason. */
+static void run_badges(hist_job *j)
+{
+    bd_prov_ctx *prov = NULL;
+    bd_verdict_set vs;
+    bd_err err = BD_ERR_INIT;
+    char vdir[PATH_MAX], bdir[PATH_MAX];
+    snprintf(vdir, sizeof(vdir), "%s/" BD_VERDICT_DIR, j->root);
+    snprintf(bdir, sizeof(bdir), "%s/bench", j->root);
+    if (access(vdir, F_OK) != 0)
+        return;
+    if (bd_prov_ctx_new(&prov, bdir, &err) == 0 &&
+        bd_verdict_set_check(&vs, j->root, NULL, prov, &err) == 0) {
+        collect_badges(j, &vs);
+        bd_verdict_set_release(&vs);
+    } else if (err.code != BD_E_CHAIN_TAMPERED) { /* the header says that already */
+        snprintf(j->badge_err, sizeof(j->badge_err), "%.40s: %.200s", bd_code_str(err.code),
+                 bd_tui_err_text(&err));
+    }
+    bd_prov_ctx_free(prov);
 }
 
 /* Fill e from record r (the newest of its case). Returns 0, or -1 out of memory. */
@@ -225,7 +292,9 @@ static void run_scan(hist_job *j)
 static void job_run(bd_work *w)
 {
     hist_job *j = (hist_job *)w;
-    if (j->verify)
+    if (j->badge_job)
+        run_badges(j);
+    else if (j->verify)
         run_verify(j);
     else
         run_scan(j);
@@ -237,7 +306,16 @@ static void job_done(bd_work *w, bool ran)
     bd_history_model *m = j->model;
     m->busy--;
     if (ran && j->gen == m->gen && !m->app->quitting) {
-        if (j->verify) {
+        if (j->badge_job) {
+            free(m->badges);
+            m->badges = j->badges;
+            m->n_badges = j->n_badges;
+            j->badges = NULL;
+            /* Said once, not on every read: the badges are shown without those files. */
+            if (j->badge_err[0] && strcmp(m->badge_err, j->badge_err) != 0)
+                bd_app_message(m->app, BD_MSG_WARN, "verdict badges: %s", j->badge_err);
+            snprintf(m->badge_err, sizeof(m->badge_err), "%s", j->badge_err);
+        } else if (j->verify) {
             snprintf(m->chain_head, sizeof(m->chain_head), "%s", j->res.head);
             if (j->rc == 0) {
                 m->chain = j->res.count ? BD_CHAIN_VERIFIED : BD_CHAIN_NONE;
@@ -271,12 +349,13 @@ static void job_done(bd_work *w, bool ran)
     }
     if (j->verify)
         bd_history_verify_result_release(&j->res);
+    free(j->badges);
     entries_free(j->last, j->n_last);
     free(j->root);
     free(j);
 }
 
-static void queue(bd_history_model *m, bool verify)
+static void queue(bd_history_model *m, bool verify, bool badges)
 {
     hist_job *j = calloc(1, sizeof(*j));
     if (!j || !(j->root = strdup(m->app->bench->root))) {
@@ -287,6 +366,7 @@ static void queue(bd_history_model *m, bool verify)
     j->model = m;
     j->gen = m->gen;
     j->verify = verify;
+    j->badge_job = badges;
     j->work.run = job_run;
     j->work.done = job_done;
     if (bd_work_queue(m->app, &j->work) < 0) {
@@ -315,8 +395,9 @@ void bd_history_model_refresh(bd_history_model *m)
 {
     m->gen++;
     m->chain = BD_CHAIN_VERIFYING;
-    queue(m, true);
-    queue(m, false);
+    queue(m, true, false);
+    queue(m, false, false);
+    queue(m, false, true);
 }
 
 void bd_history_model_free(bd_history_model *m)
@@ -326,6 +407,7 @@ void bd_history_model_free(bd_history_model *m)
     /* Jobs in flight hold m: they are cancelled or drained before the app frees the
      * model (the loop has stopped). */
     entries_free(m->last, m->n_last);
+    free(m->badges);
     free(m);
 }
 
@@ -351,4 +433,39 @@ bd_chain_status bd_history_model_chain(const bd_history_model *m)
     snprintf(c.reason, sizeof(c.reason), "%s", m->chain_reason);
     snprintf(c.msg, sizeof(c.msg), "%s", m->chain_msg);
     return c;
+}
+
+const char *bd_history_model_badge(const bd_history_model *m, uint64_t seq, char *buf, size_t cap,
+                                   bd_role *role)
+{
+    size_t lo = 0, n = m ? m->n_badges : 0, hi = n;
+    buf[0] = '\0';
+    *role = BD_R_MUTED;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->badges[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!seq || lo >= n || m->badges[lo].seq != seq)
+        return buf;
+    const bd_badge_entry *b = &m->badges[lo];
+    switch ((bd_badge_kind)b->kind) {
+    case BD_BADGE_CONFIRMED:
+        *role = BD_R_OK;
+        snprintf(buf, cap, "%s%s", bd_gl->ok, b->text);
+        return buf;
+    case BD_BADGE_AWAITING:
+    case BD_BADGE_FLAKY:
+        *role = BD_R_WARN;
+        break;
+    case BD_BADGE_REMOVED:
+        *role = BD_R_BADGE_AWAITING;
+        break;
+    default:
+        break;
+    }
+    snprintf(buf, cap, "%s", b->text);
+    return buf;
 }

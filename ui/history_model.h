@@ -13,6 +13,14 @@
 #include <stdint.h>
 
 #include "app.h"
+#include "badge.h"
+
+/* One record's verdict badge (badge.h). */
+typedef struct bd_badge_entry {
+    uint64_t seq;
+    uint8_t kind; /* bd_badge_kind */
+    char text[24];
+} bd_badge_entry;
 
 /* Chain status for the header. */
 typedef enum {
@@ -62,6 +70,14 @@ bool bd_history_model_busy(const bd_history_model *m);
 /* The newest score of each case read so far (borrowed until the next change), sorted by
  * task class then case id. */
 const bd_last_score *bd_history_model_scores(const bd_history_model *m, size_t *n);
+
+/* The verdict badge of record `seq` as the views show it (docs/provenance.md#verdict-badges),
+ * from the verdict files matched in the last verified read, into buf: "✓confirmed" (the
+ * ok glyph), "rubric_bug 1/2" (awaiting a second reviewer), "removed", "flaky",
+ * "reviewed"; "" for none. *role: its colour. Terminal-safe (ASCII and a glyph).
+ * Returns buf. */
+const char *bd_history_model_badge(const bd_history_model *m, uint64_t seq, char *buf, size_t cap,
+                                   bd_role *role);
 
 /* The chain status (a copy). */
 bd_chain_status bd_history_model_chain(const bd_history_model *m);

@@ -62,4 +62,14 @@ typedef struct bd_compare_arg {
     const char *run_a, *run_b;
 } bd_compare_arg;
 
+/* BD_VIEW_REVIEW: the review queue of `task_class` (copied). With `seq` (not 0), the
+ * verdict prompt opens at once for that record (the result view's `t`): `case_id`,
+ * `run_id` and `passed` say what it is when the queue does not hold it. */
+typedef struct bd_review_arg {
+    const char *task_class;
+    uint64_t seq;
+    const char *case_id, *run_id;
+    bool passed;
+} bd_review_arg;
+
 #endif

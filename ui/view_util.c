@@ -134,3 +134,25 @@ void bd_view_line_position(char *out, size_t cap, size_t top, size_t n)
 {
     snprintf(out, cap, "line %zu/%zu", n ? top + 1 : 0, n);
 }
+
+bool bd_result_src_of_record(bd_result_src *out, const bd_history_record *r)
+{
+    if (r->is_audit)
+        return false;
+    memset(out, 0, sizeof(*out));
+    out->run_id = r->run_id;
+    out->task_class = r->task_class;
+    out->case_id = r->case_id;
+    out->score = &r->score;
+    out->seq = r->seq;
+    out->record_hash = r->hash;
+    out->isolation = r->isolation_class;
+    out->started_at = r->started_at;
+    out->finished_at = r->finished_at;
+    out->case_digest = r->case_digest;
+    out->task_class_digest = r->task_class_digest;
+    out->wall_ms = r->score.wall_clock_ms;
+    out->origin = r->origin.present ? &r->origin : NULL;
+    out->unverified = !r->provenance_verified;
+    return true;
+}

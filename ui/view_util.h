@@ -7,7 +7,9 @@
 #include <stddef.h>
 
 #include "app.h"
+#include "history.h"
 #include "score.h"
+#include "view_args.h"
 
 /* "3/18", or "3/5 (of 18)" while a filter hides rows; "empty" for no rows. */
 void bd_view_list_position(const bd_list *l, char *out, size_t cap);
@@ -36,6 +38,10 @@ bool bd_view_scroll(size_t *top, size_t n, bd_action a, size_t page);
 
 /* The status-line position of such a view: "line <top+1>/<n>" ("line 0/0" when empty). */
 void bd_view_line_position(char *out, size_t cap, size_t top, size_t n);
+
+/* A history record as a result (view_args.h): every field of *out borrowed from `r`.
+ * False for an audit record (no result; *out untouched). */
+bool bd_result_src_of_record(bd_result_src *out, const bd_history_record *r);
 
 /* Human size: "532 B", "1.2 KiB", "3.4 MiB". */
 void bd_human_size(char *out, size_t cap, unsigned long long bytes);

@@ -365,3 +365,43 @@ cJSON *bd_review_queue_json(const bd_review_queue *q, const bd_verdict_set *vs)
     }
     return o;
 }
+
+int bd_review_load(bd_review_session *out, const char *bench_root, const bd_review_opts *o,
+                   bd_err *err)
+{
+    bd_history *h = NULL;
+    bd_prov_ctx *prov = NULL;
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    size_t len = strlen(bench_root) + sizeof("/bench");
+    char *bench_dir = malloc(len);
+    if (!bench_dir) {
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        return -1;
+    }
+    snprintf(bench_dir, len, "%s/bench", bench_root);
+    if (bd_prov_ctx_new(&prov, bench_dir, err) != 0 ||
+        bd_verdict_set_load(&out->vs, bench_root, o->task_class, prov, err) != 0 ||
+        bd_history_open(&h, bench_root, BD_HISTORY_READ, err) != 0)
+        goto out;
+    if (bd_runs_load_verdicts(&out->runs, h, &out->vs, bd_score_ids_wrap, &out->ids, err) != 0) {
+        if (out->ids.oom)
+            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+        goto out;
+    }
+    rc = bd_review_queue_build(&out->q, &out->runs, &out->vs, &out->ids, o, err);
+out:
+    bd_history_free(h);
+    bd_prov_ctx_free(prov);
+    free(bench_dir);
+    return rc;
+}
+
+void bd_review_session_release(bd_review_session *s)
+{
+    bd_review_queue_release(&s->q);
+    bd_score_ids_release(&s->ids);
+    bd_runs_release(&s->runs);
+    bd_verdict_set_release(&s->vs);
+    memset(s, 0, sizeof(*s));
+}

@@ -92,4 +92,24 @@ cJSON *bd_review_queue_json(const bd_review_queue *q, const bd_verdict_set *vs);
 /* The counting verdicts on `r` as a JSON array of {"reviewer", "verdict", "at"}. */
 cJSON *bd_review_verdicts_json(const bd_verdict_set *vs, uint64_t seq);
 
+/* Everything the queue is built from, read from one bench: its verdict set (checked against
+ * bench/keys), its verified runs with their score_ids, and the queue. Zero-initialise. */
+typedef struct bd_review_session {
+    bd_verdict_set vs;
+    bd_runs runs;
+    bd_score_ids ids;
+    bd_review_queue q;
+} bd_review_session;
+
+/* Read the bench at `bench_root` (the task class's verdicts, or all when o->task_class is
+ * NULL; the verified chain in one walk) and build the queue of `o` (bd_review_queue_build):
+ * what `benchdesk review` and the TUI's review view show. Call bd_provenance_init first.
+ * Returns 0 and fills *out (bd_review_session_release, also after -1), or -1: io.error,
+ * gpg.*, chain.tampered, compare.unknown_run, compare.ambiguous_run,
+ * env.out_of_memory. */
+int bd_review_load(bd_review_session *out, const char *bench_root, const bd_review_opts *o,
+                   bd_err *err);
+
+void bd_review_session_release(bd_review_session *s);
+
 #endif

@@ -79,51 +79,31 @@ int cmd_review(bd_cli *cli, int argc, char **argv)
         return status;
     bd_err err = BD_ERR_INIT;
     bd_config cfg;
-    bd_runs runs;
-    bd_verdict_set vs;
-    bd_review_queue q;
-    bd_score_ids ids;
-    bd_history *h = NULL;
-    bd_prov_ctx *prov = NULL;
+    bd_review_session rs;
     memset(&cfg, 0, sizeof(cfg));
-    memset(&runs, 0, sizeof(runs));
-    memset(&vs, 0, sizeof(vs));
-    memset(&q, 0, sizeof(q));
-    memset(&ids, 0, sizeof(ids));
+    memset(&rs, 0, sizeof(rs));
     if (o.task_class && !bd_name_valid(o.task_class)) {
         bd_err_set(&err, BD_E_BAD_ID, NULL, 0, 0, "'%s' is not a valid task-class name",
                    o.task_class);
         goto fail;
     }
-    if (bd_config_load(&cfg, bench->root, &err) != 0 || bd_provenance_init(&err) != 0 ||
-        bd_prov_ctx_new(&prov, bench->bench_dir, &err) != 0 ||
-        bd_verdict_set_load(&vs, bench->root, o.task_class, prov, &err) != 0 ||
-        bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0 ||
-        bd_runs_load_verdicts(&runs, h, &vs, bd_score_ids_wrap, &ids, &err) != 0) {
-        if (ids.oom)
-            bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+    if (bd_config_load(&cfg, bench->root, &err) != 0 || bd_provenance_init(&err) != 0)
         goto fail;
-    }
     o.reviewer = key ? key : cfg.signing_key;
-    if (bd_review_queue_build(&q, &runs, &vs, &ids, &o, &err) != 0)
+    if (bd_review_load(&rs, bench->root, &o, &err) != 0)
         goto fail;
     if (cli->json) {
-        cJSON *j = bd_review_queue_json(&q, &vs);
+        cJSON *j = bd_review_queue_json(&rs.q, &rs.vs);
         cli_print_json(j);
         cJSON_Delete(j);
     } else {
-        print_text(&q, &vs);
+        print_text(&rs.q, &rs.vs);
     }
     goto out;
 fail:
     status = cli_fail(cli, &err);
 out:
-    bd_review_queue_release(&q);
-    bd_score_ids_release(&ids);
-    bd_runs_release(&runs);
-    bd_verdict_set_release(&vs);
-    bd_history_free(h);
-    bd_prov_ctx_free(prov);
+    bd_review_session_release(&rs);
     bd_config_release(&cfg);
     bd_bench_free(bench);
     return status;

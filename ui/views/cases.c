@@ -12,6 +12,7 @@
 #include "model.h"
 #include "session.h"
 #include "curate.h"
+#include "view_args.h"
 #include "view_util.h"
 #include "views/cases_view.h"
 
@@ -50,7 +51,7 @@ typedef struct cases {
 static const bd_action actions[] = {BD_A_OPEN, BD_A_RUN,          BD_A_RUN_ALL,  BD_A_FILTER,
                                     BD_A_SORT, BD_A_SORT_REVERSE, BD_A_HISTORY,  BD_A_RECOMMEND,
                                     BD_A_SIGN, BD_A_STAGE_VIEW,   BD_A_NEW_CASE, BD_A_EDIT_FILE,
-                                    BD_A_PIN,  BD_A_NONE};
+                                    BD_A_PIN,  BD_A_REVIEW,       BD_A_NONE};
 
 static const bd_ui_tc *tc_of(bd_view *v)
 {
@@ -387,6 +388,11 @@ static bool key(bd_view *v, bd_action a, int ch)
     case BD_A_RECOMMEND:
         bd_app_open(v->app, BD_VIEW_RECOMMEND, &s->tc);
         return true;
+    case BD_A_REVIEW: {
+        bd_review_arg ra = {tc_of(v)->name, 0, NULL, NULL, false};
+        bd_app_open(v->app, BD_VIEW_REVIEW, &ra);
+        return true;
+    }
     case BD_A_SIGN:
         if (row != SIZE_MAX) {
             bd_case_ref ref = {s->tc, row};

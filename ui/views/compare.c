@@ -251,7 +251,15 @@ static void draw_rows(bd_view *v, WINDOW *w, int y0, int rows, int cols)
         bd_draw_text(w, y, 0, cols, "", base, true);
         bd_draw_text(w, y, 2, 10, bd_cmp_status_str(c->status),
                      sel ? base : bd_role_attr(status_role(c->status)), false);
-        bd_draw_text(w, y, 13, cw, c->case_id, base, false);
+        /* B's verdict badge (history_model.h) at the right of the CASE column. */
+        char badge[64];
+        bd_role brole;
+        bd_history_model_badge(v->app->model->history, c->b ? c->b->seq : 0, badge, sizeof(badge),
+                               &brole);
+        int bw = badge[0] ? bd_text_width(badge) : 0;
+        bd_draw_text(w, y, 13, cw - (bw ? bw + 1 : 0), c->case_id, base, false);
+        if (bw)
+            bd_draw_text(w, y, 13 + cw - bw, bw, badge, sel ? base : bd_role_attr(brole), false);
         side_text(a, sizeof(a), c->a);
         side_text(b, sizeof(b), c->b);
         bd_draw_text(w, y, 14 + cw, 9, a, base, false);

@@ -44,6 +44,25 @@ static bool listed(const bd_action *list, bd_action a)
     return false;
 }
 
+/* The verdict prompt's keys (views/review.c), one per verdict (docs/provenance.md#verdicts). */
+static void add_verdict_keys(help *h, bool marks)
+{
+    add(h, "", "", false);
+    add(h, "", "In the verdict prompt (t)", true);
+    add(h, "c", "confirmed: the score is right", false);
+    add(h, "r", "rubric_bug: the rubric scored this wrongly, either way", false);
+    add(h, "k", "case_bug: the case or its expected value is wrong", false);
+    add(h, "f", "flaky: the result does not reproduce", false);
+    add(h, "i", "infra: the harness or the environment failed, not the system under test", false);
+    add(h, "w", "withdrawn: take back your earlier verdict", false);
+    add(h, "text", "then an optional note (at most 1,024 bytes)", false);
+    add(h, "Enter", "sign with your key (signing_key, else GnuPG's default) and write the files",
+        false);
+    add(h, "Esc", "give no verdict", false);
+    if (marks)
+        add(h, "Space", "here Space marks a record (PgDn pages)", false);
+}
+
 static int open_view(bd_view *v, void *arg)
 {
     const bd_view *of = arg;
@@ -79,6 +98,8 @@ static int open_view(bd_view *v, void *arg)
         add(h, "Enter", "keep the search: n and N go to the next and previous match", false);
         add(h, "Esc", "end the search (n and p walk the failed cases again)", false);
     }
+    if (listed(of->ops->actions, BD_A_VERDICT))
+        add_verdict_keys(h, listed(of->ops->actions, BD_A_MARK_ROW));
     add(h, "", "", false);
     add(h, "", "Everywhere", true);
     for (const bd_action *p = bd_global_actions; *p != BD_A_NONE; p++) {

@@ -220,24 +220,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     if (i >= s->list.n_vis)
         return false;
     const bd_history_record *r = &s->recs[s->list.vis[i]];
-    if (r->is_audit)
-        return false;
-    memset(out, 0, sizeof(*out));
-    out->run_id = r->run_id;
-    out->task_class = r->task_class;
-    out->case_id = r->case_id;
-    out->score = &r->score;
-    out->seq = r->seq;
-    out->record_hash = r->hash;
-    out->isolation = r->isolation_class;
-    out->started_at = r->started_at;
-    out->finished_at = r->finished_at;
-    out->case_digest = r->case_digest;
-    out->task_class_digest = r->task_class_digest;
-    out->wall_ms = r->score.wall_clock_ms;
-    out->origin = r->origin.present ? &r->origin : NULL;
-    out->unverified = !r->provenance_verified;
-    return true;
+    return bd_result_src_of_record(out, r);
 }
 
 static void prov_follow(void *payload, size_t i)
@@ -397,7 +380,14 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel, const c
         bd_draw_text(w, y, x, cols - x, buf, ROLE(BD_R_WARN), false);
         return;
     }
-    bd_draw_text(w, y, x, c->cs - 1, r->case_id, base, false);
+    /* The record's verdict badge at the right of the CASE column (history_model.h). */
+    char badge[64];
+    bd_role brole;
+    bd_history_model_badge(v->app->model->history, r->seq, badge, sizeof(badge), &brole);
+    int bw = badge[0] && c->cs > 24 ? bd_text_width(badge) : 0;
+    bd_draw_text(w, y, x, c->cs - 1 - (bw ? bw + 1 : 0), r->case_id, base, false);
+    if (bw)
+        bd_draw_text(w, y, x + c->cs - 1 - bw, bw, badge, ROLE(brole), false);
     x += c->cs;
     snprintf(buf, sizeof(buf), "%s %.2f", r->score.passed ? bd_gl->ok : bd_gl->bad, r->score.score);
     bd_draw_text(w, y, x, c->score, buf, ROLE(r->score.passed ? BD_R_OK : BD_R_FAIL), false);

@@ -65,8 +65,9 @@ typedef struct result {
 } result;
 
 /* In the order of their hints: the reviewer's walk first. */
-static const bd_action actions[] = {BD_A_NEXT_FAIL, BD_A_PREV_FAIL,   BD_A_SEARCH,  BD_A_EDIT,
-                                    BD_A_OPEN_CASE, BD_A_OPEN_RUBRIC, BD_A_HISTORY, BD_A_NONE};
+static const bd_action actions[] = {BD_A_NEXT_FAIL,   BD_A_PREV_FAIL, BD_A_SEARCH,
+                                    BD_A_VERDICT,     BD_A_EDIT,      BD_A_OPEN_CASE,
+                                    BD_A_OPEN_RUBRIC, BD_A_HISTORY,   BD_A_NONE};
 
 static void add(result *r, line_kind k, const char *a, bd_role ra, const char *b, bd_role rb,
                 double frac)
@@ -414,6 +415,17 @@ static void add_stale(bd_view *v, const bd_result_src *src)
     free(copy);
 }
 
+/* The record's verdict badge (docs/provenance.md#verdict-badges), when reviewers gave it
+ * verdicts that count; `t` gives one. */
+static void add_verdict_badge(bd_view *v, const bd_result_src *src)
+{
+    char badge[64];
+    bd_role role;
+    bd_history_model_badge(v->app->model->history, src->seq, badge, sizeof(badge), &role);
+    if (badge[0])
+        add(v->state, L_FIELD, "verdicts", BD_R_DIFF_CTX, badge, role, 0);
+}
+
 /* The header fields: task class, run, when it finished, the record, its origin, and
  * whether it is stale against today's pins (sets r->stale). */
 static void build_header(bd_view *v, const bd_result_src *src, const bd_task_class *tc)
@@ -437,6 +449,7 @@ static void build_header(bd_view *v, const bd_result_src *src, const bd_task_cla
         snprintf(buf, sizeof(buf), "#%llu  %.16s%s", (unsigned long long)src->seq,
                  src->record_hash ? src->record_hash : "", bd_gl->ellipsis);
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, buf, BD_R_DIFF_CTX, 0);
+        add_verdict_badge(v, src);
     } else {
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, "not in the history", BD_R_WARN, 0);
     }
@@ -1076,6 +1089,16 @@ static bool key(bd_view *v, bd_action a, int ch)
             bd_app_open_history(v->app, src.task_class, src.case_id);
         return true;
     }
+    case BD_A_VERDICT: {
+        bd_result_src src;
+        if (!r->arg.provider.get(r->arg.provider.payload, r->index, &src) || !src.seq) {
+            bd_app_message(v->app, BD_MSG_WARN, "a verdict needs a record in the history");
+            return true;
+        }
+        bd_review_arg ra = {src.task_class, src.seq, src.case_id, src.run_id, src.score->passed};
+        bd_app_open(v->app, BD_VIEW_REVIEW, &ra);
+        return true;
+    }
     default:
         return false;
     }
@@ -1090,6 +1113,11 @@ static void event(bd_view *v, const bd_event *ev)
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
     } else if (ev->kind == BD_EV_RUN) {
         count_failed(r);
+        bd_app_invalidate(v->app, BD_DIRTY_BODY);
+    } else if (ev->kind == BD_EV_HISTORY && r->have) { /* verdict badges read again */
+        size_t top = r->top;
+        build(v);
+        r->top = top;
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
     }
 }

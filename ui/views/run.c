@@ -173,7 +173,11 @@ static void draw_row(bd_view *v, WINDOW *w, int y, size_t row, bool sel)
         bd_draw_text(w, y, x, 8, buf, ROLE(BD_R_MUTED), false);
     }
     x += 9;
-    if (c->has_score && c->score.n_failure_modes)
+    char badge[64]; /* the record's verdict badge (history_model.h), before its failure mode */
+    bd_role brole;
+    if (bd_history_model_badge(v->app->model->history, c->seq, badge, sizeof(badge), &brole)[0])
+        x += bd_draw_text(w, y, x, cols - x, badge, ROLE(brole), false) + 1;
+    if (c->has_score && c->score.n_failure_modes && x < cols)
         bd_draw_text(w, y, x, cols - x, c->score.failure_modes[0].code, ROLE(BD_R_FAIL), false);
 #undef ROLE
 }

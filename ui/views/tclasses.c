@@ -11,6 +11,7 @@
 #include "model.h"
 #include "session.h"
 #include "curate.h"
+#include "view_args.h"
 #include "view_util.h"
 #include "views/tclasses_view.h"
 
@@ -21,7 +22,7 @@ typedef struct tclasses {
 
 static const bd_action actions[] = {BD_A_OPEN,      BD_A_RUN,        BD_A_FILTER, BD_A_HISTORY,
                                     BD_A_RECOMMEND, BD_A_STAGE_VIEW, BD_A_SIGN,   BD_A_NEW_CASE,
-                                    BD_A_EDIT_FILE, BD_A_PIN,        BD_A_NONE};
+                                    BD_A_EDIT_FILE, BD_A_PIN,        BD_A_REVIEW, BD_A_NONE};
 
 /* The task class's own signatures: a glyph for the row, words for the footer. */
 static const char *tc_sig_glyph(const bd_ui_tc *t, bd_role *role)
@@ -317,6 +318,12 @@ static bool key(bd_view *v, bd_action a, int ch)
         return true;
     case BD_A_STAGE_VIEW:
         bd_app_open(v->app, BD_VIEW_STAGE, NULL);
+        return true;
+    case BD_A_REVIEW:
+        if (row != SIZE_MAX) {
+            bd_review_arg ra = {v->app->model->tcs[row].name, 0, NULL, NULL, false};
+            bd_app_open(v->app, BD_VIEW_REVIEW, &ra);
+        }
         return true;
     case BD_A_SIGN:
         if (row != SIZE_MAX) {
