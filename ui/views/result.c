@@ -25,7 +25,7 @@
 #include "runner.h"
 #include "stale.h"
 #include "view_util.h"
-#include "views/result_cols.h"
+#include "result_cols.h"
 #include "views/result_view.h"
 
 #define STDERR_MAX (64 * 1024)

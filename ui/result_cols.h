@@ -1,5 +1,5 @@
 /*
- * views/result_cols.h — the result view's three-column tables (what the rubric compared,
+ * result_cols.h — the result view's three-column tables (what the rubric compared,
  * and expected beside the harness output): a value cut into the pieces its column shows.
  *
  * A string that holds line breaks (a unified diff, a validator's log) is shown as its

@@ -1,4 +1,4 @@
-#include "views/result_cols.h"
+#include "result_cols.h"
 
 #include <stdio.h>
 #include <stdlib.h>
