@@ -47,10 +47,12 @@ typedef struct bd_run_summary {
     size_t n_failure_modes;
     double cost_usd;
     int64_t wall_ms;
-    bool cancelled;      /* stopped by bd_runner_cancel or an abort */
-    size_t not_recorded; /* finished cases whose record could not be appended */
-    size_t records;      /* records appended by this run */
-    size_t appends;      /* history appends (fsyncs) they took: group commit */
+    bool cancelled;                /* stopped by bd_runner_cancel or an abort */
+    size_t not_recorded;           /* finished cases whose record could not be appended */
+    size_t records;                /* records appended by this run */
+    size_t appends;                /* history appends (fsyncs) they took: group commit */
+    char operator_fingerprint[41]; /* the operator key that signs the run, or "" */
+    uint64_t signed_seq;           /* seq of its run.signed record, 0 when not signed */
     bool has_chain_head;
     char chain_head[65];
     char started_at[21], finished_at[21];

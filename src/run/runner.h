@@ -58,6 +58,7 @@
 #include "history.h"
 #include "run_report.h"
 #include "score.h"
+#include "sign.h"
 #include "warm_start.h"
 
 typedef struct bd_runner bd_runner;
@@ -125,6 +126,11 @@ void bd_runner_set_start(bd_runner *r, bd_start_mode mode);
 /* The unsigned cases the run gate left out of this run (§4), for the summary, the
  * run.finished event and the summary file. */
 void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting);
+
+/* The operator's key (runsign.h; NULL: none), before bd_runner_start: every record
+ * carries its fingerprint and, when the run ends having recorded anything, the run is
+ * signed (a `run.signed` audit record; summary.signed_seq). The key is copied. */
+void bd_runner_set_operator(bd_runner *r, const bd_sign_key *key);
 
 /* Set the chain head reported in the summary (64 hex), or NULL for none. */
 void bd_runner_set_chain_head(bd_runner *r, const char *hex);

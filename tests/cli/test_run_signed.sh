@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Signed runs (docs/formats.md#run-signed) with keys made by the test: the run.signed
+# record's detail against Python's canonical JSON, its signature checked by gpg itself
+# over the message rebuilt here from the detail, verify's checks (an edited count with the
+# chain re-linked fails; a key without the operator role leaves an unsigned claim), the
+# operator role's exclusivity, and the refusals before any case (subprocess isolation, a
+# key that would prompt, require_signed_runs), a cancelled run signed, an empty one not.
+. "$(dirname "$0")/lib.sh"
+. "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
+pj() {
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = eval(sys.argv[1], {"d": d})
+for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
+    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
+print()' "$@"
+}
+gpg_keys
+export HOME="$BD_TMP/home" XDG_STATE_HOME="$BD_TMP/home/state" TMPDIR="$BD_TMP/tmp"
+mkdir -p "$HOME" "$TMPDIR"
+g() { gpg --batch --no-tty --quiet "$@"; }
+fpr_of() { gpg --batch --with-colons --fingerprint "$1" 2>/dev/null | awk -F: '$1=="fpr" {print $10; exit}'; }
+# oscar: the operator; lock: an operator key with a passphrase no agent holds
+g --pinentry-mode loopback --passphrase '' --quick-gen-key "Oscar <oscar@bench.example>" ed25519 sign 1y
+g --pinentry-mode loopback --passphrase 'hunter2' --quick-gen-key "Lock <lock@bench.example>" ed25519 sign 1y
+gpgconf --reload gpg-agent # forget any passphrase gpg kept
+OSCAR=$(fpr_of "<oscar@bench.example>") LOCK=$(fpr_of "<lock@bench.example>")
+
+tc=vuln-remediation
+root="$BD_TMP/bench"
+mkdir -p "$root"
+cp -a "$BD_SOURCE_DIR/bench" "$root/bench"
+g --armor --export "$OSCAR" >"$root/bench/keys/oscar.asc"
+g --armor --export "$LOCK" >"$root/bench/keys/lock.asc"
+cp "$BD_TMP/k/keys/mallory.asc" "$root/bench/keys/mallory.asc"
+signers0=$(cat "$root/bench/trusted-signers.yaml")
+cat >>"$root/bench/trusted-signers.yaml" <<YAML
+  - {fingerprint: $OSCAR, identity: oscar@bench.example, roles: [operator]}
+  - {fingerprint: $LOCK, identity: lock@bench.example, roles: [operator]}
+  - {fingerprint: $MALLORY_FPR, identity: mallory@bench.example, roles: [reviewer]}
+YAML
+bd() { "$BD_BIN" -C "$root" "$@"; }
+hist="$root/.benchdesk/history"
+hs() { python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" "$1" "$hist" "${@:2}"; }
+count() { bd history verify --json | pj 'd["count"]'; }
+
+# ---- a signed run ---------------------------------------------------------------------
+out=$(bd run $tc --operator-key "$OSCAR" --json 2>"$BD_TMP/err") && rc=0 || rc=$?
+[ "$rc" = 0 ] && pass "run --operator-key -> 0" || fail "run -> $rc: $(cat "$BD_TMP/err")"
+fin=$(grep '"event":"run.finished"' <<<"$out")
+last=$(pj 'd["run_signed_seq"]' <<<"$fin")
+[ "$(pj 'd["operator_fingerprint"]' <<<"$fin")" = "$OSCAR" ] && [ "$last" = "$(count)" ] &&
+    pass "run.finished names the key and the run.signed record ($last, the head)" ||
+    fail "run.finished: $fin"
+hs line "$last" >"$BD_TMP/signed.json"
+python3 - "$BD_TMP/signed.json" "$hist" "$OSCAR" "$BD_TMP/msg" "$BD_TMP/sig" <<'PY' &&
+import json, os, sys
+rec = json.load(open(sys.argv[1]))
+assert rec["kind"] == "audit" and rec["event"] == "run.signed", rec
+assert rec["operator_fingerprint"] == sys.argv[3] and rec["task_class"] == "vuln-remediation"
+d = json.loads(rec["detail"])
+assert set(d) == {"run_id", "records", "first_seq", "last_record_hash", "signature"}, d
+canon = json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+assert rec["detail"] == canon, "detail is not canonical JSON"
+# every record of the run, in the chain before it
+lines = []
+segdir = os.path.join(sys.argv[2], "segments")
+for n in sorted(os.listdir(segdir)):
+    lines += [l for l in open(os.path.join(segdir, n), "rb").read().split(b"\n") if l]
+recs = [json.loads(l) for l in lines]
+mine = [r for r in recs if r.get("run_id") == d["run_id"]]
+assert len(mine) == d["records"] >= 10, (len(mine), d)
+assert all(r["operator_fingerprint"] == sys.argv[3] for r in mine)
+assert mine[0]["seq"] == d["first_seq"]
+assert recs[mine[-1]["seq"]]["prev_hash"] == d["last_record_hash"], "last_record_hash"
+msg = "benchdesk-run-v1\nrun_id:%s\nrecords:%d\nfirst_seq:%d\nlast_record_hash:%s\n" % (
+    d["run_id"], d["records"], d["first_seq"], d["last_record_hash"])
+open(sys.argv[4], "wb").write(msg.encode())
+open(sys.argv[5], "w").write(d["signature"])
+PY
+    pass "run.signed: canonical detail counting the run's records, each with the fingerprint" ||
+    fail "run.signed detail"
+# the record after the run's last names its hash as prev_hash: the check above relies on
+# the run.signed record following the run's last record directly here
+gpg --status-fd 1 --verify "$BD_TMP/sig" "$BD_TMP/msg" 2>/dev/null | grep -q "VALIDSIG $OSCAR" &&
+    pass "gpg verifies the signature over the rebuilt message" || fail "gpg --verify"
+printf 'x' >>"$BD_TMP/msg"
+gpg --verify "$BD_TMP/sig" "$BD_TMP/msg" 2>/dev/null && fail "gpg accepts another message" ||
+    pass "gpg refuses one byte more"
+
+v=$(bd history verify --json) && rc=0 || rc=$?
+[ "$rc" = 0 ] && [ "$(pj 'd["runs"]["signed"], len(d["runs"]["unsigned_claims"])' <<<"$v")" = "1 0" ] &&
+    pass "history verify: 1 signed run" || fail "verify -> $rc: $v"
+out=$(bd history log --limit 3)
+grep -q "by ${OSCAR:24} oscar@bench.example" <<<"$out" &&
+    pass "history log shows who ran it" || fail "log: $(bd history log --limit 3)"
+
+# ---- a key trusted for another role only: an unsigned claim ---------------------------
+bd run $tc --operator-key "$MALLORY_FPR" >/dev/null 2>&1 && pass "run as mallory (reviewer) -> 0" ||
+    fail "run as mallory"
+v=$(bd history verify --json 2>/dev/null) && rc=0 || rc=$?
+[ "$rc" = 0 ] && [ "$(pj 'd["runs"]["signed"], len(d["runs"]["unsigned_claims"])' <<<"$v")" = "1 1" ] &&
+    pass "a reviewer key's run is an unsigned claim, not a failure" || fail "claim: $rc $v"
+out=$(bd history verify 2>&1 >/dev/null)
+grep -q "warning: run .*unsigned.*role operator" <<<"$out" &&
+    pass "verify warns about the claim" || fail "claim warning"
+
+# ---- an edited count, the chain re-linked ---------------------------------------------
+cp -a "$hist" "$BD_TMP/hist.bak"
+n=$(python3 -c 'import json,sys; print(json.loads(json.load(open(sys.argv[1]))["detail"])["records"])' "$BD_TMP/signed.json")
+hs sub "$last" "\\\"records\\\":$n" "\\\"records\\\":$((n - 1))" && hs relink
+v=$(bd history verify --json 2>/dev/null) && rc=0 || rc=$?
+# (re-linking changes every later record's hash: later run.signed records fail too)
+[ "$rc" = 1 ] && [ "$(pj 'd["ok"], d["runs"]["bad"][0]["reason"]' <<<"$v")" = \
+    "false the run.signed record $last of run $(pj 'd["runs"]["bad"][0]["run_id"]' <<<"$v") states $((n - 1)) records from seq 1; the chain holds $n from seq 1" ] &&
+    pass "an edited count, re-linked: verify fails (exit 1)" || fail "edited count: $rc $v"
+out=$(bd history verify 2>&1) || true
+grep -q '^benchdesk: history.run_signed_invalid: the run.signed record' <<<"$out" &&
+    pass "verify names the code" || fail "code: $out"
+rm -rf "$hist" && cp -a "$BD_TMP/hist.bak" "$hist"
+
+# ---- the operator role holds no other ------------------------------------------------
+cp "$root/bench/trusted-signers.yaml" "$BD_TMP/ts"
+{ echo "$signers0"; echo "  - {fingerprint: $OSCAR, identity: o@x, roles: [operator, reviewer]}"; } \
+    >"$root/bench/trusted-signers.yaml"
+expect 2 signers.schema_invalid -- bd verify
+cp "$BD_TMP/ts" "$root/bench/trusted-signers.yaml"
+expect 2 usage.bad_args -- bd signer add "$OSCAR" --roles operator,author
+
+# ---- refusals before any case ---------------------------------------------------------
+c0=$(count)
+expect 3 run.signing_isolation -- bd run $tc --operator-key "$OSCAR" --isolation subprocess
+expect 3 run.operator_key_locked -- bd run $tc --operator-key "$LOCK"
+mkdir -p "$root/.benchdesk"
+echo "require_signed_runs: true" >"$root/.benchdesk/config.yaml"
+expect 3 run.unsigned_refused -- bd run $tc
+[ "$(count)" = "$c0" ] && pass "refused runs recorded nothing" || fail "records after refusals"
+echo "signing_key: $OSCAR" >>"$root/.benchdesk/config.yaml"
+bd run $tc --case ghsa-demo-0001-axios-csrf-token-leak >/dev/null 2>&1 &&
+    [ "$(hs line "$(count)" | pj 'd["event"]')" = run.signed ] &&
+    pass "signing_key of the config signs (require_signed_runs met)" || fail "config key"
+rm "$root/.benchdesk/config.yaml"
+
+# ---- cancelled: signed; nothing recorded: nothing signed ------------------------------
+slow="$BD_TMP/slow"
+mini_bench "$slow" alice
+cp "$root/bench/keys/oscar.asc" "$slow/bench/keys/"
+echo "  - {fingerprint: $OSCAR, identity: oscar@bench.example, roles: [operator]}" \
+    >>"$slow/bench/trusted-signers.yaml"
+cat >"$slow/bench/tc/rubric.py" <<'PY'
+import json, sys, time
+doc = json.load(sys.stdin)
+if doc["case"]["case_id"] != "c1":
+    time.sleep(60)
+print(json.dumps({"schema_version": 1, "passed": True, "score": 1.0, "breakdown": {"a": 1.0},
+                  "failure_mode": None, "detail": "ok", "cost_usd": 0.0}))
+PY
+"$BD_BIN" -C "$slow" pin tc >/dev/null
+sh_hist="$slow/.benchdesk/history"
+"$BD_BIN" -C "$slow" run tc --drafts --jobs 3 --operator-key "$OSCAR" --json >"$BD_TMP/ev" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"case.finished"' "$BD_TMP/ev" && break; sleep 0.1; done
+kill -INT $pid; wait $pid && rc=0 || rc=$?
+last=$(python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" line "$sh_hist" 2)
+got=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["event"], json.loads(d["detail"])["records"])' "$last" 2>/dev/null)
+[ "$rc" = 130 ] && [ "$got" = "run.signed 1" ] &&
+    pass "a cancelled run is signed over the record it made" || fail "cancelled: $rc $last"
+c1=$("$BD_BIN" -C "$slow" history verify --json | pj 'd["count"], d["runs"]["signed"]')
+"$BD_BIN" -C "$slow" run tc --drafts --case c2 --operator-key "$OSCAR" >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -INT $pid; wait $pid || true
+[ "$("$BD_BIN" -C "$slow" history verify --json | pj 'd["count"], d["runs"]["signed"]')" = "$c1" ] &&
+    pass "a run that recorded nothing signs nothing" || fail "empty run"
+finish
