@@ -34,6 +34,8 @@
 #define BD_RUBRIC_MAX_MEMORY_MB     4096
 #define BD_RUBRIC_DEFAULT_WALL_S    60
 #define BD_RUBRIC_DEFAULT_MEMORY_MB 1024
+/* The largest cost cap a registration, the config or `run --cost-cap` may give, in USD. */
+#define BD_COST_CAP_MAX_USD 1e9
 
 /* Size limits by kind of file (docs/formats.md, "Large benches"). The two files that grow
  * with the bench have their own: digests.yaml holds one line per case (at most 204 bytes:
@@ -90,6 +92,8 @@ typedef struct bd_registration {
     int sut_wall_clock_s; /* BD_SUT_COMMAND: default 120, 1..300 */
     char **sut_env_pass;  /* BD_SUT_COMMAND: variables passed to the SUT (§15); may be NULL */
     size_t n_sut_env_pass;
+    double run_cost_cap_usd; /* run.cost_cap_usd: the run's cost cap in USD; negative = none */
+    bool run_require_signed; /* run.require_signed: unsigned runs refuse; default false */
 } bd_registration;
 
 /* Load `path`. `expect_name` (may be NULL) must equal the `name` key.
@@ -100,7 +104,8 @@ typedef struct bd_registration {
  * description?}; codes unique, dotted lower case, never rubric.* / sut.*), sut.
  * Optional: rubric {wall_clock_seconds 1..300, memory_mb 16..4096}; for a command SUT
  * sut.wall_clock_seconds, sut.network (only false) and sut.env_pass (variable names,
- * bd_env_name_valid, unique, at most 64). Anything else, or a
+ * bd_env_name_valid, unique, at most 64); run {cost_cap_usd: a number from 0 to
+ * BD_COST_CAP_MAX_USD, require_signed: a boolean} (absent: no cap, false). Anything else, or a
  * value of the wrong type or range, is registration.schema_invalid at its line. */
 int bd_registration_load(bd_registration **out, const char *path, const char *expect_name,
                          bd_err *err);
@@ -301,6 +306,9 @@ typedef struct bd_task_class {
     char **case_ids;     /* sorted names of the directories under cases/ */
     size_t n_cases;
     bool cases_unlisted; /* bd_task_class_load_unlisted: case_ids was not read */
+    /* The registration's run policy, copied from reg->run_* when loaded: */
+    double run_cost_cap_usd; /* run.cost_cap_usd; negative = none */
+    bool run_require_signed; /* run.require_signed */
 } bd_task_class;
 
 /* Load task class `name`: case.bad_id for a bad name, bench.unknown_task_class when

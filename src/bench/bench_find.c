@@ -385,6 +385,8 @@ static int task_class_load(bd_task_class **out, const bd_bench *bench, const cha
     if (bd_registration_load(&tc->reg, reg_path, name, err) < 0 ||
         bd_provfile_load(&tc->prov, tc->prov_path, err) < 0)
         goto out;
+    tc->run_cost_cap_usd = tc->reg->run_cost_cap_usd;
+    tc->run_require_signed = tc->reg->run_require_signed;
     if (lstat(dig_path, &st) == 0) {
         if (bd_digests_load(&tc->digests, dig_path, err) < 0)
             goto out;

@@ -388,6 +388,23 @@ static int rubric_limits(const bd_vctx *v, const bd_ynode *n, const char *what, 
     return 0;
 }
 
+/* The run policy in the optional mapping `n`, registration.yaml's run: cost_cap_usd
+ * (a number from 0 to BD_COST_CAP_MAX_USD) and require_signed (a boolean). */
+static int reg_run(const bd_vctx *v, bd_registration *r, const bd_ynode *n)
+{
+    static const char *const keys[] = {"cost_cap_usd", "require_signed", NULL};
+    const bd_ynode *x;
+    if (bd_v_map(v, n, "run") < 0 || bd_v_keys(v, n, "run", keys) < 0)
+        return -1;
+    if ((x = bd_ynode_get(n, "cost_cap_usd")) &&
+        bd_v_num(v, x, "run.cost_cap_usd", 0.0, BD_COST_CAP_MAX_USD, &r->run_cost_cap_usd) < 0)
+        return -1;
+    if ((x = bd_ynode_get(n, "require_signed")) &&
+        bd_v_bool(v, x, "run.require_signed", &r->run_require_signed) < 0)
+        return -1;
+    return 0;
+}
+
 static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_name, bd_err *err)
 {
     bd_registration **out = outp;
@@ -401,6 +418,7 @@ static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_na
                                        "failure_modes",
                                        "rubric",
                                        "sut",
+                                       "run",
                                        NULL};
     bd_vctx v = {doc->name, BD_E_REGISTRATION_SCHEMA, err};
     int rc = -1;
@@ -459,6 +477,9 @@ static int registration_from_doc(void *outp, bd_ydoc *doc, const char *expect_na
         rubric_limits(&v, n, "rubric", &r->rubric_wall_clock_s, &r->rubric_memory_mb) < 0)
         goto out;
     if (!(n = bd_v_need(&v, root, "sut", "registration.yaml")) || reg_sut(&v, r, n) < 0)
+        goto out;
+    r->run_cost_cap_usd = -1.0;
+    if ((n = bd_ynode_get(root, "run")) && reg_run(&v, r, n) < 0)
         goto out;
     *out = r;
     r = NULL;

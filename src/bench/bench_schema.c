@@ -354,6 +354,15 @@ int bd_v_num(const bd_vctx *v, const bd_ynode *n, const char *what, double lo, d
     return 0;
 }
 
+int bd_v_bool(const bd_vctx *v, const bd_ynode *n, const char *what, bool *out)
+{
+    if (!n || n->kind != BD_Y_SCALAR || scalar_type(n) != YT_BOOL)
+        return bd_v_fail(v, BD_OK, n, "%s must be true or false, not %s; write it without quotes",
+                         what, type_name(n));
+    *out = n->str[0] == 't' || n->str[0] == 'T';
+    return 0;
+}
+
 int bd_v_enum(const bd_vctx *v, const bd_ynode *n, const char *what, const char *const *names,
               size_t count, int *out)
 {

@@ -54,6 +54,8 @@ int bd_v_int(const bd_vctx *v, const bd_ynode *n, const char *what, long long lo
 /* A number (integer or float) in [lo, hi]; NaN never is. */
 int bd_v_num(const bd_vctx *v, const bd_ynode *n, const char *what, double lo, double hi,
              double *out);
+/* A boolean (true/false in the core schema's spellings, unquoted). */
+int bd_v_bool(const bd_vctx *v, const bd_ynode *n, const char *what, bool *out);
 /* One of the `count` strings `names`; *out its index. */
 int bd_v_enum(const bd_vctx *v, const bd_ynode *n, const char *what, const char *const *names,
               size_t count, int *out);

@@ -676,6 +676,70 @@ static void test_registration_rules(void **state)
     REG_OK("description: Dependency bumps that remove a known CVE.", "description: ''");
 }
 
+/* The good registration with its sut line replaced by `sut_and_run` (NULL: as it is)
+ * loads with this run policy. */
+static void run_policy_is(const char *sut_and_run, double cap, bool require_signed)
+{
+    char *base = corpus_text("good_registration.yaml");
+    char *text = sut_and_run ? subst(base, "sut: {kind: cassette}", sut_and_run) : strdup(base);
+    bd_err err = BD_ERR_INIT;
+    bd_registration *r = NULL;
+    assert_int_equal(bd_registration_parse(&r, text, strlen(text), "t.yaml", NULL, &err), 0);
+    if (cap < 0)
+        assert_true(r->run_cost_cap_usd < 0);
+    else
+        assert_true(r->run_cost_cap_usd == cap);
+    assert_int_equal(r->run_require_signed, require_signed);
+    bd_registration_free(r);
+    free(text);
+    free(base);
+}
+
+/* registration.yaml's run: mapping: cost_cap_usd (a number >= 0) and require_signed (a
+ * boolean), both optional; absent, no cap and false. */
+static void test_registration_run(void **state)
+{
+    (void)state;
+    /* Each run: value, and whether it loads (else schema_invalid at line 13). */
+    static const struct {
+        const char *run;
+        bool ok;
+    } rows[] = {
+        {"{cost_cap_usd: 1.5, require_signed: true}", true},
+        {"{cost_cap_usd: 0}", true},
+        {"{cost_cap_usd: 1000000000}", true},
+        {"{require_signed: false}", true},
+        {"{}", true},
+        {"{cost_cap_usd: -0.01}", false},
+        {"{cost_cap_usd: '1.5'}", false},
+        {"{cost_cap_usd: .inf}", false},
+        {"{cost_cap_usd: .nan}", false},
+        {"{cost_cap_usd: 1e10}", false},
+        {"{cost_cap_usd: $1}", false},
+        {"{cost_cap_usd: null}", false},
+        {"{require_signed: 'true'}", false},
+        {"{require_signed: yes}", false},
+        {"{require_signed: 1}", false},
+        {"{budget_usd: 3}", false},
+        {"1.5", false},
+        {"[1.5]", false},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char to[128];
+        snprintf(to, sizeof(to), "sut: {kind: cassette}\nrun: %s", rows[i].run);
+        if (rows[i].ok)
+            REG_OK("sut: {kind: cassette}", to);
+        else
+            REG_BAD("sut: {kind: cassette}", to, 13);
+    }
+
+    run_policy_is(NULL, -1.0, false);
+    run_policy_is("sut: {kind: cassette}\nrun:\n  cost_cap_usd: 2.25\n  require_signed: True", 2.25,
+                  true);
+    run_policy_is("sut: {kind: cassette}\nrun: {cost_cap_usd: 0, require_signed: false}", 0.0,
+                  false);
+}
+
 static void test_registration_sut_default_wall_clock(void **state)
 {
     (void)state;
@@ -1503,6 +1567,7 @@ int main(void)
         cmocka_unit_test(test_corpus_manifest),
         cmocka_unit_test(test_corpus_oversize),
         cmocka_unit_test(test_registration_rules),
+        cmocka_unit_test(test_registration_run),
         cmocka_unit_test(test_registration_sut_default_wall_clock),
         cmocka_unit_test(test_case_rules),
         cmocka_unit_test(test_provenance_rules),
