@@ -323,6 +323,18 @@ static void walk_reset(void *ctx)
         memset(w->slots, 0, w->nslots * sizeof(*w->slots));
 }
 
+int bd_runsig_walk_take(bd_runsig_walk *w, uint64_t seq, const char *rec, size_t len,
+                        const uint8_t hash[32])
+{
+    const char *n = w->visit.needle;
+    return memmem(rec, len, n, strlen(n)) ? walk_fn(seq, rec, len, hash, w) : 0;
+}
+
+void bd_runsig_walk_reset(bd_runsig_walk *w)
+{
+    walk_reset(w);
+}
+
 bd_runsig_walk *bd_runsig_walk_new(void)
 {
     bd_runsig_walk *w = calloc(1, sizeof(*w));

@@ -110,6 +110,13 @@ void bd_runsig_walk_free(bd_runsig_walk *w);
 /* The visitor (borrowed from w): it reads the records that carry a fingerprint. */
 const bd_history_visit *bd_runsig_walk_visit(bd_runsig_walk *w);
 
+/* For a visitor of one's own that sees every record: hand `w` the record (it keeps what
+ * carries a fingerprint). Returns 0, or -1 out of memory. bd_runsig_walk_reset when the
+ * walk starts again. */
+int bd_runsig_walk_take(bd_runsig_walk *w, uint64_t seq, const char *rec, size_t len,
+                        const uint8_t hash[32]);
+void bd_runsig_walk_reset(bd_runsig_walk *w);
+
 /* After a walk that returned 0: judge every run (*out; release it). For each run.signed:
  * the records it counts exist (as many records of its run carrying its fingerprint before
  * it, the first at first_seq, the last with last_record_hash), no record of the run

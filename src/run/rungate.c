@@ -408,7 +408,7 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     bool op_signs = false;
     bd_run_operator_req op = {.key = req->operator_key ? req->operator_key : cfg->signing_key,
                               .require_config = cfg->require_signed_runs,
-                              .require_tc = false,
+                              .require_tc = req->tc->run_require_signed,
                               .task_class = req->tc->name,
                               .isolation = env.isolation};
     if (bd_run_operator_check(&op_key, &op_signs, &op, err) != 0)
