@@ -236,6 +236,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->wall_ms = r->score.wall_clock_ms;
     out->origin = r->origin.present ? &r->origin : NULL;
     out->unverified = !r->provenance_verified;
+    out->operator_fingerprint = r->operator_fingerprint;
     return true;
 }
 
