@@ -142,6 +142,46 @@ bd run $tc --case ghsa-demo-0001-axios-csrf-token-leak >/dev/null 2>&1 &&
     pass "signing_key of the config signs (require_signed_runs met)" || fail "config key"
 rm "$root/.benchdesk/config.yaml"
 
+# ---- recommend: who ran the evidence, signed runs required ------------------------------
+bd run $tc >/dev/null 2>&1 || fail "an unsigned full run"
+r=$(bd recommend $tc --json)
+[ "$(pj 'd["run"]["signed"], d["run"]["operator"], d["signed_run_records"]' <<<"$r")" = "false unsigned 0" ] &&
+    pass "recommend: the latest full run is unsigned, 0 records from signed runs" || fail "recommend: $r"
+echo "require_signed_runs: true" >"$root/.benchdesk/config.yaml"
+r=$(bd recommend $tc --json)
+[ "$(pj 'd["run"]["signed"], d["run"]["operator"], d["signed_run_records"] == d["cases"] > 0, d["excluded_records"]["unsigned_runs"] > 0' <<<"$r")" = \
+    "true ${OSCAR:24} oscar@bench.example true true" ] &&
+    pass "require_signed_runs: the evidence is the signed run, unsigned runs left out" ||
+    fail "recommend, signed required: $r"
+bd recommend $tc | grep -q "ran by        ${OSCAR:24} oscar@bench.example" &&
+    pass "recommend says who ran its evidence" || fail "recommend text"
+rm "$root/.benchdesk/config.yaml"
+c=$(bd compare --task-class $tc --json 2>/dev/null | pj 'd["operator_a"], d["operator_b"]') || true
+[ -n "$c" ] && pass "compare names both runs' operators ($c)" || fail "compare operators"
+
+# ---- imports: signed by the importing operator ---------------------------------------
+other="$BD_TMP/other"
+mkdir -p "$other" && cp -a "$BD_SOURCE_DIR/bench" "$other/bench"
+"$BD_BIN" -C "$other" run $tc --run-id ci-7 --out "$BD_TMP/bundle" >/dev/null 2>&1 ||
+    fail "a bundle made elsewhere"
+echo "signing_key: $OSCAR" >"$root/.benchdesk/config.yaml"
+bd history import "$BD_TMP/bundle" >/dev/null 2>&1 && pass "import with signing_key -> 0" || fail "import"
+rm "$root/.benchdesk/config.yaml"
+v=$(bd history verify --json 2>/dev/null)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] and d["runs"]["signed"] == 3, d' "$v" &&
+    [ "$(hs line "$(count)" | pj 'd["event"]')" = run.signed ] &&
+    pass "the imported run is signed by the importing operator" || fail "import signed: $v"
+
+# ---- run: {require_signed: true} in the registration ---------------------------------
+reg="$BD_TMP/reg"
+mini_bench "$reg" alice
+printf 'run: {require_signed: true}\n' >>"$reg/bench/tc/registration.yaml"
+"$BD_BIN" -C "$reg" pin tc >/dev/null
+expect 3 run.unsigned_refused -- "$BD_BIN" -C "$reg" run tc --drafts
+cp "$root/bench/keys/oscar.asc" "$reg/bench/keys/"
+"$BD_BIN" -C "$reg" run tc --drafts --operator-key "$OSCAR" >/dev/null 2>&1 &&
+    pass "require_signed: with an operator key the run goes ahead" || fail "require_signed run"
+
 # ---- cancelled: signed; nothing recorded: nothing signed ------------------------------
 slow="$BD_TMP/slow"
 mini_bench "$slow" alice
