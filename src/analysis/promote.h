@@ -101,7 +101,7 @@ typedef struct bd_recommendation {
     size_t n_removed, n_awaiting, n_flaky;
     uint64_t *unreviewed; /* failures of the run without a counting verdict, by seq */
     size_t n_unreviewed;
-    /* Who ran it (docs/formats.md#run-signed): the run is signed when a run.signed that
+    /* Who ran it (docs/formats.md#signed-runs): the run is signed when a run.signed that
      * holds, by a key trusted as operator, covers it. With signed runs required (the
      * registration's run.require_signed, or require_signed_runs of the config) only signed
      * full runs are evidence; the others' records are excluded_unsigned_runs. */

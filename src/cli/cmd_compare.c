@@ -52,7 +52,7 @@ static cJSON *num_or_null(bool present, double v)
 
 static cJSON *verdicts_json(const bd_verdict_set *vs, const bd_history_record *r);
 
-/* Who ran A and B (docs/formats.md#run-signed) into their buffers; returns how many of
+/* Who ran A and B (docs/formats.md#signed-runs) into their buffers; returns how many of
  * the two runs' records come from signed runs. */
 static size_t who_ran(const bd_runs *runs, const bd_compare *c, char wa[320], char wb[320])
 {

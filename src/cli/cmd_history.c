@@ -42,7 +42,7 @@ static const char history_help[] =
     "        chain (run id, time, cases, pass rate, mean, ci95) and its sparkline.\n"
     "import  merges shard bundles into the chain (benchdesk history import --help).\n";
 
-/* The signed runs' part of verify (docs/formats.md#run-signed) into the JSON object `o`
+/* The signed runs' part of verify (docs/formats.md#signed-runs) into the JSON object `o`
  * (NULL: as text): the unsigned claims as warnings, a run.signed that does not hold as an
  * error. Returns the exit status it adds (0, or 1 for a bad run.signed). */
 static int say_runs(const bd_cli *cli, const bd_runs_report *rr, cJSON *o)

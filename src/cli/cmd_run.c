@@ -82,7 +82,7 @@ static const char help[] =
     "  --operator-key FPR        sign the run with this key (default: signing_key of\n"
     "                            .benchdesk/config.yaml): every record carries its\n"
     "                            fingerprint and a run.signed record ends the run\n"
-    "                            (docs/formats.md#run-signed); the key must sign without a\n"
+    "                            (docs/formats.md#signed-runs); the key must sign without a\n"
     "                            prompt and the run must not use subprocess isolation (exit 3)\n"
     "\n"
     "The interpreter is BENCHDESK_PYTHON (an absolute path), else `python:` from\n"

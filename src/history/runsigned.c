@@ -1,6 +1,6 @@
 /*
  * runsigned.c — signed runs: the message, the run.signed detail, and the check of every
- * run.signed of a verified chain (runsigned.h, docs/formats.md#run-signed).
+ * run.signed of a verified chain (runsigned.h, docs/formats.md#signed-runs).
  */
 #include "runsigned.h"
 

@@ -1,5 +1,5 @@
 /*
- * runsigned.h — signed runs (docs/formats.md#run-signed): the message an operator's key
+ * runsigned.h — signed runs (docs/formats.md#signed-runs): the message an operator's key
  * signs when a run ends, the `run.signed` audit record's detail, and the check of every
  * run.signed of a verified chain against the records it counts and the bench's keys.
  *

@@ -1,5 +1,5 @@
 /*
- * runsign.h — the operator's key on a run (docs/formats.md#run-signed): choosing it,
+ * runsign.h — the operator's key on a run (docs/formats.md#signed-runs): choosing it,
  * checking before the first case that it can sign without a prompt, and signing the run
  * when it ends (the `run.signed` audit record, runsigned.h).
  *

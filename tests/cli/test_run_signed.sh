@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Signed runs (docs/formats.md#run-signed) with keys made by the test: the run.signed
+# Signed runs (docs/formats.md#signed-runs) with keys made by the test: the run.signed
 # record's detail against Python's canonical JSON, its signature checked by gpg itself
 # over the message rebuilt here from the detail, verify's checks (an edited count with the
 # chain re-linked fails; a key without the operator role leaves an unsigned claim), the
