@@ -74,6 +74,7 @@ struct bd_evidence {
     ev_rec *recs;
     size_t n_recs, cap_recs;
     size_t outside_window, subset;
+    bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
 };
 
 int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd_err *err)
@@ -177,6 +178,7 @@ typedef struct ev_pre_rec {
     uint64_t run_cases;
     ev_rec r; /* seq, run and hash are the take step's */
     char run[160];
+    bd_runsig_pre sig; /* for the signed runs (bd_evidence_track_signed) */
 } ev_pre_rec;
 
 static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
@@ -192,6 +194,8 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     bool passed = false;
     double score = 0;
     o->kind = EV_AUDIT;
+    if (ev->sig)
+        bd_runsig_read(rec, len, &o->sig);
     bd_record_members(rec, len, keys, M__N, v, vl);
     if (!str_of(v[M_CID], vl[M_CID], cid, sizeof(cid)) ||
         !str_of(v[M_FIN], vl[M_FIN], fin, sizeof(fin)) ||
@@ -234,6 +238,8 @@ static int ev_take(uint64_t seq, const void *pre, const uint8_t hash[32], void *
 {
     bd_evidence *ev = arg;
     const ev_pre_rec *o = pre;
+    if (ev->sig && bd_runsig_walk_take_pre(ev->sig, seq, &o->sig, hash) != 0)
+        return 1;
     if (o->kind == EV_OUTSIDE)
         ev->outside_window++;
     else if (o->kind == EV_SUBSET)
@@ -268,6 +274,13 @@ static void ev_reset(void *arg)
 {
     bd_evidence *ev = arg;
     ev_clear(ev);
+    if (ev->sig)
+        bd_runsig_walk_reset(ev->sig);
+}
+
+void bd_evidence_track_signed(bd_evidence *ev, bd_runsig_walk *w)
+{
+    ev->sig = w;
 }
 
 void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const char *needle)

@@ -37,6 +37,11 @@ void bd_evidence_free(bd_evidence *ev);
  * `needle`) must outlive the walk. */
 void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const char *needle);
 
+/* Gather the signed runs of the task class into `w` (runsigned.h) in the same walk: each
+ * record's part is read with the rest (bd_runsig_read). `w` must outlive the walk; after
+ * it, bd_runsig_walk_fill and bd_runsig_walk_judge. */
+void bd_evidence_track_signed(bd_evidence *ev, bd_runsig_walk *w);
+
 /* After a walk that returned 0: fill out->evidence (sorted by case id; replacing what was
  * there), out->cases, the run chosen, the exclusion counts and the verdict lists, with
  * `st` (what is signed today), `vs` (settled verdicts of the task class; may be NULL:

@@ -140,6 +140,8 @@ typedef struct walk_sig {
     bool mixed;
     char fpr[BD_FPR_LEN + 1];        /* the records' fingerprint then */
     char signer_fpr[BD_FPR_LEN + 1]; /* the audit record's operator_fingerprint */
+    uint8_t hash[32];                /* its record hash, as the walk verified it */
+    bool filled;                     /* s parsed from its bytes (sig_fill) */
     bd_run_signed s;
 } walk_sig;
 
@@ -160,6 +162,7 @@ struct bd_runsig_walk {
     size_t n, cap;
     size_t *slots; /* open addressing: index + 1, 0 empty */
     size_t nslots;
+    size_t pending; /* run.signed records taken through the pre step, not yet filled */
     bd_history_visit visit;
 };
 
@@ -230,9 +233,10 @@ static bool raw_str(const char *v, size_t vl, char *buf, size_t cap)
     return true;
 }
 
-/* Keep a run.signed of `r` (taking `sig`'s strings) with the run as it stands now.
- * Returns 0 or -1 (out of memory). */
-static int on_signed(walk_run *r, uint64_t seq, const char *fpr, bd_run_signed *sig)
+/* Keep a run.signed of `r` at `seq` with the run as it stands now; its detail is filled
+ * by sig_fill (from the record's bytes). Returns 0 or -1 (out of memory). */
+static int on_signed(bd_runsig_walk *w, walk_run *r, uint64_t seq, const char *fpr,
+                     const uint8_t hash[32])
 {
     walk_sig *g = realloc(r->sigs, (r->n_sigs + 1) * sizeof(*g));
     if (!g)
@@ -246,68 +250,145 @@ static int on_signed(walk_run *r, uint64_t seq, const char *fpr, bd_run_signed *
     g->mixed = r->mixed;
     memcpy(g->last_hash, r->last_hash, BD_HASH_BUF);
     memcpy(g->fpr, r->fpr, sizeof(g->fpr));
+    memcpy(g->hash, hash, 32);
     snprintf(g->signer_fpr, sizeof(g->signer_fpr), "%s", fpr);
-    g->s = *sig;
-    memset(sig, 0, sizeof(*sig));
+    w->pending++;
     return 0;
+}
+
+void bd_runsig_read(const char *rec, size_t len, bd_runsig_pre *out)
+{
+    static const char *const keys[] = {"run_id", "operator_fingerprint", "event", "detail"};
+    const char *v[4];
+    size_t vl[4];
+    char ev[32];
+    memset(out, 0, sizeof(*out));
+    bd_record_members(rec, len, keys, 4, v, vl);
+    if (!raw_str(v[1], vl[1], out->fpr, sizeof(out->fpr)))
+        return; /* null: an unsigned record */
+    if (raw_str(v[0], vl[0], out->run_id, sizeof(out->run_id))) {
+        out->kind = BD_RUNSIG_PRE_SCORE;
+        return;
+    }
+    if (!raw_str(v[2], vl[2], ev, sizeof(ev)) || strcmp(ev, BD_RUN_SIGNED_EVENT) != 0 || !v[3])
+        return;
+    /* Which run it signs: the run_id inside the detail's escaped JSON (ids hold no
+     * escapes). sig_fill parses the detail properly and holds it to this. */
+    out->kind = BD_RUNSIG_PRE_SIGNED;
+    static const char key[] = "\\\"run_id\\\":\\\"";
+    const char *k = memmem(v[3], vl[3], key, sizeof(key) - 1);
+    if (!k)
+        return;
+    const char *id = k + sizeof(key) - 1, *end = v[3] + vl[3];
+    size_t n = 0;
+    while (id + n < end && id[n] != '\\' && id[n] != '"' && n + 1 < sizeof(out->run_id))
+        n++;
+    memcpy(out->run_id, id, n);
+    out->run_id[n] = '\0';
+}
+
+/* bd_runsig_walk_take_pre, giving the run taken (*out; NULL for a record of none). */
+static int take(bd_runsig_walk *w, uint64_t seq, const bd_runsig_pre *p, const uint8_t hash[32],
+                walk_run **out)
+{
+    *out = NULL;
+    if (p->kind == BD_RUNSIG_PRE_NONE)
+        return 0;
+    char key[BD_RUN_SIGNED_ID_BUF];
+    snprintf(key, sizeof(key), "%s", p->run_id);
+    if (!key[0]) /* not attributable to a run: a run of its own, bad */
+        snprintf(key, sizeof(key), "?run.signed@%" PRIu64, seq);
+    walk_run *r = run_get(w, key);
+    if (!r)
+        return -1;
+    *out = r;
+    if (p->kind == BD_RUNSIG_PRE_SIGNED)
+        return on_signed(w, r, seq, p->fpr, hash);
+    if (!r->count) {
+        memcpy(r->fpr, p->fpr, sizeof(r->fpr));
+        r->first_seq = seq;
+    } else if (strcmp(r->fpr, p->fpr) != 0) {
+        r->mixed = true;
+    }
+    r->count++;
+    bd_hex(r->last_hash, hash, 32);
+    return 0;
+}
+
+int bd_runsig_walk_take_pre(bd_runsig_walk *w, uint64_t seq, const bd_runsig_pre *p,
+                            const uint8_t hash[32])
+{
+    walk_run *r;
+    return take(w, seq, p, hash, &r);
+}
+
+/* Parse the detail (NULL: none) of the run.signed `g` of run `r`: a malformed one, or
+ * one naming another run than bd_runsig_read found, makes the run bad. */
+static void sig_fill(walk_run *r, walk_sig *g, const char *detail)
+{
+    char why[256] = "";
+    if (!detail)
+        snprintf(why, sizeof(why), "its detail is not a string");
+    else if (bd_run_signed_parse(&g->s, detail, strlen(detail), why) == 0 &&
+             strcmp(g->s.run_id, r->run_id) != 0)
+        snprintf(why, sizeof(why), "its detail names another run");
+    if (why[0]) {
+        snprintf(r->bad, sizeof(r->bad), "the run.signed record %" PRIu64 " is malformed: %s",
+                 g->seq, why);
+        bd_run_signed_release(&g->s);
+    }
+    g->filled = true;
 }
 
 static int walk_fn(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx)
 {
     bd_runsig_walk *w = ctx;
-    static const char *const keys[] = {"run_id", "operator_fingerprint", "event", "detail"};
-    const char *v[4];
-    size_t vl[4];
-    bd_record_members(rec, len, keys, 4, v, vl);
-    char fpr[BD_FPR_LEN + 1], id[BD_RUN_SIGNED_ID_BUF], ev[32];
-    if (!raw_str(v[1], vl[1], fpr, sizeof(fpr)))
-        return 0; /* null: an unsigned record */
-    if (raw_str(v[0], vl[0], id, sizeof(id))) {
-        walk_run *r = run_get(w, id);
-        if (!r)
-            return -1;
-        if (!r->count) {
-            memcpy(r->fpr, fpr, sizeof(fpr));
-            r->first_seq = seq;
-        } else if (strcmp(r->fpr, fpr) != 0) {
-            r->mixed = true;
-        }
-        r->count++;
-        bd_hex(r->last_hash, hash, 32);
-        return 0;
-    }
-    if (!raw_str(v[2], vl[2], ev, sizeof(ev)) || strcmp(ev, BD_RUN_SIGNED_EVENT) != 0 || !v[3])
+    bd_runsig_pre p;
+    walk_run *r;
+    bd_runsig_read(rec, len, &p);
+    if (take(w, seq, &p, hash, &r) != 0)
+        return -1;
+    if (p.kind != BD_RUNSIG_PRE_SIGNED)
         return 0;
     /* The detail is a JSON string holding the canonical JSON: unescape it. */
-    char *raw = malloc(vl[3] + 1);
-    if (!raw)
-        return -1;
-    memcpy(raw, v[3], vl[3]);
-    raw[vl[3]] = '\0';
-    cJSON *d = cJSON_Parse(raw);
-    free(raw);
-    bd_run_signed s;
-    char why[256];
-    int rc = 0;
-    if (!cJSON_IsString(d) ||
-        bd_run_signed_parse(&s, d->valuestring, strlen(d->valuestring), why) != 0) {
-        /* Not attributable to a run: keep it as a run of its own, bad. */
-        char key[BD_RUN_SIGNED_ID_BUF];
-        snprintf(key, sizeof(key), "?run.signed@%" PRIu64, seq);
-        walk_run *r = run_get(w, key);
-        if (!r)
-            rc = -1;
-        else
-            snprintf(r->bad, sizeof(r->bad), "the run.signed record %" PRIu64 " is malformed: %s",
-                     seq, cJSON_IsString(d) ? why : "its detail is not a string");
-    } else {
-        walk_run *r = run_get(w, s.run_id);
-        if (!r || on_signed(r, seq, fpr, &s) != 0)
-            rc = -1;
-        bd_run_signed_release(&s);
-    }
+    static const char *const keys[] = {"detail"};
+    const char *dv = NULL;
+    size_t dl = 0;
+    bd_record_members(rec, len, keys, 1, &dv, &dl);
+    cJSON *d = dv ? cJSON_ParseWithLength(dv, dl) : NULL;
+    sig_fill(r, &r->sigs[r->n_sigs - 1], cJSON_IsString(d) ? d->valuestring : NULL);
     cJSON_Delete(d);
-    return rc;
+    w->pending--;
+    return 0;
+}
+
+int bd_runsig_walk_fill(bd_runsig_walk *w, bd_history *h, bd_err *err)
+{
+    for (size_t i = 0; w->pending && i < w->n; i++) {
+        walk_run *r = &w->runs[i];
+        for (size_t k = 0; k < r->n_sigs; k++) {
+            walk_sig *g = &r->sigs[k];
+            if (g->filled)
+                continue;
+            bd_history_record rec;
+            if (bd_history_read(h, g->seq, &rec, err) != 0)
+                return -1;
+            char hex[BD_HASH_BUF];
+            bd_hex(hex, g->hash, 32);
+            /* the bytes read again must be the bytes the walk verified */
+            bool same = strcmp(hex, rec.hash) == 0;
+            if (same)
+                sig_fill(r, g, rec.detail);
+            bd_history_record_release(&rec);
+            if (!same)
+                return bd_err_set(err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
+                                  "history record %" PRIu64 " changed while it was read; run "
+                                  "`benchdesk history verify`",
+                                  g->seq);
+            w->pending--;
+        }
+    }
+    return 0;
 }
 
 static void walk_reset(void *ctx)
@@ -319,6 +400,7 @@ static void walk_reset(void *ctx)
         free(w->runs[i].sigs);
     }
     w->n = 0;
+    w->pending = 0;
     if (w->slots)
         memset(w->slots, 0, w->nslots * sizeof(*w->slots));
 }

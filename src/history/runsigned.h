@@ -110,6 +110,25 @@ void bd_runsig_walk_free(bd_runsig_walk *w);
 /* The visitor (borrowed from w): it reads the records that carry a fingerprint. */
 const bd_history_visit *bd_runsig_walk_visit(bd_runsig_walk *w);
 
+/* For a visitor with a pre step (history.h): what one record holds for the signed runs,
+ * read on any thread (bd_runsig_read), then taken in chain order
+ * (bd_runsig_walk_take_pre); after the walk, bd_runsig_walk_fill reads the run.signed
+ * records it met (a few: one per run), each held to the hash the walk verified. */
+enum { BD_RUNSIG_PRE_NONE, BD_RUNSIG_PRE_SCORE, BD_RUNSIG_PRE_SIGNED };
+typedef struct bd_runsig_pre {
+    unsigned char kind;
+    char run_id[BD_RUN_SIGNED_ID_BUF];
+    char fpr[BD_FPR_LEN + 1];
+} bd_runsig_pre;
+
+void bd_runsig_read(const char *rec, size_t len, bd_runsig_pre *out);
+/* Returns 0, or -1 out of memory. */
+int bd_runsig_walk_take_pre(bd_runsig_walk *w, uint64_t seq, const bd_runsig_pre *p,
+                            const uint8_t hash[32]);
+/* Returns 0, or -1: chain.tampered (a record's bytes changed since the walk), io.error,
+ * env.out_of_memory. */
+int bd_runsig_walk_fill(bd_runsig_walk *w, bd_history *h, bd_err *err);
+
 /* For a visitor of one's own that sees every record: hand `w` the record (it keeps what
  * carries a fingerprint). Returns 0, or -1 out of memory. bd_runsig_walk_reset when the
  * walk starts again. */
