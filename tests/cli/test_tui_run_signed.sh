@@ -25,8 +25,13 @@ tui_open -C "$root"
 tui_open_cases vuln
 tui_keys h
 expect_screen "$case1" "the history lists the signed run's record"
-# the newest row is the run.signed audit record; the case's record is below it
-tui_keys Down Enter
+expect_screen "chain verified: 2 records" "the history has verified the chain"
+# the newest row is the run.signed audit record: filter down to the case's record
+tui_keys /
+tui_type "$case1"
+tui_keys Enter
+expect_screen "1/1 (of 2)" "the filter keeps the case's record"
+tui_keys Enter
 expect_screen "operator" "the result view has an operator line"
 expect_screen "${OSCAR:24} oscar@bench.example" "it names the key and its trusted identity"
 tui_keys q q q Q
