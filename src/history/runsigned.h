@@ -31,6 +31,8 @@
 
 #define BD_RUN_SIGNED_EVENT "run.signed"
 #define BD_RUN_SIGNED_MAGIC "benchdesk-run-v1"
+/* The most bytes an audit record's detail holds (history.h). */
+#define BD_RUN_SIGNED_DETAIL_MAX 4096
 /* A run id as a record holds it (history.h: at most 128 characters) + NUL. */
 #define BD_RUN_SIGNED_ID_BUF 129
 

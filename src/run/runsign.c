@@ -72,7 +72,25 @@ int bd_run_operator_check(bd_sign_key *key, bool *signs, const bd_run_operator_r
         *err = e;
         return -1;
     }
+    /* The run.signed detail must fit an audit record: try the largest one this key makes
+     * (a run id of 128 characters, ten-digit counts). */
+    static const char id[] = "r0123456789012345678901234567890123456789012345678901234567890123"
+                             "456789012345678901234567890123456789012345678901234567890123456";
+    size_t dlen = 0;
+    char *d = bd_run_signed_detail(
+        id, BD_HISTORY_SEQ_MAX, BD_HISTORY_SEQ_MAX,
+        "0000000000000000000000000000000000000000000000000000000000000000", sig, &dlen);
     free(sig);
+    bool made = d != NULL;
+    free(d);
+    if (!made)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    if (dlen + 64 > BD_RUN_SIGNED_DETAIL_MAX) /* 64: room for a longer signature */
+        return bd_err_set(err, BD_E_RUN_KEY_UNUSABLE, NULL, 0, 0,
+                          "the operator key %s makes signatures too large for a history record "
+                          "(about %zu bytes of the %d a run.signed detail may hold): use an "
+                          "Ed25519 key, or RSA of at most 4096 bits",
+                          key->fingerprint, dlen, BD_RUN_SIGNED_DETAIL_MAX);
     *signs = true;
     return 0;
 }
@@ -108,12 +126,12 @@ int bd_run_operator_sign(bd_history *h, const bd_sign_key *key, const char *gnup
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory signing the run");
         goto out;
     }
-    if (dlen > 4096) {
-        bd_err_set(err, BD_E_RUN_KEY_LOCKED, NULL, 0, 0,
-                   "the operator key %s makes signatures too large for a history record "
-                   "(%zu bytes of detail, at most 4096): use an Ed25519 or RSA key of at most "
+    if (dlen > BD_RUN_SIGNED_DETAIL_MAX) {
+        bd_err_set(err, BD_E_RUN_KEY_UNUSABLE, NULL, 0, 0,
+                   "the operator key %s made a signature too large for a history record "
+                   "(%zu bytes of detail, at most %d): use an Ed25519 key, or RSA of at most "
                    "4096 bits",
-                   key->fingerprint, dlen);
+                   key->fingerprint, dlen, BD_RUN_SIGNED_DETAIL_MAX);
         goto out;
     }
     bd_history_audit_fields f = {.event = BD_RUN_SIGNED_EVENT,
