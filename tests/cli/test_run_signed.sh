@@ -120,6 +120,31 @@ grep -q '^benchdesk: history.run_signed_invalid: the run.signed record' <<<"$out
     pass "verify names the code" || fail "code: $out"
 rm -rf "$hist" && cp -a "$BD_TMP/hist.bak" "$hist"
 
+# ---- a signature moved from another run.signed, counts intact, re-linked --------------
+bd run $tc --case ghsa-demo-0002-lodash-prototype-pollution --operator-key "$OSCAR" >/dev/null 2>&1 ||
+    fail "a second signed run"
+cp -a "$hist" "$BD_TMP/hist.bak"
+python3 - "$hist" "$last" "$(count)" "$BD_SOURCE_DIR/tests/cli" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[4])
+import history_seg as hs
+lines = hs.load(sys.argv[1])
+a, b = int(sys.argv[2]), int(sys.argv[3])
+ra, rb = json.loads(lines[a - 1]), json.loads(lines[b - 1])
+da, db = json.loads(ra["detail"]), json.loads(rb["detail"])
+da["signature"] = db["signature"]  # oscar's own signature, over other records
+canon = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+ra["detail"] = canon(da)
+lines[a - 1] = canon(ra).encode()
+hs.store(sys.argv[1], lines)
+PY
+hs relink
+v=$(bd history verify --json 2>/dev/null) && rc=0 || rc=$?
+[ "$rc" = 1 ] && grep -q "does not hold over its run id" <<<"$v" &&
+    pass "a signature moved from another run, re-linked: verify fails (exit 1)" ||
+    fail "moved signature: $rc $v"
+rm -rf "$hist" && cp -a "$BD_TMP/hist.bak" "$hist"
+
 # ---- the operator role holds no other ------------------------------------------------
 cp "$root/bench/trusted-signers.yaml" "$BD_TMP/ts"
 { echo "$signers0"; echo "  - {fingerprint: $OSCAR, identity: o@x, roles: [operator, reviewer]}"; } \
