@@ -239,12 +239,13 @@ static log_widths log_widths_of(const bd_history_record *recs, size_t n)
     return w;
 }
 
-/* "  by <who>" for a record that names its operator (runsigned.h), else "". */
+/* "  by <who>" for a score record ("by unsigned" when it names no operator) and an audit
+ * record that names one (runsigned.h); else "". */
 static const char *record_by(const bd_history_record *r, const bd_signers *signers)
 {
     static char by[400];
     by[0] = '\0';
-    if (r->operator_fingerprint) {
+    if (r->operator_fingerprint || !r->is_audit) {
         char who[320];
         bd_run_operator_words(signers, r->operator_fingerprint, who, sizeof(who));
         snprintf(by, sizeof(by), "  by %s", cli_vis(who));
@@ -312,7 +313,7 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
             if (!rec)
                 continue;
             cJSON_AddStringToObject(rec, "record_hash", recs[i].hash);
-            if (recs[i].operator_fingerprint) {
+            if (recs[i].operator_fingerprint || !recs[i].is_audit) {
                 char who[320];
                 bd_run_operator_words(signers, recs[i].operator_fingerprint, who, sizeof(who));
                 cJSON_AddStringToObject(rec, "operator", who);
