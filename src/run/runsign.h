@@ -33,7 +33,8 @@ typedef struct bd_run_operator_req {
  * reach the user's gpg-agent), resolve the key (gpg.key_not_found) and make a trial
  * signature that may not ask for a passphrase (run.operator_key_locked, exit 3, when it
  * would: unlock it in gpg-agent first), whose run.signed detail would fit an audit record
- * (run.operator_key_unusable, exit 3, when it would not). Returns 0 with *key and *signs true, or -1. */
+ * (run.operator_key_unusable, exit 3, when it would not). Returns 0 with *key and *signs true, or
+ * -1. */
 int bd_run_operator_check(bd_sign_key *key, bool *signs, const bd_run_operator_req *req,
                           bd_err *err);
 
