@@ -232,6 +232,17 @@ got=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["event"], 
 [ "$rc" = 130 ] && [ "$got" = "run.signed 1" ] &&
     pass "a cancelled run is signed over the record it made" || fail "cancelled: $rc $last"
 c1=$("$BD_BIN" -C "$slow" history verify --json | pj 'd["count"], d["runs"]["signed"]')
+
+# a crash after a record: its fingerprint is an unsigned claim, not a failure
+"$BD_BIN" -C "$slow" run tc --drafts --jobs 3 --operator-key "$OSCAR" --json >"$BD_TMP/ev2" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"case.finished"' "$BD_TMP/ev2" && break; sleep 0.1; done
+kill -KILL $pid; wait $pid 2>/dev/null || true
+v=$("$BD_BIN" -C "$slow" history verify --json 2>/dev/null) && rc=0 || rc=$?
+[ "$rc" = 0 ] && [ "$(pj 'len(d["runs"]["unsigned_claims"]), d["runs"]["unsigned_claims"][0]["reason"]' <<<"$v")" = \
+    "1 no run.signed covers its records (a crash?)" ] &&
+    pass "a crash leaves an unsigned claim (a warning, exit 0)" || fail "crash: $rc $v"
+c1=$("$BD_BIN" -C "$slow" history verify --json | pj 'd["count"], d["runs"]["signed"]')
 "$BD_BIN" -C "$slow" run tc --drafts --case c2 --operator-key "$OSCAR" >/dev/null 2>&1 &
 pid=$!
 sleep 1
