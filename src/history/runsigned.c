@@ -5,6 +5,7 @@
 #include "runsigned.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "canon.h"
 #include "hash.h"
+#include "parfor.h"
 #include "provenance.h"
 
 static bool run_id_ok(const char *s)
@@ -521,8 +523,7 @@ static int judge_signature(bd_runsig *o, const walk_sig *g, const char *id, bd_p
 
 /* Judge run `r` into o: every run.signed's counts, then the signatures; the last one
  * decides whether the run is signed (it must cover every fingerprinted record). */
-static int judge_run(bd_runsig *o, const walk_run *r, bd_prov_ctx **prov, const char *bench_dir,
-                     bool full, bd_err *err)
+static int judge_run(bd_runsig *o, const walk_run *r, bd_prov_ctx *prov, bd_err *err)
 {
     o->state = BD_RUNSIG_CLAIM;
     if (r->bad[0]) {
@@ -541,14 +542,8 @@ static int judge_run(bd_runsig *o, const walk_run *r, bd_prov_ctx **prov, const 
             return 0;
         }
     }
-    if (!*prov) {
-        if (bd_prov_ctx_new(prov, bench_dir, err) != 0)
-            return -1;
-        if (full)
-            bd_prov_ctx_ignore_user_memo(*prov);
-    }
     for (size_t k = 0; k < r->n_sigs; k++) {
-        if (judge_signature(o, &r->sigs[k], r->run_id, *prov, err) != 0)
+        if (judge_signature(o, &r->sigs[k], r->run_id, prov, err) != 0)
             return -1;
         if (o->state == BD_RUNSIG_BAD)
             return 0;
@@ -573,12 +568,29 @@ static void tally(bd_runs_report *out)
     }
 }
 
+/* Runs are judged on a few threads: GnuPG checks each signature in a process of its own,
+ * so the threads mostly wait for them (the context is shared: provenance.h). */
+#define RUNSIG_THREADS 8
+
+typedef struct judge_ctx {
+    bd_runs_report *out;
+    const bd_runsig_walk *w;
+    bd_prov_ctx *prov;
+} judge_ctx;
+
+static int judge_one(size_t i, void *arg, bd_err *err)
+{
+    judge_ctx *j = arg;
+    return judge_run(&j->out->runs[i], &j->w->runs[i], j->prov, err);
+}
+
 int bd_runsig_walk_judge(bd_runs_report *out, bd_runsig_walk *w, const char *bench_dir, bool full,
                          bd_err *err)
 {
     memset(out, 0, sizeof(*out));
     bd_prov_ctx *prov = NULL;
     int rc = -1;
+    size_t n_sigs = 0;
     if (w->n && !(out->runs = calloc(w->n, sizeof(*out->runs)))) {
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         goto out;
@@ -593,9 +605,16 @@ int bd_runsig_walk_judge(bd_runs_report *out, bd_runsig_walk *w, const char *ben
                              : "");
         o->records = r->count;
         o->signed_seq = r->n_sigs ? r->sigs[r->n_sigs - 1].seq : 0;
-        if (judge_run(o, r, &prov, bench_dir, full, err) != 0)
-            goto out;
+        n_sigs += r->n_sigs;
     }
+    /* The bench's keys in a private home, only when there is a signature to check. */
+    if (n_sigs && bd_prov_ctx_new(&prov, bench_dir, err) != 0)
+        goto out;
+    if (prov && full)
+        bd_prov_ctx_ignore_user_memo(prov);
+    judge_ctx jc = {out, w, prov};
+    if (bd_parfor(w->n, RUNSIG_THREADS, n_sigs < 8 ? SIZE_MAX : 0, judge_one, &jc, err) != 0)
+        goto out;
     tally(out);
     rc = 0;
 out:
