@@ -152,6 +152,12 @@ cp "$root/bench/trusted-signers.yaml" "$BD_TMP/ts"
 expect 2 signers.schema_invalid -- bd verify
 cp "$BD_TMP/ts" "$root/bench/trusted-signers.yaml"
 expect 2 usage.bad_args -- bd signer add "$OSCAR" --roles operator,author
+out=$(bd signer add "$CAROL_FPR" --roles operator --json) &&
+    [ "$(pj 'd["roles"]' <<<"$out")" = '["operator"]' ] &&
+    grep "$CAROL_FPR" "$root/bench/trusted-signers.yaml" | grep -q 'roles: \[operator\]}' &&
+    bd history verify >/dev/null 2>&1 &&
+    pass "signer add --roles operator writes an entry the loader takes" || fail "signer add: $out"
+cp "$BD_TMP/ts" "$root/bench/trusted-signers.yaml"
 
 # ---- refusals before any case ---------------------------------------------------------
 c0=$(count)
