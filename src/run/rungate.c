@@ -1,7 +1,5 @@
 #include "rungate.h"
 
-#include "runsign.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
