@@ -33,7 +33,7 @@ declare -gA _benchdesk_opts=(
     [pin]="--json --help"
     [migrate]="--json --help"
     [case]="--json --help"
-    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --start --shard --run-id --out --stale --junit --cost-cap --help"
+    [run]="--case --jobs --json --drafts --isolation --allow-weaker-isolation --start --shard --run-id --out --stale --junit --cost-cap --operator-key --help"
     [record]="--unsafe-network --isolation --allow-weaker-isolation --yes --json --help"
     [history]="--task-class --case --run --failure-mode --failed --stale --verdict --unreviewed --trend --full --limit --before --partial --json --help"
     [compare]="--task-class --fail-on-regression --json --help"
@@ -59,7 +59,7 @@ declare -gA _benchdesk_actions=(
     [anchor]="publish verify"
 )
 # Options that take a value (the next word is not a positional argument).
-_benchdesk_valued=" -C --theme --case --jobs --cost-cap --isolation --start --task-class --run --failure-mode --limit --before --key --role --roles -m --shard --run-id --out --junit --format -o --output --verdict --note --sample "
+_benchdesk_valued=" -C --theme --case --jobs --cost-cap --isolation --start --task-class --run --failure-mode --limit --before --key --role --roles -m --shard --run-id --out --junit --operator-key --format -o --output --verdict --note --sample "
 
 # The bench root: -C DIR from the line, else the nearest ancestor with a bench/ folder.
 _benchdesk_root()
@@ -338,7 +338,7 @@ _benchdesk_complete()
         return
         ;;
     --roles)
-        _benchdesk_add author reviewer author,reviewer
+        _benchdesk_add author reviewer author,reviewer operator
         return
         ;;
     --isolation)
@@ -378,7 +378,7 @@ _benchdesk_complete()
         _benchdesk_dirs
         return
         ;;
-    --jobs | --cost-cap | --limit | --before | --key | -m | --run-id | --run | --failure-mode)
+    --jobs | --cost-cap | --limit | --before | --key | --operator-key | -m | --run-id | --run | --failure-mode)
         return
         ;;
     esac

@@ -70,6 +70,8 @@ static void on_event(const bd_run_event *ev, void *payload)
         snprintf(run->run_id, sizeof(run->run_id), "%s", ev->summary->run_id);
         snprintf(run->isolation, sizeof(run->isolation), "%s",
                  bd_isolation_str(ev->summary->isolation));
+        snprintf(run->operator_fpr, sizeof(run->operator_fpr), "%s",
+                 ev->summary->operator_fingerprint);
         snprintf(run->task_class_digest, sizeof(run->task_class_digest), "%s",
                  ev->summary->task_class_digest);
         size_t n = ev->summary->cases_selected;

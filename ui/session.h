@@ -67,6 +67,7 @@ struct bd_ui_run {
     char task_class[129];
     char run_id[BD_RUN_ID_MAX];
     char isolation[16];
+    char operator_fpr[41];      /* the operator key that signs the run, or "" */
     char task_class_digest[72]; /* what the run hashed and recorded (§2), for stale marks */
     bd_ur_case *cases;
     size_t n;

@@ -38,6 +38,8 @@ typedef struct bd_result_src {
     /* The record says provenance_verified: false (a draft or unsigned case that ran with
      * drafts allowed): the result view marks it unverified. */
     bool unverified;
+    /* The operator key the record names (operator_fingerprint), or NULL: unsigned. */
+    const char *operator_fingerprint;
 } bd_result_src;
 
 typedef struct bd_result_provider {

@@ -154,5 +154,6 @@ bool bd_result_src_of_record(bd_result_src *out, const bd_history_record *r)
     out->wall_ms = r->score.wall_clock_ms;
     out->origin = r->origin.present ? &r->origin : NULL;
     out->unverified = !r->provenance_verified;
+    out->operator_fingerprint = r->operator_fingerprint;
     return true;
 }

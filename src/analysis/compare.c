@@ -71,7 +71,20 @@ void bd_runs_release(bd_runs *r)
     for (size_t i = 0; i < r->n; i++)
         bd_history_records_free(r->runs[i].recs, r->runs[i].n_recs);
     free(r->runs);
+    bd_runsig_walk_free(r->sig_walk);
+    bd_runs_report_release(&r->sig);
     memset(r, 0, sizeof(*r));
+}
+
+int bd_runs_judge_signed(bd_runs *r, const char *bench_dir, bd_err *err)
+{
+    bd_runs_report_release(&r->sig);
+    return r->sig_walk ? bd_runsig_walk_judge(&r->sig, r->sig_walk, bench_dir, false, err) : 0;
+}
+
+size_t bd_run_signed_records(const bd_runs *r, const bd_run *run)
+{
+    return run && bd_runs_report_signed(&r->sig, run->run_id) ? run->n_recs : 0;
 }
 
 /* The score records the runs are made of, in seq order. */
@@ -87,6 +100,7 @@ typedef struct loader {
         double cap;
     } * stops;
     size_t n_stops;
+    bd_runsig_walk *sig; /* the signed runs, from the same records */
 } loader;
 
 /* A run.stopped audit record of the cost cap: note its run. Returns 0 or -1 (out of
@@ -145,8 +159,9 @@ static int loader_keep(loader *l, bd_history_record *r)
 static int load_scanned(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32],
                         void *ctx)
 {
-    (void)hash;
     loader *l = ctx;
+    if (bd_runsig_walk_take(l->sig, seq, rec, len, hash) != 0)
+        return bd_err_set(l->err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
     bd_history_record r;
     if (bd_history_record_parse_seq(&r, seq, rec, len, l->err) != 0)
         return -1;
@@ -157,6 +172,7 @@ static int load_scanned(uint64_t seq, const char *rec, size_t len, const uint8_t
 static void load_reset(void *ctx)
 {
     loader *l = ctx;
+    bd_runsig_walk_reset(l->sig);
     bd_history_records_free(l->all, l->n);
     l->all = NULL;
     l->n = l->cap = 0;
@@ -177,7 +193,10 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
     bd_history_record **idx = NULL;
     /* The records compared are those the verify walk links, parsed in full as it passes
      * them (never the derived index: docs/history.md#the-derived-index). */
-    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0};
+    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0, bd_runsig_walk_new()};
+    if (!ld.sig)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
+    out->sig_walk = ld.sig;
     bd_history_visit visit = {.fn = load_scanned, .reset = load_reset, .ctx = &ld}, with_verdicts,
                      wrapped;
     bd_history_verify_opts vo = BD_HISTORY_VERIFY_OPTS_INIT;

@@ -33,6 +33,7 @@
 #include "bench.h"
 #include "err.h"
 #include "history.h"
+#include "runsigned.h"
 #include "verdict.h"
 
 /* ---- runs of the verified chain ------------------------------------------------------ */
@@ -59,6 +60,10 @@ typedef struct bd_runs {
     size_t n;
     uint64_t count;         /* records in the verified chain */
     char head[BD_HASH_BUF]; /* its head */
+    /* Signed runs (runsigned.h): gathered in the same walk, judged by bd_runs_judge_signed
+     * (until then `sig` is empty: every run shows as unsigned). */
+    bd_runsig_walk *sig_walk;
+    bd_runs_report sig;
 } bd_runs;
 
 /* Verify the whole chain of `h` and group its score records into runs. Returns 0 and
@@ -77,6 +82,14 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
                           void *wrap_ctx, bd_err *err);
 
 void bd_runs_release(bd_runs *r);
+
+/* Judge the signed runs the walk gathered against the bench's keys (`bench_dir`, its
+ * bench/ folder) into r->sig: who ran each run (bd_runs_report_who). Returns 0, or -1
+ * when GnuPG could not run (err). */
+int bd_runs_judge_signed(bd_runs *r, const char *bench_dir, bd_err *err);
+
+/* Records of `run` that come from a signed run: all of them or none. */
+size_t bd_run_signed_records(const bd_runs *r, const bd_run *run);
 
 /* The run whose id is `id`, or the only one whose id starts with it. Returns it, or NULL
  * with compare.unknown_run (naming the nearest ids) or compare.ambiguous_run (listing

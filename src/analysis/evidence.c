@@ -74,6 +74,7 @@ struct bd_evidence {
     ev_rec *recs;
     size_t n_recs, cap_recs;
     size_t outside_window, subset;
+    bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
 };
 
 int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd_err *err)
@@ -177,6 +178,7 @@ typedef struct ev_pre_rec {
     uint64_t run_cases;
     ev_rec r; /* seq, run and hash are the take step's */
     char run[160];
+    bd_runsig_pre sig; /* for the signed runs (bd_evidence_track_signed) */
 } ev_pre_rec;
 
 static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
@@ -192,6 +194,8 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     bool passed = false;
     double score = 0;
     o->kind = EV_AUDIT;
+    if (ev->sig)
+        bd_runsig_read(rec, len, &o->sig);
     bd_record_members(rec, len, keys, M__N, v, vl);
     if (!str_of(v[M_CID], vl[M_CID], cid, sizeof(cid)) ||
         !str_of(v[M_FIN], vl[M_FIN], fin, sizeof(fin)) ||
@@ -234,6 +238,8 @@ static int ev_take(uint64_t seq, const void *pre, const uint8_t hash[32], void *
 {
     bd_evidence *ev = arg;
     const ev_pre_rec *o = pre;
+    if (ev->sig && bd_runsig_walk_take_pre(ev->sig, seq, &o->sig, hash) != 0)
+        return 1;
     if (o->kind == EV_OUTSIDE)
         ev->outside_window++;
     else if (o->kind == EV_SUBSET)
@@ -268,6 +274,13 @@ static void ev_reset(void *arg)
 {
     bd_evidence *ev = arg;
     ev_clear(ev);
+    if (ev->sig)
+        bd_runsig_walk_reset(ev->sig);
+}
+
+void bd_evidence_track_signed(bd_evidence *ev, bd_runsig_walk *w)
+{
+    ev->sig = w;
 }
 
 void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const char *needle)
@@ -286,6 +299,12 @@ static bool run_full(const ev_run *r)
 {
     /* run_cases records make it whole; a cancelled or capped run has fewer */
     return r->run_cases > 0 && r->n >= r->run_cases;
+}
+
+/* A full run that may be evidence: any, or with signed runs required a signed one. */
+static bool run_eligible(const bd_recommendation *out, const ev_run *r, const bd_runs_report *runs)
+{
+    return run_full(r) && (!out->require_signed || bd_runs_report_signed(runs, r->run_id));
 }
 
 static void fill_reviewed(bd_rec_reviewed *x, const ev_rec *e, const char *case_id,
@@ -335,7 +354,7 @@ static bool review_one(bd_recommendation *out, const ev_rec *e, const char *case
 }
 
 int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_signed_today *st,
-                      const bd_verdict_set *vs, bd_err *err)
+                      const bd_verdict_set *vs, const bd_runs_report *runs, bd_err *err)
 {
     const bd_task_class *tc = ev->tc;
     bd_evidence_release_fields(out);
@@ -346,18 +365,19 @@ int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_si
     out->excluded_subset = ev->subset;
     out->excluded_unknown_case = out->excluded_stale = out->excluded_unsigned =
         out->excluded_isolation = out->superseded = out->excluded_other_runs =
-            out->excluded_removed = 0;
-    /* the strongest isolation class among full runs, then its latest full run */
+            out->excluded_removed = out->excluded_unsigned_runs = out->signed_records = 0;
+    /* the strongest isolation class among full runs (signed ones when required), then its
+     * latest full run */
     int k = 0;
     out->full_runs = 0;
     for (size_t i = 0; i < ev->n_runs; i++)
-        if (run_full(&ev->runs[i])) {
+        if (run_eligible(out, &ev->runs[i], runs)) {
             out->full_runs++;
             k |= ev->runs[i].iso;
         }
     long chosen = -1;
     for (size_t i = 0; i < ev->n_runs; i++)
-        if (run_full(&ev->runs[i]) && ev->runs[i].iso == k &&
+        if (run_eligible(out, &ev->runs[i], runs) && ev->runs[i].iso == k &&
             (chosen < 0 || ev->runs[i].last_seq > ev->runs[chosen].last_seq))
             chosen = (long)i;
     out->isolation_class[0] = '\0';
@@ -384,11 +404,18 @@ int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_si
         out->run_cases = r->run_cases;
         snprintf(out->isolation_class, sizeof(out->isolation_class), "%s",
                  k ? "namespaces" : "subprocess");
+        out->run_signed = bd_runs_report_signed(runs, r->run_id);
+        bd_runs_report_who(runs, r->run_id, out->run_operator, sizeof(out->run_operator));
+    } else {
+        out->run_signed = false;
+        out->run_operator[0] = '\0';
     }
     for (size_t i = 0; i < ev->n_recs; i++) {
         const ev_rec *e = &ev->recs[i];
         if (chosen < 0 || e->run != (uint32_t)chosen) {
-            if (run_full(&ev->runs[e->run]) && ev->runs[e->run].iso != k)
+            if (run_full(&ev->runs[e->run]) && !run_eligible(out, &ev->runs[e->run], runs))
+                out->excluded_unsigned_runs++;
+            else if (run_full(&ev->runs[e->run]) && ev->runs[e->run].iso != k)
                 out->excluded_isolation++;
             else
                 out->excluded_other_runs++;
@@ -435,6 +462,7 @@ int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_si
         bd_hex(x->record_hash, e->hash, 32);
     }
     out->cases = out->n_evidence;
+    out->signed_records = out->run_signed ? out->n_evidence : 0;
     free(latest);
     return 0;
 }
@@ -477,11 +505,19 @@ bool bd_evidence_json_add(cJSON *o, const bd_recommendation *r)
         cJSON_AddNullToObject(run, "run_id");
     }
     cJSON_AddNumberToObject(run, "full_runs_in_window", (double)r->full_runs);
+    cJSON_AddBoolToObject(run, "signed", r->run_signed);
+    if (r->run_id[0])
+        cJSON_AddStringToObject(run, "operator", r->run_operator);
+    else
+        cJSON_AddNullToObject(run, "operator");
+    cJSON_AddBoolToObject(o, "require_signed_runs", r->require_signed);
+    cJSON_AddNumberToObject(o, "signed_run_records", (double)r->signed_records);
     cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "excluded_records");
     if (ex) {
         cJSON_AddNumberToObject(ex, "subset_runs", (double)r->excluded_subset);
         cJSON_AddNumberToObject(ex, "other_runs", (double)r->excluded_other_runs);
         cJSON_AddNumberToObject(ex, "removed", (double)r->excluded_removed);
+        cJSON_AddNumberToObject(ex, "unsigned_runs", (double)r->excluded_unsigned_runs);
     }
     cJSON *v = cJSON_AddObjectToObject(o, "verdicts");
     cJSON *un = v ? cJSON_AddArrayToObject(v, "unreviewed") : NULL;

@@ -21,6 +21,7 @@
 #include "err.h"
 #include "history.h"
 #include "promote.h"
+#include "runsigned.h"
 #include "verdict.h"
 
 typedef struct bd_evidence bd_evidence;
@@ -36,12 +37,19 @@ void bd_evidence_free(bd_evidence *ev);
  * `needle`) must outlive the walk. */
 void bd_evidence_visitor(bd_history_visit *out, bd_evidence *ev, const char *needle);
 
+/* Gather the signed runs of the task class into `w` (runsigned.h) in the same walk: each
+ * record's part is read with the rest (bd_runsig_read). `w` must outlive the walk; after
+ * it, bd_runsig_walk_fill and bd_runsig_walk_judge. */
+void bd_evidence_track_signed(bd_evidence *ev, bd_runsig_walk *w);
+
 /* After a walk that returned 0: fill out->evidence (sorted by case id; replacing what was
  * there), out->cases, the run chosen, the exclusion counts and the verdict lists, with
- * `st` (what is signed today) and `vs` (settled verdicts of the task class; may be NULL:
- * none). Returns 0 or -1 (env.out_of_memory). */
+ * `st` (what is signed today), `vs` (settled verdicts of the task class; may be NULL:
+ * none) and `runs` (the signed runs of the verified chain, runsigned.h; may be NULL: none
+ * is signed). With out->require_signed set, only signed full runs are chosen from.
+ * Returns 0 or -1 (env.out_of_memory). */
 int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_signed_today *st,
-                      const bd_verdict_set *vs, bd_err *err);
+                      const bd_verdict_set *vs, const bd_runs_report *runs, bd_err *err);
 
 /* The verdict lists and the run of `r` into the recommendation's JSON `o`. Returns false
  * when out of memory. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "anchor.h"
+#include "config.h"
 #include "evidence.h"
 #include "fsutil.h"
 #include "provenance.h"
@@ -76,9 +77,35 @@ out:
     return rc;
 }
 
+/* The signed runs the walk gathered (`w`, runsigned.h), judged against bench/keys, and
+ * whether this task class's evidence must come from them: run.require_signed of its
+ * registration, or require_signed_runs of this machine's config. Returns 0 or -1. */
+static int signed_runs(bd_runs_report *runs, bool *require, bd_runsig_walk *w,
+                       const bd_bench *bench, const bd_task_class *tc, bd_err *err)
+{
+    bd_config cfg;
+    bd_history *h = NULL;
+    if (bd_config_load(&cfg, bench->root, err) != 0)
+        return -1;
+    *require = tc->run_require_signed || cfg.require_signed_runs;
+    bd_config_release(&cfg);
+    int rc = bd_history_open(&h, bench->root, BD_HISTORY_READ, err);
+    if (rc == 0)
+        rc = bd_runsig_walk_fill(w, h, err);
+    bd_history_free(h);
+    return rc == 0 ? bd_runsig_walk_judge(runs, w, bench->bench_dir, false, err) : -1;
+}
+
 static int recommend_core(bd_recommendation *out, const bd_bench *bench, const bd_task_class *tc,
                           time_t now, today_fn today, void *today_payload, bd_err *err)
 {
+    bd_runs_report runs;
+    memset(&runs, 0, sizeof(runs));
+    bd_runsig_walk *sigw = bd_runsig_walk_new();
+    if (!sigw) {
+        memset(out, 0, sizeof(*out));
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    }
     int rc = -1;
     bd_anchor_report rep;
     bd_evidence *ev = NULL;
@@ -104,6 +131,7 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
     bd_history_visit ev_visit, vs_visit;
     if (evidence_start(&ev, &vs, &ev_visit, &vs_visit, tc_field, bench, tc, since, err) != 0)
         goto out;
+    bd_evidence_track_signed(ev, sigw); /* who ran each run, from the same walk */
     int vr = bd_anchor_verify_visit(&rep, bench->root, 0, &vs_visit, err);
     if (vr < 0) {
         if (err->code == BD_OK)
@@ -129,8 +157,10 @@ static int recommend_core(bd_recommendation *out, const bd_bench *bench, const b
                  "author and a reviewer sign it",
                  tc->name, st->tc_status);
     bd_verdict_set_settle(&vs);
-    /* The latest full run, less what two reviewers removed (evidence.h). */
-    if (bd_evidence_apply(out, ev, st, &vs, err) != 0)
+    /* The latest full run (a signed one when required), less what two reviewers removed
+     * (evidence.h). */
+    if (signed_runs(&runs, &out->require_signed, sigw, bench, tc, err) != 0 ||
+        bd_evidence_apply(out, ev, st, &vs, &runs, err) != 0)
         goto out;
     if (out->cases > 0) {
         if (!(scores = malloc(out->cases * sizeof(*scores))))
@@ -172,6 +202,8 @@ out:
     bd_anchor_report_release(&rep);
     bd_evidence_free(ev);
     bd_verdict_set_release(&vs);
+    bd_runs_report_release(&runs);
+    bd_runsig_walk_free(sigw);
     return rc;
 }
 

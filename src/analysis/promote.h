@@ -101,6 +101,15 @@ typedef struct bd_recommendation {
     size_t n_removed, n_awaiting, n_flaky;
     uint64_t *unreviewed; /* failures of the run without a counting verdict, by seq */
     size_t n_unreviewed;
+    /* Who ran it (docs/formats.md#signed-runs): the run is signed when a run.signed that
+     * holds, by a key trusted as operator, covers it. With signed runs required (the
+     * registration's run.require_signed, or require_signed_runs of the config) only signed
+     * full runs are evidence; the others' records are excluded_unsigned_runs. */
+    bool require_signed;
+    bool run_signed;
+    char run_operator[320];        /* "<16 hex> <identity>" or "unsigned" ("" without a run) */
+    size_t signed_records;         /* evidence records from signed runs */
+    size_t excluded_unsigned_runs; /* records of unsigned full runs, when required */
 } bd_recommendation;
 
 /* Recommend a tier for `tc` of `bench` as of `now` (UTC seconds). Returns 0 and fills

@@ -114,6 +114,11 @@
     X(BD_E_VERDICT_REPLAYED, "verdict.replayed", 1)                                                \
     X(BD_E_VERDICT_NOT_REVIEWER, "verdict.not_reviewer", 3)                                        \
     X(BD_E_VERDICT_DUPLICATE, "verdict.duplicate", 3)                                              \
+    X(BD_E_RUN_UNSIGNED_REFUSED, "run.unsigned_refused", 3)                                        \
+    X(BD_E_RUN_SIGNING_ISOLATION, "run.signing_isolation", 3)                                      \
+    X(BD_E_RUN_KEY_LOCKED, "run.operator_key_locked", 3)                                           \
+    X(BD_E_RUN_KEY_UNUSABLE, "run.operator_key_unusable", 3)                                       \
+    X(BD_E_RUN_SIGNED_INVALID, "history.run_signed_invalid", 1)                                    \
     X(BD_E_INTERNAL, "internal.bug", 4)
 
 typedef enum {

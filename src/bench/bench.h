@@ -247,7 +247,9 @@ void bd_provfile_free(bd_provfile *p);
 
 /* ---- trusted-signers.yaml ---------------------------------------------------------- */
 
-enum { BD_ROLE_AUTHOR = 1, BD_ROLE_REVIEWER = 2 };
+/* author and reviewer sign provenance (and reviewers verdicts); operator signs runs and
+ * holds no other role. */
+enum { BD_ROLE_AUTHOR = 1, BD_ROLE_REVIEWER = 2, BD_ROLE_OPERATOR = 4 };
 
 typedef struct bd_signer {
     char fingerprint[BD_FPR_LEN + 1]; /* upper-case hex */
@@ -262,8 +264,8 @@ typedef struct bd_signers {
 } bd_signers;
 
 /* Required: schema_version (1), signers (a list, may be empty) of {fingerprint (40 hex,
- * stored upper-case, unique), identity, roles (non-empty list of author | reviewer, no
- * repeats)}. Violations: signers.schema_invalid at the line. */
+ * stored upper-case, unique), identity, roles (non-empty list of author | reviewer |
+ * operator, no repeats; operator only alone)}. Violations: signers.schema_invalid at the line. */
 int bd_signers_load(bd_signers **out, const char *path, bd_err *err);
 int bd_signers_parse(bd_signers **out, const char *buf, size_t len, const char *name, bd_err *err);
 void bd_signers_free(bd_signers *s);

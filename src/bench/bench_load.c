@@ -39,7 +39,7 @@ static const char *const difficulty_names[] = {"easy", "medium", "hard"};
 static const char *const source_names[] = {"curated", "outcome-ledger-derived",
                                            "regression-converted"};
 static const char *const source_ref_names[] = {"ghsa", "ledger", "commit", "synthetic"};
-static const char *const role_names[] = {"author", "reviewer"};
+static const char *const role_names[] = {"author", "reviewer", "operator"};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -840,14 +840,14 @@ static int signer_entry(const bd_vctx *v, const bd_ynode *it, size_t i, bd_signe
     if (!roles || bd_v_seq(v, roles, w) < 0)
         return -1;
     if (roles->n == 0)
-        return bd_v_fail(v, BD_OK, roles, "%s must list at least one of author, reviewer; add one",
-                         w);
+        return bd_v_fail(v, BD_OK, roles,
+                         "%s must list at least one of author, reviewer, operator; add one", w);
     for (size_t j = 0; j < roles->n; j++) {
         int r;
         snprintf(w, sizeof(w), "%s.roles[%zu]", what, j);
         if (bd_v_enum(v, roles->items[j], w, role_names, COUNT(role_names), &r) < 0)
             return -1;
-        int bit = r == 0 ? BD_ROLE_AUTHOR : BD_ROLE_REVIEWER;
+        int bit = r == 0 ? BD_ROLE_AUTHOR : r == 1 ? BD_ROLE_REVIEWER : BD_ROLE_OPERATOR;
         if (sg->roles & bit)
             return bd_v_fail(v, BD_OK, roles->items[j],
                              "role '%s' is listed twice in %s.roles; "
@@ -855,6 +855,13 @@ static int signer_entry(const bd_vctx *v, const bd_ynode *it, size_t i, bd_signe
                              role_names[r], what);
         sg->roles |= bit;
     }
+    /* An operator key signs runs on a machine where rubrics run: it must not be able to
+     * sign provenance or verdicts too (docs/provenance.md#the-operator-role). */
+    if ((sg->roles & BD_ROLE_OPERATOR) && sg->roles != BD_ROLE_OPERATOR)
+        return bd_v_fail(v, BD_OK, roles,
+                         "%s.roles gives the operator role together with another; an operator "
+                         "key holds no other role: give it its own key",
+                         what);
     return 0;
 }
 

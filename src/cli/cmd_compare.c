@@ -52,10 +52,25 @@ static cJSON *num_or_null(bool present, double v)
 
 static cJSON *verdicts_json(const bd_verdict_set *vs, const bd_history_record *r);
 
+/* Who ran A and B (docs/formats.md#signed-runs) into their buffers; returns how many of
+ * the two runs' records come from signed runs. */
+static size_t who_ran(const bd_runs *runs, const bd_compare *c, char wa[320], char wb[320])
+{
+    bd_runs_report_who(&runs->sig, c->a->run_id, wa, 320);
+    bd_runs_report_who(&runs->sig, c->b->run_id, wb, 320);
+    return bd_run_signed_records(runs, c->a) + bd_run_signed_records(runs, c->b);
+}
+
 static cJSON *compare_json(const bd_compare *c, size_t stale_a, size_t stale_b,
-                           const bd_verdict_set *vs)
+                           const bd_verdict_set *vs, const bd_runs *runs)
 {
     cJSON *o = cJSON_CreateObject();
+    char wa[320], wb[320];
+    size_t signed_recs = who_ran(runs, c, wa, wb);
+    cJSON_AddStringToObject(o, "operator_a", wa);
+    cJSON_AddStringToObject(o, "operator_b", wb);
+    cJSON_AddNumberToObject(o, "signed_run_records", (double)signed_recs);
+    cJSON_AddNumberToObject(o, "records", (double)(c->a->n_recs + c->b->n_recs));
     cJSON_AddStringToObject(o, "task_class", c->a->task_class);
     cJSON_AddStringToObject(o, "run_a", c->a->run_id);
     cJSON_AddStringToObject(o, "run_b", c->b->run_id);
@@ -122,12 +137,15 @@ static void side(const bd_history_record *r)
 }
 
 static void compare_text(const bd_compare *c, size_t stale_a, size_t stale_b, unsigned bits_a,
-                         unsigned bits_b, const bd_verdict_set *vs)
+                         unsigned bits_b, const bd_verdict_set *vs, const bd_runs *runs)
 {
-    char ka[64], kb[64];
+    char ka[64], kb[64], wa[320], wb[320];
+    size_t signed_recs = who_ran(runs, c, wa, wb);
     printf("compare %s\n", c->a->task_class);
     printf("  A  %s  %s  %s\n", c->a->run_id, c->a->finished_at, bd_run_kind(c->a, ka, sizeof(ka)));
     printf("  B  %s  %s  %s\n", c->b->run_id, c->b->finished_at, bd_run_kind(c->b, kb, sizeof(kb)));
+    printf("  ran by  A: %s; B: %s (%zu of %zu records from signed runs)\n", cli_vis(wa),
+           cli_vis(wb), signed_recs, c->a->n_recs + c->b->n_recs);
     printf("  isolation %s\n", c->isolation_class);
     if (c->task_class_changed)
         printf("  NOTE: rubric or registration changed between runs\n");
@@ -205,6 +223,8 @@ static int load_runs(bd_cli *cli, const bd_bench *bench, bd_runs *runs, bd_verdi
         rc = bd_history_open(&h, bench->root, BD_HISTORY_READ, &err);
     if (rc == 0)
         rc = bd_runs_load_verdicts(runs, h, vs, NULL, NULL, &err);
+    if (rc == 0) /* who ran each run: the signed runs against bench/keys */
+        rc = bd_runs_judge_signed(runs, bench->bench_dir, &err);
     bd_history_free(h);
     bd_prov_ctx_free(prov);
     return rc == 0 ? 0 : cli_fail(cli, &err);
@@ -273,11 +293,11 @@ int cmd_compare(bd_cli *cli, int argc, char **argv)
     size_t stale_a = bd_run_stale_count(a, tc ? tc->digests : NULL, &bits_a);
     size_t stale_b = bd_run_stale_count(b, tc ? tc->digests : NULL, &bits_b);
     if (cli->json) {
-        cJSON *o = compare_json(&c, stale_a, stale_b, &vs);
+        cJSON *o = compare_json(&c, stale_a, stale_b, &vs, &runs);
         cli_print_json(o);
         cJSON_Delete(o);
     } else {
-        compare_text(&c, stale_a, stale_b, bits_a, bits_b, &vs);
+        compare_text(&c, stale_a, stale_b, bits_a, bits_b, &vs, &runs);
     }
     if (fail_on_regression && c.counts[BD_CMP_REGRESSED] > 0) {
         if (!cli->json)

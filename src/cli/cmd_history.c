@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "text.h"
 #include "history.h"
+#include "path.h"
+#include "runsigned.h"
 #include "stale.h"
 
 static const char history_help[] =
@@ -40,23 +42,65 @@ static const char history_help[] =
     "        chain (run id, time, cases, pass rate, mean, ci95) and its sparkline.\n"
     "import  merges shard bundles into the chain (benchdesk history import --help).\n";
 
+/* The signed runs' part of verify (docs/formats.md#signed-runs) into the JSON object `o`
+ * (NULL: as text): the unsigned claims as warnings, a run.signed that does not hold as an
+ * error. Returns the exit status it adds (0, or 1 for a bad run.signed). */
+static int say_runs(const bd_cli *cli, const bd_runs_report *rr, cJSON *o)
+{
+    cJSON *claims = o ? cJSON_CreateArray() : NULL, *bad = o ? cJSON_CreateArray() : NULL;
+    for (size_t i = 0; i < rr->n; i++) {
+        const bd_runsig *g = &rr->runs[i];
+        if (g->state == BD_RUNSIG_SIGNED)
+            continue;
+        if (o) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "run_id", g->run_id);
+            cJSON_AddStringToObject(e, "fingerprint", g->fingerprint);
+            cJSON_AddNumberToObject(e, "records", (double)g->records);
+            cJSON_AddStringToObject(e, "reason", g->why);
+            cJSON_AddItemToArray(g->state == BD_RUNSIG_BAD ? bad : claims, e);
+        } else if (g->state == BD_RUNSIG_CLAIM) {
+            fprintf(stderr,
+                    "benchdesk: warning: run %s: %llu record%s claim operator %s but the run "
+                    "is unsigned: %s\n",
+                    cli_vis(g->run_id), (unsigned long long)g->records, g->records == 1 ? "" : "s",
+                    g->fingerprint, cli_vis(g->why));
+        } else {
+            cli_err_line(BD_E_RUN_SIGNED_INVALID, g->why);
+        }
+    }
+    if (o) {
+        cJSON *r = cJSON_AddObjectToObject(o, "runs");
+        cJSON_AddNumberToObject(r, "signed", (double)rr->n_signed);
+        cJSON_AddItemToObject(r, "unsigned_claims", claims);
+        cJSON_AddItemToObject(r, "bad", bad);
+    } else if (rr->n) {
+        printf("signed runs: %zu signed, %zu unsigned claim%s, %zu bad\n", rr->n_signed,
+               rr->n_claims, rr->n_claims == 1 ? "" : "s", rr->n_bad);
+    }
+    (void)cli;
+    return rr->n_bad ? bd_code_exit(BD_E_RUN_SIGNED_INVALID) : 0;
+}
+
 static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
 {
     bd_err err = BD_ERR_INIT;
     bd_history *h = NULL;
     bd_history_verify_result r;
+    bd_runs_report rr;
     memset(&r, 0, sizeof(r));
+    memset(&rr, 0, sizeof(rr));
     int status = 0;
     if (bd_history_open(&h, bench->root, BD_HISTORY_READ, &err) != 0)
         return cli_fail(cli, &err);
-    int rc = bd_history_verify(h, full ? BD_VERIFY_FULL : 0, &r, &err);
+    int rc = bd_history_verify_runs(&rr, &r, h, bench->bench_dir, full ? BD_VERIFY_FULL : 0, &err);
     if (rc != 0 && err.code != BD_E_CHAIN_TAMPERED) {
         status = cli_fail(cli, &err);
         goto out;
     }
     if (cli->json) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddBoolToObject(o, "ok", rc == 0);
+        cJSON_AddBoolToObject(o, "ok", rc == 0 && rr.n_bad == 0);
         cJSON_AddNumberToObject(o, "count", (double)r.count);
         cJSON_AddStringToObject(o, "head", r.head);
         cJSON_AddBoolToObject(o, "torn_tail", r.torn_tail);
@@ -69,15 +113,17 @@ static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
             cJSON_AddNumberToObject(e, "seq", (double)r.bad_seq);
             cJSON_AddStringToObject(e, "reason", bd_chain_reason_str(r.reason));
         }
+        int rs = rc == 0 ? say_runs(cli, &rr, o) : 0;
         cli_print_json(o);
         cJSON_Delete(o);
-        status = rc == 0 ? 0 : bd_code_exit(err.code);
+        status = rc == 0 ? rs : bd_code_exit(err.code);
     } else if (rc == 0) {
         printf("history intact: %llu record%s, head %s\n", (unsigned long long)r.count,
                r.count == 1 ? "" : "s", r.head);
         if (r.torn_tail)
             printf("torn tail (a crash during an append): the last segment ends in a partial "
                    "line, which is not a record; the next append removes it\n");
+        status = say_runs(cli, &rr, NULL);
     } else {
         cli_err_line(err.code, cli_err_text(&err));
         fprintf(stderr,
@@ -89,6 +135,7 @@ static int history_verify(bd_cli *cli, const bd_bench *bench, bool full)
     }
 out:
     bd_history_verify_result_release(&r);
+    bd_runs_report_release(&rr);
     bd_history_free(h);
     return status;
 }
@@ -192,21 +239,36 @@ static log_widths log_widths_of(const bd_history_record *recs, size_t n)
     return w;
 }
 
-static void print_record_line(const bd_history_record *r, unsigned stale, const log_widths *w)
+/* "  by <who>" for a score record ("by unsigned" when it names no operator) and an audit
+ * record that names one (runsigned.h); else "". */
+static const char *record_by(const bd_history_record *r, const bd_signers *signers)
+{
+    static char by[400];
+    by[0] = '\0';
+    if (r->operator_fingerprint || !r->is_audit) {
+        char who[320];
+        bd_run_operator_words(signers, r->operator_fingerprint, who, sizeof(who));
+        snprintf(by, sizeof(by), "  by %s", cli_vis(who));
+    }
+    return by;
+}
+
+static void print_record_line(const bd_history_record *r, unsigned stale, const log_widths *w,
+                              const bd_signers *signers)
 {
     char hash12[13];
     memcpy(hash12, r->hash, 12);
     hash12[12] = '\0';
     if (r->is_audit) {
-        printf("%10llu  %-20.20s  %-*s  %-*s  %5s  %-4s  %-*s  %s\n", (unsigned long long)r->seq,
+        printf("%10llu  %-20.20s  %-*s  %-*s  %5s  %-4s  %-*s  %s%s\n", (unsigned long long)r->seq,
                r->at, w->tc, r->task_class ? r->task_class : "-", w->what, record_what(r), "-", "",
-               w->iso, "-", hash12);
+               w->iso, "-", hash12, record_by(r, signers));
         return;
     }
-    printf("%10llu  %-20.20s  %-*s  %-*s  %5.3f  %-4s  %-*s  %s%s%s\n", (unsigned long long)r->seq,
-           r->finished_at, w->tc, r->task_class, w->what, r->case_id, r->score.score,
-           r->score.passed ? "pass" : "FAIL", w->iso, r->isolation_class, hash12,
-           stale ? "  STALE: " : "", stale ? bd_stale_str(stale) : "");
+    printf("%10llu  %-20.20s  %-*s  %-*s  %5.3f  %-4s  %-*s  %s%s%s%s\n",
+           (unsigned long long)r->seq, r->finished_at, w->tc, r->task_class, w->what, r->case_id,
+           r->score.score, r->score.passed ? "pass" : "FAIL", w->iso, r->isolation_class, hash12,
+           stale ? "  STALE: " : "", stale ? bd_stale_str(stale) : "", record_by(r, signers));
 }
 
 static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *o, bool stale,
@@ -226,6 +288,7 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
     }
     bd_history *h = NULL;
     bd_history_record *recs = NULL;
+    bd_signers *signers = NULL;
     size_t n = 0;
     uint64_t next = 0;
     int status = 0;
@@ -235,6 +298,13 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
         goto out;
     }
     cli_warn(bd_history_index_note(h));
+    /* Who each record names as its operator, by trusted-signers.yaml (a file that does
+     * not load names no one: every key is shown as not trusted). */
+    char *ts = bd_path_join(bench->bench_dir, "trusted-signers.yaml");
+    bd_err serr = BD_ERR_INIT;
+    if (!ts || bd_signers_load(&signers, ts, &serr) != 0)
+        signers = NULL;
+    free(ts);
     if (cli->json) {
         cJSON *root = cJSON_CreateObject();
         cJSON *arr = cJSON_AddArrayToObject(root, "records");
@@ -243,6 +313,11 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
             if (!rec)
                 continue;
             cJSON_AddStringToObject(rec, "record_hash", recs[i].hash);
+            if (recs[i].operator_fingerprint || !recs[i].is_audit) {
+                char who[320];
+                bd_run_operator_words(signers, recs[i].operator_fingerprint, who, sizeof(who));
+                cJSON_AddStringToObject(rec, "operator", who);
+            }
             if (!recs[i].is_audit) {
                 unsigned st = stale_bits(&pc, &recs[i]);
                 cJSON_AddBoolToObject(rec, "stale", st != BD_STALE_NONE);
@@ -269,10 +344,11 @@ static int history_log(bd_cli *cli, const bd_bench *bench, bd_history_log_opts *
     printf("%10s  %-20s  %-*s  %-*s  %5s  %-4s  %-*s  %s\n", "SEQ", "FINISHED", w.tc, "TASK CLASS",
            w.what, "CASE", "SCORE", "", w.iso, "ISOLATION", "HASH");
     for (size_t i = 0; i < n; i++)
-        print_record_line(&recs[i], stale_bits(&pc, &recs[i]), &w);
+        print_record_line(&recs[i], stale_bits(&pc, &recs[i]), &w, signers);
     if (next)
         printf("(older records: --before %llu)\n", (unsigned long long)next);
 out:
+    bd_signers_free(signers);
     cli_log_verdicts_close(vf);
     pins_cache_release(&pc);
     bd_history_records_free(recs, n);

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "import.h"
+#include "runsign.h"
 
 static const char import_help[] =
     "usage: benchdesk history import BUNDLE_DIR... [--partial] [--json]\n\n"
@@ -140,6 +141,13 @@ int cmd_history_import(bd_cli *cli, int argc, char **argv)
     }
     if ((status = cli_open_bench(cli, &bench)) != 0)
         goto out;
+    bd_sign_key op;
+    bool signs = false;
+    if (bd_run_operator_for_import(&op, &signs, bench->root, NULL, &err) != 0) {
+        status = cli_fail(cli, &err);
+        goto out;
+    }
+    o.operator_key = signs ? &op : NULL;
     int rc = bd_import_run(&res, bench, dirs, n, &o, &err);
     /* The first append removed a torn final line a crash had left: say so
      * (docs/history.md), whether or not the import went on to succeed. */

@@ -70,7 +70,15 @@ static void print_text(const bd_recommendation *r, const char *path)
                r->cases, r->cases == 1 ? "" : "s", cli_vis(r->run_id),
                (unsigned long long)r->run_cases, BD_RECOMMEND_WINDOW_DAYS, r->isolation_class);
     else
-        printf("  evidence      none: no full run in the last %d days\n", BD_RECOMMEND_WINDOW_DAYS);
+        printf("  evidence      none: no full run%s in the last %d days\n",
+               r->require_signed ? " signed by a trusted operator" : "", BD_RECOMMEND_WINDOW_DAYS);
+    if (r->run_id[0])
+        printf("  ran by        %s; %zu of %zu evidence record%s from signed runs%s\n",
+               cli_vis(r->run_operator), r->signed_records, r->cases, r->cases == 1 ? "" : "s",
+               r->require_signed ? " (signed runs required)" : "");
+    if (r->excluded_unsigned_runs)
+        printf("  unsigned runs %zu record%s of full runs without a valid run.signed, left out\n",
+               r->excluded_unsigned_runs, r->excluded_unsigned_runs == 1 ? "" : "s");
     printf("  excluded      %zu stale, %zu unsigned, %zu other isolation, %zu older than %d "
            "days, %zu of removed cases, %zu superseded, %zu of subset runs, %zu of other runs, "
            "%zu removed by two reviewers (records)\n",

@@ -24,6 +24,7 @@
 #include "provenance.h"
 #include "path.h"
 #include "rungate.h"
+#include "runsign.h"
 #include "runner.h"
 #include "shard.h"
 #include "stale.h"
@@ -33,7 +34,7 @@ static const char help[] =
     "                     [--isolation auto|namespaces|subprocess] [--allow-weaker-isolation]\n"
     "                     [--start warm|cold]\n"
     "                     [--shard K/N|auto --run-id ID --out BUNDLE_DIR]\n"
-    "                     [--stale] [--junit FILE] [--cost-cap USD]\n"
+    "                     [--stale] [--junit FILE] [--cost-cap USD] [--operator-key FPR]\n"
     "\n"
     "Run the task class's rubric once per case, up to N at once (default: the number of\n"
     "CPUs). Before anything runs, the history chain, the task class (registration.yaml +\n"
@@ -84,6 +85,11 @@ static const char help[] =
     "                            the whole run as shard 0/1 (--run-id, else a new id), also\n"
     "                            added to this history; import it on another machine so a\n"
     "                            reviewer there can give verdicts on it\n"
+    "  --operator-key FPR        sign the run with this key (default: signing_key of\n"
+    "                            .benchdesk/config.yaml): every record carries its\n"
+    "                            fingerprint and a run.signed record ends the run\n"
+    "                            (docs/formats.md#signed-runs); the key must sign without a\n"
+    "                            prompt and the run must not use subprocess isolation (exit 3)\n"
     "\n"
     "The interpreter is BENCHDESK_PYTHON (an absolute path), else `python:` from\n"
     ".benchdesk/config.yaml, else python3 from /usr/bin or /bin; --jobs defaults to\n"
@@ -245,6 +251,9 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     printf("  %-14s %s%s%s\n", "start", s->start, s->start_why[0] ? ": " : "",
            s->start_why[0] ? cli_vis(s->start_why) : "");
     printf("  %-14s %zu of %zu\n", "cases", s->cases, s->cases_selected);
+    if (s->signed_seq)
+        printf("  %-14s %s (run.signed record %llu)\n", "signed by", s->operator_fingerprint,
+               (unsigned long long)s->signed_seq);
     printf("  %-14s %s%zu%s\n", "passed", color ? "\033[32m" : "", s->passed,
            color ? "\033[0m" : "");
     printf("  %-14s %s%zu%s\n", "failed", color && s->failed ? "\033[31m" : "", s->failed,
@@ -329,8 +338,9 @@ typedef struct run_args {
     double cost_cap;
     bd_start_mode start;
     const char *shard_arg, *run_id, *out_dir;
-    bd_shard_spec spec; /* set when shard_arg */
-    bool out_local;     /* --out without --shard: shard 0/1, then imported here too */
+    const char *operator_key; /* --operator-key, or NULL */
+    bd_shard_spec spec;       /* set when shard_arg */
+    bool out_local;           /* --out without --shard: shard 0/1, then imported here too */
     char new_id[BD_RUN_ID_MAX];
 } run_args;
 
@@ -394,6 +404,10 @@ static int parse_args(bd_cli *cli, int argc, char **argv, run_args *a)
                 return cli_usage(cli, "run", "%s needs a value", o);
             if ((status = take_value(cli, a, o, argv[++i])) != 0)
                 return status;
+        } else if (strcmp(o, "--operator-key") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage(cli, "run", "%s needs a value", o);
+            a->operator_key = argv[++i];
         } else if (strcmp(o, "--drafts") == 0) {
             a->drafts = true;
         } else if (strcmp(o, "--stale") == 0) {
@@ -467,7 +481,8 @@ static bd_run_request build_request(const run_args *a, const bd_bench *bench,
                           .cost_cap_usd = a->cost_cap,
                           .gate = {.drafts = a->drafts, .drafts_hint = "run with --drafts"},
                           .bundle = a->shard_arg ? bundle : NULL,
-                          .bundle_dir = a->out_dir};
+                          .bundle_dir = a->out_dir,
+                          .operator_key = a->operator_key};
     req.gate.shard = a->shard_arg ? &a->spec : NULL;
     return req;
 }
@@ -536,7 +551,13 @@ static int import_here(bd_cli *cli, const run_args *a, const bd_bench *bench)
     bd_err err = BD_ERR_INIT;
     const char *dirs[1] = {a->out_dir};
     memset(&res, 0, sizeof(res));
-    if (bd_import_run(&res, bench, dirs, 1, NULL, &err) != 0) {
+    bd_sign_key op;
+    bool signs = false;
+    bd_import_opts o = {0};
+    if (bd_run_operator_for_import(&op, &signs, bench->root, a->operator_key, &err) != 0)
+        return cli_fail(cli, &err);
+    o.operator_key = signs ? &op : NULL;
+    if (bd_import_run(&res, bench, dirs, 1, &o, &err) != 0) {
         bd_import_result_release(&res);
         return cli_fail(cli, &err);
     }

@@ -11,11 +11,12 @@
 #include "signer_add.h"
 
 static const char help[] =
-    "usage: benchdesk signer add KEY --roles author|reviewer|author,reviewer [--json]\n\n"
+    "usage: benchdesk signer add KEY --roles author|reviewer|author,reviewer|operator [--json]\n\n"
     "Propose a new signer for this bench: KEY (a fingerprint, key id or e-mail naming one\n"
     "usable key of your GnuPG keyring) has its public key exported to\n"
     "bench/keys/<name>.asc and an entry added to bench/trusted-signers.yaml with the\n"
-    "roles given. Nothing else is trusted until that change is reviewed and committed:\n"
+    "roles given. An operator key (it signs runs) holds no other role.\n"
+    "Nothing else is trusted until that change is reviewed and committed:\n"
     "it decides who may sign, so `benchdesk status` flags both files.\n"
     "Never a secret key is written. Exit: 0 added, 2 bad usage, no such key or already\n"
     "listed, 4 GnuPG or I/O.\n";
@@ -57,7 +58,7 @@ int cmd_signer(bd_cli *cli, int argc, char **argv)
         bd_bench_free(bench);
         return status;
     }
-    const char *rs = roles == 3 ? "author, reviewer" : roles == 1 ? "author" : "reviewer";
+    const char *rs = bd_signer_roles_str(roles);
     if (cli->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "fingerprint", a.fingerprint);
@@ -65,10 +66,12 @@ int cmd_signer(bd_cli *cli, int argc, char **argv)
         cJSON_AddStringToObject(o, "key_file", a.key_path);
         cJSON_AddBoolToObject(o, "key_file_written", a.key_file_new);
         cJSON *r = cJSON_AddArrayToObject(o, "roles");
-        if (roles & 1)
+        if (roles & BD_ROLE_AUTHOR)
             cJSON_AddItemToArray(r, cJSON_CreateString("author"));
-        if (roles & 2)
+        if (roles & BD_ROLE_REVIEWER)
             cJSON_AddItemToArray(r, cJSON_CreateString("reviewer"));
+        if (roles & BD_ROLE_OPERATOR)
+            cJSON_AddItemToArray(r, cJSON_CreateString("operator"));
         cli_print_json(o);
         cJSON_Delete(o);
     } else {

@@ -6,8 +6,6 @@
  */
 #include "verdict.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +13,7 @@
 
 #include "fsutil.h"
 #include "hash.h"
+#include "parfor.h"
 #include "path.h"
 
 #define VERDICT_FILES_MAX 10000000u
@@ -169,10 +168,6 @@ typedef struct load_job {
     bd_verdict_set *set;
     const char *root;
     bd_prov_ctx *prov;
-    atomic_size_t next;
-    atomic_int failed;
-    pthread_mutex_t mu;
-    bd_err err;
 } load_job;
 
 static int load_one(load_job *j, bd_verdict_entry *e, bd_err *err)
@@ -199,23 +194,10 @@ static int load_one(load_job *j, bd_verdict_entry *e, bd_err *err)
     return rc;
 }
 
-static void *load_thread(void *arg)
+static int load_at(size_t i, void *arg, bd_err *err)
 {
     load_job *j = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->set->n || atomic_load(&j->failed))
-            break;
-        bd_err e = BD_ERR_INIT;
-        if (load_one(j, &j->set->e[i], &e) != 0) {
-            pthread_mutex_lock(&j->mu);
-            if (!atomic_exchange(&j->failed, 1))
-                j->err = e;
-            pthread_mutex_unlock(&j->mu);
-            break;
-        }
-    }
-    return NULL;
+    return load_one(j, &j->set->e[i], err);
 }
 
 static int sig_cmp(const void *a, const void *b, void *set)
@@ -306,25 +288,10 @@ int bd_verdict_set_load(bd_verdict_set *out, const char *bench_root, const char 
         return bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "'%s' is not a task class name", task_class);
     if (list_files(out, bench_root, task_class, err) != 0)
         goto fail;
-    load_job j = {.set = out, .root = bench_root, .prov = prov, .err = BD_ERR_INIT};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.failed, 0);
-    pthread_mutex_init(&j.mu, NULL);
+    load_job j = {.set = out, .root = bench_root, .prov = prov};
     /* GnuPG does the work in processes of its own: the threads mostly wait for them */
-    size_t nt = out->n < 8 ? 0 : VERDICT_THREADS - 1;
-    pthread_t th[VERDICT_THREADS];
-    size_t started = 0;
-    for (; started < nt; started++)
-        if (pthread_create(&th[started], NULL, load_thread, &j) != 0)
-            break;
-    load_thread(&j); /* this thread works too (and alone when none started) */
-    for (size_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (atomic_load(&j.failed)) {
-        *err = j.err;
+    if (bd_parfor(out->n, VERDICT_THREADS, 8, load_at, &j, err) != 0)
         goto fail;
-    }
     if (mark_replays(out, err) != 0 || build_index(out, err) != 0)
         goto fail;
     for (size_t i = 0; i < out->n; i++) {

@@ -25,16 +25,39 @@ int bd_signer_roles_parse(int *roles, const char *s, bd_err *err)
             *roles |= BD_ROLE_AUTHOR;
         else if (n == 8 && strncmp(p, "reviewer", 8) == 0)
             *roles |= BD_ROLE_REVIEWER;
+        else if (n == 8 && strncmp(p, "operator", 8) == 0)
+            *roles |= BD_ROLE_OPERATOR;
         else if (n)
             return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
-                              "--roles takes author, reviewer or author,reviewer, not '%.*s'",
+                              "--roles takes author, reviewer, author,reviewer or operator, "
+                              "not '%.*s'",
                               (int)n, p);
         p += n;
     }
     if (!*roles)
         return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
-                          "--roles needs author, reviewer or author,reviewer");
+                          "--roles needs author, reviewer, author,reviewer or operator");
+    if ((*roles & BD_ROLE_OPERATOR) && *roles != BD_ROLE_OPERATOR)
+        return bd_err_set(err, BD_E_USAGE, NULL, 0, 0,
+                          "an operator key holds no other role (a rubric could reach it): "
+                          "give --roles operator alone, with a key of its own");
     return 0;
+}
+
+const char *bd_signer_roles_str(int roles)
+{
+    switch (roles) {
+    case BD_ROLE_AUTHOR:
+        return "author";
+    case BD_ROLE_REVIEWER:
+        return "reviewer";
+    case BD_ROLE_AUTHOR | BD_ROLE_REVIEWER:
+        return "author, reviewer";
+    case BD_ROLE_OPERATOR:
+        return "operator";
+    default:
+        return "";
+    }
 }
 
 static bool key_usable(gpgme_key_t k)
@@ -167,9 +190,9 @@ static void entry(bd_strbuf *b, const char *fpr, const char *identity, int roles
     bd_strbuf_str(b, fpr);
     bd_strbuf_str(b, ", identity: ");
     quoted(b, identity ? identity : "");
-    bd_strbuf_str(b, roles == (BD_ROLE_AUTHOR | BD_ROLE_REVIEWER) ? ", roles: [author, reviewer]}\n"
-                     : roles == BD_ROLE_AUTHOR                    ? ", roles: [author]}\n"
-                                                                  : ", roles: [reviewer]}\n");
+    bd_strbuf_str(b, ", roles: [");
+    bd_strbuf_str(b, bd_signer_roles_str(roles));
+    bd_strbuf_str(b, "]}\n");
 }
 
 /* The new trusted-signers.yaml text: `old` with the entry appended, or (when that would

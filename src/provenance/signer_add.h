@@ -25,6 +25,10 @@ typedef struct bd_signer_added {
  * bits. Returns 0, or -1 with usage.bad_args. */
 int bd_signer_roles_parse(int *roles, const char *s, bd_err *err);
 
+/* The roles as trusted-signers.yaml lists them ("author, reviewer", "operator", ...);
+ * "" for a combination that is not allowed. Static string. */
+const char *bd_signer_roles_str(int roles);
+
 /* Add the key `key` (a fingerprint, key id or e-mail naming exactly one usable key of the
  * keyring in `gnupg_home`, NULL: the user's default) to the bench at `bench_dir`
  * (<root>/bench) with `roles`: its public key (never a secret one) exported armored to

@@ -31,6 +31,19 @@ static int take_string(char **out, const bd_ynode *v, const char *path, const ch
     return *out ? 0 : bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
 }
 
+/* A plain true or false. */
+static int take_bool(bool *out, const bd_ynode *v, const char *path, const char *key, bd_err *err)
+{
+    bool t = v->kind == BD_Y_SCALAR && v->plain && strcmp(v->str, "true") == 0;
+    if (!t && !(v->kind == BD_Y_SCALAR && v->plain && strcmp(v->str, "false") == 0)) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "'%s' must be true or false", key);
+        return schema(err, path, v, msg);
+    }
+    *out = t;
+    return 0;
+}
+
 /* runner: {start: warm|cold} */
 static int take_runner(bd_config *out, const bd_ynode *v, const char *path, bd_err *err)
 {
@@ -135,6 +148,9 @@ int bd_config_load(bd_config *out, const char *root, bd_err *err)
                 schema(err, path, v, "'signing_key' must be a 40-hex-digit fingerprint");
                 goto out;
             }
+        } else if (strcmp(k, "require_signed_runs") == 0) {
+            if (take_bool(&out->require_signed_runs, v, path, k, err))
+                goto out;
         } else if (strcmp(k, "jobs") == 0) {
             char *end = NULL;
             long j = v->kind == BD_Y_SCALAR && v->plain ? strtol(v->str, &end, 10) : 0;
@@ -158,8 +174,8 @@ int bd_config_load(bd_config *out, const char *root, bd_err *err)
         } else {
             char msg[192];
             snprintf(msg, sizeof(msg),
-                     "unknown setting '%.64s' (known: theme, jobs, signing_key, python, runner, "
-                     "cost_cap_usd)",
+                     "unknown setting '%.64s' (known: theme, jobs, signing_key, "
+                     "require_signed_runs, python, runner, cost_cap_usd)",
                      k);
             schema(err, path, r->pairs[i].key, msg);
             goto out;

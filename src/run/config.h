@@ -3,7 +3,9 @@
  *
  *   theme: default            # TUI theme name (themes/<name>.yaml) or a path
  *   jobs: 4                   # default --jobs for run (1..256)
- *   signing_key: <40 hex>     # default key for sign / anchor publish / commit --sign
+ *   signing_key: <40 hex>     # default key for sign / anchor publish / commit --sign,
+ *                             # and the operator key that signs runs (runsign.h)
+ *   require_signed_runs: true # refuse a run without an operator key
  *   python: /usr/bin/python3  # the rubric interpreter (an absolute path)
  *   runner:
  *     start: warm             # warm (the default: where it can serve) or cold
@@ -21,13 +23,14 @@
 #include "warm_start.h"
 
 typedef struct bd_config {
-    char *theme;         /* NULL when unset */
-    int jobs;            /* 0 when unset */
-    char *signing_key;   /* NULL when unset; upper-case hex */
-    char *python;        /* NULL when unset; absolute path */
-    bd_start_mode start; /* runner.start; BD_START_DEFAULT when unset */
-    bool has_cost_cap;   /* cost_cap_usd is set */
-    double cost_cap_usd; /* the run's cost cap in USD (docs/runner.md#the-cost-cap) */
+    char *theme;              /* NULL when unset */
+    int jobs;                 /* 0 when unset */
+    char *signing_key;        /* NULL when unset; upper-case hex */
+    bool require_signed_runs; /* false when unset */
+    char *python;             /* NULL when unset; absolute path */
+    bd_start_mode start;      /* runner.start; BD_START_DEFAULT when unset */
+    bool has_cost_cap;        /* cost_cap_usd is set */
+    double cost_cap_usd;      /* the run's cost cap in USD (docs/runner.md#the-cost-cap) */
 } bd_config;
 
 /* A cost cap as written on the command line and in the config: a decimal number of USD,

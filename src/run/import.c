@@ -16,6 +16,7 @@
 #include "canon.h"
 #include "exec.h"
 #include "fsutil.h"
+#include "runsign.h"
 #include "shard.h"
 
 typedef struct imp {
@@ -27,6 +28,9 @@ typedef struct imp {
     size_t n_prev;
     size_t *skip;               /* per bundle: its first skip[i] records are already in the chain */
     char (*local)[BD_HASH_BUF]; /* per appended record, its local hash (flattened) */
+    const bd_sign_key *op;      /* the importing operator's key, or NULL */
+    uint64_t first_new;         /* seq of the first record appended here */
+    char last_new[BD_HASH_BUF]; /* hash of the last one */
 } imp;
 
 static int nomem(bd_err *err)
@@ -375,6 +379,23 @@ out:
     return fd;
 }
 
+/* Sign the run as the chain now holds it (runsign.h): its records carrying the importing
+ * operator's fingerprint, those of an earlier import by the same key included. */
+static int sign_import(imp *im, bd_import_result *res, bd_err *err)
+{
+    uint64_t count = res->appended, first = im->first_new;
+    for (size_t k = 0; k < im->n_prev; k++) {
+        const char *fp = im->prev[k].operator_fingerprint;
+        if (fp && strcmp(fp, im->op->fingerprint) == 0) {
+            count++;
+            if (im->prev[k].seq < first)
+                first = im->prev[k].seq;
+        }
+    }
+    return bd_run_operator_sign(im->h, im->op, NULL, im->tc ? im->tc->name : res->task_class,
+                                res->run_id, count, first, im->last_new, &res->signed_seq, err);
+}
+
 /* Append every record not yet in the chain, shard by shard, in bundle seq order. */
 static int append_all(imp *im, bd_import_result *res, bd_err *err)
 {
@@ -402,13 +423,19 @@ static int append_all(imp *im, bd_import_result *res, bd_err *err)
                                         .host = (char *)b->m.host};
             snprintf(origin.bundle_record_hash, sizeof(origin.bundle_record_hash), "%s", r->hash);
             f.origin = &origin;
-            int ok = bd_history_append_score(im->h, &f, &r->score, NULL, im->local[at], err);
+            /* The importing operator vouches for a bundle that is not signed itself. */
+            f.operator_fingerprint = im->op ? im->op->fingerprint : NULL;
+            uint64_t seq = 0;
+            int ok = bd_history_append_score(im->h, &f, &r->score, &seq, im->local[at], err);
             /* The first append removes a torn final line a crash left: keep its note. */
             if (bd_history_repair_note(im->h))
                 snprintf(res->history_repaired, sizeof(res->history_repaired), "%s",
                          bd_history_repair_note(im->h));
             if (ok != 0)
                 return -1;
+            if (!im->first_new)
+                im->first_new = seq;
+            memcpy(im->last_new, im->local[at], BD_HASH_BUF);
             res->appended++;
         }
     }
@@ -534,6 +561,7 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
     memset(res, 0, sizeof(*res));
     imp im;
     memset(&im, 0, sizeof(im));
+    im.op = o->operator_key;
     bd_history_verify_result vr;
     memset(&vr, 0, sizeof(vr));
     int rc = -1, lock = -1;
@@ -557,6 +585,8 @@ int bd_import_run(bd_import_result *res, const bd_bench *bench, const char *cons
     if (find_imported(&im, res->run_id, vr.count, err) != 0 ||
         settle_missing(&im, res, o, err) != 0 || find_uncovered(&im, res, err) != 0 ||
         append_all(&im, res, err) != 0)
+        goto out;
+    if (im.op && res->appended && sign_import(&im, res, err) != 0)
         goto out;
     uint64_t seq = 0;
     if (bd_history_head(im.h, &seq, res->chain_head, err) != 0)

@@ -33,9 +33,14 @@
 #include "err.h"
 #include "history.h"
 #include "runner.h"
+#include "sign.h"
 
 typedef struct bd_import_opts {
     bool partial; /* accept a subset of the shards (the result names the missing ones) */
+    /* The importing operator's key, checked (bd_run_operator_check), or NULL: each record
+     * appended carries its fingerprint and the run is signed after them (run.signed over
+     * the run's records with that fingerprint, earlier imports' included). */
+    const bd_sign_key *operator_key;
 } bd_import_opts;
 
 typedef struct bd_import_result {
@@ -51,8 +56,9 @@ typedef struct bd_import_result {
     /* The first append removed a torn final line a crash had left (bd_history_repair_note),
      * or "". Set on failure too: the front end says so either way. */
     char history_repaired[256];
-    uint64_t appended; /* records added to the local chain by this call */
-    uint64_t already;  /* records of the given bundles that were already in it */
+    uint64_t appended;   /* records added to the local chain by this call */
+    uint64_t already;    /* records of the given bundles that were already in it */
+    uint64_t signed_seq; /* the run.signed record this import appended, or 0 */
     char chain_head[BD_HASH_BUF];
     bd_run_summary summary; /* of every record of the run now in the chain */
     bool has_summary;       /* written (false when nothing was appended) */

@@ -348,6 +348,13 @@ cJSON *bd_run_event_json(const bd_run_event *ev)
         if (!o || !inner)
             break;
         cJSON_AddItemToObject(o, "summary", inner);
+        if (ev->summary->operator_fingerprint[0]) { /* a run with an operator key */
+            cJSON_AddStringToObject(o, "operator_fingerprint", ev->summary->operator_fingerprint);
+            if (ev->summary->signed_seq)
+                cJSON_AddNumberToObject(o, "run_signed_seq", (double)ev->summary->signed_seq);
+            else
+                cJSON_AddNullToObject(o, "run_signed_seq");
+        }
         return o;
     default:
         return NULL;

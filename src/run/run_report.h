@@ -56,9 +56,11 @@ typedef struct bd_run_summary {
     bool stopped_cost_cap;
     const char **not_run;
     size_t n_not_run;
-    size_t not_recorded; /* finished cases whose record could not be appended */
-    size_t records;      /* records appended by this run */
-    size_t appends;      /* history appends (fsyncs) they took: group commit */
+    size_t not_recorded;           /* finished cases whose record could not be appended */
+    size_t records;                /* records appended by this run */
+    size_t appends;                /* history appends (fsyncs) they took: group commit */
+    char operator_fingerprint[41]; /* the operator key that signs the run, or "" */
+    uint64_t signed_seq;           /* seq of its run.signed record, 0 when not signed */
     bool has_chain_head;
     char chain_head[65];
     char started_at[21], finished_at[21];

@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "runsign.h"
 #include "verify.h"
 #include "strbuf.h"
 
@@ -417,6 +418,18 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     }
     if (bd_run_env_resolve(&env, cfg, req->isolation, req->allow_weaker, req->jobs, err) != 0)
         goto out;
+    /* The operator's key, checked before anything runs, so a run never ends unsigned for
+     * want of a passphrase. A shard's records go to its bundle unsigned: the operator who
+     * imports it signs them (`run --out` here: the same key). */
+    bd_sign_key op_key;
+    bool op_signs = false;
+    bd_run_operator_req op = {.key = req->operator_key ? req->operator_key : cfg->signing_key,
+                              .require_config = cfg->require_signed_runs,
+                              .require_tc = req->tc->run_require_signed,
+                              .task_class = req->tc->name,
+                              .isolation = env.isolation};
+    if (bd_run_operator_check(&op_key, &op_signs, &op, err) != 0)
+        goto out;
     bd_runner_opts opts = BD_RUNNER_OPTS_INIT;
     opts.jobs = env.jobs;
     opts.isolation = env.isolation;
@@ -433,6 +446,8 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     if (bd_run_gate(plan, r, req->bench, req->tc, req->case_ids, req->n_case_ids, &req->gate,
                     err) != 0)
         goto out;
+    if (op_signs && !shard)
+        bd_runner_set_operator(r, &op_key);
     if (shard) {
         if (bd_bundle_create(req->bundle, req->bundle_dir, err) != 0)
             goto out;

@@ -122,6 +122,9 @@ typedef struct bd_run_request {
      * (it must not exist: bundle.exists); the records go to its chain. */
     bd_bundle_writer *bundle;
     const char *bundle_dir;
+    /* --operator-key: the key that signs the run (runsign.h); NULL: signing_key of the
+     * config, else none. Ignored by a shard run (its bundle is signed on import). */
+    const char *operator_key;
 } bd_run_request;
 
 /* The run's cost cap (docs/runner.md#the-cost-cap): the smallest of the request's

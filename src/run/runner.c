@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "digest.h"
+#include "runsign.h"
 #include "fsutil.h"
 #include "serial.h"
 #include "sut_env.h"
@@ -165,7 +166,13 @@ struct bd_runner {
     size_t rec_n;
     rec_batch *inflight; /* the append on the worker, or NULL */
     bool append_failed;  /* an append failed: no more are tried */
-    size_t *freed;       /* indices of cases whose slot was freed, in order (r->n of them) */
+    /* The operator's key (bd_runner_set_operator): records carry its fingerprint and the
+     * run is signed when it ends; op_first_seq/op_last_hash span its records. */
+    bool op_set;
+    bd_sign_key op_key;
+    uint64_t op_first_seq;
+    char op_last_hash[BD_HASH_BUF];
+    size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
     bool cancel_asked; /* bd_runner_cancel (a user's Ctrl-C), not the cost cap */
@@ -839,6 +846,7 @@ static int record_work(void *payload)
         f[i].cassette_digest = res->cassette_digest[0] ? res->cassette_digest : NULL;
         f[i].isolation_class = bd_isolation_str(s->isolation);
         f[i].provenance_verified = c->verified;
+        f[i].operator_fingerprint = r->op_set ? r->op_key.fingerprint : NULL;
         f[i].started_at = res->started_at;
         f[i].finished_at = res->finished_at;
         sc[i] = &res->score;
@@ -878,6 +886,9 @@ static void record_done(void *payload, int status)
         r->summary.appends++;
         r->summary.records += b->n;
         for (size_t i = 0; i < b->n; i++) {
+            if (!r->op_first_seq)
+                r->op_first_seq = b->cases[i]->res.record_seq;
+            memcpy(r->op_last_hash, b->cases[i]->res.record_hash, BD_HASH_BUF);
             r->recording--;
             bd_runner_set_chain_head(r, b->cases[i]->res.record_hash);
             publish(b->cases[i]);
@@ -1417,6 +1428,31 @@ static void record_stop(bd_runner *r)
     free(detail);
 }
 
+/* The operator's signature over what the run recorded (runsign.h); nothing when it
+ * recorded nothing. A failure is the run's error: its records stay unsigned claims. */
+static void sign_run(bd_runner *r)
+{
+    if (!r->op_set || !r->hist || r->summary.records == 0)
+        return;
+    bd_err e = BD_ERR_INIT;
+    uint64_t seq = 0;
+    if (bd_run_operator_sign(r->hist, &r->op_key, NULL, r->summary.task_class, r->summary.run_id,
+                             r->summary.records, r->op_first_seq, r->op_last_hash, &seq, &e) != 0) {
+        set_fatal(r, &e);
+        return;
+    }
+    r->summary.signed_seq = seq;
+}
+
+void bd_runner_set_operator(bd_runner *r, const bd_sign_key *key)
+{
+    r->op_set = key != NULL;
+    if (key) {
+        r->op_key = *key;
+        memcpy(r->summary.operator_fingerprint, key->fingerprint, BD_FPR_LEN + 1);
+    }
+}
+
 static void finish_run(bd_runner *r)
 {
     if (r->finished)
@@ -1425,6 +1461,7 @@ static void finish_run(bd_runner *r)
     /* Every record is in (recording == 0): the worker has nothing left. */
     bd_serial_close(r->recorder);
     r->recorder = NULL;
+    sign_run(r);
     compute_summary(r);
     record_stop(r);
     write_summary(r);

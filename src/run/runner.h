@@ -58,6 +58,7 @@
 #include "history.h"
 #include "run_report.h"
 #include "score.h"
+#include "sign.h"
 #include "warm_start.h"
 
 typedef struct bd_runner bd_runner;
@@ -138,6 +139,10 @@ void bd_runner_set_cost_cap(bd_runner *r, double usd);
  * runner appends the audit record BD_RUN_STOPPED_EVENT, bd_run_stop_detail, after the
  * run's last record: reports and `history log` read from the chain that the cap
  * stopped the run.) */
+/* The operator's key (runsign.h; NULL: none), before bd_runner_start: every record
+ * carries its fingerprint and, when the run ends having recorded anything, the run is
+ * signed (a `run.signed` audit record; summary.signed_seq). The key is copied. */
+void bd_runner_set_operator(bd_runner *r, const bd_sign_key *key);
 
 /* Set the chain head reported in the summary (64 hex), or NULL for none. */
 void bd_runner_set_chain_head(bd_runner *r, const char *hex);

@@ -98,9 +98,11 @@ import bca_reference as ref
 seed, changed = int(sys.argv[3], 16), sys.argv[4]
 keys = {"task_class", "run_a", "run_b", "task_class_changed", "isolation_class", "counts",
         "comparable", "mean_a", "mean_b", "mean_delta", "ci95", "pass_rate_a", "pass_rate_b",
-        "mcnemar", "failure_modes", "cases", "stale_records"}
+        "mcnemar", "failure_modes", "cases", "stale_records", "operator_a", "operator_b",
+        "signed_run_records", "records"}
 assert set(o) == keys, set(o) ^ keys
 assert o["task_class_changed"] is True and o["isolation_class"] == "subprocess"
+assert (o["operator_a"], o["operator_b"], o["signed_run_records"]) == ("unsigned", "unsigned", 0)
 assert set(o["counts"]) == {"regressed", "improved", "unchanged", "new", "removed", "changed"}
 assert o["counts"]["changed"] == 1 and o["counts"]["regressed"] >= 5, o["counts"]
 assert sum(o["counts"].values()) == len(o["cases"]) == 13

@@ -208,7 +208,7 @@ static void test_pick_and_find(void **state)
     runs[3].full = false; /* a partial run is never picked by default */
     for (int i = 0; i < 4; i++)
         runs[i].last_seq = (uint64_t)i + 1;
-    bd_runs all = {runs, 4, 4, ""};
+    bd_runs all = {.runs = runs, .n = 4, .count = 4};
     const bd_run *a, *b;
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_compare_pick(&all, NULL, NULL, NULL, &a, &b, &err), 0);

@@ -17,6 +17,7 @@
 #include "stale.h"
 #include "trend.h"
 #include "view_args.h"
+#include "path.h"
 #include "view_util.h"
 #include "views/compare_view.h"
 
@@ -67,6 +68,11 @@ static void job_run(bd_work *w)
         return;
     int rc = bd_runs_load(&j->runs, h, &j->err);
     bd_history_free(h);
+    /* who ran each run: the signed runs against the bench's keys */
+    char *bench_dir = rc == 0 ? bd_path_join(j->root, "bench") : NULL;
+    if (rc == 0 && (!bench_dir || bd_runs_judge_signed(&j->runs, bench_dir, &j->err) != 0))
+        rc = -1;
+    free(bench_dir);
     const bd_run *a, *b;
     if (rc < 0 ||
         bd_compare_pick(&j->runs, NULL, j->id_a ? j->id_a : j->id_b, j->id_a ? j->id_b : NULL, &a,
@@ -194,6 +200,13 @@ static int draw_summary(bd_view *v, WINDOW *w, int cols)
     bd_draw_text(w, y++, 0, cols, buf, bd_role_attr(BD_R_DIFF_CTX), false);
     snprintf(buf, sizeof(buf), " B %s  %s  %s%s", c->b->run_id, c->b->finished_at,
              bd_run_kind(c->b, kb, sizeof(kb)), s->stale_b ? "  (stale records)" : "");
+    bd_draw_text(w, y++, 0, cols, buf, bd_role_attr(BD_R_DIFF_CTX), false);
+    char wa[320], wb[320];
+    bd_runs_report_who(&s->runs.sig, c->a->run_id, wa, sizeof(wa));
+    bd_runs_report_who(&s->runs.sig, c->b->run_id, wb, sizeof(wb));
+    snprintf(buf, sizeof(buf), " ran by A %s, B %s: %zu of %zu records from signed runs", wa, wb,
+             bd_run_signed_records(&s->runs, c->a) + bd_run_signed_records(&s->runs, c->b),
+             c->a->n_recs + c->b->n_recs);
     bd_draw_text(w, y++, 0, cols, buf, bd_role_attr(BD_R_DIFF_CTX), false);
     if (c->have_stats)
         snprintf(buf, sizeof(buf),

@@ -143,6 +143,11 @@ static void build(bd_view *v)
              r->cases, r->isolation_class[0] ? r->isolation_class : "-",
              (unsigned long long)r->chain_count, r->anchors, r->anchors == 1 ? "" : "s");
     add(s, "evidence", buf, BD_R_DIFF_CTX, false);
+    if (r->run_id[0]) {
+        snprintf(buf, sizeof(buf), "%s; %zu of %zu records from signed runs%s", r->run_operator,
+                 r->signed_records, r->cases, r->require_signed ? " (signed runs required)" : "");
+        add(s, "ran by", buf, r->run_signed ? BD_R_DIFF_CTX : BD_R_MUTED, false);
+    }
     snprintf(buf, sizeof(buf), "%.1f%% (%zu of %zu passed)", 100.0 * r->pass_rate, r->passed,
              r->cases);
     add(s, "pass rate", buf, BD_R_DIFF_CTX, false);

@@ -23,6 +23,7 @@
 #include "model.h"
 #include "view_args.h"
 #include "runner.h"
+#include "runsigned.h"
 #include "stale.h"
 #include "view_util.h"
 #include "result_cols.h"
@@ -453,6 +454,14 @@ static void build_header(bd_view *v, const bd_result_src *src, const bd_task_cla
     } else {
         add(r, L_FIELD, "record", BD_R_DIFF_CTX, "not in the history", BD_R_WARN, 0);
     }
+    /* Who ran it: the key the record names, by trusted-signers.yaml (runsigned.h; whether
+     * a run.signed covers it is `history verify`'s to say). */
+    char who[320];
+    const bd_prov_ctx *prov = v->app->model ? v->app->model->prov : NULL;
+    bd_run_operator_words(prov ? bd_prov_ctx_signers(prov) : NULL, src->operator_fingerprint, who,
+                          sizeof(who));
+    add(r, L_FIELD, "operator", BD_R_DIFF_CTX, who,
+        src->operator_fingerprint ? BD_R_DIFF_CTX : BD_R_MUTED, 0);
     if (src->origin) {
         /* The host passed the record parser: printable ASCII without spaces. */
         snprintf(buf, sizeof(buf), "shard %u of %u on %s, bundle record %.16s%s",

@@ -341,6 +341,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->seq = c->seq;
     out->record_hash = c->record_hash;
     out->isolation = run->isolation;
+    out->operator_fingerprint = run->operator_fpr[0] ? run->operator_fpr : NULL;
     out->started_at = c->started_at;
     out->finished_at = c->finished_at;
     out->case_digest = c->case_digest;
