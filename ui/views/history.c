@@ -29,6 +29,10 @@ typedef struct hist_view {
     uint64_t next_before; /* 0: no more pages */
     bool loaded_once;
     page_job *job; /* the page being read, or NULL */
+    /* The chain changed: the first page is read again while the old rows stay shown (keys
+     * keep moving over them); when it comes it replaces them, the cursor kept on its
+     * record when that record is in it. */
+    bool refreshing;
     bd_err err;
     char text[1024];
 } hist_view;
@@ -113,6 +117,18 @@ static void page_done(bd_work *w, bool ran)
     hist_view *s = v->state;
     s->job = NULL;
     s->loaded_once = true;
+    uint64_t keep_seq = 0;
+    if (s->refreshing) {
+        s->refreshing = false;
+        size_t row = bd_list_selected(&s->list);
+        keep_seq = row < s->n ? s->recs[row].seq : 0;
+        if (ran && j->rc == 0) {
+            bd_history_records_free(s->recs, s->n);
+            s->recs = NULL;
+            s->n = s->cap = 0;
+            s->list.cursor = s->list.top = 0;
+        }
+    }
     if (!ran || j->rc < 0) {
         s->err = j->err;
         s->next_before = 0;
@@ -145,6 +161,11 @@ static void page_done(bd_work *w, bool ran)
     s->next_before = j->next;
     page_free(j);
     rebuild(v);
+    for (size_t i = 0; keep_seq && i < s->n; i++)
+        if (s->recs[i].seq == keep_seq) {
+            (void)bd_list_select_row(&s->list, i);
+            break;
+        }
     bd_app_invalidate(v->app, BD_DIRTY_BODY | BD_DIRTY_STATUS);
     /* A filter may hide the whole page: keep reading while nothing shows. */
     if (s->list.filter[0] && s->list.n_vis < 20)
@@ -153,11 +174,20 @@ static void page_done(bd_work *w, bool ran)
                   &(bd_event){.kind = BD_EV_LOADED, .tc_index = SIZE_MAX, .case_index = SIZE_MAX});
 }
 
+static void queue_page(bd_view *v, uint64_t before);
+
 static void load_more(bd_view *v)
 {
     hist_view *s = v->state;
     if (s->job || (s->loaded_once && !s->next_before) || s->err.code != BD_OK)
         return;
+    queue_page(v, s->next_before);
+}
+
+/* Read the page of records before seq `before` (0: from the head) on the pool. */
+static void queue_page(bd_view *v, uint64_t before)
+{
+    hist_view *s = v->state;
     page_job *j = calloc(1, sizeof(*j));
     if (!j || !(j->root = strdup(v->app->bench->root)) ||
         (s->scope_tc && !(j->tc = strdup(s->scope_tc))) ||
@@ -168,7 +198,7 @@ static void load_more(bd_view *v)
         return;
     }
     j->view = v;
-    j->before = s->next_before;
+    j->before = before;
     j->work.run = page_run;
     j->work.done = page_done;
     if (bd_work_queue(v->app, &j->work) < 0) {
@@ -187,6 +217,7 @@ static void reset(bd_view *v)
         s->job->view = NULL;
         s->job = NULL;
     }
+    s->refreshing = false;
     bd_history_records_free(s->recs, s->n);
     s->recs = NULL;
     s->n = s->cap = 0;
@@ -586,9 +617,14 @@ static void event(bd_view *v, const bd_event *ev)
 {
     hist_view *s = v->state;
     if (ev->kind == BD_EV_HISTORY) {
-        /* The chain changed (a run appended): read it again from the head. */
-        if (s->loaded_once && !s->job)
+        /* The chain changed (a run appended): read it again from the head, the rows
+         * shown meanwhile. */
+        if (s->loaded_once && !s->job && s->err.code == BD_OK) {
+            s->refreshing = true;
+            queue_page(v, 0);
+        } else if (s->loaded_once && !s->job) {
             reset(v);
+        }
         bd_app_invalidate(v->app, BD_DIRTY_BODY);
     } else if (ev->kind == BD_EV_TICK &&
                (s->job || bd_model_chain(v->app->model).state == BD_CHAIN_VERIFYING)) {
