@@ -26,7 +26,7 @@ struct bd_pass {
     void *owner;
 };
 
-static void wipe(void *p, size_t n)
+void bd_wipe(void *p, size_t n)
 {
     volatile unsigned char *v = p;
     while (n--)
@@ -106,7 +106,7 @@ int bd_pass_cb(char *buf, size_t cap, const char *uid_hint, bool bad_before, voi
     rc = p->rc;
     if (rc == 0 && cap)
         snprintf(buf, cap, "%s", p->pass);
-    wipe(p->pass, sizeof(p->pass));
+    bd_wipe(p->pass, sizeof(p->pass));
     p->asking = false;
 out:
     uv_mutex_unlock(&p->mu);
@@ -144,7 +144,7 @@ void bd_pass_detach(bd_pass *p)
 static void on_closed(uv_handle_t *h)
 {
     bd_pass *p = h->data;
-    wipe(p->pass, sizeof(p->pass));
+    bd_wipe(p->pass, sizeof(p->pass));
     uv_cond_destroy(&p->cond);
     uv_mutex_destroy(&p->mu);
     free(p);
@@ -175,7 +175,7 @@ bd_edit_result bd_edit_key(char *buf, size_t cap, size_t *len, int ch)
         return BD_EDIT_CHANGED;
     }
     if (ch == BD_CTRL('u')) {
-        wipe(buf, cap);
+        bd_wipe(buf, cap);
         *len = 0;
         return BD_EDIT_CHANGED;
     }
@@ -198,7 +198,7 @@ bd_edit_result bd_edit_key(char *buf, size_t cap, size_t *len, int ch)
         *len += (size_t)n;
         buf[*len] = '\0';
     }
-    wipe(mb, sizeof(mb));
+    bd_wipe(mb, sizeof(mb));
     return BD_EDIT_CHANGED;
 }
 
@@ -217,4 +217,36 @@ void bd_pass_draw(WINDOW *w, int y, const char *hint, bool bad_before, const cha
     if (x < cols)
         bd_draw_text(w, y, x, cols - x, "  (Enter sign, Esc cancel)", bd_role_attr(BD_R_MUTED),
                      false);
+}
+
+void bd_pass_line_ask(bd_pass_line *l, const char *hint, bool bad_before)
+{
+    l->asking = true;
+    l->bad_before = bad_before;
+    snprintf(l->hint, sizeof(l->hint), "%s", hint);
+    bd_wipe(l->pass, sizeof(l->pass));
+    l->len = 0;
+}
+
+void bd_pass_line_close(bd_pass_line *l)
+{
+    l->asking = false;
+    bd_wipe(l->pass, sizeof(l->pass));
+    l->len = 0;
+}
+
+bool bd_pass_line_key(bd_pass_line *l, bd_pass *bridge, int ch)
+{
+    bd_edit_result r = bd_edit_key(l->pass, sizeof(l->pass), &l->len, ch);
+    if (r != BD_EDIT_ACCEPT && r != BD_EDIT_CANCEL)
+        return false;
+    if (bridge)
+        bd_pass_answer(bridge, r == BD_EDIT_ACCEPT ? l->pass : NULL);
+    bd_pass_line_close(l);
+    return true;
+}
+
+void bd_pass_line_draw(const bd_pass_line *l, WINDOW *w, int y)
+{
+    bd_pass_draw(w, y, l->hint, l->bad_before, l->pass, l->len);
 }

@@ -57,4 +57,28 @@ bd_edit_result bd_edit_key(char *buf, size_t cap, size_t *len, int ch);
 void bd_pass_draw(WINDOW *w, int y, const char *hint, bool bad_before, const char *pass,
                   size_t len);
 
+/* ---- the masked line a view shows while its signing job waits on the bridge -------- */
+
+typedef struct bd_pass_line {
+    bool asking;     /* shown, and taking the view's keys */
+    bool bad_before; /* the last passphrase was wrong */
+    char hint[256];
+    char pass[512];
+    size_t len;
+} bd_pass_line;
+
+/* Show the line, empty, for `hint` (the bridge asked: a bd_pass_ask_fn calls it). */
+void bd_pass_line_ask(bd_pass_line *l, const char *hint, bool bad_before);
+/* Hide the line and wipe what was typed. */
+void bd_pass_line_close(bd_pass_line *l);
+/* A key while the line is shown: edits it; Enter answers `bridge` with the passphrase and
+ * Esc cancels the question (`bridge` NULL: no one to answer), and either closes the line.
+ * Returns true when the line closed. */
+bool bd_pass_line_key(bd_pass_line *l, bd_pass *bridge, int ch);
+/* Draw the line at row y of `w` (bd_pass_draw). */
+void bd_pass_line_draw(const bd_pass_line *l, WINDOW *w, int y);
+
+/* Overwrite `n` bytes at `p` with zeros in a way the compiler keeps (secrets, notes). */
+void bd_wipe(void *p, size_t n);
+
 #endif

@@ -211,7 +211,8 @@ ls "$root"/audit/verdicts/tc/r2/c1/"$REX_FPR"-*.json >/dev/null 2>&1 &&
     pass "a verdict file for the later record" || fail "no file for record 4"
 grep -q '"note":"same as #1"' "$root"/audit/verdicts/tc/r2/c1/*.json && pass "its note names the record suggested from" ||
     fail "note: $(cat "$root"/audit/verdicts/tc/r2/c1/*.json)"
-tui_wait_re "#6 +pass +sample" 30 && ! grep -q "#4 " <<<"$TUI_LAST" &&
+# The old rows stay until the queue is read again: wait for #4 to go, then look.
+tui_gone "#4 " 30 && grep -qE "#6 +pass +sample" <<<"$TUI_LAST" &&
     pass "after B's verdict, the sampled pass is left" || fail "queue: $TUI_LAST"
 bd verdict 6 --verdict flaky --key "$ALICE_FPR" >/dev/null || fail "alice: record 6 flaky"
 tui_keys C-r

@@ -20,6 +20,7 @@
 #include "record.h"
 #include "view_util.h"
 #include "views/record_view.h"
+#include "watch.h"
 
 typedef enum { ST_CHOOSE, ST_RUNNING, ST_REVIEW, ST_WRITTEN, ST_FAILED } rec_state;
 
@@ -213,6 +214,8 @@ static void write_take(bd_view *v)
         return;
     }
     s->state = ST_WRITTEN;
+    /* Our own write: the watch re-reads the bench but keeps the message below. */
+    bd_watch_touch(v->app->watch);
     bd_err next = BD_ERR_INIT;
     bd_record_next_steps(&next, tc, s->case_id);
     const bd_pin_change *ch = rep.n_changes ? &rep.changes[0] : NULL;

@@ -59,10 +59,7 @@ typedef struct review_view {
     char note[BD_VERDICT_NOTE_MAX + 1];
     size_t note_len;
     give_job *give;
-    bool asking, bad_before;
-    char hint[256];
-    char pass[256];
-    size_t pass_len;
+    bd_pass_line line; /* the masked passphrase line */
 } review_view;
 
 struct load_job {
@@ -102,13 +99,6 @@ static const struct {
     {'c', BD_VERDICT_CONFIRMED}, {'r', BD_VERDICT_RUBRIC_BUG}, {'k', BD_VERDICT_CASE_BUG},
     {'f', BD_VERDICT_FLAKY},     {'i', BD_VERDICT_INFRA},      {'w', BD_VERDICT_WITHDRAWN},
 };
-
-static void wipe(char *p, size_t n)
-{
-    volatile char *q = p;
-    while (n--)
-        *q++ = 0;
-}
 
 /* ---- rows ---------------------------------------------------------------------------- */
 
@@ -284,7 +274,7 @@ static void give_free(give_job *j)
         free(j->paths[i]);
     free(j->paths);
     bd_pass_free(j->pass);
-    wipe(j->note, sizeof(j->note));
+    bd_wipe(j->note, sizeof(j->note));
     free(j->seqs);
     free(j->root);
     free(j);
@@ -293,11 +283,9 @@ static void give_free(give_job *j)
 static void close_prompt(review_view *s)
 {
     s->pstate = P_NONE;
-    wipe(s->note, sizeof(s->note));
+    bd_wipe(s->note, sizeof(s->note));
     s->note_len = 0;
-    s->asking = false;
-    wipe(s->pass, sizeof(s->pass));
-    s->pass_len = 0;
+    bd_pass_line_close(&s->line);
     free(s->targets);
     s->targets = NULL;
     s->n_targets = 0;
@@ -317,9 +305,7 @@ static void give_done(bd_work *w, bool ran)
     if (v) {
         review_view *s = v->state;
         s->give = NULL;
-        s->asking = false;
-        wipe(s->pass, sizeof(s->pass));
-        s->pass_len = 0;
+        bd_pass_line_close(&s->line);
     }
     if (!ran) {
         bd_app_message(app, BD_MSG_WARN, "the verdict was not given: cancelled");
@@ -351,11 +337,7 @@ static void ask(void *owner, const char *hint, bool bad_before)
 {
     bd_view *v = owner;
     review_view *s = v->state;
-    s->asking = true;
-    s->bad_before = bad_before;
-    snprintf(s->hint, sizeof(s->hint), "%s", hint);
-    wipe(s->pass, sizeof(s->pass));
-    s->pass_len = 0;
+    bd_pass_line_ask(&s->line, hint, bad_before);
     bd_app_invalidate(v->app, BD_DIRTY_ALL);
 }
 
@@ -458,16 +440,8 @@ static bool prompt_key(bd_view *v, int ch)
         return true;
     }
     case P_SIGNING:
-        if (s->asking) {
-            bd_edit_result r = bd_edit_key(s->pass, sizeof(s->pass), &s->pass_len, ch);
-            if (r == BD_EDIT_ACCEPT || r == BD_EDIT_CANCEL) {
-                if (s->give && s->give->pass)
-                    bd_pass_answer(s->give->pass, r == BD_EDIT_ACCEPT ? s->pass : NULL);
-                s->asking = false;
-                wipe(s->pass, sizeof(s->pass));
-                s->pass_len = 0;
-            }
-        }
+        if (s->line.asking)
+            bd_pass_line_key(&s->line, s->give ? s->give->pass : NULL, ch);
         /* Keys typed while GnuPG signs are meant for it: discarded, never commands. */
         return true;
     default:
@@ -551,8 +525,8 @@ static void draw_prompt(bd_view *v, WINDOW *w, int rows, int cols)
     snprintf(buf, sizeof(buf), " %s   Enter signs and writes, Esc: no verdict",
              bd_verdict_kind_str(s->kind));
     bd_draw_text(w, rows - 2, 0, cols, buf, a, true);
-    if (s->pstate == P_SIGNING && s->asking) {
-        bd_pass_draw(w, rows - 1, s->hint, s->bad_before, s->pass, s->pass_len);
+    if (s->pstate == P_SIGNING && s->line.asking) {
+        bd_pass_line_draw(&s->line, w, rows - 1);
         return;
     }
     if (s->pstate == P_SIGNING) {
@@ -715,7 +689,7 @@ static bool key(bd_view *v, bd_action a, int ch)
     review_view *s = v->state;
     if (a == BD_A_INTERRUPT)
         return false; /* Ctrl-C quits whatever the prompt */
-    if (s->pstate == P_SIGNING && !s->asking && a == BD_A_ESCAPE)
+    if (s->pstate == P_SIGNING && !s->line.asking && a == BD_A_ESCAPE)
         return false; /* leaving: the signing job goes on, detached */
     if (s->pstate != P_NONE)
         return prompt_key(v, ch);
@@ -796,8 +770,8 @@ static void close_view(bd_view *v)
         s->give->view = NULL;
         bd_pass_detach(s->give->pass);
     }
-    wipe(s->pass, sizeof(s->pass));
-    wipe(s->note, sizeof(s->note));
+    bd_pass_line_close(&s->line);
+    bd_wipe(s->note, sizeof(s->note));
     free(s->targets);
     free(s->rows);
     bd_review_session_release(&s->rs);

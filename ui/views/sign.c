@@ -21,6 +21,7 @@
 #include "text.h"
 #include "model.h"
 #include "passphrase.h"
+#include "watch.h"
 #include "sign.h"
 #include "view_util.h"
 #include "views/sign_view.h"
@@ -51,12 +52,7 @@ typedef struct sign_view {
     bool loopback;
     sign_job *job; /* the prepare or sign job in flight (NULL once reported) */
     bool signing;
-    /* the masked passphrase line */
-    bool asking;
-    char hint[256];
-    bool bad_before;
-    char pass[512];
-    size_t pass_len;
+    bd_pass_line line; /* the masked passphrase line */
     /* a task class: registration.yaml and rubric.py against the last signed commit */
     struct diff_job *diff_job;
     char *diff_text;     /* the diff, terminal-safe, for the pager (D) */
@@ -206,13 +202,6 @@ static void start_diff(bd_view *v, const bd_task_class *tc)
         return;
     }
     s->diff_job = j;
-}
-
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *c = p;
-    while (n--)
-        *c++ = 0;
 }
 
 static void job_free(sign_job *j)
@@ -379,6 +368,8 @@ static void sign_finished(bd_app *app, bd_view *v, sign_job *j, bool ran)
         return;
     }
     update_model(app, j);
+    /* Our own write: the watch re-reads the bench but keeps this message (watch.h). */
+    bd_watch_touch(app->watch);
     const char *st = j->vrc < 0   ? "signed (not verified)"
                      : j->vrc > 0 ? "BAD"
                                   : bd_prov_status_str(j->vres.status);
@@ -415,9 +406,7 @@ static void job_done(bd_work *w, bool ran)
     if (v) {
         sign_view *s = v->state;
         s->job = NULL;
-        s->asking = false;
-        wipe(s->pass, sizeof(s->pass));
-        s->pass_len = 0;
+        bd_pass_line_close(&s->line);
     }
     switch (j->kind) {
     case JOB_KEYS:
@@ -543,30 +532,14 @@ static void ask(void *owner, const char *hint, bool bad_before)
 {
     bd_view *v = owner;
     sign_view *s = v->state;
-    s->asking = true;
-    s->bad_before = bad_before;
-    snprintf(s->hint, sizeof(s->hint), "%s", hint);
-    wipe(s->pass, sizeof(s->pass));
-    s->pass_len = 0;
+    bd_pass_line_ask(&s->line, hint, bad_before);
     bd_app_invalidate(v->app, BD_DIRTY_ALL);
-}
-
-static void answer(bd_view *v, bool accept)
-{
-    sign_view *s = v->state;
-    if (s->job && s->job->pass)
-        bd_pass_answer(s->job->pass, accept ? s->pass : NULL);
-    s->asking = false;
-    wipe(s->pass, sizeof(s->pass));
-    s->pass_len = 0;
 }
 
 static void pass_key(bd_view *v, int ch)
 {
     sign_view *s = v->state;
-    bd_edit_result r = bd_edit_key(s->pass, sizeof(s->pass), &s->pass_len, ch);
-    if (r == BD_EDIT_ACCEPT || r == BD_EDIT_CANCEL)
-        answer(v, r == BD_EDIT_ACCEPT);
+    bd_pass_line_key(&s->line, s->job ? s->job->pass : NULL, ch);
 }
 
 /* ---- the view ----------------------------------------------------------------------- */
@@ -637,7 +610,7 @@ static void close_view(bd_view *v)
         s->job->view = NULL; /* it frees itself when it reports */
         bd_pass_detach(s->job->pass);
     }
-    wipe(s->pass, sizeof(s->pass));
+    bd_pass_line_close(&s->line);
     if (s->diff_job)
         s->diff_job->view = NULL; /* it frees itself when it reports */
     free(s->diff_text);
@@ -734,8 +707,8 @@ static void draw_footer(bd_view *v, WINDOW *w, int y)
     char buf[1024];
     /* The last line: what Enter does, or the passphrase line. */
     int ly = rows - 1;
-    if (s->asking) {
-        bd_pass_draw(w, ly, s->hint, s->bad_before, s->pass, s->pass_len);
+    if (s->line.asking) {
+        bd_pass_line_draw(&s->line, w, ly);
     } else if (s->signing) {
         snprintf(buf, sizeof(buf), "%s signing%s", bd_app_spinner(v->app),
                  s->loopback ? "" : " (gpg-agent may ask for the passphrase)");
@@ -866,7 +839,7 @@ static void start_sign(bd_view *v)
 static bool key(bd_view *v, bd_action a, int ch)
 {
     sign_view *s = v->state;
-    if (s->asking) {
+    if (s->line.asking) {
         pass_key(v, ch);
         return true;
     }

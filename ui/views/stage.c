@@ -64,12 +64,7 @@ typedef struct stage_view {
     bool sign;
     char msg[MSG_CAP];
     size_t msg_len;
-    /* the masked passphrase line of a signed commit */
-    bool asking;
-    char hint[256];
-    bool bad_before;
-    char pass[512];
-    size_t pass_len;
+    bd_pass_line line; /* the masked passphrase line of a signed commit */
 } stage_view;
 
 struct git_job {
@@ -94,13 +89,6 @@ struct git_job {
 };
 
 static const bd_action actions[] = {BD_A_STAGE_TOGGLE, BD_A_COMMIT, BD_A_RELOAD, BD_A_NONE};
-
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *c = p;
-    while (n--)
-        *c++ = 0;
-}
 
 static void job_free(git_job *j)
 {
@@ -214,9 +202,7 @@ static void job_done(bd_work *w, bool ran)
         goto out;
     stage_view *s = v->state;
     s->job = NULL;
-    s->asking = false;
-    wipe(s->pass, sizeof(s->pass));
-    s->pass_len = 0;
+    bd_pass_line_close(&s->line);
     if (j->kind == JOB_COMMIT)
         bd_app_redraw_all(app); /* an external pinentry may have drawn on the terminal */
     if (!ran) {
@@ -251,7 +237,7 @@ static void job_done(bd_work *w, bool ran)
         bd_app_error(app, &j->status_err);
     } else if (j->kind == JOB_COMMIT) {
         s->editing = false;
-        wipe(s->msg, sizeof(s->msg));
+        bd_wipe(s->msg, sizeof(s->msg));
         s->msg_len = 0;
         char signer[80] = "";
         if (j->commit.is_signed)
@@ -274,11 +260,7 @@ static void ask(void *owner, const char *hint, bool bad_before)
 {
     bd_view *v = owner;
     stage_view *s = v->state;
-    s->asking = true;
-    s->bad_before = bad_before;
-    snprintf(s->hint, sizeof(s->hint), "%s", hint);
-    wipe(s->pass, sizeof(s->pass));
-    s->pass_len = 0;
+    bd_pass_line_ask(&s->line, hint, bad_before);
     bd_app_invalidate(v->app, BD_DIRTY_ALL);
 }
 
@@ -406,7 +388,7 @@ static void close_view(bd_view *v)
         s->job->view = NULL; /* it frees itself when it reports */
         bd_pass_detach(s->job->pass);
     }
-    wipe(s->pass, sizeof(s->pass));
+    bd_pass_line_close(&s->line);
     bd_git_status_release(&s->st);
     free(s->rows);
     bd_list_release(&s->list);
@@ -491,7 +473,7 @@ static void draw(bd_view *v, WINDOW *w)
         return;
     }
     int eh = editor_height(s);
-    int list_h = rows - 1 - eh - (s->asking ? 1 : 0);
+    int list_h = rows - 1 - eh - (s->line.asking ? 1 : 0);
     if (list_h < 1)
         list_h = 1;
     bd_list_scroll(&s->list, list_h);
@@ -531,26 +513,19 @@ static void draw(bd_view *v, WINDOW *w)
                              sel ? base : bd_role_attr(BD_R_FAIL) | A_BOLD, false);
         }
     }
-    if (s->job && s->loaded && !s->asking)
+    if (s->job && s->loaded && !s->line.asking)
         bd_draw_right(w, rows - 1 - eh, cols, bd_app_spinner(v->app), bd_role_attr(BD_R_MUTED));
     if (s->editing)
         draw_editor(v, w, rows - eh);
-    if (s->asking)
-        bd_pass_draw(w, s->editing ? rows - eh - 1 : rows - 1, s->hint, s->bad_before, s->pass,
-                     s->pass_len);
+    if (s->line.asking)
+        bd_pass_line_draw(&s->line, w, s->editing ? rows - eh - 1 : rows - 1);
 }
 
 static bool key(bd_view *v, bd_action a, int ch)
 {
     stage_view *s = v->state;
-    if (s->asking) {
-        bd_edit_result r = bd_edit_key(s->pass, sizeof(s->pass), &s->pass_len, ch);
-        if ((r == BD_EDIT_ACCEPT || r == BD_EDIT_CANCEL) && s->job && s->job->pass) {
-            bd_pass_answer(s->job->pass, r == BD_EDIT_ACCEPT ? s->pass : NULL);
-            s->asking = false;
-            wipe(s->pass, sizeof(s->pass));
-            s->pass_len = 0;
-        }
+    if (s->line.asking) {
+        bd_pass_line_key(&s->line, s->job ? s->job->pass : NULL, ch);
         return true;
     }
     if (s->editing) {
@@ -600,7 +575,7 @@ static void mouse(bd_view *v, const MEVENT *ev, int y, int x)
 {
     (void)x;
     stage_view *s = v->state;
-    if (y >= 1 && !s->editing && !s->asking)
+    if (y >= 1 && !s->editing && !s->line.asking)
         bd_list_mouse(&s->list, ev, y - 1);
 }
 
