@@ -233,16 +233,3 @@ fail:
     bd_report_release(out);
     return -1;
 }
-
-int bd_report_write(const bd_report *r, bd_report_format fmt, char **out, size_t *len, bd_err *err)
-{
-    switch (fmt) {
-    case BD_REPORT_JUNIT:
-        return bd_report_junit(r, out, len, err);
-    case BD_REPORT_MARKDOWN:
-        return bd_report_markdown(r, out, len, err);
-    case BD_REPORT_HTML:
-    default:
-        return bd_report_html(r, out, len, err);
-    }
-}
