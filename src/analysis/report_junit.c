@@ -64,8 +64,38 @@ static void verdict_lines(bd_strbuf *b, const bd_report_run *rr, const bd_histor
     }
 }
 
-/* The body of a failure: the score, every failure mode, the breakdown and the verdicts,
- * one per line. */
+/* `label` and `value` made visible, as one line of `b`. */
+static void check_line(bd_strbuf *b, const char *label, const char *value)
+{
+    char *vis = bd_report_text(value ? value : "null");
+    if (!vis)
+        b->oom = true;
+    bd_strbuf_str(b, label);
+    bd_strbuf_str(b, vis ? vis : "?");
+    bd_strbuf_str(b, "\n");
+    free(vis);
+}
+
+/* "failed checks:" and, for each check the rubric says failed (in its order), its name,
+ * then what was expected and what came in canonical JSON, each made visible
+ * (docs/formats.md#what-the-rubric-compared). Nothing when no check failed. */
+static void failed_checks(bd_strbuf *b, const bd_score *s)
+{
+    if (!bd_score_checks_first_failed(s->checks, s->n_checks))
+        return;
+    bd_strbuf_str(b, "failed checks:\n");
+    for (size_t i = 0; i < s->n_checks; i++) {
+        const bd_score_check *c = &s->checks[i];
+        if (c->passed)
+            continue;
+        check_line(b, "  ", c->name);
+        check_line(b, "    expected: ", c->expected);
+        check_line(b, "    actual:   ", c->actual);
+    }
+}
+
+/* The body of a failure: the score, every failure mode, the failed checks, the breakdown
+ * and the verdicts, one per line. */
 static char *failure_body(const bd_report_run *rr, const bd_history_record *rec)
 {
     const bd_score *s = &rec->score;
@@ -91,6 +121,7 @@ static char *failure_body(const bd_report_run *rr, const bd_history_record *rec)
         free(code);
         free(detail);
     }
+    failed_checks(&b, s);
     if (s->n_breakdown)
         bd_strbuf_str(&b, "breakdown:\n");
     for (size_t i = 0; i < s->n_breakdown; i++) {

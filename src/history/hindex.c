@@ -24,7 +24,7 @@
 #include "text.h"
 
 /* Bump when the schema changes: an index of another version is rebuilt. */
-#define HX_SCHEMA "benchdesk-history-index-4"
+#define HX_SCHEMA "benchdesk-history-index-5"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
@@ -527,7 +527,7 @@ long bd_hindex_find(bd_hindex *ix, const bd_hindex_filter *f, uint64_t before, b
     snprintf(sql, sizeof(sql),
              "SELECT seq, off, len FROM rec WHERE seq < ?1%s%s%s%s%s ORDER BY seq DESC LIMIT ?6",
              f->task_class ? " AND tc = ?2" : "", f->case_id ? " AND kase = ?3" : "",
-             f->run_id ? " AND run = ?4 AND (flags & 1) = 0" : "",
+             f->run_id ? " AND run = ?4" : "",
              f->failure_mode ? " AND seq IN (SELECT seq FROM fm WHERE code = ?5)" : "",
              f->failed_only ? " AND (flags & 3) = 0" : "");
     sqlite3_stmt *st = NULL;

@@ -40,6 +40,7 @@ typedef struct bd_hindex_row {
     uint64_t off; /* byte offset of the record in its segment */
     uint32_t len; /* its length without the '\n' */
     unsigned flags;
+    /* run_id of an audit record: the run its detail names (bd_history_audit_run) */
     const char *task_class, *case_id, *run_id, *case_digest, *tc_digest, *isolation;
     int64_t finished; /* finished_at in seconds since the epoch, -1 when unreadable */
     const char *const *fm_codes;

@@ -11,6 +11,8 @@
 #include <sys/file.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "history_internal.h"
 
 #include "fsutil.h"
@@ -72,6 +74,7 @@ enum {
     IX_FIN,
     IX_SCORE,
     IX_PREV,
+    IX_DETAIL,
     IX__COUNT
 };
 
@@ -83,6 +86,26 @@ typedef struct ixrow {
     char prev_hex[BD_HASH_BUF];
     bool prev_ok;
 } ixrow;
+
+/* The run an audit record's detail (its JSON string token v[0..vl)) names, as
+ * bd_history_audit_run reads it, into x->s[2] and x->row.run_id. Returns false only when
+ * out of memory (the row is then marked bad and the slow path answers). */
+static bool audit_run(ixrow *x, const char *v, size_t vl)
+{
+    if (!v || vl < 4 || memcmp(v, "\"{", 2) != 0)
+        return true; /* not an object: no run */
+    cJSON *d = cJSON_ParseWithLength(v, vl);
+    if (!d)
+        return false;
+    char id[BD_HISTORY_AUDIT_RUN_BUF];
+    if (cJSON_IsString(d) && bd_history_audit_run(d->valuestring, id) &&
+        strlen(id) < sizeof(x->s[2])) {
+        memcpy(x->s[2], id, strlen(id) + 1);
+        x->row.run_id = x->s[2];
+    }
+    cJSON_Delete(d);
+    return true;
+}
 
 /* The index's row for record bytes p[0..len) at line position `seq`: fields read without
  * a parse (bd_record_members); anything unexpected makes the row BD_HX_BAD, which keeps
@@ -100,7 +123,8 @@ static void ix_extract(ixrow *x, const char *p, size_t len, uint64_t seq, uint64
                                                 "provenance_verified",
                                                 "finished_at",
                                                 "score",
-                                                "prev_hash"};
+                                                "prev_hash",
+                                                "detail"};
     const char *v[IX__COUNT];
     size_t vl[IX__COUNT];
     bd_hindex_row *r = &x->row;
@@ -130,6 +154,11 @@ static void ix_extract(ixrow *x, const char *p, size_t len, uint64_t seq, uint64
         char kind[16];
         ok = ok && plain_str(v[IX_KIND], vl[IX_KIND], kind, sizeof(kind)) &&
              strcmp(kind, "audit") == 0;
+        /* The run it belongs to, as history log --run reads it (hlog.c): none of its own,
+         * the run named by its detail. */
+        r->run_id = NULL;
+        if (ok && !audit_run(x, v[IX_DETAIL], vl[IX_DETAIL]))
+            ok = false;
     } else {
         char fin[IX_STR];
         ok = ok && r->task_class && r->case_id && r->run_id && r->isolation && v[IX_SCORE] &&

@@ -367,7 +367,7 @@ typedef struct bd_history_log_opts {
     const char *case_id;      /* only score records of this case, or NULL */
     size_t limit;             /* page size; 0 means BD_HISTORY_LOG_DEFAULT */
     uint64_t before;          /* start below this seq (paging); 0 = from the head */
-    const char *run_id;       /* only score records of this run, or NULL */
+    const char *run_id;       /* only records of this run (bd_history_audit_run), or NULL */
     const char *failure_mode; /* only score records with a failure mode of this code */
     bool failed_only;         /* only score records that did not pass */
     /* A further filter (e.g. stale records, stale.h), or NULL: keep when it returns true. */
@@ -481,6 +481,13 @@ int64_t bd_history_time_epoch(const char *s);
  * call, then bd_history_append_score(h, f, &r->score, ...)). Strings are borrowed from
  * `r`. Returns 0, or -1 (nothing filled) for an audit or version-1 record. */
 int bd_history_score_fields_of(bd_history_score_fields *f, const bd_history_record *r);
+
+/* Whether an audit record with `detail` belongs to a run (docs/history.md#audit-records):
+ * its detail is canonical JSON, an object whose `run_id` member is a string of the run-id
+ * format (run.stopped, run.signed). Returns true with that id in `run_id`, else false
+ * with run_id "". `detail` may be NULL. */
+#define BD_HISTORY_AUDIT_RUN_BUF 129 /* a run id is at most 128 bytes */
+bool bd_history_audit_run(const char *detail, char run_id[BD_HISTORY_AUDIT_RUN_BUF]);
 
 /* The formats a record's fields are checked against (see bd_history_score_fields), for
  * other files that carry the same values (a shard bundle's manifest, docs/scale.md). */

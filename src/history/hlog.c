@@ -2,11 +2,15 @@
  * hlog.c — reading records (bd_history_read) and the history log, newest first, through
  * the derived index when a filter can use it, else from the records (docs/history.md).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "history_internal.h"
 
+#include "canon.h"
 #include "hindex.h"
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -51,15 +55,44 @@ int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err 
     return rc;
 }
 
+bool bd_history_audit_run(const char *detail, char run_id[BD_HISTORY_AUDIT_RUN_BUF])
+{
+    run_id[0] = '\0';
+    if (!detail || detail[0] != '{')
+        return false;
+    size_t len = strlen(detail), cl = 0;
+    cJSON *o = cJSON_ParseWithLength(detail, len);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+    bool ok = cJSON_IsObject(o) && cJSON_IsString(id) && bd_history_run_id_valid(id->valuestring) &&
+              strlen(id->valuestring) < BD_HISTORY_AUDIT_RUN_BUF;
+    char *canon = ok ? bd_canon_json(o, &cl) : NULL;
+    ok = ok && canon && cl == len && memcmp(canon, detail, len) == 0;
+    if (ok)
+        snprintf(run_id, BD_HISTORY_AUDIT_RUN_BUF, "%s", id->valuestring);
+    free(canon);
+    cJSON_Delete(o);
+    return ok;
+}
+
+/* Whether record `r` belongs to run `run_id`: a score record of it, or an audit record
+ * whose detail names it (bd_history_audit_run). */
+static bool of_run(const bd_history_record *r, const char *run_id)
+{
+    if (!r->is_audit)
+        return strcmp(run_id, r->run_id) == 0;
+    char id[BD_HISTORY_AUDIT_RUN_BUF];
+    return bd_history_audit_run(r->detail, id) && strcmp(id, run_id) == 0;
+}
+
 static bool log_match(const bd_history_log_opts *o, const bd_history_record *r)
 {
     if (o->task_class && (!r->task_class || strcmp(o->task_class, r->task_class) != 0))
         return false;
     if (o->case_id && (!r->case_id || strcmp(o->case_id, r->case_id) != 0))
         return false;
-    if ((o->run_id || o->failure_mode || o->failed_only) && r->is_audit)
+    if ((o->failure_mode || o->failed_only) && r->is_audit)
         return false;
-    if (o->run_id && strcmp(o->run_id, r->run_id) != 0)
+    if (o->run_id && !of_run(r, o->run_id))
         return false;
     if (o->failed_only && r->score.passed)
         return false;

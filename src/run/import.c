@@ -31,6 +31,7 @@ typedef struct imp {
     const bd_sign_key *op;      /* the importing operator's key, or NULL */
     uint64_t first_new;         /* seq of the first record appended here */
     char last_new[BD_HASH_BUF]; /* hash of the last one */
+    bool has_stop;              /* the chain holds this run's run.stopped record already */
 } imp;
 
 static int nomem(bd_err *err)
@@ -170,6 +171,11 @@ static int find_imported(imp *im, const char *run_id, uint64_t head, bd_err *err
     /* newest first from the log: keep chain order */
     for (size_t i = n; i-- > 0;) {
         bd_history_record *r = &recs[i];
+        char sid[BD_RUN_ID_MAX];
+        double cap;
+        if (r->is_audit && r->event && strcmp(r->event, BD_RUN_STOPPED_EVENT) == 0 &&
+            bd_run_stop_parse(r->detail, sid, &cap) == 0 && strcmp(sid, run_id) == 0)
+            im->has_stop = true;
         if (r->is_audit || !r->run_id || strcmp(r->run_id, run_id) != 0)
             continue;
         if (!r->origin.present || r->origin.shards != im->b[0].m.shards) {
@@ -474,6 +480,60 @@ static void fill_result(bd_case_result *c, const bd_history_record *r, const cha
 }
 
 /* The run summary of every record of the run now in the chain, written as a local run's. */
+/* A run merged from shards the cost cap stopped (a manifest with not_run and
+ * cost_cap_usd; docs/scale.md): its summary says so — the cap (the largest of the
+ * shards'), the cases not run (s->not_run: one block holding the pointers and the ids,
+ * which bd_run_summary_release frees) — and, once per run, the chain gets the run.stopped
+ * record a local capped run leaves (bd_run_stop_append), after the run's records; then
+ * res->chain_head is its hash. Returns 0, or -1 with `err`. */
+static int stop_merged(imp *im, bd_import_result *res, bd_err *err)
+{
+    bd_run_summary *s = &res->summary;
+    size_t n = 0, bytes = 0;
+    bool capped = false;
+    for (size_t i = 0; i < im->nb; i++) {
+        const bd_bundle_manifest *m = &im->b[i].m;
+        if (!m->n_not_run || !m->has_cost_cap)
+            continue;
+        if (!capped || m->cost_cap_usd > s->cost_cap_usd)
+            s->cost_cap_usd = m->cost_cap_usd;
+        capped = true;
+        for (size_t k = 0; k < m->n_cases; k++)
+            if (m->cases[k].not_run) {
+                n++;
+                bytes += strlen(m->cases[k].id) + 1;
+            }
+    }
+    if (!capped)
+        return 0; /* no shard says a cap stopped it */
+    const char **ids = malloc(n * sizeof(*ids) + bytes);
+    if (!ids)
+        return nomem(err);
+    char *at = (char *)(ids + n);
+    size_t u = 0;
+    for (size_t i = 0; i < im->nb; i++) {
+        const bd_bundle_manifest *m = &im->b[i].m;
+        for (size_t k = 0; m->has_cost_cap && k < m->n_cases; k++)
+            if (m->cases[k].not_run) {
+                size_t l = strlen(m->cases[k].id) + 1;
+                ids[u++] = memcpy(at, m->cases[k].id, l);
+                at += l;
+            }
+    }
+    qsort(ids, u, sizeof(*ids), cmp_str);
+    free(s->not_run);
+    s->not_run = ids;
+    s->n_not_run = u;
+    s->has_cost_cap = s->stopped_cost_cap = true;
+    if (im->has_stop)
+        return 0;
+    uint64_t seq = 0;
+    if (bd_run_stop_append(im->h, s, &seq, res->chain_head, err) != 0)
+        return -1;
+    im->has_stop = true;
+    return 0;
+}
+
 static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, bd_err *err)
 {
     size_t n = im->n_prev + res->appended, at = 0, u = 0;
@@ -520,6 +580,8 @@ static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, 
     strftime(s->started_at, sizeof(s->started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
     gmtime_r(&t1, &tm);
     strftime(s->finished_at, sizeof(s->finished_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (stop_merged(im, res, err) != 0)
+        goto out;
     s->has_chain_head = true;
     snprintf(s->chain_head, sizeof(s->chain_head), "%s", res->chain_head);
     o = bd_run_summary_file_json(s, p, u);

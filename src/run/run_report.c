@@ -222,6 +222,21 @@ char *bd_run_stop_detail(const bd_run_summary *s)
     return t;
 }
 
+int bd_run_stop_append(bd_history *h, const bd_run_summary *s, uint64_t *seq,
+                       char hash[BD_HASH_BUF], bd_err *err)
+{
+    char *detail = bd_run_stop_detail(s);
+    if (!detail)
+        return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    bd_history_audit_fields a = {.event = BD_RUN_STOPPED_EVENT,
+                                 .task_class = s->task_class,
+                                 .detail = detail,
+                                 .at = s->finished_at};
+    int rc = bd_history_append_audit(h, &a, seq, hash, err);
+    free(detail);
+    return rc;
+}
+
 int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *cap_usd)
 {
     cJSON *o = detail ? cJSON_Parse(detail) : NULL;

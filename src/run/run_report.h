@@ -15,6 +15,7 @@
 
 #include "err.h"
 #include "exec.h"
+#include "history.h"
 #include "score.h"
 
 #define BD_RUN_ID_MAX 64
@@ -131,6 +132,14 @@ char *bd_run_cost_text(char *buf, size_t cap, const bd_run_summary *s);
  * string, the caller frees; NULL when out of memory). */
 #define BD_RUN_STOPPED_EVENT "run.stopped"
 char *bd_run_stop_detail(const bd_run_summary *s);
+
+/* Append that audit record of run `s` (stopped by the cost cap) to `h`: event
+ * BD_RUN_STOPPED_EVENT, s->task_class, bd_run_stop_detail(s), at s->finished_at. What a
+ * local run and a run merged from capped shards (import.h) leave, from one place.
+ * Returns 0 with *seq and `hash` (the record's; BD_HASH_BUF bytes), or -1 with
+ * env.out_of_memory or bd_history_append_audit's error. */
+int bd_run_stop_append(bd_history *h, const bd_run_summary *s, uint64_t *seq,
+                       char hash[BD_HASH_BUF], bd_err *err);
 
 /* Read such a detail: 0 with run_id (BD_RUN_ID_MAX bytes) and *cap_usd when it is one
  * of the cost cap, else -1. */

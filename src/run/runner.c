@@ -1412,20 +1412,12 @@ static void record_stop(bd_runner *r)
     if (!s->stopped_cost_cap || !r->hist || r->scores_only || r->append_failed || !s->records)
         return;
     bd_err e = BD_ERR_INIT;
-    char *detail = bd_run_stop_detail(s);
-    bd_history_audit_fields a = {.event = BD_RUN_STOPPED_EVENT,
-                                 .task_class = s->task_class,
-                                 .detail = detail,
-                                 .at = s->finished_at};
     uint64_t seq = 0;
     char hash[BD_HASH_BUF];
-    if (!detail)
-        bd_err_set(&e, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    if (!detail || bd_history_append_audit(r->hist, &a, &seq, hash, &e) != 0)
+    if (bd_run_stop_append(r->hist, s, &seq, hash, &e) != 0)
         set_fatal(r, &e);
     else
         bd_runner_set_chain_head(r, hash);
-    free(detail);
 }
 
 /* The operator's signature over what the run recorded (runsign.h); nothing when it

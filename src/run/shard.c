@@ -183,14 +183,17 @@ enum {
     M_FINISHED_AT,
     M_COUNT,
     M_CHAIN_HEAD,
-    M_NOT_RUN, /* optional: the cases a cost cap kept from running (docs/scale.md) */
+    M_NOT_RUN,  /* optional: the cases a cost cap kept from running (docs/scale.md) */
+    M_COST_CAP, /* optional, only with not_run: that cap */
     M__COUNT
 };
 
 static const char *const member_names[M__COUNT] = {
-    "bundle_version", "run_id",       "task_class",      "task_class_digest", "shard", "shards",
-    "cases",          "bench_commit", "isolation_class", "harness_version",   "host",  "started_at",
-    "finished_at",    "count",        "chain_head",      "not_run",
+    "bundle_version",  "run_id",          "task_class", "task_class_digest",
+    "shard",           "shards",          "cases",      "bench_commit",
+    "isolation_class", "harness_version", "host",       "started_at",
+    "finished_at",     "count",           "chain_head", "not_run",
+    "cost_cap_usd",
 };
 
 static bool integral(const cJSON *c, double lo, double hi, uint64_t *out)
@@ -267,6 +270,21 @@ static int parse_not_run(bd_bundle_manifest *m, const cJSON *nr, const char *nam
     return 0;
 }
 
+/* "cost_cap_usd": the cap that stopped the shard, a number 0..BD_COST_CAP_MAX_USD, only
+ * beside "not_run" (absent: fine). */
+static int parse_cost_cap(bd_bundle_manifest *m, const cJSON *cap, const char *name, bd_err *err)
+{
+    if (!cap)
+        return 0;
+    if (!m->n_not_run)
+        return bad(err, name, "cost_cap_usd is given without not_run");
+    if (!cJSON_IsNumber(cap) || !(cap->valuedouble >= 0 && cap->valuedouble <= BD_COST_CAP_MAX_USD))
+        return bad(err, name, "cost_cap_usd is not a number of dollars from 0 to 1e9");
+    m->has_cost_cap = true;
+    m->cost_cap_usd = cap->valuedouble;
+    return 0;
+}
+
 static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const char *name,
                          bd_err *err)
 {
@@ -319,7 +337,9 @@ static int check_members(bd_bundle_manifest *m, const cJSON *const *v, const cha
         return bad(err, name, "chain_head is not 64 lower-case hex digits");
     if (parse_cases(m, v[M_CASES], name, err) != 0)
         return -1;
-    return v[M_NOT_RUN] ? parse_not_run(m, v[M_NOT_RUN], name, err) : 0;
+    if (v[M_NOT_RUN] && parse_not_run(m, v[M_NOT_RUN], name, err) != 0)
+        return -1;
+    return parse_cost_cap(m, v[M_COST_CAP], name, err);
 }
 
 int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t len, const char *name,
@@ -359,7 +379,7 @@ int bd_bundle_manifest_parse(bd_bundle_manifest *out, const char *buf, size_t le
         v[f] = e;
     }
     for (int i = 0; i < M__COUNT; i++)
-        if (!v[i] && i != M_NOT_RUN) {
+        if (!v[i] && i != M_NOT_RUN && i != M_COST_CAP) {
             char what[160];
             snprintf(what, sizeof(what), "member \"%s\" is missing", member_names[i]);
             bad(err, name, what);
@@ -398,6 +418,8 @@ char *bd_bundle_manifest_json(const bd_bundle_manifest *m, size_t *len)
                  : cJSON_AddNullToObject(o, "bench_commit") != NULL;
     cJSON *cases = ok ? cJSON_AddObjectToObject(o, "cases") : NULL;
     cJSON *nr = cases && m->n_not_run ? cJSON_AddArrayToObject(o, "not_run") : NULL;
+    if (nr && m->has_cost_cap && !cJSON_AddNumberToObject(o, "cost_cap_usd", m->cost_cap_usd))
+        cases = NULL;
     for (size_t i = 0; cases && i < m->n_cases; i++)
         if (!cJSON_AddStringToObject(cases, m->cases[i].id, m->cases[i].digest) ||
             (m->cases[i].not_run &&
@@ -552,6 +574,8 @@ int bd_bundle_seal(bd_bundle_writer *w, const bd_shard_spec *sp, const bd_task_c
             m.n_not_run++;
         }
     }
+    m.has_cost_cap = m.n_not_run && s->has_cost_cap;
+    m.cost_cap_usd = m.has_cost_cap ? s->cost_cap_usd : 0;
     rc = bd_bundle_finish(w, &m, err);
 out:
     bd_bundle_manifest_release(&m);

@@ -71,7 +71,11 @@ typedef struct bd_bundle_manifest {
     uint32_t shard, shards;
     bd_bundle_case *cases; /* sorted by id */
     size_t n_cases;
-    size_t n_not_run;      /* cases marked not_run (the optional member "not_run") */
+    size_t n_not_run; /* cases marked not_run (the optional member "not_run") */
+    /* The cost cap that stopped the shard (the optional member "cost_cap_usd", only
+     * beside "not_run"; 0..BD_COST_CAP_MAX_USD): has_cost_cap false when absent. */
+    bool has_cost_cap;
+    double cost_cap_usd;
     char bench_commit[41]; /* "" for null */
     char isolation_class[16];
     char harness_version[65];
@@ -118,7 +122,8 @@ int bd_bundle_finish(bd_bundle_writer *w, bd_bundle_manifest *m, bd_err *err);
 /* Seal the bundle of a finished shard run: the manifest of run `s` (run id, task class,
  * task-class digest as run, isolation class, times), shard `sp`, the cases `ids` (the
  * shard's selection; their digests are tc's pins, which the run checked before and while
- * it ran; those in s->not_run marked not run: the cost cap stopped the shard),
+ * it ran; those in s->not_run marked not run, with the cap in cost_cap_usd: the cost cap
+ * stopped the shard),
  * host/version/commit (bd_bundle_manifest_fill_env), then bd_bundle_finish.
  * Returns 0 or -1 (case.digest_missing for an id without a pin, bd_bundle_finish's). */
 int bd_bundle_seal(bd_bundle_writer *w, const bd_shard_spec *sp, const bd_task_class *tc,

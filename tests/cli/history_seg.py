@@ -11,6 +11,8 @@ Shares no code with benchdesk (BLAKE3 from the b3sum command, SHA-256 from hashl
       JSON object gives the fields (task_class, case_id, case_digest, task_class_digest,
       isolation_class, provenance_verified, score, passed, age_days, run_id, failure_mode,
       run_scope, run_cases)
+  history_seg.py audit HIST EVENT DETAIL [TASK_CLASS]
+      append one version-2 audit record with this event and detail text, chained
   history_seg.py relink HIST              rewrite every prev_hash so the chain links again
       (what an attacker who edited a record does next; the hashes are not secret)
   history_seg.py memo HIST                write the VERIFIED memo naming today's last record
@@ -89,6 +91,17 @@ def gen(hist, fields):
     store(hist, lines)
 
 
+def audit(hist, event, detail, task_class=None):
+    lines = load(hist)
+    prev = record_hash(lines[-1]) if lines else "0" * 64
+    at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rec = {"schema_version": 2, "seq": len(lines) + 1, "kind": "audit", "event": event,
+           "task_class": task_class, "detail": detail, "operator_fingerprint": None,
+           "harness_version": "0.1.0", "at": at, "prev_hash": prev}
+    lines.append(json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+    store(hist, lines)
+
+
 def relink(hist):
     lines = load(hist)
     prev = "0" * 64
@@ -114,6 +127,9 @@ def main(argv):
     cmd, hist = argv[1], argv[2]
     if cmd == "gen":
         gen(hist, json.loads(argv[3]))
+        return 0
+    if cmd == "audit":
+        audit(hist, argv[3], argv[4], argv[5] if len(argv) > 5 else None)
         return 0
     if cmd == "relink":
         relink(hist)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # What the history answers (docs/history.md, docs/history.md#promotion-recommend-never-apply): `history log` filters (--run,
+# with the run's audit records,
 # --failure-mode, --failed, --stale with STALE marks) and `recommend` on current records
 # of a task class signed today — stale, unsigned, other-isolation, old and superseded
 # records counted and excluded; an unsigned task class recommends nothing (null, with the
@@ -95,6 +96,35 @@ bd history log | grep "ghsa-demo-0002" | grep -q "STALE: case changed" && pass "
 bd history log | grep "ghsa-demo-0003" | grep -q "STALE: rubric or registration changed" &&
     pass "text names what changed" || fail "text STALE task class"
 expect 2 usage.bad_args -- bd history log --run
+
+# --run shows the run's audit records too: those whose detail is canonical JSON naming
+# the run (run.stopped), newest first among its records; not a detail that only
+# mentions it, is not canonical, or names another run. The index and the walk agree.
+seg() { python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" "$@"; }
+seg audit "$hist" run.stopped '{"cost_cap_usd":1,"cost_usd":1.5,"not_run":3,"run_id":"gen-2","stopped":"cost_cap"}' "$tc"
+seg audit "$hist" run.stopped '{"run_id": "gen-2"}' "$tc"                 # not canonical
+seg audit "$hist" note.text 'run_id "gen-2" was slow'                     # not JSON
+seg audit "$hist" run.stopped '{"run_id":"gen-3","stopped":"cost_cap"}'   # another run
+seg audit "$hist" run.stopped '{"run_id":["gen-2"]}'                      # not a string
+seg audit "$hist" other.event '{"detail":{"run_id":"gen-2"}}'             # not at the top
+bd history verify >/dev/null && pass "history with audit records verifies" || fail "audit records"
+seqs() { bd history log "$@" --json | pj '[(r["seq"], r.get("event", "score")) for r in d["records"]]'; }
+want='[[12, "run.stopped"], [9, "score"]]'
+[ "$(seqs --run gen-2)" = "$want" ] && pass "log --run lists the run's audit record" ||
+    fail "log --run with audits: $(seqs --run gen-2)"
+[ "$(BENCHDESK_NO_INDEX=1 seqs --run gen-2)" = "$want" ] && pass "log --run: the walk agrees with the index" ||
+    fail "log --run without the index: $(BENCHDESK_NO_INDEX=1 seqs --run gen-2)"
+[ "$(seqs --run gen-3)" = '[[15, "run.stopped"], [10, "score"]]' ] &&
+    [ "$(BENCHDESK_NO_INDEX=1 seqs --run gen-3)" = '[[15, "run.stopped"], [10, "score"]]' ] &&
+    pass "log --run: another run's audit record is its own" || fail "log --run gen-3: $(seqs --run gen-3)"
+[ "$(seqs --run gen-2 --task-class "$tc")" = "$want" ] && [ "$(seqs --run gen-2 --failed)" = '[[9, "score"]]' ] &&
+    [ "$(BENCHDESK_NO_INDEX=1 seqs --run gen-2 --failed)" = '[[9, "score"]]' ] &&
+    pass "log --run combines: --task-class keeps it, --failed (scores only) drops it" ||
+    fail "log --run combined: $(seqs --run gen-2 --task-class "$tc") / $(seqs --run gen-2 --failed)"
+[ "$(seqs --run gen-2 --limit 1)" = '[[12, "run.stopped"]]' ] && [ "$(bd history log --run gen-2 --limit 1 --before 12 --json | pj '[r["seq"] for r in d["records"]]')" = "[9]" ] &&
+    pass "log --run pages over audit and score records" || fail "log --run paging"
+bd history log --run gen-2 | grep -q "run.stopped" && pass "text log --run shows run.stopped" ||
+    fail "text log --run: $(bd history log --run gen-2)"
 
 # list marks each case's newest score, current or stale (the same rule, stale.c).
 lst=$(bd list "$tc")

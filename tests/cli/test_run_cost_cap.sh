@@ -187,12 +187,43 @@ s = ev[-1]["summary"]
 m = json.load(open(sys.argv[2]))
 assert s["cases"] == 1 and s["stopped"] == "cost_cap" and s["cost_cap_usd"] == 0.25, s
 assert m["not_run"] == s["not_run"] and len(m["cases"]) == 1 + len(s["not_run"]) and m["count"] == 1, m
+assert m["cost_cap_usd"] == 0.25, m
 PY
 done
 bd history import "$BD_TMP/shard0" "$BD_TMP/shard1" >/dev/null 2>"$BD_TMP/err" && pass "the capped shards import" \
     || fail "import of capped shards: $(cat "$BD_TMP/err")"
-out=$(bd compare capped-shards 2>&1) && grep -q "partial (2 of 5 cases)" <<<"$out" \
-    && pass "the merged run is partial (2 of 5 cases)" || fail "merged run: $out"
+out=$(bd compare capped-shards 2>&1) && grep -q "partial (2 of 5 cases, stopped by the cost cap)" <<<"$out" \
+    && pass "the merged run is partial (2 of 5 cases), stopped by the cost cap" || fail "merged run: $out"
+# The merged run carries the run.stopped record a local capped run leaves, once, after
+# its records; its summary says stopped by the cap. Importing again adds nothing.
+stops() { bd history log --run capped-shards --json | "$PY" -c '
+import json, sys
+recs = json.load(sys.stdin)["records"]
+st = [r for r in recs if r.get("event") == "run.stopped"]
+sc = [r for r in recs if r.get("kind") != "audit"]
+assert len(sc) == 2 and all(s["seq"] < st[0]["seq"] for s in sc), recs
+d = json.loads(st[0]["detail"])
+assert d["run_id"] == "capped-shards" and d["stopped"] == "cost_cap" and d["cost_cap_usd"] == 0.25, d
+assert d["not_run"] == 3 and set(d) == {"cost_cap_usd", "cost_usd", "not_run", "run_id", "stopped"}, d
+print(len(st))'; }
+[ "$(stops)" = 1 ] && pass "the merged run has one run.stopped record after its records" || fail "run.stopped of the merged run: $(stops 2>&1)"
+"$PY" - "$FX/.benchdesk/runs/capped-shards.json" <<'PY' && pass "the merged run's summary: stopped by the cap, 3 not run" || fail "merged summary"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["stopped"] == "cost_cap" and s["cost_cap_usd"] == 0.25 and len(s["not_run"]) == 3, s
+PY
+bd history import "$BD_TMP/shard0" "$BD_TMP/shard1" >/dev/null 2>&1
+[ "$(stops)" = 1 ] && pass "importing the shards again adds no second run.stopped" || fail "re-import: $(stops 2>&1)"
+bd history verify >/dev/null && pass "the chain verifies with the merged run's run.stopped" || fail "verify after merge"
+# A manifest that names a cap without cases not run is not one benchdesk wrote.
+cp -a "$BD_TMP/shard0" "$BD_TMP/shard0cap"
+"$PY" - "$BD_TMP/shard0cap/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+del m["not_run"]
+open(sys.argv[1], "w").write(json.dumps(m, sort_keys=True, separators=(",", ":")))
+PY
+expect 2 bundle.invalid -- bd history import "$BD_TMP/shard0cap"
 # A bundle that names a case not run is refused when that case has a record after all.
 "$PY" - "$BD_TMP/shard0/manifest.json" <<'PY'
 import json, sys

@@ -5,7 +5,8 @@
 # `passed`, a name with an ESC byte, 65 entries, a 5,000-byte value or a banned member
 # name fail their case with rubric.malformed_output and the run goes on; hostile bytes in
 # the values never reach the terminal raw (the human output has no ESC; --json escapes
-# them); 64 entries of almost 4 KiB each fit one record.
+# them); 64 entries of almost 4 KiB each fit one record; the JUnit report lists a failed
+# case's failed checks, made visible.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 . "$(dirname "$0")/jail_lib.sh"
@@ -66,6 +67,41 @@ assert "\\u001b" in open(glob.glob(os.path.join(sys.argv[2], "*.jsonl"))[0], enc
 PY
 
 out=$(bd history verify 2>&1) && pass "history verifies with checks in its records" || fail "history verify: $out"
+# The JUnit report lists a failed case's failed checks in its <failure> body, each value
+# made visible (no control byte, parsed by an XML parser), in the same bytes every time.
+rid=$("$PY" -c 'import json,sys
+print(next(json.loads(l)["run_id"] for l in open(sys.argv[1]) if "run_id" in json.loads(l)))' "$ev")
+bd report "$rid" --format junit >"$BD_TMP/j1.xml" 2>"$BD_TMP/err" && bd report "$rid" --format junit >"$BD_TMP/j2.xml" &&
+    cmp -s "$BD_TMP/j1.xml" "$BD_TMP/j2.xml" && pass "JUnit with checks: two calls give the same bytes" ||
+    fail "report --format junit: $(cat "$BD_TMP/err")"
+"$PY" - "$BD_TMP/j1.xml" <<'PY' && pass "JUnit: a failed case's body lists its failed checks, made visible" || fail "JUnit failed checks"
+import sys, xml.etree.ElementTree as ET
+raw = open(sys.argv[1], "rb").read()
+assert not any(b < 0x20 and b not in (0x09, 0x0a, 0x0d) for b in raw), "a raw control byte"
+assert b"\x1b" not in raw and "\u202e".encode() not in raw and "\u0085".encode() not in raw
+cases = {tc.get("name"): tc for tc in ET.parse(sys.argv[1]).getroot().iter("testcase")}
+def body(cid):
+    f = cases[cid].find("failure")
+    assert f is not None, cid
+    return f.text
+b = body("valid")
+want = ("failed checks:\n  validator_log\n"
+        '    expected: "pass"\n'
+        '    actual:   "FAILED tests/test_tls.py::test_ciphers\\nE   ssl.SSLError\\n1 failed"\n')
+assert want in b, b
+for passed in ("decision", "diff", "data_words"):   # only the failed ones
+    assert "  " + passed + "\n" not in b, (passed, b)
+assert b.index("failed checks:") < b.index("breakdown:"), b
+h = body("hostile")
+assert "failed checks:\n  title\n    expected: " in h, h
+line = [l for l in h.split("\n") if l.startswith("    expected: ")][0]
+assert "owned" in line and "red" in line and "tail" in line, line
+assert not any(ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0 or ch in "\u202e\u200b" for ch in line), repr(line)
+hb = body("huge")
+assert hb.count("    expected: ") == 32 and "  c01\n" in hb and "  c00\n" not in hb, hb[:200]
+assert "failed checks:" not in body("missing")   # malformed: no checks recorded
+print(want)
+PY
 # The human output of a run never shows the values raw.
 rc=0
 bd run jailprobe "${SUB[@]}" --drafts --case hostile >"$BD_TMP/human" 2>&1 || rc=$?

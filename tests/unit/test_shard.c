@@ -188,7 +188,60 @@ static void test_manifest_round_trip(void **state)
     assert_int_equal(back.n_not_run, 1);
     assert_false(back.cases[0].not_run);
     assert_true(back.cases[1].not_run);
+    assert_false(back.has_cost_cap);
     bd_bundle_manifest_release(&back);
+    free(text);
+    /* ... with the cap that stopped it: "cost_cap_usd" reads back. */
+    m.has_cost_cap = true;
+    m.cost_cap_usd = 0.25;
+    text = bd_bundle_manifest_json(&m, &len);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"cost_cap_usd\":0.25,"));
+    assert_int_equal(bd_bundle_manifest_parse(&back, text, len, NULL, &err), 0);
+    assert_true(back.has_cost_cap);
+    assert_true(back.cost_cap_usd == 0.25);
+    bd_bundle_manifest_release(&back);
+    /* A cap out of range is never written; a cap without not_run is never written either
+     * (a shard the cap did not stop) and is refused when read. */
+    m.cost_cap_usd = -1;
+    assert_null(bd_bundle_manifest_json(&m, &len));
+    m.cost_cap_usd = 2e9;
+    assert_null(bd_bundle_manifest_json(&m, &len));
+    m.cost_cap_usd = 0.25;
+    cases[1].not_run = false;
+    m.n_not_run = 0;
+    char *plain = bd_bundle_manifest_json(&m, &len);
+    assert_non_null(plain);
+    assert_null(strstr(plain, "cost_cap_usd"));
+    free(plain);
+    /* Read: "cost_cap_usd" (it sorts just before "count") of the wrong type or range,
+     * or without not_run, is bundle.invalid. */
+    static const char *const bad_caps[] = {"\"cost_cap_usd\":\"0.25\",", "\"cost_cap_usd\":-0.5,",
+                                           "\"cost_cap_usd\":10000000000,",
+                                           "\"cost_cap_usd\":null,"};
+    static const char cap_ok[] = "\"cost_cap_usd\":0.25,";
+    char *e = strstr(text, cap_ok);
+    assert_non_null(e);
+    for (size_t i = 0; i < sizeof(bad_caps) / sizeof(*bad_caps); i++) {
+        char buf[4096];
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(e - text), text, bad_caps[i],
+                 e + strlen(cap_ok));
+        bd_err e2 = BD_ERR_INIT;
+        assert_int_equal(bd_bundle_manifest_parse(&back, buf, strlen(buf), NULL, &e2), -1);
+        assert_int_equal(e2.code, BD_E_BUNDLE_INVALID);
+    }
+    plain = bd_bundle_manifest_json(&m, &len); /* no not_run */
+    char *c = strstr(plain, "\"count\":");
+    assert_non_null(c);
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(c - plain), plain, cap_ok, c);
+    bd_err e3 = BD_ERR_INIT;
+    assert_int_equal(bd_bundle_manifest_parse(&back, buf, strlen(buf), NULL, &e3), -1);
+    assert_int_equal(e3.code, BD_E_BUNDLE_INVALID);
+    assert_non_null(strstr(e3.msg, "cost_cap_usd is given without not_run"));
+    free(plain);
+    m.n_not_run = 1; /* as before for what follows */
+    cases[1].not_run = true;
     /* One member too many, or a shard out of range: refused. */
     m.shard = 3;
     assert_null(bd_bundle_manifest_json(&m, &len));
