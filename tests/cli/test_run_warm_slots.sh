@@ -64,19 +64,23 @@ for jobs in 1 2; do
     bd run adversarial --isolation namespaces --drafts "${SLOW[@]}" --jobs "$jobs" --start warm \
         >/dev/null 2>&1 &
     run=$!
-    most=0
-    for _ in $(seq 1 60); do
-        n=$(launchers "$run" | wc -l)
-        [ "$n" -gt "$most" ] && most=$n
-        [ "$(rubrics "$run" | wc -l)" -ge "$jobs" ] && [ "$n" -ge "$jobs" ] && break
-        sleep 0.05
+    most=0 L=() R=()
+    declare -A seen=()
+    for _ in $(seq 1 400); do
+        mapfile -t L < <(launchers "$run")
+        [ "${#L[@]}" -gt "$most" ] && most=${#L[@]}
+        if [ "${#L[@]}" -ge "$jobs" ]; then
+            # A snapshot while the cases run: the warm servers, then the cases.
+            seen=()
+            for l in "${L[@]}"; do s=$(server_of "$l"); [ -n "$s" ] && seen[$(ns_of "$s")]=$(uid_of "$s"); done
+            mapfile -t R < <(rubrics "$run")
+            [ "${#R[@]}" -ge "$jobs" ] && break
+        fi
+        kill -0 "$run" 2>/dev/null || break
+        sleep 0.02
     done
     if [ "$jobs" = 2 ]; then
         # Two cases at once, one through each warm interpreter.
-        mapfile -t L < <(launchers "$run")
-        mapfile -t R < <(rubrics "$run")
-        declare -A seen=()
-        for l in "${L[@]}"; do s=$(server_of "$l"); [ -n "$s" ] && seen[$(ns_of "$s")]=$(uid_of "$s"); done
         [ "${#seen[@]}" = 2 ] && pass "each warm interpreter has a user namespace of its own" \
             || fail "warm interpreters' namespaces: ${!seen[*]}"
         cu=() cn=()
