@@ -9,6 +9,7 @@
 #include "exec.h"
 #include "exec_wire.h"
 #include "jail.h"
+#include "warm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -202,6 +203,14 @@ static void __attribute__((constructor)) exec_helper_entry(int argc, char **argv
         _exit(bd_exec_helper_main(argc, argv));
 }
 
+/* Slots: one exec server cold; warm, one warm interpreter per worker slot, at most
+ * BD_WARM_SLOTS_MAX (more jobs than that share them, the least busy first). */
+#define BD_EXEC_SERVERS_MAX BD_WARM_SLOTS_MAX
+
+/* As root, a run's warm uid block is chosen by this process's pid (exec_warm.c): one warm
+ * context at a time in a process. */
+static bool warm_block_taken;
+
 typedef struct server {
     uv_process_t proc;
     bool exited;
@@ -217,12 +226,14 @@ struct bd_exec_ctx {
     char **wrapper; /* NULL-terminated copy, or NULL */
     size_t n_wrapper;
     uint64_t nproc;
-    char *warm_helper;  /* warm starts: benchdesk-warm, or NULL (cold) */
-    char *warm_python;  /* the interpreter it embeds (argv[0] of every rubric) */
-    char *warm_staging; /* the directory the cases' temp dirs are made in */
-    uv_loop_t sloop;    /* private loop owning the server process handles */
-    server *servers;    /* newest first; only the head is live */
-    int ctl;            /* our end of the control socket, -1 when no server */
+    char *warm_helper;                  /* warm starts: benchdesk-warm, or NULL (cold) */
+    char *warm_python;                  /* the interpreter it embeds (argv[0] of every rubric) */
+    char *warm_staging;                 /* the directory the cases' temp dirs are made in */
+    uv_loop_t sloop;                    /* private loop owning the server process handles */
+    server *servers;                    /* every server started, newest first (reaped at the end) */
+    size_t nslots;                      /* live servers: 1 cold, one per worker slot warm */
+    int ctl[BD_EXEC_SERVERS_MAX];       /* our end of slot k's control socket, or -1 */
+    unsigned live[BD_EXEC_SERVERS_MAX]; /* cases slot k started that have not finished */
 };
 
 static void free_strv(char **v, size_t n)
@@ -319,7 +330,9 @@ int bd_exec_ctx_new(bd_exec_ctx **out, bd_isolation iso, const char *helper, bd_
     if (!ctx)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     ctx->iso = iso;
-    ctx->ctl = -1;
+    ctx->nslots = 1;
+    for (size_t k = 0; k < BD_EXEC_SERVERS_MAX; k++)
+        ctx->ctl[k] = -1;
     if (helper) {
         if (helper[0] != '/' || !is_exec_file(helper)) {
             free(ctx);
@@ -437,34 +450,50 @@ static void server_close_cb(uv_handle_t *h)
     s->closed = true;
 }
 
-/* Drop the live server: close our end of the socket (it exits on EOF). Its handle
+/* Drop slot k's live server: close our end of the socket (it exits on EOF). Its handle
  * stays on the list until bd_exec_ctx_free reaps it. */
-static void server_drop(bd_exec_ctx *ctx)
+static void server_drop(bd_exec_ctx *ctx, size_t k)
 {
-    if (ctx->ctl >= 0) {
-        close(ctx->ctl);
-        ctx->ctl = -1;
+    if (ctx->ctl[k] >= 0) {
+        close(ctx->ctl[k]);
+        ctx->ctl[k] = -1;
     }
 }
 
-/* Warm: the first message names benchdesk's pid and the staging directory; the warm
- * interpreter answers "ready" once it is jailed, initialised and has imported its
- * allowlist, or "fail <why>". Returns 0, or -1 (env.spawn_failed with the reason; the
- * server is dropped). */
-static int warm_hello(bd_exec_ctx *ctx, const char *ppid, bd_err *err)
+static void servers_drop(bd_exec_ctx *ctx)
+{
+    for (size_t k = 0; k < BD_EXEC_SERVERS_MAX; k++)
+        server_drop(ctx, k);
+}
+
+/* Warm: the first message names benchdesk's pid and the staging directory. Returns 0,
+ * or -1 (slot k's server is dropped). */
+static int warm_hello_send(bd_exec_ctx *ctx, size_t k)
 {
     char msg[PATH_MAX + 64];
-    int len = snprintf(msg, sizeof(msg), "warm1 %s %s", ppid, ctx->warm_staging);
+    int len = snprintf(msg, sizeof(msg), "warm1 %d %zu %zu %s", (int)getpid(), k, ctx->nslots,
+                       ctx->warm_staging);
+    if (len > 0 && (size_t)len < sizeof(msg) &&
+        send(ctx->ctl[k], msg, (size_t)len, MSG_NOSIGNAL) == len)
+        return 0;
+    server_drop(ctx, k);
+    return -1;
+}
+
+/* The warm interpreter answers "ready" once it is jailed, initialised and has imported
+ * its allowlist, or "fail <why>". Returns 0, or -1 (env.spawn_failed with the reason;
+ * slot k's server is dropped). */
+static int warm_hello_wait(bd_exec_ctx *ctx, size_t k, bd_err *err)
+{
     char reply[320];
     ssize_t n = -1;
-    if (len > 0 && (size_t)len < sizeof(msg) &&
-        send(ctx->ctl, msg, (size_t)len, MSG_NOSIGNAL) == len) {
-        struct pollfd pfd = {ctx->ctl, POLLIN, 0};
+    if (ctx->ctl[k] >= 0) {
+        struct pollfd pfd = {ctx->ctl[k], POLLIN, 0};
         int pr;
         while ((pr = poll(&pfd, 1, 30000)) < 0 && errno == EINTR)
             ;
         if (pr > 0)
-            while ((n = recv(ctx->ctl, reply, sizeof(reply) - 1, 0)) < 0 && errno == EINTR)
+            while ((n = recv(ctx->ctl[k], reply, sizeof(reply) - 1, 0)) < 0 && errno == EINTR)
                 ;
     }
     if (n > 0) {
@@ -472,12 +501,14 @@ static int warm_hello(bd_exec_ctx *ctx, const char *ppid, bd_err *err)
         if (strcmp(reply, "ready") == 0)
             return 0;
     }
-    server_drop(ctx);
+    server_drop(ctx, k);
     return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0, "the warm interpreter did not start: %s",
                       n > 5 && strncmp(reply, "fail ", 5) == 0 ? reply + 5 : "no answer");
 }
 
-static int server_start(bd_exec_ctx *ctx, bd_err *err)
+/* Start slot k's server process (warm: and send its first message, without waiting
+ * for the answer). Returns 0, or -1 with err set. */
+static int server_spawn(bd_exec_ctx *ctx, size_t k, bd_err *err)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -523,14 +554,25 @@ static int server_start(bd_exec_ctx *ctx, bd_err *err)
     }
     s->next = ctx->servers;
     ctx->servers = s;
-    ctx->ctl = sv[0];
-    return ctx->warm_helper ? warm_hello(ctx, ppid, err) : 0;
+    ctx->ctl[k] = sv[0];
+    if (ctx->warm_helper && warm_hello_send(ctx, k) != 0)
+        return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
+                          "the warm interpreter did not start: no answer");
+    return 0;
+}
+
+/* Start slot k's server and, warm, wait until it is ready. Returns 0 or -1 (err set). */
+static int server_start(bd_exec_ctx *ctx, size_t k, bd_err *err)
+{
+    if (server_spawn(ctx, k, err) != 0)
+        return -1;
+    return ctx->warm_helper ? warm_hello_wait(ctx, k, err) : 0;
 }
 
 /* Send one request and read the reply. Returns 0 with the supervisor's pid (and pidfd,
  * or -1), -1 on a transport failure (server gone: caller may restart and retry), -2 on
  * a refusal by the server (err set). */
-static int server_call(bd_exec_ctx *ctx, const req_hdr *h, const char *strings,
+static int server_call(bd_exec_ctx *ctx, size_t k, const req_hdr *h, const char *strings,
                        const int fds[REQ_FDS], pid_t *pid, int *pidfd, bd_err *err)
 {
     struct iovec iov[2] = {{(void *)h, sizeof(*h)}, {(void *)strings, h->strings_len}};
@@ -538,11 +580,11 @@ static int server_call(bd_exec_ctx *ctx, const req_hdr *h, const char *strings,
     struct msghdr msg;
     fd_msg_init(&msg, iov, 2, &u, fds);
     ssize_t n;
-    while ((n = sendmsg(ctx->ctl, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    while ((n = sendmsg(ctx->ctl[k], &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
     if (n < 0)
         return -1;
-    struct pollfd pfd = {ctx->ctl, POLLIN, 0};
+    struct pollfd pfd = {ctx->ctl[k], POLLIN, 0};
     int pr;
     while ((pr = poll(&pfd, 1, 10000)) < 0 && errno == EINTR)
         ;
@@ -559,7 +601,7 @@ static int server_call(bd_exec_ctx *ctx, const req_hdr *h, const char *strings,
     msg.msg_iovlen = 1;
     msg.msg_control = ru.buf;
     msg.msg_controllen = sizeof(ru.buf);
-    while ((n = recvmsg(ctx->ctl, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    while ((n = recvmsg(ctx->ctl[k], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
     if (n <= 0)
         return -1;
@@ -603,7 +645,8 @@ struct bd_exec {
     pid_t sup_pid;
     int pidfd;
     pid_t prog_pid;
-    bool warm; /* started by the warm interpreter: prog_pid is not a host pid */
+    bool warm;           /* started by the warm interpreter: prog_pid is not a host pid */
+    unsigned *slot_live; /* the count of the slot that started it, or NULL */
     int64_t limit_ms;
     size_t stdout_max, stderr_keep;
     uint64_t start_ns, end_ns;
@@ -935,6 +978,8 @@ static void finish(bd_exec *ex)
     r->err_len = kept;
     r->err_total = ex->err_total;
 
+    if (ex->slot_live)
+        (*ex->slot_live)--;
     bd_exec_done_fn done_fn = ex->done;
     void *payload = ex->payload;
     if (ex->pidfd >= 0)
@@ -1102,6 +1147,18 @@ static void pack_request(req_hdr *h, char *strings, const bd_exec_ctx *ctx,
     h->flags = spec->host_network ? REQ_F_HOST_NETWORK : 0;
 }
 
+/* The slot whose server takes the next case: the one with the fewest cases running
+ * (the lowest on a tie). With one server per worker slot, a case finishing frees its
+ * server for the next case, so each slot keeps its own server. */
+static size_t slot_pick(const bd_exec_ctx *ctx)
+{
+    size_t best = 0;
+    for (size_t k = 1; k < ctx->nslots; k++)
+        if (ctx->live[k] < ctx->live[best])
+            best = k;
+    return best;
+}
+
 /* Make the four pipes, hand the child's ends to the exec server with the request
  * (starting the server, and restarting it once when it does not answer) and close them
  * here. On success `mine` holds this side's ends (stdin write, stdout, stderr and status
@@ -1126,14 +1183,19 @@ static int request_start(bd_exec *ex, bd_exec_ctx *ctx, const req_hdr *h, const 
     if (rc == 0) {
         ex->start_ns = uv_hrtime();
         int call = -1;
+        size_t k = slot_pick(ctx);
         for (int attempt = 0; attempt < 2 && call == -1; attempt++) {
-            if (ctx->ctl < 0 && server_start(ctx, err) != 0) {
+            if (ctx->ctl[k] < 0 && server_start(ctx, k, err) != 0) {
                 call = -2;
                 break;
             }
-            call = server_call(ctx, h, strings, child_fds, &ex->sup_pid, &ex->pidfd, err);
+            call = server_call(ctx, k, h, strings, child_fds, &ex->sup_pid, &ex->pidfd, err);
             if (call == -1)
-                server_drop(ctx); /* dead or stuck server: start a fresh one once */
+                server_drop(ctx, k); /* dead or stuck server: start a fresh one once */
+        }
+        if (call == 0) {
+            ctx->live[k]++;
+            ex->slot_live = &ctx->live[k];
         }
         if (call == -1)
             bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
@@ -1265,7 +1327,7 @@ void bd_exec_ctx_free(bd_exec_ctx *ctx)
 {
     if (!ctx)
         return;
-    server_drop(ctx);
+    servers_drop(ctx);
     /* Each server exits on EOF; reap them (SIGKILL after 2 s). */
     uv_timer_t t;
     uv_timer_init(&ctx->sloop, &t);
@@ -1296,14 +1358,32 @@ void bd_exec_ctx_free(bd_exec_ctx *ctx)
     free_strv(ctx->allow, ctx->n_allow);
     free_strv(ctx->wrapper, ctx->n_wrapper);
     free(ctx->helper);
+    if (ctx->warm_helper && geteuid() == 0)
+        warm_block_taken = false;
     free(ctx->warm_helper);
     free(ctx->warm_python);
     free(ctx->warm_staging);
     free(ctx);
 }
 
+/* Start `servers` warm servers (clamped to 1..BD_EXEC_SERVERS_MAX) side by side, then
+ * wait for each to be ready. Returns 0, or -1 with the first failure in err. */
+static int warm_servers_start(bd_exec_ctx *ctx, int servers, bd_err *err)
+{
+    size_t n = servers < 1 ? 1 : (size_t)servers;
+    if (n > BD_EXEC_SERVERS_MAX)
+        n = BD_EXEC_SERVERS_MAX;
+    ctx->nslots = n;
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++)
+        rc = server_spawn(ctx, k, err);
+    for (size_t k = 0; k < n && rc == 0; k++)
+        rc = warm_hello_wait(ctx, k, err);
+    return rc;
+}
+
 int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *python,
-                         const char *staging, bd_err *err)
+                         const char *staging, int servers, bd_err *err)
 {
     if (ctx->iso != BD_ISO_NAMESPACES || ctx->warm_helper)
         return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
@@ -1311,7 +1391,10 @@ int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *
     if (!warm_helper || warm_helper[0] != '/' || !is_exec_file(warm_helper))
         return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0, "the warm interpreter '%s' is not installed",
                           warm_helper ? warm_helper : "benchdesk-warm");
-    server_drop(ctx);
+    if (geteuid() == 0 && warm_block_taken)
+        return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
+                          "another warm run is under way in this process (as root)");
+    servers_drop(ctx);
     ctx->warm_helper = strdup(warm_helper);
     ctx->warm_python = strdup(python);
     ctx->warm_staging = strdup(staging);
@@ -1319,12 +1402,16 @@ int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *
     if (!ctx->warm_helper || !ctx->warm_python || !ctx->warm_staging)
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     else
-        rc = server_start(ctx, err);
+        rc = warm_servers_start(ctx, servers, err);
     if (rc != 0) {
+        servers_drop(ctx);
+        ctx->nslots = 1;
         free(ctx->warm_helper);
         free(ctx->warm_python);
         free(ctx->warm_staging);
         ctx->warm_helper = ctx->warm_python = ctx->warm_staging = NULL;
+    } else if (geteuid() == 0) {
+        warm_block_taken = true;
     }
     return rc;
 }

@@ -17,8 +17,13 @@
  *
  * benchdesk starts it with argv = the cold start's (`<python> -s rubric.py`: what
  * /proc/self/cmdline then says in every case) and fd 0 the control socket, whose first
- * message is "warm1 <benchdesk pid> <staging dir>"; the launcher answers "ready" or
- * "fail <why>", then serves requests exactly as the exec server does.
+ * message is "warm1 <benchdesk pid> <slot> <slots> <staging dir>"; the launcher answers
+ * "ready" or "fail <why>", then serves requests exactly as the exec server does.
+ *
+ * A run has one warm interpreter per worker slot, all sharing the run's staging dir and
+ * so the run's block of host uids (as root: chosen by benchdesk's pid, unique while the
+ * run lives): slot s of n runs its cases as the block's uids 1 + s, 1 + s + n, ... only,
+ * so two warm interpreters never give two cases the same uid.
  */
 #define BD_WARM_SERVER 1
 
@@ -47,9 +52,10 @@
 
 static bool warm_as_root;
 static const char *warm_interp;
-static pid_t slot_pid[BD_WARM_UIDS]; /* which supervisor holds each case uid (as root) */
-static uid_t next_case_uid;          /* what the next forked supervisor's case runs as */
-static bool spare_stale;             /* the spare was forked before the code now compiled */
+static pid_t slot_pid[BD_WARM_UIDS];         /* which supervisor holds each case uid (as root) */
+static unsigned uid_first = 1, uid_step = 1; /* this server's share of the run's block */
+static uid_t next_case_uid;                  /* what the next forked supervisor's case runs as */
+static bool spare_stale;                     /* the spare was forked before the code now compiled */
 
 /* Fork a supervisor (or the spare) of the warm server: Python's at-fork protocol around
  * it, and, as root, a free case uid of the warm jail's block for it. */
@@ -57,9 +63,9 @@ static pid_t server_fork(void)
 {
     unsigned k = 0;
     if (warm_as_root) {
-        for (k = 1; k < BD_WARM_UIDS && slot_pid[k] != 0; k++)
+        for (k = uid_first; k < BD_WARM_UIDS && slot_pid[k] != 0; k += uid_step)
             ;
-        if (k == BD_WARM_UIDS) {
+        if (k >= BD_WARM_UIDS) {
             errno = EAGAIN;
             return -1;
         }
@@ -315,20 +321,24 @@ int main(int argc, char **argv)
         return 2;
     close_fds(fds, nfds);
     buf[n] = '\0';
-    /* "warm1 <benchdesk pid> <staging dir>": the dir is the rest of the message. */
+    /* "warm1 <benchdesk pid> <slot> <slots> <staging dir>": the dir is the rest. */
     long parent = 0;
+    unsigned slot = 0, slots = 0;
     int at = 0;
-    if (sscanf(buf, "warm1 %ld %n", &parent, &at) != 1 || at <= 0 || buf[at] != '/' ||
-        strlen(buf + at) >= PATH_MAX)
+    if (sscanf(buf, "warm1 %ld %u %u %n", &parent, &slot, &slots, &at) != 3 || at <= 0 ||
+        buf[at] != '/' || strlen(buf + at) >= PATH_MAX || parent <= 0 || slots == 0 ||
+        slots > BD_WARM_SLOTS_MAX || slot >= slots)
         return 2;
+    uid_first = 1 + slot;
+    uid_step = slots;
     static char staging[PATH_MAX];
     snprintf(staging, sizeof(staging), "%s", buf + at);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (pid_t)parent)
         _exit(0);
     warm_as_root = geteuid() == 0;
-    uid_t base = warm_as_root
-                     ? BD_WARM_HOST_BASE + ((unsigned)getpid() % BD_JAIL_HOST_RANGE) * BD_WARM_UIDS
-                     : geteuid();
+    uid_t base = warm_as_root ? BD_WARM_HOST_BASE +
+                                    ((unsigned long)parent % BD_JAIL_HOST_RANGE) * BD_WARM_UIDS
+                              : geteuid();
     char why[256] = "";
     bd_err jerr = BD_ERR_INIT;
     int none_fds[1];

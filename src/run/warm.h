@@ -27,12 +27,19 @@
         "hashlib", "pathlib", "typing", "dataclasses", "datetime", "string", "textwrap",           \
         "unicodedata", "base64"
 
-/* How many host uids a warm jail gets when benchdesk is root: uid 0 of the warm jail is
- * the first, each running case one of the others (so at most BD_WARM_UIDS - 1 cases run
- * at once through one warm interpreter). The blocks start at BD_WARM_HOST_BASE, after the
- * cold cases' range (jail.h), one block per live launcher pid. */
+/* How many host uids a run's warm jails get when benchdesk is root: uid 0 of every warm
+ * jail of the run is the first, each running case one of the others — slot s of n warm
+ * interpreters uses 1 + s, 1 + s + n, ... only (exec_warm.c), so no two cases share one.
+ * The blocks start at BD_WARM_HOST_BASE, after the cold cases' range (jail.h), one block
+ * per live benchdesk pid (one warm run per process at a time as root, exec.c). */
 #define BD_WARM_UIDS      512u
 #define BD_WARM_HOST_BASE 1883242496u
+
+/* At most this many warm interpreters per run (one per worker slot; each is a ~40 MB
+ * Python): more jobs than that share them. As root a run then has at most
+ * BD_WARM_JOBS_ROOT cases at once (each slot's share of the block, less its uid 0). */
+#define BD_WARM_SLOTS_MAX 8u
+#define BD_WARM_JOBS_ROOT ((BD_WARM_UIDS - 1u) / BD_WARM_SLOTS_MAX * BD_WARM_SLOTS_MAX)
 
 /* Initialise the embedded interpreter as `interp -s rubric.py` and preload. Returns 0, or
  * -1 with a one-line reason in `why`. */

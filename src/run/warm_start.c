@@ -52,9 +52,9 @@ static const char *refusal(const bd_warm_req *req, char *why, size_t whylen)
         snprintf(why, whylen, "warm starts need the namespaces isolation class");
     else if (req->sut_command)
         snprintf(why, whylen, "the task class's SUT is a command");
-    else if (geteuid() == 0 && req->jobs > (int)BD_WARM_UIDS - 2)
-        snprintf(why, whylen, "a warm interpreter runs at most %u cases at once as root",
-                 BD_WARM_UIDS - 2);
+    else if (geteuid() == 0 && req->jobs > (int)BD_WARM_JOBS_ROOT)
+        snprintf(why, whylen, "warm interpreters run at most %u cases at once as root",
+                 BD_WARM_JOBS_ROOT);
     else if (strcmp(req->python, BD_WARM_PYTHON) != 0)
         snprintf(why, whylen, "the interpreter is %.200s; the warm interpreter embeds %s",
                  req->python, BD_WARM_PYTHON);
@@ -88,7 +88,7 @@ bool bd_warm_start_try(bd_exec_ctx *ctx, const bd_warm_req *req, char **staging,
         return false;
     }
     bd_err e = BD_ERR_INIT;
-    if (bd_exec_ctx_set_warm(ctx, helper, req->python, path, &e) != 0) {
+    if (bd_exec_ctx_set_warm(ctx, helper, req->python, path, req->jobs, &e) != 0) {
         snprintf(why, whylen, "%s", e.msg);
         bd_err rm = BD_ERR_INIT;
         (void)bd_remove_tree(path, &rm);

@@ -26,7 +26,7 @@ typedef struct bd_warm_req {
     bd_isolation isolation;
     const char *python;    /* the run's interpreter, absolute */
     bool sut_command;      /* the task class's SUT is a command (it runs cold) */
-    int jobs;              /* cases at once */
+    int jobs;              /* cases at once (one warm interpreter per slot, at most 8) */
     const char *tmp_root;  /* where the run makes its temp dirs */
     const char *owner_tag; /* the run's owner tag (fsutil.h) */
 } bd_warm_req;

@@ -24,6 +24,9 @@
 # an aim out of reach, the floor is printed beside it. The machine is shared: read the
 # load average printed first, and the CPU times beside the wall times.
 #
+# BD_WARM_ONLY=1 measures only warm --jobs 1 and --jobs 2 and the namespace floors, and
+# prints their scaling (to compare two builds quickly: BD_BIN=... for each).
+#
 # Uses BD_BIN if set, else the release build in build/release (configured and built here).
 set -euo pipefail
 
@@ -116,6 +119,29 @@ SH
 
 echo "warm_bench: $n cases, best of $rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
     "$("$PY" --version 2>&1), namespaces, history on, $BD_BIN" >&2
+if [ "${BD_WARM_ONLY:-0}" = 1 ]; then
+    measure "benchdesk warm -j1" bash "$work/bench.sh" 1 warm
+    r_w1=$best
+    measure "benchdesk warm -j2" bash "$work/bench.sh" 2 warm
+    r_w2=$best
+    measure "namespace floor" "$PY" "$work/nsfloor.py" "$n"
+    r_ns=$best
+    half=$((n / 2))
+    measure "namespace floor x2" bash -c "'$PY' '$work/nsfloor.py' $half & '$PY' '$work/nsfloor.py' $((n - half)) && wait \$!"
+    r_ns2=$best
+    echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    "$PY" - "$n" $r_w1 $r_w2 $r_ns $r_ns2 <<'PY'
+import sys
+n = int(sys.argv[1])
+v = [max(int(x), 1) for x in sys.argv[2:]]
+for i, name in enumerate(["benchdesk warm --jobs 1", "benchdesk warm --jobs 2",
+                          "namespace floor (1 at a time)", "namespace floor (2 at a time)"]):
+    print("%-30s wall %6d ms %6.2f ms/case  cpu %6d ms" % (name, v[2 * i], v[2 * i] / n, v[2 * i + 1]))
+print("warm --jobs 2 throughput / --jobs 1: %.2fx (aim 1.8x); namespace floor scales %.2fx"
+      % (v[0] / v[2], v[4] / v[6]))
+PY
+    exit 0
+fi
 measure "bare python" bash "$work/bare.sh"
 r_bare=$best
 measure "benchdesk cold -j1" bash "$work/bench.sh" 1 cold
