@@ -42,13 +42,22 @@ typedef struct ev_rec {
     uint8_t hash[32];
 } ev_rec;
 
+/* The n digits at s as a number (the record's format was validated: digits there). */
+static unsigned digits(const char *s, int n)
+{
+    unsigned v = 0;
+    for (int i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (unsigned)(s[i] - '0');
+    return v;
+}
+
 static void time_pack(ev_time *t, const char *s)
 {
     memset(t, 0, sizeof(*t));
-    t->ymd = (uint32_t)(atoi(s) * 10000 + atoi(s + 5) * 100 + atoi(s + 8));
-    t->h = (uint8_t)atoi(s + 11);
-    t->m = (uint8_t)atoi(s + 14);
-    t->s = (uint8_t)atoi(s + 17);
+    t->ymd = digits(s, 4) * 10000 + digits(s + 5, 2) * 100 + digits(s + 8, 2);
+    t->h = (uint8_t)digits(s + 11, 2);
+    t->m = (uint8_t)digits(s + 14, 2);
+    t->s = (uint8_t)digits(s + 17, 2);
     if (s[19] == '.')
         for (const char *p = s + 20; *p >= '0' && *p <= '9' && t->ndig < 9; p++, t->ndig++)
             t->ns = t->ns * 10 + (uint32_t)(*p - '0');
@@ -156,7 +165,10 @@ static long run_index(bd_evidence *ev, const char *run_id)
     return (long)(ev->n_runs - 1);
 }
 
+/* The members ev_pre reads, and after them those the signed runs read besides run_id (one
+ * scan of the record for both). */
 enum { M_CD, M_CID, M_FIN, M_ISO, M_PV, M_RC, M_RUN, M_SCOPE, M_SCORE, M_TCD, M__N };
+enum { M_FPR = M__N, M_EVENT, M_DETAIL, M__ALL };
 
 static bool str_of(const char *v, size_t vl, char *out, size_t size)
 {
@@ -183,20 +195,34 @@ typedef struct ev_pre_rec {
 
 static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
 {
-    static const char *const keys[M__N] = {
-        "case_digest", "case_id", "finished_at", "isolation_class", "provenance_verified",
-        "run_cases",   "run_id",  "run_scope",   "score",           "task_class_digest"};
+    static const char *const keys[M__ALL] = {"case_digest",
+                                             "case_id",
+                                             "finished_at",
+                                             "isolation_class",
+                                             "provenance_verified",
+                                             "run_cases",
+                                             "run_id",
+                                             "run_scope",
+                                             "score",
+                                             "task_class_digest",
+                                             "operator_fingerprint",
+                                             "event",
+                                             "detail"};
     const bd_evidence *ev = arg;
     ev_pre_rec *o = outp;
-    const char *v[M__N];
-    size_t vl[M__N];
+    const char *v[M__ALL];
+    size_t vl[M__ALL];
     char cid[160], fin[40], iso[16], scope[16], cd[80], tcd[80];
     bool passed = false;
     double score = 0;
     o->kind = EV_AUDIT;
-    if (ev->sig)
-        bd_runsig_read(rec, len, &o->sig);
-    bd_record_members(rec, len, keys, M__N, v, vl);
+    bd_record_members(rec, len, keys, ev->sig ? M__ALL : M__N, v, vl);
+    if (ev->sig) {
+        /* in the order of BD_RUNSIG_KEYS */
+        const char *sv[BD_RUNSIG_NKEYS] = {v[M_RUN], v[M_FPR], v[M_EVENT], v[M_DETAIL]};
+        size_t svl[BD_RUNSIG_NKEYS] = {vl[M_RUN], vl[M_FPR], vl[M_EVENT], vl[M_DETAIL]};
+        bd_runsig_read_members(sv, svl, &o->sig);
+    }
     if (!str_of(v[M_CID], vl[M_CID], cid, sizeof(cid)) ||
         !str_of(v[M_FIN], vl[M_FIN], fin, sizeof(fin)) ||
         !str_of(v[M_ISO], vl[M_ISO], iso, sizeof(iso)) ||

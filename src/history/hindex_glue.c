@@ -37,6 +37,15 @@ int64_t bd_history_time_epoch(const char *s)
             v[i] = v[i] * 10 + (c - '0');
         }
     }
+    if (v[1] >= 1 && v[1] <= 12 && v[2] >= 1 && v[2] <= 31 && v[3] < 24 && v[4] < 60 && v[5] < 60) {
+        /* UTC's days since 1970 from the civil date (what timegm gives, without its
+         * normalising: a measurable part of reading a million records). */
+        int y = v[0] - (v[1] <= 2), era = y / 400; /* years from 0000: never negative */
+        int yoe = y - era * 400, mp = (v[1] + 9) % 12;
+        int doy = (153 * mp + 2) / 5 + v[2] - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        int64_t days = (int64_t)era * 146097 + doe - 719468;
+        return days * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
+    }
     struct tm tm;
     memset(&tm, 0, sizeof(tm));
     tm.tm_year = v[0] - 1900;

@@ -423,6 +423,11 @@ int bd_hash_unhex(uint8_t out[32], const char *hex);
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
 
+/* Tests only: bytes a segment is read in per step (0 restores the default), so a small
+ * history crosses several chunks, each read ahead while the one before is checked. Not
+ * thread-safe. */
+void bd_history_test_stream_chunk(size_t bytes);
+
 /* Tests only: how many verifies in this process started over in the full mode because the
  * fast mode (hashes recomputed from each record's own prev_hash, under a memo) did not
  * arrive at the memo's head. */

@@ -75,14 +75,38 @@ static const char *skip_value(const char *p, const char *end)
     return p;
 }
 
+/* The first key not yet found (bit i of `left` set for key i < 64) named k/kl, or n. */
+static size_t key_index(const char *const *keys, size_t n, const size_t *klen, const char *kc,
+                        uint64_t left, const char **vals, const char *k, size_t kl)
+{
+    for (uint64_t m = left; m; m &= m - 1) {
+        size_t i = (size_t)__builtin_ctzll(m);
+        if (kc[i] == *k && klen[i] == kl && memcmp(keys[i], k, kl) == 0)
+            return i;
+    }
+    for (size_t i = 64; i < n; i++)
+        if (!vals[i] && keys[i][0] == *k && strlen(keys[i]) == kl && memcmp(keys[i], k, kl) == 0)
+            return i;
+    return n;
+}
+
 size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
                          const char **vals, size_t *vlens)
 {
     const char *p = rec, *end = rec + len;
     size_t found = 0;
+    /* Each key's length and first byte once, and the keys not found yet as bits: a record
+     * has some twenty members, each looked up among the keys still wanted. */
+    size_t klen[64];
+    char kc[64];
+    uint64_t left = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     for (size_t i = 0; i < n; i++) {
         vals[i] = NULL;
         vlens[i] = 0;
+        if (i < 64) {
+            klen[i] = strlen(keys[i]);
+            kc[i] = keys[i][0];
+        }
     }
     if (p >= end || *p != '{')
         return 0;
@@ -95,14 +119,13 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
         const char *v = ke + 1, *ve = skip_value(v, end);
         if (!ve)
             return found;
-        for (size_t i = 0; i < n; i++) {
-            if (!vals[i] && keys[i][0] == *k && strlen(keys[i]) == kl &&
-                memcmp(keys[i], k, kl) == 0) {
-                vals[i] = v;
-                vlens[i] = (size_t)(ve - v);
-                found++;
-                break;
-            }
+        size_t i = key_index(keys, n, klen, kc, left, vals, k, kl);
+        if (i < n) {
+            vals[i] = v;
+            vlens[i] = (size_t)(ve - v);
+            found++;
+            if (i < 64)
+                left &= ~((uint64_t)1 << i);
         }
         if (found == n || ve >= end || *ve != ',')
             return found;

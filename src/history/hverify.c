@@ -248,6 +248,24 @@ static int push_hash(vctx *v, const uint8_t h[32])
     return 0;
 }
 
+/* Whether record bytes hold the visitor's needle. The last bytes are looked at first: a
+ * needle on the record's own members (a task class) is there in canonical JSON, whose
+ * members are sorted and end with task_class. */
+static bool has_needle(const char *p, size_t len, const char *needle, size_t nl)
+{
+    enum { TAIL = 256 };
+    if (len > 2 * TAIL && nl > 0 && nl <= TAIL) {
+        /* backwards from the end over the needle's first byte (no table to build) */
+        const char *lo = p + len - TAIL, *q = p + len - nl;
+        while (q >= lo && (q = memrchr(lo, needle[0], (size_t)(q - lo) + 1)) != NULL) {
+            if (memcmp(q, needle, nl) == 0)
+                return true;
+            q--;
+        }
+    }
+    return memmem(p, len, needle, nl) != NULL;
+}
+
 /* What a worker found of a record for the visitor (visit->pre): whether it holds the
  * needle, and pre's result when it does. NULL: nothing yet (the linking thread does it). */
 typedef struct vpre {
@@ -263,7 +281,7 @@ static int visit_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p,
     const bd_history_visit *vis = v->o->visit;
     if (!vis || !(vis->pre ? vis->fn_pre != NULL : vis->fn != NULL))
         return 0;
-    if (done ? !done->matched : vis->needle && !memmem(p, len, vis->needle, v->needle_len))
+    if (done ? !done->matched : vis->needle && !has_needle(p, len, vis->needle, v->needle_len))
         return 0;
     int r;
     if (vis->pre) {
@@ -431,7 +449,7 @@ static void work_pre(vwork *w, size_t i, const char *p, size_t len)
     s->pre_done = false;
     if (!vis || !p)
         return;
-    s->matched = !vis->needle || memmem(p, len, vis->needle, w->needle_len) != NULL;
+    s->matched = !vis->needle || has_needle(p, len, vis->needle, w->needle_len);
     if (s->matched)
         vis->pre(p, len, w->pre_buf + i * pre_stride(vis), vis->ctx);
     s->pre_done = true;

@@ -153,8 +153,8 @@ typedef struct walk_run {
     char fpr[BD_FPR_LEN + 1]; /* of its first fingerprinted record */
     bool mixed;               /* a record of it carries another fingerprint */
     uint64_t count, first_seq;
-    char last_hash[BD_HASH_BUF];
-    walk_sig *sigs; /* its run.signed records, in seq order (partial imports add more) */
+    uint8_t last_hash[32]; /* of its last fingerprinted record (when count > 0) */
+    walk_sig *sigs;        /* its run.signed records, in seq order (partial imports add more) */
     size_t n_sigs;
     char bad[320]; /* a structural failure found during the walk */
 } walk_run;
@@ -250,7 +250,8 @@ static int on_signed(bd_runsig_walk *w, walk_run *r, uint64_t seq, const char *f
     g->count = r->count;
     g->first_seq = r->first_seq;
     g->mixed = r->mixed;
-    memcpy(g->last_hash, r->last_hash, BD_HASH_BUF);
+    if (r->count)
+        bd_hex(g->last_hash, r->last_hash, 32);
     memcpy(g->fpr, r->fpr, sizeof(g->fpr));
     memcpy(g->hash, hash, 32);
     snprintf(g->signer_fpr, sizeof(g->signer_fpr), "%s", fpr);
@@ -260,12 +261,19 @@ static int on_signed(bd_runsig_walk *w, walk_run *r, uint64_t seq, const char *f
 
 void bd_runsig_read(const char *rec, size_t len, bd_runsig_pre *out)
 {
-    static const char *const keys[] = {"run_id", "operator_fingerprint", "event", "detail"};
-    const char *v[4];
-    size_t vl[4];
+    static const char *const keys[BD_RUNSIG_NKEYS] = {BD_RUNSIG_KEYS};
+    const char *v[BD_RUNSIG_NKEYS];
+    size_t vl[BD_RUNSIG_NKEYS];
+    bd_record_members(rec, len, keys, BD_RUNSIG_NKEYS, v, vl);
+    bd_runsig_read_members(v, vl, out);
+}
+
+void bd_runsig_read_members(const char *const *v, const size_t *vl, bd_runsig_pre *out)
+{
     char ev[32];
-    memset(out, 0, sizeof(*out));
-    bd_record_members(rec, len, keys, 4, v, vl);
+    out->kind = BD_RUNSIG_PRE_NONE;
+    out->run_id[0] = '\0';
+    out->fpr[0] = '\0';
     if (!raw_str(v[1], vl[1], out->fpr, sizeof(out->fpr)))
         return; /* null: an unsigned record */
     if (raw_str(v[0], vl[0], out->run_id, sizeof(out->run_id))) {
@@ -296,10 +304,12 @@ static int take(bd_runsig_walk *w, uint64_t seq, const bd_runsig_pre *p, const u
     *out = NULL;
     if (p->kind == BD_RUNSIG_PRE_NONE)
         return 0;
-    char key[BD_RUN_SIGNED_ID_BUF];
-    snprintf(key, sizeof(key), "%s", p->run_id);
-    if (!key[0]) /* not attributable to a run: a run of its own, bad */
-        snprintf(key, sizeof(key), "?run.signed@%" PRIu64, seq);
+    char own[BD_RUN_SIGNED_ID_BUF];
+    const char *key = p->run_id;
+    if (!key[0]) { /* not attributable to a run: a run of its own, bad */
+        snprintf(own, sizeof(own), "?run.signed@%" PRIu64, seq);
+        key = own;
+    }
     walk_run *r = run_get(w, key);
     if (!r)
         return -1;
@@ -313,7 +323,7 @@ static int take(bd_runsig_walk *w, uint64_t seq, const bd_runsig_pre *p, const u
         r->mixed = true;
     }
     r->count++;
-    bd_hex(r->last_hash, hash, 32);
+    memcpy(r->last_hash, hash, 32);
     return 0;
 }
 

@@ -124,6 +124,11 @@ typedef struct bd_runsig_pre {
 } bd_runsig_pre;
 
 void bd_runsig_read(const char *rec, size_t len, bd_runsig_pre *out);
+/* The same from the record's members already found (bd_record_members) under the keys
+ * BD_RUNSIG_KEYS, in that order: for a caller that reads other members in the same scan. */
+#define BD_RUNSIG_KEYS "run_id", "operator_fingerprint", "event", "detail"
+enum { BD_RUNSIG_NKEYS = 4 };
+void bd_runsig_read_members(const char *const *v, const size_t *vl, bd_runsig_pre *out);
 /* Returns 0, or -1 out of memory. */
 int bd_runsig_walk_take_pre(bd_runsig_walk *w, uint64_t seq, const bd_runsig_pre *p,
                             const uint8_t hash[32]);

@@ -2,6 +2,7 @@
  * segment.c — segment files of the history (segment.h).
  */
 #include "segment.h"
+#include "history.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -236,7 +237,15 @@ int bd_segment_list(int segfd, const char *dir, uint64_t **out, size_t *n, bd_er
     return 0;
 }
 
-#define STREAM_CHUNK ((size_t)8 << 20)
+/* Two chunks are held at once (the one worked on and the one read ahead). */
+#define STREAM_CHUNK ((size_t)4 << 20)
+
+static size_t stream_chunk = STREAM_CHUNK;
+
+void bd_history_test_stream_chunk(size_t bytes)
+{
+    stream_chunk = bytes ? bytes : STREAM_CHUNK;
+}
 
 int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t first, char why[256],
                       bd_err *err)
@@ -244,12 +253,13 @@ int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t firs
     s->fd = -1;
     s->pos = 0;
     s->eof = false;
+    s->ahead_running = false;
     s->b.first = first;
     s->b.len = 0;
     s->b.nlines = 0;
     s->b.torn = 0;
     if (s->chunk == 0)
-        s->chunk = STREAM_CHUNK;
+        s->chunk = stream_chunk;
     struct stat st;
     int fd;
     int rc = seg_open(segfd, dir, first, &fd, &st, why, err);
@@ -260,42 +270,97 @@ int bd_segstream_open(bd_segstream *s, int segfd, const char *dir, uint64_t firs
     return BD_SEG_OK;
 }
 
-int bd_segstream_next(bd_segstream *s, const char *dir, bd_err *err)
+/* Into `to`: the torn bytes of `from` (they start the next line), then the file's next
+ * bytes up to a chunk, indexed. 0, or -1 (io.error, env.out_of_memory). */
+static int read_chunk(bd_segstream *s, const bd_segbuf *from, bd_segbuf *to, bool *eof,
+                      const char *dir, bd_err *err)
 {
-    bd_segbuf *b = &s->b;
-    /* Keep the torn bytes of the last chunk: they start the next line. */
-    size_t keep = b->torn, whole = b->len - b->torn;
-    if (keep > 0 && whole > 0)
-        memmove(b->p, b->p + whole, keep);
-    s->pos += whole;
-    b->len = keep;
-    if (keep >= s->chunk)
-        s->chunk = keep * 2; /* one line longer than a chunk: read further */
-    if (b->cap < s->chunk + 1) {
-        char *p = realloc(b->p, s->chunk + 1);
+    size_t keep = from->torn, whole = from->len - from->torn;
+    size_t chunk = s->chunk;
+    if (keep >= chunk)
+        chunk = keep * 2; /* one line longer than a chunk: read further */
+    if (to->cap < chunk + 1) {
+        char *p = realloc(to->p, chunk + 1);
         if (!p)
             return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
-        b->p = p;
-        b->cap = s->chunk + 1;
+        to->p = p;
+        to->cap = chunk + 1;
     }
-    while (b->len < s->chunk) {
-        ssize_t r = read(s->fd, b->p + b->len, s->chunk - b->len);
+    if (keep > 0)
+        memmove(to->p, from->p + whole, keep);
+    to->first = from->first;
+    to->len = keep;
+    *eof = false;
+    while (to->len < chunk) {
+        ssize_t r = read(s->fd, to->p + to->len, chunk - to->len);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return bd_err_errno(err, BD_E_IO, errno, dir, "cannot read a history segment");
         if (r == 0) {
-            s->eof = true;
+            *eof = true;
             break;
         }
-        b->len += (size_t)r;
+        to->len += (size_t)r;
     }
-    b->p[b->len] = '\0';
-    return index_lines(b, err);
+    to->p[to->len] = '\0';
+    return index_lines(to, err);
+}
+
+static void *read_ahead(void *arg)
+{
+    bd_segstream *s = arg;
+    s->ahead_err = (bd_err)BD_ERR_INIT;
+    s->ahead_rc = read_chunk(s, &s->b, &s->ahead, &s->ahead_eof, s->dir, &s->ahead_err);
+    return NULL;
+}
+
+/* Wait for the chunk read ahead, if any. */
+static void ahead_join(bd_segstream *s)
+{
+    if (s->ahead_running)
+        pthread_join(s->ahead_tid, NULL);
+    s->ahead_running = false;
+}
+
+int bd_segstream_next(bd_segstream *s, const char *dir, bd_err *err)
+{
+    int rc;
+    bool eof;
+    if (s->ahead_running) {
+        ahead_join(s);
+        rc = s->ahead_rc;
+        eof = s->ahead_eof;
+        if (rc != 0) {
+            *err = s->ahead_err;
+            return -1;
+        }
+    } else if (s->b.len == 0) { /* the first chunk */
+        rc = read_chunk(s, &s->b, &s->b, &eof, dir, err);
+        if (rc != 0)
+            return -1;
+        goto indexed;
+    } else {
+        rc = read_chunk(s, &s->b, &s->ahead, &eof, dir, err);
+        if (rc != 0)
+            return -1;
+    }
+    s->pos += s->b.len - s->b.torn;
+    bd_segbuf t = s->b;
+    s->b = s->ahead;
+    s->ahead = t;
+indexed:
+    s->eof = eof;
+    s->dir = dir;
+    if (!eof && pthread_create(&s->ahead_tid, NULL, read_ahead, s) == 0)
+        s->ahead_running = true;
+    return 0;
 }
 
 void bd_segstream_close(bd_segstream *s)
 {
+    ahead_join(s);
+    bd_segbuf_release(&s->ahead);
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;

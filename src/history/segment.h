@@ -8,6 +8,7 @@
 #ifndef BD_SEGMENT_H
 #define BD_SEGMENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +76,14 @@ typedef struct bd_segstream {
     uint64_t pos; /* file offset of b.p[0] */
     size_t chunk; /* bytes read per step */
     bool eof;     /* the file is read to its end: b.torn bytes are its torn tail */
+    /* The next chunk, read and indexed by a thread of its own while the caller works on
+     * b (which it only reads meanwhile); bd_segstream_next takes it. */
+    bd_segbuf ahead;
+    pthread_t ahead_tid;
+    bool ahead_running, ahead_eof;
+    int ahead_rc;
+    bd_err ahead_err;
+    const char *dir; /* for the read ahead's messages */
 } bd_segstream;
 
 /* Open segment `first` for streaming: BD_SEG_OK, BD_SEG_ABSENT, BD_SEG_BAD (`why`),

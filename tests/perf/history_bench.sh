@@ -159,7 +159,14 @@ int main(int argc, char **argv)
             f[i].operator_fingerprint = "0123456789ABCDEF0123456789ABCDEF01234567";
             f[i].started_at = times[i];
             f[i].finished_at = times[i];
-            s[i] = (bd_score){seq % 3 != 0, (double)(seq % 100) / 100.0, bd, 2, &fm, 1, 0.0125, 1234};
+            s[i] = (bd_score){.passed = seq % 3 != 0,
+                              .score = (double)(seq % 100) / 100.0,
+                              .breakdown = bd,
+                              .n_breakdown = 2,
+                              .failure_modes = &fm,
+                              .n_failure_modes = 1,
+                              .cost_usd = 0.0125,
+                              .wall_clock_ms = 1234};
             sp[i] = &s[i];
         }
         int rc = batch == 1 ? bd_history_append_score(h, &f[0], &s[0], NULL, NULL, &e)

@@ -444,6 +444,42 @@ static void message_names_file_seq_and_reason(void **state)
     bd_history_verify_result_release(&r);
 }
 
+/* Segments read in small chunks, each read ahead on its own thread while the one before is
+ * checked (a chunk smaller than a record too): the same chain, the same head, and the
+ * first bad record found in a later chunk is still the exact one. */
+static void chunks_read_ahead_find_the_same_first_bad_record(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 300);
+    bd_history_verify_result r;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_history_verify(h, 0, &r, &err), 0);
+    char head[BD_HASH_BUF];
+    memcpy(head, r.head, sizeof(head));
+    bd_history_verify_result_release(&r);
+    const size_t chunks[] = {97, 1000, 4096, 65536};
+    for (size_t c = 0; c < sizeof(chunks) / sizeof(*chunks); c++) {
+        bd_history_test_stream_chunk(chunks[c]);
+        assert_int_equal(bd_history_verify(h, 0, &r, &err), 0);
+        assert_int_equal(r.count, 300);
+        assert_string_equal(r.head, head);
+        bd_history_verify_result_release(&r);
+    }
+    bd_history_test_stream_chunk(1000);
+    patch(h, 250, "\"case_id\":\"case-", "\"case_id\":\"cate-");
+    assert_tampered(h, BD_CHAIN_EDITED, 250);
+    th_unlink_seq(h, 199);
+    assert_tampered(h, BD_CHAIN_MISSING, 199);
+    bd_history_test_stream_chunk(97);
+    assert_tampered(h, BD_CHAIN_MISSING, 199);
+    bd_history_test_stream_chunk(0);
+    assert_tampered(h, BD_CHAIN_MISSING, 199);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
 /* A longer history through the parallel path: several windows, several threads, and a
  * failure found in a later window still names the exact record. */
 static void parallel_windows_find_the_same_first_bad_record(void **state)
@@ -514,6 +550,7 @@ int main(void)
         T(unrelated_files_are_ignored),
         T(message_names_file_seq_and_reason),
         cmocka_unit_test(parallel_windows_find_the_same_first_bad_record),
+        cmocka_unit_test(chunks_read_ahead_find_the_same_first_bad_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
