@@ -45,39 +45,8 @@ grep -q -- "-fsanitize" "$(dirname "$BD_BIN")/../CMakeCache.txt" 2>/dev/null &&
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/benchdesk-perf-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/tmp" "$work/cwd"
-export TMPDIR="$work/tmp"
-"$PY" -s "$src/tests/fixtures/rubrics/mkbench.py" "$work/fx" --only trivial --trivial "$n" \
-    --manifest "$work/manifest.json" >/dev/null
-# The fixture may be written in format v1; converting an already-v2 bench is a no-op.
-"$BD_BIN" -C "$work/fx" migrate >/dev/null 2>&1 || true
-rubric="$work/fx/bench/trivial/rubric.py"
-# The document benchdesk writes to the rubric's stdin, for the bare loop.
-"$PY" - "$work/manifest.json" >"$work/doc.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))[0]
-json.dump({"case": c["case"], "expected": c["case"]["expected"],
-           "harness_output": c["harness_output"], "case_dir": "case"}, sys.stdout)
-PY
-
-# Each variant runs in a child of this timer: wall time, and the CPU time of the whole
-# process tree (RUSAGE_CHILDREN; every level reaps its children, so rubrics count too).
-# Best of $rounds by wall time. CPU time is the fairer number on a busy machine.
-cat >"$work/timer.py" <<'PY'
-import resource, subprocess, sys, time
-rounds = int(sys.argv[1])
-best = None
-for _ in range(rounds):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    subprocess.run(sys.argv[2:], check=True)
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if best is None or wall < best[0]:
-        best = (wall, cpu)
-print("%d %d" % (best[0] * 1000, best[1] * 1000))
-PY
+. "$src/tests/perf/trivial_lib.sh"
+trivial_setup "$work" "$n"
 measure() { # name command... -> "$wall_ms $cpu_ms" in $best
     local name=$1
     shift

@@ -52,35 +52,8 @@ fi
 # Warm starts need the temp dirs under /tmp.
 work=$(mktemp -d /tmp/benchdesk-perf-warm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/tmp" "$work/cwd"
-export TMPDIR="$work/tmp"
-"$PY" -s "$src/tests/fixtures/rubrics/mkbench.py" "$work/fx" --only trivial --trivial "$n" \
-    --manifest "$work/manifest.json" >/dev/null
-"$BD_BIN" -C "$work/fx" migrate >/dev/null 2>&1 || true
-rubric="$work/fx/bench/trivial/rubric.py"
-"$PY" - "$work/manifest.json" >"$work/doc.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))[0]
-json.dump({"case": c["case"], "expected": c["case"]["expected"],
-           "harness_output": c["harness_output"], "case_dir": "case"}, sys.stdout)
-PY
-
-# Wall time and the CPU time of the whole process tree; best of $rounds by wall time.
-cat >"$work/timer.py" <<'PY'
-import resource, subprocess, sys, time
-rounds = int(sys.argv[1])
-best = None
-for _ in range(rounds):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    subprocess.run(sys.argv[2:], check=True)
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if best is None or wall < best[0]:
-        best = (wall, cpu)
-print("%d %d" % (best[0] * 1000, best[1] * 1000))
-PY
+. "$src/tests/perf/trivial_lib.sh"
+trivial_setup "$work" "$n"
 # The namespace floor: N forks, each unshare()s into fresh namespaces and exits.
 cat >"$work/nsfloor.py" <<'PY'
 import ctypes, os, sys
