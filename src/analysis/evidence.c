@@ -216,7 +216,14 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     bool passed = false;
     double score = 0;
     o->kind = EV_AUDIT;
-    bd_record_members(rec, len, keys, ev->sig ? M__ALL : M__N, v, vl);
+    size_t nk = ev->sig ? M__ALL : M__N;
+    /* A score record is read from both ends, stepping over none of its BenchScore; any
+     * other shape the general way (the same answers on a verified record). */
+    bool scored = bd_record_members_scored(rec, len, keys, nk, v, vl, &passed, &score);
+    if (!scored) {
+        bd_record_members(rec, len, keys, nk, v, vl);
+        scored = bd_record_score_of(v[M_SCORE], vl[M_SCORE], &passed, &score);
+    }
     if (ev->sig) {
         /* in the order of BD_RUNSIG_KEYS */
         const char *sv[BD_RUNSIG_NKEYS] = {v[M_RUN], v[M_FPR], v[M_EVENT], v[M_DETAIL]};
@@ -225,8 +232,7 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     }
     if (!str_of(v[M_CID], vl[M_CID], cid, sizeof(cid)) ||
         !str_of(v[M_FIN], vl[M_FIN], fin, sizeof(fin)) ||
-        !str_of(v[M_ISO], vl[M_ISO], iso, sizeof(iso)) ||
-        !bd_record_score_of(v[M_SCORE], vl[M_SCORE], &passed, &score))
+        !str_of(v[M_ISO], vl[M_ISO], iso, sizeof(iso)) || !scored)
         return; /* an audit record */
     time_t t = (time_t)bd_history_time_epoch(fin);
     if (t == (time_t)-1 || t < ev->since) {

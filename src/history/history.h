@@ -8,11 +8,12 @@
  * per record) is read as it is and converted to segments on the first append, under the
  * lock, atomically, the bytes unchanged. Two kinds of record share the chain:
  *
- *   score record  exactly the §5 fields. Version 2 (written now): schema_version, seq,
- *                 run_id, run_scope, run_cases, task_class, case_id, case_digest,
- *                 task_class_digest, cassette_digest, harness_version, isolation_class,
- *                 provenance_verified, operator_fingerprint, started_at, finished_at,
- *                 score, prev_hash, and `origin` on records imported from a shard (§14).
+ *   score record  exactly the members of docs/formats.md#history-records-format-v2.
+ *                 Version 2 (written now): schema_version, seq, run_id, run_scope,
+ *                 run_cases, task_class, case_id, case_digest, task_class_digest,
+ *                 cassette_digest, harness_version, isolation_class, provenance_verified,
+ *                 operator_fingerprint, started_at, finished_at, score, prev_hash, and
+ *                 `origin` on records imported from a shard (docs/scale.md#what-a-shard-writes).
  *                 Version 1 (still valid in a chain) had rubric_digest instead of
  *                 task_class_digest and no run_scope/run_cases. No "kind" member;
  *   audit record  schema_version, seq, kind ("audit"), event, task_class, detail,
@@ -405,6 +406,19 @@ bool bd_record_score(const char *rec, size_t len, bool *passed, double *score);
 
 /* The same from the score member's raw value (as bd_record_members gives it). */
 bool bd_record_score_of(const char *score_val, size_t len, bool *passed, double *score);
+
+/* bd_record_members and bd_record_score_of together, for a version-2 score record in the
+ * shape docs/formats.md#history-records-format-v2 gives it (members sorted; after `score`
+ * exactly seq, started_at, task_class and task_class_digest; a BenchScore ending with
+ * passed, score and wall_clock_ms): the members before `score` are read forwards, the rest
+ * and score's passed and score backwards from the record's end, never stepping over the
+ * BenchScore's lists — most of a record's bytes. Returns true with vals/vlens filled as
+ * bd_record_members fills them (keys named nowhere in the record get NULL) and *passed,
+ * *score set; false for anything not in that shape (an audit record, a version-1 record),
+ * the outputs then meaningless: the caller reads it the general way. Same contract on
+ * the bytes as above: verified records only, never unsafe on others. */
+bool bd_record_members_scored(const char *rec, size_t len, const char *const *keys, size_t n,
+                              const char **vals, size_t *vlens, bool *passed, double *score);
 
 /* A JSON number's raw text (as bd_record_members gives it) as the double verify read,
  * whatever the locale. False when it is not a number. */

@@ -134,6 +134,148 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
     return found;
 }
 
+/* ---- a score record read from both ends (bd_record_members_scored) ------------------ */
+
+/* A byte of a JSON number, true or false. */
+static inline bool scalar_byte(char c)
+{
+    return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E' ||
+           c == 't' || c == 'r' || c == 'u' || c == 'f' || c == 'a' || c == 'l' || c == 's';
+}
+
+/* Going backwards from `end` (one past a member's value): the member `,"key":value` whose
+ * value is a string with no quote inside (string) or a run of number or literal bytes.
+ * Returns where its comma is, with its value in *v and *vl; NULL when the bytes are not so. */
+static inline __attribute__((always_inline)) const char *
+member_back(const char *lo, const char *end, const char *key, size_t kl, bool string,
+            const char **v, size_t *vl)
+{
+    const char *vs = end;
+    if (string) {
+        if (end - lo < 2 || end[-1] != '"')
+            return NULL;
+        vs = memrchr(lo, '"', (size_t)(end - 1 - lo));
+        if (!vs)
+            return NULL;
+    } else {
+        while (vs > lo && scalar_byte(vs[-1]))
+            vs--;
+        if (vs == end)
+            return NULL;
+    }
+    /* An unescaped quote right after `,"key":` opens the value: the bytes between hold no
+     * quote, so this is the whole string. */
+    if ((size_t)(vs - lo) < kl + 4)
+        return NULL;
+    const char *m = vs - kl - 4;
+    if (m[0] != ',' || m[1] != '"' || memcmp(m + 2, key, kl) != 0 || m[kl + 2] != '"' ||
+        m[kl + 3] != ':')
+        return NULL;
+    *v = vs;
+    *vl = (size_t)(end - vs);
+    return m;
+}
+
+/* member_back with the key's length known when compiling (its compare then inlined). */
+#define MEMBER_BACK(lo, end, key, ...) member_back(lo, end, key, sizeof(key) - 1, __VA_ARGS__)
+
+enum { TAIL_SEQ, TAIL_STARTED, TAIL_TC, TAIL_TCD, TAIL_SCORE, TAIL__N };
+
+/* The members after `score`, read from the record's end (the last byte closes the top
+ * level and these hold no brace, so they are top-level members), and the span of score's
+ * value ending where they start. False when the record does not end so. */
+static bool scored_tail(const char *rec, size_t len, const char *tv[TAIL__N], size_t tl[TAIL__N],
+                        const char **score_end)
+{
+    if (len < 2 || rec[len - 1] != '}')
+        return false;
+    const char *m = rec + len - 1;
+    if (!(m = MEMBER_BACK(rec, m, "task_class_digest", true, &tv[TAIL_TCD], &tl[TAIL_TCD])) ||
+        !(m = MEMBER_BACK(rec, m, "task_class", true, &tv[TAIL_TC], &tl[TAIL_TC])) ||
+        !(m = MEMBER_BACK(rec, m, "started_at", true, &tv[TAIL_STARTED], &tl[TAIL_STARTED])) ||
+        !(m = MEMBER_BACK(rec, m, "seq", false, &tv[TAIL_SEQ], &tl[TAIL_SEQ])))
+        return false;
+    *score_end = m;
+    return m > rec && m[-1] == '}';
+}
+
+/* score's passed and score from the end of its BenchScore object [sv, se): they are its
+ * last members but wall_clock_ms, all scalars (so at the object's own level). */
+static bool scored_score(const char *sv, const char *se, bool *passed, double *score)
+{
+    const char *v, *m;
+    size_t vl;
+    if (!(m = MEMBER_BACK(sv, se - 1, "wall_clock_ms", false, &v, &vl)) ||
+        !(m = MEMBER_BACK(sv, m, "score", false, &v, &vl)) || !bd_record_number(v, vl, score))
+        return false;
+    if (!(m = MEMBER_BACK(sv, m, "passed", false, &v, &vl)))
+        return false;
+    if (vl == 4 && memcmp(v, "true", 4) == 0)
+        *passed = true;
+    else if (vl == 5 && memcmp(v, "false", 5) == 0)
+        *passed = false;
+    else
+        return false;
+    return true;
+}
+
+bool bd_record_members_scored(const char *rec, size_t len, const char *const *keys, size_t n,
+                              const char **vals, size_t *vlens, bool *passed, double *score)
+{
+    static const char *const tail_keys[TAIL__N] = {"seq", "started_at", "task_class",
+                                                   "task_class_digest", "score"};
+    const char *tv[TAIL__N];
+    size_t tl[TAIL__N], klen[64];
+    const char *score_end = NULL;
+    if (n > 64 || !scored_tail(rec, len, tv, tl, &score_end))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = NULL;
+        vlens[i] = 0;
+        klen[i] = strlen(keys[i]);
+    }
+    /* forwards over the members before score (sorted: the first at or past "score" ends
+     * them); those are short scalars and an import's origin */
+    const char *p = rec + 1, *end = rec + len, *score_at = NULL;
+    if (*rec != '{')
+        return false;
+    while (p < end && *p == '"') {
+        const char *k = p + 1, *ke = hist_skip_string(p, end);
+        if (!ke || ke >= end || *ke != ':')
+            return false;
+        size_t kl = (size_t)(ke - 1 - k);
+        int c = *k != 's' ? (*k < 's' ? -1 : 1) : memcmp(k, "score", kl < 5 ? kl : 5);
+        if (c > 0 || (c == 0 && kl > 5))
+            return false; /* past score without it: not a score record */
+        if (c == 0 && kl == 5) {
+            score_at = ke + 1;
+            break;
+        }
+        const char *v = ke + 1, *ve = skip_value(v, end);
+        if (!ve || ve >= end || *ve != ',')
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (klen[i] == kl && keys[i][0] == *k && !vals[i] && memcmp(keys[i], k, kl) == 0) {
+                vals[i] = v;
+                vlens[i] = (size_t)(ve - v);
+            }
+        p = ve + 1;
+    }
+    if (!score_at || score_at >= score_end || *score_at != '{' ||
+        !scored_score(score_at, score_end, passed, score))
+        return false;
+    tv[TAIL_SCORE] = score_at;
+    tl[TAIL_SCORE] = (size_t)(score_end - score_at);
+    static const size_t tail_len[TAIL__N] = {3, 10, 10, 17, 5};
+    for (size_t i = 0; i < n; i++)
+        for (size_t t = 0; t < TAIL__N && !vals[i]; t++)
+            if (klen[i] == tail_len[t] && memcmp(keys[i], tail_keys[t], klen[i]) == 0) {
+                vals[i] = tv[t];
+                vlens[i] = tl[t];
+            }
+    return true;
+}
+
 /* Numbers are read as verify read them: JSON's grammar, a '.' whatever the locale. */
 static locale_t c_numeric;
 static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
@@ -143,8 +285,40 @@ static void c_numeric_init(void)
     c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 }
 
+/* A plain decimal (-?digits[.digits], at most 15 digits): the integer of its digits over a
+ * power of ten, both exact doubles, so the quotient is the correctly rounded value strtod
+ * gives (Clinger's fast path) without strtod's cost. False for anything else. */
+static bool plain_decimal(const char *v, size_t vl, double *out)
+{
+    static const double pow10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    size_t i = v[0] == '-', digits = 0, frac = 0;
+    bool dot = false;
+    uint64_t m = 0;
+    if (i == vl)
+        return false;
+    for (; i < vl; i++) {
+        if (v[i] >= '0' && v[i] <= '9') {
+            m = m * 10 + (uint64_t)(v[i] - '0');
+            digits++;
+            frac += dot;
+        } else if (v[i] == '.' && !dot && digits > 0) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    if (digits == 0 || digits > 15 || (dot && frac == 0))
+        return false;
+    double d = (double)m / pow10[frac];
+    *out = v[0] == '-' ? -d : d;
+    return true;
+}
+
 bool bd_record_number(const char *v, size_t vl, double *out)
 {
+    if (vl > 0 && plain_decimal(v, vl, out))
+        return true;
     char num[40];
     size_t i = 0;
     while (i < vl && i < sizeof(num) - 1 && strchr("0123456789.eE+-", v[i]) && v[i])

@@ -258,7 +258,7 @@ static bool has_needle(const char *p, size_t len, const char *needle, size_t nl)
         /* backwards from the end over the needle's first byte (no table to build) */
         const char *lo = p + len - TAIL, *q = p + len - nl;
         while (q >= lo && (q = memrchr(lo, needle[0], (size_t)(q - lo) + 1)) != NULL) {
-            if (memcmp(q, needle, nl) == 0)
+            if (q[nl - 1] == needle[nl - 1] && memcmp(q, needle, nl) == 0)
                 return true;
             q--;
         }
@@ -463,9 +463,17 @@ static bool fast_prev(const char *p, size_t len, uint8_t prev[32], size_t *hint)
     static const char pat[] = "\"prev_hash\":\"";
     /* Records of one history have much the same shape: where the last one held the member
      * is tried first (the pattern occurs once, so any place it is found is the member). */
+    enum { NEAR = 96 };
     const char *m = *hint + sizeof(pat) - 1 <= len && memcmp(p + *hint, pat, sizeof(pat) - 1) == 0
                         ? p + *hint
-                        : memmem(p, len, pat, sizeof(pat) - 1);
+                        : NULL;
+    if (!m && len > 4 * NEAR && *hint < len) {
+        /* then near it: ids before it vary in length by a few bytes from record to record */
+        size_t lo = *hint > NEAR ? *hint - NEAR : 0, hi = *hint + NEAR + sizeof(pat);
+        m = memmem(p + lo, (hi < len ? hi : len) - lo, pat, sizeof(pat) - 1);
+    }
+    if (!m)
+        m = memmem(p, len, pat, sizeof(pat) - 1);
     if (m)
         *hint = (size_t)(m - p);
     char hex[BD_HASH_BUF];

@@ -26,6 +26,31 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* On an accepted record, the both-ends reader of score records answers as the general
+ * reader does, or declines (it must not decline a version-2 score record). */
+static void check_scored_reader(const char *buf, size_t size, const bd_history_record *r)
+{
+    static const char *const keys[] = {"case_id", "run_id",     "run_scope",         "origin",
+                                       "score",   "started_at", "task_class_digest", "event"};
+    enum { NK = sizeof(keys) / sizeof(keys[0]) };
+    const char *qv[NK], *gv[NK];
+    size_t ql[NK], gl[NK];
+    bool qp = false, gp = false;
+    double qs = 0, gs = 0;
+    bool q = bd_record_members_scored(buf, size, keys, NK, qv, ql, &qp, &qs);
+    bd_record_members(buf, size, keys, NK, gv, gl);
+    bool g = bd_record_score_of(gv[4], gl[4], &gp, &gs);
+    check(!q || g, "the both-ends reader reads only score records");
+    if (!r->is_audit && r->schema_version >= 2)
+        check(q, "the both-ends reader reads every version-2 score record");
+    if (!q)
+        return;
+    for (size_t i = 0; i < NK; i++)
+        check(qv[i] == gv[i] && ql[i] == gl[i], "the both-ends reader finds the same members");
+    check(qp == gp && memcmp(&qs, &gs, sizeof(double)) == 0,
+          "the both-ends reader reads the same score");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *buf = malloc(size ? size : 1); /* exact size: ASan sees any overread */
@@ -84,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else
         check(r.case_id && !r.event && r.task_class && r.score.score >= 0 && r.score.score <= 1,
               "score record fields");
+    check_scored_reader(buf, size, &r);
     bd_history_record_release(&r);
     free(buf);
     return 0;
