@@ -16,10 +16,20 @@ static int nomem(bd_err *err)
     return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory gathering the evidence");
 }
 
+/* The run's latest usable record of one case on one isolation side (current, of a case
+ * the task class holds, signed when it ran), and how many such records the run has: only
+ * that record can be evidence, the others are counted
+ * (docs/history.md#promotion-recommend-never-apply). */
+typedef struct ev_slot ev_slot;
+
 typedef struct ev_run {
     char *run_id;
     uint64_t run_cases, n, last_seq;
     int iso; /* 1 namespaces, 0 subprocess (the first record's) */
+    /* by the record's own isolation side (0 subprocess, 1 namespaces): its records, and
+     * those of an unknown case, stale ones and ones not signed when they ran */
+    uint64_t side_n[2], unknown[2], stale[2], not_pv[2];
+    ev_slot *slots[2]; /* a slot per case of the task class, made on the side's first use */
 } ev_run;
 
 enum { F_PASSED = 1, F_STALE = 2, F_PV = 4, F_NS = 8 };
@@ -34,13 +44,17 @@ typedef struct ev_time {
 
 typedef struct ev_rec {
     uint64_t seq;
-    uint32_t run;
     int32_t case_ix; /* -1: a case the task class does not hold today */
     double score;
     uint32_t flags;
     ev_time fin;
     uint8_t hash[32];
 } ev_rec;
+
+struct ev_slot {
+    ev_rec latest;
+    uint64_t usable; /* 0: none yet */
+};
 
 /* The n digits at s as a number (the record's format was validated: digits there). */
 static unsigned digits(const char *s, int n)
@@ -73,6 +87,26 @@ static void time_unpack(char *out, size_t size, const ev_time *t)
         snprintf(out + n, size - (size_t)n, "Z");
 }
 
+/* The members ev_pre reads, and after them those the signed runs read besides run_id (one
+ * scan of the record for both). */
+enum { M_CD, M_CID, M_FIN, M_ISO, M_PV, M_RC, M_RUN, M_SCOPE, M_SCORE, M_TCD, M__N };
+enum { M_FPR = M__N, M_EVENT, M_DETAIL, M__ALL };
+
+/* The members ev_pre reads, in the order of the enum above. */
+static const char *const ev_keys[M__ALL] = {"case_digest",
+                                            "case_id",
+                                            "finished_at",
+                                            "isolation_class",
+                                            "provenance_verified",
+                                            "run_cases",
+                                            "run_id",
+                                            "run_scope",
+                                            "score",
+                                            "task_class_digest",
+                                            "operator_fingerprint",
+                                            "event",
+                                            "detail"};
+
 struct bd_evidence {
     const bd_task_class *tc;
     time_t since;
@@ -80,10 +114,9 @@ struct bd_evidence {
     size_t n_runs, cap_runs;
     size_t *slots; /* open addressing: run index + 1, 0 empty */
     size_t n_slots;
-    ev_rec *recs;
-    size_t n_recs, cap_recs;
     size_t outside_window, subset;
     bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
+    bd_record_keys keys_ev, keys_all; /* ev_keys prepared: ev_pre's, and with the signed runs' */
 };
 
 int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd_err *err)
@@ -93,6 +126,8 @@ int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd
         return nomem(err);
     ev->tc = tc;
     ev->since = since;
+    bd_record_keys_init(&ev->keys_ev, ev_keys, M__N);
+    bd_record_keys_init(&ev->keys_all, ev_keys, M__ALL);
     *out = ev;
     return 0;
 }
@@ -101,7 +136,11 @@ static void ev_clear(bd_evidence *ev)
 {
     for (size_t i = 0; i < ev->n_runs; i++)
         free(ev->runs[i].run_id);
-    ev->n_runs = ev->n_recs = ev->outside_window = ev->subset = 0;
+    for (size_t i = 0; i < ev->n_runs; i++) {
+        free(ev->runs[i].slots[0]);
+        free(ev->runs[i].slots[1]);
+    }
+    ev->n_runs = ev->outside_window = ev->subset = 0;
     if (ev->slots)
         memset(ev->slots, 0, ev->n_slots * sizeof(size_t));
 }
@@ -113,7 +152,6 @@ void bd_evidence_free(bd_evidence *ev)
     ev_clear(ev);
     free(ev->runs);
     free(ev->slots);
-    free(ev->recs);
     free(ev);
 }
 
@@ -165,11 +203,6 @@ static long run_index(bd_evidence *ev, const char *run_id)
     return (long)(ev->n_runs - 1);
 }
 
-/* The members ev_pre reads, and after them those the signed runs read besides run_id (one
- * scan of the record for both). */
-enum { M_CD, M_CID, M_FIN, M_ISO, M_PV, M_RC, M_RUN, M_SCOPE, M_SCORE, M_TCD, M__N };
-enum { M_FPR = M__N, M_EVENT, M_DETAIL, M__ALL };
-
 static bool str_of(const char *v, size_t vl, char *out, size_t size)
 {
     if (!v || vl < 2 || v[0] != '"' || v[vl - 1] != '"' || vl - 2 >= size ||
@@ -188,26 +221,13 @@ typedef struct ev_pre_rec {
     int kind;
     bool ns;
     uint64_t run_cases;
-    ev_rec r; /* seq, run and hash are the take step's */
+    ev_rec r; /* seq and hash are the take step's */
     char run[160];
     bd_runsig_pre sig; /* for the signed runs (bd_evidence_track_signed) */
 } ev_pre_rec;
 
 static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
 {
-    static const char *const keys[M__ALL] = {"case_digest",
-                                             "case_id",
-                                             "finished_at",
-                                             "isolation_class",
-                                             "provenance_verified",
-                                             "run_cases",
-                                             "run_id",
-                                             "run_scope",
-                                             "score",
-                                             "task_class_digest",
-                                             "operator_fingerprint",
-                                             "event",
-                                             "detail"};
     const bd_evidence *ev = arg;
     ev_pre_rec *o = outp;
     const char *v[M__ALL];
@@ -219,9 +239,10 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     size_t nk = ev->sig ? M__ALL : M__N;
     /* A score record is read from both ends, stepping over none of its BenchScore; any
      * other shape the general way (the same answers on a verified record). */
-    bool scored = bd_record_members_scored(rec, len, keys, nk, v, vl, &passed, &score);
+    bool scored = bd_record_members_scored(rec, len, ev->sig ? &ev->keys_all : &ev->keys_ev, v, vl,
+                                           &passed, &score);
     if (!scored) {
-        bd_record_members(rec, len, keys, nk, v, vl);
+        bd_record_members(rec, len, ev_keys, nk, v, vl);
         scored = bd_record_score_of(v[M_SCORE], vl[M_SCORE], &passed, &score);
     }
     if (ev->sig) {
@@ -286,19 +307,28 @@ static int ev_take(uint64_t seq, const void *pre, const uint8_t hash[32], void *
         r->iso = o->ns;
     r->run_cases = o->run_cases;
     r->last_seq = seq;
-    if (ev->n_recs == ev->cap_recs) {
-        size_t nc = ev->cap_recs ? ev->cap_recs * 2 : 256;
-        ev_rec *p = realloc(ev->recs, nc * sizeof(*p));
-        if (!p)
-            return 1;
-        ev->recs = p;
-        ev->cap_recs = nc;
+    const ev_rec *e = &o->r;
+    int side = o->ns ? 1 : 0;
+    r->side_n[side]++;
+    if (e->case_ix < 0) {
+        r->unknown[side]++;
+        return 0;
     }
-    ev_rec *e = &ev->recs[ev->n_recs++];
-    *e = o->r;
-    e->seq = seq;
-    e->run = (uint32_t)ri;
-    memcpy(e->hash, hash, 32);
+    if (e->flags & F_STALE) {
+        r->stale[side]++;
+        return 0;
+    }
+    if (!(e->flags & F_PV)) {
+        r->not_pv[side]++;
+        return 0;
+    }
+    if (!r->slots[side] && !(r->slots[side] = calloc(ev->tc->n_cases, sizeof(ev_slot))))
+        return 1;
+    ev_slot *sl = &r->slots[side][e->case_ix];
+    sl->usable++;
+    sl->latest = *e; /* chain order: the later record of the case replaces it */
+    sl->latest.seq = seq;
+    memcpy(sl->latest.hash, hash, 32);
     return 0;
 }
 
@@ -385,6 +415,62 @@ static bool review_one(bd_recommendation *out, const ev_rec *e, const char *case
     return false;
 }
 
+/* The records of every run but the chosen one, by why they are not evidence (a run's
+ * properties decide for all its records). */
+static void count_other_runs(bd_recommendation *out, const bd_evidence *ev, long chosen, int k,
+                             const bd_runs_report *runs)
+{
+    for (size_t i = 0; i < ev->n_runs; i++) {
+        const ev_run *r = &ev->runs[i];
+        if ((long)i == chosen)
+            continue;
+        if (run_full(r) && !run_eligible(out, r, runs))
+            out->excluded_unsigned_runs += r->n;
+        else if (run_full(r) && r->iso != k)
+            out->excluded_isolation += r->n;
+        else
+            out->excluded_other_runs += r->n;
+    }
+}
+
+/* The chosen run's records: those of the other isolation side, of unknown cases, stale or
+ * unsigned ones counted; of the rest, each case's latest is its evidence unless two
+ * reviewers removed it (then its case drops out: never an older record instead), the
+ * earlier ones superseded. 0, or -1 when out of memory. */
+static int take_chosen(bd_recommendation *out, const ev_run *r, int k, const bd_task_class *tc,
+                       const bd_signed_today *st, const bd_verdict_set *vs)
+{
+    out->excluded_isolation += r->side_n[!k]; /* one isolation class, never mixed */
+    out->excluded_unknown_case += r->unknown[k];
+    out->excluded_stale += r->stale[k];
+    out->excluded_unsigned += r->not_pv[k];
+    for (size_t c = 0; r->slots[k] && c < tc->n_cases; c++) { /* case_ids are sorted */
+        const ev_slot *sl = &r->slots[k][c];
+        if (sl->usable == 0)
+            continue;
+        if (!(st->case_signed && st->case_signed[c])) {
+            out->excluded_unsigned += sl->usable;
+            continue;
+        }
+        out->superseded += sl->usable - 1;
+        const ev_rec *e = &sl->latest;
+        if (review_one(out, e, tc->case_ids[c], vs)) {
+            out->excluded_removed++;
+            continue;
+        }
+        bd_rec_evidence *x = &out->evidence[out->n_evidence];
+        if (!(x->case_id = strdup(tc->case_ids[c])))
+            return -1;
+        out->n_evidence++;
+        x->seq = e->seq;
+        time_unpack(x->finished_at, sizeof(x->finished_at), &e->fin);
+        x->score = e->score;
+        x->passed = (e->flags & F_PASSED) != 0;
+        bd_hex(x->record_hash, e->hash, 32);
+    }
+    return 0;
+}
+
 int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_signed_today *st,
                       const bd_verdict_set *vs, const bd_runs_report *runs, bd_err *err)
 {
@@ -414,22 +500,15 @@ int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_si
             chosen = (long)i;
     out->isolation_class[0] = '\0';
     out->run_id[0] = '\0';
-    size_t n = 0;
-    for (size_t i = 0; i < ev->n_recs; i++)
-        n += chosen >= 0 && ev->recs[i].run == (uint32_t)chosen;
     free(out->evidence);
     out->evidence = NULL;
-    int32_t *latest = tc->n_cases ? malloc(tc->n_cases * sizeof(int32_t)) : NULL;
-    if ((tc->n_cases && !latest) || !(out->evidence = calloc(n ? n : 1, sizeof(*out->evidence))) ||
+    size_t n = tc->n_cases; /* at most a record per case is evidence */
+    if (!(out->evidence = calloc(n ? n : 1, sizeof(*out->evidence))) ||
         !(out->removed = calloc(n ? n : 1, sizeof(bd_rec_reviewed))) ||
         !(out->awaiting = calloc(n ? n : 1, sizeof(bd_rec_reviewed))) ||
         !(out->flaky = calloc(n ? n : 1, sizeof(bd_rec_reviewed))) ||
-        !(out->unreviewed = calloc(n ? n : 1, sizeof(uint64_t)))) {
-        free(latest);
+        !(out->unreviewed = calloc(n ? n : 1, sizeof(uint64_t))))
         return nomem(err);
-    }
-    for (size_t i = 0; i < tc->n_cases; i++)
-        latest[i] = -1;
     if (chosen >= 0) {
         const ev_run *r = &ev->runs[chosen];
         snprintf(out->run_id, sizeof(out->run_id), "%s", r->run_id);
@@ -442,60 +521,11 @@ int bd_evidence_apply(bd_recommendation *out, const bd_evidence *ev, const bd_si
         out->run_signed = false;
         out->run_operator[0] = '\0';
     }
-    for (size_t i = 0; i < ev->n_recs; i++) {
-        const ev_rec *e = &ev->recs[i];
-        if (chosen < 0 || e->run != (uint32_t)chosen) {
-            if (run_full(&ev->runs[e->run]) && !run_eligible(out, &ev->runs[e->run], runs))
-                out->excluded_unsigned_runs++;
-            else if (run_full(&ev->runs[e->run]) && ev->runs[e->run].iso != k)
-                out->excluded_isolation++;
-            else
-                out->excluded_other_runs++;
-            continue;
-        }
-        if (((e->flags & F_NS) != 0) != (k != 0)) { /* one isolation class, never mixed */
-            out->excluded_isolation++;
-            continue;
-        }
-        if (e->case_ix < 0) {
-            out->excluded_unknown_case++;
-            continue;
-        }
-        if (e->flags & F_STALE) {
-            out->excluded_stale++;
-            continue;
-        }
-        if (!(e->flags & F_PV) || !(st->case_signed && st->case_signed[e->case_ix])) {
-            out->excluded_unsigned++;
-            continue;
-        }
-        if (latest[e->case_ix] >= 0)
-            out->superseded++;
-        latest[e->case_ix] = (int32_t)i; /* the run's latest record of the case */
-    }
-    for (size_t c = 0; c < tc->n_cases; c++) { /* case_ids are sorted */
-        if (latest[c] < 0)
-            continue;
-        const ev_rec *e = &ev->recs[latest[c]];
-        if (review_one(out, e, tc->case_ids[c], vs)) {
-            out->excluded_removed++; /* its case drops out: never an older record instead */
-            continue;
-        }
-        bd_rec_evidence *x = &out->evidence[out->n_evidence];
-        if (!(x->case_id = strdup(tc->case_ids[c]))) {
-            free(latest);
-            return nomem(err);
-        }
-        out->n_evidence++;
-        x->seq = e->seq;
-        time_unpack(x->finished_at, sizeof(x->finished_at), &e->fin);
-        x->score = e->score;
-        x->passed = (e->flags & F_PASSED) != 0;
-        bd_hex(x->record_hash, e->hash, 32);
-    }
+    count_other_runs(out, ev, chosen, k, runs);
+    if (chosen >= 0 && take_chosen(out, &ev->runs[chosen], k, tc, st, vs) != 0)
+        return nomem(err);
     out->cases = out->n_evidence;
     out->signed_records = out->run_signed ? out->n_evidence : 0;
-    free(latest);
     return 0;
 }
 

@@ -407,17 +407,29 @@ bool bd_record_score(const char *rec, size_t len, bool *passed, double *score);
 /* The same from the score member's raw value (as bd_record_members gives it). */
 bool bd_record_score_of(const char *score_val, size_t len, bool *passed, double *score);
 
+/* Keys looked up in many records, prepared once by bd_record_keys_init (no allocation,
+ * nothing to free; `keys` is borrowed and must outlive it): at most 64. */
+typedef struct bd_record_keys {
+    const char *const *keys;
+    size_t n;
+    size_t len[64];
+    uint64_t slot[32]; /* bit i in slot[(first byte + length) % 32]: key i may match */
+} bd_record_keys;
+
+/* Prepare keys[0..n) (n <= 64; more are ignored). */
+void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n);
+
 /* bd_record_members and bd_record_score_of together, for a version-2 score record in the
  * shape docs/formats.md#history-records-format-v2 gives it (members sorted; after `score`
  * exactly seq, started_at, task_class and task_class_digest; a BenchScore ending with
  * passed, score and wall_clock_ms): the members before `score` are read forwards, the rest
  * and score's passed and score backwards from the record's end, never stepping over the
- * BenchScore's lists — most of a record's bytes. Returns true with vals/vlens filled as
- * bd_record_members fills them (keys named nowhere in the record get NULL) and *passed,
- * *score set; false for anything not in that shape (an audit record, a version-1 record),
- * the outputs then meaningless: the caller reads it the general way. Same contract on
- * the bytes as above: verified records only, never unsafe on others. */
-bool bd_record_members_scored(const char *rec, size_t len, const char *const *keys, size_t n,
+ * BenchScore's lists — most of a record's bytes. Returns true with vals/vlens (ks->n of
+ * each) filled as bd_record_members fills them (keys named nowhere in the record get NULL)
+ * and *passed, *score set; false for anything not in that shape (an audit record, a
+ * version-1 record), the outputs then meaningless: the caller reads it the general way.
+ * Same contract on the bytes as above: verified records only, never unsafe on others. */
+bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys *ks,
                               const char **vals, size_t *vlens, bool *passed, double *score);
 
 /* A JSON number's raw text (as bd_record_members gives it) as the double verify read,

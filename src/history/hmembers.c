@@ -219,20 +219,46 @@ static bool scored_score(const char *sv, const char *se, bool *passed, double *s
     return true;
 }
 
-bool bd_record_members_scored(const char *rec, size_t len, const char *const *keys, size_t n,
+void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
+{
+    memset(ks, 0, sizeof(*ks));
+    ks->keys = keys;
+    ks->n = n < 64 ? n : 64;
+    for (size_t i = 0; i < ks->n; i++) {
+        ks->len[i] = strlen(keys[i]);
+        ks->slot[((unsigned char)keys[i][0] + ks->len[i]) % 32] |= (uint64_t)1 << i;
+    }
+}
+
+/* The key of ks named k/kl not found yet (bit set in *left), or ks->n; its bit cleared. */
+static size_t key_take(const bd_record_keys *ks, uint64_t *left, const char *k, size_t kl)
+{
+    for (uint64_t c = ks->slot[((unsigned char)*k + kl) % 32] & *left; c; c &= c - 1) {
+        size_t i = (size_t)__builtin_ctzll(c);
+        if (ks->len[i] == kl && memcmp(ks->keys[i], k, kl) == 0) {
+            *left &= ~((uint64_t)1 << i);
+            return i;
+        }
+    }
+    return ks->n;
+}
+
+bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys *ks,
                               const char **vals, size_t *vlens, bool *passed, double *score)
 {
     static const char *const tail_keys[TAIL__N] = {"seq", "started_at", "task_class",
                                                    "task_class_digest", "score"};
+    static const size_t tail_len[TAIL__N] = {3, 10, 10, 17, 5};
     const char *tv[TAIL__N];
-    size_t tl[TAIL__N], klen[64];
+    size_t tl[TAIL__N];
     const char *score_end = NULL;
-    if (n > 64 || !scored_tail(rec, len, tv, tl, &score_end))
+    if (!scored_tail(rec, len, tv, tl, &score_end))
         return false;
+    size_t n = ks->n;
+    uint64_t left = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     for (size_t i = 0; i < n; i++) {
         vals[i] = NULL;
         vlens[i] = 0;
-        klen[i] = strlen(keys[i]);
     }
     /* forwards over the members before score (sorted: the first at or past "score" ends
      * them); those are short scalars and an import's origin */
@@ -254,11 +280,11 @@ bool bd_record_members_scored(const char *rec, size_t len, const char *const *ke
         const char *v = ke + 1, *ve = skip_value(v, end);
         if (!ve || ve >= end || *ve != ',')
             return false;
-        for (size_t i = 0; i < n; i++)
-            if (klen[i] == kl && keys[i][0] == *k && !vals[i] && memcmp(keys[i], k, kl) == 0) {
-                vals[i] = v;
-                vlens[i] = (size_t)(ve - v);
-            }
+        size_t i = key_take(ks, &left, k, kl);
+        if (i < n) {
+            vals[i] = v;
+            vlens[i] = (size_t)(ve - v);
+        }
         p = ve + 1;
     }
     if (!score_at || score_at >= score_end || *score_at != '{' ||
@@ -266,13 +292,13 @@ bool bd_record_members_scored(const char *rec, size_t len, const char *const *ke
         return false;
     tv[TAIL_SCORE] = score_at;
     tl[TAIL_SCORE] = (size_t)(score_end - score_at);
-    static const size_t tail_len[TAIL__N] = {3, 10, 10, 17, 5};
-    for (size_t i = 0; i < n; i++)
-        for (size_t t = 0; t < TAIL__N && !vals[i]; t++)
-            if (klen[i] == tail_len[t] && memcmp(keys[i], tail_keys[t], klen[i]) == 0) {
-                vals[i] = tv[t];
-                vlens[i] = tl[t];
-            }
+    for (size_t t = 0; t < TAIL__N; t++) {
+        size_t i = key_take(ks, &left, tail_keys[t], tail_len[t]);
+        if (i < n) {
+            vals[i] = tv[t];
+            vlens[i] = tl[t];
+        }
+    }
     return true;
 }
 

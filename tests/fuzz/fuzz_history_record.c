@@ -37,7 +37,9 @@ static void check_scored_reader(const char *buf, size_t size, const bd_history_r
     size_t ql[NK], gl[NK];
     bool qp = false, gp = false;
     double qs = 0, gs = 0;
-    bool q = bd_record_members_scored(buf, size, keys, NK, qv, ql, &qp, &qs);
+    bd_record_keys ks;
+    bd_record_keys_init(&ks, keys, NK);
+    bool q = bd_record_members_scored(buf, size, &ks, qv, ql, &qp, &qs);
     bd_record_members(buf, size, keys, NK, gv, gl);
     bool g = bd_record_score_of(gv[4], gl[4], &gp, &gs);
     check(!q || g, "the both-ends reader reads only score records");

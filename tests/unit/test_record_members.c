@@ -111,7 +111,9 @@ static void test_scored_agrees_with_the_general_reader(void **state)
         size_t ql[N_KEYS], gl[N_KEYS];
         bool qp = false, gp = true;
         double qs = -1, gs = -2;
-        assert_true(bd_record_members_scored(rec, len, all_keys, N_KEYS, qv, ql, &qp, &qs));
+        bd_record_keys ks;
+        bd_record_keys_init(&ks, all_keys, N_KEYS);
+        assert_true(bd_record_members_scored(rec, len, &ks, qv, ql, &qp, &qs));
         bd_record_members(rec, len, all_keys, N_KEYS, gv, gl);
         size_t si = 14; /* "score" */
         assert_string_equal(all_keys[si], "score");
@@ -143,7 +145,9 @@ static void test_scored_declines_other_shapes(void **state)
         char *buf = malloc(len ? len : 1);
         assert_non_null(buf);
         memcpy(buf, declined[r], len);
-        assert_false(bd_record_members_scored(buf, len, all_keys, N_KEYS, v, vl, &p, &s));
+        bd_record_keys ks;
+        bd_record_keys_init(&ks, all_keys, N_KEYS);
+        assert_false(bd_record_members_scored(buf, len, &ks, v, vl, &p, &s));
         free(buf);
     }
 }
@@ -159,11 +163,13 @@ static void test_scored_on_damaged_bytes(void **state)
     size_t vl[N_KEYS];
     bool p;
     double s;
+    bd_record_keys ks;
+    bd_record_keys_init(&ks, all_keys, N_KEYS);
     for (size_t cut = 0; cut < len; cut++) {
         char *buf = malloc(cut ? cut : 1);
         assert_non_null(buf);
         memcpy(buf, rec, cut);
-        (void)bd_record_members_scored(buf, cut, all_keys, N_KEYS, v, vl, &p, &s);
+        (void)bd_record_members_scored(buf, cut, &ks, v, vl, &p, &s);
         free(buf);
     }
     static const char bytes[] = "\"\\{}[],:0a";
@@ -173,7 +179,7 @@ static void test_scored_on_damaged_bytes(void **state)
         for (size_t b = 0; b < sizeof(bytes) - 1; b++) {
             memcpy(buf, rec, len);
             buf[at] = bytes[b];
-            (void)bd_record_members_scored(buf, len, all_keys, N_KEYS, v, vl, &p, &s);
+            (void)bd_record_members_scored(buf, len, &ks, v, vl, &p, &s);
         }
     free(buf);
 }
