@@ -4,9 +4,9 @@
 # in bench/, src/, ui/, tests/, docs/, scripts/ and README.md, and in every command's --help,
 # names a page that exists and a heading of it (GitHub's anchor rules); nothing under bench/
 # and no --help mentions the design document outside the repository; no file under src/, ui/,
-# tests/, scripts/, bench/ or docs/ cites a section by number (a § and a digit) unless the § follows the
-# name of an outside standard ("FIPS 180-4 §6.2.2"); and `pin` writes a digests.yaml header
-# that cites docs/.
+# tests/, scripts/, bench/ or docs/ cites a section by number (a § and a digit) unless the §
+# follows the name of an outside standard ("FIPS 180-4 §6.2.2"); and `pin` writes a
+# digests.yaml header that cites docs/.
 . "$(dirname "$0")/lib.sh"
 
 # ---- the help texts, collected for the anchor check below ------------------------------
