@@ -44,7 +44,8 @@ typedef struct bd_chain_status {
 /* The newest score record of one case. */
 typedef struct bd_last_score {
     char *tc, *case_id, *fm, *run_id; /* fm: the first failure mode, or NULL */
-    char *case_digest, *tc_digest;    /* what the record was scored on (stale marks, §5) */
+    char *case_digest, *tc_digest;    /* what the record was scored on (stale marks:
+                                         docs/formats.md#history-records-format-v2) */
     bool passed;
     double score;
     uint64_t seq;

@@ -81,7 +81,8 @@ typedef struct bd_ui_tc {
     size_t orphans;                /* pins naming no case directory */
     uint8_t tc_pin;                /* bd_load_state: DONE = the task-class pin holds */
     bd_code tc_pin_code;
-    /* the task class's own two signatures (registration + rubric, §6) */
+    /* the task class's own two signatures (registration + rubric,
+     * docs/provenance.md#the-signed-message) */
     uint8_t tc_prov_check;  /* bd_load_state: DONE = tc_prov_status valid */
     uint8_t tc_prov_status; /* bd_prov_status */
     bd_code tc_prov_code;

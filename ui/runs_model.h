@@ -1,9 +1,9 @@
 /*
  * runs_model.h — the runs of the verified chain as the TUI shows them (docs/history.md,
- * §13): per task class the LAST RUN (the last *full* run's mean, pass rate and cases; a
- * newer partial or cancelled run is marked as such) and the trend sparkline of the last
- * full runs, read on libuv's thread pool with compare.h's bd_runs_load; and the run the
- * user marked (`x`) for a comparison (`=`).
+ * docs/compare.md#in-the-tui): per task class the LAST RUN (the last *full* run's mean, pass rate
+ * and cases; a newer partial or cancelled run is marked as such) and the trend sparkline of the
+ * last full runs, read on libuv's thread pool with compare.h's bd_runs_load; and the run the user
+ * marked (`x`) for a comparison (`=`).
  */
 #ifndef BD_UI_RUNS_MODEL_H
 #define BD_UI_RUNS_MODEL_H

@@ -68,7 +68,8 @@ struct bd_ui_run {
     char run_id[BD_RUN_ID_MAX];
     char isolation[16];
     char operator_fpr[41];      /* the operator key that signs the run, or "" */
-    char task_class_digest[72]; /* what the run hashed and recorded (§2), for stale marks */
+    char task_class_digest[72]; /* what the run hashed and recorded (docs/formats.md#digests), for
+                                   stale marks */
     bd_ur_case *cases;
     size_t n;
     size_t passed, failed, running, done;

@@ -29,7 +29,7 @@
 #define BD_DIGEST_STR_LEN 71 /* "blake3:" + 64 hex */
 #define BD_FPR_LEN        40
 
-/* Hard caps (§4). */
+/* Hard caps and defaults of a rubric's limits (docs/runner.md#limits). */
 #define BD_RUBRIC_MAX_WALL_S        300
 #define BD_RUBRIC_MAX_MEMORY_MB     4096
 #define BD_RUBRIC_DEFAULT_WALL_S    60
@@ -52,7 +52,8 @@ typedef enum { BD_YKIND_OTHER, BD_YKIND_DIGESTS, BD_YKIND_SIGNERS } bd_ykind_lim
 size_t bd_yaml_max_bytes(bd_ykind_limit kind);
 
 /* True when `s` is an environment variable name ^[A-Z_][A-Z0-9_]{0,127}$ other than the
- * four keys of the scrubbed environment (§4), which are never passed through. */
+ * four keys of the scrubbed environment (docs/runner.md#the-environment), which are never passed
+ * through. */
 bool bd_env_name_valid(const char *s);
 
 /* ---- registration.yaml ------------------------------------------------------------ */
@@ -90,7 +91,8 @@ typedef struct bd_registration {
     char **sut_argv; /* BD_SUT_COMMAND: argv, argv[0] absolute; NULL-terminated */
     size_t sut_argc;
     int sut_wall_clock_s; /* BD_SUT_COMMAND: default 120, 1..300 */
-    char **sut_env_pass;  /* BD_SUT_COMMAND: variables passed to the SUT (§15); may be NULL */
+    char **sut_env_pass;  /* BD_SUT_COMMAND: variables passed to the SUT; may be NULL
+                             (docs/recording.md#secrets-only-what-the-signed-registration-names) */
     size_t n_sut_env_pass;
     double run_cost_cap_usd; /* run.cost_cap_usd: the run's cost cap in USD; negative = none */
     bool run_require_signed; /* run.require_signed: unsigned runs refuse; default false */
@@ -181,7 +183,7 @@ typedef struct bd_pin {
 
 typedef struct bd_digests {
     int schema_version;                     /* 2 */
-    char task_class[BD_DIGEST_STR_LEN + 1]; /* the task-class digest (§2) */
+    char task_class[BD_DIGEST_STR_LEN + 1]; /* the task-class digest (docs/formats.md#digests) */
     bd_pin *pins;                           /* sorted by case_id */
     size_t n_pins;
     /* bd_digests_load of a file exactly as `pin` writes it keeps its bytes here, so that
@@ -225,7 +227,7 @@ typedef struct bd_signature_block {
     int line;                           /* line of the block */
 } bd_signature_block;
 
-/* The signatures of one subject (a case or a task class). Never hashed (§1). */
+/* The signatures of one subject (a case or a task class). Never hashed: docs/formats.md#digests */
 typedef struct bd_provfile {
     int schema_version; /* 2 */
     bd_signature_block author;

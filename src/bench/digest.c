@@ -8,8 +8,8 @@
  * and the opened descriptor is fstat'ed again: it must be the same inode, of the same
  * type, or the digest fails.
  *
- * Order. §2 sorts all relative paths bytewise. Within a directory every path below a
- * subdirectory "d" starts with "d/", so the global order is a depth-first walk that sorts
+ * Order. docs/formats.md#digests sorts all relative paths bytewise. Within a directory every path
+ * below a subdirectory "d" starts with "d/", so the global order is a depth-first walk that sorts
  * siblings by their name, with '/' appended to directory names ("a.b" < "a/" < "a0",
  * since '.' 0x2E < '/' 0x2F < '0' 0x30). That gives the same bytes as collecting and
  * sorting every path, while keeping only `depth` descriptors open; the digest loop

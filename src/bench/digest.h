@@ -68,9 +68,9 @@ typedef int (*bd_digest_progress_cb)(const bd_digest_progress *p, void *payload)
 int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                                 bd_digest_progress_cb cb, void *payload, bd_err *err);
 
-/* Use-time integrity (§2): digest the case directory `dir` exactly as
- * bd_digest_case_dir does and, in the same pass, copy the top-level directories named in
- * `tops` (NULL-terminated, e.g. {"input", "expected", NULL}; absent ones are skipped)
+/* Use-time integrity (docs/runner.md#use-time-integrity-and-leftovers): digest the case directory
+ * `dir` exactly as bd_digest_case_dir does and, in the same pass, copy the top-level directories
+ * named in `tops` (NULL-terminated, e.g. {"input", "expected", NULL}; absent ones are skipped)
  * below the open directory `dst_dirfd`, every byte written being a byte hashed (read
  * once, never re-read). Copies are 0444 (0555 with an execute bit), directories 0555.
  * The caller compares `out` with the pin before anyone sees the copy, and removes the
@@ -84,7 +84,8 @@ int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
 /* What bd_case_scan read from one case directory, each file opened and read once. */
 typedef struct bd_scanned_case {
     size_t yaml_max;            /* in: largest case.yaml / provenance.yaml to keep (1 MiB) */
-    char digest[BD_DIGEST_BUF]; /* the case digest (§2), "" when it could not be made */
+    char digest[BD_DIGEST_BUF]; /* the case digest (docs/formats.md#digests), "" when it could not
+                                   be made */
     bool leftover;              /* a temp file of an interrupted write is at the top: the
                                    case was not hashed (case.leftover_temp) */
     bool unusual;               /* something only the path-based loaders judge (a link or
@@ -153,7 +154,7 @@ void bd_digest_task_class_files(char out[BD_DIGEST_BUF], const bd_tc_files *f);
 /* Task-class digest of the directory `tc_dir` (bd_tc_files_read's errors). */
 int bd_digest_task_class_dir(char out[BD_DIGEST_BUF], const char *tc_dir, bd_err *err);
 
-/* ---- the §2 entry stream over bytes already in memory (e.g. staged git blobs) ---- */
+/* ---- the entry stream (docs/formats.md#digests) over bytes in memory (staged git blobs) -- */
 
 /* Which digest a stream computes. */
 typedef enum { BD_DIGEST_CASE, BD_DIGEST_TASK_CLASS } bd_digest_kind;

@@ -18,8 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Caps on a BenchScore (§3): past any of them the score is rubric.malformed_output, so a
- * score that validates always fits in one history record and sums stay finite. */
+/* Caps on a BenchScore (docs/formats.md#benchscore): past any of them the score is
+ * rubric.malformed_output, so a score that validates always fits in one history record and sums
+ * stay finite. */
 #define BD_SCORE_MAX_FAILURE_MODES 64
 #define BD_SCORE_MAX_BREAKDOWN     64
 #define BD_SCORE_MAX_FM_DETAIL     1024

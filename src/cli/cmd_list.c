@@ -148,8 +148,8 @@ static void on_case(bd_case_check *chk, void *payload)
     bd_prov_status prov = chk->prov_checked ? chk->prov.status : BD_PROV_ST_BAD;
     const bd_err *fail = bd_case_check_failure(chk);
     const char *pin = !fail ? "ok" : bd_code_str(fail->code);
-    /* The newest score: "0.85", "0.85*" when stale (§5: earned on content or by a rubric
-     * that changed since), "-" when never scored. */
+    /* The newest score: "0.85", "0.85*" when stale (docs/formats.md#history-records-format-v2:
+     * earned on content or by a rubric that changed since), "-" when never scored. */
     const bd_latest_score *ls = bd_latest_scores_find(lo->last, chk->case_id);
     char last[32] = "-";
     if (ls)

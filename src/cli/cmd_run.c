@@ -3,9 +3,10 @@
  * docs/runner.md, docs/benchdesk.1).
  *
  * A thin front end over runner.h: it subscribes to the run's events and shows them as
- * a live progress line (stderr on a terminal), plain lines (stderr otherwise) or §9
- * JSON events (stdout, --json), then prints the summary table. SIGINT/SIGTERM/SIGHUP
- * cancel the run: running cases are killed and their temp dirs removed; exit 130.
+ * a live progress line (stderr on a terminal), plain lines (stderr otherwise) or the
+ * JSON events of docs/runner.md#fan-out-events-cancel (stdout, --json), then prints the summary
+ * table. SIGINT/SIGTERM/SIGHUP cancel the run: running cases are killed and their temp dirs
+ * removed; exit 130.
  */
 #include <errno.h>
 #include <signal.h>

@@ -134,8 +134,9 @@ static void on_case(bd_case_check *c, void *payload)
     const bd_err *cf = bd_case_check_failure(c);
     if (cf)
         emit_failure(payload, cf, c->case_id);
-    /* A case off its pin whose signatures still hold over the pin: say so too (§6,
-     * provenance.stale_digest: pin it and sign it again), not only the integrity code. */
+    /* A case off its pin whose signatures still hold over the pin: say so too
+     * (provenance.stale_digest, docs/provenance.md#stale_digest-or-bad_signature: pin it and
+     * sign it again), not only the integrity code. */
     if (cf && cf == &c->err && c->prov_checked && c->prov.status == BD_PROV_ST_BAD &&
         c->prov.err.code == BD_E_PROVENANCE_STALE)
         emit_failure(payload, &c->prov.err, c->case_id);

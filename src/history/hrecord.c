@@ -290,7 +290,8 @@ static const char *const field_names[F__COUNT] = {
 #define SCORE_FIELDS_V1 (SCORE_FIELDS_ANY | BIT(F_RUBRIC_DIGEST))
 #define SCORE_FIELDS_V2                                                                            \
     (SCORE_FIELDS_ANY | BIT(F_TASK_CLASS_DIGEST) | BIT(F_RUN_SCOPE) | BIT(F_RUN_CASES))
-/* Members a version-2 score record may carry or not (imported shard records, §14). */
+/* Members a version-2 score record may carry or not (imported shard records,
+ * docs/history.md#score-records). */
 #define SCORE_OPTIONAL_V2 BIT(F_ORIGIN)
 #define AUDIT_FIELDS      (COMMON_FIELDS | BIT(F_KIND) | BIT(F_EVENT) | BIT(F_DETAIL) | BIT(F_AT))
 

@@ -175,8 +175,8 @@ typedef struct bd_git_case_version {
 /* The case `case_id` of `task_class` as it was when its case digest was `digest`
  * (docs/history.md: the result view of a stale record shows the case it was scored on):
  * walks the commits reachable from HEAD (newest first, at most BD_GIT_CASE_SEARCH_MAX),
- * hashing bench/<tc>/cases/<id>/ of each distinct tree exactly as §2, and returns the
- * first match. Returns 1 and fills *out (release with bd_git_case_version_release), 0
+ * hashing bench/<tc>/cases/<id>/ of each distinct tree exactly as docs/formats.md#digests, and
+ * returns the first match. Returns 1 and fills *out (release with bd_git_case_version_release), 0
  * when no commit has it (never committed, or beyond the search), -1 with git.error or
  * env.out_of_memory. Reads only; safe on a worker thread with its own bd_git. */
 int bd_git_case_at_digest(bd_git_case_version *out, bd_git *g, const char *task_class,

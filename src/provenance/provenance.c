@@ -1,5 +1,6 @@
 /*
- * provenance.c — verifying the two-person provenance of a case or a task class (§6).
+ * provenance.c — verifying the two-person provenance of a case or a task class
+ * (docs/provenance.md#verification-rules).
  *
  * Verification runs GnuPG (through GPGME) against a private home holding only the
  * bench's own public keys; its gpg.conf turns off agent autostart and key retrieval so

@@ -128,7 +128,8 @@ int bd_isolation_choose(bd_isolation *out, bool *weakened, const char *requested
     if (weakened)
         *weakened = false;
 #ifdef __linux__
-    /* On Linux "auto" means namespaces: a fallback is never silent (§4). */
+    /* On Linux "auto" means namespaces: a fallback is never silent
+     * (docs/isolation.md#choosing-a-class). */
     if (!requested || strcmp(requested, "auto") == 0)
         requested = "namespaces";
 #endif

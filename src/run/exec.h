@@ -59,14 +59,14 @@
  * programs alike; main() need not (but may) dispatch it itself. */
 #define BD_EXEC_HELPER_ARG "__exec-server"
 
-/* The scrubbed environment, exactly (§4). */
+/* The scrubbed environment, exactly (docs/runner.md#the-environment). */
 #define BD_EXEC_ENV_PATH     "PATH=/usr/bin:/bin"
 #define BD_EXEC_ENV_LANG     "LANG=C.UTF-8"
 #define BD_EXEC_ENV_HASHSEED "PYTHONHASHSEED=0"
 #define BD_EXEC_ENV_IOENC    "PYTHONIOENCODING=utf-8"
 #define BD_EXEC_ENV_COUNT    4
 
-/* Defaults and caps (§4). */
+/* Defaults and caps (docs/runner.md#limits). */
 #define BD_EXEC_STDOUT_MAX     (1024u * 1024u)
 #define BD_EXEC_STDERR_KEEP    (64u * 1024u)
 #define BD_EXEC_STDERR_HEAD    256u
@@ -145,8 +145,9 @@ typedef struct bd_exec_spec {
     size_t stdin_len;
     bd_exec_limits limits;
     /* "NAME=value" entries added after the four scrubbed keys (a command SUT's
-     * sut.env_pass, §15), NULL-terminated; NULL for none. A name the scrubbed set already
-     * has is refused (exec.not_allowed). */
+     * sut.env_pass, docs/recording.md#secrets-only-what-the-signed-registration-names),
+     * NULL-terminated; NULL for none. A name the scrubbed set already has is refused
+     * (exec.not_allowed). */
     const char *const *env_extra;
     /* Keep the host network namespace and allow AF_INET/AF_INET6 sockets (record
      * --unsafe-network only); every other protection of the class stays. */

@@ -140,12 +140,12 @@ typedef struct rlimit_spec {
             {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},                                                    \
     }
 
-/* namespaces: the minimal init, PID 1 of the case's PID namespace (§4). The rubric is its
- * child, PID 2, so signals reach it with their usual meaning (a PID 1 ignores what it
- * has no handler for, its own SIGSEGV included). The init reaps every orphan, relays
- * every signal it gets to the rubric, and when the rubric ends writes its raw wait
- * status to `report_fd` and exits: the kernel then kills whatever is left in the
- * namespace. All signals are blocked on entry. */
+/* namespaces: the minimal init, PID 1 of the case's PID namespace
+ * (docs/isolation.md#how-the-jail-is-built). The rubric is its child, PID 2, so signals reach it
+ * with their usual meaning (a PID 1 ignores what it has no handler for, its own SIGSEGV included).
+ * The init reaps every orphan, relays every signal it gets to the rubric, and when the rubric ends
+ * writes its raw wait status to `report_fd` and exits: the kernel then kills whatever is left in
+ * the namespace. All signals are blocked on entry. */
 static void __attribute__((noreturn)) ns_init(pid_t rubric, int report_fd)
 {
     sigset_t all;

@@ -141,7 +141,8 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
     cJSON_AddStringToObject(o, "started_at", s->started_at);
     cJSON_AddStringToObject(o, "finished_at", s->finished_at);
     cJSON_AddBoolToObject(o, "cancelled", s->cancelled);
-    /* The run's records count for promotion only when every one was signed (§4, §7). */
+    /* The run's records count for promotion only when every one was signed
+     * (docs/runner.md#the-run-summary, docs/history.md#promotion-recommend-never-apply). */
     bool all_verified = n > 0;
     for (size_t i = 0; i < n; i++)
         all_verified = all_verified && res[i]->provenance_verified;
@@ -352,7 +353,8 @@ cJSON *bd_run_event_json(const bd_run_event *ev)
         return o;
     case BD_RUN_EV_CASE_NOT_RECORDED:
         /* The case was scored but its record could not be appended: no score is
-         * published for it (§4, §5), only that it is missing and why. */
+         * published for it, only that it is missing and why
+         * (docs/runner.md#fan-out-events-cancel). */
         if (!(o = event_object("case.not_recorded", ev->case_id)))
             return NULL;
         cJSON_AddStringToObject(o, "reason", ev->error ? bd_code_str(ev->error->code) : "");

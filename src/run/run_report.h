@@ -33,7 +33,7 @@ typedef struct bd_run_summary {
     bd_isolation isolation;
     char start[8];              /* "warm" or "cold": how the rubrics were started */
     char start_why[256];        /* why cold when warm was not refused by the operator, or "" */
-    char task_class_digest[72]; /* registration.yaml + rubric.py as run (§2) */
+    char task_class_digest[72]; /* registration.yaml + rubric.py as run (docs/formats.md#digests) */
     size_t cases_selected;      /* cases in the run */
     size_t skipped_draft;       /* unsigned cases the run gate left out (bd_runner_set_skipped) */
     size_t skipped_awaiting;
@@ -110,9 +110,9 @@ typedef struct bd_run_event {
     size_t done;                  /* cases finished so far */
 } bd_run_event;
 
-/* The §9 "summary" object of run.finished: cases, passed, failed, mean_score, ci95,
- * failure_modes, cost_usd, wall_ms, chain_head; cost_cap_usd when a cap applied, and
- * "stopped": "cost_cap" with not_run when it stopped the run. New tree or NULL (out of
+/* The "summary" object of run.finished (docs/runner.md#the-run-summary): cases, passed, failed,
+ * mean_score, ci95, failure_modes, cost_usd, wall_ms, chain_head; cost_cap_usd when a cap applied,
+ * and "stopped": "cost_cap" with not_run when it stopped the run. New tree or NULL (out of
  * memory). */
 cJSON *bd_run_summary_json(const bd_run_summary *s);
 
@@ -149,13 +149,15 @@ int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *ca
  * array. */
 void bd_run_summary_release(bd_run_summary *s);
 
-/* The summary file .benchdesk/runs/<run-id>.json: the §9 summary plus the run's identity,
- * the CI method and one entry per result. New tree or NULL (out of memory). */
+/* The summary file .benchdesk/runs/<run-id>.json: run.finished's summary plus the run's identity
+ * (docs/runner.md#the-run-summary), the CI method and one entry per result. New tree or NULL (out
+ * of memory). */
 cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res,
                                 size_t n);
 
-/* One §9 event line as JSON (run.started, case.started, case.finished, run.finished),
- * or NULL for events §9 does not print (case.queued) or out of memory. */
+/* One --json event line (docs/runner.md#fan-out-events-cancel) as JSON (run.started, case.started,
+ * case.finished, run.finished), or NULL for events --json does not print (case.queued) or out of
+ * memory. */
 cJSON *bd_run_event_json(const bd_run_event *ev);
 
 /* The run summary file <runs_dir>/<run-id>.json (bd_run_summary_file_json, canonical JSON,

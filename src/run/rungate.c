@@ -49,10 +49,10 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id)
 /* Free space the history must have before a run starts: a few records with room. */
 #define HISTORY_MIN_FREE (4u * 1024u * 1024u)
 
-/* §4, §5: the history's writability is known before the first spawn — a read-only or
- * full file system, or a directory benchdesk may not write, refuses the run with exit 4
- * instead of failing the first append after a rubric ran. A probe file is created and
- * removed (access() would not see a read-only mount or a quota). */
+/* docs/runner.md#how-one-case-runs: the history's writability is known before the first spawn — a
+ * read-only or full file system, or a directory benchdesk may not write, refuses the run with exit
+ * 4 instead of failing the first append after a rubric ran. A probe file is created and removed
+ * (access() would not see a read-only mount or a quota). */
 static int history_writable(const bd_history *h, bd_err *err)
 {
     const char *dir = bd_history_dir(h);
@@ -302,7 +302,7 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     int rc = -1;
 
     /* A run never appends to a broken chain, nor starts a rubric when the history cannot
-     * be written; a shard run does not touch it (§14). */
+     * be written; a shard run does not touch it (docs/scale.md#what-a-shard-writes). */
     if (!o->shard && (open_verified(&h, runner, bench, err) != 0 || history_writable(h, err) != 0))
         goto out;
     if (stop_now(o)) {
@@ -343,7 +343,8 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     if (bd_runner_select(runner, keep, n_keep, err) != 0 || bd_runner_prepare(runner, err) != 0)
         goto out;
     bd_runner_set_skipped(runner, plan->skipped_draft, plan->skipped_awaiting);
-    /* The runner records every finished case before it reports it (§4, §5). */
+    /* The runner records every finished case before it reports it
+     * (docs/runner.md#fan-out-events-cancel). */
     bd_runner_recording rec = {.history = h,
                                .own = true,
                                .run_full = plan->full,

@@ -2,10 +2,11 @@
  * rungate.h — what every front end does before a run, in one place (bd_run_prepare): the
  * interpreter, the isolation class and the default --jobs (bd_run_env_resolve), the
  * startup gate (docs/formats.md#digests: the chain, the history's writability, the pins, the
- * signatures of §6, all before the first spawn), what gets run (§4: by default the signed
- * cases of a signed task class), and where the records go — the runner then appends each
- * finished case to the history (§5) before any front end hears of it. `benchdesk run` and
- * the TUI's run view both call bd_run_prepare; neither wires a recorder.
+ * signatures of docs/provenance.md#verification-rules, all before the first spawn), what gets run
+ * (docs/user-guide.md#what-gets-run: by default the signed cases of a signed task class), and where
+ * the records go — the runner then appends each finished case to the history
+ * (docs/runner.md#fan-out-events-cancel) before any front end hears of it. `benchdesk run` and the
+ * TUI's run view both call bd_run_prepare; neither wires a recorder.
  */
 #ifndef BD_RUNGATE_H
 #define BD_RUNGATE_H
@@ -35,7 +36,7 @@ typedef struct bd_run_gate_opts {
     const bd_shard_spec *shard;
 } bd_run_gate_opts;
 
-/* What the gate decided the run scores (§4 "What gets run"). */
+/* What the gate decided the run scores (docs/user-guide.md#what-gets-run). */
 typedef struct bd_run_plan {
     bool full;            /* the task class's default selection (no --case): run_scope "full" */
     size_t run_cases;     /* cases the run scores */

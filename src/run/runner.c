@@ -1,7 +1,7 @@
 /*
- * runner.c — the rubric runner (see runner.h): per-case temp dirs, the §3 document,
- * the chokepoint, failure-mode mapping, fan-out on one loop, events (their JSON and the run
- * summary are run_report.c).
+ * runner.c — the rubric runner (see runner.h): per-case temp dirs, the stdin document
+ * (docs/formats.md#benchscore), the chokepoint, failure-mode mapping, fan-out on one loop, events
+ * (their JSON and the run summary are run_report.c).
  */
 #include "runner.h"
 
@@ -541,7 +541,8 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     snprintf(r->summary.task_class_digest, sizeof(r->summary.task_class_digest), "%s", dg);
 
     /* The SUT's environment: the scrubbed keys plus what the signed registration names
-     * (§15); a variable that is not set stops the run before anything starts. */
+     * (docs/recording.md#secrets-only-what-the-signed-registration-names); a variable that is not
+     * set stops the run before anything starts. */
     if (r->tc->reg->sut_kind == BD_SUT_COMMAND) {
         char rp[PATH_MAX];
         snprintf(rp, sizeof(rp), "%s/registration.yaml", r->tc->dir);
@@ -591,8 +592,8 @@ static void free_slot(run_case *rc)
     r->freed[r->freed_tail++] = rc->index;
 }
 
-/* Causal order (§4): emit the held-back `started` of the cases that took `done`'s slot,
- * now that `done` is reported (or dropped). */
+/* Causal order (docs/runner.md#use-time-integrity-and-leftovers): emit the held-back `started` of
+ * the cases that took `done`'s slot, now that `done` is reported (or dropped). */
 static void announce_waiting(bd_runner *r, const run_case *done)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -739,9 +740,9 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
         free(rc->sut_out);
         rc->sut_out = NULL;
     }
-    /* §4, §5: a case is reported only once its record is in the history. Appends run on
-     * the serial recording worker (an fsync never stalls the loop); the cases finishing
-     * while one is in flight are appended together next (group commit). */
+    /* docs/runner.md#fan-out-events-cancel: a case is reported only once its record is in the
+     * history. Appends run on the serial recording worker (an fsync never stalls the loop); the
+     * cases finishing while one is in flight are appended together next (group commit). */
     free_slot(rc);
     r->running--;
     if (!r->hist) {
@@ -987,10 +988,10 @@ static int make_case_dir(run_case *rc, const char *suffix, const char *what, cha
 
 static void sut_done(bd_exec_result *res, void *payload);
 
-/* Use-time integrity (§2): copy the case's `tops` into `casefd` while hashing the whole
- * case in the same pass, and compare with the pin now, before any program sees the copy.
- * A case changed since the run started is case.digest_mismatch: the run aborts and
- * nothing is recorded for it. */
+/* Use-time integrity (docs/runner.md#use-time-integrity-and-leftovers): copy the case's `tops` into
+ * `casefd` while hashing the whole case in the same pass, and compare with the pin now, before any
+ * program sees the copy. A case changed since the run started is case.digest_mismatch: the run
+ * aborts and nothing is recorded for it. */
 static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_err *err)
 {
     char now[BD_DIGEST_BUF];
@@ -1335,9 +1336,9 @@ static void start_case(run_case *rc)
     r->running++;
     rc->t0 = uv_hrtime();
     bd_utc_now(rc->res.started_at);
-    /* Causal order (§4): a case that takes the slot of a case not yet reported (its
-     * program ended; it is being cleaned up or recorded) is announced after that case's
-     * `finished`, though its own program may already be running. */
+    /* Causal order (docs/runner.md#use-time-integrity-and-leftovers): a case that takes the slot of
+     * a case not yet reported (its program ended; it is being cleaned up or recorded) is announced
+     * after that case's `finished`, though its own program may already be running. */
     if (r->freed_head < r->freed_tail) {
         const run_case *prev = &r->cases[r->freed[r->freed_head++]];
         if (prev->state != C_DONE && prev->state != C_DROPPED)

@@ -4,12 +4,12 @@
  *
  * Per case: a fresh 0700 temp dir "<tmp>/benchdesk-<run-id>-<case-id>-XXXXXX" as the
  * rubric's cwd, holding case/input and case/expected (read-only copies) and rubric.py
- * (the exact bytes whose digest matched the pin); stdin is the §3 document; the program
- * is `<python> -s rubric.py` through the exec chokepoint (exec.h) with the case's
- * limits; its outcome maps to a BenchScore or a harness failure mode (bd_runner_classify,
- * precedence as §3); the temp dir is removed on every path. A rubric failure never
- * stops the run; an environment failure (the interpreter cannot be started, a temp dir
- * cannot be made or removed, a pinned file changed under the run) aborts it.
+ * (the exact bytes whose digest matched the pin); stdin is the document of
+ * docs/formats.md#benchscore; the program is `<python> -s rubric.py` through the exec chokepoint
+ * (exec.h) with the case's limits; its outcome maps to a BenchScore or a harness failure mode
+ * (bd_runner_classify, order of docs/runner.md#failure-modes); the temp dir is removed on every
+ * path. A rubric failure never stops the run; an environment failure (the interpreter cannot be
+ * started, a temp dir cannot be made or removed, a pinned file changed under the run) aborts it.
  *
  * Events: subscribers receive run.started, case.queued (every case, in order, right
  * after run.started), case.started, case.finished (or case.not_recorded) and
@@ -28,7 +28,8 @@
  * queued behind it — gets `case.not_recorded`, never `case.finished`, and is not counted
  * in the summary's scores (summary.not_recorded counts it). A case that takes the slot
  * of a case not yet reported gets its `case.started` after that case's `case.finished`
- * (or `case.not_recorded`): causal order (§4), though its program may already run.
+ * (or `case.not_recorded`): causal order (docs/runner.md#use-time-integrity-and-leftovers), though
+ * its program may already run.
  *
  * Lifecycle: bd_runner_new → bd_runner_subscribe... → bd_runner_prepare (startup
  * integrity: nothing is spawned before it passes; it touches no loop, so a front end
@@ -72,9 +73,9 @@ typedef struct bd_runner_opts {
     bool drafts;            /* --drafts: unsigned cases allowed */
     const char *run_id;     /* NULL = generated "YYYYMMDDTHHMMSSZ-<8 hex>" */
     bool write_files;       /* write the summary and per-case files (default true) */
-    /* Record mode (§15, record.h): run the command SUT only — no rubric, nothing appended
-     * to the history; a case need not match a pin (it is about to get a new cassette),
-     * the task class must. Each case's SUT stdout is in its result's sut_output. */
+    /* Record mode (docs/recording.md#what-runs, record.h): run the command SUT only — no rubric,
+     * nothing appended to the history; a case need not match a pin (it is about to get a new
+     * cassette), the task class must. Each case's SUT stdout is in its result's sut_output. */
     bool record_sut;
     bool sut_host_network; /* record --unsafe-network: the SUT keeps the host network */
 } bd_runner_opts;
@@ -94,8 +95,8 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
                   const char *const *case_ids, size_t n_case_ids, const bd_runner_opts *opts,
                   bd_err *err);
 
-/* Keep only the runner's cases whose ids are in `keep` (the run gate's selection, §4
- * "What gets run"); order and indices follow the kept cases. Only before prepare
+/* Keep only the runner's cases whose ids are in `keep` (the run gate's selection,
+ * docs/user-guide.md#what-gets-run); order and indices follow the kept cases. Only before prepare
  * (internal.bug after). Returns 0 or -1. */
 int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_err *err);
 
@@ -124,8 +125,8 @@ int bd_runner_set_recording(bd_runner *r, const bd_runner_recording *rec, bd_err
  * says which was used and `start_why` why a run that could have been warm was not. */
 void bd_runner_set_start(bd_runner *r, bd_start_mode mode);
 
-/* The unsigned cases the run gate left out of this run (§4), for the summary, the
- * run.finished event and the summary file. */
+/* The unsigned cases the run gate left out of this run (docs/user-guide.md#what-gets-run), for the
+ * summary, the run.finished event and the summary file. */
 void bd_runner_set_skipped(bd_runner *r, size_t draft, size_t awaiting);
 
 /* The run's cost cap in USD (docs/runner.md#the-cost-cap), negative for none; before
@@ -180,12 +181,13 @@ void bd_runner_free(bd_runner *r);
 
 /* ---- exposed for tests ------------------------------------------------------------- */
 
-/* The case's limits, per §4: wall clock = case override, else the registration's
+/* The case's limits, per docs/runner.md#limits: wall clock = case override, else the registration's
  * default, capped at 300 s; memory likewise (cap 4096 MB); CPU seconds = wall clock. */
 bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *c);
 
-/* Map a finished rubric process to its harness failure mode, by §3's precedence, with a
- * one-line detail. BD_HM_NONE means: exited 0, parse stdout as the BenchScore. */
+/* Map a finished rubric process to its harness failure mode, in the order of
+ * docs/runner.md#failure-modes, with a one-line detail. BD_HM_NONE means: exited 0, parse stdout as
+ * the BenchScore. */
 bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limits *lim,
                                    char detail[BD_SCORE_DETAIL_MAX]);
 

@@ -13,7 +13,7 @@
 #include "canon.h"
 #include "text.h"
 
-/* Bytes of stderr quoted in a failure detail (§3). */
+/* Bytes of stderr quoted in a failure detail (docs/runner.md#failure-modes). */
 #define STDERR_DETAIL_BYTES 200
 
 void bd_runner_one_line(char *out, size_t max, const char *in, size_t len)
@@ -106,7 +106,8 @@ bd_harness_mode bd_runner_classify(const bd_exec_result *res, const bd_exec_limi
         res->term_signal == SIGKILL && !res->killed && !res->timed_out && !res->supervisor_lost;
 
     /* Wall clock: the deadline fired, or the CPU limit fired after the wall-clock limit
-     * had passed (one busy thread reaches both together; §3 ranks timeout first). */
+     * had passed (one busy thread reaches both together; docs/runner.md#failure-modes ranks timeout
+     * first). */
     if (res->timed_out || (sigxcpu && res->run_wall_us >= lim->wall_ms * 1000)) {
         snprintf(detail, BD_SCORE_DETAIL_MAX,
                  "wall clock past the %lld ms limit; killed after %lld ms", (long long)lim->wall_ms,

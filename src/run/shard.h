@@ -9,7 +9,8 @@
  *                        "task_class_digest", "shard", "shards", "cases":{id: digest},
  *                        "bench_commit", "isolation_class", "harness_version", "host",
  *                        "started_at", "finished_at", "count", "chain_head"}
- *   records/<seq>.json   a chain of its own in §5's record format from a zero genesis
+ *   records/<seq>.json   a chain of its own from a zero genesis, its records as in
+ *                        docs/history.md#records
  * The manifest is written last, atomically: a bundle without one is a shard that did
  * not finish. bd_bundle_load checks a bundle on its own (its manifest against its chain);
  * import.h checks it against the local bench.

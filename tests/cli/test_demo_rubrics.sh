@@ -2,16 +2,17 @@
 # The demo bench (bench/) is well formed and its rubrics really score.
 #
 # For every task class and case: the files follow docs/formats.md, format v2 (registration,
-# case.yaml keys, names, digests.yaml's task-class pin = §2 task-class digest, cassette_digest
-# = BLAKE3 of cassette.json, pins = §2 case digest, case.yaml included, provenance.yaml
-# excluded, computed here independently); expected/expected.json equals case.yaml's
-# `expected` map (this bench writes each expected value as one line of JSON flow); the
-# rubric, run as the runner runs it (§3/§4: scrubbed env, `python3 -s`, a fresh cwd
-# holding a read-only case/), exits 0 with exactly one strictly valid BenchScore whose
-# codes are in the taxonomy, twice byte-identical; and the outcome (passed, score, codes)
-# equals the curated table below. Then every taxonomy code must be exercised, each class
-# must hold passes, failures, partial scores and negative cases, and every rubric must
-# survive hostile stdin without crashing.
+# case.yaml keys, names, digests.yaml's task-class pin = the task-class digest of
+# docs/formats.md#digests, cassette_digest = BLAKE3 of cassette.json, pins = its case digest,
+# case.yaml included, provenance.yaml excluded, computed here independently);
+# expected/expected.json equals case.yaml's `expected` map (this bench writes each expected
+# value as one line of JSON flow); the rubric, run as the runner runs it
+# (docs/runner.md#how-one-case-runs: scrubbed env, `python3 -s`, a fresh cwd holding a
+# read-only case/), exits 0 with exactly one strictly valid BenchScore whose codes are in the
+# taxonomy, twice byte-identical; and the outcome (passed, score, codes) equals the curated
+# table below. Then every taxonomy code must be exercised, each class must hold passes,
+# failures, partial scores and negative cases, and every rubric must survive hostile stdin
+# without crashing.
 set -euo pipefail
 BD_SOURCE_DIR=${BD_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BD_SOURCE_DIR
@@ -396,7 +397,7 @@ def valid_checks(label, checks):
 
 
 def validate(tc, label, proc, keys, taxonomy, hostile=False):
-    """Strict §3 validation; returns the BenchScore or None."""
+    """Strict BenchScore validation (docs/formats.md#benchscore); returns it or None."""
     if proc.returncode != 0:
         bad("%s: rubric exited %d: %s" % (label, proc.returncode, proc.stderr[:300]))
         return None

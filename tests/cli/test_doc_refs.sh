@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The repository carries its own contract: what benchdesk shows or writes, and the demo
 # bench, cite docs/ pages, never a document outside the tree. Every `docs/<page>.md#<anchor>`
-# in bench/, src/, ui/ and README.md, and in every command's --help, names a page that
-# exists and a heading of it (GitHub's anchor rules); nothing under bench/ and no --help
-# mentions the design document outside the repository; and `pin` writes a digests.yaml header that cites docs/.
+# in bench/, src/, ui/, tests/, docs/, scripts/ and README.md, and in every command's --help,
+# names a page that exists and a heading of it (GitHub's anchor rules); nothing under bench/
+# and no --help mentions the design document outside the repository; no file under src/, ui/,
+# tests/, scripts/, bench/ or docs/ cites a section by number (a § and a digit) unless the §
+# follows the name of an outside standard ("FIPS 180-4 §6.2.2"); and `pin` writes a
+# digests.yaml header that cites docs/.
 . "$(dirname "$0")/lib.sh"
 
 # ---- the help texts, collected for the anchor check below ------------------------------
@@ -49,7 +52,7 @@ def slugs(md):
     return out
 
 files = [os.path.join(src, "README.md")]
-for top in ("bench", "src", "ui"):
+for top in ("bench", "src", "ui", "tests", "docs", "scripts"):
     for d, _, names in os.walk(os.path.join(src, top)):
         files += [os.path.join(d, n) for n in names]
 files += [os.path.join(helps, n) for n in sorted(os.listdir(helps))]
@@ -77,6 +80,47 @@ elif bad == 0:
     print(f"ok   {count} docs/<page>.md#<anchor> references resolve to a heading")
 PY
 report_lines "$BD_TMP/refs.report"
+
+# ---- no section numbers of a document outside the tree -----------------------------------
+# A rule is cited by its docs/ page and heading. A § stays only right after the name of an
+# outside standard from `standards`. `known` names files with section numbers still to be
+# replaced: they are listed, not failed, and each leaves the list once it is clean.
+python3 - "$BD_SOURCE_DIR" >"$BD_TMP/sections.report" <<'PY'
+import os, re, sys
+
+src = sys.argv[1]
+standards = [r"FIPS \d+-\d+", r"YAML 1\.[0-2]", r"RFC ?\d+", r"ISO(?:/IEC)? \d+(?::\d+)?",
+             r"POSIX\.1(?:-\d+)?", r"C(?:99|11|17)"]
+section = re.compile(r"§\s*\d")
+allowed = re.compile(r"(?:" + "|".join(standards) + r"),? §\s*\d")
+known = {"tests/perf/digest_throughput.sh", "tests/perf/isolation_cost.sh"}
+hits, held, files = [], [], 0
+for top in ("src", "ui", "tests", "scripts", "bench", "docs"):
+    for d, dirs, names in os.walk(os.path.join(src, top)):
+        dirs.sort()
+        for n in sorted(names):
+            path = os.path.join(d, n)
+            try:
+                lines = open(path, encoding="utf-8").read().split("\n")
+            except (UnicodeDecodeError, IsADirectoryError):
+                continue
+            files += 1
+            for i, line in enumerate(lines, 1):
+                if len(section.findall(line)) > len(allowed.findall(line)):
+                    rel = os.path.relpath(path, src)
+                    (held if rel in known else hits).append(f"{rel}:{i}")
+if files == 0:
+    print("FAIL no file read under src/ ui/ tests/ scripts/ bench/ docs/")
+elif hits:
+    print(f"FAIL {len(hits)} line(s) cite a section by number, not a docs/ page: " + " ".join(hits))
+else:
+    print(f"ok   no section number outside a named standard in {files} files"
+          + (f" (still to replace: {' '.join(held)})" if held else ""))
+clean = sorted(k for k in known if not any(h.startswith(k + ":") for h in held))
+if clean:
+    print(f"ok   known files now clean, to drop from `known`: {' '.join(clean)}")
+PY
+report_lines "$BD_TMP/sections.report"
 
 # ---- what pin writes --------------------------------------------------------------------
 # A changed rubric makes pin rewrite digests.yaml whole, header included.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# benchdesk run: usage, exit statuses, §9 JSON events, the summary file and table,
+# benchdesk run: usage, exit statuses, JSON events, the summary file and table,
 # startup integrity (nothing runs on any pin mismatch), isolation consent.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
@@ -31,11 +31,11 @@ grep -qE '^\[[0-9]/3\] case-000[0-2]: pass 1\.000 \([0-9]+ ms\)$' "$BD_TMP/err" 
     && pass "plain progress lines on a non-terminal" || fail "stderr: $(cat "$BD_TMP/err")"
 [ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
 
-# ---- --json: exactly the §9 events -------------------------------------------------------
+# ---- --json: exactly the events of docs/runner.md#fan-out-events-cancel -------------------
 bd run trivial "${SUB[@]}" --drafts --json >"$BD_TMP/ev" 2>"$BD_TMP/err" && rc=0 || rc=$?
 [ "$rc" = 0 ] && pass "run --json -> 0" || fail "run --json -> $rc"
 [ ! -s "$BD_TMP/err" ] && pass "--json: nothing on stderr off a terminal" || fail "stderr: $(cat "$BD_TMP/err")"
-"$PY" - "$BD_TMP/ev" <<'PY' && pass "--json events as §9" || fail "--json events: $(cat "$BD_TMP/ev")"
+"$PY" - "$BD_TMP/ev" <<'PY' && pass "--json events" || fail "--json events: $(cat "$BD_TMP/ev")"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 kinds = [e["event"] for e in ev]

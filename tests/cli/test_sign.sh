@@ -40,7 +40,8 @@ PY
 grep -q '^author:$' "$c1/provenance.yaml" && pass "author block in provenance.yaml" || fail "no author block"
 grep -q '^schema_version: 2$' "$c1/provenance.yaml" && pass "provenance.yaml is v2" || fail "provenance.yaml schema"
 
-# The signature is over exactly the §6 bytes, each line ending in "\n": gpg agrees.
+# The signature is over exactly the bytes of docs/provenance.md#the-signed-message, each
+# line ending in "\n": gpg agrees.
 digest=$(awk '$1 == "c1:" {print $2}' "$root/bench/tc/cases/digests.yaml")
 [ "$digest" = "$digest_before" ] && pass "the pin is the digest" || fail "pin $digest vs $digest_before"
 printf 'benchdesk-provenance-v2\nrole: author\nsubject: case\ntask_class: tc\ncase_id: c1\ndigest: %s\n' \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Editing is not tampering (docs/provenance.md#editing-is-not-tampering), and a run checks
-# what it runs (docs/runner.md#what-gets-run), on a small bench signed with throwaway keys:
+# what it runs (docs/user-guide.md#what-gets-run), on a small bench signed with throwaway keys:
 # each signature block names the digest it signed; an edit plus `pin` supersedes the
 # signatures (the case is a draft, blocking nothing but itself; pin says whose); signing
 # again replaces a superseded signature silently and a valid one only with --replace;

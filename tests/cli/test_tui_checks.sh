@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The reviewer's result view at 80x24 (docs/user-guide.md#the-result-view), through tmux: a
-# failed case shows what the rubric compared first (the checks table, above the breakdown
+# The reviewer's result view at 80x24 (docs/user-guide.md#result-the-reviewers-walk), through
+# tmux: a failed case shows what the rubric compared first (the checks table, above the breakdown
 # and the field diff); a multi-line harness value (a unified diff) is shown as its lines,
 # never \n-escaped, in the pane and in the pager; `?` says `/` searches; `c` opens the
 # case, `R` shows the rubric in $PAGER; "? help" stays on the hints row at 80 columns; a

@@ -288,7 +288,7 @@ static int group_teardown(void **state)
     return 0;
 }
 
-/* ---- an independent in-memory §2 stream, for small trees -------------------------- */
+/* ---- an independent in-memory entry stream (docs/formats.md#digests), small trees ---- */
 
 typedef struct {
     uint8_t *p;

@@ -272,7 +272,8 @@ static void staged_case_off_its_pin_is_refused(void **state)
     char root[700], p[1024];
     new_repo(root, sizeof(root), false, true);
     /* Nested files, an executable and names that sort around '/': the index digest must
-     * equal the §2 digest of the work tree or this first commit fails. */
+     * equal the case digest (docs/formats.md#digests) of the work tree or this first commit
+     * fails. */
     snprintf(p, sizeof(p), "%s/bench/tc/cases/c1/input/sub", root);
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_mkdir_p(p, 0755, &err), 0);

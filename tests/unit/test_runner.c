@@ -181,7 +181,7 @@ static void on_event(const bd_run_event *ev, void *payload)
     }
     if (ev->running > l->max_running)
         l->max_running = ev->running;
-    /* Every §9 event serialises. */
+    /* Every --json event (docs/runner.md#fan-out-events-cancel) serialises. */
     cJSON *j = bd_run_event_json(ev);
     if (ev->kind == BD_RUN_EV_CASE_QUEUED)
         assert_null(j);

@@ -120,9 +120,9 @@ static void on_event(const bd_run_event *ev, void *payload)
     }
 }
 
-/* Causal order (§4): each case is queued, then started, then finished or not recorded,
- * once; with `jobs` slots, a case's `started` comes when at most jobs-1 other cases are
- * started and not yet reported. */
+/* Causal order (docs/runner.md#use-time-integrity-and-leftovers): each case is queued, then
+ * started, then finished or not recorded, once; with `jobs` slots, a case's `started` comes when at
+ * most jobs-1 other cases are started and not yet reported. */
 static void check_causal(const evlog *l, int jobs)
 {
     int open = 0;

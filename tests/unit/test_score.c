@@ -445,7 +445,8 @@ static void test_detail_sanitized(void **state)
                                 "breakdown_keys");
 }
 
-/* A detail of exactly the cap (1 KiB) is fine; one byte more is malformed (§3). */
+/* A detail of exactly the cap (1 KiB) is fine; one byte more is malformed
+ * (docs/formats.md#benchscore). */
 static void test_one_mib_string(void **state)
 {
     (void)state;

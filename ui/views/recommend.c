@@ -1,8 +1,9 @@
 /*
  * recommend.c — the recommendation for a task class, with its evidence
- * (docs/history.md#promotion-recommend-never-apply, §10): what `benchdesk recommend` computes and
- * writes, on the thread pool (it verifies the chain and every anchor with GnuPG). It never applies
- * anything: the tier moves only when a human edits current_tier in a reviewed commit.
+ * (docs/history.md#promotion-recommend-never-apply, docs/user-guide.md#recommend): what `benchdesk
+ * recommend` computes and writes, on the thread pool (it verifies the chain and every anchor with
+ * GnuPG). It never applies anything: the tier moves only when a human edits current_tier in a
+ * reviewed commit.
  */
 #include <stdio.h>
 #include <stdlib.h>
