@@ -83,8 +83,7 @@ report_lines "$BD_TMP/refs.report"
 
 # ---- no section numbers of a document outside the tree -----------------------------------
 # A rule is cited by its docs/ page and heading. A § stays only right after the name of an
-# outside standard from `standards`. `known` names files with section numbers still to be
-# replaced: they are listed, not failed, and each leaves the list once it is clean.
+# outside standard from `standards`.
 python3 - "$BD_SOURCE_DIR" >"$BD_TMP/sections.report" <<'PY'
 import os, re, sys
 
@@ -93,8 +92,7 @@ standards = [r"FIPS \d+-\d+", r"YAML 1\.[0-2]", r"RFC ?\d+", r"ISO(?:/IEC)? \d+(
              r"POSIX\.1(?:-\d+)?", r"C(?:99|11|17)"]
 section = re.compile(r"§\s*\d")
 allowed = re.compile(r"(?:" + "|".join(standards) + r"),? §\s*\d")
-known = {"tests/perf/digest_throughput.sh", "tests/perf/isolation_cost.sh"}
-hits, held, files = [], [], 0
+hits, files = [], 0
 for top in ("src", "ui", "tests", "scripts", "bench", "docs"):
     for d, dirs, names in os.walk(os.path.join(src, top)):
         dirs.sort()
@@ -107,18 +105,13 @@ for top in ("src", "ui", "tests", "scripts", "bench", "docs"):
             files += 1
             for i, line in enumerate(lines, 1):
                 if len(section.findall(line)) > len(allowed.findall(line)):
-                    rel = os.path.relpath(path, src)
-                    (held if rel in known else hits).append(f"{rel}:{i}")
+                    hits.append(f"{os.path.relpath(path, src)}:{i}")
 if files == 0:
     print("FAIL no file read under src/ ui/ tests/ scripts/ bench/ docs/")
 elif hits:
     print(f"FAIL {len(hits)} line(s) cite a section by number, not a docs/ page: " + " ".join(hits))
 else:
-    print(f"ok   no section number outside a named standard in {files} files"
-          + (f" (still to replace: {' '.join(held)})" if held else ""))
-clean = sorted(k for k in known if not any(h.startswith(k + ":") for h in held))
-if clean:
-    print(f"ok   known files now clean, to drop from `known`: {' '.join(clean)}")
+    print(f"ok   no section number outside a named standard in {files} files")
 PY
 report_lines "$BD_TMP/sections.report"
 

@@ -82,7 +82,7 @@ EOF
     touch "$stamp"
 fi
 if [ ! -f "$stream" ] || [ "$stream" -ot "$stamp" ]; then
-    echo "writing the §2 stream to $stream (once) ..." >&2
+    echo "writing the digest entry stream (docs/formats.md#digests) to $stream (once) ..." >&2
     python3 "$src/tests/kat/case_digest.py" --stream "$stream" "$case_dir" >"$data/reference.txt"
 fi
 

@@ -5,8 +5,9 @@
 #   tests/perf/isolation_cost.sh [N_CASES]      (default 200 cases, best of 3 rounds)
 #
 # Part 1, through the chokepoint (a driver on the core API, its own exec server): per case
-# a fresh temp dir with rubric.py, the §3 document on stdin, the scrubbed environment,
-# rlimits, deadline, then the dir removed — identical for every row but the isolation:
+# a fresh temp dir with rubric.py, the rubric's document on stdin (docs/formats.md#benchscore),
+# the scrubbed environment, rlimits, deadline, then the dir removed — identical for every
+# row but the isolation:
 #   subprocess   the class `subprocess`
 #   namespaces   the class `namespaces` (src/run/jail.c: new user/PID/mount/net/IPC/UTS
 #                namespaces, minimal read-only root, Landlock, seccomp)
