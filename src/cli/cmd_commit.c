@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "commit_check.h"
 #include "gitops.h"
 
 static const char commit_help[] =

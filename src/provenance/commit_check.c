@@ -295,3 +295,8 @@ out:
     bd_git_index_close(pc.ix);
     return rc;
 }
+
+int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err)
+{
+    return bd_git_commit_with(out, g, opts, bd_git_check_index, err);
+}

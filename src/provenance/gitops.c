@@ -17,7 +17,6 @@
 #include "digest.h"
 #include "fsutil.h"
 #include "case_source.h"
-#include "commit_check.h"
 
 struct bd_git {
     git_repository *repo;
@@ -897,7 +896,8 @@ static int nothing_staged(bd_err *err)
     return bd_err_advise(err, BD_ACT_STAGE, NULL);
 }
 
-int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err)
+int bd_git_commit_with(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts,
+                       int (*check)(bd_git *g, bd_err *err), bd_err *err)
 {
     git_index *index = NULL;
     git_signature *me = NULL;
@@ -928,7 +928,7 @@ int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, 
                    "the index has unresolved merge conflicts; resolve them with git first");
         goto out;
     }
-    if (bd_git_check_index(g, err) < 0)
+    if (check(g, err) < 0)
         goto out;
     if (head_branch(g, &branch, &parent_id, &unborn, err) < 0)
         goto out;

@@ -9,7 +9,8 @@
  * process committed), nothing is overwritten and git.ref_moved says so.
  *
  * Before committing, the index's cases and task classes are checked against their staged
- * pins (commit_check.h); any mismatch refuses the commit. The index and git trees are
+ * pins (commit_check.h, whose bd_git_commit is the commit every front end makes); any
+ * mismatch refuses the commit. The index and git trees are
  * case sources (case_source.h) for that check and for the case as it was.
  *
  * Threads: a bd_git may be used by one thread at a time (libuv's thread pool is fine);
@@ -95,8 +96,9 @@ int bd_git_stage(bd_git *g, const char *const *paths, size_t n, size_t *n_change
  * removed on an unborn branch). Returns 0 or -1. */
 int bd_git_unstage(bd_git *g, const char *const *paths, size_t n, bd_err *err);
 
-/* The pin check a commit makes first (which staged cases and task classes match their
- * staged pins) is policy, not git: commit_check.h (bd_git_check_index). */
+/* The pin check a commit makes (which staged cases and task classes match their staged
+ * pins) is policy, not git: commit_check.h (bd_git_check_index), whose bd_git_commit is
+ * the one way to commit (it runs bd_git_commit_with with that check). */
 
 /* ---- the index, read for a check -------------------------------------------------- */
 
@@ -146,16 +148,20 @@ typedef struct bd_commit_result {
     char signer[BD_FPR_LEN + 1]; /* primary fingerprint, "" when unsigned */
 } bd_commit_result;
 
-/* Commit the index to the current branch. Refuses: an index with conflicts
- * (git.index_conflict), a case or rubric off its pin (see above), no user.name or
- * user.email (git.no_identity), a detached HEAD (git.detached_head), nothing staged
+/* Commit the index to the current branch, after `check` (non-NULL: the pin check,
+ * commit_check.h), which runs once the index is read and has no conflicts, before anything
+ * is written; its refusal (-1, err set) is the commit's. Front ends call bd_git_commit
+ * (commit_check.h), never this. Refuses: an index with conflicts (git.index_conflict),
+ * whatever `check` refuses (a case or rubric off its pin), no user.name or user.email
+ * (git.no_identity), a detached HEAD (git.detached_head), nothing staged
  * (git.nothing_to_commit), an empty message (usage.bad_args). With `sign`: a detached
  * armored OpenPGP signature over the commit object in its gpgsig header (errors of
  * bd_sign_bytes). The branch is then moved only if it still points where it
  * did when the commit was built (or, unborn, still does not exist): git.ref_moved
  * otherwise — the commit object stays in the object database, the index is untouched,
  * and committing again is safe. Returns 0 or -1. */
-int bd_git_commit(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts, bd_err *err);
+int bd_git_commit_with(bd_commit_result *out, bd_git *g, const bd_commit_opts *opts,
+                       int (*check)(bd_git *g, bd_err *err), bd_err *err);
 
 /* ---- the case as it was -------------------------------------------------------------- */
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../fixtures/gpg/fixture.h"
+#include "commit_check.h"
 #include "digest.h"
 #include "gitops.h"
 

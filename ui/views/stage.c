@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commit_check.h"
 #include "err_keys.h"
 #include "gitops.h"
 #include "model.h"
