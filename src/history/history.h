@@ -43,20 +43,11 @@
 
 #include "err.h"
 #include "hindex.h"
+#include "hrecord.h" /* one record: its struct, parse, hash and fields */
 #include "score.h"
 #include "version.h" /* BD_VERSION, the default harness_version */
 
-#define BD_HISTORY_DIR            ".benchdesk/history"
-#define BD_HISTORY_SCHEMA_VERSION 2
-/* Most shards one run may be split into (docs/scale.md). */
-#define BD_SHARDS_MAX   65536
-#define BD_HASH_HEX_LEN 64
-/* 64 hex + NUL */
-#define BD_HASH_BUF 65
-/* The largest record file verify reads; anything bigger is unparseable. */
-#define BD_HISTORY_RECORD_MAX (2u * 1024u * 1024u)
-/* Highest sequence number a 10-digit file name can hold. */
-#define BD_HISTORY_SEQ_MAX 9999999999ull
+#define BD_HISTORY_DIR ".benchdesk/history"
 /* Default page of `log`. */
 #define BD_HISTORY_LOG_DEFAULT 20
 
@@ -87,45 +78,7 @@ const char *bd_history_dir(const bd_history *h);
 
 /* ---- appending --------------------------------------------------------------------- */
 
-/* What the runner knows about one finished case. Every string is borrowed and copied
- * into the record. Formats are checked before anything is written
- * (history.record_invalid for a field out of format, naming the field):
- *   run_id             ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$
- *   task_class/case_id bd_name_valid
- *   *_digest           "blake3:" + 64 lower-case hex; cassette_digest NULL -> null
- *   run_cases          1..9999999999
- *   origin             NULL for a local record
- *   harness_version    1..64 printable ASCII, no spaces; NULL -> BD_VERSION
- *   isolation_class    "namespaces" | "subprocess"
- *   operator_fingerprint  40 upper-case hex, or NULL -> null
- *   started_at/finished_at "YYYY-MM-DDTHH:MM:SS[.fraction]Z" (UTC) */
-/* Where an imported record came from (docs/scale.md); present == false: a local record.
- * In a parsed record the strings are owned; in score fields they are borrowed. */
-typedef struct bd_history_origin {
-    bool present;
-    uint32_t shard, shards;
-    char *run_id;
-    char *host;
-    char bundle_record_hash[BD_HASH_BUF];
-} bd_history_origin;
-
-typedef struct bd_history_score_fields {
-    const char *run_id;
-    bool run_full;      /* run_scope "full" (the default selection) or "subset" */
-    uint64_t run_cases; /* how many cases the run selected, >= 1 */
-    const char *task_class;
-    const char *case_id;
-    const char *case_digest;
-    const char *task_class_digest;
-    const char *cassette_digest;
-    const char *harness_version;
-    const char *isolation_class;
-    bool provenance_verified;
-    const char *operator_fingerprint;
-    const char *started_at;
-    const char *finished_at;
-    const bd_history_origin *origin;
-} bd_history_score_fields;
+/* The fields of a score record (bd_history_score_fields) and their formats: hrecord.h. */
 
 /* Append one score record for `f` and `s` (the BenchScore, as bd_score_to_json writes
  * it). On success returns 0, the new record's seq in *seq_out and its record_hash in
@@ -165,8 +118,8 @@ int bd_history_repair_tail(bd_history *h, bd_err *err);
 
 /* An audit event. `event` matches ^[a-z0-9][a-z0-9._-]{0,127}$ (e.g.
  * "promotion.refused"); task_class is a valid name or NULL (-> null); detail is UTF-8
- * of at most 4096 bytes (NULL -> ""); operator_fingerprint as above; harness_version
- * NULL -> BD_VERSION; at NULL -> now (UTC). */
+ * of at most 4096 bytes (NULL -> ""); operator_fingerprint as for a score record
+ * (hrecord.h); harness_version NULL -> BD_VERSION; at NULL -> now (UTC). */
 typedef struct bd_history_audit_fields {
     const char *event;
     const char *task_class;
@@ -188,25 +141,7 @@ int bd_history_head(bd_history *h, uint64_t *seq_out, char hash_out[BD_HASH_BUF]
 
 /* ---- verifying --------------------------------------------------------------------- */
 
-#define BD_CHAIN_REASONS(X)                                                                        \
-    X(BD_CHAIN_OK, "ok")                                                                           \
-    X(BD_CHAIN_EDITED, "edited")                                                                   \
-    X(BD_CHAIN_MISSING, "missing")                                                                 \
-    X(BD_CHAIN_REORDERED, "reordered")                                                             \
-    X(BD_CHAIN_INSERTED, "inserted")                                                               \
-    X(BD_CHAIN_SPLICED, "spliced")                                                                 \
-    X(BD_CHAIN_UNPARSEABLE, "unparseable")                                                         \
-    X(BD_CHAIN_SCHEMA_INVALID, "schema_invalid")
-
-typedef enum {
-#define BD_X(name, str) name,
-    BD_CHAIN_REASONS(BD_X)
-#undef BD_X
-        BD_CHAIN__COUNT
-} bd_chain_reason;
-
-/* "edited", "missing", ... Never NULL. */
-const char *bd_chain_reason_str(bd_chain_reason r);
+/* Why a record or the chain is refused (bd_chain_reason): hrecord.h. */
 
 enum {
     BD_VERIFY_KEEP_HASHES = 1, /* keep every verified record's hash in result->hashes */
@@ -307,56 +242,8 @@ int bd_history_verify_since(bd_history *h, bd_history_verify_result *res, bd_err
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-/* One parsed record. Strings are owned; absent/null fields are NULL. */
-typedef struct bd_history_record {
-    uint64_t seq;
-    int schema_version; /* 1 or 2 */
-    bool is_audit;
-    char hash[BD_HASH_BUF]; /* this record's record_hash */
-    char prev_hash[BD_HASH_BUF];
-    char *harness_version;
-    char *operator_fingerprint; /* NULL when null */
-    char *task_class;           /* NULL only for an audit record without one */
-    /* score records */
-    char *run_id;
-    char *case_id;
-    char *case_digest;
-    char *rubric_digest;     /* version 1 only */
-    char *task_class_digest; /* version 2 only */
-    char *run_scope;         /* version 2: "full" | "subset"; NULL in version 1 */
-    uint64_t run_cases;      /* version 2; 0 in version 1 */
-    bd_history_origin origin;
-    char *cassette_digest; /* NULL when null */
-    char *isolation_class;
-    bool provenance_verified;
-    char *started_at;
-    char *finished_at;
-    bd_score score; /* owned; released by bd_history_record_release */
-    /* audit records */
-    char *event;
-    char *detail;
-    char *at;
-    /* the record as stored (owned), for --json and the TUI's record view */
-    cJSON *json;
-} bd_history_record;
-
-/* Parse and validate the bytes of one record. `out` may be NULL (validate only).
- * Returns BD_CHAIN_OK and fills *out (release with bd_history_record_release), or
- * BD_CHAIN_UNPARSEABLE (not UTF-8, not one JSON object) / BD_CHAIN_SCHEMA_INVALID (a
- * missing, extra, duplicate or mistyped member, a value out of format, bytes that are not
- * the canonical form) with a one-line reason in `why` (may be NULL), leaving *out zeroed.
- * On out-of-memory returns BD_CHAIN_UNPARSEABLE with why "out of memory". out->hash is
- * computed from the bytes. Never crashes on any input (fuzzed). */
-bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf, size_t len,
-                                        char why[256]);
-
-void bd_history_record_release(bd_history_record *r);
-
-/* bd_history_record_parse for the bytes of record `seq` that a walk hands its visitor:
- * returns 0, or -1 with chain.tampered ("history record N is not a valid record (why)",
- * advising history verify) or env.out_of_memory in `err`. */
-int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
-                                bd_err *err);
+/* One parsed record (bd_history_record), its parse and release, and
+ * bd_history_records_free for bd_history_log's array: hrecord.h. */
 
 /* Read and parse record `seq` (not verified against its neighbours). Returns 0 and fills
  * *out (release with bd_history_record_release), or -1: chain.tampered when the record is
@@ -389,8 +276,6 @@ typedef struct bd_history_log_opts {
  * to pass as `before` for the next page, 0 when there is none. */
 int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_record **out, size_t *n,
                    uint64_t *next_before, bd_err *err);
-
-void bd_history_records_free(bd_history_record *recs, size_t n);
 
 /* Fast field access on the bytes of a record that verify has accepted (canonical JSON,
  * schema-valid): no parse. Only for such bytes: on anything else the answers are
@@ -438,21 +323,11 @@ bool bd_record_number(const char *v, size_t vl, double *out);
 
 /* ---- hashing ----------------------------------------------------------------------- */
 
-/* record_hash of a record whose bytes are `buf` and whose prev_hash is `prev` (32 raw
- * bytes). */
-void bd_history_record_hash(uint8_t out[32], const uint8_t prev[32], const void *buf, size_t len);
-
-/* Parse 64 hex digits (either case) into 32 bytes. Returns 0 or -1. */
-int bd_hash_unhex(uint8_t out[32], const char *hex);
+/* A record's record_hash (bd_history_record_hash) and bd_hash_unhex: hrecord.h. */
 
 /* Tests only: records per parallel verify window (0 restores the default), so a small
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
-
-/* Tests only: bytes a segment is read in per step (0 restores the default), so a small
- * history crosses several chunks, each read ahead while the one before is checked. Not
- * thread-safe. */
-void bd_history_test_stream_chunk(size_t bytes);
 
 /* Tests only: how many verifies in this process started over in the full mode because the
  * fast mode (hashes recomputed from each record's own prev_hash, under a memo) did not
@@ -506,25 +381,6 @@ void bd_history_test_index_counts(unsigned *builds, unsigned *extends);
 /* Seconds since the epoch of a record time "YYYY-MM-DDTHH:MM:SS[.f]Z" (the fraction
  * dropped), or -1 when it is not of that form. */
 int64_t bd_history_time_epoch(const char *s);
-
-/* The fields of the parsed version-2 score record `r`, to append it again elsewhere (a
- * shard's record merged into the local chain, docs/scale.md: set f->origin after this
- * call, then bd_history_append_score(h, f, &r->score, ...)). Strings are borrowed from
- * `r`. Returns 0, or -1 (nothing filled) for an audit or version-1 record. */
-int bd_history_score_fields_of(bd_history_score_fields *f, const bd_history_record *r);
-
-/* Whether an audit record with `detail` belongs to a run (docs/history.md#audit-records):
- * its detail is canonical JSON, an object whose `run_id` member is a string of the run-id
- * format (run.stopped, run.signed). Returns true with that id in `run_id`, else false
- * with run_id "". `detail` may be NULL. */
-#define BD_HISTORY_AUDIT_RUN_BUF 129 /* a run id is at most 128 bytes */
-bool bd_history_audit_run(const char *detail, char run_id[BD_HISTORY_AUDIT_RUN_BUF]);
-
-/* The formats a record's fields are checked against (see bd_history_score_fields), for
- * other files that carry the same values (a shard bundle's manifest, docs/scale.md). */
-bool bd_history_run_id_valid(const char *s);
-bool bd_history_host_valid(const char *s);
-bool bd_history_time_valid(const char *s);
 
 /* The version-1 record file name of `seq`: "0000000042.json" (16 bytes with NUL). */
 void bd_history_file_name(char out[16], uint64_t seq);

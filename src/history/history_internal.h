@@ -1,9 +1,10 @@
 /*
- * history_internal.h — what the rooms of the history (history.c, hrecord.c, happend.c,
- * hverify.c, hlog.c, hindex_glue.c, hmembers.c) share: the handle, the record core,
- * reading records from files and segments, and the names of the files in the history
- * directory. Only the .c files of src/history include it; history.h is the public API
- * (docs/history.md).
+ * history_internal.h — what the rooms of the history (history.c, happend.c, hverify.c,
+ * hlog.c, hindex_glue.c, hmembers.c) share: the handle, reading records from files and
+ * segments, and the names of the files in the history directory. What they share about
+ * one record (the record core, parse_record, the chain tag) is hrecord_internal.h's, which this
+ * header includes; hrecord.c, below them all, includes only hrecord.h and that. Only the
+ * .c files of src/history include it; history.h is the public API (docs/history.md).
  *
  * Every file operation is relative to one directory descriptor opened with O_NOFOLLOW, so
  * a symlink swapped in for the directory after open cannot redirect writes.
@@ -20,12 +21,9 @@
 #include <unistd.h>
 
 #include "history.h"
-#include "reccheck.h"
+#include "hrecord_internal.h"
 #include "segment.h"
 
-#define CHAIN_TAG "benchdesk-chain-v1"
-/* The tag is hashed with its terminating NUL: "benchdesk-chain-v1\0" is 19 bytes. */
-#define CHAIN_TAG_LEN (sizeof(CHAIN_TAG))
 #define HEAD_NAME     "HEAD"
 #define VERIFIED_NAME "VERIFIED"
 #define SEGTMP_NAME   "segments.tmp"
@@ -48,34 +46,6 @@ struct bd_history {
     char *ixdir;                  /* <bench root>/.benchdesk/index, NULL: no derived index */
     pthread_mutex_t mu; /* guards segfd, set once by whichever thread sees segments first */
 };
-
-/* What verify needs from every record (reccheck.h). */
-typedef bd_rec_core rec_core;
-
-#define WHY(...) (why ? (void)snprintf(why, 256, __VA_ARGS__) : (void)0)
-
-/* ---- records (hrecord.c) ------------------------------------------------------------ */
-
-/* The full check of `len` bytes of one record (cJSON, schema, canonical form). Fills core
- * on BD_CHAIN_OK; fills *out (zeroed first) when non-NULL; the reason in `why` (may be
- * NULL). */
-bd_chain_reason hist_parse_full(const char *buf, size_t len, rec_core *core, bd_history_record *out,
-                                char *why);
-
-/* Parse `len` bytes of one record: the fast check when only the core is wanted (verify
- * reads a million records), the full check when it declines or a record is filled (the
- * tree is kept in out->json). Fills core on BD_CHAIN_OK; fills *out (zeroed first) when
- * non-NULL. Inline: verify's workers call it once per record. */
-static inline bd_chain_reason parse_record(const char *buf, size_t len, rec_core *core,
-                                           bd_history_record *out, char *why)
-{
-    if (!out && bd_history_record_fast(buf, len, core)) {
-        if (why)
-            why[0] = '\0';
-        return BD_CHAIN_OK;
-    }
-    return hist_parse_full(buf, len, core, out, why);
-}
 
 /* ---- record bytes without a parse (hmembers.c) -------------------------------------- */
 

@@ -6,11 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "history_internal.h"
 
-#include "canon.h"
 #include "hindex.h"
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -53,25 +50,6 @@ int bd_history_read(bd_history *h, uint64_t seq, bd_history_record *out, bd_err 
         rc = read_src(h, &sr, seq, out, err);
     hist_src_release(&sr);
     return rc;
-}
-
-bool bd_history_audit_run(const char *detail, char run_id[BD_HISTORY_AUDIT_RUN_BUF])
-{
-    run_id[0] = '\0';
-    if (!detail || detail[0] != '{')
-        return false;
-    size_t len = strlen(detail), cl = 0;
-    cJSON *o = cJSON_ParseWithLength(detail, len);
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
-    bool ok = cJSON_IsObject(o) && cJSON_IsString(id) && bd_history_run_id_valid(id->valuestring) &&
-              strlen(id->valuestring) < BD_HISTORY_AUDIT_RUN_BUF;
-    char *canon = ok ? bd_canon_json(o, &cl) : NULL;
-    ok = ok && canon && cl == len && memcmp(canon, detail, len) == 0;
-    if (ok)
-        snprintf(run_id, BD_HISTORY_AUDIT_RUN_BUF, "%s", id->valuestring);
-    free(canon);
-    cJSON_Delete(o);
-    return ok;
 }
 
 /* Whether record `r` belongs to run `run_id`: a score record of it, or an audit record

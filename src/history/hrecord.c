@@ -1,7 +1,8 @@
 /*
- * hrecord.c — one history record: the full check (cJSON, the schema, canonical form; every
- * verdict and reason), the fast check verify runs first (recscan.h, reccheck.h), the
- * record hash that links the chain, and the validators of the fields (docs/history.md).
+ * hrecord.c — one history record (hrecord.h): the full check (cJSON, the schema, canonical
+ * form; every verdict and reason), the fast check verify runs first (recscan.h,
+ * hrecord_internal.h), the record hash that links the chain, and the validators of the
+ * fields, with the run an audit record's detail names (docs/history.md).
  */
 #include <math.h>
 #include <pthread.h>
@@ -11,7 +12,8 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#include "history_internal.h"
+#include "hrecord.h"
+#include "hrecord_internal.h"
 
 #include "bench.h"
 #include "canon.h"
@@ -817,7 +819,7 @@ static bool ascii_no_nul(const char *buf, size_t len)
     return !(any_high & 0x80) && all_nonzero;
 }
 
-/* ---- the fast check (reccheck.h, recscan.h) ------------------------------------------ */
+/* ---- the fast check (hrecord_internal.h, recscan.h) ---------------------------------- */
 
 /* A string of a record the fast check decodes at once: the longest any rule allows
  * (detail); a longer one is left to the full check. */
@@ -1161,6 +1163,25 @@ bool bd_history_host_valid(const char *s)
 bool bd_history_time_valid(const char *s)
 {
     return s && valid_time(s);
+}
+
+bool bd_history_audit_run(const char *detail, char run_id[BD_HISTORY_AUDIT_RUN_BUF])
+{
+    run_id[0] = '\0';
+    if (!detail || detail[0] != '{')
+        return false;
+    size_t len = strlen(detail), cl = 0;
+    cJSON *o = cJSON_ParseWithLength(detail, len);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+    bool ok = cJSON_IsObject(o) && cJSON_IsString(id) && bd_history_run_id_valid(id->valuestring) &&
+              strlen(id->valuestring) < BD_HISTORY_AUDIT_RUN_BUF;
+    char *canon = ok ? bd_canon_json(o, &cl) : NULL;
+    ok = ok && canon && cl == len && memcmp(canon, detail, len) == 0;
+    if (ok)
+        snprintf(run_id, BD_HISTORY_AUDIT_RUN_BUF, "%s", id->valuestring);
+    free(canon);
+    cJSON_Delete(o);
+    return ok;
 }
 
 int bd_history_score_fields_of(bd_history_score_fields *f, const bd_history_record *r)

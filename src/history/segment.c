@@ -2,7 +2,6 @@
  * segment.c — segment files of the history (segment.h).
  */
 #include "segment.h"
-#include "history.h"
 
 #include <dirent.h>
 #include <errno.h>

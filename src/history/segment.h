@@ -98,6 +98,11 @@ int bd_segstream_next(bd_segstream *s, const char *dir, bd_err *err);
 
 void bd_segstream_close(bd_segstream *s);
 
+/* Tests only: bytes a segment is read in per step (0 restores the default), so a small
+ * history crosses several chunks, each read ahead while the one before is checked. Not
+ * thread-safe. */
+void bd_history_test_stream_chunk(size_t bytes);
+
 /* The segments in directory `segfd`, ascending by first seq, in a new array (free()) of
  * *n entries. Names that are not "<10 digits>.jsonl" are skipped, except that a name of
  * that form off the 65,536 grid is returned too (verify reports it). Returns 0 or -1

@@ -6,7 +6,7 @@
  *   - it returns only ok / unparseable / schema_invalid, with a non-empty one-line reason
  *     exactly when it refuses, and a refused record is left zeroed;
  *   - validate-only and full parses agree;
- *   - the fast check (reccheck.h) accepts only what the full check accepts, with the same
+ *   - the fast check (hrecord_internal.h) accepts only what the full check accepts, with the same
  *     seq, prev_hash and kind, and what verify runs gives the full check's verdict and
  *     reason;
  *   - an accepted record is canonical: re-serializing its JSON gives the input bytes, its
@@ -21,7 +21,7 @@
 #include "canon.h"
 #include "digest.h"
 #include "history.h"
-#include "reccheck.h"
+#include "hrecord_internal.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

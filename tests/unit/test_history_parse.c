@@ -1,5 +1,5 @@
 /*
- * test_history_parse.c — the fast record check (src/reccheck.h, src/recscan.h) against
+ * test_history_parse.c — the fast record check (hrecord_internal.h, recscan.h) against
  * the full one (cJSON + schema + canon.h): on valid records of every shape, on every
  * single-byte change, insertion and deletion of some of them, and on numbers, the two
  * agree. The fast check accepts only what the full check accepts, with the same core,
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reccheck.h"
+#include "hrecord_internal.h"
 #include "recscan.h"
 #include "test_locale.h"
 
