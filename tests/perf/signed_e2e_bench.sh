@@ -185,10 +185,10 @@ def aim(name, limit, floor=None, floor_text="", stretch=None):
     ok = w <= limit
     extra = ""
     if stretch is not None:
-        extra = "; stretch %.1f s %s" % (stretch, "met" if w <= stretch else "missed")
-    print("%-6s %-26s %8.2f s, aim <= %.1f s%s" % ("met" if ok else "MISSED", name, w, limit, extra))
+        extra = "; stretch %.2f s %s" % (stretch, "met" if w <= stretch else "missed")
+    print("%-6s %-26s %8.2f s, aim <= %.2f s%s" % ("met" if ok else "MISSED", name, w, limit, extra))
     if floor is not None and (not ok or (stretch is not None and w > stretch)):
-        print("       floor: %s = %.0f s%s" % (floor_text, floor,
+        print("       floor: %s = %.1f s%s" % (floor_text, floor,
               " (the aim is out of reach here)" if floor > limit else ""))
 aim("verify, memo empty", 30, gpg_floor, "GnuPG's CPU per signature x %d / %d CPUs" % (sigs, cpus))
 b3 = rows["floor: b3sum of every case file"][0]
