@@ -98,6 +98,7 @@ timed() {
     cpu=$(echo "$u + $s" | bc)
     [ -z "$cg" ] || cpu=$(echo "scale=2; $(cat "$cg/cpuacct.usage") / 1000000000" | bc)
     rows+=("$name|$w|$cpu|$((m / 1024))|$l0|$(load)")
+    echo "    wall $w s, cpu $cpu s, peak RSS $((m / 1024)) MB" >&2
 }
 signed_line="cases: $n signed, 0 awaiting review, 0 draft"
 echo "signed_e2e_bench: $n cases, $(nproc) CPUs, load $(load), $BD_BIN, bench $root" >&2
