@@ -27,6 +27,9 @@
 #                          passed, nothing unrecorded, and `history log --run` lists N
 #                          records
 #   run --jobs 1           the same at --jobs 1 (BD_E2E_JOBS1=1)
+# BD_E2E_STATE=DIR keeps the memo in DIR (an XDG_STATE_HOME, mode 0700) across invocations;
+# BD_E2E_COLD=0 then leaves out the cold verify, for a memo DIR that is already filled (the
+# warm rows then show the memo's cost, not GnuPG's).
 # and the floors measured on this machine now:
 #   gpg verify             one `gpg --verify` of a case signature, 200 times one at a time
 #                          with the bench's keys: its CPU x 2N signatures / the CPUs is
@@ -74,6 +77,8 @@ cg=/sys/fs/cgroup/cpuacct/bd-e2e-$$
 mkdir "$cg" 2>/dev/null || cg=
 trap 'rm -rf "$work"; [ -z "$cg" ] || rmdir "$cg"' EXIT
 mkdir -m 700 "$work/tmp" "$work/state-cold" "$work/state-gate"
+# The memo the warm rows use: a fresh one, or BD_E2E_STATE's (kept; see BD_E2E_COLD).
+state=${BD_E2E_STATE:-$work/state-cold}
 export TMPDIR="$work/tmp"
 first=$(awk '$1=="cases:"{c=1;next} c&&NF==2{sub(/:$/,"",$1);print $1;exit}' "$root/bench/bulk/cases/digests.yaml")
 load() { cut -d' ' -f1-3 /proc/loadavg | tr ' ' /; }
@@ -102,15 +107,18 @@ timed() {
 }
 signed_line="cases: $n signed, 0 awaiting review, 0 draft"
 echo "signed_e2e_bench: $n cases, $(nproc) CPUs, load $(load), $BD_BIN, bench $root" >&2
-timed "verify, memo empty" "$work/state-cold" "$BD_BIN" -C "$root" verify
-grep -qF "$signed_line" "$work/out" || die "verify did not find $n signed cases: $(tail -1 "$work/out")"
-timed "verify, memo filled" "$work/state-cold" "$BD_BIN" -C "$root" verify
+if [ "${BD_E2E_COLD:-1}" = 1 ]; then
+    timed "verify, memo empty" "$work/state-cold" "$BD_BIN" -C "$root" verify
+    grep -qF "$signed_line" "$work/out" || die "verify did not find $n signed cases: $(tail -1 "$work/out")"
+    [ "$state" = "$work/state-cold" ] || cp -a "$work/state-cold/." "$state/"
+fi
+timed "verify, memo filled" "$state" "$BD_BIN" -C "$root" verify
 grep -qF "$signed_line" "$work/out" || die "verify did not find $n signed cases"
 gate=(run bulk --cost-cap 0 --start cold --isolation namespaces --jobs 1)
 if [ "${BD_E2E_GATE_COLD:-0}" = 1 ]; then
     timed "run gate, memo empty" "$work/state-gate" "$BD_BIN" -C "$root" "${gate[@]}"
 fi
-timed "run gate, memo filled" "$work/state-cold" "$BD_BIN" -C "$root" "${gate[@]}"
+timed "run gate, memo filled" "$state" "$BD_BIN" -C "$root" "${gate[@]}"
 grep -qE "^  cases +0 of $n\$" "$work/out" || die "the gate run did not select $n cases: $(grep cases "$work/out")"
 # check_run JOBS: the run ran warm, passed and recorded every case.
 check_run() {
@@ -118,16 +126,16 @@ check_run() {
     grep -qE "^  passed +$n\$" "$work/out" || die "--jobs $1 did not pass $n cases"
     local id recs
     id=$(awk '$1=="run"{print $2; exit}' "$work/out")
-    recs=$(XDG_STATE_HOME="$work/state-cold" "$BD_BIN" -C "$root" history log --run "$id" --json --limit $((n + 10)) |
+    recs=$(XDG_STATE_HOME="$state" "$BD_BIN" -C "$root" history log --run "$id" --json --limit $((n + 10)) |
         "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["records"]))')
     [ "$recs" = "$n" ] || die "--jobs $1: history log --run $id lists $recs records, not $n"
     echo "  run $id: start warm, $n passed, $recs records" >&2
 }
 run=(run bulk --start warm --isolation namespaces)
-timed "run --jobs 2 (warm)" "$work/state-cold" "$BD_BIN" -C "$root" "${run[@]}" --jobs 2
+timed "run --jobs 2 (warm)" "$state" "$BD_BIN" -C "$root" "${run[@]}" --jobs 2
 check_run 2
 if [ "${BD_E2E_JOBS1:-0}" = 1 ]; then
-    timed "run --jobs 1 (warm)" "$work/state-cold" "$BD_BIN" -C "$root" "${run[@]}" --jobs 1
+    timed "run --jobs 1 (warm)" "$state" "$BD_BIN" -C "$root" "${run[@]}" --jobs 1
     check_run 1
 fi
 
@@ -141,14 +149,14 @@ printf 'benchdesk-provenance-v2\nrole: author\nsubject: case\ntask_class: bulk\n
 awk '$1=="author:"{a=1;next} a&&/^  signature: \|/{s=1;next} s&&(/^    /||/^$/){sub(/^    /,""); print; next} s{exit}' \
     "$cdir/provenance.yaml" >"$work/sig.asc"
 gpg --batch --verify "$work/sig.asc" "$work/msg" 2>/dev/null || die "gpg does not verify $cdir's author signature"
-timed "floor: gpg --verify x200" "$work/state-cold" bash -c \
+timed "floor: gpg --verify x200" "$state" bash -c \
     'for _ in $(seq 200); do gpg --batch --quiet --no-autostart --trust-model always --verify "$1" "$2" 2>/dev/null; done' \
     _ "$work/sig.asc" "$work/msg"
 gpgconf --homedir "$GNUPGHOME" --kill all >/dev/null 2>&1 || true
-timed "floor: b3sum of every case file" "$work/state-cold" sh -c \
+timed "floor: b3sum of every case file" "$state" sh -c \
     "find '$root/bench/bulk/cases' -type f -print0 | xargs -0 b3sum >/dev/null"
-timed "floor: namespaces x1000, 1 stream" "$work/state-cold" "$PY" "$src/tests/perf/nsfloor.py" 1000
-timed "floor: namespaces x1000, 2 streams" "$work/state-cold" "$PY" "$src/tests/perf/nsfloor.py" 1000 2
+timed "floor: namespaces x1000, 1 stream" "$state" "$PY" "$src/tests/perf/nsfloor.py" 1000
+timed "floor: namespaces x1000, 2 streams" "$state" "$PY" "$src/tests/perf/nsfloor.py" 1000 2
 echo "load after: $(load)" >&2
 
 "$PY" - "$n" "$(nproc)" "${cg:+cgroup}" "${rows[@]}" <<'PY'
