@@ -91,6 +91,11 @@ expect 2 usage.bad_args -- bd run trivial --case
 expect 2 bench.unknown_task_class -- bd run no-such-class
 expect 2 case.bad_id -- bd run ../etc
 expect 2 bench.unknown_case -- bd run trivial --case case-9999 --drafts
+# --case ids are looked up among the task class's sorted ids: a prefix or an extension of an
+# id, or one sorting before the first or after the last, is no case of it.
+for id in case-000 case-00010 case-0003 case-- case-0000a; do
+    expect 2 bench.unknown_case -- bd run trivial --case "$id" --drafts
+done
 expect 2 case.bad_id -- bd run trivial --case ../../x --drafts
 expect 2 usage.bad_args -- bd run trivial --isolation chroot
 BENCHDESK_PYTHON=/nonexistent/python3 expect 4 env.interpreter_missing -- bd run trivial --drafts
@@ -125,6 +130,7 @@ printf 'python: /nonexistent/python3\n' >"$FX/.benchdesk/config.yaml"
 expect 4 env.interpreter_missing -- bd run trivial "${SUB[@]}" --drafts
 printf 'python: %s\njobs: 1\n' "$PY" >"$FX/.benchdesk/config.yaml"
 expect 0 - -- bd run trivial "${SUB[@]}" --drafts --case case-0000
+expect 0 - -- bd run trivial "${SUB[@]}" --drafts --case case-0002 --case case-0000
 printf 'pyhton: %s\n' "$PY" >"$FX/.benchdesk/config.yaml"
 expect 2 config.schema_invalid -- bd run trivial "${SUB[@]}" --drafts
 rm "$FX/.benchdesk/config.yaml"

@@ -37,41 +37,14 @@ die() {
     echo "warm_bench: $*" >&2
     exit 1
 }
-PY=${BENCHDESK_PYTHON:-/usr/bin/python3}
-[ -x "$PY" ] || die "no python at $PY (set BENCHDESK_PYTHON)"
-if [ -z "${BD_BIN:-}" ]; then
-    rel="$src/build/release"
-    [ -f "$rel/CMakeCache.txt" ] || cmake -S "$src" -B "$rel" -DBD_FLAVOUR=release >/dev/null
-    cmake --build "$rel" -j"$(nproc)" --target benchdesk benchdesk-warm >/dev/null ||
-        die "release build failed"
-    BD_BIN="$rel/src/benchdesk"
-fi
-[ -x "$BD_BIN" ] || die "no benchdesk binary at $BD_BIN"
-[ -x "$BD_BIN-warm" ] || die "no $BD_BIN-warm (build it: libpython3.11-dev)"
+. "$src/tests/perf/warm_lib.sh"
+warm_bins
 
 # Warm starts need the temp dirs under /tmp.
 work=$(mktemp -d /tmp/benchdesk-perf-warm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$src/tests/perf/trivial_lib.sh"
 trivial_setup "$work" "$n"
-# The namespace floor: N forks, each unshare()s into fresh namespaces and exits.
-cat >"$work/nsfloor.py" <<'PY'
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-flags = 0x10000000 | 0x20000000 | 0x00020000 | 0x40000000 | 0x08000000 | 0x04000000
-for _ in range(int(sys.argv[1])):
-    pid = os.fork()
-    if pid == 0:
-        if libc.unshare(flags) != 0:
-            os._exit(1)
-        if os.fork() == 0:  # PID 1 of the new PID namespace
-            os._exit(0)
-        os.wait()
-        os._exit(0)
-    _, st = os.waitpid(pid, 0)
-    if st != 0:
-        sys.exit("unshare failed")
-PY
 measure() { # name command... -> "$wall_ms $cpu_ms" in $best
     local name=$1
     shift
@@ -97,10 +70,9 @@ if [ "${BD_WARM_ONLY:-0}" = 1 ]; then
     r_w1=$best
     measure "benchdesk warm -j2" bash "$work/bench.sh" 2 warm
     r_w2=$best
-    measure "namespace floor" "$PY" "$work/nsfloor.py" "$n"
+    measure "namespace floor" "$PY" "$src/tests/perf/nsfloor.py" "$n"
     r_ns=$best
-    half=$((n / 2))
-    measure "namespace floor x2" bash -c "'$PY' '$work/nsfloor.py' $half & '$PY' '$work/nsfloor.py' $((n - half)) && wait \$!"
+    measure "namespace floor x2" "$PY" "$src/tests/perf/nsfloor.py" "$n" 2
     r_ns2=$best
     echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     "$PY" - "$n" $r_w1 $r_w2 $r_ns $r_ns2 <<'PY'
@@ -129,10 +101,9 @@ measure "peer --jobs 1" bash "$work/peer.sh" 1
 r_p1=$best
 measure "peer --jobs 2" bash "$work/peer.sh" 2
 r_p2=$best
-measure "namespace floor" "$PY" "$work/nsfloor.py" "$n"
+measure "namespace floor" "$PY" "$src/tests/perf/nsfloor.py" "$n"
 r_ns=$best
-half=$((n / 2))
-measure "namespace floor x2" bash -c "'$PY' '$work/nsfloor.py' $half & '$PY' '$work/nsfloor.py' $((n - half)) && wait \$!"
+measure "namespace floor x2" "$PY" "$src/tests/perf/nsfloor.py" "$n" 2
 r_ns2=$best
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
