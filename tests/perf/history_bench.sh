@@ -371,4 +371,15 @@ for k in append1 append500 verify verify_anchor verify_cold gate gate500 index_b
     line+=$(printf ' | %-9s | %-28s | %s' "$(growth "$k")" "${before[$k]}" "${aim[$k]:-}")
     echo "$line"
 done
+# recommend's floor: its walk is the anchored verify's (the chain re-hashed under the
+# anchor); on top it reads each record of the task class for the evidence.
+big=${sizes[-1]}
+if [ -n "${r[verify_anchor@$big]:-}" ] && [ -n "${r[rec_hist@$big]:-}" ] &&
+    [ "${r[verify_anchor@$big]}" != fail ] && [ "${r[rec_hist@$big]}" != fail ]; then
+    read -r aw ac _ <<<"${r[verify_anchor@$big]}"
+    read -r rw rc _ <<<"${r[rec_hist@$big]}"
+    awk -v aw="$aw" -v ac="$ac" -v rw="$rw" -v rc="$rc" -v n="$big" -v cores="$(nproc)" 'BEGIN {
+        printf "recommend at %d records: the walk alone (verify, anchored) %.2f s wall / %.2f s CPU is its floor; ", n, aw, ac
+        printf "reading each record for the evidence adds %.2f s CPU (%.2f us a record), %.2f s wall on %d cores\n", rc - ac, (rc - ac) * 1e6 / n, rw - aw, cores }'
+fi
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
