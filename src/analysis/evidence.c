@@ -10,6 +10,7 @@
 
 #include "hash.h"
 #include "stale.h"
+#include "strindex.h"
 
 static int nomem(bd_err *err)
 {
@@ -112,12 +113,17 @@ struct bd_evidence {
     time_t since;
     ev_run *runs;
     size_t n_runs, cap_runs;
-    size_t *slots; /* open addressing: run index + 1, 0 empty */
-    size_t n_slots;
+    bd_strindex ix; /* runs by run id */
     size_t outside_window, subset;
     bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
     bd_record_keys keys_ev, keys_all; /* ev_keys prepared: ev_pre's, and with the signed runs' */
 };
+
+/* An entry's key for the runs' index. */
+static const char *ev_run_key(const void *runs, size_t i)
+{
+    return ((const ev_run *)runs)[i].run_id;
+}
 
 int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd_err *err)
 {
@@ -126,6 +132,7 @@ int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd
         return nomem(err);
     ev->tc = tc;
     ev->since = since;
+    bd_strindex_init(&ev->ix, ev_run_key);
     bd_record_keys_init(&ev->keys_ev, ev_keys, M__N);
     bd_record_keys_init(&ev->keys_all, ev_keys, M__ALL);
     *out = ev;
@@ -141,8 +148,7 @@ static void ev_clear(bd_evidence *ev)
         free(ev->runs[i].slots[1]);
     }
     ev->n_runs = ev->outside_window = ev->subset = 0;
-    if (ev->slots)
-        memset(ev->slots, 0, ev->n_slots * sizeof(size_t));
+    bd_strindex_clear(&ev->ix);
 }
 
 void bd_evidence_free(bd_evidence *ev)
@@ -151,42 +157,16 @@ void bd_evidence_free(bd_evidence *ev)
         return;
     ev_clear(ev);
     free(ev->runs);
-    free(ev->slots);
+    bd_strindex_release(&ev->ix);
     free(ev);
-}
-
-static size_t str_hash(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
 }
 
 /* The run's index (added when new); -1 when out of memory. */
 static long run_index(bd_evidence *ev, const char *run_id)
 {
-    if (2 * (ev->n_runs + 1) > ev->n_slots) {
-        size_t ns = ev->n_slots ? ev->n_slots * 2 : 64;
-        size_t *sl = calloc(ns, sizeof(*sl));
-        if (!sl)
-            return -1;
-        for (size_t i = 0; i < ev->n_runs; i++) {
-            size_t j = str_hash(ev->runs[i].run_id) & (ns - 1);
-            while (sl[j])
-                j = (j + 1) & (ns - 1);
-            sl[j] = i + 1;
-        }
-        free(ev->slots);
-        ev->slots = sl;
-        ev->n_slots = ns;
-    }
-    size_t j = str_hash(run_id) & (ev->n_slots - 1);
-    while (ev->slots[j]) {
-        if (strcmp(ev->runs[ev->slots[j] - 1].run_id, run_id) == 0)
-            return (long)(ev->slots[j] - 1);
-        j = (j + 1) & (ev->n_slots - 1);
-    }
+    size_t i = bd_strindex_find(&ev->ix, ev->runs, ev->n_runs, run_id);
+    if (i < ev->n_runs)
+        return (long)i;
     if (ev->n_runs == ev->cap_runs) {
         size_t nc = ev->cap_runs ? ev->cap_runs * 2 : 16;
         ev_run *r = realloc(ev->runs, nc * sizeof(*r));
@@ -199,7 +179,10 @@ static long run_index(bd_evidence *ev, const char *run_id)
     memset(r, 0, sizeof(*r));
     if (!(r->run_id = strdup(run_id)))
         return -1;
-    ev->slots[j] = ++ev->n_runs;
+    if (bd_strindex_add(&ev->ix, ev->runs, ++ev->n_runs) != 0) {
+        free(ev->runs[--ev->n_runs].run_id);
+        return -1;
+    }
     return (long)(ev->n_runs - 1);
 }
 

@@ -282,7 +282,8 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
  * meaningless (never unsafe). */
 /* One pass over the top level of the record: for each of keys[0..n) found, vals[i] and
  * vlens[i] get its value's raw JSON text (a string with its quotes); others get NULL.
- * Nested objects and arrays are stepped over. Returns how many were found. */
+ * Nested objects and arrays are stepped over. At most 64 keys (those past are never
+ * found). Returns how many were found. */
 size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
                          const char **vals, size_t *vlens);
 

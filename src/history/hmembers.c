@@ -75,65 +75,6 @@ static const char *skip_value(const char *p, const char *end)
     return p;
 }
 
-/* The first key not yet found (bit i of `left` set for key i < 64) named k/kl, or n. */
-static size_t key_index(const char *const *keys, size_t n, const size_t *klen, const char *kc,
-                        uint64_t left, const char **vals, const char *k, size_t kl)
-{
-    for (uint64_t m = left; m; m &= m - 1) {
-        size_t i = (size_t)__builtin_ctzll(m);
-        if (kc[i] == *k && klen[i] == kl && memcmp(keys[i], k, kl) == 0)
-            return i;
-    }
-    for (size_t i = 64; i < n; i++)
-        if (!vals[i] && keys[i][0] == *k && strlen(keys[i]) == kl && memcmp(keys[i], k, kl) == 0)
-            return i;
-    return n;
-}
-
-size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
-                         const char **vals, size_t *vlens)
-{
-    const char *p = rec, *end = rec + len;
-    size_t found = 0;
-    /* Each key's length and first byte once, and the keys not found yet as bits: a record
-     * has some twenty members, each looked up among the keys still wanted. */
-    size_t klen[64];
-    char kc[64];
-    uint64_t left = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
-    for (size_t i = 0; i < n; i++) {
-        vals[i] = NULL;
-        vlens[i] = 0;
-        if (i < 64) {
-            klen[i] = strlen(keys[i]);
-            kc[i] = keys[i][0];
-        }
-    }
-    if (p >= end || *p != '{')
-        return 0;
-    p++;
-    while (p < end && *p == '"') {
-        const char *k = p + 1, *ke = hist_skip_string(p, end);
-        if (!ke || ke >= end || *ke != ':')
-            return found;
-        size_t kl = (size_t)(ke - 1 - k);
-        const char *v = ke + 1, *ve = skip_value(v, end);
-        if (!ve)
-            return found;
-        size_t i = key_index(keys, n, klen, kc, left, vals, k, kl);
-        if (i < n) {
-            vals[i] = v;
-            vlens[i] = (size_t)(ve - v);
-            found++;
-            if (i < 64)
-                left &= ~((uint64_t)1 << i);
-        }
-        if (found == n || ve >= end || *ve != ',')
-            return found;
-        p = ve + 1;
-    }
-    return found;
-}
-
 /* ---- a score record read from both ends (bd_record_members_scored) ------------------ */
 
 /* A byte of a JSON number, true or false. */
@@ -243,6 +184,57 @@ static size_t key_take(const bd_record_keys *ks, uint64_t *left, const char *k, 
     return ks->n;
 }
 
+/* The member whose key's opening quote is at p: its key [*k, *k + *kl) and where its
+ * value starts (*v). False when the bytes there are not a key and a colon. */
+static bool member_key(const char *p, const char *end, const char **k, size_t *kl, const char **v)
+{
+    const char *ke = hist_skip_string(p, end);
+    if (!ke || ke >= end || *ke != ':')
+        return false;
+    *k = p + 1;
+    *kl = (size_t)(ke - 1 - *k);
+    *v = ke + 1;
+    return true;
+}
+
+/* Every key of ks, as the bits of the keys not found yet. */
+static uint64_t keys_left(const bd_record_keys *ks)
+{
+    return ks->n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << ks->n) - 1;
+}
+
+size_t bd_record_members(const char *rec, size_t len, const char *const *keys, size_t n,
+                         const char **vals, size_t *vlens)
+{
+    bd_record_keys ks;
+    bd_record_keys_init(&ks, keys, n);
+    uint64_t left = keys_left(&ks);
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = NULL;
+        vlens[i] = 0;
+    }
+    const char *end = rec + len;
+    if (len == 0 || *rec != '{')
+        return 0;
+    for (const char *p = rec + 1; p < end && *p == '"';) {
+        const char *k, *v, *ve;
+        size_t kl;
+        if (!member_key(p, end, &k, &kl, &v) || !(ve = skip_value(v, end)))
+            return found;
+        size_t i = key_take(&ks, &left, k, kl);
+        if (i < ks.n) {
+            vals[i] = v;
+            vlens[i] = (size_t)(ve - v);
+            found++;
+        }
+        if (found == ks.n || ve >= end || *ve != ',')
+            return found;
+        p = ve + 1;
+    }
+    return found;
+}
+
 bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys *ks,
                               const char **vals, size_t *vlens, bool *passed, double *score)
 {
@@ -255,7 +247,7 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
     if (!scored_tail(rec, len, tv, tl, &score_end))
         return false;
     size_t n = ks->n;
-    uint64_t left = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    uint64_t left = keys_left(ks);
     for (size_t i = 0; i < n; i++) {
         vals[i] = NULL;
         vlens[i] = 0;
@@ -266,19 +258,18 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
     if (*rec != '{')
         return false;
     while (p < end && *p == '"') {
-        const char *k = p + 1, *ke = hist_skip_string(p, end);
-        if (!ke || ke >= end || *ke != ':')
+        const char *k, *v, *ve;
+        size_t kl;
+        if (!member_key(p, end, &k, &kl, &v))
             return false;
-        size_t kl = (size_t)(ke - 1 - k);
         int c = *k != 's' ? (*k < 's' ? -1 : 1) : memcmp(k, "score", kl < 5 ? kl : 5);
         if (c > 0 || (c == 0 && kl > 5))
             return false; /* past score without it: not a score record */
         if (c == 0 && kl == 5) {
-            score_at = ke + 1;
+            score_at = v;
             break;
         }
-        const char *v = ke + 1, *ve = skip_value(v, end);
-        if (!ve || ve >= end || *ve != ',')
+        if (!(ve = skip_value(v, end)) || ve >= end || *ve != ',')
             return false;
         size_t i = key_take(ks, &left, k, kl);
         if (i < n) {

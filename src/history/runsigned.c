@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "parfor.h"
 #include "provenance.h"
+#include "strindex.h"
 
 static bool run_id_ok(const char *s)
 {
@@ -162,50 +163,22 @@ typedef struct walk_run {
 struct bd_runsig_walk {
     walk_run *runs;
     size_t n, cap;
-    size_t *slots; /* open addressing: index + 1, 0 empty */
-    size_t nslots;
+    bd_strindex ix; /* runs by run id */
     size_t pending; /* run.signed records taken through the pre step, not yet filled */
     bd_history_visit visit;
 };
 
-static uint64_t fnv(const char *s)
+static const char *walk_run_key(const void *runs, size_t i)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int rehash(bd_runsig_walk *w, size_t nslots)
-{
-    size_t *s = calloc(nslots, sizeof(*s));
-    if (!s)
-        return -1;
-    for (size_t i = 0; i < w->n; i++) {
-        size_t k = fnv(w->runs[i].run_id) & (nslots - 1);
-        while (s[k])
-            k = (k + 1) & (nslots - 1);
-        s[k] = i + 1;
-    }
-    free(w->slots);
-    w->slots = s;
-    w->nslots = nslots;
-    return 0;
+    return ((const walk_run *)runs)[i].run_id;
 }
 
 /* The run `id` (added when new). NULL when out of memory. */
 static walk_run *run_get(bd_runsig_walk *w, const char *id)
 {
-    if (w->nslots && w->nslots > 2 * w->n) {
-        size_t k = fnv(id) & (w->nslots - 1);
-        for (; w->slots[k]; k = (k + 1) & (w->nslots - 1))
-            if (strcmp(w->runs[w->slots[k] - 1].run_id, id) == 0)
-                return &w->runs[w->slots[k] - 1];
-    } else if (rehash(w, w->nslots ? w->nslots * 2 : 64) != 0) {
-        return NULL;
-    } else {
-        return run_get(w, id);
-    }
+    size_t i = bd_strindex_find(&w->ix, w->runs, w->n, id);
+    if (i < w->n)
+        return &w->runs[i];
     if (w->n == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 32;
         walk_run *r = realloc(w->runs, cap * sizeof(*r));
@@ -217,10 +190,10 @@ static walk_run *run_get(bd_runsig_walk *w, const char *id)
     walk_run *r = &w->runs[w->n++];
     memset(r, 0, sizeof(*r));
     snprintf(r->run_id, sizeof(r->run_id), "%s", id);
-    size_t k = fnv(id) & (w->nslots - 1);
-    while (w->slots[k])
-        k = (k + 1) & (w->nslots - 1);
-    w->slots[k] = w->n;
+    if (bd_strindex_add(&w->ix, w->runs, w->n) != 0) {
+        w->n--;
+        return NULL;
+    }
     return r;
 }
 
@@ -413,8 +386,7 @@ static void walk_reset(void *ctx)
     }
     w->n = 0;
     w->pending = 0;
-    if (w->slots)
-        memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+    bd_strindex_clear(&w->ix);
 }
 
 int bd_runsig_walk_take(bd_runsig_walk *w, uint64_t seq, const char *rec, size_t len,
@@ -432,9 +404,11 @@ void bd_runsig_walk_reset(bd_runsig_walk *w)
 bd_runsig_walk *bd_runsig_walk_new(void)
 {
     bd_runsig_walk *w = calloc(1, sizeof(*w));
-    if (w)
-        w->visit = (bd_history_visit){
-            .needle = "\"operator_fingerprint\":\"", .fn = walk_fn, .reset = walk_reset, .ctx = w};
+    if (!w)
+        return NULL;
+    bd_strindex_init(&w->ix, walk_run_key);
+    w->visit = (bd_history_visit){
+        .needle = "\"operator_fingerprint\":\"", .fn = walk_fn, .reset = walk_reset, .ctx = w};
     return w;
 }
 
@@ -444,7 +418,7 @@ void bd_runsig_walk_free(bd_runsig_walk *w)
         return;
     walk_reset(w);
     free(w->runs);
-    free(w->slots);
+    bd_strindex_release(&w->ix);
     free(w);
 }
 

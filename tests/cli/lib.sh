@@ -41,6 +41,19 @@ report_lines() {
     [ -s "$1" ] || fail "the checker reported nothing"
 }
 
+# pj EXPR [FILE]: evaluate the Python expression EXPR over the JSON document `d` (FILE, else
+# stdin) and print the result: strings as they are, anything else as JSON; a tuple's items
+# on one line, space-separated.
+pj() {
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[2]) if len(sys.argv) > 2 else sys.stdin)
+v = eval(sys.argv[1], {"d": d})
+for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
+    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
+print()' "$@"
+}
+
 finish() {
     if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
     echo "all passed"

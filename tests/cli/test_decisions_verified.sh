@@ -6,15 +6,6 @@
 # rejects is never reported intact or anchored. Real GnuPG keys made by the test.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
-pj() {
-    python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
-print()' "$@"
-}
 # The index's seals live in the user's state directory: this test's own.
 export HOME="$BD_TMP/home" XDG_STATE_HOME="$BD_TMP/home/state"
 mkdir -p "$HOME"

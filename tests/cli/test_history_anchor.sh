@@ -7,15 +7,6 @@
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
 # pj EXPR [FILE]: evaluate the Python expression EXPR over the JSON document d (stdin, or
 # FILE); strings print raw, other values as JSON, the items of a tuple space-separated.
-pj() {
-    python3 -c '
-import json, sys
-d = json.load(open(sys.argv[2]) if len(sys.argv) > 2 else sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
-print()' "$@"
-}
 gpg_keys
 
 root="$BD_TMP/bench"

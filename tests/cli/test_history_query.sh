@@ -7,15 +7,6 @@
 # reason); promote still refuses. Records are generated with correct hashes by an
 # independent helper (tests/cli/history_seg.py) on a copy of the signed demo bench.
 . "$(dirname "$0")/lib.sh"
-pj() {
-    python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
-print()' "$@"
-}
 root=$(demo_copy)
 bd() { "$BD_BIN" -C "$root" "$@"; }
 hist="$root/.benchdesk/history"

@@ -7,15 +7,6 @@
 # key that would prompt, require_signed_runs), a cancelled run signed, an empty one not.
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
-pj() {
-    python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
-print()' "$@"
-}
 gpg_keys
 export HOME="$BD_TMP/home" XDG_STATE_HOME="$BD_TMP/home/state" TMPDIR="$BD_TMP/tmp"
 mkdir -p "$HOME" "$TMPDIR"

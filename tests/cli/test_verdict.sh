@@ -6,15 +6,6 @@
 # replayed file, untrusted / revoked keys (shown, never a failure).
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/fixtures/gpg/lib.sh"
-pj() {
-    python3 -c '
-import json, sys
-d = json.load(open(sys.argv[2]) if len(sys.argv) > 2 else sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
-print()' "$@"
-}
 command -v b3sum >/dev/null || { echo "skipped: b3sum is not installed"; exit 77; }
 gpg_keys
 export HOME="$BD_TMP/home" XDG_STATE_HOME="$BD_TMP/home/state" TMPDIR="$BD_TMP/tmp"

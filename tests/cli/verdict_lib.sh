@@ -3,16 +3,7 @@
 # alice's identity) pushed to a bare origin and cloned twice ($A, $B), a CI run of the demo
 # (`run --run-id ci-1 --out`: the whole run as a bundle) imported on both, B's chain one
 # record longer so the seqs differ. Sets tc, A, B, sa/sb (the failing ghsa-demo-0007's seq on A and B), n0 and
-# u0 (recommend's cases and unreviewed failures), and the helpers pj, bd, seq_of, rec.
-pj() {
-    python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-    sys.stdout.write((" " if i else "") + (x if isinstance(x, str) else json.dumps(x)))
-print()' "$@"
-}
+# u0 (recommend's cases and unreviewed failures), and the helpers bd, seq_of, rec.
 command -v git >/dev/null || { echo "skipped: git is not installed"; exit 77; }
 gpg_keys
 export HOME="$BD_TMP/home" XDG_STATE_HOME="$BD_TMP/home/state" TMPDIR="$BD_TMP/tmp"

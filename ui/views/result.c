@@ -617,6 +617,21 @@ static void add_check_row(result *r, const bd_score_check *c, int pw, int vw)
     free(a);
 }
 
+/* A heading (also in the `e` text) over a three-column table: `first`, EXPECTED and
+ * `third`, with the column widths for its rows in *pw and *vw. */
+static void table_head(result *r, const char *heading, const char *first, const char *third,
+                       int *pw, int *vw)
+{
+    add(r, L_HEADING, heading, BD_R_TITLE, NULL, 0, 0);
+    full_add(r, "\n");
+    full_add(r, heading);
+    full_add(r, "\n");
+    column_widths(r, pw, vw);
+    add(r, L_DIFF, first, BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
+    if (r->n && r->lines[r->n - 1].kind == L_DIFF)
+        r->lines[r->n - 1].c = strdup(third);
+}
+
 /* The rubric's own account of what it compared (the score's `checks`), failed checks
  * first: the first thing the reviewer reads. Nothing when the rubric wrote none. */
 static void build_checks(result *r, const bd_score *sc)
@@ -629,15 +644,8 @@ static void build_checks(result *r, const bd_score *sc)
     char buf[160];
     snprintf(buf, sizeof(buf), "What the rubric compared: %zu check%s, %zu failed", sc->n_checks,
              sc->n_checks == 1 ? "" : "s", failed);
-    add(r, L_HEADING, buf, BD_R_TITLE, NULL, 0, 0);
-    full_add(r, "\n");
-    full_add(r, buf);
-    full_add(r, "\n");
     int pw, vw;
-    column_widths(r, &pw, &vw);
-    add(r, L_DIFF, "CHECK", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
-    if (r->n && r->lines[r->n - 1].kind == L_DIFF)
-        r->lines[r->n - 1].c = strdup("ACTUAL");
+    table_head(r, buf, "CHECK", "ACTUAL", &pw, &vw);
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < sc->n_checks; i++)
             if (sc->checks[i].passed == (pass == 1))
@@ -686,15 +694,8 @@ static void load_sides(bd_view *v, const bd_result_src *src, const bd_task_class
 static void add_diff(result *r, const bd_jd *diff, const char *heading, const char *exp,
                      size_t exp_len, const char *got, size_t got_len)
 {
-    add(r, L_HEADING, heading, BD_R_TITLE, NULL, 0, 0);
-    full_add(r, "\n");
-    full_add(r, heading);
-    full_add(r, "\n");
     int pw, vw;
-    column_widths(r, &pw, &vw);
-    add(r, L_DIFF, "FIELD", BD_R_MUTED, "EXPECTED", BD_R_MUTED, 0);
-    if (r->n && r->lines[r->n - 1].kind == L_DIFF)
-        r->lines[r->n - 1].c = strdup("HARNESS OUTPUT");
+    table_head(r, heading, "FIELD", "HARNESS OUTPUT", &pw, &vw);
     for (size_t i = 0; i < diff->n; i++)
         add_diff_row(r, &diff->rows[i], pw, vw);
     full_add(r, "\nExpected (case.yaml)\n");
