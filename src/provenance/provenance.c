@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <locale.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <blake3.h>
@@ -25,6 +27,7 @@
 
 #include "fsutil.h"
 #include "gpg_util.h"
+#include "sigbatch.h"
 #include "sigclean.h"
 #include "sigmemo.h"
 #include "strbuf.h"
@@ -250,6 +253,7 @@ struct bd_prov_ctx {
     bd_sigmemo *user_memo;
     bool user_memo_off, context_done, context_ok;
     uint8_t context[32];
+    size_t n_batched; /* signatures settled in batches (sigbatch.h), under mu */
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -647,6 +651,24 @@ static void memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_deta
     pthread_mutex_unlock(&ctx->mu);
 }
 
+/* The verdict of a cryptographically good signature by the home's key `ki`, from what
+ * GnuPG said of it (`sc`: its status, `summary`: its summary bits) and the key listing. */
+static void verdict_from_key(bd_prov_detached *out, const key_info *ki, gpgme_err_code_t sc,
+                             unsigned summary)
+{
+    memcpy(out->fingerprint, ki->primary, sizeof(out->fingerprint));
+    if (sc == GPG_ERR_CERT_REVOKED || ki->key_revoked || ki->sub_revoked ||
+        (summary & GPGME_SIGSUM_KEY_REVOKED))
+        out->verdict = BD_PROV_DET_REVOKED;
+    else if (sc == GPG_ERR_KEY_EXPIRED || ki->key_expired || ki->sub_expired ||
+             (summary & GPGME_SIGSUM_KEY_EXPIRED))
+        out->verdict = BD_PROV_DET_EXPIRED;
+    else if (ki->key_disabled || ki->key_invalid || ki->sub_disabled || ki->sub_invalid)
+        out->verdict = BD_PROV_DET_UNUSABLE;
+    else
+        out->verdict = BD_PROV_DET_GOOD;
+}
+
 /* Check `sig` over `msg` with `g` (a context on the private home). Returns 0 with *out
  * filled (whatever the verdict), -1 when GnuPG could not run at all. */
 static int detached_check_gpg(bd_prov_detached *out, const bd_prov_ctx *ctx, gpgme_ctx_t g,
@@ -701,17 +723,7 @@ static int detached_check_gpg(bd_prov_detached *out, const bd_prov_ctx *ctx, gpg
     }
     const key_info *ki = out->key_id[0] ? find_key(ctx, out->key_id) : NULL;
     if (ki) {
-        memcpy(out->fingerprint, ki->primary, sizeof(out->fingerprint));
-        if (sc == GPG_ERR_CERT_REVOKED || ki->key_revoked || ki->sub_revoked ||
-            (summary & GPGME_SIGSUM_KEY_REVOKED))
-            out->verdict = BD_PROV_DET_REVOKED;
-        else if (sc == GPG_ERR_KEY_EXPIRED || ki->key_expired || ki->sub_expired ||
-                 (summary & GPGME_SIGSUM_KEY_EXPIRED))
-            out->verdict = BD_PROV_DET_EXPIRED;
-        else if (ki->key_disabled || ki->key_invalid || ki->sub_disabled || ki->sub_invalid)
-            out->verdict = BD_PROV_DET_UNUSABLE;
-        else
-            out->verdict = BD_PROV_DET_GOOD;
+        verdict_from_key(out, ki, sc, summary);
         goto out;
     }
     /* An empty pattern would list every key: no reported key is no key. */
@@ -897,6 +909,203 @@ int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char 
     return 0;
 }
 
+/* ---- many signatures at once (sigbatch.h) ------------------------------------------ */
+
+/* Fewer than this many unsettled signatures are not worth a batch: one gpg each costs
+ * the same. */
+#define BATCH_MIN 2
+
+static void collect_add(bd_prov_reqs *r, const char *msg, size_t mlen, const char *sig)
+{
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? 2 * r->cap : 16;
+        bd_prov_req *nv = realloc(r->v, nc * sizeof(*nv));
+        if (!nv)
+            return; /* left out: bd_provenance_verify checks it alone */
+        r->v = nv;
+        r->cap = nc;
+    }
+    char *m = malloc(mlen + 1);
+    if (!m)
+        return;
+    memcpy(m, msg, mlen);
+    m[mlen] = '\0';
+    r->v[r->n++] = (bd_prov_req){m, mlen, sig};
+}
+
+/* bd_prov_verify_detached, or (with `coll`) the dry pass of bd_provenance_collect: a
+ * check the context cannot answer yet is gathered and answered as good, so that the
+ * pass goes on exactly as a good signature would take it (and asks for nothing more). */
+static int check_detached(bd_prov_detached *d, bd_prov_ctx *ctx, const char *msg, size_t mlen,
+                          const char *sig, bd_prov_reqs *coll, bd_err *err)
+{
+    if (!coll)
+        return bd_prov_verify_detached(d, ctx, msg, mlen, sig, err);
+    uint8_t key[32];
+    memo_key(key, msg, mlen, sig);
+    if (memo_get(ctx, key, d))
+        return 0;
+    collect_add(coll, msg, mlen, sig);
+    memset(d, 0, sizeof(*d));
+    d->verdict = BD_PROV_DET_GOOD;
+    d->crypto_good = true;
+    d->nsigs = 1;
+    return 0;
+}
+
+void bd_prov_reqs_release(bd_prov_reqs *reqs)
+{
+    for (size_t i = 0; i < reqs->n; i++)
+        free(reqs->v[i].msg);
+    free(reqs->v);
+    *reqs = (bd_prov_reqs)BD_PROV_REQS_INIT;
+}
+
+size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx)
+{
+    bd_prov_ctx *c = (bd_prov_ctx *)ctx; /* the lock only */
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->n_batched;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* The gpg GPGME runs for OpenPGP, or NULL. */
+static const char *gpg_engine_path(void)
+{
+    gpgme_engine_info_t info = NULL;
+    if (gpgme_get_engine_info(&info) != 0)
+        return NULL;
+    for (; info; info = info->next)
+        if (info->protocol == GPGME_PROTOCOL_OpenPGP)
+            return info->file_name;
+    return NULL;
+}
+
+/* One signature of a batch: its request, its memo keys, its file. */
+typedef struct batch_item {
+    const bd_prov_req *req;
+    uint8_t key[32], ukey[32];
+    bool use_user;
+    char *path;
+} batch_item;
+
+/* Write each item's signed message into a fresh directory of the private home. Returns
+ * the directory (caller removes it and frees), or NULL. Items whose file could not be
+ * written keep path NULL and are left out. */
+static char *batch_files(bd_prov_ctx *ctx, batch_item *it, size_t n)
+{
+    size_t dl = strlen(ctx->home) + 32;
+    char *dir = malloc(dl);
+    if (!dir)
+        return NULL;
+    snprintf(dir, dl, "%s/batch-XXXXXX", ctx->home);
+    if (!mkdtemp(dir)) {
+        free(dir);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *bytes = NULL;
+        size_t len = 0;
+        char *path = malloc(dl + 24);
+        if (!path ||
+            !bd_sigbatch_wrap(&bytes, &len, it[i].req->sig, it[i].req->msg, it[i].req->len)) {
+            free(path);
+            continue;
+        }
+        snprintf(path, dl + 24, "%s/%zu.gpg", dir, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        bool ok = fd >= 0 && write(fd, bytes, len) == (ssize_t)len;
+        if (fd >= 0 && close(fd) != 0)
+            ok = false;
+        free(bytes);
+        if (ok)
+            it[i].path = path;
+        else
+            free(path);
+    }
+    return dir;
+}
+
+/* Run one gpg over the written items and keep what it settles. */
+static void batch_check(bd_prov_ctx *ctx, batch_item *it, size_t n)
+{
+    const char **paths = calloc(n, sizeof(*paths));
+    batch_item **of = calloc(n, sizeof(*of));
+    bd_sigbatch_result *res = calloc(n, sizeof(*res));
+    const char *gpg = gpg_engine_path();
+    char *status = NULL;
+    size_t slen = 0, m = 0;
+    for (size_t i = 0; paths && of && i < n; i++)
+        if (it[i].path) {
+            paths[m] = it[i].path;
+            of[m++] = &it[i];
+        }
+    if (paths && of && res && gpg && m >= BATCH_MIN &&
+        bd_sigbatch_run(&status, &slen, gpg, ctx->home, paths, m) == 0) {
+        bd_sigbatch_parse(res, paths, m, status, slen);
+        for (size_t j = 0; j < m; j++) {
+            const key_info *ki = res[j].settled ? find_key(ctx, res[j].fpr) : NULL;
+            if (!ki)
+                continue; /* bd_prov_verify_detached asks GnuPG about the key */
+            bd_prov_detached d;
+            memset(&d, 0, sizeof(d));
+            d.crypto_good = true;
+            d.nsigs = 1;
+            snprintf(d.key_id, sizeof(d.key_id), "%s", res[j].fpr);
+            verdict_from_key(&d, ki, GPG_ERR_NO_ERROR, 0);
+            memo_put(ctx, of[j]->key, &d);
+            if (of[j]->use_user)
+                user_memo_put(ctx, of[j]->ukey, &d);
+            pthread_mutex_lock(&ctx->mu);
+            ctx->n_batched++;
+            pthread_mutex_unlock(&ctx->mu);
+        }
+    }
+    free(status);
+    free(res);
+    free(of);
+    free(paths);
+}
+
+void bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
+{
+    if (!ctx || reqs->n < BATCH_MIN || ensure_home(ctx, NULL) < 0)
+        return;
+    batch_item *it = calloc(reqs->n, sizeof(*it));
+    if (!it)
+        return;
+    size_t n = 0;
+    /* What either memo already knows is not asked again (the user memo's verdicts go
+     * into the context's, as bd_prov_verify_detached would put them). */
+    for (size_t i = 0; i < reqs->n; i++) {
+        const bd_prov_req *r = &reqs->v[i];
+        batch_item *b = &it[n];
+        bd_prov_detached d;
+        bd_sigmemo_entry ue;
+        memo_key(b->key, r->msg, r->len, r->sig);
+        if (memo_get(ctx, b->key, &d))
+            continue;
+        b->use_user = user_memo_key(ctx, b->ukey, r->msg, r->len, r->sig);
+        if (b->use_user && bd_sigmemo_get(ctx->user_memo, b->ukey, time(NULL), &ue)) {
+            detached_from_memo(&d, &ue);
+            memo_put(ctx, b->key, &d);
+            continue;
+        }
+        b->req = r;
+        n++;
+    }
+    char *dir = n >= BATCH_MIN ? batch_files(ctx, it, n) : NULL;
+    if (dir) {
+        batch_check(ctx, it, n);
+        (void)bd_remove_tree(dir, NULL);
+        free(dir);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(it[i].path);
+    free(it);
+}
+
 static void set_identity(bd_prov_sig *out, const char *identity)
 {
     bd_ydoc_clip(out->identity, sizeof(out->identity), identity ? identity : "");
@@ -1007,7 +1216,7 @@ static void set_moved(bd_prov_sig *out, const bd_signature_block *b, const block
  * the digest is the pin (and the content still matches it), superseded otherwise. */
 static int verify_block_named(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj,
                               const bd_signature_block *b, int role, const block_names *nm,
-                              bd_err *err)
+                              bd_prov_reqs *coll, bd_err *err)
 {
     char *msg = NULL;
     size_t mlen = 0;
@@ -1015,7 +1224,7 @@ static int verify_block_named(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subje
     memcpy(out->digest, b->digest, sizeof(b->digest));
     if (bd_provenance_message(&msg, &mlen, role, sj, b->digest, &out->err) < 0)
         return 0;
-    int rc = bd_prov_verify_detached(&d, ctx, msg, mlen, b->signature, err);
+    int rc = check_detached(&d, ctx, msg, mlen, b->signature, coll, err);
     free(msg);
     if (rc < 0)
         return -1;
@@ -1036,7 +1245,7 @@ static int verify_block_named(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subje
 /* Verify one role's block of subject `sj`. Returns 0 (verdict in out->err), -1 when GnuPG
  * failed (err). */
 static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj,
-                        const bd_signature_block *b, int role, bd_err *err)
+                        const bd_signature_block *b, int role, bd_prov_reqs *coll, bd_err *err)
 {
     block_names nm = {bd_provenance_role_str(role),
                       sj->prov && sj->prov->path ? sj->prov->path : BD_PROVENANCE_FILE,
@@ -1055,7 +1264,7 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj
     if (!b->present)
         return 0;
     if (b->digest[0])
-        return verify_block_named(out, ctx, sj, b, role, &nm, err);
+        return verify_block_named(out, ctx, sj, b, role, &nm, coll, err);
     /* A block without `digest` is judged against the pin. */
     if (!has_digest(current) ||
         bd_provenance_message(&msg, &mlen, role, sj, current, &out->err) < 0) {
@@ -1068,7 +1277,7 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj
         rc = 0;
         goto out;
     }
-    if (bd_prov_verify_detached(&d, ctx, msg, mlen, b->signature, err) < 0)
+    if (check_detached(&d, ctx, msg, mlen, b->signature, coll, err) < 0)
         goto out;
     snprintf(out->digest, sizeof(out->digest), "%s", current);
     /* Good over the pinned digest but not the current one: the subject changed after it
@@ -1076,7 +1285,7 @@ static int verify_block(bd_prov_sig *out, bd_prov_ctx *ctx, const bd_subject *sj
     if (!d.crypto_good && d.nsigs == 1 && has_digest(sj->pinned) &&
         strcmp(sj->pinned, current) != 0 &&
         bd_provenance_message(&msg_pin, &plen, role, sj, sj->pinned, NULL) == 0) {
-        if (bd_prov_verify_detached(&d_pin, ctx, msg_pin, plen, b->signature, err) < 0)
+        if (check_detached(&d_pin, ctx, msg_pin, plen, b->signature, coll, err) < 0)
             goto out;
         if (d_pin.crypto_good) {
             snprintf(out->digest, sizeof(out->digest), "%s", sj->pinned);
@@ -1140,7 +1349,10 @@ static bd_prov_status aggregate(bd_prov_result *out, const bd_provfile *pf, bool
     return av || rv ? BD_PROV_ST_AWAITING : BD_PROV_ST_DRAFT;
 }
 
-int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *sj, bd_err *err)
+/* bd_provenance_verify, or with `coll` bd_provenance_collect's dry pass: the checks it
+ * would make go to `coll`, each answered as good, and *out means nothing. */
+static int verify_subject(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *sj,
+                          bd_prov_reqs *coll, bd_err *err)
 {
     int rc = -1;
     static const bd_provfile none = {0};
@@ -1154,8 +1366,9 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
         out->status = out->pin_status = BD_PROV_ST_DRAFT;
         return 0;
     }
-    if (verify_block(&out->author, ctx, sj, &pf->author, BD_ROLE_AUTHOR, &out->err) < 0 ||
-        verify_block(&out->reviewer, ctx, sj, &pf->reviewer, BD_ROLE_REVIEWER, &out->err) < 0) {
+    if (verify_block(&out->author, ctx, sj, &pf->author, BD_ROLE_AUTHOR, coll, &out->err) < 0 ||
+        verify_block(&out->reviewer, ctx, sj, &pf->reviewer, BD_ROLE_REVIEWER, coll, &out->err) <
+            0) {
         if (err)
             *err = out->err;
         goto out;
@@ -1165,4 +1378,15 @@ int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject
     rc = out->status == BD_PROV_ST_BAD ? 1 : 0;
 out:
     return rc;
+}
+
+int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *sj, bd_err *err)
+{
+    return verify_subject(out, ctx, sj, NULL, err);
+}
+
+void bd_provenance_collect(bd_prov_reqs *reqs, bd_prov_ctx *ctx, const bd_subject *sj)
+{
+    bd_prov_result scratch;
+    (void)verify_subject(&scratch, ctx, sj, reqs, NULL);
 }

@@ -176,4 +176,43 @@ typedef struct bd_prov_result {
  * out of memory: `err`, and out->status is BD_PROV_ST_BAD with the same error). */
 int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *s, bd_err *err);
 
+/* ---- many subjects at once (docs/provenance.md#verifying-many-signatures) ---------- */
+
+/* A signature check gathered for a batch: the message (owned) and the armoured
+ * signature (borrowed from the subject's provenance file, which must outlive it). */
+typedef struct bd_prov_req {
+    char *msg;
+    size_t len;
+    const char *sig;
+} bd_prov_req;
+
+typedef struct bd_prov_reqs {
+    bd_prov_req *v;
+    size_t n, cap;
+} bd_prov_reqs;
+
+#define BD_PROV_REQS_INIT                                                                          \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
+
+/* Append to `reqs` the signature checks bd_provenance_verify(s) would make that this
+ * context has not made yet. Nothing is checked and nothing is judged; a request that
+ * cannot be gathered (out of memory) is simply left out. */
+void bd_provenance_collect(bd_prov_reqs *reqs, bd_prov_ctx *ctx, const bd_subject *s);
+
+/* Check the gathered signatures with as few GnuPG processes as possible, keeping what
+ * is settled in the context (and this user's memo) for the bd_provenance_verify calls
+ * that follow. Only a lone good signature by a key of the private home is settled in a
+ * batch; everything else — another shape, another outcome, GnuPG failing, no memory —
+ * is left for bd_provenance_verify, which checks it alone. So it changes when a verdict
+ * is reached, never which. Thread-safe like the context; never fails. */
+void bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs);
+
+/* Free the requests' messages and the array; `reqs` is empty and reusable after. */
+void bd_prov_reqs_release(bd_prov_reqs *reqs);
+
+/* How many signatures this context settled in batches (tests and benchmarks). */
+size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx);
+
 #endif

@@ -276,19 +276,60 @@ typedef struct case_pool {
     pool_slot *slots;
 } case_pool;
 
-static void check_one(case_pool *p, bd_case_scanner *scanner, size_t i)
+/* Case `i`'s files (its slot's check), without its signatures. */
+static void scan_one(case_pool *p, bd_case_scanner *scanner, size_t i)
+{
+    pool_slot *s = &p->slots[i % p->window];
+    s->failed = verify_case_fast(&s->chk, p->tc, p->cases_fd, scanner, p->ids[i]) != 0;
+    s->prov_v = 0;
+}
+
+static bd_subject case_subject(const case_pool *p, const bd_case_check *k)
+{
+    return (bd_subject){BD_SUBJECT_CASE, p->tc->name, k->case_id,
+                        k->digest,       k->pinned,   k->prov_file};
+}
+
+/* Case `i`'s signatures, once scan_one has run. */
+static void sign_one(case_pool *p, size_t i)
 {
     pool_slot *s = &p->slots[i % p->window];
     bd_case_check *k = &s->chk;
-    s->failed = verify_case_fast(k, p->tc, p->cases_fd, scanner, p->ids[i]) != 0;
-    s->prov_v = 0;
     if (p->ctx && k->prov_file) {
-        bd_subject sj = {BD_SUBJECT_CASE, p->tc->name, k->case_id,
-                         k->digest,       k->pinned,   k->prov_file};
+        bd_subject sj = case_subject(p, k);
         s->gerr = (bd_err)BD_ERR_INIT;
         s->prov_v = bd_provenance_verify(&k->prov, p->ctx, &sj, &s->gerr);
         k->prov_checked = s->prov_v >= 0;
     }
+}
+
+static void check_one(case_pool *p, bd_case_scanner *scanner, size_t i)
+{
+    scan_one(p, scanner, i);
+    sign_one(p, i);
+}
+
+/* Cases first..last-1: their files, then the signatures the context does not know yet
+ * in one batch (bd_prov_prefetch: a gpg process for the run, not one per signature),
+ * then each case's signatures judged in order. */
+static void check_run(case_pool *p, bd_case_scanner *scanner, size_t first, size_t last)
+{
+    for (size_t i = first; i < last; i++)
+        scan_one(p, scanner, i);
+    if (p->ctx) {
+        bd_prov_reqs reqs = BD_PROV_REQS_INIT;
+        for (size_t i = first; i < last; i++) {
+            const bd_case_check *k = &p->slots[i % p->window].chk;
+            if (k->prov_file) {
+                bd_subject sj = case_subject(p, k);
+                bd_provenance_collect(&reqs, p->ctx, &sj);
+            }
+        }
+        bd_prov_prefetch(p->ctx, &reqs);
+        bd_prov_reqs_release(&reqs);
+    }
+    for (size_t i = first; i < last; i++)
+        sign_one(p, i);
 }
 
 static void *pool_worker(void *arg)
@@ -309,8 +350,7 @@ static void *pool_worker(void *arg)
             last = p->n;
         p->next = last;
         pthread_mutex_unlock(&p->mu);
-        for (size_t i = first; i < last; i++)
-            check_one(p, scanner, i);
+        check_run(p, scanner, first, last);
         pthread_mutex_lock(&p->mu);
         for (size_t i = first; i < last; i++)
             p->slots[i % p->window].done = true;

@@ -3,7 +3,8 @@
 
     chokepoint_scan.py FILE...    print "file:line: name" for every use of fork, vfork,
                                   the exec family, system, popen, posix_spawn, uv_spawn,
-                                  clone or a raw fork/clone/exec syscall number
+                                  GPGME's gpgme_op_spawn, clone or a raw
+                                  fork/clone/exec syscall number
 
 Comments and string/character literals are blanked first (keeping line numbers), then
 identifiers are matched as whole tokens: a call (`fork (`, `(system)(`), a function
@@ -18,6 +19,7 @@ BANNED = {
     "fork", "vfork", "_Fork", "__fork", "clone", "clone3", "__clone", "__clone2",
     "execl", "execle", "execlp", "execv", "execve", "execvp", "execvpe", "execveat",
     "fexecve", "system", "popen", "posix_spawn", "posix_spawnp", "uv_spawn",
+    "gpgme_op_spawn", "gpgme_op_spawn_start",
 }
 SYSCALLS = re.compile(r"^(SYS|__NR)_(fork|vfork|clone|clone3|execve|execveat)$")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -244,16 +244,7 @@ static char *sign_msg(const char *fpr, const char *msg)
 /* Sign `msg` with gpg itself: `extra` adds options (a faked clock, a second -u). */
 static char *sign_msg_cli(const char *extra, const char *msg)
 {
-    char mp[700], sp[700];
-    snprintf(mp, sizeof(mp), "%s/msg.txt", T);
-    snprintf(sp, sizeof(sp), "%s/msg.asc", T);
-    fx_write(mp, msg);
-    unlink(sp);
-    assert_int_equal(fx_sh("gpg --homedir '%s' --batch --yes --quiet --pinentry-mode loopback "
-                           "--passphrase '' %s --armor --detach-sign -o '%s' '%s' 2>/dev/null",
-                           K.home, extra, sp, mp),
-                     0);
-    return fx_read(sp);
+    return fx_detach_sign(&K, T, extra, msg);
 }
 
 /* ---- the message ------------------------------------------------------------------- */

@@ -1,0 +1,520 @@
+/*
+ * Unit tests for checking many signatures with one gpg process (src/provenance/sigbatch.c,
+ * docs/provenance.md#verifying-many-signatures): only the plain armor shape is wrapped,
+ * only a lone good signature is settled from gpg's status lines, and — checked against
+ * real GnuPG with keys made here — a context that prefetched reaches exactly the verdicts
+ * of one that checked every signature alone, for good, forged, tampered, text-mode,
+ * doubled, unknown-key, expired-key and revoked-key signatures.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fixtures/gpg/fixture.h"
+#include "provenance.h"
+#include "sigbatch.h"
+#include "sign.h"
+#include "verify.h"
+
+static char T[512];    /* scratch root */
+static char ROOT[700]; /* the bench: keys of alice, bob, mallory, dave, eve (not carol) */
+static fx_keys K;
+
+static const char *MSG = "benchdesk-provenance-v2\nrole: author\nsubject: case\ntask_class: tc\n"
+                         "case_id: c1\ndigest: blake3:"
+                         "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
+
+static int group_setup(void **state)
+{
+    (void)state;
+    fx_tmpdir(T, sizeof(T), "sigbatch");
+    fx_make_keys(&K, T);
+    setenv("GNUPGHOME", K.home, 1);
+    char st[600], sy[2048];
+    snprintf(st, sizeof(st), "%s/state", T);
+    mkdir(st, 0700);
+    setenv("XDG_STATE_HOME", st, 1); /* this test's own signature memo */
+    bd_err err = BD_ERR_INIT;
+    if (bd_provenance_init(&err) < 0) {
+        fprintf(stderr, "GPGME unavailable: %s\n", err.msg);
+        return -1;
+    }
+    snprintf(ROOT, sizeof(ROOT), "%s/b", T);
+    fx_signers_yaml(sy, sizeof(sy), K.alice, "author, reviewer", K.bob, "author, reviewer", K.dave,
+                    "author, reviewer", K.eve, "author, reviewer", (const char *)NULL);
+    fx_make_bench(ROOT, &K, "alice bob mallory dave eve", sy, 3);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    fx_cleanup(&K, T);
+    return 0;
+}
+
+/* `msg` signed by gpg itself, ASCII-armored; `extra` adds options. */
+static char *sign_cli(const char *extra, const char *msg)
+{
+    return fx_detach_sign(&K, T, extra, msg);
+}
+
+static char *sign_by(const char *fpr, const char *msg)
+{
+    char extra[128];
+    snprintf(extra, sizeof(extra), "-u %s", fpr);
+    return sign_cli(extra, msg);
+}
+
+/* ---- armor, written the test's own way ---------------------------------------------- */
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void b64_put(char *out, size_t *o, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                     (i + 2 < n ? p[i + 2] : 0);
+        out[(*o)++] = B64[w >> 18 & 63];
+        out[(*o)++] = B64[w >> 12 & 63];
+        out[(*o)++] = i + 1 < n ? B64[w >> 6 & 63] : '=';
+        out[(*o)++] = i + 2 < n ? B64[w & 63] : '=';
+    }
+}
+
+/* RFC 4880's CRC-24, bit by bit as its section 6.1 gives it. */
+static uint32_t crc24_ref(const uint8_t *p, size_t n)
+{
+    uint32_t crc = 0xB704CE;
+    while (n--) {
+        crc ^= (uint32_t)(*p++) << 16;
+        for (int i = 0; i < 8; i++) {
+            crc <<= 1;
+            if (crc & 0x1000000)
+                crc ^= 0x1864CFB;
+        }
+    }
+    return crc & 0xFFFFFF;
+}
+
+/* `bin` armored as gpg does (64 base64 characters a line, then the CRC). */
+static char *armor(const uint8_t *bin, size_t n)
+{
+    char *out = malloc(4 * n + 256), b64[4 * 1024 + 8];
+    size_t o = 0, bo = 0;
+    assert_true(n <= 3 * 1024);
+    b64_put(b64, &bo, bin, n);
+    o += (size_t)sprintf(out, "-----BEGIN PGP SIGNATURE-----\n\n");
+    for (size_t i = 0; i < bo; i += 64) {
+        size_t l = bo - i < 64 ? bo - i : 64;
+        memcpy(out + o, b64 + i, l);
+        o += l;
+        out[o++] = '\n';
+    }
+    uint32_t c = crc24_ref(bin, n);
+    uint8_t cb[3] = {(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c};
+    out[o++] = '=';
+    b64_put(out, &o, cb, 3);
+    o += (size_t)sprintf(out + o, "\n-----END PGP SIGNATURE-----\n");
+    return out;
+}
+
+/* The signature packet an armored signature carries (gpg --dearmor). */
+static uint8_t *dearmor_cli(const char *armored, size_t *n)
+{
+    char ap[700], bp[700];
+    snprintf(ap, sizeof(ap), "%s/sig.asc", T);
+    snprintf(bp, sizeof(bp), "%s/sig.bin", T);
+    fx_write(ap, armored);
+    unlink(bp);
+    assert_int_equal(fx_sh("gpg --batch --yes --quiet --dearmor -o '%s' '%s'", bp, ap), 0);
+    FILE *f = fopen(bp, "rb");
+    assert_non_null(f);
+    uint8_t *buf = malloc(4096);
+    *n = fread(buf, 1, 4096, f);
+    fclose(f);
+    return buf;
+}
+
+/* ---- wrapping ------------------------------------------------------------------------ */
+
+static bool wraps(const char *armored)
+{
+    uint8_t *out = NULL;
+    size_t n = 0;
+    bool ok = bd_sigbatch_wrap(&out, &n, armored, MSG, strlen(MSG));
+    assert_true(ok == (out != NULL));
+    free(out);
+    return ok;
+}
+
+/* `s` with the first `what` replaced by `with` (a new string). */
+static char *replaced(const char *s, const char *what, const char *with)
+{
+    const char *at = strstr(s, what);
+    assert_non_null(at);
+    char *r = malloc(strlen(s) + strlen(with) + 1);
+    size_t pre = (size_t)(at - s);
+    memcpy(r, s, pre);
+    strcpy(r + pre, with);
+    strcat(r, at + strlen(what));
+    return r;
+}
+
+static void only_the_plain_shape_is_wrapped(void **state)
+{
+    (void)state;
+    char *sig = sign_by(K.alice, MSG);
+    size_t bn = 0;
+    uint8_t *bin = dearmor_cli(sig, &bn);
+
+    /* The plain shape: the signature packet, then a literal packet holding the message. */
+    uint8_t *w = NULL;
+    size_t wn = 0;
+    assert_true(bd_sigbatch_wrap(&w, &wn, sig, MSG, strlen(MSG)));
+    size_t ml = strlen(MSG);
+    assert_int_equal(wn, bn + 2 + 6 + ml);
+    assert_memory_equal(w, bin, bn);
+    assert_int_equal(w[bn], 0xCB);
+    assert_int_equal(w[bn + 1], 6 + ml);
+    assert_memory_equal(w + bn + 2, "b\0\0\0\0\0", 6);
+    assert_memory_equal(w + bn + 8, MSG, ml);
+    free(w);
+    /* Our own armor of the same bytes (no trailing newline after END is fine too). */
+    char *again = armor(bin, bn);
+    assert_true(wraps(again));
+    again[strlen(again) - 1] = '\0';
+    assert_true(wraps(again));
+    free(again);
+
+    /* Every other shape is left to the one-at-a-time check. */
+    const char *bad_edits[][2] = {
+        {"-----BEGIN PGP SIGNATURE-----\n\n", "-----BEGIN PGP SIGNATURE-----\nComment: x\n\n"},
+        {"-----BEGIN PGP SIGNATURE-----\n\n", "-----BEGIN PGP SIGNATURE-----\n"},
+        {"-----BEGIN PGP SIGNATURE-----\n", "-----BEGIN PGP SIGNATURE-----\r\n"},
+        {"-----BEGIN PGP SIGNATURE-----", "-----BEGIN PGP MESSAGE-----"},
+        {"-----END PGP SIGNATURE-----", "-----END PGP SIGNATURE----- "},
+        {"-----END PGP SIGNATURE-----\n", "-----END PGP SIGNATURE-----\n\n"},
+        {"-----END PGP SIGNATURE-----\n", "-----END PGP SIGNATURE-----\ntrailing\n"},
+        {"\n=", "\n"},         /* no CRC line */
+        {"\n=", "\n=A"},       /* a CRC line of the wrong length */
+        {"\n\n", "\n\n \n"},   /* a blank-looking line inside */
+        {"\n\n", "\n\n!!!!\n"} /* not base64 */
+    };
+    for (size_t i = 0; i < sizeof(bad_edits) / sizeof(bad_edits[0]); i++) {
+        char *v = replaced(sig, bad_edits[i][0], bad_edits[i][1]);
+        if (wraps(v))
+            fail_msg("edit %zu was wrapped:\n%s", i, v);
+        free(v);
+    }
+    /* A CRC that does not match. */
+    char *v = strdup(sig);
+    char *crc = strstr(v, "\n=") + 2;
+    crc[0] = crc[0] == 'A' ? 'B' : 'A';
+    assert_false(wraps(v));
+    free(v);
+    /* A signature with one byte more, or two signature packets. */
+    uint8_t two[8192];
+    memcpy(two, bin, bn);
+    two[bn] = 0;
+    char *a = armor(two, bn + 1);
+    assert_false(wraps(a));
+    free(a);
+    memcpy(two + bn, bin, bn);
+    a = armor(two, 2 * bn);
+    assert_false(wraps(a));
+    free(a);
+    /* Class 0x01 (a text-mode signature), version 3, another packet type. */
+    size_t hdr = (bin[0] & 0x40) ? (bin[1] < 192 ? 2 : 3) : 1 + ((size_t)1 << (bin[0] & 3));
+    memcpy(two, bin, bn);
+    two[hdr + 1] = 0x01;
+    a = armor(two, bn);
+    assert_false(wraps(a));
+    free(a);
+    memcpy(two, bin, bn);
+    two[hdr] = 3;
+    a = armor(two, bn);
+    assert_false(wraps(a));
+    free(a);
+    memcpy(two, bin, bn);
+    two[0] = (bin[0] & 0x40) ? 0xC0 | 11 : (uint8_t)((bin[0] & 0xC3) | 11 << 2);
+    a = armor(two, bn);
+    assert_false(wraps(a));
+    free(a);
+    assert_false(wraps(""));
+    assert_false(wraps("-----BEGIN PGP SIGNATURE-----\n\n"));
+    free(bin);
+    free(sig);
+}
+
+/* ---- gpg's status lines -------------------------------------------------------------- */
+
+#define FPR_A "DBE9FFB58A1262A168FFBC352562D56F80A1C64F"
+#define GOOD_BLOCK(path)                                                                           \
+    "[GNUPG:] FILE_START 1 " path "\n[GNUPG:] NEWSIG\n[GNUPG:] KEY_CONSIDERED " FPR_A " 0\n"       \
+    "[GNUPG:] SIG_ID x 2026-11-28 1\n[GNUPG:] GOODSIG 2562D56F80A1C64F Alice <a@x>\n"              \
+    "[GNUPG:] VALIDSIG " FPR_A " 2026-11-28 1 0 4 0 22 8 00 " FPR_A "\n[GNUPG:] FILE_DONE\n"
+
+static bool settles(const char *status, const char *path)
+{
+    const char *paths[1] = {path};
+    bd_sigbatch_result r;
+    bd_sigbatch_parse(&r, paths, 1, status, strlen(status));
+    if (r.settled)
+        assert_string_equal(r.fpr, FPR_A);
+    return r.settled;
+}
+
+static void only_a_lone_good_signature_is_settled(void **state)
+{
+    (void)state;
+    const char *good = GOOD_BLOCK("/d/0.gpg");
+    assert_true(settles(good, "/d/0.gpg"));
+    assert_false(settles(good, "/d/1.gpg")); /* another file's block */
+    assert_false(settles(good, "/d/0.gp"));
+    /* One line more or changed, each of which may carry a verdict. */
+    const char *edits[][2] = {
+        {"[GNUPG:] NEWSIG\n", "[GNUPG:] NEWSIG\n[GNUPG:] NEWSIG\n"},
+        {"[GNUPG:] GOODSIG", "[GNUPG:] BADSIG"},
+        {"[GNUPG:] GOODSIG", "[GNUPG:] EXPKEYSIG"},
+        {"[GNUPG:] GOODSIG", "[GNUPG:] REVKEYSIG"},
+        {"[GNUPG:] FILE_DONE", "[GNUPG:] KEYREVOKED\n[GNUPG:] FILE_DONE"},
+        {"[GNUPG:] FILE_DONE", "[GNUPG:] TRUST_NEVER 0 pgp\n[GNUPG:] FILE_DONE"},
+        {"[GNUPG:] FILE_DONE", "[GNUPG:] TRUST_UNDEFINED 58 pgp\n[GNUPG:] FILE_DONE"},
+        {"[GNUPG:] FILE_DONE", "[GNUPG:] ERROR verify.x 1\n[GNUPG:] FILE_DONE"},
+        {"[GNUPG:] FILE_DONE", "[GNUPG:] ERRSIG 1 2 3 4 5 9\n[GNUPG:] FILE_DONE"},
+        {"[GNUPG:] FILE_DONE\n", "[GNUPG:] FILE_DONE"}, /* cut short */
+        {"[GNUPG:] FILE_DONE\n", ""},                   /* never done */
+        {"GOODSIG 2562D56F80A1C64F", "GOODSIG 1111111111111111"},
+        {"VALIDSIG " FPR_A, "VALIDSIG 2562D56F80A1C64F"},
+        {"[GNUPG:] VALIDSIG", "[GNUPG:] VALIDSIG " FPR_A "\n[GNUPG:] VALIDSIG"},
+        {"[GNUPG:] NEWSIG\n", ""},
+        {"[GNUPG:] FILE_START", "gpg: noise\n[GNUPG:] FILE_START"},
+    };
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        char *v = replaced(good, edits[i][0], edits[i][1]);
+        if (settles(v, "/d/0.gpg"))
+            fail_msg("edit %zu settled:\n%s", i, v);
+        free(v);
+    }
+    /* Lines that carry no verdict are fine. */
+    char *ok =
+        replaced(good, "[GNUPG:] FILE_DONE", "[GNUPG:] TRUST_UNDEFINED 0 pgp\n[GNUPG:] FILE_DONE");
+    assert_true(settles(ok, "/d/0.gpg"));
+    free(ok);
+
+    /* Several files in order; the first one out of order stops the reading. */
+    const char *paths[3] = {"/d/0.gpg", "/d/1.gpg", "/d/2.gpg"};
+    bd_sigbatch_result r[3];
+    const char *three = GOOD_BLOCK("/d/0.gpg") GOOD_BLOCK("/d/1.gpg") GOOD_BLOCK("/d/2.gpg");
+    bd_sigbatch_parse(r, paths, 3, three, strlen(three));
+    assert_true(r[0].settled && r[1].settled && r[2].settled);
+    const char *skip = GOOD_BLOCK("/d/0.gpg") GOOD_BLOCK("/d/2.gpg");
+    bd_sigbatch_parse(r, paths, 3, skip, strlen(skip));
+    assert_true(r[0].settled);
+    assert_false(r[1].settled || r[2].settled);
+    bd_sigbatch_parse(r, paths, 3, "", 0);
+    assert_false(r[0].settled || r[1].settled || r[2].settled);
+}
+
+/* ---- against GnuPG ------------------------------------------------------------------- */
+
+typedef struct variant {
+    const char *what;
+    char *msg, *sig;
+    bool batched; /* settled by the batch (a lone good signature by a key of the home) */
+} variant;
+
+static bd_prov_ctx *new_ctx(void)
+{
+    bd_bench *b = NULL;
+    bd_prov_ctx *ctx = NULL;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_bench_open(&b, ROOT, &err), 0);
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_bench_free(b);
+    bd_prov_ctx_ignore_user_memo(ctx);
+    return ctx;
+}
+
+static void check(bd_prov_detached *out, bd_prov_ctx *ctx, const variant *v)
+{
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_prov_verify_detached(out, ctx, v->msg, strlen(v->msg), v->sig, &err), 0);
+}
+
+static void batched_verdicts_equal_single_ones(void **state)
+{
+    (void)state;
+    char extra[256];
+    variant v[16];
+    size_t n = 0;
+    v[n++] = (variant){"alice", strdup(MSG), sign_by(K.alice, MSG), true};
+    v[n++] = (variant){"bob", strdup(MSG), sign_by(K.bob, MSG), true};
+    v[n++] = (variant){"mallory (in keys, trusted by nobody)", strdup(MSG), sign_by(K.mallory, MSG),
+                       true};
+    v[n++] = (variant){"carol (not in bench/keys)", strdup(MSG), sign_by(K.carol, MSG), false};
+    snprintf(extra, sizeof(extra), "--faked-system-time %s -u %s", K.dave_time, K.dave);
+    v[n++] = (variant){"dave (expired since)", strdup(MSG), sign_cli(extra, MSG), false};
+    v[n++] = (variant){"eve (revoked since)", strdup(MSG), sign_by(K.eve, MSG), false};
+    char *other = strdup(MSG);
+    other[strlen(other) - 2] = '0';
+    v[n++] = (variant){"alice, over another message", other, sign_by(K.alice, MSG), false};
+    snprintf(extra, sizeof(extra), "--textmode -u %s", K.alice);
+    v[n++] = (variant){"alice, text mode", strdup(MSG), sign_cli(extra, MSG), false};
+    snprintf(extra, sizeof(extra), "-u %s -u %s", K.alice, K.bob);
+    v[n++] = (variant){"alice and bob in one", strdup(MSG), sign_cli(extra, MSG), false};
+    char *hdr = replaced(v[0].sig, "-----\n\n", "-----\nComment: hi\n\n");
+    v[n++] = (variant){"alice, an armor header", strdup(MSG), hdr, false};
+    v[n++] = (variant){"garbage", strdup(MSG),
+                       strdup("-----BEGIN PGP SIGNATURE-----\n\nAAAA\n"
+                              "=AAAA\n-----END PGP SIGNATURE-----\n"),
+                       false};
+    /* A byte of the signature value changed, armored again with a matching CRC. */
+    size_t bn = 0;
+    uint8_t *bin = dearmor_cli(v[0].sig, &bn);
+    bin[bn - 3] ^= 0x01;
+    v[n++] =
+        (variant){"alice, one bit of the signature flipped", strdup(MSG), armor(bin, bn), false};
+    free(bin);
+    assert_true(wraps(v[n - 1].sig)); /* the batch does see it, and must not settle it */
+
+    bd_prov_ctx *single = new_ctx(), *batch = new_ctx();
+    bd_prov_reqs reqs = BD_PROV_REQS_INIT;
+    reqs.v = calloc(n, sizeof(*reqs.v));
+    for (size_t i = 0; i < n; i++)
+        reqs.v[reqs.n++] = (bd_prov_req){strdup(v[i].msg), strlen(v[i].msg), v[i].sig};
+    bd_prov_prefetch(batch, &reqs);
+    size_t want = 0;
+    for (size_t i = 0; i < n; i++)
+        want += v[i].batched;
+    assert_int_equal(bd_prov_ctx_batched(batch), want);
+    for (size_t i = 0; i < n; i++) {
+        bd_prov_detached a, b;
+        check(&a, single, &v[i]);
+        check(&b, batch, &v[i]);
+        if (a.verdict != b.verdict || a.crypto_good != b.crypto_good || a.nsigs != b.nsigs ||
+            strcmp(a.fingerprint, b.fingerprint) != 0 || strcmp(a.key_id, b.key_id) != 0 ||
+            strcmp(a.detail, b.detail) != 0)
+            fail_msg("%s: alone %d %d %d %s %s '%s', batched %d %d %d %s %s '%s'", v[i].what,
+                     a.verdict, a.crypto_good, a.nsigs, a.fingerprint, a.key_id, a.detail,
+                     b.verdict, b.crypto_good, b.nsigs, b.fingerprint, b.key_id, b.detail);
+    }
+    /* The verdicts themselves, so that equal is also right. */
+    bd_prov_detached d;
+    check(&d, batch, &v[0]);
+    assert_int_equal(d.verdict, BD_PROV_DET_GOOD);
+    assert_string_equal(d.fingerprint, K.alice);
+    check(&d, batch, &v[3]);
+    assert_int_equal(d.verdict, BD_PROV_DET_UNKNOWN_KEY);
+    check(&d, batch, &v[4]);
+    assert_int_equal(d.verdict, BD_PROV_DET_EXPIRED);
+    check(&d, batch, &v[5]);
+    assert_int_equal(d.verdict, BD_PROV_DET_REVOKED);
+    check(&d, batch, &v[6]);
+    assert_int_equal(d.verdict, BD_PROV_DET_BAD);
+    check(&d, batch, &v[8]);
+    assert_int_equal(d.verdict, BD_PROV_DET_SEVERAL);
+    check(&d, batch, &v[11]);
+    assert_int_equal(d.verdict, BD_PROV_DET_BAD);
+    /* A second prefetch asks GnuPG for nothing the context knows. */
+    bd_prov_prefetch(batch, &reqs);
+    assert_int_equal(bd_prov_ctx_batched(batch), want);
+    bd_prov_reqs_release(&reqs);
+    assert_null(reqs.v);
+    bd_prov_ctx_free(single);
+    bd_prov_ctx_free(batch);
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].msg);
+        free(v[i].sig);
+    }
+}
+
+/* ---- a task class through bd_verify --------------------------------------------------- */
+
+static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
+{
+    (void)state;
+    bd_bench *b = NULL;
+    bd_task_class *tc = NULL;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_bench_open(&b, ROOT, &err), 0);
+    assert_int_equal(bd_task_class_load(&tc, b, "tc", &err), 0);
+    bd_prov_ctx *ctx = NULL;
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    const char *ids[] = {"c1", "c2", "c3"};
+    for (size_t i = 0; i < 3; i++) {
+        for (int role = BD_ROLE_AUTHOR; role <= BD_ROLE_REVIEWER; role <<= 1) {
+            bd_sign_opts o = BD_SIGN_OPTS_INIT;
+            o.key = role == BD_ROLE_AUTHOR ? K.alice : K.bob;
+            o.gnupg_home = K.home;
+            bd_sign_result r;
+            memset(&r, 0, sizeof(r));
+            assert_int_equal(bd_sign_subject(&r, ctx, tc, ids[i], role, &o, &err), 0);
+            bd_sign_result_release(&r);
+        }
+    }
+    bd_prov_ctx_free(ctx);
+    bd_task_class_free(tc);
+    assert_int_equal(bd_task_class_load(&tc, b, "tc", &err), 0);
+
+    /* Gathering: each case asks for its two signatures, then nothing once they are known. */
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_prov_ctx_ignore_user_memo(ctx);
+    bd_verify_opts o = {.prov = ctx, .collect = true};
+    bd_verify_report rep;
+    assert_int_equal(bd_verify(&rep, tc, &o, NULL, &err), 0);
+    assert_int_equal(rep.n_cases, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(rep.cases[i].prov.status, BD_PROV_ST_SIGNED);
+    /* Three cases are one run of a worker: their six signatures went to GnuPG together. */
+    assert_int_equal(bd_prov_ctx_batched(ctx), 6);
+    bd_prov_reqs reqs = BD_PROV_REQS_INIT;
+    bd_subject sj = {
+        BD_SUBJECT_CASE,       tc->name, "c1", rep.cases[0].digest, rep.cases[0].pinned,
+        rep.cases[0].prov_file};
+    bd_provenance_collect(&reqs, ctx, &sj);
+    assert_int_equal(reqs.n, 0);
+    bd_verify_report_release(&rep);
+    bd_prov_ctx_free(ctx);
+
+    /* A fresh context gathers both of c1's signatures, and only them. */
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_prov_ctx_ignore_user_memo(ctx);
+    bd_verify_opts one = {.prov = ctx, .collect = true, .case_ids = ids, .n_case_ids = 1};
+    bd_prov_ctx *probe = NULL;
+    assert_int_equal(bd_prov_ctx_new(&probe, b->bench_dir, &err), 0);
+    bd_prov_ctx_ignore_user_memo(probe);
+    assert_int_equal(bd_verify(&rep, tc, &one, NULL, &err), 0);
+    bd_subject s1 = {
+        BD_SUBJECT_CASE,       tc->name, "c1", rep.cases[0].digest, rep.cases[0].pinned,
+        rep.cases[0].prov_file};
+    bd_provenance_collect(&reqs, probe, &s1);
+    assert_int_equal(reqs.n, 2);
+    assert_non_null(strstr(reqs.v[0].msg, "role: author\n"));
+    assert_non_null(strstr(reqs.v[1].msg, "role: reviewer\n"));
+    bd_prov_reqs_release(&reqs);
+    bd_verify_report_release(&rep);
+    bd_prov_ctx_free(probe);
+    bd_prov_ctx_free(ctx);
+    bd_task_class_free(tc);
+    bd_bench_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(only_the_plain_shape_is_wrapped),
+        cmocka_unit_test(only_a_lone_good_signature_is_settled),
+        cmocka_unit_test(batched_verdicts_equal_single_ones),
+        cmocka_unit_test(verify_gathers_a_run_of_cases_into_one_batch),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
