@@ -219,10 +219,18 @@ typedef struct key_info {
     int64_t expires; /* the earlier of the key's and the subkey's expiry, 0: never */
 } key_info;
 
+/* A verdict already reached, compact: a large check keeps one per signature (200,000 for
+ * a bench of 100,000 signed cases), and every gpg GPGME starts copies the page tables of
+ * the whole process. The rare long key id and the text of a non-signature go to the heap. */
 typedef struct memo_entry {
-    bool used;
     uint8_t key[32];
-    bd_prov_detached d;
+    uint8_t verdict;
+    bool crypto_good;
+    int nsigs;
+    char fingerprint[BD_FPR_LEN + 1];
+    char key_id[41];
+    char *long_key_id; /* the key id when it does not fit key_id, else NULL */
+    char *detail;      /* the detail when not empty, else NULL */
 } memo_entry;
 
 struct bd_prov_ctx {
@@ -246,8 +254,10 @@ struct bd_prov_ctx {
      * same (immutable) home always give the same verdict, and a TUI checks the task
      * class's two signatures with every chunk of cases. In memory, for this context only;
      * nothing is ever read back from disk. */
-    memo_entry *memo;
-    size_t memo_cap, memo_n;
+    memo_entry *memo; /* memo_n entries, in the order they came */
+    size_t memo_n, memo_room;
+    uint32_t *memo_slots; /* open addressing over memo: 0 empty, else index + 1 */
+    size_t memo_cap;      /* slots, a power of two, at least twice memo_n */
     /* This user's memo across processes (sigmemo.h), keyed also by `context`, a digest of
      * bench/keys/ and trusted-signers.yaml (made once, on first use). */
     bd_sigmemo *user_memo;
@@ -300,7 +310,12 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx)
     for (size_t i = 0; i < ctx->n_idle; i++)
         gpgme_release(ctx->idle[i]);
     free(ctx->keys);
+    for (size_t i = 0; i < ctx->memo_n; i++) {
+        free(ctx->memo[i].long_key_id);
+        free(ctx->memo[i].detail);
+    }
     free(ctx->memo);
+    free(ctx->memo_slots);
     bd_sigmemo_close(ctx->user_memo);
     if (ctx->home) {
         bd_sigclean_remove(ctx->sig_slot);
@@ -580,17 +595,15 @@ out:
  * a stream. */
 static void memo_key(uint8_t key[32], const char *msg, size_t mlen, const char *sig)
 {
-    bd_digest_stream ds;
-    bd_digest_stream_begin(&ds, BD_DIGEST_CASE);
-    bd_digest_stream_entry(&ds, "message", false, msg, mlen);
-    bd_digest_stream_entry(&ds, "signature", false, sig, strlen(sig));
-    char hex[BD_DIGEST_BUF];
-    bd_digest_stream_end(&ds, hex);
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        sscanf(hex + 7 + 2 * i, "%2x", &v);
-        key[i] = (uint8_t)v;
-    }
+    blake3_hasher h;
+    uint64_t l = mlen;
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, &l, sizeof(l));
+    blake3_hasher_update(&h, msg, mlen);
+    l = strlen(sig);
+    blake3_hasher_update(&h, &l, sizeof(l));
+    blake3_hasher_update(&h, sig, (size_t)l);
+    blake3_hasher_finalize(&h, key, 32);
 }
 
 static size_t memo_slot(const uint8_t key[32], size_t cap)
@@ -600,54 +613,96 @@ static size_t memo_slot(const uint8_t key[32], size_t cap)
     return h & (cap - 1);
 }
 
+/* The slot of `key` in the memo's table: its entry's, or the empty one it would take.
+ * Under ctx->mu, with memo_cap > 0. */
+static size_t memo_find(const bd_prov_ctx *ctx, const uint8_t key[32])
+{
+    size_t i = memo_slot(key, ctx->memo_cap);
+    while (ctx->memo_slots[i] && memcmp(ctx->memo[ctx->memo_slots[i] - 1].key, key, 32) != 0)
+        i = (i + 1) & (ctx->memo_cap - 1);
+    return i;
+}
+
 static bool memo_get(bd_prov_ctx *ctx, const uint8_t key[32], bd_prov_detached *out)
 {
     bool found = false;
     pthread_mutex_lock(&ctx->mu);
-    for (size_t i = ctx->memo_cap ? memo_slot(key, ctx->memo_cap) : 0; ctx->memo_cap;
-         i = (i + 1) & (ctx->memo_cap - 1)) {
-        if (!ctx->memo[i].used)
-            break;
-        if (memcmp(ctx->memo[i].key, key, 32) == 0) {
-            *out = ctx->memo[i].d;
-            found = true;
-            break;
-        }
+    size_t i = ctx->memo_cap ? memo_find(ctx, key) : 0;
+    if (ctx->memo_cap && ctx->memo_slots[i]) {
+        const memo_entry *e = &ctx->memo[ctx->memo_slots[i] - 1];
+        memset(out, 0, sizeof(*out));
+        out->verdict = (bd_prov_det_verdict)e->verdict;
+        out->crypto_good = e->crypto_good;
+        out->nsigs = e->nsigs;
+        memcpy(out->fingerprint, e->fingerprint, sizeof(out->fingerprint));
+        snprintf(out->key_id, sizeof(out->key_id), "%s",
+                 e->long_key_id ? e->long_key_id : e->key_id);
+        snprintf(out->detail, sizeof(out->detail), "%s", e->detail ? e->detail : "");
+        found = true;
     }
     pthread_mutex_unlock(&ctx->mu);
     return found;
 }
 
+/* `d` packed into *e (its key set by the caller). False when out of memory. */
+static bool memo_pack(memo_entry *e, const bd_prov_detached *d)
+{
+    e->verdict = (uint8_t)d->verdict;
+    e->crypto_good = d->crypto_good;
+    e->nsigs = d->nsigs;
+    memcpy(e->fingerprint, d->fingerprint, sizeof(e->fingerprint));
+    size_t kl = strlen(d->key_id);
+    e->long_key_id = kl < sizeof(e->key_id) ? NULL : strdup(d->key_id);
+    e->detail = d->detail[0] ? strdup(d->detail) : NULL;
+    if ((kl >= sizeof(e->key_id) && !e->long_key_id) || (d->detail[0] && !e->detail)) {
+        free(e->long_key_id);
+        free(e->detail);
+        return false;
+    }
+    memcpy(e->key_id, d->key_id, kl < sizeof(e->key_id) ? kl + 1 : 1);
+    if (kl >= sizeof(e->key_id))
+        e->key_id[0] = '\0';
+    return true;
+}
+
+/* Room for one more entry: the table at most half full. Under ctx->mu. */
+static bool memo_grow(bd_prov_ctx *ctx)
+{
+    if (ctx->memo_n == ctx->memo_room) {
+        size_t nr = ctx->memo_room ? 2 * ctx->memo_room : 32;
+        memo_entry *nm = nr < UINT32_MAX ? realloc(ctx->memo, nr * sizeof(*nm)) : NULL;
+        if (!nm)
+            return false;
+        ctx->memo = nm;
+        ctx->memo_room = nr;
+    }
+    if (2 * (ctx->memo_n + 1) <= ctx->memo_cap)
+        return true;
+    size_t nc = ctx->memo_cap ? 2 * ctx->memo_cap : 64;
+    uint32_t *ns = calloc(nc, sizeof(*ns));
+    if (!ns)
+        return false;
+    free(ctx->memo_slots);
+    ctx->memo_slots = ns;
+    ctx->memo_cap = nc;
+    for (size_t k = 0; k < ctx->memo_n; k++)
+        ns[memo_find(ctx, ctx->memo[k].key)] = (uint32_t)(k + 1);
+    return true;
+}
+
 static void memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_detached *d)
 {
     pthread_mutex_lock(&ctx->mu);
-    if (2 * (ctx->memo_n + 1) > ctx->memo_cap) {
-        size_t nc = ctx->memo_cap ? ctx->memo_cap * 2 : 64;
-        memo_entry *nm = calloc(nc, sizeof(*nm));
-        if (!nm) {
-            pthread_mutex_unlock(&ctx->mu);
-            return; /* no memo: the next check asks GnuPG again */
+    /* Without room the verdict is simply not kept: the next check asks again. */
+    if (memo_grow(ctx)) {
+        size_t i = memo_find(ctx, key);
+        memo_entry e;
+        memcpy(e.key, key, 32);
+        if (!ctx->memo_slots[i] && memo_pack(&e, d)) {
+            ctx->memo[ctx->memo_n++] = e;
+            ctx->memo_slots[i] = (uint32_t)ctx->memo_n;
         }
-        for (size_t i = 0; i < ctx->memo_cap; i++) {
-            if (!ctx->memo[i].used)
-                continue;
-            size_t j = memo_slot(ctx->memo[i].key, nc);
-            while (nm[j].used)
-                j = (j + 1) & (nc - 1);
-            nm[j] = ctx->memo[i];
-        }
-        free(ctx->memo);
-        ctx->memo = nm;
-        ctx->memo_cap = nc;
     }
-    size_t j = memo_slot(key, ctx->memo_cap);
-    while (ctx->memo[j].used && memcmp(ctx->memo[j].key, key, 32) != 0)
-        j = (j + 1) & (ctx->memo_cap - 1);
-    if (!ctx->memo[j].used)
-        ctx->memo_n++;
-    ctx->memo[j].used = true;
-    memcpy(ctx->memo[j].key, key, 32);
-    ctx->memo[j].d = *d;
     pthread_mutex_unlock(&ctx->mu);
 }
 

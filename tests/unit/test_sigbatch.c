@@ -397,9 +397,13 @@ static void batched_verdicts_equal_single_ones(void **state)
         want += v[i].batched;
     assert_int_equal(bd_prov_ctx_batched(batch), want);
     for (size_t i = 0; i < n; i++) {
-        bd_prov_detached a, b;
+        bd_prov_detached a, b, again;
         check(&a, single, &v[i]);
         check(&b, batch, &v[i]);
+        /* Asked again, the context's memo answers: every field as GnuPG gave it. */
+        check(&again, single, &v[i]);
+        if (memcmp(&a, &again, sizeof(a)) != 0)
+            fail_msg("%s: the memo's answer differs from GnuPG's", v[i].what);
         if (a.verdict != b.verdict || a.crypto_good != b.crypto_good || a.nsigs != b.nsigs ||
             strcmp(a.fingerprint, b.fingerprint) != 0 || strcmp(a.key_id, b.key_id) != 0 ||
             strcmp(a.detail, b.detail) != 0)
