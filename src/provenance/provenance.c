@@ -264,6 +264,7 @@ struct bd_prov_ctx {
     bool user_memo_off, context_done, context_ok;
     uint8_t context[32];
     size_t n_batched; /* signatures settled in batches (sigbatch.h), under mu */
+    size_t n_alone;   /* signatures given to GnuPG one at a time, under mu */
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -954,6 +955,9 @@ int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char 
     }
     if (home_gpg(&g, ctx, err) < 0)
         return -1;
+    pthread_mutex_lock(&ctx->mu);
+    ctx->n_alone++;
+    pthread_mutex_unlock(&ctx->mu);
     int rc = detached_check_gpg(out, ctx, g, msg, len, armored_sig, err);
     home_gpg_put(ctx, g);
     if (rc < 0)
@@ -1021,6 +1025,15 @@ size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx)
     bd_prov_ctx *c = (bd_prov_ctx *)ctx; /* the lock only */
     pthread_mutex_lock(&c->mu);
     size_t n = c->n_batched;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+size_t bd_prov_ctx_alone(const bd_prov_ctx *ctx)
+{
+    bd_prov_ctx *c = (bd_prov_ctx *)ctx; /* the lock only */
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->n_alone;
     pthread_mutex_unlock(&c->mu);
     return n;
 }
@@ -1123,13 +1136,13 @@ static void batch_check(bd_prov_ctx *ctx, batch_item *it, size_t n)
     free(paths);
 }
 
-void bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
+size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
 {
-    if (!ctx || reqs->n < BATCH_MIN || ensure_home(ctx, NULL) < 0)
-        return;
+    if (!ctx || !reqs->n)
+        return 0;
     batch_item *it = calloc(reqs->n, sizeof(*it));
     if (!it)
-        return;
+        return reqs->n;
     size_t n = 0;
     /* What either memo already knows is not asked again (the user memo's verdicts go
      * into the context's, as bd_prov_verify_detached would put them). */
@@ -1150,7 +1163,7 @@ void bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
         b->req = r;
         n++;
     }
-    char *dir = n >= BATCH_MIN ? batch_files(ctx, it, n) : NULL;
+    char *dir = n >= BATCH_MIN && ensure_home(ctx, NULL) == 0 ? batch_files(ctx, it, n) : NULL;
     if (dir) {
         batch_check(ctx, it, n);
         (void)bd_remove_tree(dir, NULL);
@@ -1159,6 +1172,7 @@ void bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
     for (size_t i = 0; i < n; i++)
         free(it[i].path);
     free(it);
+    return n;
 }
 
 static void set_identity(bd_prov_sig *out, const char *identity)

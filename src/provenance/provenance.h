@@ -206,13 +206,17 @@ void bd_provenance_collect(bd_prov_reqs *reqs, bd_prov_ctx *ctx, const bd_subjec
  * that follow. Only a lone good signature by a key of the private home is settled in a
  * batch; everything else — another shape, another outcome, GnuPG failing, no memory —
  * is left for bd_provenance_verify, which checks it alone. So it changes when a verdict
- * is reached, never which. Thread-safe like the context; never fails. */
-void bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs);
+ * is reached, never which. Returns how many of the requests neither memo could answer
+ * (0: gathering the next ones is not worth it). Thread-safe like the context; never
+ * fails. */
+size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs);
 
 /* Free the requests' messages and the array; `reqs` is empty and reusable after. */
 void bd_prov_reqs_release(bd_prov_reqs *reqs);
 
-/* How many signatures this context settled in batches (tests and benchmarks). */
+/* How many signatures this context settled in batches, and how many it gave GnuPG one
+ * at a time. */
 size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx);
+size_t bd_prov_ctx_alone(const bd_prov_ctx *ctx);
 
 #endif

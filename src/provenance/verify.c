@@ -9,6 +9,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -272,7 +273,8 @@ typedef struct case_pool {
     size_t next;            /* next index a worker claims */
     size_t consumed;        /* indexes below this are handed over */
     bool stop;
-    size_t window; /* slots: POOL_WINDOW, or fewer for a few cases (a check is ~10 KB) */
+    atomic_bool gather; /* gather each run's unknown signatures into a batch (check_run) */
+    size_t window;      /* slots: POOL_WINDOW, or fewer for a few cases (a check is ~10 KB) */
     pool_slot *slots;
 } case_pool;
 
@@ -311,12 +313,15 @@ static void check_one(case_pool *p, bd_case_scanner *scanner, size_t i)
 
 /* Cases first..last-1: their files, then the signatures the context does not know yet
  * in one batch (bd_prov_prefetch: a gpg process for the run, not one per signature),
- * then each case's signatures judged in order. */
+ * then each case's signatures judged in order. Gathering stops while the memos answer
+ * everything (a warm check would only pay for it) and starts again as soon as a
+ * signature goes to GnuPG alone. */
 static void check_run(case_pool *p, bd_case_scanner *scanner, size_t first, size_t last)
 {
     for (size_t i = first; i < last; i++)
         scan_one(p, scanner, i);
-    if (p->ctx) {
+    bool gather = p->ctx && atomic_load(&p->gather);
+    if (gather) {
         bd_prov_reqs reqs = BD_PROV_REQS_INIT;
         for (size_t i = first; i < last; i++) {
             const bd_case_check *k = &p->slots[i % p->window].chk;
@@ -325,11 +330,15 @@ static void check_run(case_pool *p, bd_case_scanner *scanner, size_t first, size
                 bd_provenance_collect(&reqs, p->ctx, &sj);
             }
         }
-        bd_prov_prefetch(p->ctx, &reqs);
+        if (reqs.n && bd_prov_prefetch(p->ctx, &reqs) == 0)
+            atomic_store(&p->gather, false);
         bd_prov_reqs_release(&reqs);
     }
+    size_t alone = p->ctx ? bd_prov_ctx_alone(p->ctx) : 0;
     for (size_t i = first; i < last; i++)
         sign_one(p, i);
+    if (p->ctx && !gather && bd_prov_ctx_alone(p->ctx) != alone)
+        atomic_store(&p->gather, true);
 }
 
 static void *pool_worker(void *arg)
@@ -393,6 +402,7 @@ static case_pool *pool_start(const bd_task_class *tc, const char *const *ids, si
     p->ids = ids;
     p->n = n;
     p->ctx = o->prov;
+    atomic_init(&p->gather, true);
     p->cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv_free, NULL);

@@ -934,6 +934,7 @@ static void verify_options_choose_what_is_checked(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
     assert_int_equal(system(cmd), 0);
     open_env(&e, root);
+    collect.prov = e.ctx; /* the new context: the last one was freed with its env */
     sn = (seen){0};
     assert_int_equal(bd_verify(&rep, e.tc, &collect, &sink, &err), 1);
     assert_int_equal(rep.n_orphans, 1);

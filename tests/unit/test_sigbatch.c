@@ -411,6 +411,9 @@ static void batched_verdicts_equal_single_ones(void **state)
                      a.verdict, a.crypto_good, a.nsigs, a.fingerprint, a.key_id, a.detail,
                      b.verdict, b.crypto_good, b.nsigs, b.fingerprint, b.key_id, b.detail);
     }
+    /* What the batch did not settle went to GnuPG alone, once each. */
+    assert_int_equal(bd_prov_ctx_alone(batch), n - want);
+    assert_int_equal(bd_prov_ctx_alone(single), n);
     /* The verdicts themselves, so that equal is also right. */
     bd_prov_detached d;
     check(&d, batch, &v[0]);
@@ -480,6 +483,7 @@ static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
         assert_int_equal(rep.cases[i].prov.status, BD_PROV_ST_SIGNED);
     /* Three cases are one run of a worker: their six signatures went to GnuPG together. */
     assert_int_equal(bd_prov_ctx_batched(ctx), 6);
+    assert_int_equal(bd_prov_ctx_alone(ctx), 0);
     bd_prov_reqs reqs = BD_PROV_REQS_INIT;
     bd_subject sj = {
         BD_SUBJECT_CASE,       tc->name, "c1", rep.cases[0].digest, rep.cases[0].pinned,
