@@ -1020,22 +1020,24 @@ void bd_prov_reqs_release(bd_prov_reqs *reqs)
     *reqs = (bd_prov_reqs)BD_PROV_REQS_INIT;
 }
 
-size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx)
+/* One of the context's counters, read under its lock. */
+static size_t counter_read(const bd_prov_ctx *ctx, const size_t *counter)
 {
     bd_prov_ctx *c = (bd_prov_ctx *)ctx; /* the lock only */
     pthread_mutex_lock(&c->mu);
-    size_t n = c->n_batched;
+    size_t n = *counter;
     pthread_mutex_unlock(&c->mu);
     return n;
 }
 
+size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx)
+{
+    return counter_read(ctx, &ctx->n_batched);
+}
+
 size_t bd_prov_ctx_alone(const bd_prov_ctx *ctx)
 {
-    bd_prov_ctx *c = (bd_prov_ctx *)ctx; /* the lock only */
-    pthread_mutex_lock(&c->mu);
-    size_t n = c->n_alone;
-    pthread_mutex_unlock(&c->mu);
-    return n;
+    return counter_read(ctx, &ctx->n_alone);
 }
 
 /* The gpg GPGME runs for OpenPGP, or NULL. */
