@@ -511,13 +511,15 @@ static void scan_provenance(bd_scanned_case *r, int fd)
     }
     size_t size = (size_t)st.st_size, got = 0;
     for (;;) {
-        ssize_t n = read(pfd, r->prov_yaml + got, size + 1 - got);
+        size_t want = size + 1 - got;
+        ssize_t n = read(pfd, r->prov_yaml + got, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
         got += (size_t)n;
-        if (got > size)
+        /* Short of the byte asked past the size: the end (as hash_fd), no read for 0. */
+        if (got > size || (got == size && (size_t)n < want))
             break;
     }
     close(pfd);
