@@ -36,10 +36,10 @@ while [ $# -gt 0 ]; do
     bins+=("$(realpath "$1")")
     shift
 done
-[ -d "$bench/bench" ] && [ -d "$state" ] || {
+if [ ! -d "$bench/bench" ] || [ ! -d "$state" ]; then
     echo "$0: no bench at $bench or no state at $state" >&2
     exit 2
-}
+fi
 command -v /usr/bin/time >/dev/null || {
     echo "$0: /usr/bin/time is missing (Debian package 'time')" >&2
     exit 2
@@ -51,7 +51,8 @@ trap 'rm -rf "$bench/.benchdesk"; [ -d "$work/saved" ] && mv "$work/saved" "$ben
 
 # one ROW BIN I: run the row's command once; appends "wall cpu rss" to $work/<row>.<i>.
 one() {
-    local row=$1 bin=$2 i=$3 out=$work/$row.$i.out
+    local row=$1 bin=$2 i=$3
+    local out=$work/$row.$i.out
     rm -rf "$bench/.benchdesk"
     if [ "$row" = verify ]; then
         [ -d "$work/saved" ] && cp -a "$work/saved" "$bench/.benchdesk"
@@ -72,7 +73,7 @@ one() {
     awk '{printf "%s %.2f %d\n", $1, $2 + $3, $4}' "$work/t" >>"$work/$row.$i"
 }
 
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
     for row in verify gate; do
         for i in "${!bins[@]}"; do
             echo "load $(cut -d' ' -f1 /proc/loadavg)" >>"$work/$row.$i.load"
