@@ -768,12 +768,12 @@ static void test_cancel_mid_run(void **st)
 
 /* ---- startup integrity ------------------------------------------------------------- */
 
-static void test_integrity_before_any_spawn(void **st)
+/* A bench of its own with the `trivial` task class alone, at <base>/<name> (path in `alt`),
+ * and a temp root for its runs (in `alt_tmp`); opened. */
+static bd_bench *own_bench(const char *name, char alt[PATH_MAX + 20], char alt_tmp[PATH_MAX + 20])
 {
-    (void)st;
-    char alt[PATH_MAX + 20], alt_tmp[PATH_MAX + 20];
-    snprintf(alt, sizeof(alt), "%s/tampered", base);
-    snprintf(alt_tmp, sizeof(alt_tmp), "%s/tampered-tmp", base);
+    snprintf(alt, PATH_MAX + 20, "%s/%s", base, name);
+    snprintf(alt_tmp, PATH_MAX + 20, "%s/%s-tmp", base, name);
     mkdir(alt_tmp, 0700);
     assert_int_equal(sh("%s -s %s/tests/fixtures/rubrics/mkbench.py %s --only trivial", python,
                         getenv("BD_SOURCE_DIR"), alt),
@@ -781,6 +781,15 @@ static void test_integrity_before_any_spawn(void **st)
     bd_bench *b = NULL;
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_bench_open(&b, alt, &err), 0);
+    return b;
+}
+
+static void test_integrity_before_any_spawn(void **st)
+{
+    (void)st;
+    char alt[PATH_MAX + 20], alt_tmp[PATH_MAX + 20];
+    bd_bench *b = own_bench("tampered", alt, alt_tmp);
+    bd_err err = BD_ERR_INIT;
 
     struct {
         const char *cmd;
@@ -850,15 +859,8 @@ static void test_checks_handed_over(void **st)
 {
     (void)st;
     char alt[PATH_MAX + 20], alt_tmp[PATH_MAX + 20];
-    snprintf(alt, sizeof(alt), "%s/handover", base);
-    snprintf(alt_tmp, sizeof(alt_tmp), "%s/handover-tmp", base);
-    mkdir(alt_tmp, 0700);
-    assert_int_equal(sh("%s -s %s/tests/fixtures/rubrics/mkbench.py %s --only trivial", python,
-                        getenv("BD_SOURCE_DIR"), alt),
-                     0);
-    bd_bench *b = NULL;
+    bd_bench *b = own_bench("handover", alt, alt_tmp);
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_bench_open(&b, alt, &err), 0);
     bd_task_class *tc = NULL;
     assert_int_equal(bd_task_class_load(&tc, b, "trivial", &err), 0);
     assert_true(tc->n_cases >= 2);
