@@ -373,7 +373,11 @@ static int literal(scan *p, int indent, int *next)
     size_t col = line_spaces(p, ls, &blank);
     if (blank || col <= (size_t)indent || col > MAX_KEY)
         return DECLINE;
-    unsigned char *v = malloc(p->len - ls + 1);
+    /* The value is at most the rest of the input and a line break: a signature fits on
+     * the stack. */
+    unsigned char small[1024];
+    size_t room = p->len - ls + 1;
+    unsigned char *v = room <= sizeof(small) ? small : malloc(room);
     if (!v)
         return DECLINE;
     size_t n = 0, pending = 0; /* line breaks to put before the next text line */
@@ -407,7 +411,8 @@ static int literal(scan *p, int indent, int *next)
             v[n++] = '\n';
         r = emit_value(p, at, v, n, YAML_LITERAL_SCALAR_STYLE);
     }
-    free(v);
+    if (v != small)
+        free(v);
     if (r != OK)
         return r;
     p->line += nl;
