@@ -33,12 +33,18 @@ void bd_digest_bytes(char out[BD_DIGEST_BUF], const void *data, size_t len)
     bd_hex(out + sizeof(BD_DIGEST_PREFIX) - 1, raw, BLAKE3_OUT_LEN);
 }
 
+/* 1 for the characters of lower-case hex: one load a character (digests are checked
+ * many times a case). */
+static const unsigned char hex_lower_ok[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1};
+
 bool bd_hex_lower(const char *s, size_t n)
 {
     if (!s)
         return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+    for (size_t i = 0; i < n; i++) /* stops at a NUL: `s` may be shorter than n */
+        if (!hex_lower_ok[(unsigned char)s[i]])
             return false;
     return true;
 }

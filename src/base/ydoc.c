@@ -198,8 +198,13 @@ void bd_ydoc_clip(char *out, size_t cap, const char *s)
 
 /* ---- tree building -------------------------------------------------------------------- */
 
+/* Entries of a collection held in its frame before any is allocated: the maps of bench
+ * files have a few keys each, and a case is parsed twice per check. */
+#define FRAME_INLINE 16
+
 /* One open collection. Maps keep a hash set of their keys (indices into pairs, +1, 0 is
- * empty) so duplicate detection stays linear even for a 1 MiB flat mapping. */
+ * empty) so duplicate detection stays linear even for a 1 MiB flat mapping. The first
+ * FRAME_INLINE entries and their set live in the frame itself. */
 typedef struct frame {
     bd_ynode *node;
     bd_ypair *pairs;
@@ -208,6 +213,11 @@ typedef struct frame {
     bd_ynode *pending_key;
     uint32_t *set;
     size_t set_cap;
+    union {
+        bd_ypair pairs[FRAME_INLINE];
+        bd_ynode *items[FRAME_INLINE];
+    } in;
+    uint32_t set_in[2 * FRAME_INLINE];
 } frame;
 
 typedef struct builder {
@@ -232,12 +242,27 @@ static uint64_t hash_bytes(const char *s, size_t len)
     return h;
 }
 
+/* An empty frame for `node` (its inline storage is not cleared: used as it fills). */
+static void frame_reset(frame *f, bd_ynode *node)
+{
+    f->node = node;
+    f->pairs = NULL;
+    f->items = NULL;
+    f->n = f->cap = 0;
+    f->pending_key = NULL;
+    f->set = NULL;
+    f->set_cap = 0;
+}
+
 static void frame_release(frame *f)
 {
-    free(f->pairs);
-    free(f->items);
-    free(f->set);
-    memset(f, 0, sizeof(*f));
+    if (f->pairs != f->in.pairs)
+        free(f->pairs);
+    if (f->items != f->in.items)
+        free(f->items);
+    if (f->set != f->set_in)
+        free(f->set);
+    frame_reset(f, NULL);
 }
 
 static int nomem(builder *b)
@@ -250,8 +275,13 @@ static int nomem(builder *b)
  * already present (>= 0), -1 when inserted, -2 on out-of-memory. */
 static long set_insert(frame *f, size_t idx, const bd_ynode *key)
 {
+    if (!f->set_cap) {
+        memset(f->set_in, 0, sizeof(f->set_in));
+        f->set = f->set_in;
+        f->set_cap = 2 * FRAME_INLINE;
+    }
     if ((f->n + 1) * 2 > f->set_cap) {
-        size_t ncap = f->set_cap ? f->set_cap * 2 : 16;
+        size_t ncap = f->set_cap * 2;
         uint32_t *ns = calloc(ncap, sizeof(*ns));
         if (!ns)
             return -2;
@@ -264,7 +294,8 @@ static long set_insert(frame *f, size_t idx, const bd_ynode *key)
                 h = (h + 1) & (ncap - 1);
             ns[h] = f->set[i];
         }
-        free(f->set);
+        if (f->set != f->set_in)
+            free(f->set);
         f->set = ns;
         f->set_cap = ncap;
     }
@@ -283,16 +314,31 @@ static int frame_grow(builder *b, frame *f)
 {
     if (f->n < f->cap)
         return 0;
-    size_t ncap = f->cap ? f->cap * 2 : 8;
-    if (f->node->kind == BD_Y_MAP) {
-        bd_ypair *np = realloc(f->pairs, ncap * sizeof(*np));
+    bool map = f->node->kind == BD_Y_MAP;
+    if (!f->cap) {
+        if (map)
+            f->pairs = f->in.pairs;
+        else
+            f->items = f->in.items;
+        f->cap = FRAME_INLINE;
+        return 0;
+    }
+    size_t ncap = f->cap * 2;
+    if (map) {
+        bd_ypair *np = f->pairs == f->in.pairs ? malloc(ncap * sizeof(*np))
+                                               : realloc(f->pairs, ncap * sizeof(*np));
         if (!np)
             return nomem(b);
+        if (f->pairs == f->in.pairs)
+            memcpy(np, f->in.pairs, f->n * sizeof(*np));
         f->pairs = np;
     } else {
-        bd_ynode **ni = realloc(f->items, ncap * sizeof(*ni));
+        bd_ynode **ni = f->items == f->in.items ? malloc(ncap * sizeof(*ni))
+                                                : realloc(f->items, ncap * sizeof(*ni));
         if (!ni)
             return nomem(b);
+        if (f->items == f->in.items)
+            memcpy(ni, f->in.items, f->n * sizeof(*ni));
         f->items = ni;
     }
     f->cap = ncap;
@@ -394,9 +440,7 @@ static int open_frame(builder *b, bd_ykind kind, const yaml_mark_t *m)
     bd_ynode *n = new_node(b, kind, m);
     if (!n)
         return nomem(b);
-    frame *f = &b->stack[b->depth++];
-    memset(f, 0, sizeof(*f));
-    f->node = n;
+    frame_reset(&b->stack[b->depth++], n);
     return 0;
 }
 
@@ -569,7 +613,15 @@ static int build(bd_ydoc **out, const char *buf, size_t len, const char *name, b
     bd_err scratch = BD_ERR_INIT;
     bd_err *e = fast ? &scratch : err; /* yfast's failures are never shown */
 
-    memset(&b, 0, sizeof(b));
+    /* The frames are set up as they open (frame_reset): not cleared here. */
+    b.ar = NULL;
+    b.name = NULL;
+    b.buf = NULL;
+    b.len = 0;
+    b.depth = 0;
+    b.root = NULL;
+    b.have_root = false;
+    b.err = e;
     ar = calloc(1, sizeof(*ar));
     if (!ar) {
         bd_err_set(e, BD_E_NOMEM, name, 0, 0, "out of memory; free memory and retry");

@@ -6,13 +6,16 @@
  * read differently, or refuse, is declined, not guessed: a plain scalar that could go on
  * to the next line, a '#' that is not a comment, a ':' inside [] or {} that is not
  * followed by a letter or a digit, a key whose ':' is far from its start, an empty value,
- * escapes, tabs, CR, non-ASCII bytes, anchors, tags and directives. tests/unit/test_yfast.c
+ * a block scalar other than a plain `|` one (folded, chomping or indentation indicators,
+ * leading empty lines, lines of spaces libyaml would read as text), escapes, tabs, CR,
+ * non-ASCII bytes, anchors, tags and directives. tests/unit/test_yfast.c
  * and tests/fuzz/fuzz_yfast.c hold every input it accepts to libyaml: libyaml accepts it
  * too and builds the same tree.
  */
 #include "yfast.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { FAIL = -1, DECLINE = 0, OK = 1 };
@@ -102,17 +105,24 @@ static int emit_end(scan *p, yaml_event_type_t type)
     return emit_at(p, &ev, p->pos < p->len ? p->pos : p->len);
 }
 
-static int emit_scalar(scan *p, size_t at, size_t from, size_t to, yaml_scalar_style_t style)
+/* A scalar event whose value is the `n` bytes at `v`, marked at `at` of this line. */
+static int emit_value(scan *p, size_t at, const unsigned char *v, size_t n,
+                      yaml_scalar_style_t style)
 {
     yaml_event_t ev;
     memset(&ev, 0, sizeof(ev));
     ev.type = YAML_SCALAR_EVENT;
-    ev.data.scalar.value = (yaml_char_t *)(p->s + from);
-    ev.data.scalar.length = to - from;
+    ev.data.scalar.value = (yaml_char_t *)v;
+    ev.data.scalar.length = n;
     ev.data.scalar.plain_implicit = style == YAML_PLAIN_SCALAR_STYLE;
     ev.data.scalar.quoted_implicit = style != YAML_PLAIN_SCALAR_STYLE;
     ev.data.scalar.style = style;
     return emit_at(p, &ev, at);
+}
+
+static int emit_scalar(scan *p, size_t at, size_t from, size_t to, yaml_scalar_style_t style)
+{
+    return emit_value(p, at, p->s + from, to - from, style);
 }
 
 /* Whether a plain scalar may start at `i`: no indicator (YAML 1.1 §4.1.3), and a '-' only
@@ -336,6 +346,81 @@ static bool at_entry(const scan *p)
 
 static int block_seq(scan *p, int indent, bool indentless, int *next);
 
+/* The spaces opening the line at `ls`: their count; *blank when nothing else is on it. */
+static size_t line_spaces(const scan *p, size_t ls, bool *blank)
+{
+    size_t i = ls;
+    while (i < p->len && p->s[i] == ' ')
+        i++;
+    *blank = i >= p->len || p->s[i] == '\n';
+    return i - ls;
+}
+
+/* A literal block scalar ('|': clip chomping, indentation detected), the value of a key of
+ * the block mapping at column `indent`, from its '|'. In the subset: the '|' ends its line;
+ * the line below holds text, indented past the keys, which sets the scalar's column; every
+ * later line is text at least that indented, or spaces alone (an empty line) no more
+ * indented than that and ended by a line break. The scalar ends at the first line of text
+ * less indented, where p->pos then is (its column in *next, -1 at the end, as
+ * next_content leaves it). The value is each text line from the scalar's column, the line
+ * breaks between them kept, and one final line break when the last text line had one. */
+static int literal(scan *p, int indent, int *next)
+{
+    size_t at = p->pos, ls = at + 2, nl = 1;
+    bool blank;
+    if (ls > p->len || p->s[at + 1] != '\n')
+        return DECLINE; /* an indicator, a comment or the end of the input after '|' */
+    size_t col = line_spaces(p, ls, &blank);
+    if (blank || col <= (size_t)indent || col > MAX_KEY)
+        return DECLINE;
+    /* The value is at most the rest of the input and a line break: a signature fits on
+     * the stack. */
+    unsigned char small[1024];
+    size_t room = p->len - ls + 1;
+    unsigned char *v = room <= sizeof(small) ? small : malloc(room);
+    if (!v)
+        return DECLINE;
+    size_t n = 0, pending = 0; /* line breaks to put before the next text line */
+    int r = OK;
+    while (ls < p->len) {
+        size_t k = line_spaces(p, ls, &blank);
+        if (blank && (k > col || ls + k >= p->len)) {
+            r = DECLINE; /* spaces that libyaml would read as text, or with no line break */
+            break;
+        }
+        if (!blank && k < col)
+            break;
+        size_t eol = ls + k;
+        if (!blank) {
+            for (; pending; pending--)
+                v[n++] = '\n';
+            for (eol = ls + col; eol < p->len && p->s[eol] != '\n'; eol++)
+                v[n++] = p->s[eol];
+        }
+        if (eol >= p->len) {
+            ls = p->len;
+            pending = 0;
+            break;
+        }
+        pending++;
+        ls = eol + 1;
+        nl++;
+    }
+    if (r == OK) {
+        if (pending)
+            v[n++] = '\n';
+        r = emit_value(p, at, v, n, YAML_LITERAL_SCALAR_STYLE);
+    }
+    if (v != small)
+        free(v);
+    if (r != OK)
+        return r;
+    p->line += nl;
+    p->line_start = ls;
+    p->pos = ls;
+    return next_content(p, next);
+}
+
 /* A block mapping whose keys are at column `indent`, from its first key. Ends at the
  * first content line less indented (its indentation in *next, -1 at the end). */
 static int block_map(scan *p, int indent, int *next)
@@ -346,7 +431,9 @@ static int block_map(scan *p, int indent, int *next)
         TRY(simple_key(p, false));
         skip_spaces(p);
         unsigned char c = peek(p, 0);
-        if (c == '\n' || c == '#') {
+        if (c == '|') {
+            TRY(literal(p, indent, &ind));
+        } else if (c == '\n' || c == '#') {
             /* The value is a block collection on the lines below (an empty one is
              * libyaml's). */
             TRY(finish_line(p));

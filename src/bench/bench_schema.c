@@ -269,8 +269,8 @@ int bd_v_keys(const bd_vctx *v, const bd_ynode *map, const char *what, const cha
     for (size_t i = 0; i < map->n; i++) {
         const bd_ynode *k = map->pairs[i].key;
         bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = strcmp(k->str, *a) == 0;
+        for (const char *const *a = allowed; *a && !ok; a++) /* first byte, then the rest */
+            ok = (*a)[0] == k->str[0] && strcmp(k->str, *a) == 0;
         if (ok)
             continue;
         char shown[72], list[256];
@@ -289,9 +289,9 @@ int bd_v_keys(const bd_vctx *v, const bd_ynode *map, const char *what, const cha
 /* The value of required key `key`, or NULL after failing. */
 const bd_ynode *bd_v_need(const bd_vctx *v, const bd_ynode *map, const char *key, const char *what)
 {
-    for (size_t i = 0; i < map->n; i++)
-        if (strcmp(map->pairs[i].key->str, key) == 0)
-            return map->pairs[i].value;
+    const bd_ynode *n = bd_ynode_get(map, key); /* by length, then bytes */
+    if (n)
+        return n;
     bd_v_fail(v, BD_OK, map, "missing required key '%s' in %s; add it", key, what);
     return NULL;
 }

@@ -511,13 +511,15 @@ static void scan_provenance(bd_scanned_case *r, int fd)
     }
     size_t size = (size_t)st.st_size, got = 0;
     for (;;) {
-        ssize_t n = read(pfd, r->prov_yaml + got, size + 1 - got);
+        size_t want = size + 1 - got;
+        ssize_t n = read(pfd, r->prov_yaml + got, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
         got += (size_t)n;
-        if (got > size)
+        /* Short of the byte asked past the size: the end (as hash_fd), no read for 0. */
+        if (got > size || (got == size && (size_t)n < want))
             break;
     }
     close(pfd);
@@ -946,21 +948,31 @@ static void hs_add_all(hash_state *st, const void *data, size_t len)
     blake3_hasher_update(&st->hasher, data, len);
 }
 
+/* `v` in decimal (as "%" PRIu64) into out, NUL-terminated; returns its length. */
+static size_t u64_decimal(char out[24], uint64_t v)
+{
+    char rev[24];
+    size_t n = 0;
+    do {
+        rev[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
 /* One member into the stream: T "\0" rel "\0" size "\0" bytes. */
 static int feed_entry(hash_state *hs, bd_case_source *src, const bd_case_entry *e, bd_err *err)
 {
     char size_str[24];
-    int sl = snprintf(size_str, sizeof(size_str), "%" PRIu64, e->size);
-    if (sl < 0 || (size_t)sl >= sizeof(size_str)) {
-        char shown[SHOW_MAX];
-        show_path(shown, src->where, e->rel);
-        return bd_err_set(err, BD_E_INTERNAL, shown, 0, 0, "cannot format the file size");
-    }
+    size_t sl = u64_decimal(size_str, e->size);
     const char type = e->exec ? 'x' : 'f';
     hs_add(hs, &type, 1);
     hs_add(hs, "", 1);
-    hs_add(hs, e->rel, e->rel_len + 1);   /* with its NUL */
-    hs_add(hs, size_str, (size_t)sl + 1); /* with its NUL */
+    hs_add(hs, e->rel, e->rel_len + 1); /* with its NUL */
+    hs_add(hs, size_str, sl + 1);       /* with its NUL */
     if (!e->bytes)
         return src->read(src, e, hs, err);
     hs_add_all(hs, e->bytes, (size_t)e->size);
@@ -987,15 +999,18 @@ static int source_digest(hash_state *hs, char *prev, bd_case_source *src, char o
             continue;
         if (m == BD_CASE_REFUSED)
             return src->refuse(src, &e, err);
-        show_path(shown, src->where, e.rel);
-        if (e.rel_len > BD_DIGEST_MAX_RELPATH)
-            return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
-                              "relative path longer than %d bytes, the limit for a case: "
-                              "shorten the names or the nesting",
-                              BD_DIGEST_MAX_RELPATH);
-        if (have_prev && strcmp(prev, e.rel) >= 0)
+        /* The escaped path is made for a message only (every entry of every case). */
+        bool too_long = e.rel_len > BD_DIGEST_MAX_RELPATH;
+        if (too_long || (have_prev && strcmp(prev, e.rel) >= 0)) {
+            show_path(shown, src->where, e.rel);
+            if (too_long)
+                return bd_err_set(err, BD_E_UNSUPPORTED_ENTRY, shown, 0, 0,
+                                  "relative path longer than %d bytes, the limit for a case: "
+                                  "shorten the names or the nesting",
+                                  BD_DIGEST_MAX_RELPATH);
             return bd_err_set(err, BD_E_INTERNAL, shown, 0, 0,
                               "case walk out of bytewise order; please report this bug");
+        }
         memcpy(prev, e.rel, e.rel_len + 1);
         have_prev = true;
         if (feed_entry(hs, src, &e, err) != 0)

@@ -43,19 +43,18 @@
 #define MEMO_MAX_BYTES (64u << 20)
 static const char rec_magic[8] = {'b', 'd', 's', 'm', '0', '0', '0', '1'};
 
-typedef struct slot {
-    bool used;
-    uint8_t key[32];
-    bd_sigmemo_entry e;
-} slot;
-
+/* The records are kept as read (and as appended since), each authenticated only when a
+ * lookup lands on it: opening a memo of a few hundred thousand entries costs one read and
+ * an index of 4 bytes a slot, not a tag check and a decoded entry per record. */
 struct bd_sigmemo {
     pthread_mutex_t mu;
     char dir[PATH_MAX];
     bool loaded, usable;
     uint8_t secret[32];
-    slot *tab;
-    size_t cap, n;
+    uint8_t *recs; /* n_recs records of REC_LEN bytes, in file order */
+    size_t n_recs, cap_recs;
+    uint32_t *idx; /* open addressing by key: 1 + a record's number, 0 empty */
+    size_t cap;
 };
 
 bd_sigmemo *bd_sigmemo_open_at(const char *dir)
@@ -85,7 +84,8 @@ void bd_sigmemo_close(bd_sigmemo *m)
     if (!m)
         return;
     pthread_mutex_destroy(&m->mu);
-    free(m->tab);
+    free(m->recs);
+    free(m->idx);
     explicit_bzero(m->secret, sizeof(m->secret));
     free(m);
 }
@@ -170,33 +170,40 @@ static size_t slot_of(const uint8_t key[32], size_t cap)
     return h & (cap - 1);
 }
 
-static void tab_insert(struct bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
+static const uint8_t *rec_at(const struct bd_sigmemo *m, uint32_t slot_value)
 {
-    if (2 * (m->n + 1) > m->cap) {
+    return m->recs + (size_t)(slot_value - 1) * REC_LEN;
+}
+
+/* Index record number `r` (its key at [8,40)); false when out of memory (it is then not
+ * found, as if never remembered). Every record is indexed, the same key's too: a lookup
+ * takes the newest whose tag holds. */
+static bool idx_add(struct bd_sigmemo *m, size_t r)
+{
+    if (2 * (r + 1) > m->cap) {
         size_t nc = m->cap ? m->cap * 2 : 1024;
-        slot *nt = calloc(nc, sizeof(*nt));
-        if (!nt)
-            return;
+        while (2 * (r + 1) > nc)
+            nc *= 2;
+        uint32_t *ni = calloc(nc, sizeof(*ni));
+        if (!ni)
+            return false;
         for (size_t i = 0; i < m->cap; i++) {
-            if (!m->tab[i].used)
+            if (!m->idx[i])
                 continue;
-            size_t j = slot_of(m->tab[i].key, nc);
-            while (nt[j].used)
+            size_t j = slot_of(rec_at(m, m->idx[i]) + 8, nc);
+            while (ni[j])
                 j = (j + 1) & (nc - 1);
-            nt[j] = m->tab[i];
+            ni[j] = m->idx[i];
         }
-        free(m->tab);
-        m->tab = nt;
+        free(m->idx);
+        m->idx = ni;
         m->cap = nc;
     }
-    size_t j = slot_of(key, m->cap);
-    while (m->tab[j].used && memcmp(m->tab[j].key, key, 32) != 0)
+    size_t j = slot_of(m->recs + r * REC_LEN + 8, m->cap);
+    while (m->idx[j])
         j = (j + 1) & (m->cap - 1);
-    if (!m->tab[j].used)
-        m->n++;
-    m->tab[j].used = true;
-    memcpy(m->tab[j].key, key, 32);
-    m->tab[j].e = *e;
+    m->idx[j] = (uint32_t)(r + 1);
+    return true;
 }
 
 static void le_put(uint8_t *p, uint64_t v, int n)
@@ -257,7 +264,7 @@ static bool rec_decode(const struct bd_sigmemo *m, const uint8_t *rec, uint8_t k
     return bd_fpr_valid(e->fingerprint);
 }
 
-/* Under m->mu: the secret and every record, once. */
+/* Under m->mu: the secret and every record, once (indexed, not yet authenticated). */
 static void ensure_loaded(struct bd_sigmemo *m)
 {
     if (m->loaded)
@@ -270,46 +277,93 @@ static void ensure_loaded(struct bd_sigmemo *m)
     struct stat st;
     if (fd < 0)
         return;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= MEMO_MAX_BYTES) {
-        size_t len = (size_t)st.st_size;
+    if (fstat(fd, &st) == 0 && st.st_size >= REC_LEN && (uint64_t)st.st_size <= MEMO_MAX_BYTES) {
+        size_t len = (size_t)st.st_size - (size_t)st.st_size % REC_LEN, got = 0;
         uint8_t *buf = malloc(len);
-        size_t got = 0;
         while (buf && got < len) {
             ssize_t r = read(fd, buf + got, len - got);
             if (r <= 0)
                 break;
             got += (size_t)r;
         }
-        for (size_t off = 0; buf && off + REC_LEN <= got; off += REC_LEN) {
-            uint8_t key[32];
-            bd_sigmemo_entry e;
-            if (rec_decode(m, buf + off, key, &e))
-                tab_insert(m, key, &e);
+        size_t cap = 1024;
+        while (cap < 2 * (len / REC_LEN + 1))
+            cap *= 2;
+        if (buf && (m->idx = calloc(cap, sizeof(*m->idx)))) {
+            m->cap = cap;
+            m->recs = buf;
+            m->cap_recs = len / REC_LEN;
+            /* A record of another layout is never a candidate. */
+            for (size_t off = 0; off + REC_LEN <= got; off += REC_LEN) {
+                if (memcmp(buf + off, rec_magic, 8) != 0)
+                    continue;
+                if (off != m->n_recs * REC_LEN)
+                    memmove(buf + m->n_recs * REC_LEN, buf + off, REC_LEN);
+                if (!idx_add(m, m->n_recs))
+                    break;
+                m->n_recs++;
+            }
+        } else {
+            free(buf);
         }
-        free(buf);
     }
     close(fd);
+}
+
+/* Under m->mu: the newest record of `key` whose tag holds, decoded into *e. */
+static bool find_newest(struct bd_sigmemo *m, const uint8_t key[32], bd_sigmemo_entry *e)
+{
+    size_t best = 0; /* 1 + the record's number of the newest tried so far, 0 none */
+    for (;;) {
+        /* The newest record of `key` older than `best` (the same key's records are few:
+         * usually one). */
+        size_t cand = 0;
+        for (size_t j = m->cap ? slot_of(key, m->cap) : 0; m->cap && m->idx[j];
+             j = (j + 1) & (m->cap - 1)) {
+            uint32_t v = m->idx[j];
+            if ((best == 0 || v < best) && v > cand && memcmp(rec_at(m, v) + 8, key, 32) == 0)
+                cand = v;
+        }
+        if (!cand)
+            return false;
+        uint8_t k[32];
+        if (rec_decode(m, rec_at(m, (uint32_t)cand), k, e))
+            return true;
+        best = cand;
+    }
 }
 
 bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo_entry *out)
 {
     bool found = false;
+    bd_sigmemo_entry e;
     if (!m)
         return false;
     pthread_mutex_lock(&m->mu);
     ensure_loaded(m);
-    for (size_t j = m->cap ? slot_of(key, m->cap) : 0; m->cap; j = (j + 1) & (m->cap - 1)) {
-        if (!m->tab[j].used)
-            break;
-        if (memcmp(m->tab[j].key, key, 32) == 0) {
-            found = m->tab[j].e.expires == 0 || (int64_t)now < m->tab[j].e.expires;
-            if (found)
-                *out = m->tab[j].e;
-            break;
-        }
+    if (m->usable && find_newest(m, key, &e)) {
+        found = e.expires == 0 || (int64_t)now < e.expires;
+        if (found)
+            *out = e;
     }
     pthread_mutex_unlock(&m->mu);
     return found;
+}
+
+/* Under m->mu: record `rec` kept in memory too (best effort, as the file). */
+static void keep_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
+{
+    if (m->n_recs == m->cap_recs) {
+        size_t nc = m->cap_recs ? m->cap_recs * 2 : 64;
+        uint8_t *nr = realloc(m->recs, nc * REC_LEN);
+        if (!nr)
+            return;
+        m->recs = nr;
+        m->cap_recs = nc;
+    }
+    memcpy(m->recs + m->n_recs * REC_LEN, rec, REC_LEN);
+    if (idx_add(m, m->n_recs))
+        m->n_recs++;
 }
 
 void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
@@ -321,7 +375,7 @@ void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry
     if (m->usable) {
         uint8_t rec[REC_LEN];
         rec_encode(m, rec, key, e);
-        tab_insert(m, key, e);
+        keep_record(m, rec);
         int fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0) {

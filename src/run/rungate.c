@@ -106,6 +106,7 @@ static int keep_shard(bd_run_plan *plan, const char **keep, size_t *n_keep, cons
  * first unsigned case of a subset, and the ids to keep (owned copies). */
 typedef struct gate_sink {
     bd_run_plan *plan;
+    bd_runner *runner; /* takes each kept case's check (bd_runner_take_check) */
     const bd_run_gate_opts *o;
     bool subset;
     bd_prov_status tc_prov;
@@ -204,6 +205,7 @@ static void gate_case(bd_case_check *k, void *payload)
         return;
     }
     g->n_keep++;
+    bd_runner_take_check(g->runner, k);
     if (is_signed && g->plan->tc_signed) {
         if (g->plan->n_verified == g->cap_verified) {
             size_t nc = g->cap_verified ? g->cap_verified * 2 : 64;
@@ -316,6 +318,7 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
         ctx = own;
     }
     gs.plan = plan;
+    gs.runner = runner;
     gs.o = o;
     gs.subset = n > 0;
     gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";

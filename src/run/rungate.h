@@ -82,7 +82,9 @@ bool bd_run_plan_verified(const bd_run_plan *p, const char *id);
  *      (provenance.missing); no case left to run refuses too. With drafts every
  *      candidate runs, and the plan says which are signed. The runner keeps only the
  *      selected cases (bd_runner_select);
- *   4. bd_runner_prepare (use-time reading of the rubric, the pins again);
+ *   4. bd_runner_prepare (use-time reading of the rubric and the task class's pin; the
+ *      selected cases' checks of step 2 are handed to the runner, bd_runner_take_check,
+ *      so their files are not read a second time);
  *   5. the runner records into that history (bd_runner_set_recording; the runner owns
  *      it). A shard run's records go to its bundle (bd_run_prepare wires it).
  * Nothing is spawned. Returns 0 with *plan filled (bd_run_plan_release), or -1 with

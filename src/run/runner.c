@@ -115,6 +115,7 @@ typedef struct run_case {
                         is published; then its `started` is emitted; 0 = none */
     bool slot_freed; /* its slot went on r->freed */
     bool verified;   /* its record says provenance_verified: true */
+    bool checked;    /* c and its digests came from the run gate's check (bd_runner_take_check) */
 } run_case;
 
 /* One group commit: the records of the cases that finished while the previous append was
@@ -175,6 +176,8 @@ struct bd_runner {
     size_t *freed; /* indices of cases whose slot was freed, in order (r->n of them) */
     size_t freed_head, freed_tail;
     bool prepared, started, cancelled, finished;
+    size_t n_checked;  /* cases whose check the run gate handed over */
+    size_t take_next;  /* where bd_runner_take_check looks first (checks come in id order) */
     bool cancel_asked; /* bd_runner_cancel (a user's Ctrl-C), not the cost cap */
     double cost_cap;   /* bd_runner_set_cost_cap; negative = none */
     double spent;      /* cost_usd of the cases finished so far */
@@ -382,6 +385,8 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
         if (!kept) {
             free(r->cases[i].id);
             free(r->cases[i].case_dir_path);
+            bd_case_free(r->cases[i].c);
+            r->n_checked -= r->cases[i].checked;
             continue;
         }
         r->cases[u] = r->cases[i];
@@ -446,6 +451,30 @@ void bd_runner_set_chain_head(bd_runner *r, const char *hex)
     snprintf(r->summary.chain_head, sizeof(r->summary.chain_head), "%s", hex ? hex : "");
 }
 
+static int run_case_id_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, ((const run_case *)elem)->id);
+}
+
+void bd_runner_take_check(bd_runner *r, bd_case_check *chk)
+{
+    if (r->prepared || r->started || chk->err.code != BD_OK || !chk->loaded)
+        return;
+    run_case *c = r->take_next < r->n && strcmp(r->cases[r->take_next].id, chk->case_id) == 0
+                      ? &r->cases[r->take_next]
+                      : bsearch(chk->case_id, r->cases, r->n, sizeof(*r->cases), run_case_id_cmp);
+    if (!c)
+        return;
+    r->take_next = (size_t)(c - r->cases) + 1;
+    bd_case_free(c->c);
+    c->c = chk->loaded;
+    chk->loaded = NULL;
+    snprintf(c->case_digest, sizeof(c->case_digest), "%s", chk->digest);
+    snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
+    r->n_checked += !c->checked;
+    c->checked = true;
+}
+
 /* bd_runner_prepare's view of the streamed check. */
 typedef struct prep_sink {
     bd_runner *r;
@@ -500,7 +529,10 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     prep_sink ps = {.r = r, .record = r->opts.record_sut, .first = BD_ERR_INIT};
     bd_verify_sink sink = {.on_case = prep_on_case, .payload = &ps};
     bd_verify_report rep;
-    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = r->n};
+    /* Every case checked by the run gate already (the one pass over its files that its
+     * signatures were checked on): the task class alone, not the cases a second time. */
+    bool all_checked = r->n > 0 && r->n_checked == r->n;
+    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = r->n, .no_cases = all_checked};
     int v = bd_verify(&rep, r->tc, &vopt, &sink, err);
     free(ids);
     if (v < 0) {

@@ -100,6 +100,17 @@ int bd_runner_new(bd_runner **out, const bd_bench *bench, const bd_task_class *t
  * (internal.bug after). Returns 0 or -1. */
 int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_err *err);
 
+struct bd_case_check;
+
+/* Hand the runner the check of one of its cases that the run gate made (bd_verify: the
+ * case's files read once, its case.yaml parsed from the bytes that were hashed, its
+ * signatures checked on them). A check that passed moves its loaded case.yaml into the
+ * runner (chk->loaded becomes NULL) with its digests; when every case the runner keeps
+ * was handed over, bd_runner_prepare checks the task class again but not the cases.
+ * Ignored after prepare, for a check that failed, and for an id the runner does not
+ * have. */
+void bd_runner_take_check(bd_runner *r, struct bd_case_check *chk);
+
 /* Subscribe `fn` (called with `payload`). Returns 0 or -1 (out of memory). */
 int bd_runner_subscribe(bd_runner *r, bd_run_event_fn fn, void *payload);
 

@@ -29,6 +29,7 @@
 #include "exec.h"
 #include "history.h"
 #include "runner.h"
+#include "verify.h"
 
 #define SECRET "sk-bd-test-secret-0123456789"
 
@@ -767,12 +768,12 @@ static void test_cancel_mid_run(void **st)
 
 /* ---- startup integrity ------------------------------------------------------------- */
 
-static void test_integrity_before_any_spawn(void **st)
+/* A bench of its own with the `trivial` task class alone, at <base>/<name> (path in `alt`),
+ * and a temp root for its runs (in `alt_tmp`); opened. */
+static bd_bench *own_bench(const char *name, char alt[PATH_MAX + 20], char alt_tmp[PATH_MAX + 20])
 {
-    (void)st;
-    char alt[PATH_MAX + 20], alt_tmp[PATH_MAX + 20];
-    snprintf(alt, sizeof(alt), "%s/tampered", base);
-    snprintf(alt_tmp, sizeof(alt_tmp), "%s/tampered-tmp", base);
+    snprintf(alt, PATH_MAX + 20, "%s/%s", base, name);
+    snprintf(alt_tmp, PATH_MAX + 20, "%s/%s-tmp", base, name);
     mkdir(alt_tmp, 0700);
     assert_int_equal(sh("%s -s %s/tests/fixtures/rubrics/mkbench.py %s --only trivial", python,
                         getenv("BD_SOURCE_DIR"), alt),
@@ -780,6 +781,15 @@ static void test_integrity_before_any_spawn(void **st)
     bd_bench *b = NULL;
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_bench_open(&b, alt, &err), 0);
+    return b;
+}
+
+static void test_integrity_before_any_spawn(void **st)
+{
+    (void)st;
+    char alt[PATH_MAX + 20], alt_tmp[PATH_MAX + 20];
+    bd_bench *b = own_bench("tampered", alt, alt_tmp);
+    bd_err err = BD_ERR_INIT;
 
     struct {
         const char *cmd;
@@ -831,6 +841,60 @@ static void test_integrity_before_any_spawn(void **st)
         snprintf(runs, sizeof(runs), "%s/.benchdesk/runs", alt);
         assert_int_equal(dir_entries(runs), -1);
     }
+    bd_bench_free(b);
+}
+
+/* ---- the run gate's checks handed over --------------------------------------------- */
+
+static void take_check(bd_case_check *c, void *payload)
+{
+    bd_runner_take_check(payload, c);
+}
+
+/* A runner given every case's check (as the run gate gives them) does not read the cases
+ * again when it prepares: a case edited after its check passes prepare, and is caught
+ * when its bytes are handed to the rubric (the use-time digest). Given only some, prepare
+ * checks every case itself and refuses the edited one. */
+static void test_checks_handed_over(void **st)
+{
+    (void)st;
+    char alt[PATH_MAX + 20], alt_tmp[PATH_MAX + 20];
+    bd_bench *b = own_bench("handover", alt, alt_tmp);
+    bd_err err = BD_ERR_INIT;
+    bd_task_class *tc = NULL;
+    assert_int_equal(bd_task_class_load(&tc, b, "trivial", &err), 0);
+    assert_true(tc->n_cases >= 2);
+    for (int all = 1; all >= 0; all--) {
+        bd_runner *r = NULL;
+        bd_runner_opts o = opts_for(1);
+        o.tmp_root = alt_tmp;
+        assert_int_equal(bd_runner_new(&r, b, tc, NULL, 0, &o, &err), 0);
+        /* Every case's check, or all but the last one's. */
+        bd_verify_report rep;
+        bd_verify_sink sink = {.on_case = take_check, .payload = r};
+        bd_verify_opts vo = {.case_ids = (const char *const *)tc->case_ids,
+                             .n_case_ids = all ? tc->n_cases : tc->n_cases - 1};
+        assert_int_equal(bd_verify(&rep, tc, &vo, &sink, &err), 0);
+        bd_verify_report_release(&rep);
+        assert_int_equal(sh("cp -a %s/bench/trivial/cases/case-0001/input/prompt.txt %s/saved && "
+                            "echo edited >> %s/bench/trivial/cases/case-0001/input/prompt.txt",
+                            alt, base, alt),
+                         0);
+        bd_err_clear(&err);
+        if (all) {
+            assert_int_equal(bd_runner_prepare(r, &err), 0);
+            assert_int_equal(bd_runner_run(r, &err), -1);
+        } else {
+            assert_int_equal(bd_runner_prepare(r, &err), -1);
+        }
+        if (err.code != BD_E_DIGEST_MISMATCH)
+            fail_msg("wanted case.digest_mismatch, got %s: %s", bd_code_str(err.code), err.msg);
+        assert_true(strstr(err.msg, "case-0001") || strstr(err.file, "case-0001"));
+        bd_runner_free(r);
+        assert_int_equal(
+            sh("cp -a %s/saved %s/bench/trivial/cases/case-0001/input/prompt.txt", base, alt), 0);
+    }
+    bd_task_class_free(tc);
     bd_bench_free(b);
 }
 
@@ -944,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_sut_command),
         cmocka_unit_test(test_cancel_mid_run),
         cmocka_unit_test(test_integrity_before_any_spawn),
+        cmocka_unit_test(test_checks_handed_over),
         cmocka_unit_test(test_recorder_and_json),
         cmocka_unit_test(test_jobs_bound),
     };

@@ -88,14 +88,20 @@ static void remembered_across_opens_for_the_same_bytes_only(void **state)
     assert_int_equal(st.st_mode & 0777, 0700);
 }
 
-static void an_expired_key_is_asked_again(void **state)
+/* The memo of the fixture, opened, with `e` remembered for ("m", "s") under key `k`. */
+static bd_sigmemo *memo_with(const fixture *f, uint8_t k[32], const bd_sigmemo_entry *e)
 {
-    fixture *f = *state;
-    uint8_t k[32];
     bd_sigmemo_key(k, ctx_a, "m", 1, "s", 1);
     bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_put(m, k, e);
+    return m;
+}
+
+static void an_expired_key_is_asked_again(void **state)
+{
+    uint8_t k[32];
     bd_sigmemo_entry e = good_entry(1000), got;
-    bd_sigmemo_put(m, k, &e);
+    bd_sigmemo *m = memo_with(*state, k, &e);
     assert_true(bd_sigmemo_get(m, k, 999, &got));
     assert_false(bd_sigmemo_get(m, k, 1000, &got));
     bd_sigmemo_close(m);
@@ -145,15 +151,77 @@ static void forged_altered_and_torn_entries_are_ignored(void **state)
     bd_sigmemo_close(m);
 }
 
+/* The same key remembered twice: the newer entry holds. A newer record whose tag does not
+ * hold (a forged copy with another verdict) hides nothing: the genuine one still holds. */
+static void the_newest_genuine_entry_holds(void **state)
+{
+    fixture *f = *state;
+    uint8_t k[32];
+    bd_sigmemo_entry e = good_entry(0), got;
+    bd_sigmemo *m = memo_with(f, k, &e);
+    e.verdict = 2;
+    bd_sigmemo_put(m, k, &e);
+    assert_true(bd_sigmemo_get(m, k, time(NULL), &got));
+    assert_int_equal(got.verdict, 2);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    assert_true(bd_sigmemo_get(m, k, time(NULL), &got));
+    assert_int_equal(got.verdict, 2);
+    bd_sigmemo_close(m);
+    /* A copy of the newest record with its verdict changed, appended after it. */
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_RDWR | O_APPEND);
+    assert_true(fd >= 0);
+    uint8_t rec[REC_LEN];
+    assert_int_equal(pread(fd, rec, REC_LEN, REC_LEN), REC_LEN);
+    rec[40] = 5;
+    assert_int_equal(write(fd, rec, REC_LEN), REC_LEN);
+    close(fd);
+    m = bd_sigmemo_open_at(f->path);
+    assert_true(bd_sigmemo_get(m, k, time(NULL), &got));
+    assert_int_equal(got.verdict, 2);
+    bd_sigmemo_close(m);
+}
+
+/* Thousands of entries (the index grows while they are added, and is sized once when they
+ * are read back): every one is found, and nothing else. */
+static void many_entries_are_all_found(void **state)
+{
+    fixture *f = *state;
+    enum { N = 3000 };
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_entry e = good_entry(0), got;
+    char msg[32];
+    uint8_t k[32];
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(msg, sizeof(msg), "message %d", i);
+        bd_sigmemo_key(k, ctx_a, msg, (size_t)n, "s", 1);
+        e.verdict = i % 7;
+        bd_sigmemo_put(m, k, &e);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < N + 100; i++) {
+            int n = snprintf(msg, sizeof(msg), "message %d", i);
+            bd_sigmemo_key(k, ctx_a, msg, (size_t)n, "s", 1);
+            bool hit = bd_sigmemo_get(m, k, time(NULL), &got);
+            assert_int_equal(hit, i < N);
+            if (hit)
+                assert_int_equal(got.verdict, i % 7);
+        }
+        bd_sigmemo_close(m);
+        m = bd_sigmemo_open_at(f->path);
+    }
+    bd_sigmemo_close(m);
+}
+
 /* A memo another user could write is not used at all. */
 static void a_memo_others_can_write_is_not_used(void **state)
 {
     fixture *f = *state;
     uint8_t k[32];
-    bd_sigmemo_key(k, ctx_a, "m", 1, "s", 1);
-    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
     bd_sigmemo_entry e = good_entry(0), got;
-    bd_sigmemo_put(m, k, &e);
+    bd_sigmemo *m = memo_with(f, k, &e);
     bd_sigmemo_close(m);
     char ent[200];
     snprintf(ent, sizeof(ent), "%s/entries", f->path);
@@ -177,6 +245,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(forged_altered_and_torn_entries_are_ignored, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_memo_others_can_write_is_not_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_newest_genuine_entry_holds, setup, teardown),
+        cmocka_unit_test_setup_teardown(many_entries_are_all_found, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

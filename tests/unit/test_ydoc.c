@@ -295,6 +295,48 @@ static void test_duplicate_key_in_big_mapping(void **state)
     free(buf);
 }
 
+/* Collections around the 16 entries a frame holds before it allocates: every item kept in
+ * order, and a duplicate found on either side of the boundary. */
+static void test_wide_collections(void **state)
+{
+    (void)state;
+    char buf[2048];
+    for (int n = 15; n <= 40; n++) {
+        size_t l = (size_t)snprintf(buf, sizeof(buf), "s:\n");
+        for (int i = 0; i < n; i++)
+            l += (size_t)snprintf(buf + l, sizeof(buf) - l, "- v%d\n", i);
+        l += (size_t)snprintf(buf + l, sizeof(buf) - l, "f: [");
+        for (int i = 0; i < n; i++)
+            l += (size_t)snprintf(buf + l, sizeof(buf) - l, "%sw%d", i ? ", " : "", i);
+        snprintf(buf + l, sizeof(buf) - l, "]\n");
+        bd_ydoc *doc = parse_ok(buf);
+        const bd_ynode *seq = bd_ynode_get(doc->root, "s"), *flow = bd_ynode_get(doc->root, "f");
+        assert_int_equal(seq->n, n);
+        assert_int_equal(flow->n, n);
+        for (int i = 0; i < n; i++) {
+            char want[16];
+            snprintf(want, sizeof(want), "v%d", i);
+            assert_string_equal(seq->items[i]->str, want);
+            snprintf(want, sizeof(want), "w%d", i);
+            assert_string_equal(flow->items[i]->str, want);
+        }
+        bd_ydoc_free(doc);
+        /* n distinct keys, then a repeat of the first and of the last. */
+        l = 0;
+        for (int i = 0; i < n; i++)
+            l += (size_t)snprintf(buf + l, sizeof(buf) - l, "k%d: %d\n", i, i);
+        doc = parse_ok(buf);
+        assert_int_equal(doc->root->n, n);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(atoi(doc->root->pairs[i].value->str), i);
+        bd_ydoc_free(doc);
+        for (int which = 0; which < 2; which++) {
+            snprintf(buf + l, sizeof(buf) - l, "k%d: again\n", which ? n - 1 : 0);
+            expect_fail(buf, BD_E_YAML_DUPLICATE_KEY, n + 1);
+        }
+    }
+}
+
 static void test_encoding(void **state)
 {
     (void)state;
@@ -516,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_alias_bomb_is_cheap),
         cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_duplicate_key_in_big_mapping),
+        cmocka_unit_test(test_wide_collections),
         cmocka_unit_test(test_encoding),
         cmocka_unit_test(test_syntax),
         cmocka_unit_test(test_message_format),

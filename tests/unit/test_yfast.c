@@ -4,8 +4,8 @@
  * line and column; it never accepts what libyaml refuses. What it declines is read by
  * libyaml, so errors stay libyaml's. Checked on hand-written inputs, on keys padded to
  * either side of libyaml's 1,024-character simple-key limit (against libyaml itself), on
- * every YAML file of the repository's benches and fixtures, and on 60,000 random
- * mutations of real case.yaml files.
+ * every YAML file of the repository's benches and fixtures, and on 90,000 random
+ * mutations of real case.yaml and provenance.yaml files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,11 +95,41 @@ static const char demo_case[] =
     "\"dq key\": it's fine\n"
     "last: end";
 
+/* A signed case's provenance.yaml as `benchdesk sign` writes it: two literal blocks. */
+static const char signed_provenance[] =
+    "# Signatures over this subject's digest (docs/provenance.md#the-signed-message), written "
+    "by `benchdesk sign`.\n"
+    "schema_version: 2\n"
+    "author:\n"
+    "  identity: \"alice@bench.example\"\n"
+    "  fingerprint: DBE9FFB58A1262A168FFBC352562D56F80A1C64F\n"
+    "  signed_at: \"2026-11-28T14:00:34Z\"\n"
+    "  digest: \"blake3:13a6cff2303ec26b75d160cdfc9fe12e11c83ad0ebfd7800a56c994ab6d5c76e\"\n"
+    "  signature: |\n"
+    "    -----BEGIN PGP SIGNATURE-----\n"
+    "\n"
+    "    iHUEABYIAB0WIQTb6f+1ihJioWj/vDUlYtVvgKHGTwUCawreggAKCRAlYtVvgKHG\n"
+    "    fDSlKvJ62WN/q0C41Jefo0i4NnU82Q4=\n"
+    "    =cmF/\n"
+    "    -----END PGP SIGNATURE-----\n"
+    "reviewer:\n"
+    "  identity: \"bob@bench.example\"\n"
+    "  fingerprint: BEE57985FA022DB2AD33BA80AED9F4F02840771F\n"
+    "  signed_at: \"2026-11-28T14:00:35Z\"\n"
+    "  digest: \"blake3:13a6cff2303ec26b75d160cdfc9fe12e11c83ad0ebfd7800a56c994ab6d5c76e\"\n"
+    "  signature: |\n"
+    "    -----BEGIN PGP SIGNATURE-----\n"
+    "\n"
+    "    iHUEABYIAB0WIQS+5XmF+gItsq0zuoCu2fTwKEB3HwUCawregwAKCRCu2fTwKEB3\n"
+    "    =TwFV\n"
+    "    -----END PGP SIGNATURE-----";
+
 static void accepts_what_bench_files_are_made_of(void **state)
 {
     (void)state;
     assert_int_equal(differential(generated_case, strlen(generated_case)), 0);
     assert_int_equal(differential(demo_case, strlen(demo_case)), 0);
+    assert_int_equal(differential(signed_provenance, strlen(signed_provenance)), 0);
     const char *accepted[] = {
         "a: b\n",
         "a: b",
@@ -112,6 +142,17 @@ static void accepts_what_bench_files_are_made_of(void **state)
         "a: x # comment\n# another\n\n  # indented comment\nb: y\n",
         "a: \"\"\nb: ''\n",
         "a: {x: 'y', \"z\": [1,2 , 3]}\n",
+        /* literal block scalars, as provenance.yaml holds signatures */
+        "a: |\n  text\n",
+        "a: |\n  text",
+        "a: |\n  one\n  two\nb: c\n",
+        "a: |\n  one\n\n  two\n\n\nb: c\n",
+        "a: |\n  one\n \n  \n  two\n",
+        "a: |\n    deep\n      deeper  \n    # not a comment\n  # a comment\nb: c\n",
+        "a:\n  b: |\n    x\n    y\n  c: d\ne: f\n",
+        "a:\n  b: |\n     x\n  c: |\n   y\n",
+        "a: |\n  x: [y, {z\n  - w #'\"|>\n",
+        "a: |\n  last\n\n\n",
     };
     for (size_t i = 0; i < sizeof(accepted) / sizeof(*accepted); i++) {
         if (differential(accepted[i], strlen(accepted[i])) != 0)
@@ -124,8 +165,22 @@ static void declines_and_libyaml_decides(void **state)
 {
     (void)state;
     const char *declined[] = {
-        "a: b\n  c\n",            /* a plain scalar going on */
-        "a: |\n  text\n",         /* a block scalar */
+        "a: b\n  c\n",     /* a plain scalar going on */
+        "a: >\n  text\n",  /* a folded block scalar */
+        "a: |-\n  text\n", /* chomping */
+        "a: |+\n  text\n\n",
+        "a: |2\n   text\n",   /* an indentation indicator */
+        "a: | # c\n  text\n", /* a comment after the header */
+        "a: |\n\n  text\n",   /* an empty line first */
+        "a: |\n  \n  text\n",
+        "a: |\n  x\n     \n", /* spaces past the scalar's column (text to libyaml) */
+        "a: |\n  x\n ",       /* spaces with no line break */
+        "a: |\nb: c\n",       /* an empty scalar */
+        "a: |",
+        "a: |\n  x\n y: z\n", /* a line between two indentations */
+        "a:\n  b: |\n  x\n",  /* text no deeper than the keys (refused) */
+        "- |\n  x\n",         /* in a sequence entry */
+        "a: [|]\n",
         "a: \"x\\ty\"\n",         /* an escape */
         "a: \"x\n  y\"\n",        /* a quoted scalar over two lines */
         "a: 'it''s'\n",           /* a quoted quote */
@@ -332,12 +387,12 @@ static void random_mutations_agree_with_libyaml(void **state)
 {
     (void)state;
     static const char alphabet[] = " \n:-#,[]{}'\"?&*!|>%@`\\.~ab019";
-    const char *seeds[] = {generated_case, demo_case};
+    const char *seeds[] = {generated_case, demo_case, signed_provenance};
     char buf[4096];
     unsigned long long x = 0x9E3779B97F4A7C15ull;
-    size_t accepted = 0, total = 60000;
+    size_t accepted = 0, total = 90000;
     for (size_t it = 0; it < total; it++) {
-        const char *seed = seeds[it % 2];
+        const char *seed = seeds[it % 3];
         size_t len = strlen(seed);
         memcpy(buf, seed, len);
         int edits = 1 + (int)(it % 3);
@@ -374,6 +429,46 @@ static void random_mutations_agree_with_libyaml(void **state)
     assert_true(accepted * 5 >= total);
 }
 
+/* Random documents of literal blocks: lines of text at random indentations, empty lines
+ * and lines of spaces alone, keys around them, with or without a last line break. */
+static void random_literal_blocks_agree_with_libyaml(void **state)
+{
+    (void)state;
+    static const char *words[] = {
+        "x", "-----BEGIN PGP-----", "k: v", "# c", "a #b", "- e", "|", "=cmF/", "[x", "}", "'q\"",
+        "t "};
+    char buf[2048];
+    unsigned long long x = 0xD1B54A32D192ED03ull;
+    size_t accepted = 0, total = 20000;
+    for (size_t it = 0; it < total; it++) {
+        size_t len = 0;
+        int lines = 2 + (int)(it % 9);
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "a:\n  s: |\n");
+        for (int l = 0; l < lines && len + 64 < sizeof(buf); l++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            int ind = x % 4 ? 4 + (int)((x >> 4) % 3) : (int)(x % 7), kind = (int)((x >> 8) % 8);
+            if (l == 0 && kind < 5)
+                ind = 4;
+            if (kind == 5) /* an empty line, or spaces alone */
+                len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%*s\n", ind % 6, "");
+            else if (kind == 6) /* a key after the block */
+                len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%*sk%d: |\n",
+                                        (x >> 16) % 2 ? 2 : 0, "", l);
+            else
+                len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%*s%s\n", ind, "",
+                                        words[(x >> 20) % (sizeof(words) / sizeof(*words))]);
+        }
+        if ((x >> 40) % 3 == 0 && len && buf[len - 1] == '\n')
+            len--; /* no last line break */
+        if (differential(buf, len) == 0)
+            accepted++;
+    }
+    print_message("%zu of %zu literal documents read by yfast\n", accepted, total);
+    assert_true(accepted * 10 >= total);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +477,7 @@ int main(void)
         cmocka_unit_test(padded_keys_are_refused_as_libyaml_refuses),
         cmocka_unit_test(every_yaml_file_of_the_repository),
         cmocka_unit_test(random_mutations_agree_with_libyaml),
+        cmocka_unit_test(random_literal_blocks_agree_with_libyaml),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
