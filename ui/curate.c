@@ -9,6 +9,7 @@
 
 #include "case_lint.h"
 #include "editor.h"
+#include "err_keys.h"
 #include "model.h"
 #include "pin.h"
 #include "repin.h"
@@ -145,7 +146,7 @@ static void warn_scaffold(bd_app *app, const bd_task_class *tc, const bd_pin_rep
     size_t n = 0;
     if (bd_case_lint_pinned(&l, &n, tc, rep, NULL) == 0 && n)
         bd_app_message(app, BD_MSG_WARN, "%s looks like an untouched scaffold: %s", l[0].case_id,
-                       l[0].err.msg);
+                       bd_tui_err_text(&l[0].err));
     free(l);
 }
 

@@ -24,8 +24,10 @@ const char *const bd_tui_action_words[BD_ACT__COUNT] = {
     [BD_ACT_RUN] = "r on a task class",
     [BD_ACT_RUN_SHARD] = "`benchdesk run --shard %s`",
     [BD_ACT_RECORD_NETWORK] = "R on the case, then N",
+    [BD_ACT_RECORD] = "R on the case in its cases view",
     [BD_ACT_HISTORY_LOG] = "the history (h)",
     [BD_ACT_HISTORY_VERIFY] = "`benchdesk history verify`",
+    [BD_ACT_VERIFY_TASK_CLASS] = "Enter on %s in the task classes view",
     [BD_ACT_COMMIT] = "C in the stage view (w)",
 };
 

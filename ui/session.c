@@ -11,6 +11,7 @@
 
 #include "exec.h"
 #include "history.h"
+#include "err_keys.h"
 #include "rungate.h"
 #include "session.h"
 
@@ -279,9 +280,9 @@ static void prep_done(bd_work *w, bool ran)
                        "them too, as drafts",
                        skipped, skipped == 1 ? "" : "s", run->plan.skipped_draft,
                        run->plan.skipped_awaiting);
-    char note[1400];
-    if (bd_run_plan_note(&run->plan, run->task_class, note, sizeof(note)))
-        bd_app_message(app, BD_MSG_WARN, "%s", note);
+    bd_err note = BD_ERR_INIT;
+    if (bd_run_plan_note(&run->plan, run->task_class, &note))
+        bd_app_message(app, BD_MSG_WARN, "%s", bd_tui_err_text(&note));
     bd_err err = BD_ERR_INIT;
     if (bd_runner_start(run->runner, app->loop, &err) < 0) {
         run->phase = BD_UR_FAILED;

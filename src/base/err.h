@@ -156,8 +156,10 @@ typedef enum {
     X(BD_ACT_RUN, "run")                             /* - */                                       \
     X(BD_ACT_RUN_SHARD, "run_shard")                 /* shard K/N */                               \
     X(BD_ACT_RECORD_NETWORK, "record_with_network")  /* - */                                       \
+    X(BD_ACT_RECORD, "record")                       /* task class and case id */                  \
     X(BD_ACT_HISTORY_LOG, "history_log")             /* - */                                       \
     X(BD_ACT_HISTORY_VERIFY, "history_verify")       /* - */                                       \
+    X(BD_ACT_VERIFY_TASK_CLASS, "verify_task_class") /* task class */                              \
     X(BD_ACT_COMMIT, "commit")                       /* - */
 
 typedef enum {

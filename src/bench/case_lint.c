@@ -107,14 +107,20 @@ int bd_case_lint(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
         rc = add(out, n, cap, BD_LINT_NO_CASSETTE, case_id, &e, err);
     } else if (rc == 0 && has_cassette && cassette_is_empty(p)) {
         bd_err_set(&e, BD_E_CASE_LINT, p, 0, 0,
-                   "is {} (the scaffold's): put the recorded answer there%s",
-                   tc->reg->sut_kind == BD_SUT_COMMAND ? " (benchdesk record)" : "");
+                   "is {} (the scaffold's): put the recorded answer there");
+        if (tc->reg->sut_kind == BD_SUT_COMMAND) {
+            bd_err_append(&e, " (");
+            bd_err_advise(&e, BD_ACT_RECORD, "%s %s", tc->name, case_id);
+            bd_err_append(&e, ")");
+        }
         rc = add(out, n, cap, BD_LINT_EMPTY_CASSETTE, case_id, &e, err);
     } else if (rc == 0 && has_cassette && tc->reg->sut_kind == BD_SUT_COMMAND &&
                !c->cassette_digest[0]) {
         bd_err_set(&e, BD_E_CASE_LINT, p, 0, 0,
-                   "a command SUT answers live and this cassette was not recorded by "
-                   "`benchdesk record` (cassette_digest is null): record it or remove it");
+                   "a command SUT answers live and this cassette was not recorded by benchdesk "
+                   "(cassette_digest is null): record it (");
+        bd_err_advise(&e, BD_ACT_RECORD, "%s %s", tc->name, case_id);
+        bd_err_append(&e, ") or remove it");
         rc = add(out, n, cap, BD_LINT_UNUSED_CASSETTE, case_id, &e, err);
     }
     bd_case_free(c);

@@ -49,7 +49,7 @@ static int case_check(bd_cli *cli, const bd_bench *bench, int argc, char **argv)
             cJSON_AddStringToObject(f, "case_id", l[i].case_id);
             cJSON_AddStringToObject(f, "code", bd_code_str(l[i].err.code));
             cJSON_AddBoolToObject(f, "scaffold", l[i].scaffold);
-            cJSON_AddStringToObject(f, "message", l[i].err.msg);
+            cJSON_AddStringToObject(f, "message", cli_err_text(&l[i].err));
             cJSON_AddItemToArray(arr, f);
         }
         cli_print_json(o);

@@ -499,9 +499,9 @@ static void say_skipped(const bd_cli *cli, const bd_run_plan *plan, const bd_tas
                 "provenance_verified: false)\n",
                 skipped, skipped == 1 ? "" : "s", tc->name, plan->skipped_draft,
                 plan->skipped_draft == 1 ? "" : "s", plan->skipped_awaiting);
-    char note[1400];
-    if (bd_run_plan_note(plan, tc->name, note, sizeof(note)))
-        cli_warn(note);
+    bd_err note = BD_ERR_INIT;
+    if (bd_run_plan_note(plan, tc->name, &note))
+        cli_warn(cli_err_text(&note));
 }
 
 /* Run `runner` on `loop` (initialised by the caller) to the end: the signals that cancel

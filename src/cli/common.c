@@ -49,8 +49,10 @@ const char *const cli_action_words[BD_ACT__COUNT] = {
     [BD_ACT_RUN] = "`benchdesk run TASK_CLASS`",
     [BD_ACT_RUN_SHARD] = "`benchdesk run --shard %s`",
     [BD_ACT_RECORD_NETWORK] = "`benchdesk record --unsafe-network`",
+    [BD_ACT_RECORD] = "`benchdesk record %s`",
     [BD_ACT_HISTORY_LOG] = "`benchdesk history log`",
     [BD_ACT_HISTORY_VERIFY] = "`benchdesk history verify`",
+    [BD_ACT_VERIFY_TASK_CLASS] = "`benchdesk verify %s`",
     [BD_ACT_COMMIT] = "run `benchdesk commit`",
 };
 

@@ -362,9 +362,9 @@ static int open_for_append(bd_history *h, uint64_t first, off_t expect, bool *cr
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
-                          "the history segment is not a regular file; run `benchdesk history "
-                          "verify`");
+        bd_err_set(err, BD_E_CHAIN_TAMPERED, path, 0, 0,
+                   "the history segment is not a regular file; run ");
+        return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
     }
     if (st.st_size == expect)
         return fd;

@@ -365,11 +365,11 @@ int bd_runsig_walk_fill(bd_runsig_walk *w, bd_history *h, bd_err *err)
             if (same)
                 sig_fill(r, g, rec.detail);
             bd_history_record_release(&rec);
-            if (!same)
-                return bd_err_set(err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
-                                  "history record %" PRIu64 " changed while it was read; run "
-                                  "`benchdesk history verify`",
-                                  g->seq);
+            if (!same) {
+                bd_err_set(err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
+                           "history record %" PRIu64 " changed while it was read; run ", g->seq);
+                return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
+            }
             w->pending--;
         }
     }

@@ -25,19 +25,19 @@ void bd_run_plan_release(bd_run_plan *p)
     memset(p, 0, sizeof(*p));
 }
 
-bool bd_run_plan_note(const bd_run_plan *p, const char *task_class, char *buf, size_t cap)
+bool bd_run_plan_note(const bd_run_plan *p, const char *task_class, bd_err *note)
 {
-    if (cap)
-        buf[0] = '\0';
-    if (!p || !p->n_unselected_problems || !cap)
+    bd_err_clear(note);
+    if (!p || !p->n_unselected_problems)
         return false;
-    snprintf(buf, cap,
-             "%zu case%s of %s not in this run %s problems and %s left out (first: %s: %s); "
-             "`benchdesk verify %s` lists them",
-             p->n_unselected_problems, p->n_unselected_problems == 1 ? "" : "s", task_class,
-             p->n_unselected_problems == 1 ? "has" : "have",
-             p->n_unselected_problems == 1 ? "was" : "were", bd_code_str(p->unselected_first.code),
-             p->unselected_first.msg, task_class);
+    bd_err_set(note, BD_OK, NULL, 0, 0,
+               "%zu case%s of %s not in this run %s problems and %s left out (first: %s: %s); "
+               "to see them: ",
+               p->n_unselected_problems, p->n_unselected_problems == 1 ? "" : "s", task_class,
+               p->n_unselected_problems == 1 ? "has" : "have",
+               p->n_unselected_problems == 1 ? "was" : "were",
+               bd_code_str(p->unselected_first.code), p->unselected_first.msg);
+    bd_err_advise(note, BD_ACT_VERIFY_TASK_CLASS, "%s", task_class);
     return true;
 }
 

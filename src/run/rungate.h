@@ -55,10 +55,12 @@ typedef struct bd_run_plan {
 
 void bd_run_plan_release(bd_run_plan *p);
 
-/* The one line a front end shows about the plan's unselected problems ("" when there is
- * none), into `buf` (`cap` bytes). Returns true when there is one. The case ids in it are
- * the bench's text: show it through the untrusted-text sanitizer. */
-bool bd_run_plan_note(const bd_run_plan *p, const char *task_class, char *buf, size_t cap);
+/* The one line a front end shows about the plan's unselected problems, as a notice in
+ * *note (code BD_OK, cleared when there is none) whose action says where to see them: each
+ * front end renders it with its own words (docs/architecture.md#errors-what-to-do-is-data).
+ * Returns true when there is one. The case ids in it are the bench's text: show it
+ * through the untrusted-text sanitizer. */
+bool bd_run_plan_note(const bd_run_plan *p, const char *task_class, bd_err *note);
 
 /* True when case `id` of the plan's run was signed, in a signed task class. */
 bool bd_run_plan_verified(const bd_run_plan *p, const char *id);

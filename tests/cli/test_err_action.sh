@@ -63,4 +63,34 @@ sed -i 's/^schema_version: 2/schema_version: 1/' "$root/bench/tc/cases/c1/case.y
 line "benchdesk: bench.format_v1: $root/bench/tc/cases/c1/case.yaml:1:17: this file is bench format v1; convert the bench with \`benchdesk migrate\` (every signature must then be made again)" \
     bd -C "$root" pin tc
 action migrate "" bd -C "$root" pin tc --json
+# No message of the core names a command to type: the advice is an action, which each front
+# end words. Every string literal given to bd_err_set, bd_err_errno, bd_err_append and
+# bd_err_wrap under src/ (the CLI aside) is read; "benchdesk CMD" in one, CMD one of the
+# commands --help lists, is a failure.
+cmds=$(bd --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{exit}' | paste -sd'|')
+[ -n "$cmds" ] || fail "--help lists no commands"
+python3 - "$BD_SOURCE_DIR/src" "$cmds" <<'PY' && pass "no core message names a command" || fail "core messages name commands (above)"
+import pathlib, re, sys
+calls = re.compile(r"\bbd_err_(?:set|errno|append|wrap)\s*\(")
+lit = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+bad = []
+for f in sorted(pathlib.Path(sys.argv[1]).rglob("*.c")):
+    if f.parts[-2] == "cli":
+        continue
+    src = f.read_text()
+    for m in calls.finditer(src):
+        depth, i = 1, m.end()
+        while depth and i < len(src):      # to the call's closing parenthesis, strings skipped
+            c = src[i]
+            if c == '"':
+                i = lit.match(src, i).end()
+                continue
+            depth += (c == "(") - (c == ")")
+            i += 1
+        text = "".join(lit.findall(src[m.end():i]))
+        if re.search(r"benchdesk (?:%s)\b" % sys.argv[2], text):
+            bad.append(f"{f}:{src.count(chr(10), 0, m.start()) + 1}: {text[:100]}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
 finish

@@ -111,6 +111,8 @@ bd -C "$root" run tc "${RUN[@]}" >/dev/null 2>"$BD_TMP/err" && rc=0 || rc=$?
 [ "$rc" = 0 ] && pass "a fresh scaffold does not block the run" || fail "run with a scaffold -> $rc: $(cat "$BD_TMP/err")"
 [ "$(grep -c 'not in this run' "$BD_TMP/err")" = 1 ] && grep -q 'case.digest_missing' "$BD_TMP/err" &&
     pass "the scaffold is one warning line" || fail "warning: $(cat "$BD_TMP/err")"
+grep -qF 'to see them: `benchdesk verify tc`' "$BD_TMP/err" &&
+    pass "the warning says where to see them, in the CLI's words" || fail "warning: $(cat "$BD_TMP/err")"
 expect 0 - -- bd -C "$root" run tc "${RUN[@]}" --drafts
 expect 1 case.digest_missing -- bd -C "$root" run tc "${RUN[@]}" --case fresh
 expect 1 case.digest_missing -- bd -C "$root" verify tc
