@@ -36,4 +36,29 @@ expect_screen "operator" "the result view has an operator line"
 expect_screen "${OSCAR:24} oscar@bench.example" "it names the key and its trusted identity"
 tui_keys q q q Q
 tui_stop
+
+# The header checks the chain as `benchdesk verify` does: under a signed anchor, and when
+# the chain is then broken, it still names the first bad record, as `history verify` does.
+"$BD_BIN" -C "$root" anchor publish --key "$OSCAR" >/dev/null 2>"$BD_TMP/anchor.err" ||
+    fail "anchor publish: $(cat "$BD_TMP/anchor.err")"
+tui_start 120 40
+tui_open -C "$root"
+tui_open_cases vuln
+tui_keys h
+expect_screen "chain verified: 2 records" "under an anchor, the header verifies the chain"
+tui_keys Q
+tui_stop
+python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" sub "$root/.benchdesk/history" 1 \
+    "\"case_id\":\"$case1\"" "\"case_id\":\"${case1}x\""
+bad=$("$BD_BIN" -C "$root" history verify --json 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["error"]["message"])' | grep -o 'record [0-9]*' | head -1) || true
+bad=${bad#record }
+[ -n "$bad" ] || fail "history verify names no bad record"
+tui_start 120 40
+tui_open -C "$root"
+tui_open_cases vuln
+tui_keys h
+expect_screen "chain TAMPERED at #$bad" "an anchored chain broken under the anchor: the header names record $bad"
+tui_keys Q
+tui_stop
 finish
