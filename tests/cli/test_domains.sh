@@ -56,4 +56,37 @@ else
     grep -q 'base/x.c:1 includes runner.h of run' <<<"$out" && pass "a planted upward include is caught" ||
         fail "planted include reported wrongly: $out"
 fi
+# No function over 150 lines (CONTRIBUTING.md): a function body runs from a "{" alone at
+# the start of a line to the next "}" alone there, as clang-format lays every function out.
+longest() {
+    python3 - "$@" <<'PY'
+import pathlib, re, sys
+over = []
+for root in sys.argv[1:]:
+    for f in sorted(pathlib.Path(root).rglob("*.c")):
+        lines = f.read_text(errors="replace").split("\n")
+        i = 0
+        while i < len(lines):
+            if lines[i] == "{" and i:
+                j = i - 1
+                while j > 0 and "(" not in lines[j]:
+                    j -= 1
+                m = re.search(r"([A-Za-z_]\w*)\s*\(", lines[j])
+                k = i + 1
+                while k < len(lines) and lines[k] != "}":
+                    k += 1
+                if k - i + 1 > 150:
+                    over.append("%s:%d: %s is %d lines" % (f, i + 1, m.group(1) if m else "?", k - i + 1))
+                i = k
+            i += 1
+print("\n".join(over))
+sys.exit(1 if over else 0)
+PY
+}
+out=$(longest src ui) && pass "no function in src/ or ui/ is over 150 lines" || fail "functions over 150 lines:
+$out"
+mkdir -p "$BD_TMP/long"
+{ printf 'int f(void)\n{\n'; for i in $(seq 150); do printf '    (void)0;\n'; done; printf '}\n'; } >"$BD_TMP/long/x.c"
+out=$(longest "$BD_TMP/long") && fail "a 152-line function was missed" ||
+    { grep -q 'x.c:2: f is 152 lines' <<<"$out" && pass "a planted long function is caught" || fail "long function reported wrongly: $out"; }
 finish

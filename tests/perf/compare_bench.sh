@@ -104,7 +104,7 @@ int main(int argc, char **argv)
                 s += k < 3 ? -0.1 : k == 9 ? 0.05 : 0.0;
                 s = s < 0 ? 0 : s > 1 ? 1 : s;
             }
-            bd_score sc = {s >= 0.75, s, NULL, 0, NULL, 0, 0.0, 10};
+            bd_score sc = {.passed = s >= 0.75, .score = s, .wall_clock_ms = 10};
             snprintf(cid, sizeof(cid), "case-%06ld", i);
             bd_history_score_fields f = {ids[r], true, (uint64_t)n, "tc", cid, dg, dg, NULL,
                                          "0.1.0", "subprocess", true, NULL,
