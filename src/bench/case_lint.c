@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "digest.h"
 #include "fsutil.h"
+#include "parfor.h"
 #include "path.h"
 
 bool bd_lint_is_scaffold(bd_lint_kind k)
@@ -127,20 +129,64 @@ int bd_case_lint(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
     return rc;
 }
 
+/* The scaffold findings of each case of a bd_case_lint_scaffolds call, one slot per case so
+ * the threads never share an array. */
+typedef struct scaffold_job {
+    const bd_task_class *tc;
+    const char *const *ids;
+    bd_lint **found; /* found[i]: case ids[i]'s scaffold findings, NULL when none */
+    size_t *n_found;
+} scaffold_job;
+
+static int lint_scaffold_at(size_t i, void *ctx, bd_err *err)
+{
+    scaffold_job *j = ctx;
+    bd_lint *l = NULL;
+    size_t n = 0, cap = 0;
+    bd_err e = BD_ERR_INIT;
+    if (bd_case_lint(&l, &n, &cap, j->tc, j->ids[i], &e) < 0) {
+        free(l);
+        if (e.code != BD_E_NOMEM)
+            return 0; /* a case that does not load is left to verify */
+        if (err)
+            *err = e;
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t m = 0; m < n; m++)
+        if (l[m].scaffold)
+            l[k++] = l[m];
+    if (!k) {
+        free(l);
+        l = NULL;
+    }
+    j->found[i] = l;
+    j->n_found[i] = k;
+    return 0;
+}
+
 int bd_case_lint_scaffolds(bd_lint **out, size_t *n, size_t *cap, const bd_task_class *tc,
                            const char *const *ids, size_t n_ids, bd_err *err)
 {
-    for (size_t i = 0; i < n_ids; i++) {
-        size_t from = *n;
-        if (bd_case_lint(out, n, cap, tc, ids[i], err) < 0)
-            return err && err->code == BD_E_NOMEM ? -1 : 0;
-        size_t k = from;
-        for (size_t j = from; j < *n; j++)
-            if ((*out)[j].scaffold)
-                (*out)[k++] = (*out)[j];
-        *n = k;
+    /* Every case of a task class re-pinned at once is read again here: on the threads the
+     * pin hashed them on. */
+    scaffold_job j = {tc, ids, calloc(n_ids ? n_ids : 1, sizeof(*j.found)),
+                      calloc(n_ids ? n_ids : 1, sizeof(*j.n_found))};
+    int rc = -1;
+    if (!j.found || !j.n_found)
+        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+    else
+        rc = bd_parfor(n_ids, bd_case_scan_threads(n_ids, 256), 0, lint_scaffold_at, &j, err);
+    for (size_t i = 0; i < n_ids && j.found; i++) {
+        for (size_t m = 0; rc == 0 && m < j.n_found[i]; m++) {
+            const bd_lint *f = &j.found[i][m];
+            rc = add(out, n, cap, f->kind, f->case_id, &f->err, err);
+        }
+        free(j.found[i]);
     }
-    return 0;
+    free(j.found);
+    free(j.n_found);
+    return rc;
 }
 
 int bd_case_lint_pinned(bd_lint **out, size_t *n, const bd_task_class *tc, const bd_pin_report *rep,

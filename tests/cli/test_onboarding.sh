@@ -75,4 +75,23 @@ sed -i 's/^title: .*/title: [broken/' "$f/case.yaml"
 out=$(bd -C "$root" case check tc fresh 2>&1 || true)
 grep -q 'case.schema_invalid\|yaml.syntax' <<<"$out" &&
     pass "case check reports a case.yaml that does not load" || fail "case check on broken yaml"
+
+# Every case re-pinned at once (read again on several threads): one warning per scaffold,
+# in case order, none for the filled-in cases and none lost.
+rm -rf "$f"
+expect 0 - -- bd -C "$root" case new tc s-0042
+copy() {
+    rm -rf "$root/bench/tc/cases/$2"
+    cp -r "$root/bench/tc/cases/$1" "$root/bench/tc/cases/$2"
+    sed -i "s/^case_id: .*/case_id: $2/" "$root/bench/tc/cases/$2/case.yaml"
+}
+for i in $(seq -w 0 299); do
+    [ "$i" = 042 ] || copy c1 "s-0$i"
+done
+copy s-0042 s-0117
+copy s-0042 s-0299
+out=$(bd -C "$root" pin tc 2>&1 || true)
+got=$(grep -o 'warning: [a-z0-9-]* looks like an untouched scaffold' <<<"$out" | awk '{print $2}' | paste -sd' ') || true
+[ "$got" = "s-0042 s-0117 s-0299" ] && pass "pin of 300 cases warns about exactly its 3 scaffolds, in order" ||
+    fail "scaffold warnings: '$got' in: $(head -c 800 <<<"$out")"
 finish
