@@ -114,9 +114,9 @@ static void collect_badges(hist_job *j, const bd_verdict_set *vs)
 
 /* The chain's status as `benchdesk verify` checks it: the anchors' signatures first, then
  * one walk that re-hashes the records under the longest anchor that holds and parses the
- * rest in full (docs/history.md#what-is-parsed-again). A chain that does not pass that way,
- * or could not be checked so (GnuPG missing), is walked again the plain way, which names
- * the first bad record and why. */
+ * rest in full ("What is parsed again" in docs/history.md#verifying-the-first-bad-record-and-why).
+ * A chain that does not pass that way, or could not be checked so (GnuPG missing), is
+ * walked again the plain way, which names the first bad record and why. */
 static void run_verify(hist_job *j)
 {
     bd_anchor_report rep;
