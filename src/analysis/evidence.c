@@ -113,7 +113,9 @@ struct bd_evidence {
     time_t since;
     ev_run *runs;
     size_t n_runs, cap_runs;
-    bd_strindex ix; /* runs by run id */
+    bd_strindex ix;   /* runs by run id */
+    size_t last_run;  /* the run of the last record taken (n_runs: none): runs are contiguous */
+    const char **pin; /* per case of the task class, its pinned digest today (NULL: none) */
     size_t outside_window, subset;
     bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
     bd_record_keys keys_ev, keys_all; /* ev_keys prepared: ev_pre's, and with the signed runs' */
@@ -133,6 +135,15 @@ int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd
     ev->tc = tc;
     ev->since = since;
     bd_strindex_init(&ev->ix, ev_run_key);
+    /* each case's pin found once, not per record (the stale rule's lookup) */
+    if (!(ev->pin = calloc(tc->n_cases ? tc->n_cases : 1, sizeof(*ev->pin)))) {
+        free(ev);
+        return nomem(err);
+    }
+    for (size_t c = 0; c < tc->n_cases; c++) {
+        const bd_pin *p = tc->digests ? bd_digests_find(tc->digests, tc->case_ids[c]) : NULL;
+        ev->pin[c] = p ? p->digest : NULL;
+    }
     bd_record_keys_init(&ev->keys_ev, ev_keys, M__N);
     bd_record_keys_init(&ev->keys_all, ev_keys, M__ALL);
     *out = ev;
@@ -147,7 +158,7 @@ static void ev_clear(bd_evidence *ev)
         free(ev->runs[i].slots[0]);
         free(ev->runs[i].slots[1]);
     }
-    ev->n_runs = ev->outside_window = ev->subset = 0;
+    ev->n_runs = ev->outside_window = ev->subset = ev->last_run = 0;
     bd_strindex_clear(&ev->ix);
 }
 
@@ -157,6 +168,7 @@ void bd_evidence_free(bd_evidence *ev)
         return;
     ev_clear(ev);
     free(ev->runs);
+    free(ev->pin);
     bd_strindex_release(&ev->ix);
     free(ev);
 }
@@ -164,7 +176,11 @@ void bd_evidence_free(bd_evidence *ev)
 /* The run's index (added when new); -1 when out of memory. */
 static long run_index(bd_evidence *ev, const char *run_id)
 {
+    /* a run's records follow each other: the last record's run first */
+    if (ev->last_run < ev->n_runs && strcmp(ev->runs[ev->last_run].run_id, run_id) == 0)
+        return (long)ev->last_run;
     size_t i = bd_strindex_find(&ev->ix, ev->runs, ev->n_runs, run_id);
+    ev->last_run = i;
     if (i < ev->n_runs)
         return (long)i;
     if (ev->n_runs == ev->cap_runs) {
@@ -183,6 +199,7 @@ static long run_index(bd_evidence *ev, const char *run_id)
         free(ev->runs[--ev->n_runs].run_id);
         return -1;
     }
+    ev->last_run = ev->n_runs - 1;
     return (long)(ev->n_runs - 1);
 }
 
@@ -257,13 +274,15 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     e->score = score;
     time_pack(&e->fin, fin);
     bool pv = v[M_PV] && vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
-    /* current through the one stale rule, on the fields it reads */
-    bd_history_record hr;
-    memset(&hr, 0, sizeof(hr));
-    hr.case_id = cid;
-    hr.case_digest = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
-    hr.task_class_digest = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
-    bool stale = e->case_ix < 0 || bd_record_stale(&hr, ev->tc->digests) != BD_STALE_NONE;
+    /* current through the one stale rule (bd_stale_bits); a record on its case's pin and
+     * today's task class digest is current without looking the pin up again */
+    const char *cdp = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
+    const char *tcdp = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
+    const char *pin = e->case_ix >= 0 ? ev->pin[e->case_ix] : NULL;
+    bool current = pin && cdp && tcdp && strcmp(pin, cdp) == 0 &&
+                   strcmp(ev->tc->digests->task_class, tcdp) == 0;
+    bool stale = e->case_ix < 0 ||
+                 (!current && bd_stale_bits(cid, cdp, tcdp, ev->tc->digests) != BD_STALE_NONE);
     e->flags =
         (passed ? F_PASSED : 0) | (stale ? F_STALE : 0) | (pv ? F_PV : 0) | (o->ns ? F_NS : 0);
 }

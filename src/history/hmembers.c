@@ -160,6 +160,32 @@ static bool scored_score(const char *sv, const char *se, bool *passed, double *s
     return true;
 }
 
+/* The members a version-2 score record may hold before `score`, in canonical (sorted)
+ * order (docs/formats.md#history-records-format-v2). */
+static const char *const known_keys[] = {"case_digest",
+                                         "case_id",
+                                         "cassette_digest",
+                                         "finished_at",
+                                         "harness_version",
+                                         "isolation_class",
+                                         "operator_fingerprint",
+                                         "origin",
+                                         "prev_hash",
+                                         "provenance_verified",
+                                         "run_cases",
+                                         "run_id",
+                                         "run_scope",
+                                         "schema_version"};
+#define N_KNOWN (sizeof(known_keys) / sizeof(known_keys[0]))
+static const uint8_t known_len[N_KNOWN] = {11, 7, 15, 11, 15, 15, 20, 6, 9, 19, 9, 6, 9, 14};
+
+static bool members_known = true;
+
+void bd_record_test_members_known(bool on)
+{
+    members_known = on;
+}
+
 void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
 {
     memset(ks, 0, sizeof(*ks));
@@ -168,6 +194,13 @@ void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
     for (size_t i = 0; i < ks->n; i++) {
         ks->len[i] = strlen(keys[i]);
         ks->slot[((unsigned char)keys[i][0] + ks->len[i]) % 32] |= (uint64_t)1 << i;
+    }
+    _Static_assert(N_KNOWN <= sizeof(ks->known), "room for the known members");
+    for (size_t k = 0; k < N_KNOWN; k++) {
+        ks->known[k] = (uint8_t)ks->n; /* the first key of that name, as key_take finds it */
+        for (size_t i = ks->n; i-- > 0;)
+            if (ks->len[i] == known_len[k] && memcmp(keys[i], known_keys[k], known_len[k]) == 0)
+                ks->known[k] = (uint8_t)i;
     }
 }
 
@@ -235,6 +268,44 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
     return found;
 }
 
+/* The members before `score` read by their known names (known_keys, in that order; no
+ * key is scanned for its end or looked up): true with vals/vlens filled and *score_at at
+ * score's value, exactly as the general loop below fills them; false for any other member
+ * or shape (the general loop then reads the record). */
+static bool scored_known(const char *rec, const char *end, const bd_record_keys *ks,
+                         const char **vals, size_t *vlens, const char **score_at)
+{
+    const char *p = rec + 1;
+    size_t j = 0;
+    while (p < end && *p == '"') {
+        /* the next known name this member can be (names are sorted, each at most once) */
+        for (; j < N_KNOWN; j++) {
+            size_t kl = known_len[j];
+            if ((size_t)(end - p) > kl + 2 && p[1] == known_keys[j][0] && p[kl + 1] == '"' &&
+                p[kl + 2] == ':' && memcmp(p + 1, known_keys[j], kl) == 0)
+                break;
+        }
+        if (j == N_KNOWN) {
+            if ((size_t)(end - p) > 8 && memcmp(p, "\"score\":", 8) == 0) {
+                *score_at = p + 8;
+                return true;
+            }
+            return false;
+        }
+        const char *v = p + known_len[j] + 3, *ve = skip_value(v, end);
+        if (!ve || ve >= end || *ve != ',')
+            return false;
+        size_t i = ks->known[j];
+        if (i < ks->n) {
+            vals[i] = v;
+            vlens[i] = (size_t)(ve - v);
+        }
+        j++;
+        p = ve + 1;
+    }
+    return false;
+}
+
 bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys *ks,
                               const char **vals, size_t *vlens, bool *passed, double *score)
 {
@@ -257,6 +328,19 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
     const char *p = rec + 1, *end = rec + len, *score_at = NULL;
     if (*rec != '{')
         return false;
+    if (members_known && scored_known(rec, end, ks, vals, vlens, &score_at)) {
+        /* every known name maps to the first key of ks of that name: take them as found */
+        for (size_t k = 0; k < N_KNOWN; k++)
+            if (ks->known[k] < n && vals[ks->known[k]])
+                left &= ~((uint64_t)1 << ks->known[k]);
+        p = end; /* the loop below is done */
+    } else {
+        score_at = NULL;
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = NULL;
+            vlens[i] = 0;
+        }
+    }
     while (p < end && *p == '"') {
         const char *k, *v, *ve;
         size_t kl;
