@@ -113,13 +113,95 @@ struct bd_evidence {
     time_t since;
     ev_run *runs;
     size_t n_runs, cap_runs;
-    bd_strindex ix;   /* runs by run id */
-    size_t last_run;  /* the run of the last record taken (n_runs: none): runs are contiguous */
-    const char **pin; /* per case of the task class, its pinned digest today (NULL: none) */
+    bd_strindex ix;      /* runs by run id */
+    size_t last_run;     /* the run of the last record taken (n_runs: none): runs are contiguous */
+    const char **pin;    /* per case of the task class, its pinned digest today (NULL: none) */
+    size_t *pin_len;     /* its length; 0 when it is not a plain string (then compared slowly) */
+    size_t tcd_len;      /* today's task class digest's, the same way */
+    uint32_t *case_slot; /* case ids by case_hash: case index + 1 (0: empty) */
+    size_t case_mask;    /* slots - 1 */
     size_t outside_window, subset;
     bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
     bd_record_keys keys_ev, keys_all; /* ev_keys prepared: ev_pre's, and with the signed runs' */
 };
+
+/* A case id's slot hash (its length and three words of it: ids of one task class share
+ * long prefixes). */
+static size_t case_hash(const char *s, size_t n)
+{
+    uint64_t h = n * 0x9E3779B97F4A7C15ull, w[3] = {0, 0, 0};
+    if (n >= 8) {
+        memcpy(&w[0], s, 8);
+        memcpy(&w[1], s + n / 2 - 4, 8);
+        memcpy(&w[2], s + n - 8, 8);
+    } else {
+        memcpy(&w[0], s, n);
+    }
+    for (int i = 0; i < 3; i++)
+        h = (h ^ w[i]) * 0xFF51AFD7ED558CCDull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The length of `s` when a JSON string of exactly its bytes is read back as `s` by str_of
+ * into a buffer of `cap` (no quote, no backslash; it fits); 0 otherwise. */
+static size_t plain_len(const char *s, size_t cap)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n > 0 && n + 2 < cap && !strpbrk(s, "\\\"") ? n : 0;
+}
+
+/* What ev_pre looks up per record, found once per walk: each case's pin (the stale rule's
+ * lookup) and the case ids by hash. 0, or -1 when out of memory. */
+static int ev_cases_prepare(bd_evidence *ev)
+{
+    const bd_task_class *tc = ev->tc;
+    size_t n = tc->n_cases, slots = 16;
+    while (slots < 4 * n)
+        slots *= 2;
+    ev->pin = calloc(n ? n : 1, sizeof(*ev->pin));
+    ev->pin_len = calloc(n ? n : 1, sizeof(*ev->pin_len));
+    ev->case_slot = calloc(slots, sizeof(*ev->case_slot));
+    if (!ev->pin || !ev->pin_len || !ev->case_slot)
+        return -1;
+    ev->case_mask = slots - 1;
+    ev->tcd_len = tc->digests ? plain_len(tc->digests->task_class, 80) : 0;
+    for (size_t c = 0; c < n; c++) {
+        const bd_pin *p = tc->digests ? bd_digests_find(tc->digests, tc->case_ids[c]) : NULL;
+        ev->pin[c] = p ? p->digest : NULL;
+        ev->pin_len[c] = plain_len(ev->pin[c], 80);
+        /* the index bd_task_class_case_index gives for this id, whatever the order */
+        int ix = bd_task_class_case_index(tc, tc->case_ids[c]);
+        size_t k = case_hash(tc->case_ids[c], strlen(tc->case_ids[c])) & ev->case_mask;
+        while (ev->case_slot[k])
+            k = (k + 1) & ev->case_mask;
+        ev->case_slot[k] = (uint32_t)ix + 1;
+    }
+    return 0;
+}
+
+/* The case whose id is the JSON string v/vl holds, as bd_task_class_case_index finds it
+ * from the string str_of reads; -2 when it is not found here (the caller then asks
+ * bd_task_class_case_index: an id with a NUL in it, one of no case). */
+static int case_of(const bd_evidence *ev, const char *v, size_t vl)
+{
+    if (vl < 2)
+        return -2;
+    const char *s = v + 1;
+    size_t n = vl - 2;
+    for (size_t k = case_hash(s, n) & ev->case_mask; ev->case_slot[k];
+         k = (k + 1) & ev->case_mask) {
+        const char *id = ev->tc->case_ids[ev->case_slot[k] - 1];
+        if (strlen(id) == n && memcmp(id, s, n) == 0)
+            return (int)ev->case_slot[k] - 1;
+    }
+    return -2;
+}
+
+/* Whether the member's value v/vl is the JSON string of exactly the n bytes of s. */
+static bool value_is(const char *v, size_t vl, const char *s, size_t n)
+{
+    return n > 0 && v && vl == n + 2 && v[0] == '"' && v[n + 1] == '"' && memcmp(v + 1, s, n) == 0;
+}
 
 /* An entry's key for the runs' index. */
 static const char *ev_run_key(const void *runs, size_t i)
@@ -135,14 +217,9 @@ int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd
     ev->tc = tc;
     ev->since = since;
     bd_strindex_init(&ev->ix, ev_run_key);
-    /* each case's pin found once, not per record (the stale rule's lookup) */
-    if (!(ev->pin = calloc(tc->n_cases ? tc->n_cases : 1, sizeof(*ev->pin)))) {
-        free(ev);
+    if (ev_cases_prepare(ev) != 0) {
+        bd_evidence_free(ev);
         return nomem(err);
-    }
-    for (size_t c = 0; c < tc->n_cases; c++) {
-        const bd_pin *p = tc->digests ? bd_digests_find(tc->digests, tc->case_ids[c]) : NULL;
-        ev->pin[c] = p ? p->digest : NULL;
     }
     bd_record_keys_init(&ev->keys_ev, ev_keys, M__N);
     bd_record_keys_init(&ev->keys_all, ev_keys, M__ALL);
@@ -169,6 +246,8 @@ void bd_evidence_free(bd_evidence *ev)
     ev_clear(ev);
     free(ev->runs);
     free(ev->pin);
+    free(ev->pin_len);
+    free(ev->case_slot);
     bd_strindex_release(&ev->ix);
     free(ev);
 }
@@ -270,19 +349,23 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     o->run_cases = strtoull(v[M_RC], NULL, 10);
     ev_rec *e = &o->r;
     memset(e, 0, sizeof(*e));
-    e->case_ix = bd_task_class_case_index(ev->tc, cid);
+    e->case_ix = case_of(ev, v[M_CID], vl[M_CID]);
+    if (e->case_ix == -2)
+        e->case_ix = bd_task_class_case_index(ev->tc, cid);
     e->score = score;
     time_pack(&e->fin, fin);
     bool pv = v[M_PV] && vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
-    /* current through the one stale rule (bd_stale_bits); a record on its case's pin and
-     * today's task class digest is current without looking the pin up again */
-    const char *cdp = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
-    const char *tcdp = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
-    const char *pin = e->case_ix >= 0 ? ev->pin[e->case_ix] : NULL;
-    bool current = pin && cdp && tcdp && strcmp(pin, cdp) == 0 &&
-                   strcmp(ev->tc->digests->task_class, tcdp) == 0;
-    bool stale = e->case_ix < 0 ||
-                 (!current && bd_stale_bits(cid, cdp, tcdp, ev->tc->digests) != BD_STALE_NONE);
+    /* current through the one stale rule (bd_stale_bits); a record holding exactly its
+     * case's pin and today's task class digest is current without a copy or a lookup */
+    bool current = e->case_ix >= 0 &&
+                   value_is(v[M_CD], vl[M_CD], ev->pin[e->case_ix], ev->pin_len[e->case_ix]) &&
+                   value_is(v[M_TCD], vl[M_TCD], ev->tc->digests->task_class, ev->tcd_len);
+    bool stale = e->case_ix < 0;
+    if (!stale && !current) {
+        const char *cdp = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
+        const char *tcdp = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
+        stale = bd_stale_bits(cid, cdp, tcdp, ev->tc->digests) != BD_STALE_NONE;
+    }
     e->flags =
         (passed ? F_PASSED : 0) | (stale ? F_STALE : 0) | (pv ? F_PV : 0) | (o->ns ? F_NS : 0);
 }

@@ -273,7 +273,7 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
  * score's value, exactly as the general loop below fills them; false for any other member
  * or shape (the general loop then reads the record). */
 static bool scored_known(const char *rec, const char *end, const bd_record_keys *ks,
-                         const char **vals, size_t *vlens, const char **score_at)
+                         const char **vals, size_t *vlens, uint64_t *left, const char **score_at)
 {
     const char *p = rec + 1;
     size_t j = 0;
@@ -299,6 +299,7 @@ static bool scored_known(const char *rec, const char *end, const bd_record_keys 
         if (i < ks->n) {
             vals[i] = v;
             vlens[i] = (size_t)(ve - v);
+            *left &= ~((uint64_t)1 << i);
         }
         j++;
         p = ve + 1;
@@ -328,14 +329,11 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
     const char *p = rec + 1, *end = rec + len, *score_at = NULL;
     if (*rec != '{')
         return false;
-    if (members_known && scored_known(rec, end, ks, vals, vlens, &score_at)) {
-        /* every known name maps to the first key of ks of that name: take them as found */
-        for (size_t k = 0; k < N_KNOWN; k++)
-            if (ks->known[k] < n && vals[ks->known[k]])
-                left &= ~((uint64_t)1 << ks->known[k]);
+    if (members_known && scored_known(rec, end, ks, vals, vlens, &left, &score_at)) {
         p = end; /* the loop below is done */
     } else {
         score_at = NULL;
+        left = keys_left(ks);
         for (size_t i = 0; i < n; i++) {
             vals[i] = NULL;
             vlens[i] = 0;
