@@ -84,12 +84,27 @@ static inline bool scalar_byte(char c)
            c == 't' || c == 'r' || c == 'u' || c == 'f' || c == 'a' || c == 'l' || c == 's';
 }
 
+static inline uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Whether the n bytes at p (9 <= n <= 24, all there to read) are pat's: three words that
+ * cover them, the last ending at the n-th byte. */
+static inline bool same_bytes(const char *p, const char *pat, size_t n)
+{
+    return load8(p) == load8(pat) && load8(p + n - 8) == load8(pat + n - 8) &&
+           (n <= 16 || load8(p + 8) == load8(pat + 8));
+}
+
 /* Going backwards from `end` (one past a member's value): the member `,"key":value` whose
  * value is a string with no quote inside (string) or a run of number or literal bytes.
  * Returns where its comma is, with its value in *v and *vl; NULL when the bytes are not so. */
 static inline __attribute__((always_inline)) const char *
-member_back(const char *lo, const char *end, const char *key, size_t kl, bool string,
-            const char **v, size_t *vl)
+member_back(const char *lo, const char *end, const char *pat, size_t n, bool string, const char **v,
+            size_t *vl)
 {
     const char *vs = end;
     if (string) {
@@ -104,21 +119,22 @@ member_back(const char *lo, const char *end, const char *key, size_t kl, bool st
         if (vs == end)
             return NULL;
     }
-    /* An unescaped quote right after `,"key":` opens the value: the bytes between hold no
-     * quote, so this is the whole string. */
-    if ((size_t)(vs - lo) < kl + 4)
+    /* An unescaped quote right after `,"key":` (pat, n bytes) opens the value: the bytes
+     * between hold no quote, so this is the whole string. */
+    if ((size_t)(vs - lo) < n)
         return NULL;
-    const char *m = vs - kl - 4;
-    if (m[0] != ',' || m[1] != '"' || memcmp(m + 2, key, kl) != 0 || m[kl + 2] != '"' ||
-        m[kl + 3] != ':')
+    const char *m = vs - n;
+    if (n >= 9 ? !same_bytes(m, pat, n) : memcmp(m, pat, n) != 0)
         return NULL;
     *v = vs;
     *vl = (size_t)(end - vs);
     return m;
 }
 
-/* member_back with the key's length known when compiling (its compare then inlined). */
-#define MEMBER_BACK(lo, end, key, ...) member_back(lo, end, key, sizeof(key) - 1, __VA_ARGS__)
+/* member_back of the member named `key` (a literal: its bytes and length known when
+ * compiling, so the compare is inlined). */
+#define MEMBER_BACK(lo, end, key, ...)                                                             \
+    member_back(lo, end, ",\"" key "\":", sizeof(key) + 3, __VA_ARGS__)
 
 enum { TAIL_SEQ, TAIL_STARTED, TAIL_TC, TAIL_TCD, TAIL_SCORE, TAIL__N };
 
@@ -194,21 +210,6 @@ static const char known_pat[N_KNOWN][24] = {"\"case_digest\":",
                                             "\"run_id\":",
                                             "\"run_scope\":",
                                             "\"schema_version\":"};
-
-static inline uint64_t load8(const char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-/* Whether the n bytes at p (9 <= n <= 24, all there to read) are pat's: three words that
- * cover them, the last ending at the n-th byte. */
-static inline bool same_bytes(const char *p, const char *pat, size_t n)
-{
-    return load8(p) == load8(pat) && load8(p + n - 8) == load8(pat + n - 8) &&
-           (n <= 16 || load8(p + 8) == load8(pat + 8));
-}
 
 static bool members_known = true;
 

@@ -95,6 +95,12 @@ static const char *const declined[] = {
     "{\"score\":1,\"seq\":1,\"started_at\":\"a\",\"task_class\":\"b\",\"task_class_digest\":\"c\"}",
     "{\"zeta\":{\"passed\":true,\"score\":1,\"wall_clock_ms\":1},\"seq\":1,\"started_at\":\"a\","
     "\"task_class\":\"b\",\"task_class_digest\":\"c\"}",
+    /* a member's name a byte off one read from the end: in the record, in its BenchScore */
+    HEAD MID "\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,"
+             "\"score\":1,\"wall_clock_ms\":1},\"seq\":1,\"started_at\":\"a\",\"task_class\":"
+             "\"b\",\"task_class_digesX\":\"c\"}",
+    HEAD MID "\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,"
+             "\"score\":1,\"wall_clock_mX\":1}" TAIL,
     "",
     "}",
     "\"}",
