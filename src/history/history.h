@@ -302,6 +302,7 @@ typedef struct bd_record_keys {
     uint64_t slot[32]; /* bit i in slot[(first byte + length) % 32]: key i may match */
     uint8_t known[16]; /* the members a score record may hold before `score`, in their
                         * order (hmembers.c): which key each is (n: none of these) */
+    uint8_t tail[8];   /* the same for those read from its end (hmembers.c) */
 } bd_record_keys;
 
 /* Prepare keys[0..n) (n <= 64; more are ignored). */

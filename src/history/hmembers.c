@@ -218,6 +218,20 @@ void bd_record_test_members_known(bool on)
     members_known = on;
 }
 
+/* The members read from the record's end, in the order of the TAIL_ enum. */
+static const char *const tail_keys[TAIL__N] = {"seq", "started_at", "task_class",
+                                               "task_class_digest", "score"};
+
+/* The first key of ks named name/len (ks->n: none), as key_take finds it when none of
+ * that name was taken before. */
+static uint8_t first_named(const bd_record_keys *ks, const char *name, size_t len)
+{
+    for (size_t i = 0; i < ks->n; i++)
+        if (ks->len[i] == len && memcmp(ks->keys[i], name, len) == 0)
+            return (uint8_t)i;
+    return (uint8_t)ks->n;
+}
+
 void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
 {
     memset(ks, 0, sizeof(*ks));
@@ -228,12 +242,11 @@ void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
         ks->slot[((unsigned char)keys[i][0] + ks->len[i]) % 32] |= (uint64_t)1 << i;
     }
     _Static_assert(N_KNOWN <= sizeof(ks->known), "room for the known members");
-    for (size_t k = 0; k < N_KNOWN; k++) {
-        ks->known[k] = (uint8_t)ks->n; /* the first key of that name, as key_take finds it */
-        for (size_t i = ks->n; i-- > 0;)
-            if (ks->len[i] == known_len[k] && memcmp(keys[i], known_keys[k], known_len[k]) == 0)
-                ks->known[k] = (uint8_t)i;
-    }
+    _Static_assert(TAIL__N <= sizeof(ks->tail), "room for the members read from the end");
+    for (size_t k = 0; k < N_KNOWN; k++)
+        ks->known[k] = first_named(ks, known_keys[k], known_len[k]);
+    for (size_t t = 0; t < TAIL__N; t++)
+        ks->tail[t] = first_named(ks, tail_keys[t], strlen(tail_keys[t]));
 }
 
 /* The key of ks named k/kl not found yet (bit set in *left), or ks->n; its bit cleared. */
@@ -341,9 +354,6 @@ static bool scored_known(const char *rec, const char *end, const bd_record_keys 
 bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys *ks,
                               const char **vals, size_t *vlens, bool *passed, double *score)
 {
-    static const char *const tail_keys[TAIL__N] = {"seq", "started_at", "task_class",
-                                                   "task_class_digest", "score"};
-    static const size_t tail_len[TAIL__N] = {3, 10, 10, 17, 5};
     const char *tv[TAIL__N];
     size_t tl[TAIL__N];
     const char *score_end = NULL;
@@ -396,8 +406,9 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
         return false;
     tv[TAIL_SCORE] = score_at;
     tl[TAIL_SCORE] = (size_t)(score_end - score_at);
+    /* no member before score bears their names (those sort before "score") */
     for (size_t t = 0; t < TAIL__N; t++) {
-        size_t i = key_take(ks, &left, tail_keys[t], tail_len[t]);
+        size_t i = ks->tail[t];
         if (i < n) {
             vals[i] = tv[t];
             vlens[i] = tl[t];
