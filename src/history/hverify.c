@@ -471,24 +471,31 @@ static void work_pre(vwork *w, size_t i, const char *p, size_t len, size_t *need
 /* The prev_hash member of record bytes already verified once (the fast mode): in canonical
  * JSON a quote inside a string is escaped and no other member named prev_hash holds a
  * string, so its first occurrence is the top-level member. False when absent. */
-static bool fast_prev(const char *p, size_t len, uint8_t prev[32], size_t *hint)
+static bool fast_prev(const char *p, size_t len, uint8_t prev[32], size_t hint[2])
 {
     static const char pat[] = "\"prev_hash\":\"";
     /* Records of one history have much the same shape: where the last one held the member
-     * is tried first (the pattern occurs once, so any place it is found is the member). */
+     * is tried first, counted from the start (hint[0]) and from the end (hint[1]: the ids
+     * before it vary in length more than the members after it); the pattern occurs once,
+     * so any place it is found is the member. */
     enum { NEAR = 96 };
-    const char *m = *hint + sizeof(pat) - 1 <= len && memcmp(p + *hint, pat, sizeof(pat) - 1) == 0
-                        ? p + *hint
-                        : NULL;
-    if (!m && len > 4 * NEAR && *hint < len) {
+    const char *m = NULL;
+    if (hint[0] + sizeof(pat) - 1 <= len && memcmp(p + hint[0], pat, sizeof(pat) - 1) == 0)
+        m = p + hint[0];
+    else if (hint[1] >= sizeof(pat) - 1 && hint[1] <= len &&
+             memcmp(p + len - hint[1], pat, sizeof(pat) - 1) == 0)
+        m = p + len - hint[1];
+    if (!m && len > 4 * NEAR && hint[0] < len) {
         /* then near it: ids before it vary in length by a few bytes from record to record */
-        size_t lo = *hint > NEAR ? *hint - NEAR : 0, hi = *hint + NEAR + sizeof(pat);
+        size_t lo = hint[0] > NEAR ? hint[0] - NEAR : 0, hi = hint[0] + NEAR + sizeof(pat);
         m = memmem(p + lo, (hi < len ? hi : len) - lo, pat, sizeof(pat) - 1);
     }
     if (!m)
         m = memmem(p, len, pat, sizeof(pat) - 1);
-    if (m)
-        *hint = (size_t)(m - p);
+    if (m) {
+        hint[0] = (size_t)(m - p);
+        hint[1] = (size_t)(p + len - m);
+    }
     char hex[BD_HASH_BUF];
     if (!m || (size_t)(p + len - m) < sizeof(pat) - 1 + 65)
         return false;
@@ -508,7 +515,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     const uint8_t *in[VERIFY_BATCH] = {NULL};
     size_t lens[VERIFY_BATCH] = {0};
     uint8_t b3[VERIFY_BATCH][32];
-    size_t hint = 0, needle_at = 0;
+    size_t hint[2] = {0, 0}, needle_at = 0;
     size_t n = end - i;
     for (size_t j = 0; j < n; j++)
         in[j] = (const uint8_t *)bd_segbuf_line(w->seg, w->seg_lo + i + j, &lens[j]);
@@ -520,7 +527,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
         vslot *s = &w->slots[i + j];
-        s->ok = fast_prev((const char *)in[j], lens[j], s->prev, &hint);
+        s->ok = fast_prev((const char *)in[j], lens[j], s->prev, hint);
         if (s->ok) {
             memcpy(msg[m], CHAIN_TAG, CHAIN_TAG_LEN);
             memcpy(msg[m] + CHAIN_TAG_LEN, s->prev, 32);
@@ -546,7 +553,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
         work_batch_fast(w, i, end);
         return;
     }
-    size_t hint = 0, needle_at = 0;
+    size_t hint[2] = {0, 0}, needle_at = 0;
     for (; i < end; i++) {
         vslot *s = &w->slots[i];
         bd_err ignored;
@@ -562,7 +569,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
         if (p && w->fast) {
             /* Each record's hash from its own bytes and its prev_hash member, so hashing
              * runs on every thread and linking is a comparison (see verify_window_run). */
-            s->ok = fast_prev(p, len, s->prev, &hint);
+            s->ok = fast_prev(p, len, s->prev, hint);
             if (s->ok)
                 bd_history_record_hash(s->hash, s->prev, p, len);
         } else if (p && parse_record(p, len, &core, NULL, NULL) == BD_CHAIN_OK) {
