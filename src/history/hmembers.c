@@ -177,39 +177,24 @@ static bool scored_score(const char *sv, const char *se, bool *passed, double *s
 }
 
 /* The members a version-2 score record may hold before `score`, in canonical (sorted)
- * order (docs/formats.md#history-records-format-v2). */
-static const char *const known_keys[] = {"case_digest",
-                                         "case_id",
-                                         "cassette_digest",
-                                         "finished_at",
-                                         "harness_version",
-                                         "isolation_class",
-                                         "operator_fingerprint",
-                                         "origin",
-                                         "prev_hash",
-                                         "provenance_verified",
-                                         "run_cases",
-                                         "run_id",
-                                         "run_scope",
-                                         "schema_version"};
-#define N_KNOWN (sizeof(known_keys) / sizeof(known_keys[0]))
+ * order (docs/formats.md#history-records-format-v2), each as its first bytes `"name":`
+ * (at most 23 of them), and the length of each name. */
+static const char known_pat[][24] = {"\"case_digest\":",
+                                     "\"case_id\":",
+                                     "\"cassette_digest\":",
+                                     "\"finished_at\":",
+                                     "\"harness_version\":",
+                                     "\"isolation_class\":",
+                                     "\"operator_fingerprint\":",
+                                     "\"origin\":",
+                                     "\"prev_hash\":",
+                                     "\"provenance_verified\":",
+                                     "\"run_cases\":",
+                                     "\"run_id\":",
+                                     "\"run_scope\":",
+                                     "\"schema_version\":"};
+#define N_KNOWN (sizeof(known_pat) / sizeof(known_pat[0]))
 static const uint8_t known_len[N_KNOWN] = {11, 7, 15, 11, 15, 15, 20, 6, 9, 19, 9, 6, 9, 14};
-
-/* Each known name as its member's first bytes, `"name":` (at most 23 of them). */
-static const char known_pat[N_KNOWN][24] = {"\"case_digest\":",
-                                            "\"case_id\":",
-                                            "\"cassette_digest\":",
-                                            "\"finished_at\":",
-                                            "\"harness_version\":",
-                                            "\"isolation_class\":",
-                                            "\"operator_fingerprint\":",
-                                            "\"origin\":",
-                                            "\"prev_hash\":",
-                                            "\"provenance_verified\":",
-                                            "\"run_cases\":",
-                                            "\"run_id\":",
-                                            "\"run_scope\":",
-                                            "\"schema_version\":"};
 
 static bool members_known = true;
 
@@ -244,7 +229,7 @@ void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
     _Static_assert(N_KNOWN <= sizeof(ks->known), "room for the known members");
     _Static_assert(TAIL__N <= sizeof(ks->tail), "room for the members read from the end");
     for (size_t k = 0; k < N_KNOWN; k++)
-        ks->known[k] = first_named(ks, known_keys[k], known_len[k]);
+        ks->known[k] = first_named(ks, known_pat[k] + 1, known_len[k]);
     for (size_t t = 0; t < TAIL__N; t++)
         ks->tail[t] = first_named(ks, tail_keys[t], strlen(tail_keys[t]));
 }
@@ -313,12 +298,12 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
     return found;
 }
 
-/* The members before `score` read by their known names (known_keys, in that order; no
+/* The members before `score` read by their known names (known_pat, in that order; no
  * key is scanned for its end or looked up): true with vals/vlens filled and *score_at at
  * score's value, exactly as the general loop below fills them; false for any other member
  * or shape (the general loop then reads the record). */
 static bool scored_known(const char *rec, const char *end, const bd_record_keys *ks,
-                         const char **vals, size_t *vlens, uint64_t *left, const char **score_at)
+                         const char **vals, size_t *vlens, const char **score_at)
 {
     const char *p = rec + 1;
     size_t j = 0;
@@ -343,7 +328,6 @@ static bool scored_known(const char *rec, const char *end, const bd_record_keys 
         if (i < ks->n) {
             vals[i] = v;
             vlens[i] = (size_t)(ve - v);
-            *left &= ~((uint64_t)1 << i);
         }
         j++;
         p = ve + 1;
@@ -370,11 +354,10 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
     const char *p = rec + 1, *end = rec + len, *score_at = NULL;
     if (*rec != '{')
         return false;
-    if (members_known && scored_known(rec, end, ks, vals, vlens, &left, &score_at)) {
+    if (members_known && scored_known(rec, end, ks, vals, vlens, &score_at)) {
         p = end; /* the loop below is done */
     } else {
         score_at = NULL;
-        left = keys_left(ks);
         for (size_t i = 0; i < n; i++) {
             vals[i] = NULL;
             vlens[i] = 0;
