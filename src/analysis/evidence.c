@@ -210,6 +210,17 @@ static bool value_is(const char *v, size_t vl, const char *s, size_t n)
     return n > 0 && v && vl == n + 2 && v[0] == '"' && v[n + 1] == '"' && memcmp(v + 1, s, n) == 0;
 }
 
+/* run_cases from its member's value: a plain run of up to 19 digits (what records hold)
+ * read here, anything else as strtoull reads it. */
+static uint64_t count_of(const char *v, size_t vl)
+{
+    uint64_t n = 0;
+    size_t i = 0;
+    for (; i < vl && i < 19 && v[i] >= '0' && v[i] <= '9'; i++)
+        n = n * 10 + (uint64_t)(v[i] - '0');
+    return i > 0 && i == vl ? n : strtoull(v, NULL, 10);
+}
+
 /* An entry's key for the runs' index. */
 static const char *ev_run_key(const void *runs, size_t i)
 {
@@ -353,7 +364,7 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     }
     o->kind = EV_FULL;
     o->ns = strcmp(iso, "namespaces") == 0;
-    o->run_cases = strtoull(v[M_RC], NULL, 10);
+    o->run_cases = count_of(v[M_RC], vl[M_RC]);
     ev_rec *e = &o->r;
     memset(e, 0, sizeof(*e));
     e->case_ix = case_of(ev, v[M_CID], vl[M_CID]);
