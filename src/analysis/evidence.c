@@ -113,11 +113,113 @@ struct bd_evidence {
     time_t since;
     ev_run *runs;
     size_t n_runs, cap_runs;
-    bd_strindex ix; /* runs by run id */
+    bd_strindex ix;      /* runs by run id */
+    size_t last_run;     /* the run of the last record taken (n_runs: none): runs are contiguous */
+    const char **pin;    /* per case of the task class, its pinned digest today (NULL: none) */
+    size_t *pin_len;     /* its length; 0 when it is not a plain string (then compared slowly) */
+    size_t tcd_len;      /* today's task class digest's, the same way */
+    uint32_t *case_slot; /* case ids by case_hash: case index + 1 (0: empty) */
+    size_t case_mask;    /* slots - 1 */
     size_t outside_window, subset;
     bd_runsig_walk *sig; /* borrowed: the signed runs gathered in the same walk, or NULL */
     bd_record_keys keys_ev, keys_all; /* ev_keys prepared: ev_pre's, and with the signed runs' */
 };
+
+static bool shortcuts = true;
+
+void bd_evidence_test_shortcuts(bool on)
+{
+    shortcuts = on;
+}
+
+/* A case id's slot hash (its length and three words of it: ids of one task class share
+ * long prefixes). */
+static size_t case_hash(const char *s, size_t n)
+{
+    uint64_t h = n * 0x9E3779B97F4A7C15ull, w[3] = {0, 0, 0};
+    if (n >= 8) {
+        memcpy(&w[0], s, 8);
+        memcpy(&w[1], s + n / 2 - 4, 8);
+        memcpy(&w[2], s + n - 8, 8);
+    } else {
+        memcpy(&w[0], s, n);
+    }
+    for (int i = 0; i < 3; i++)
+        h = (h ^ w[i]) * 0xFF51AFD7ED558CCDull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The length of `s` when a JSON string of exactly its bytes is read back as `s` by str_of
+ * into a buffer of `cap` (no quote, no backslash; it fits); 0 otherwise. */
+static size_t plain_len(const char *s, size_t cap)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n > 0 && n + 2 < cap && !strpbrk(s, "\\\"") ? n : 0;
+}
+
+/* What ev_pre looks up per record, found once per walk: each case's pin (the stale rule's
+ * lookup) and the case ids by hash. 0, or -1 when out of memory. */
+static int ev_cases_prepare(bd_evidence *ev)
+{
+    const bd_task_class *tc = ev->tc;
+    size_t n = tc->n_cases, slots = 16;
+    while (slots < 4 * n)
+        slots *= 2;
+    ev->pin = calloc(n ? n : 1, sizeof(*ev->pin));
+    ev->pin_len = calloc(n ? n : 1, sizeof(*ev->pin_len));
+    ev->case_slot = calloc(slots, sizeof(*ev->case_slot));
+    if (!ev->pin || !ev->pin_len || !ev->case_slot)
+        return -1;
+    ev->case_mask = slots - 1;
+    ev->tcd_len = tc->digests ? plain_len(tc->digests->task_class, 80) : 0;
+    for (size_t c = 0; c < n; c++) {
+        const bd_pin *p = tc->digests ? bd_digests_find(tc->digests, tc->case_ids[c]) : NULL;
+        ev->pin[c] = p ? p->digest : NULL;
+        ev->pin_len[c] = plain_len(ev->pin[c], 80);
+        /* the index bd_task_class_case_index gives for this id, whatever the order */
+        int ix = bd_task_class_case_index(tc, tc->case_ids[c]);
+        size_t k = case_hash(tc->case_ids[c], strlen(tc->case_ids[c])) & ev->case_mask;
+        while (ev->case_slot[k])
+            k = (k + 1) & ev->case_mask;
+        ev->case_slot[k] = (uint32_t)ix + 1;
+    }
+    return 0;
+}
+
+/* The case whose id is the JSON string v/vl holds, as bd_task_class_case_index finds it
+ * from the string str_of reads; -2 when it is not found here (the caller then asks
+ * bd_task_class_case_index: an id with a NUL in it, one of no case). */
+static int case_of(const bd_evidence *ev, const char *v, size_t vl)
+{
+    if (vl < 2 || !shortcuts)
+        return -2;
+    const char *s = v + 1;
+    size_t n = vl - 2;
+    for (size_t k = case_hash(s, n) & ev->case_mask; ev->case_slot[k];
+         k = (k + 1) & ev->case_mask) {
+        const char *id = ev->tc->case_ids[ev->case_slot[k] - 1];
+        if (strlen(id) == n && memcmp(id, s, n) == 0)
+            return (int)ev->case_slot[k] - 1;
+    }
+    return -2;
+}
+
+/* Whether the member's value v/vl is the JSON string of exactly the n bytes of s. */
+static bool value_is(const char *v, size_t vl, const char *s, size_t n)
+{
+    return n > 0 && v && vl == n + 2 && v[0] == '"' && v[n + 1] == '"' && memcmp(v + 1, s, n) == 0;
+}
+
+/* run_cases from its member's value: a plain run of up to 19 digits (what records hold)
+ * read here, anything else as strtoull reads it. */
+static uint64_t count_of(const char *v, size_t vl)
+{
+    uint64_t n = 0;
+    size_t i = 0;
+    for (; i < vl && i < 19 && v[i] >= '0' && v[i] <= '9'; i++)
+        n = n * 10 + (uint64_t)(v[i] - '0');
+    return i > 0 && i == vl ? n : strtoull(v, NULL, 10);
+}
 
 /* An entry's key for the runs' index. */
 static const char *ev_run_key(const void *runs, size_t i)
@@ -133,6 +235,10 @@ int bd_evidence_new(bd_evidence **out, const bd_task_class *tc, time_t since, bd
     ev->tc = tc;
     ev->since = since;
     bd_strindex_init(&ev->ix, ev_run_key);
+    if (ev_cases_prepare(ev) != 0) {
+        bd_evidence_free(ev);
+        return nomem(err);
+    }
     bd_record_keys_init(&ev->keys_ev, ev_keys, M__N);
     bd_record_keys_init(&ev->keys_all, ev_keys, M__ALL);
     *out = ev;
@@ -147,7 +253,7 @@ static void ev_clear(bd_evidence *ev)
         free(ev->runs[i].slots[0]);
         free(ev->runs[i].slots[1]);
     }
-    ev->n_runs = ev->outside_window = ev->subset = 0;
+    ev->n_runs = ev->outside_window = ev->subset = ev->last_run = 0;
     bd_strindex_clear(&ev->ix);
 }
 
@@ -157,6 +263,9 @@ void bd_evidence_free(bd_evidence *ev)
         return;
     ev_clear(ev);
     free(ev->runs);
+    free(ev->pin);
+    free(ev->pin_len);
+    free(ev->case_slot);
     bd_strindex_release(&ev->ix);
     free(ev);
 }
@@ -164,7 +273,11 @@ void bd_evidence_free(bd_evidence *ev)
 /* The run's index (added when new); -1 when out of memory. */
 static long run_index(bd_evidence *ev, const char *run_id)
 {
+    /* a run's records follow each other: the last record's run first */
+    if (ev->last_run < ev->n_runs && strcmp(ev->runs[ev->last_run].run_id, run_id) == 0)
+        return (long)ev->last_run;
     size_t i = bd_strindex_find(&ev->ix, ev->runs, ev->n_runs, run_id);
+    ev->last_run = i;
     if (i < ev->n_runs)
         return (long)i;
     if (ev->n_runs == ev->cap_runs) {
@@ -183,6 +296,7 @@ static long run_index(bd_evidence *ev, const char *run_id)
         free(ev->runs[--ev->n_runs].run_id);
         return -1;
     }
+    ev->last_run = ev->n_runs - 1;
     return (long)(ev->n_runs - 1);
 }
 
@@ -250,20 +364,26 @@ static void ev_pre(const char *rec, size_t len, void *outp, const void *arg)
     }
     o->kind = EV_FULL;
     o->ns = strcmp(iso, "namespaces") == 0;
-    o->run_cases = strtoull(v[M_RC], NULL, 10);
+    o->run_cases = count_of(v[M_RC], vl[M_RC]);
     ev_rec *e = &o->r;
     memset(e, 0, sizeof(*e));
-    e->case_ix = bd_task_class_case_index(ev->tc, cid);
+    e->case_ix = case_of(ev, v[M_CID], vl[M_CID]);
+    if (e->case_ix == -2)
+        e->case_ix = bd_task_class_case_index(ev->tc, cid);
     e->score = score;
     time_pack(&e->fin, fin);
     bool pv = v[M_PV] && vl[M_PV] == 4 && memcmp(v[M_PV], "true", 4) == 0;
-    /* current through the one stale rule, on the fields it reads */
-    bd_history_record hr;
-    memset(&hr, 0, sizeof(hr));
-    hr.case_id = cid;
-    hr.case_digest = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
-    hr.task_class_digest = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
-    bool stale = e->case_ix < 0 || bd_record_stale(&hr, ev->tc->digests) != BD_STALE_NONE;
+    /* current through the one stale rule (bd_stale_bits); a record holding exactly its
+     * case's pin and today's task class digest is current without a copy or a lookup */
+    bool current = shortcuts && e->case_ix >= 0 &&
+                   value_is(v[M_CD], vl[M_CD], ev->pin[e->case_ix], ev->pin_len[e->case_ix]) &&
+                   value_is(v[M_TCD], vl[M_TCD], ev->tc->digests->task_class, ev->tcd_len);
+    bool stale = e->case_ix < 0;
+    if (!stale && !current) {
+        const char *cdp = str_of(v[M_CD], vl[M_CD], cd, sizeof(cd)) ? cd : NULL;
+        const char *tcdp = str_of(v[M_TCD], vl[M_TCD], tcd, sizeof(tcd)) ? tcd : NULL;
+        stale = bd_stale_bits(cid, cdp, tcdp, ev->tc->digests) != BD_STALE_NONE;
+    }
     e->flags =
         (passed ? F_PASSED : 0) | (stale ? F_STALE : 0) | (pv ? F_PV : 0) | (o->ns ? F_NS : 0);
 }

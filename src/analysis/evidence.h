@@ -58,4 +58,10 @@ bool bd_evidence_json_add(cJSON *o, const bd_recommendation *r);
 /* Free what bd_evidence_apply added to `r` (called by bd_recommendation_release). */
 void bd_evidence_release_fields(bd_recommendation *r);
 
+/* Tests only: whether the evidence takes its shortcuts (on, the default: a case found by a
+ * hash of its id, a record holding exactly its case's pin and today's task class digest
+ * taken as current without a copy) or reads every record through
+ * bd_task_class_case_index and bd_stale_bits (off), to compare the two. Not thread-safe. */
+void bd_evidence_test_shortcuts(bool on);
+
 #endif

@@ -300,6 +300,9 @@ typedef struct bd_record_keys {
     size_t n;
     size_t len[64];
     uint64_t slot[32]; /* bit i in slot[(first byte + length) % 32]: key i may match */
+    uint8_t known[16]; /* the members a score record may hold before `score`, in their
+                        * order (hmembers.c): which key each is (n: none of these) */
+    uint8_t tail[8];   /* the same for those read from its end (hmembers.c) */
 } bd_record_keys;
 
 /* Prepare keys[0..n) (n <= 64; more are ignored). */
@@ -325,6 +328,11 @@ bool bd_record_number(const char *v, size_t vl, double *out);
 /* ---- hashing ----------------------------------------------------------------------- */
 
 /* A record's record_hash (bd_history_record_hash) and bd_hash_unhex: hrecord.h. */
+
+/* Tests only: whether bd_record_members_scored reads the members before `score` by their
+ * known names (on, the default) or the general way (off), to compare the two. Not
+ * thread-safe. */
+void bd_record_test_members_known(bool on);
 
 /* Tests only: records per parallel verify window (0 restores the default), so a small
  * history crosses several windows. Not thread-safe. */

@@ -84,12 +84,27 @@ static inline bool scalar_byte(char c)
            c == 't' || c == 'r' || c == 'u' || c == 'f' || c == 'a' || c == 'l' || c == 's';
 }
 
+static inline uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Whether the n bytes at p (9 <= n <= 24, all there to read) are pat's: three words that
+ * cover them, the last ending at the n-th byte. */
+static inline bool same_bytes(const char *p, const char *pat, size_t n)
+{
+    return load8(p) == load8(pat) && load8(p + n - 8) == load8(pat + n - 8) &&
+           (n <= 16 || load8(p + 8) == load8(pat + 8));
+}
+
 /* Going backwards from `end` (one past a member's value): the member `,"key":value` whose
  * value is a string with no quote inside (string) or a run of number or literal bytes.
  * Returns where its comma is, with its value in *v and *vl; NULL when the bytes are not so. */
 static inline __attribute__((always_inline)) const char *
-member_back(const char *lo, const char *end, const char *key, size_t kl, bool string,
-            const char **v, size_t *vl)
+member_back(const char *lo, const char *end, const char *pat, size_t n, bool string, const char **v,
+            size_t *vl)
 {
     const char *vs = end;
     if (string) {
@@ -104,21 +119,22 @@ member_back(const char *lo, const char *end, const char *key, size_t kl, bool st
         if (vs == end)
             return NULL;
     }
-    /* An unescaped quote right after `,"key":` opens the value: the bytes between hold no
-     * quote, so this is the whole string. */
-    if ((size_t)(vs - lo) < kl + 4)
+    /* An unescaped quote right after `,"key":` (pat, n bytes) opens the value: the bytes
+     * between hold no quote, so this is the whole string. */
+    if ((size_t)(vs - lo) < n)
         return NULL;
-    const char *m = vs - kl - 4;
-    if (m[0] != ',' || m[1] != '"' || memcmp(m + 2, key, kl) != 0 || m[kl + 2] != '"' ||
-        m[kl + 3] != ':')
+    const char *m = vs - n;
+    if (n >= 9 ? !same_bytes(m, pat, n) : memcmp(m, pat, n) != 0)
         return NULL;
     *v = vs;
     *vl = (size_t)(end - vs);
     return m;
 }
 
-/* member_back with the key's length known when compiling (its compare then inlined). */
-#define MEMBER_BACK(lo, end, key, ...) member_back(lo, end, key, sizeof(key) - 1, __VA_ARGS__)
+/* member_back of the member named `key` (a literal: its bytes and length known when
+ * compiling, so the compare is inlined). */
+#define MEMBER_BACK(lo, end, key, ...)                                                             \
+    member_back(lo, end, ",\"" key "\":", sizeof(key) + 3, __VA_ARGS__)
 
 enum { TAIL_SEQ, TAIL_STARTED, TAIL_TC, TAIL_TCD, TAIL_SCORE, TAIL__N };
 
@@ -160,6 +176,47 @@ static bool scored_score(const char *sv, const char *se, bool *passed, double *s
     return true;
 }
 
+/* The members a version-2 score record may hold before `score`, in canonical (sorted)
+ * order (docs/formats.md#history-records-format-v2), each as its first bytes `"name":`
+ * (at most 23 of them), and the length of each name. */
+static const char known_pat[][24] = {"\"case_digest\":",
+                                     "\"case_id\":",
+                                     "\"cassette_digest\":",
+                                     "\"finished_at\":",
+                                     "\"harness_version\":",
+                                     "\"isolation_class\":",
+                                     "\"operator_fingerprint\":",
+                                     "\"origin\":",
+                                     "\"prev_hash\":",
+                                     "\"provenance_verified\":",
+                                     "\"run_cases\":",
+                                     "\"run_id\":",
+                                     "\"run_scope\":",
+                                     "\"schema_version\":"};
+#define N_KNOWN (sizeof(known_pat) / sizeof(known_pat[0]))
+static const uint8_t known_len[N_KNOWN] = {11, 7, 15, 11, 15, 15, 20, 6, 9, 19, 9, 6, 9, 14};
+
+static bool members_known = true;
+
+void bd_record_test_members_known(bool on)
+{
+    members_known = on;
+}
+
+/* The members read from the record's end, in the order of the TAIL_ enum. */
+static const char *const tail_keys[TAIL__N] = {"seq", "started_at", "task_class",
+                                               "task_class_digest", "score"};
+
+/* The first key of ks named name/len (ks->n: none), as key_take finds it when none of
+ * that name was taken before. */
+static uint8_t first_named(const bd_record_keys *ks, const char *name, size_t len)
+{
+    for (size_t i = 0; i < ks->n; i++)
+        if (ks->len[i] == len && memcmp(ks->keys[i], name, len) == 0)
+            return (uint8_t)i;
+    return (uint8_t)ks->n;
+}
+
 void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
 {
     memset(ks, 0, sizeof(*ks));
@@ -169,6 +226,12 @@ void bd_record_keys_init(bd_record_keys *ks, const char *const *keys, size_t n)
         ks->len[i] = strlen(keys[i]);
         ks->slot[((unsigned char)keys[i][0] + ks->len[i]) % 32] |= (uint64_t)1 << i;
     }
+    _Static_assert(N_KNOWN <= sizeof(ks->known), "room for the known members");
+    _Static_assert(TAIL__N <= sizeof(ks->tail), "room for the members read from the end");
+    for (size_t k = 0; k < N_KNOWN; k++)
+        ks->known[k] = first_named(ks, known_pat[k] + 1, known_len[k]);
+    for (size_t t = 0; t < TAIL__N; t++)
+        ks->tail[t] = first_named(ks, tail_keys[t], strlen(tail_keys[t]));
 }
 
 /* The key of ks named k/kl not found yet (bit set in *left), or ks->n; its bit cleared. */
@@ -235,12 +298,46 @@ size_t bd_record_members(const char *rec, size_t len, const char *const *keys, s
     return found;
 }
 
+/* The members before `score` read by their known names (known_pat, in that order; no
+ * key is scanned for its end or looked up): true with vals/vlens filled and *score_at at
+ * score's value, exactly as the general loop below fills them; false for any other member
+ * or shape (the general loop then reads the record). */
+static bool scored_known(const char *rec, const char *end, const bd_record_keys *ks,
+                         const char **vals, size_t *vlens, const char **score_at)
+{
+    const char *p = rec + 1;
+    size_t j = 0;
+    while (p < end && *p == '"') {
+        /* the next known name this member can be (names are sorted, each at most once) */
+        for (; j < N_KNOWN; j++) {
+            size_t n = (size_t)known_len[j] + 3; /* the quotes and the colon */
+            if ((size_t)(end - p) >= n && p[1] == known_pat[j][1] && same_bytes(p, known_pat[j], n))
+                break;
+        }
+        if (j == N_KNOWN) {
+            if ((size_t)(end - p) > 8 && memcmp(p, "\"score\":", 8) == 0) {
+                *score_at = p + 8;
+                return true;
+            }
+            return false;
+        }
+        const char *v = p + known_len[j] + 3, *ve = skip_value(v, end);
+        if (!ve || ve >= end || *ve != ',')
+            return false;
+        size_t i = ks->known[j];
+        if (i < ks->n) {
+            vals[i] = v;
+            vlens[i] = (size_t)(ve - v);
+        }
+        j++;
+        p = ve + 1;
+    }
+    return false;
+}
+
 bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys *ks,
                               const char **vals, size_t *vlens, bool *passed, double *score)
 {
-    static const char *const tail_keys[TAIL__N] = {"seq", "started_at", "task_class",
-                                                   "task_class_digest", "score"};
-    static const size_t tail_len[TAIL__N] = {3, 10, 10, 17, 5};
     const char *tv[TAIL__N];
     size_t tl[TAIL__N];
     const char *score_end = NULL;
@@ -257,6 +354,15 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
     const char *p = rec + 1, *end = rec + len, *score_at = NULL;
     if (*rec != '{')
         return false;
+    if (members_known && scored_known(rec, end, ks, vals, vlens, &score_at)) {
+        p = end; /* the loop below is done */
+    } else {
+        score_at = NULL;
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = NULL;
+            vlens[i] = 0;
+        }
+    }
     while (p < end && *p == '"') {
         const char *k, *v, *ve;
         size_t kl;
@@ -283,8 +389,9 @@ bool bd_record_members_scored(const char *rec, size_t len, const bd_record_keys 
         return false;
     tv[TAIL_SCORE] = score_at;
     tl[TAIL_SCORE] = (size_t)(score_end - score_at);
+    /* no member before score bears their names (those sort before "score") */
     for (size_t t = 0; t < TAIL__N; t++) {
-        size_t i = key_take(ks, &left, tail_keys[t], tail_len[t]);
+        size_t i = ks->tail[t];
         if (i < n) {
             vals[i] = tv[t];
             vlens[i] = tl[t];

@@ -40,7 +40,7 @@ typedef struct vctx {
     size_t *want_order; /* indexes into o->want, by seq */
     size_t want_next;
     uint8_t (*want_hashes)[32];
-    size_t needle_len;
+    size_t needle_len, needle_at; /* needle_at: has_needle's guess on this thread */
     bool visit_stopped;
     uint8_t *pre_local; /* visit->pre's result for a record linked on its own */
     uint8_t *pre_slots; /* the workers' visit->pre results, a window's worth */
@@ -248,22 +248,34 @@ static int push_hash(vctx *v, const uint8_t h[32])
     return 0;
 }
 
-/* Whether record bytes hold the visitor's needle. The last bytes are looked at first: a
- * needle on the record's own members (a task class) is there in canonical JSON, whose
- * members are sorted and end with task_class. */
-static bool has_needle(const char *p, size_t len, const char *needle, size_t nl)
+/* Whether record bytes hold the visitor's needle. Where the last record held it (*at:
+ * that many bytes before its end, 0: nowhere yet; records of one history have one shape)
+ * is tried first, then the last bytes: a needle on the record's own members (a task class)
+ * is there in canonical JSON, whose members are sorted and end with task_class. *at is
+ * set where the needle is found. */
+static bool has_needle(const char *p, size_t len, const char *needle, size_t nl, size_t *at)
 {
     enum { TAIL = 256 };
-    if (len > 2 * TAIL && nl > 0 && nl <= TAIL) {
+    if (nl == 0)
+        return true;
+    if (*at >= nl && *at <= len && memcmp(p + len - *at, needle, nl) == 0)
+        return true;
+    const char *hit = NULL;
+    if (len > 2 * TAIL && nl <= TAIL) {
         /* backwards from the end over the needle's first byte (no table to build) */
         const char *lo = p + len - TAIL, *q = p + len - nl;
-        while (q >= lo && (q = memrchr(lo, needle[0], (size_t)(q - lo) + 1)) != NULL) {
+        while (!hit && q >= lo && (q = memrchr(lo, needle[0], (size_t)(q - lo) + 1)) != NULL) {
             if (q[nl - 1] == needle[nl - 1] && memcmp(q, needle, nl) == 0)
-                return true;
-            q--;
+                hit = q;
+            else
+                q--;
         }
     }
-    return memmem(p, len, needle, nl) != NULL;
+    if (!hit)
+        hit = memmem(p, len, needle, nl);
+    if (hit)
+        *at = (size_t)(p + len - hit);
+    return hit != NULL;
 }
 
 /* What a worker found of a record for the visitor (visit->pre): whether it holds the
@@ -281,7 +293,8 @@ static int visit_record(vctx *v, uint64_t k, const uint8_t h[32], const char *p,
     const bd_history_visit *vis = v->o->visit;
     if (!vis || !(vis->pre ? vis->fn_pre != NULL : vis->fn != NULL))
         return 0;
-    if (done ? !done->matched : vis->needle && !has_needle(p, len, vis->needle, v->needle_len))
+    if (done ? !done->matched
+             : vis->needle && !has_needle(p, len, vis->needle, v->needle_len, &v->needle_at))
         return 0;
     int r;
     if (vis->pre) {
@@ -442,14 +455,14 @@ typedef struct vwork {
 } vwork;
 
 /* The visitor's step on slot i's bytes, on a worker (vwork.vis). */
-static void work_pre(vwork *w, size_t i, const char *p, size_t len)
+static void work_pre(vwork *w, size_t i, const char *p, size_t len, size_t *needle_at)
 {
     vslot *s = &w->slots[i];
     const bd_history_visit *vis = w->vis;
     s->pre_done = false;
     if (!vis || !p)
         return;
-    s->matched = !vis->needle || has_needle(p, len, vis->needle, w->needle_len);
+    s->matched = !vis->needle || has_needle(p, len, vis->needle, w->needle_len, needle_at);
     if (s->matched)
         vis->pre(p, len, w->pre_buf + i * pre_stride(vis), vis->ctx);
     s->pre_done = true;
@@ -458,24 +471,31 @@ static void work_pre(vwork *w, size_t i, const char *p, size_t len)
 /* The prev_hash member of record bytes already verified once (the fast mode): in canonical
  * JSON a quote inside a string is escaped and no other member named prev_hash holds a
  * string, so its first occurrence is the top-level member. False when absent. */
-static bool fast_prev(const char *p, size_t len, uint8_t prev[32], size_t *hint)
+static bool fast_prev(const char *p, size_t len, uint8_t prev[32], size_t hint[2])
 {
     static const char pat[] = "\"prev_hash\":\"";
     /* Records of one history have much the same shape: where the last one held the member
-     * is tried first (the pattern occurs once, so any place it is found is the member). */
+     * is tried first, counted from the start (hint[0]) and from the end (hint[1]: the ids
+     * before it vary in length more than the members after it); the pattern occurs once,
+     * so any place it is found is the member. */
     enum { NEAR = 96 };
-    const char *m = *hint + sizeof(pat) - 1 <= len && memcmp(p + *hint, pat, sizeof(pat) - 1) == 0
-                        ? p + *hint
-                        : NULL;
-    if (!m && len > 4 * NEAR && *hint < len) {
+    const char *m = NULL;
+    if (hint[0] + sizeof(pat) - 1 <= len && memcmp(p + hint[0], pat, sizeof(pat) - 1) == 0)
+        m = p + hint[0];
+    else if (hint[1] >= sizeof(pat) - 1 && hint[1] <= len &&
+             memcmp(p + len - hint[1], pat, sizeof(pat) - 1) == 0)
+        m = p + len - hint[1];
+    if (!m && len > 4 * NEAR && hint[0] < len) {
         /* then near it: ids before it vary in length by a few bytes from record to record */
-        size_t lo = *hint > NEAR ? *hint - NEAR : 0, hi = *hint + NEAR + sizeof(pat);
+        size_t lo = hint[0] > NEAR ? hint[0] - NEAR : 0, hi = hint[0] + NEAR + sizeof(pat);
         m = memmem(p + lo, (hi < len ? hi : len) - lo, pat, sizeof(pat) - 1);
     }
     if (!m)
         m = memmem(p, len, pat, sizeof(pat) - 1);
-    if (m)
-        *hint = (size_t)(m - p);
+    if (m) {
+        hint[0] = (size_t)(m - p);
+        hint[1] = (size_t)(p + len - m);
+    }
     char hex[BD_HASH_BUF];
     if (!m || (size_t)(p + len - m) < sizeof(pat) - 1 + 65)
         return false;
@@ -495,7 +515,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     const uint8_t *in[VERIFY_BATCH] = {NULL};
     size_t lens[VERIFY_BATCH] = {0};
     uint8_t b3[VERIFY_BATCH][32];
-    size_t hint = 0;
+    size_t hint[2] = {0, 0}, needle_at = 0;
     size_t n = end - i;
     for (size_t j = 0; j < n; j++)
         in[j] = (const uint8_t *)bd_segbuf_line(w->seg, w->seg_lo + i + j, &lens[j]);
@@ -507,7 +527,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
         vslot *s = &w->slots[i + j];
-        s->ok = fast_prev((const char *)in[j], lens[j], s->prev, &hint);
+        s->ok = fast_prev((const char *)in[j], lens[j], s->prev, hint);
         if (s->ok) {
             memcpy(msg[m], CHAIN_TAG, CHAIN_TAG_LEN);
             memcpy(msg[m] + CHAIN_TAG_LEN, s->prev, 32);
@@ -521,7 +541,7 @@ static void work_batch_fast(vwork *w, size_t i, size_t end)
         vslot *s = &w->slots[i + j];
         if (s->ok)
             memcpy(s->hash, hashes[k++], 32);
-        work_pre(w, i + j, s->ok ? (const char *)in[j] : NULL, lens[j]);
+        work_pre(w, i + j, s->ok ? (const char *)in[j] : NULL, lens[j], &needle_at);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     }
 }
@@ -533,7 +553,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
         work_batch_fast(w, i, end);
         return;
     }
-    size_t hint = 0;
+    size_t hint[2] = {0, 0}, needle_at = 0;
     for (; i < end; i++) {
         vslot *s = &w->slots[i];
         bd_err ignored;
@@ -549,7 +569,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
         if (p && w->fast) {
             /* Each record's hash from its own bytes and its prev_hash member, so hashing
              * runs on every thread and linking is a comparison (see verify_window_run). */
-            s->ok = fast_prev(p, len, s->prev, &hint);
+            s->ok = fast_prev(p, len, s->prev, hint);
             if (s->ok)
                 bd_history_record_hash(s->hash, s->prev, p, len);
         } else if (p && parse_record(p, len, &core, NULL, NULL) == BD_CHAIN_OK) {
@@ -558,7 +578,7 @@ static void work_batch(vwork *w, size_t i, size_t end, rbuf *b)
             bd_history_record_hash(s->hash, core.prev, p, len);
             s->ok = true;
         }
-        work_pre(w, i, s->ok ? p : NULL, len);
+        work_pre(w, i, s->ok ? p : NULL, len, &needle_at);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     }
 }

@@ -164,6 +164,7 @@ struct bd_runsig_walk {
     walk_run *runs;
     size_t n, cap;
     bd_strindex ix; /* runs by run id */
+    size_t last;    /* the run last taken (n: none): a run's records follow each other */
     size_t pending; /* run.signed records taken through the pre step, not yet filled */
     bd_history_visit visit;
 };
@@ -176,7 +177,10 @@ static const char *walk_run_key(const void *runs, size_t i)
 /* The run `id` (added when new). NULL when out of memory. */
 static walk_run *run_get(bd_runsig_walk *w, const char *id)
 {
+    if (w->last < w->n && strcmp(w->runs[w->last].run_id, id) == 0)
+        return &w->runs[w->last];
     size_t i = bd_strindex_find(&w->ix, w->runs, w->n, id);
+    w->last = i;
     if (i < w->n)
         return &w->runs[i];
     if (w->n == w->cap) {
@@ -194,6 +198,7 @@ static walk_run *run_get(bd_runsig_walk *w, const char *id)
         w->n--;
         return NULL;
     }
+    w->last = w->n - 1;
     return r;
 }
 

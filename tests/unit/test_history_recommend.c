@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "evidence.h"
 #include "promote.h"
 #include "stats.h"
 #include "fsutil.h"
@@ -365,6 +366,90 @@ static void index_and_stream_agree_to_the_second(void **state)
     bd_recommendation_release(&b);
 }
 
+/* The evidence's shortcuts (a case found by a hash of its id; a record holding exactly its
+ * case's pin and today's task class digest current without a copy) answer as the general
+ * reading does, on ids that share a prefix with a case's or differ from one in a byte and
+ * digests a byte off a pin or naming another one, over both isolation sides. */
+static void evidence_shortcuts_agree_with_the_general_reading(void **state)
+{
+    fixture *fx = *state;
+    static const char *const ids[] = {"c1", "c2", "c10", "c", "c1c", "d1", "c6", "c3", "c4", "c5"};
+    static const char *const cds[] = {TH_DIGEST_A, TH_DIGEST_B,
+                                      "blake3:0123456789abcdef0123456789abcdef0123456789abcdef"
+                                      "0123456789abcdee"};
+    static const char *const tcds[] = {TH_DIGEST_B, TH_DIGEST_A,
+                                       "blake3:fedcba9876543210fedcba9876543210fedcba987654321"
+                                       "0fedcba9876543211"};
+    size_t n_ids = sizeof(ids) / sizeof(ids[0]), n_cd = sizeof(cds) / sizeof(cds[0]);
+    static const char more[] = "0789abcdefghijklmnopqrstuvwxyz"; /* c0, c7, ... cz below */
+    size_t n_tcd = sizeof(tcds) / sizeof(tcds[0]), k = 0;
+    size_t total = n_ids * n_cd * n_tcd * 2 + sizeof(more) - 1;
+    bd_err err = BD_ERR_INIT;
+    for (size_t side = 0; side < 2; side++)
+        for (size_t t = 0; t < n_tcd; t++)
+            for (size_t c = 0; c < n_cd; c++)
+                for (size_t i = 0; i < n_ids; i++, k++) {
+                    bd_history_score_fields f;
+                    char cid[32];
+                    th_fields(&f, cid, "x", 1);
+                    f.task_class = "tc";
+                    f.case_id = ids[i];
+                    f.case_digest = cds[c];
+                    f.task_class_digest = tcds[t];
+                    f.run_cases = total;
+                    f.isolation_class = side ? "subprocess" : "namespaces";
+                    f.provenance_verified = k % 5 != 0;
+                    f.finished_at = f.started_at = "2026-05-12T13:00:00Z";
+                    bd_score s;
+                    th_score(&s, 1);
+                    s.score = (double)(k % 7) / 7;
+                    s.passed = k % 3 != 0;
+                    int rc = bd_history_append_score(fx->h, &f, &s, NULL, NULL, &err);
+                    if (rc != 0)
+                        fprintf(stderr, "append: %s\n", err.msg);
+                    assert_int_equal(rc, 0);
+                    bd_score_free(&s);
+                }
+    /* ids of a case's length and first byte: any slot of the ids' table they meet holds
+     * one of them, never theirs */
+    for (const char *x = more; *x; x++) {
+        char id[3] = {'c', *x, '\0'};
+        bd_history_score_fields f;
+        char cid[32];
+        th_fields(&f, cid, "x", 1);
+        f.task_class = "tc";
+        f.case_id = id;
+        f.task_class_digest = TH_DIGEST_B;
+        f.run_cases = total;
+        f.isolation_class = "namespaces";
+        f.finished_at = f.started_at = "2026-05-12T13:00:00Z";
+        bd_score s;
+        th_score(&s, 1);
+        assert_int_equal(bd_history_append_score(fx->h, &f, &s, NULL, NULL, &err), 0);
+        bd_score_free(&s);
+    }
+    char *json[2];
+    for (int on = 0; on < 2; on++) {
+        bd_evidence_test_shortcuts(on);
+        bd_recommendation r;
+        assert_int_equal(recommend(&r, fx, &err), 0);
+        cJSON *j = bd_recommendation_json(&r);
+        assert_non_null(j);
+        json[on] = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        bd_recommendation_release(&r);
+    }
+    bd_evidence_test_shortcuts(true);
+    assert_string_equal(json[1], json[0]);
+    /* the history holds evidence, stale records and records of no case */
+    assert_non_null(strstr(json[1], "\"stale\":"));
+    assert_null(strstr(json[1], "\"stale\":0,"));
+    assert_null(strstr(json[1], "\"unknown_case\":0,"));
+    assert_null(strstr(json[1], "\"evidence\":[]"));
+    free(json[0]);
+    free(json[1]);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -376,6 +461,7 @@ int main(void)
         T(empty_history_recommends_nothing),
         T(refuses_a_history_that_does_not_verify),
         T(index_and_stream_agree_to_the_second),
+        T(evidence_shortcuts_agree_with_the_general_reading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,12 @@ static const char *const declined[] = {
     "{\"score\":1,\"seq\":1,\"started_at\":\"a\",\"task_class\":\"b\",\"task_class_digest\":\"c\"}",
     "{\"zeta\":{\"passed\":true,\"score\":1,\"wall_clock_ms\":1},\"seq\":1,\"started_at\":\"a\","
     "\"task_class\":\"b\",\"task_class_digest\":\"c\"}",
+    /* a member's name a byte off one read from the end: in the record, in its BenchScore */
+    HEAD MID "\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,"
+             "\"score\":1,\"wall_clock_ms\":1},\"seq\":1,\"started_at\":\"a\",\"task_class\":"
+             "\"b\",\"task_class_digesX\":\"c\"}",
+    HEAD MID "\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,"
+             "\"score\":1,\"wall_clock_mX\":1}" TAIL,
     "",
     "}",
     "\"}",
@@ -184,6 +190,113 @@ static void test_scored_on_damaged_bytes(void **state)
     free(buf);
 }
 
+/* Records the members-by-name reading must decline or read exactly as the general loop:
+ * an unknown member before score, a key that starts with a known name, a known key twice,
+ * members out of order, known names and `"score":` inside strings (escaped quotes), an
+ * object where a string is expected, empty strings. */
+static const char *const shaped[] = {
+    HEAD "\"case_idx\":1," MID
+         "\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,"
+         "\"score\":1,\"wall_clock_ms\":1}" TAIL,
+    HEAD MID "\"run_id_x\":\"r\",\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\""
+             ":[],\"passed\":true,\"score\":1,\"wall_clock_ms\":1}" TAIL,
+    "{\"case_id\":\"a\",\"case_id\":\"b\"," MID
+    "\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":false,\"score\":"
+    "0.5,\"wall_clock_ms\":1}" TAIL,
+    "{\"run_id\":\"r1\",\"case_id\":\"c\",\"finished_at\":\"2026-11-23T08:13:07Z\","
+    "\"isolation_class\":\"subprocess\",\"score\":{\"breakdown\":{},\"cost_usd\":0,"
+    "\"failure_modes\":[],\"passed\":true,\"score\":1,\"wall_clock_ms\":1}" TAIL,
+    "{\"case_digest\":\"x\\\",\\\"case_id\\\":\\\"evil\\\",\\\"score\\\":{\",\"case_id\":\"c\\\\\","
+    "\"finished_at\":\"\",\"isolation_class\":\"namespaces\",\"run_id\":\"\\\"score\\\":\","
+    "\"run_scope\":\"full\",\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],"
+    "\"passed\":true,\"score\":0.25,\"wall_clock_ms\":1}" TAIL,
+    "{\"case_digest\":{\"case_id\":\"n\"},\"case_id\":[\"c\"],\"run_cases\":\"18\",\"run_id\":"
+    "null,\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,"
+    "\"score\":1,\"wall_clock_ms\":1}" TAIL,
+    "{\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\":[],\"passed\":true,\"score\":"
+    "1,\"wall_clock_ms\":1}" TAIL,
+    "{\"case_id\":\"c\",\"scorex\":1,\"score\":{\"breakdown\":{},\"cost_usd\":0,\"failure_modes\""
+    ":[],\"passed\":true,\"score\":1,\"wall_clock_ms\":1}" TAIL,
+};
+
+/* One record read with the members before score taken by their known names, and the
+ * general way: the same answer, the same members (pointers and lengths). */
+static void known_agrees(const char *rec, size_t len, const bd_record_keys *ks)
+{
+    const char *kv[N_KEYS + 2], *gv[N_KEYS + 2];
+    size_t kl[N_KEYS + 2], gl[N_KEYS + 2];
+    bool kp = false, gp = false;
+    double ks_ = 0, gs = 0;
+    bd_record_test_members_known(true);
+    bool kr = bd_record_members_scored(rec, len, ks, kv, kl, &kp, &ks_);
+    bd_record_test_members_known(false);
+    bool gr = bd_record_members_scored(rec, len, ks, gv, gl, &gp, &gs);
+    bd_record_test_members_known(true);
+    assert_int_equal(kr, gr);
+    if (!kr)
+        return;
+    for (size_t i = 0; i < ks->n; i++) {
+        assert_ptr_equal(kv[i], gv[i]);
+        assert_int_equal(kl[i], gl[i]);
+    }
+    assert_int_equal(kp, gp);
+    assert_memory_equal(&ks_, &gs, sizeof(double));
+}
+
+static void test_known_names_agree_with_the_general_loop(void **state)
+{
+    (void)state;
+    /* every key; recommend's few; a key set naming a member twice and names no record has */
+    static const char *const few[] = {"case_digest",
+                                      "case_id",
+                                      "finished_at",
+                                      "isolation_class",
+                                      "provenance_verified",
+                                      "run_cases",
+                                      "run_id",
+                                      "run_scope",
+                                      "score",
+                                      "task_class_digest",
+                                      "operator_fingerprint",
+                                      "event",
+                                      "detail"};
+    static const char *const twice[] = {"run_id",   "case_id",  "run_id", "origin",
+                                        "case_idx", "run_id_x", "seq",    "case_id"};
+    bd_record_keys sets[3];
+    bd_record_keys_init(&sets[0], all_keys, N_KEYS);
+    bd_record_keys_init(&sets[1], few, sizeof(few) / sizeof(few[0]));
+    bd_record_keys_init(&sets[2], twice, sizeof(twice) / sizeof(twice[0]));
+    static const char bytes[] = "\"\\{}[],:0a";
+    size_t n_scored = sizeof(scored) / sizeof(scored[0]);
+    size_t n_shaped = sizeof(shaped) / sizeof(shaped[0]);
+    for (size_t r = 0; r < n_scored + n_shaped; r++) {
+        const char *rec = r < n_scored ? scored[r] : shaped[r - n_scored];
+        size_t len = strlen(rec);
+        char *buf = malloc(len);
+        assert_non_null(buf);
+        for (size_t k = 0; k < 3; k++) {
+            memcpy(buf, rec, len);
+            known_agrees(buf, len, &sets[k]);
+            /* every prefix (an exact-size copy: ASan sees a read past the end) */
+            for (size_t cut = 1; cut < len; cut++) {
+                char *c = malloc(cut);
+                assert_non_null(c);
+                memcpy(c, rec, cut);
+                known_agrees(c, cut, &sets[k]);
+                free(c);
+            }
+            /* every one-byte change to a byte JSON gives meaning to */
+            for (size_t at = 0; at < len; at++)
+                for (size_t b = 0; b < sizeof(bytes) - 1; b++) {
+                    memcpy(buf, rec, len);
+                    buf[at] = bytes[b];
+                    known_agrees(buf, len, &sets[k]);
+                }
+        }
+        free(buf);
+    }
+}
+
 /* The plain-decimal shortcut gives strtod's double, bit for bit. */
 static void test_number_matches_strtod(void **state)
 {
@@ -232,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_scored_agrees_with_the_general_reader),
         cmocka_unit_test(test_scored_declines_other_shapes),
         cmocka_unit_test(test_scored_on_damaged_bytes),
+        cmocka_unit_test(test_known_names_agree_with_the_general_loop),
         cmocka_unit_test(test_number_matches_strtod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
