@@ -326,12 +326,12 @@ void bd_jail_set_case_identity(bool as_root, uid_t uid)
     J.ident_uid = uid;
 }
 
-int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
+/* The first steps of a prepare: nothing held, the identity fields, no cwd yet. */
+static void prepare_begin(bool probe)
 {
-    int rc = -1;
     release_all();
     last_errno = 0;
-    J.probe = cwd == NULL;
+    J.probe = probe;
     J.warm_root = false;
     J.as_root = J.ident_set ? J.ident_root : geteuid() == 0;
     /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
@@ -345,40 +345,46 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
     J.landlock_abi = bd_jail_landlock_abi();
     J.n_shown = 0;
     J.cwd_path[0] = '\0';
+}
 
-    if (cwd) {
-        size_t n = strlen(cwd);
-        if (cwd[0] != '/' || n >= sizeof(J.cwd_path) || !private_dir(cwd)) {
-            errno = EINVAL;
-            fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
-            goto out;
-        }
-        memcpy(J.cwd_path, cwd, n + 1);
-        memcpy(J.jail_cwd, cwd, n + 1);
-        /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
-         * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
-         * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
-        char *last = strrchr(J.jail_cwd, '/');
-        if (J.ident_set && last && last > J.jail_cwd) {
-            *last = '\0';
-            char *up = strrchr(J.jail_cwd, '/');
-            *last = '/';
-            if (up && up > J.jail_cwd)
-                memmove(up, last, strlen(last) + 1);
-        }
-        struct stat st;
-        int ok = stat(cwd, &st) == 0;
-        if (!ok || !S_ISDIR(st.st_mode)) {
-            if (ok)
-                errno = ENOTDIR;
-            fail(err, "stat the working directory");
-            goto out;
-        }
-        J.cwd_dev = st.st_dev;
-        J.cwd_ino = st.st_ino;
-        if (J.as_root && hand_over_dir(cwd, &st, err) != 0)
-            goto out;
+/* The working directory's part of a prepare (see bd_jail_prepare). Returns 0 or -1. */
+static int prepare_cwd(const char *cwd, bd_err *err)
+{
+    size_t n = strlen(cwd);
+    if (cwd[0] != '/' || n >= sizeof(J.cwd_path) || !private_dir(cwd)) {
+        errno = EINVAL;
+        return fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
     }
+    memcpy(J.cwd_path, cwd, n + 1);
+    memcpy(J.jail_cwd, cwd, n + 1);
+    /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
+     * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
+     * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
+    char *last = strrchr(J.jail_cwd, '/');
+    if (J.ident_set && last && last > J.jail_cwd) {
+        *last = '\0';
+        char *up = strrchr(J.jail_cwd, '/');
+        *last = '/';
+        if (up && up > J.jail_cwd)
+            memmove(up, last, strlen(last) + 1);
+    }
+    struct stat st;
+    int ok = stat(cwd, &st) == 0;
+    if (!ok || !S_ISDIR(st.st_mode)) {
+        if (ok)
+            errno = ENOTDIR;
+        return fail(err, "stat the working directory");
+    }
+    J.cwd_dev = st.st_dev;
+    J.cwd_ino = st.st_ino;
+    if (J.as_root && hand_over_dir(cwd, &st, err) != 0)
+        return -1;
+    return 0;
+}
+
+/* The command line's part of a prepare: the files of argv shown. Returns 0 or -1. */
+static int prepare_argv(const char *const *argv, bd_err *err)
+{
     /* argv[0], and any other argument naming a file by absolute path (a command SUT's
      * script), is shown read-only at the same path when the system dirs do not hold it. */
     for (size_t i = 0; argv && argv[i]; i++) {
@@ -393,8 +399,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
                 continue; /* an argument, not a file: nothing to show */
             if (ok)
                 errno = EACCES;
-            fail(err, "stat the program to show it in the jail");
-            goto out;
+            return fail(err, "stat the program to show it in the jail");
         }
         bool dup = false;
         for (int k = 0; k < J.n_shown; k++)
@@ -403,43 +408,103 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             continue;
         if (J.n_shown == BD_JAIL_MAX_SHOWN) {
             errno = E2BIG;
-            fail(err, "more than %d files of the command line to show in the jail",
-                 BD_JAIL_MAX_SHOWN);
-            goto out;
+            return fail(err, "more than %d files of the command line to show in the jail",
+                        BD_JAIL_MAX_SHOWN);
         }
         memcpy(J.shown[J.n_shown], a, n + 1);
         J.shown_fd[J.n_shown++] = -1;
     }
-    if (J.as_root && !J.probe) {
-        /* The stdio pipes are root's: hand them over too. */
-        static const int stdio_fds[] = {0, 1, 2};
-        if (hand_over_pipes(stdio_fds, 3, err) != 0)
-            goto out;
-    }
+    return 0;
+}
+
+/* As root, for a case: the stdio pipes are root's: hand them over too. */
+static int prepare_stdio(bd_err *err)
+{
+    static const int stdio_fds[] = {0, 1, 2};
+    if (J.as_root && !J.probe)
+        return hand_over_pipes(stdio_fds, 3, err);
+    return 0;
+}
+
+/* The last steps of a prepare: the filter, the sync pipe (and the probe's report pipe). */
+static int prepare_end(bd_err *err)
+{
     /* The host-network filter differs (no socket rule): built for this program only. */
     if ((!J.bpf_cached || J.host_network) && build_filter(err) != 0)
-        goto out;
+        return -1;
     int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        fail(err, "create the jail's sync pipe");
-        goto out;
-    }
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return fail(err, "create the jail's sync pipe");
     J.sync_rd = p[0];
     J.sync_wr = p[1];
     if (J.probe) {
-        if (pipe2(p, O_CLOEXEC) != 0) {
-            fail(err, "create the jail's report pipe");
-            goto out;
-        }
+        if (pipe2(p, O_CLOEXEC) != 0)
+            return fail(err, "create the jail's report pipe");
         J.report_rd = p[0];
         J.report_wr = p[1];
     }
     J.ready = true;
-    rc = 0;
-out:
+    return 0;
+}
+
+int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
+{
+    prepare_begin(cwd == NULL);
+    int rc = (cwd ? prepare_cwd(cwd, err) : 0) != 0 || prepare_argv(argv, err) != 0 ||
+                     prepare_stdio(err) != 0 || prepare_end(err) != 0
+                 ? -1
+                 : 0;
     if (rc != 0)
         release_all();
     return rc;
+}
+
+int bd_jail_prepare_ahead(const char *const *argv, bd_err *err)
+{
+    prepare_begin(false);
+    if (prepare_argv(argv, err) != 0 || prepare_end(err) != 0) {
+        release_all();
+        return -1;
+    }
+    return 0;
+}
+
+int bd_jail_prepare_cwd(const char *cwd, bd_err *err)
+{
+    if (!J.ready || J.probe || J.cwd_path[0]) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared ahead");
+    }
+    last_errno = 0;
+    if (prepare_cwd(cwd, err) != 0 || prepare_stdio(err) != 0) {
+        J.cwd_path[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+void bd_jail_cwd_get(bd_jail_cwd *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->dev = J.cwd_dev;
+    out->ino = J.cwd_ino;
+    memcpy(out->path, J.cwd_path, sizeof(out->path));
+    memcpy(out->jail, J.jail_cwd, sizeof(out->jail));
+}
+
+void bd_jail_cwd_set(const bd_jail_cwd *in)
+{
+    J.cwd_dev = in->dev;
+    J.cwd_ino = in->ino;
+    memcpy(J.cwd_path, in->path, sizeof(J.cwd_path));
+    memcpy(J.jail_cwd, in->jail, sizeof(J.jail_cwd));
+    J.cwd_path[sizeof(J.cwd_path) - 1] = '\0';
+    J.jail_cwd[sizeof(J.jail_cwd) - 1] = '\0';
+}
+
+int bd_jail_sync_fd(void)
+{
+    return J.sync_rd >= 0 ? J.sync_rd : J.sync_wr;
 }
 
 static int write_proc(pid_t pid, const char *file, const char *text, bd_err *err)
@@ -822,7 +887,7 @@ out:
     return rc;
 }
 
-int bd_jail_child(bd_err *err)
+int bd_jail_child_wait(bd_err *err)
 {
     if (!J.ready) {
         errno = EINVAL;
@@ -838,6 +903,15 @@ int bd_jail_child(bd_err *err)
         if (n == 0)
             errno = EPIPE;
         return fail(err, "wait for the supervisor's uid map");
+    }
+    return 0;
+}
+
+int bd_jail_child_finish(bd_err *err)
+{
+    if (!J.ready || J.sync_rd < 0 || (!J.probe && !J.cwd_path[0])) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
     }
     umask(022);
     /* Descriptors of the cwd and the program, opened here: a bind source must be a mount
@@ -888,6 +962,13 @@ int bd_jail_child(bd_err *err)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return fail(err, "set no_new_privs");
     return apply_landlock(err);
+}
+
+int bd_jail_child(bd_err *err)
+{
+    if (bd_jail_child_wait(err) != 0)
+        return -1;
+    return bd_jail_child_finish(err);
 }
 
 /* ---- the warm interpreter's own jail ------------------------------------------------ */

@@ -31,6 +31,7 @@
 #ifndef BD_JAIL_H
 #define BD_JAIL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -97,6 +98,52 @@ int bd_jail_parent(pid_t child, bd_err *err);
  * Landlock when the kernel has it. Only system calls and stack buffers: it may run in
  * the child of a multi-threaded process (the probe). Returns 0 or -1 (err set). */
 int bd_jail_child(bd_err *err);
+
+/* The two halves of bd_jail_child, for an init started ahead of its case (the prepared
+ * spare, docs/runner.md#how-a-warm-case-runs). bd_jail_child_wait: wait for the maps (as
+ * bd_jail_child). bd_jail_child_finish: the rest of bd_jail_child, once the case's cwd is
+ * known (bd_jail_cwd_set). Each returns 0 or -1 (err set). */
+int bd_jail_child_wait(bd_err *err);
+int bd_jail_child_finish(bd_err *err);
+
+/* ---- a jail prepared ahead of its case ------------------------------------------------
+ * The spare supervisor prepares what does not depend on the request before it arrives:
+ *
+ *   bd_jail_prepare_ahead(argv)     spare: bd_jail_prepare without the cwd and the stdio
+ *                                    hand-over (argv is the command line it expects)
+ *   clone, bd_jail_parent(pid)      spare: the init's namespaces and maps
+ *   bd_jail_child_wait()            init: then it waits for its case
+ *   bd_jail_prepare_cwd(cwd)        supervisor, on the request: the cwd's part of
+ *                                    bd_jail_prepare (same checks, same errors; as root the
+ *                                    cwd tree and the stdio pipes handed over)
+ *   bd_jail_cwd_get / _set          what the supervisor checked, passed to the init
+ *   bd_jail_child_finish()          init: the rest of bd_jail_child */
+
+/* What the init needs of the case's cwd: its identity as the supervisor checked it, its
+ * host path and where it appears in the jail. */
+typedef struct bd_jail_cwd {
+    dev_t dev;
+    ino_t ino;
+    char path[PATH_MAX];
+    char jail[PATH_MAX];
+} bd_jail_cwd;
+
+/* Spare: bd_jail_prepare for a case whose cwd comes later. Returns 0 or -1
+ * (isolation.unavailable; nothing held). */
+int bd_jail_prepare_ahead(const char *const *argv, bd_err *err);
+
+/* Supervisor, after bd_jail_prepare_ahead and the request: the cwd's part. Returns 0 or
+ * -1 with bd_jail_prepare's error for the same cwd. */
+int bd_jail_prepare_cwd(const char *cwd, bd_err *err);
+
+/* Copy the cwd's fields out (supervisor) or in (init). */
+void bd_jail_cwd_get(bd_jail_cwd *out);
+void bd_jail_cwd_set(const bd_jail_cwd *in);
+
+/* The descriptor of the sync pipe this process still holds (its read end in the program
+ * before bd_jail_child_finish, its write end in the supervisor), or -1: one to keep open
+ * when closing the rest. */
+int bd_jail_sync_fd(void);
 
 /* Program, the last step before execve (after the rlimits): install the seccomp filter
  * (libseccomp): ptrace, process_vm_readv/writev, bpf, keyctl, add_key, request_key,
