@@ -519,9 +519,22 @@ typedef struct prepared {
     const char *const *argv; /* the command line it was prepared for */
     const char *req;         /* the request as received, passed on whole */
     size_t req_len;
+    int trees[2]; /* the cwd's case/ and rubric.py (bd_jail_case_trees), or -1 */
 } prepared;
 
-static prepared the_prep = {0, -1, -1, NULL, NULL, 0};
+static prepared the_prep = {0, -1, -1, NULL, NULL, 0, {-1, -1}};
+
+/* What goes to the prepared init before the request's bytes. */
+typedef struct prep_hdr {
+    bd_jail_cwd cwd;
+    uint32_t trees; /* bit i: trees[i] travels (after the request's REQ_FDS descriptors) */
+} prep_hdr;
+
+/* Room for the request's descriptors and the two trees. */
+typedef union prep_cmsg {
+    char b[CMSG_SPACE(sizeof(int) * (REQ_FDS + 2))];
+    struct cmsghdr align;
+} prep_cmsg;
 
 /* The supervisor's first steps: supervisor_signals, die with the server, become the
  * subreaper, the request's fds as 0..3 and nothing else open (but a prepared init's).
@@ -647,7 +660,7 @@ static bool supervisor_wait(pid_t prog, int64_t deadline, const sigset_t *block,
 }
 
 static bool prepared_fits(const req_hdr *h, char **argv);
-static void prepared_isolate(const char *cwd, int st);
+static bool prepared_isolate(const char *cwd, int st);
 static pid_t prepared_start(int st, int *rep_read);
 
 /* The per-case supervisor. Never returns. */
@@ -657,10 +670,8 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
     sigset_t block;
     supervisor_enter(fds, server, &block);
     const int st = 3;
-    bool prep = prepared_fits(h, argv); /* else discarded */
-    if (prep)
-        prepared_isolate(cwd, st);
-    else
+    bool prep = prepared_fits(h, argv) && prepared_isolate(cwd, st); /* else discarded */
+    if (!prep)
         supervisor_isolate(h, cwd, argv, st);
 
     int64_t start = mono_us();
@@ -811,9 +822,9 @@ static int parse_request(const char *buf, size_t len, req_hdr *h, const char **c
     return 0;
 }
 
-/* The descriptors that came with a received message, at most REQ_FDS of them into `fds`
+/* The descriptors that came with a received message, at most `max` of them into `fds`
  * (any beyond are closed). Returns how many. */
-static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
+static int received_fds_max(struct msghdr *msg, int *fds, int max)
 {
     int nfds = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
@@ -823,13 +834,19 @@ static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
         for (size_t j = 0; j < k; j++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
-            if (nfds < REQ_FDS)
+            if (nfds < max)
                 fds[nfds++] = fd;
             else
                 close(fd);
         }
     }
     return nfds;
+}
+
+/* received_fds_max for a request's REQ_FDS. */
+static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
+{
+    return received_fds_max(msg, fds, REQ_FDS);
 }
 
 /* ---- the prepared init ----------------------------------------------------------------
@@ -853,37 +870,50 @@ static void prepared_discard(bool reaped)
     }
     close(the_prep.sock);
     close(the_prep.rep_rd);
+    for (int i = 0; i < 2; i++)
+        if (the_prep.trees[i] >= 0)
+            close(the_prep.trees[i]);
     the_prep.pid = 0;
-    the_prep.sock = the_prep.rep_rd = -1;
+    the_prep.sock = the_prep.rep_rd = the_prep.trees[0] = the_prep.trees[1] = -1;
 }
 
-/* The prepared init, in its namespaces: wait for the maps, then for the case (the
- * supervisor's check of its cwd, the request, its four descriptors), then on as
- * program_child. Never returns; exits 127 (unseen: the supervisor then discards it) when
- * anything of that fails. `buf` (cap bytes) receives the request. */
+/* The prepared init, in its namespaces: wait for the maps, build the jail's root but the
+ * cwd, then wait for the case (prep_hdr, the request, its four descriptors and the trees),
+ * then on as program_child. Never returns. Exits 127 unseen when the spare goes or the
+ * case does not come whole; a failure of the jail's build is reported on the case's
+ * status pipe, as program_child reports it. `buf` (cap bytes) receives the request. */
 static void __attribute__((noreturn)) prepared_init(int sock, int rep_wr, char *buf, size_t cap)
 {
     program_enter(0);
     bd_err jerr = BD_ERR_INIT;
     if (bd_jail_child_wait(&jerr) != 0)
         _exit(127);
+    int ahead = bd_jail_child_ahead(&jerr), ahead_errno = bd_jail_errno();
     const int keep[3] = {sock, rep_wr, bd_jail_sync_fd()};
     close_from_except(0, keep, 3); /* nothing of the spare's */
-    bd_jail_cwd jc;
-    struct iovec iov[2] = {{&jc, sizeof(jc)}, {buf, cap}};
-    fd_cmsg u;
+    prep_hdr ph;
+    memset(&ph, 0, sizeof(ph));
+    struct iovec iov[2] = {{&ph, sizeof(ph)}, {buf, cap}};
+    prep_cmsg u;
     struct msghdr msg;
-    fd_msg_init(&msg, iov, 2, &u, NULL);
+    memset(&u, 0, sizeof(u));
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    msg.msg_control = u.b;
+    msg.msg_controllen = sizeof(u.b);
     ssize_t n;
     while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
-    int fds[REQ_FDS] = {-1, -1, -1, -1};
-    int nfds = n > 0 ? received_fds(&msg, fds) : 0;
+    int fds[REQ_FDS + 2] = {-1, -1, -1, -1, -1, -1};
+    int nfds = n > 0 ? received_fds_max(&msg, fds, REQ_FDS + 2) : 0;
+    int ntrees = (ph.trees & 1u) + ((ph.trees >> 1) & 1u);
     req_hdr h;
     const char *cwd = NULL;
     char **argv = NULL, **envp = NULL;
-    if (n <= (ssize_t)sizeof(jc) || nfds != REQ_FDS || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-        parse_request(buf, (size_t)n - sizeof(jc), &h, &cwd, &argv, &envp) != 0)
+    if (n <= (ssize_t)sizeof(ph) || nfds != REQ_FDS + ntrees ||
+        (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        parse_request(buf, (size_t)n - sizeof(ph), &h, &cwd, &argv, &envp) != 0)
         _exit(127);
     /* The case's descriptors as 0..3, as a freshly cloned init has them. */
     for (int i = 0; i < REQ_FDS; i++)
@@ -892,9 +922,17 @@ static void __attribute__((noreturn)) prepared_init(int sock, int rep_wr, char *
     for (int i = 0; i < REQ_FDS; i++)
         if (dup2(fds[i], i) != i)
             _exit(127);
-    const int kept[2] = {rep_wr, bd_jail_sync_fd()};
-    close_from_except(REQ_FDS, kept, 2);
-    bd_jail_cwd_set(&jc);
+    int trees[2] = {-1, -1};
+    for (int i = 0, k = REQ_FDS; i < 2; i++)
+        if (ph.trees & (1u << i))
+            trees[i] = fds[k++];
+    const int kept[4] = {rep_wr, bd_jail_sync_fd(), trees[0], trees[1]};
+    close_from_except(REQ_FDS, kept, 4);
+    if (ahead != 0) {
+        status_line(3, "error isolation %d %.180s\n", ahead_errno, jerr.msg);
+        _exit(127);
+    }
+    bd_jail_cwd_set(&ph.cwd, trees);
     program_run(&h, argv, envp, 3, rep_wr);
 }
 
@@ -940,7 +978,7 @@ static void prepared_make(char *buf, size_t cap)
         goto out;
     }
     setpgid(pid, pid);
-    the_prep = (prepared){pid, sv[0], rep[0], want, NULL, 0};
+    the_prep = (prepared){pid, sv[0], rep[0], want, NULL, 0, {-1, -1}};
     sv[0] = rep[0] = -1;
 out:
     for (int i = 0; i < 2; i++) {
@@ -976,8 +1014,9 @@ static bool prepared_fits(const req_hdr *h, char **argv)
 }
 
 /* Supervisor, with a prepared init: into the case's cwd and the cwd's part of the jail
- * (the failures supervisor_isolate reports, worded the same). */
-static void prepared_isolate(const char *cwd, int st)
+ * (the failures supervisor_isolate reports, worded the same: then it exits). Returns
+ * false, the init discarded, when the init's root cannot take this cwd. */
+static bool prepared_isolate(const char *cwd, int st)
 {
     bd_err jerr = BD_ERR_INIT;
     if (chdir(cwd) != 0) {
@@ -985,11 +1024,17 @@ static void prepared_isolate(const char *cwd, int st)
         prepared_discard(false);
         _exit(0);
     }
-    if (bd_jail_prepare_cwd(cwd, &jerr) != 0) {
+    int rc = bd_jail_prepare_cwd(cwd, &jerr);
+    if (rc == 0)
+        rc = bd_jail_case_trees(the_prep.trees, &jerr);
+    if (rc < 0) {
         status_line(st, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
         prepared_discard(false);
         _exit(0);
     }
+    if (rc > 0)
+        prepared_discard(false);
+    return rc == 0;
 }
 
 /* Supervisor: hand the case to the prepared init and write "started <pid>" to `st`.
@@ -997,25 +1042,47 @@ static void prepared_isolate(const char *cwd, int st)
  * (discarded: the caller starts one the ordinary way). */
 static pid_t prepared_start(int st, int *rep_read)
 {
-    bd_jail_cwd jc;
-    bd_jail_cwd_get(&jc);
-    static const int fds[REQ_FDS] = {0, 1, 2, 3};
-    struct iovec iov[2] = {{&jc, sizeof(jc)}, {(void *)the_prep.req, the_prep.req_len}};
-    fd_cmsg u;
+    prep_hdr ph;
+    memset(&ph, 0, sizeof(ph));
+    bd_jail_cwd_get(&ph.cwd);
+    int fds[REQ_FDS + 2] = {0, 1, 2, 3, -1, -1};
+    int nfds = REQ_FDS;
+    for (int i = 0; i < 2; i++)
+        if (the_prep.trees[i] >= 0) {
+            ph.trees |= 1u << i;
+            fds[nfds++] = the_prep.trees[i];
+        }
+    struct iovec iov[2] = {{&ph, sizeof(ph)}, {(void *)the_prep.req, the_prep.req_len}};
+    prep_cmsg u;
     struct msghdr msg;
-    fd_msg_init(&msg, iov, 2, &u, fds);
+    memset(&u, 0, sizeof(u));
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    msg.msg_control = u.b;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
     ssize_t n;
     while ((n = sendmsg(the_prep.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
-    if (n != (ssize_t)(sizeof(jc) + the_prep.req_len)) {
+    if (n != (ssize_t)(sizeof(ph) + the_prep.req_len)) {
         prepared_discard(false);
         return -1;
     }
     pid_t prog = the_prep.pid;
     *rep_read = the_prep.rep_rd;
+    the_prep.rep_rd = -1;
+    the_prep.pid = 0; /* the init is the case's now: only the descriptors go */
     close(the_prep.sock);
-    the_prep.pid = 0;
-    the_prep.sock = the_prep.rep_rd = -1;
+    the_prep.sock = -1;
+    for (int i = 0; i < 2; i++)
+        if (the_prep.trees[i] >= 0)
+            close(the_prep.trees[i]);
+    the_prep.trees[0] = the_prep.trees[1] = -1;
     status_line(st, "started %d\n", (int)prog);
     return prog;
 }
