@@ -11,7 +11,9 @@
 #   - the cases still see their start as a cold start's: at --jobs 1 (every case after the
 #     first on a prepared init) the probe rubric sees pid 2 under its init 1, its own cwd
 #     listing and everything else test_run_warm.sh compares, as cold;
-#   - the adversarial cases give the same failure modes on prepared inits as cold.
+#   - the adversarial cases give the same failure modes on prepared inits as cold;
+#   - a prepared init killed before its case comes (SIGKILL from the host) is found dead
+#     and reaped, and the case runs on a freshly cloned init with the result it would have.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
@@ -126,6 +128,84 @@ for case in sorted(ADVERSARIAL):
     print("%s %s at --jobs 1: cold %s, warm %s" % ("ok  " if ok else "FAIL", case, a, b))
 PY
 report_lines "$BD_TMP/report1"
+
+# ---- a prepared init killed before its case: the case takes the ordinary path ------------
+# While a slow case runs (sleep-forever: 1 s), the killer SIGKILLs the next case's prepared
+# init; the spare finds it dead on the request, reaps it, and clones a fresh one.
+cat >"$BD_TMP/killer.py" <<'PY'
+import os, signal, sys, time
+exe, stop, out = sys.argv[1], sys.argv[2], open(sys.argv[3], "w")
+running = {}  # init pid -> when first seen running its rubric
+killed = set()
+def inits():
+    for p in os.listdir("/proc"):
+        try:
+            if not p.isdigit() or os.readlink("/proc/%s/exe" % p) != exe:
+                continue
+            ns = [l.split()[1:] for l in open("/proc/%s/status" % p).read().splitlines()
+                  if l.startswith("NSpid:")][0]
+            if len(ns) != 3 or ns[-1] != "1":
+                continue
+            kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
+            yield int(p), bool(kids)
+        except (OSError, IndexError):
+            continue
+while not os.path.exists(stop):
+    now = time.monotonic()
+    seen = list(inits())
+    for pid, kids in seen:
+        if kids:
+            running.setdefault(pid, now)
+    slow = any(kids and now - running[pid] > 0.1 for pid, kids in seen)
+    for pid, kids in seen:
+        if not kids and slow and pid not in killed:
+            start = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19]
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+            out.write("%d %s\n" % (pid, start))
+            out.flush()
+    time.sleep(0.005)
+PY
+rm -f "$BD_TMP/stop2"
+"$PY" "$BD_TMP/killer.py" "$WARM_EXE" "$BD_TMP/stop2" "$BD_TMP/killed" &
+killer=$!
+rc=0
+bd run adversarial --isolation namespaces --drafts --jobs 1 --start warm --json \
+    --case sleep-forever --case pass --case ignore-sigterm --case fail-taxonomy \
+    >"$BD_TMP/kill.warm" 2>"$BD_TMP/kill.err" || rc=$?
+touch "$BD_TMP/stop2"
+wait "$killer"
+[ "$rc" = 0 ] && pass "the run with prepared inits killed completes" || fail "run -> $rc: $(cat "$BD_TMP/kill.err")"
+"$PY" - "$BD_TMP/kill.warm" "$BD_TMP/killed" "$WARM_EXE" >"$BD_TMP/report3" <<'PY' || true
+import json, os, sys
+want = {"sleep-forever": "rubric.timeout", "pass": None, "ignore-sigterm": "rubric.timeout",
+        "fail-taxonomy": "answer.wrong"}
+got = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "case.finished":
+        fm = e["score"]["failure_modes"]
+        got[e["case_id"]] = fm[0]["code"] if fm else None
+print(("ok  " if got == want else "FAIL") + " each case's result as without the kill: %s" % got)
+killed = [l.split() for l in open(sys.argv[2])]
+print(("ok  " if killed else "FAIL") + " prepared inits killed before their case: %d" % len(killed))
+def alive(pid, start):
+    try:
+        return open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start
+    except OSError:
+        return False
+left = [k for k in killed if alive(*k)]
+print(("ok  " if not left else "FAIL") + " the killed inits are reaped: %s" % left)
+stray = []
+for p in os.listdir("/proc"):
+    try:
+        if p.isdigit() and os.readlink("/proc/%s/exe" % p) == sys.argv[3]:
+            stray.append(int(p))
+    except OSError:
+        pass
+print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
+PY
+report_lines "$BD_TMP/report3"
 
 # ---- the probe at --jobs 1: pid 2, parent 1, its own cwd, as cold ------------------------
 for m in cold warm; do
