@@ -492,7 +492,8 @@ static int kill_leftovers(pid_t prog, bool *stuck)
 
 /* The supervisor's signals and session: block the signals it waits for (`block`: SIGCHLD
  * and the stop signals), default the rest, its own session. (A prepared spare does this
- * before it clones its init, which so starts as today's does; again on the request.) */
+ * before it clones its init, so that the init starts as one cloned on the request does;
+ * and again on the request.) */
 static void supervisor_signals(sigset_t *block)
 {
     sigemptyset(block);
@@ -535,6 +536,27 @@ typedef union prep_cmsg {
     char b[CMSG_SPACE(sizeof(int) * (REQ_FDS + 2))];
     struct cmsghdr align;
 } prep_cmsg;
+
+/* Point `msg` at the two parts of a prep message and at `u`: with `fds` (nfds of them) to
+ * send them, with NULL to receive up to REQ_FDS + 2. */
+static void prep_msg_init(struct msghdr *msg, struct iovec iov[2], prep_cmsg *u, const int *fds,
+                          int nfds)
+{
+    memset(u, 0, sizeof(*u));
+    memset(msg, 0, sizeof(*msg));
+    msg->msg_iov = iov;
+    msg->msg_iovlen = 2;
+    msg->msg_control = u->b;
+    msg->msg_controllen = sizeof(u->b);
+    if (!fds)
+        return;
+    msg->msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+}
 
 /* The supervisor's first steps: supervisor_signals, die with the server, become the
  * subreaper, the request's fds as 0..3 and nothing else open (but a prepared init's).
@@ -896,12 +918,7 @@ static void __attribute__((noreturn)) prepared_init(int sock, int rep_wr, char *
     struct iovec iov[2] = {{&ph, sizeof(ph)}, {buf, cap}};
     prep_cmsg u;
     struct msghdr msg;
-    memset(&u, 0, sizeof(u));
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = iov;
-    msg.msg_iovlen = 2;
-    msg.msg_control = u.b;
-    msg.msg_controllen = sizeof(u.b);
+    prep_msg_init(&msg, iov, &u, NULL, 0);
     ssize_t n;
     while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
@@ -915,8 +932,9 @@ static void __attribute__((noreturn)) prepared_init(int sock, int rep_wr, char *
         (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         parse_request(buf, (size_t)n - sizeof(ph), &h, &cwd, &argv, &envp) != 0)
         _exit(127);
-    /* The case's descriptors as 0..3, as a freshly cloned init has them. */
-    for (int i = 0; i < REQ_FDS; i++)
+    /* The case's descriptors as 0..3, as a freshly cloned init has them (every one received
+     * moved above them first, so that none is overwritten). */
+    for (int i = 0; i < nfds; i++)
         if (fds[i] < REQ_FDS && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, REQ_FDS)) < 0)
             _exit(127);
     for (int i = 0; i < REQ_FDS; i++)
@@ -1009,7 +1027,7 @@ static bool prepared_fits(const req_hdr *h, char **argv)
             ;
     if (ok && w == 0)
         return true;
-    prepared_discard(w == the_prep.pid);
+    prepared_discard(w != 0); /* reaped now (or not ours to kill any more) */
     return false;
 }
 
@@ -1055,17 +1073,7 @@ static pid_t prepared_start(int st, int *rep_read)
     struct iovec iov[2] = {{&ph, sizeof(ph)}, {(void *)the_prep.req, the_prep.req_len}};
     prep_cmsg u;
     struct msghdr msg;
-    memset(&u, 0, sizeof(u));
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = iov;
-    msg.msg_iovlen = 2;
-    msg.msg_control = u.b;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    prep_msg_init(&msg, iov, &u, fds, nfds);
     ssize_t n;
     while ((n = sendmsg(the_prep.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
