@@ -6,7 +6,9 @@
  * The jail's root is a small tmpfs mounted over /tmp of the program's private mount
  * namespace; the host paths it shows are bound into it before pivot_root, the case's
  * cwd through a descriptor opened beforehand (so a cwd under the host's /tmp is still
- * reachable after the tmpfs covers it).
+ * reachable after the tmpfs covers it). A root built ahead of its case (the warm server's
+ * prepared spare, bd_jail_child_ahead) gets the cwd's read-only entries after the pivot
+ * instead, as detached mounts its supervisor opened (open_tree) and it moves in.
  */
 #include "jail.h"
 
