@@ -13,7 +13,9 @@
 #     listing and everything else test_run_warm.sh compares, as cold;
 #   - the adversarial cases give the same failure modes on prepared inits as cold;
 #   - a prepared init killed before its case comes (SIGKILL from the host) is found dead
-#     and reaped, and the case runs on a freshly cloned init with the result it would have.
+#     and reaped, and the case runs on a freshly cloned init with the result it would have;
+#   - as an unprivileged user (setpriv, when the test runs as root) the probe runs warm on
+#     prepared inits too: pid 2 under 1, uid 1000, its own cwd.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
@@ -236,4 +238,36 @@ for case in sorted(cold):
 PY
 report_lines "$BD_TMP/report2"
 [ "$(procs_left)" = 0 ] && pass "no process left in the run's TMPDIR" || fail "processes left: $(procs_left)"
+
+# ---- unprivileged: no hand-over, the case's uid is the invoking user's --------------------
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    nb="$BD_TMP/nobody"
+    mkdir -p "$nb/tmp"
+    "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$nb/fx" --state "$nb/state" \
+        --python "$PY" --only probe >/dev/null
+    chmod 755 "$BD_TMP"
+    chown -R 65534:65534 "$nb"
+    rc=0
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env -i PATH=/usr/bin:/bin HOME=/nonexistent TMPDIR="$nb/tmp" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+        UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" "$BD_BIN" -C "$nb/fx" run probe --isolation namespaces \
+        --drafts --jobs 1 --start warm --json >"$BD_TMP/nb.out" 2>"$BD_TMP/nb.err" || rc=$?
+    [ "$rc" = 0 ] && pass "as uid 65534: the warm probe run completes" || fail "as uid 65534 -> $rc: $(cat "$BD_TMP/nb.err")"
+    "$PY" - "$BD_TMP/nb.out" "$nb/fx/.benchdesk/runs" >"$BD_TMP/report4" <<'PY' || true
+import glob, json, os, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+start = [e.get("start") for e in ev if e["event"] == "run.started"]
+fin = {e["case_id"]: e["score"]["passed"] for e in ev if e["event"] == "case.finished"}
+print(("ok  " if start == ["warm"] and len(fin) == 4 and all(fin.values()) else "FAIL")
+      + " as uid 65534: started warm, four cases passed: %s %s" % (start, fin))
+d = sorted(glob.glob(os.path.join(sys.argv[2], "*.json")))[-1][:-5]
+for c in sorted(fin):
+    w = json.load(open(os.path.join(d, c + ".stderr")))
+    ok = w["pid"] == 2 and w["ppid"] == 1 and w["ids"] == [1000, 1000, 1000, []] \
+        and w["listing"] == ["case", "rubric.py"]
+    print(("ok  " if ok else "FAIL") + " as uid 65534, %s: pid %s under %s, ids %s, cwd %s"
+          % (c, w["pid"], w["ppid"], w["ids"], w["listing"]))
+PY
+    report_lines "$BD_TMP/report4"
+fi
 finish
