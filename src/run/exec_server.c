@@ -57,6 +57,12 @@ static int warm_request(const req_hdr *h, const char *cwd, char **argv)
     return 0;
 }
 static bool spare_stale; /* never: the spare holds no state of a request */
+/* The command line a spare prepares an init for (docs/runner.md#how-a-warm-case-runs), or
+ * NULL: a cold server's spare prepares nothing (its next request may be of any class). */
+static const char *const *spare_prepared_argv(void)
+{
+    return NULL;
+}
 #endif
 
 /* ======================================================================================
@@ -74,6 +80,25 @@ static void close_from(int lowfd)
         max = 65536;
     for (int fd = lowfd; fd < max; fd++)
         close(fd);
+}
+
+/* Close every descriptor from `lowfd` up but the `n` in `keep` (negative entries ignored). */
+static void close_from_except(int lowfd, const int *keep, int n)
+{
+    int from = lowfd;
+    for (;;) {
+        int next = -1; /* the lowest kept descriptor at or above `from` */
+        for (int i = 0; i < n; i++)
+            if (keep[i] >= from && (next < 0 || keep[i] < next))
+                next = keep[i];
+        if (next < 0) {
+            close_from(from);
+            return;
+        }
+        for (int fd = from; fd < next; fd++)
+            close(fd);
+        from = next + 1;
+    }
 }
 
 static void write_all(int fd, const char *buf, size_t len)
@@ -190,23 +215,29 @@ static void ns_init_fork(int report_fd, int status_fd)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* In the program's process, between fork and exec. Never returns. `report_fd` is the
- * init's report pipe (namespaces) or -1. */
-static void __attribute__((noreturn)) program_child(const req_hdr *h, char **argv, char **envp,
-                                                    pid_t supervisor, int status_fd, int report_fd)
+/* The program's first steps: default SIGPIPE, nothing blocked, its own process group (the
+ * supervisor kills the group when the program ends), and death with the supervisor,
+ * whatever happens to it. `parent` is the supervisor's pid, or 0 for a namespaces init
+ * (its parent lies outside its PID namespace). Exits when the supervisor is already gone. */
+static void program_enter(pid_t parent)
 {
     sigset_t none;
     sigemptyset(&none);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    /* Own process group: the supervisor kills the group when the program ends. */
     setpgid(0, 0);
-    /* Dies with the supervisor, whatever happens to it. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
-        getppid() != (h->iso == BD_ISO_NAMESPACES ? 0 : supervisor))
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
         _exit(127);
+}
+
+/* The program's setup once its case is known (namespaces: after the maps, see
+ * bd_jail_child_wait), then exec (warm: the rubric). Never returns. `report_fd` is the
+ * init's report pipe (namespaces) or -1. */
+static void __attribute__((noreturn))
+program_run(const req_hdr *h, char **argv, char **envp, int status_fd, int report_fd)
+{
     bd_err jerr = BD_ERR_INIT;
-    if (h->iso == BD_ISO_NAMESPACES && bd_jail_child(&jerr) != 0) {
+    if (h->iso == BD_ISO_NAMESPACES && bd_jail_child_finish(&jerr) != 0) {
         status_line(status_fd, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
         _exit(127);
     }
@@ -242,6 +273,20 @@ static void __attribute__((noreturn)) program_child(const req_hdr *h, char **arg
     status_line(status_fd, "error exec %d %s\n", errno, argv[0]);
     _exit(127);
 #endif
+}
+
+/* In the program's process, between fork and exec. Never returns. `report_fd` is the
+ * init's report pipe (namespaces) or -1. */
+static void __attribute__((noreturn)) program_child(const req_hdr *h, char **argv, char **envp,
+                                                    pid_t supervisor, int status_fd, int report_fd)
+{
+    program_enter(h->iso == BD_ISO_NAMESPACES ? 0 : supervisor);
+    bd_err jerr = BD_ERR_INIT;
+    if (h->iso == BD_ISO_NAMESPACES && bd_jail_child_wait(&jerr) != 0) {
+        status_line(status_fd, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(127);
+    }
+    program_run(h, argv, envp, status_fd, report_fd);
 }
 
 /* ---- the subprocess class's program start: clone(CLONE_VM | CLONE_VFORK) ---------------
@@ -445,11 +490,11 @@ static int kill_leftovers(pid_t prog, bool *stuck)
     }
 }
 
-/* The supervisor's first steps: block the signals it waits for (`block`: SIGCHLD and
- * the stop signals), default the rest, its own session, die with the server, become the
- * subreaper, the request's fds as 0..3 and nothing else open. Exits when the server is
- * already gone or an fd cannot be placed. */
-static void supervisor_enter(const int fds[REQ_FDS], pid_t server, sigset_t *block)
+/* The supervisor's signals and session: block the signals it waits for (`block`: SIGCHLD
+ * and the stop signals), default the rest, its own session. (A prepared spare does this
+ * before it clones its init, so that the init starts as one cloned on the request does;
+ * and again on the request.) */
+static void supervisor_signals(sigset_t *block)
 {
     sigemptyset(block);
     sigaddset(block, SIGCHLD);
@@ -465,6 +510,60 @@ static void supervisor_enter(const int fds[REQ_FDS], pid_t server, sigset_t *blo
 
     /* Own session: no terminal signals; the parent decides when to stop. */
     setsid();
+}
+
+/* The prepared init, when the spare made one (see prepared_make). */
+typedef struct prepared {
+    pid_t pid; /* 0 when there is none */
+    int sock;  /* the supervisor's end: the case goes to the init through it */
+    int rep_rd;
+    const char *const *argv; /* the command line it was prepared for */
+    const char *req;         /* the request as received, passed on whole */
+    size_t req_len;
+    int trees[2]; /* the cwd's case/ and rubric.py (bd_jail_case_trees), or -1 */
+} prepared;
+
+static prepared the_prep = {0, -1, -1, NULL, NULL, 0, {-1, -1}};
+
+/* What goes to the prepared init before the request's bytes. */
+typedef struct prep_hdr {
+    bd_jail_cwd cwd;
+    uint32_t trees; /* bit i: trees[i] travels (after the request's REQ_FDS descriptors) */
+} prep_hdr;
+
+/* Room for the request's descriptors and the two trees. */
+typedef union prep_cmsg {
+    char b[CMSG_SPACE(sizeof(int) * (REQ_FDS + 2))];
+    struct cmsghdr align;
+} prep_cmsg;
+
+/* Point `msg` at the two parts of a prep message and at `u`: with `fds` (nfds of them) to
+ * send them, with NULL to receive up to REQ_FDS + 2. */
+static void prep_msg_init(struct msghdr *msg, struct iovec iov[2], prep_cmsg *u, const int *fds,
+                          int nfds)
+{
+    memset(u, 0, sizeof(*u));
+    memset(msg, 0, sizeof(*msg));
+    msg->msg_iov = iov;
+    msg->msg_iovlen = 2;
+    msg->msg_control = u->b;
+    msg->msg_controllen = sizeof(u->b);
+    if (!fds)
+        return;
+    msg->msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+}
+
+/* The supervisor's first steps: supervisor_signals, die with the server, become the
+ * subreaper, the request's fds as 0..3 and nothing else open (but a prepared init's).
+ * Exits when the server is already gone or an fd cannot be placed. */
+static void supervisor_enter(const int fds[REQ_FDS], pid_t server, sigset_t *block)
+{
+    supervisor_signals(block);
     if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0 || getppid() != server)
         _exit(0);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -474,7 +573,9 @@ static void supervisor_enter(const int fds[REQ_FDS], pid_t server, sigset_t *blo
             _exit(0);
         fcntl(i, F_SETFD, 0);
     }
-    close_from(REQ_FDS);
+    /* A prepared init's descriptors lie above REQ_FDS (prepared_make). */
+    const int keep[3] = {the_prep.sock, the_prep.rep_rd, the_prep.pid > 0 ? bd_jail_sync_fd() : -1};
+    close_from_except(REQ_FDS, keep, the_prep.pid > 0 ? 3 : 0);
 }
 
 /* Into the case's cwd and the isolation class's setup, before the program's fork. On a
@@ -580,6 +681,10 @@ static bool supervisor_wait(pid_t prog, int64_t deadline, const sigset_t *block,
     }
 }
 
+static bool prepared_fits(const req_hdr *h, char **argv);
+static bool prepared_isolate(const char *cwd, int st);
+static pid_t prepared_start(int st, int *rep_read);
+
 /* The per-case supervisor. Never returns. */
 static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *cwd, char **argv,
                                                  char **envp, const int fds[REQ_FDS], pid_t server)
@@ -587,12 +692,19 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
     sigset_t block;
     supervisor_enter(fds, server, &block);
     const int st = 3;
-    supervisor_isolate(h, cwd, argv, st);
+    bool prep = prepared_fits(h, argv) && prepared_isolate(cwd, st); /* else discarded */
+    if (!prep)
+        supervisor_isolate(h, cwd, argv, st);
 
     int64_t start = mono_us();
     int64_t deadline = start + h->wall_ms * 1000;
     int rep = -1; /* namespaces: the init's report pipe */
-    pid_t prog = supervisor_spawn(h, argv, envp, st, &rep);
+    pid_t prog = prep ? prepared_start(st, &rep) : -1;
+    if (prog < 0) {
+        if (prep) /* the prepared init died: the jail as if there had been none */
+            supervisor_isolate(h, cwd, argv, st);
+        prog = supervisor_spawn(h, argv, envp, st, &rep);
+    }
     /* The program owns the stdio pipes now: EOF comes when it and its descendants are
      * gone, not when the supervisor exits. */
     int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -732,9 +844,9 @@ static int parse_request(const char *buf, size_t len, req_hdr *h, const char **c
     return 0;
 }
 
-/* The descriptors that came with a received message, at most REQ_FDS of them into `fds`
+/* The descriptors that came with a received message, at most `max` of them into `fds`
  * (any beyond are closed). Returns how many. */
-static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
+static int received_fds_max(struct msghdr *msg, int *fds, int max)
 {
     int nfds = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
@@ -744,13 +856,243 @@ static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
         for (size_t j = 0; j < k; j++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
-            if (nfds < REQ_FDS)
+            if (nfds < max)
                 fds[nfds++] = fd;
             else
                 close(fd);
         }
     }
     return nfds;
+}
+
+/* received_fds_max for a request's REQ_FDS. */
+static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
+{
+    return received_fds_max(msg, fds, REQ_FDS);
+}
+
+/* ---- the prepared init ----------------------------------------------------------------
+ * A spare of the warm server (spare_prepared_argv) also starts its case's init ahead of the
+ * request, while the case before runs: the clone into fresh namespaces, the maps, the
+ * jail's fixed part (bd_jail_prepare_ahead). The init then waits on a socket of its own;
+ * on the request the supervisor checks the request is one it can serve, does the cwd's
+ * part of the jail and hands the init the request and its four descriptors; the init
+ * goes on exactly as a freshly cloned one (bd_jail_child_finish, the limits, the filter,
+ * the rubric's fork). Anything else discards it: SIGKILL and reaped, by pid. */
+
+/* Kill and reap the prepared init (unless `reaped`), drop what the spare holds of it. */
+static void prepared_discard(bool reaped)
+{
+    if (the_prep.pid <= 0)
+        return;
+    if (!reaped) {
+        kill(the_prep.pid, SIGKILL);
+        while (waitpid(the_prep.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    close(the_prep.sock);
+    close(the_prep.rep_rd);
+    for (int i = 0; i < 2; i++)
+        if (the_prep.trees[i] >= 0)
+            close(the_prep.trees[i]);
+    the_prep.pid = 0;
+    the_prep.sock = the_prep.rep_rd = the_prep.trees[0] = the_prep.trees[1] = -1;
+}
+
+/* The prepared init, in its namespaces: wait for the maps, build the jail's root but the
+ * cwd, then wait for the case (prep_hdr, the request, its four descriptors and the trees),
+ * then on as program_child. Never returns. Exits 127 unseen when the spare goes or the
+ * case does not come whole; a failure of the jail's build is reported on the case's
+ * status pipe, as program_child reports it. `buf` (cap bytes) receives the request. */
+static void __attribute__((noreturn)) prepared_init(int sock, int rep_wr, char *buf, size_t cap)
+{
+    program_enter(0);
+    bd_err jerr = BD_ERR_INIT;
+    if (bd_jail_child_wait(&jerr) != 0)
+        _exit(127);
+    int ahead = bd_jail_child_ahead(&jerr), ahead_errno = bd_jail_errno();
+    const int keep[3] = {sock, rep_wr, bd_jail_sync_fd()};
+    close_from_except(0, keep, 3); /* nothing of the spare's */
+    prep_hdr ph;
+    memset(&ph, 0, sizeof(ph));
+    struct iovec iov[2] = {{&ph, sizeof(ph)}, {buf, cap}};
+    prep_cmsg u;
+    struct msghdr msg;
+    prep_msg_init(&msg, iov, &u, NULL, 0);
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    int fds[REQ_FDS + 2] = {-1, -1, -1, -1, -1, -1};
+    int nfds = n > 0 ? received_fds_max(&msg, fds, REQ_FDS + 2) : 0;
+    int ntrees = (ph.trees & 1u) + ((ph.trees >> 1) & 1u);
+    req_hdr h;
+    const char *cwd = NULL;
+    char **argv = NULL, **envp = NULL;
+    if (n <= (ssize_t)sizeof(ph) || nfds != REQ_FDS + ntrees ||
+        (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        parse_request(buf, (size_t)n - sizeof(ph), &h, &cwd, &argv, &envp) != 0)
+        _exit(127);
+    /* The case's descriptors as 0..3, as a freshly cloned init has them (every one received
+     * moved above them first, so that none is overwritten). */
+    for (int i = 0; i < nfds; i++)
+        if (fds[i] < REQ_FDS && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, REQ_FDS)) < 0)
+            _exit(127);
+    for (int i = 0; i < REQ_FDS; i++)
+        if (dup2(fds[i], i) != i)
+            _exit(127);
+    int trees[2] = {-1, -1};
+    for (int i = 0, k = REQ_FDS; i < 2; i++)
+        if (ph.trees & (1u << i))
+            trees[i] = fds[k++];
+    const int kept[4] = {rep_wr, bd_jail_sync_fd(), trees[0], trees[1]};
+    close_from_except(REQ_FDS, kept, 4);
+    if (ahead != 0) {
+        status_line(3, "error isolation %d %.180s\n", ahead_errno, jerr.msg);
+        _exit(127);
+    }
+    bd_jail_cwd_set(&ph.cwd, trees);
+    program_run(&h, argv, envp, 3, rep_wr);
+}
+
+/* In a new spare, before it waits: start the prepared init (see above). Nothing when the
+ * server prepares none or a step fails (the request then takes the ordinary path).
+ * `buf` (cap bytes) is the spare's request buffer, which the init receives into too. */
+static void prepared_make(char *buf, size_t cap)
+{
+    const char *const *want = spare_prepared_argv();
+    if (!want)
+        return;
+    sigset_t block;
+    supervisor_signals(&block);
+    /* The fds below REQ_FDS held meanwhile: what the spare keeps of its init lies above
+     * where supervisor_enter puts the request's. */
+    int holds[REQ_FDS], nh = 0;
+    for (int fd; nh < REQ_FDS && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) {
+        if (fd >= REQ_FDS) {
+            close(fd);
+            break;
+        }
+        holds[nh++] = fd;
+    }
+    bd_err jerr = BD_ERR_INIT;
+    int rep[2] = {-1, -1}, sv[2] = {-1, -1};
+    bd_jail_set_host_network(false);
+    supervisor_identity();
+    if (bd_jail_prepare_ahead(want, &jerr) != 0 || pipe2(rep, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        goto out;
+    pid_t pid = (pid_t)syscall(SYS_clone, bd_jail_clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid == 0) {
+        close(sv[0]);
+        close(rep[0]);
+        prepared_init(sv[1], rep[1], buf, cap);
+    }
+    if (pid < 0)
+        goto out;
+    if (bd_jail_parent(pid, &jerr) != 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        goto out;
+    }
+    setpgid(pid, pid);
+    the_prep = (prepared){pid, sv[0], rep[0], want, NULL, 0, {-1, -1}};
+    sv[0] = rep[0] = -1;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (sv[i] >= 0)
+            close(sv[i]);
+        if (rep[i] >= 0)
+            close(rep[i]);
+    }
+    for (int i = 0; i < nh; i++)
+        close(holds[i]);
+}
+
+/* Supervisor: whether the prepared init can serve this request — the namespaces class
+ * without the host network, the very command line it was prepared for (the files the jail
+ * shows), and still alive. When not, it is discarded. */
+static bool prepared_fits(const req_hdr *h, char **argv)
+{
+    if (the_prep.pid <= 0)
+        return false;
+    bool ok = h->iso == BD_ISO_NAMESPACES && !(h->flags & REQ_F_HOST_NETWORK);
+    size_t i = 0;
+    for (; ok && the_prep.argv[i]; i++)
+        ok = argv[i] && strcmp(argv[i], the_prep.argv[i]) == 0;
+    ok = ok && argv[i] == NULL;
+    pid_t w = 0;
+    if (ok)
+        while ((w = waitpid(the_prep.pid, NULL, WNOHANG)) < 0 && errno == EINTR)
+            ;
+    if (ok && w == 0)
+        return true;
+    prepared_discard(w != 0); /* reaped now (or not ours to kill any more) */
+    return false;
+}
+
+/* Supervisor, with a prepared init: into the case's cwd and the cwd's part of the jail
+ * (the failures supervisor_isolate reports, worded the same: then it exits). Returns
+ * false, the init discarded, when the init's root cannot take this cwd. */
+static bool prepared_isolate(const char *cwd, int st)
+{
+    bd_err jerr = BD_ERR_INIT;
+    if (chdir(cwd) != 0) {
+        status_line(st, "error chdir %d\n", errno);
+        prepared_discard(false);
+        _exit(0);
+    }
+    int rc = bd_jail_prepare_cwd(cwd, &jerr);
+    if (rc == 0)
+        rc = bd_jail_case_trees(the_prep.trees, &jerr);
+    if (rc < 0) {
+        status_line(st, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        prepared_discard(false);
+        _exit(0);
+    }
+    if (rc > 0)
+        prepared_discard(false);
+    return rc == 0;
+}
+
+/* Supervisor: hand the case to the prepared init and write "started <pid>" to `st`.
+ * Returns the init's pid (its report pipe in *rep_read), or -1 when it is gone
+ * (discarded: the caller starts one the ordinary way). */
+static pid_t prepared_start(int st, int *rep_read)
+{
+    prep_hdr ph;
+    memset(&ph, 0, sizeof(ph));
+    bd_jail_cwd_get(&ph.cwd);
+    int fds[REQ_FDS + 2] = {0, 1, 2, 3, -1, -1};
+    int nfds = REQ_FDS;
+    for (int i = 0; i < 2; i++)
+        if (the_prep.trees[i] >= 0) {
+            ph.trees |= 1u << i;
+            fds[nfds++] = the_prep.trees[i];
+        }
+    struct iovec iov[2] = {{&ph, sizeof(ph)}, {(void *)the_prep.req, the_prep.req_len}};
+    prep_cmsg u;
+    struct msghdr msg;
+    prep_msg_init(&msg, iov, &u, fds, nfds);
+    ssize_t n;
+    while ((n = sendmsg(the_prep.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)(sizeof(ph) + the_prep.req_len)) {
+        prepared_discard(false);
+        return -1;
+    }
+    pid_t prog = the_prep.pid;
+    *rep_read = the_prep.rep_rd;
+    the_prep.rep_rd = -1;
+    the_prep.pid = 0; /* the init is the case's now: only the descriptors go */
+    close(the_prep.sock);
+    the_prep.sock = -1;
+    for (int i = 0; i < 2; i++)
+        if (the_prep.trees[i] >= 0)
+            close(the_prep.trees[i]);
+    the_prep.trees[0] = the_prep.trees[1] = -1;
+    status_line(st, "started %d\n", (int)prog);
+    return prog;
 }
 
 /* In the spare: wait for one forwarded request, then become its supervisor. */
@@ -762,6 +1104,7 @@ static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
     char *buf = malloc(cap);
     if (!buf)
         _exit(0);
+    prepared_make(buf, cap);
     struct iovec iov = {buf, cap};
     fd_cmsg u;
     struct msghdr msg;
@@ -769,15 +1112,21 @@ static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
     ssize_t n;
     while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
-    if (n <= 0)
-        _exit(0); /* the server went away */
+    if (n <= 0) {
+        prepared_discard(false);
+        _exit(0); /* the server went away, or dropped this spare */
+    }
     int fds[REQ_FDS] = {-1, -1, -1, -1};
     int nfds = received_fds(&msg, fds);
     req_hdr h;
     const char *cwd = NULL;
     char **argv = NULL, **envp = NULL;
-    if (nfds != REQ_FDS || parse_request(buf, (size_t)n, &h, &cwd, &argv, &envp) != 0)
+    if (nfds != REQ_FDS || parse_request(buf, (size_t)n, &h, &cwd, &argv, &envp) != 0) {
+        prepared_discard(false);
         _exit(0);
+    }
+    the_prep.req = buf;
+    the_prep.req_len = (size_t)n;
     close(sock);
     supervisor(&h, cwd, argv, envp, fds, server);
 }

@@ -134,6 +134,18 @@ static int warm_request(const req_hdr *h, const char *cwd, char **argv)
     return 0;
 }
 
+/* Every request this server takes has the one command line warm_request allows: a spare
+ * prepares its case's init for it (exec_server.c, "the prepared init"). */
+static const char *const *spare_prepared_argv(void)
+{
+    static const char *argv[4];
+    argv[0] = warm_interp;
+    argv[1] = "-s";
+    argv[2] = "rubric.py";
+    argv[3] = NULL;
+    return argv;
+}
+
 /* The command line benchdesk gave (the cold start's), as it was: the launcher and the
  * warm server show "benchdesk-warm" in its place (ps), each case puts it back so that its
  * /proc/self/cmdline is a cold start's. */

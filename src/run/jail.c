@@ -6,7 +6,9 @@
  * The jail's root is a small tmpfs mounted over /tmp of the program's private mount
  * namespace; the host paths it shows are bound into it before pivot_root, the case's
  * cwd through a descriptor opened beforehand (so a cwd under the host's /tmp is still
- * reachable after the tmpfs covers it).
+ * reachable after the tmpfs covers it). A root built ahead of its case (the warm server's
+ * prepared spare, bd_jail_child_ahead) gets the cwd's read-only entries after the pivot
+ * instead, as detached mounts its supervisor opened (open_tree) and it moves in.
  */
 #include "jail.h"
 
@@ -74,6 +76,25 @@ struct ll_path_beneath_attr {
     int32_t parent_fd;
 } __attribute__((packed));
 
+/* ---- the mount API (open_tree, move_mount), for older headers ----------------------- */
+
+#ifndef SYS_open_tree
+#define SYS_open_tree  428
+#define SYS_move_mount 429
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
 /* ---- state of this process's one jail --------------------------------------------- */
 
 static struct {
@@ -101,9 +122,16 @@ static struct {
     bool ident_set;    /* bd_jail_set_case_identity: as_root and the uid below are given */
     bool ident_root;
     uid_t ident_uid;
+    bool built;          /* bd_jail_child_ahead built the root: the cwd comes with the case */
+    int tree_fd[2];      /* built: the detached mounts of the cwd's case/ and rubric.py, or -1 */
     uid_t warm_map_base; /* warm root: what uid/gid 0 of the warm jail maps to */
     unsigned warm_map_count;
-} J = {.sync_rd = -1, .sync_wr = -1, .report_rd = -1, .report_wr = -1, .cwd_fd = -1};
+} J = {.sync_rd = -1,
+       .sync_wr = -1,
+       .report_rd = -1,
+       .report_wr = -1,
+       .cwd_fd = -1,
+       .tree_fd = {-1, -1}};
 
 static int last_errno;
 
@@ -159,6 +187,9 @@ int bd_jail_landlock_abi(void)
 
 /* Directories of the host shown read-only (or re-created as the same symlink). */
 static const char *const system_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+
+/* The two entries of the case's dir shown in its jail, read-only. */
+static const char *const cwd_ro[] = {"case", "rubric.py"};
 
 /* True when `path` (absolute) lies under a directory the jail shows anyway. */
 static bool under_system_dirs(const char *path)
@@ -255,7 +286,10 @@ static void release_all(void)
     close_fd(&J.report_wr);
     close_fd(&J.cwd_fd);
     close_shown();
+    close_fd(&J.tree_fd[0]);
+    close_fd(&J.tree_fd[1]);
     J.ready = false;
+    J.built = false;
 }
 
 /* As root: hand the private directory `cwd` (stat'ed into *st) and its tree to
@@ -326,12 +360,12 @@ void bd_jail_set_case_identity(bool as_root, uid_t uid)
     J.ident_uid = uid;
 }
 
-int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
+/* The first steps of a prepare: nothing held, the identity fields, no cwd yet. */
+static void prepare_begin(bool probe)
 {
-    int rc = -1;
     release_all();
     last_errno = 0;
-    J.probe = cwd == NULL;
+    J.probe = probe;
     J.warm_root = false;
     J.as_root = J.ident_set ? J.ident_root : geteuid() == 0;
     /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
@@ -345,40 +379,46 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
     J.landlock_abi = bd_jail_landlock_abi();
     J.n_shown = 0;
     J.cwd_path[0] = '\0';
+}
 
-    if (cwd) {
-        size_t n = strlen(cwd);
-        if (cwd[0] != '/' || n >= sizeof(J.cwd_path) || !private_dir(cwd)) {
-            errno = EINVAL;
-            fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
-            goto out;
-        }
-        memcpy(J.cwd_path, cwd, n + 1);
-        memcpy(J.jail_cwd, cwd, n + 1);
-        /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
-         * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
-         * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
-        char *last = strrchr(J.jail_cwd, '/');
-        if (J.ident_set && last && last > J.jail_cwd) {
-            *last = '\0';
-            char *up = strrchr(J.jail_cwd, '/');
-            *last = '/';
-            if (up && up > J.jail_cwd)
-                memmove(up, last, strlen(last) + 1);
-        }
-        struct stat st;
-        int ok = stat(cwd, &st) == 0;
-        if (!ok || !S_ISDIR(st.st_mode)) {
-            if (ok)
-                errno = ENOTDIR;
-            fail(err, "stat the working directory");
-            goto out;
-        }
-        J.cwd_dev = st.st_dev;
-        J.cwd_ino = st.st_ino;
-        if (J.as_root && hand_over_dir(cwd, &st, err) != 0)
-            goto out;
+/* The working directory's part of a prepare (see bd_jail_prepare). Returns 0 or -1. */
+static int prepare_cwd(const char *cwd, bd_err *err)
+{
+    size_t n = strlen(cwd);
+    if (cwd[0] != '/' || n >= sizeof(J.cwd_path) || !private_dir(cwd)) {
+        errno = EINVAL;
+        return fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
     }
+    memcpy(J.cwd_path, cwd, n + 1);
+    memcpy(J.jail_cwd, cwd, n + 1);
+    /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
+     * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
+     * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
+    char *last = strrchr(J.jail_cwd, '/');
+    if (J.ident_set && last && last > J.jail_cwd) {
+        *last = '\0';
+        char *up = strrchr(J.jail_cwd, '/');
+        *last = '/';
+        if (up && up > J.jail_cwd)
+            memmove(up, last, strlen(last) + 1);
+    }
+    struct stat st;
+    int ok = stat(cwd, &st) == 0;
+    if (!ok || !S_ISDIR(st.st_mode)) {
+        if (ok)
+            errno = ENOTDIR;
+        return fail(err, "stat the working directory");
+    }
+    J.cwd_dev = st.st_dev;
+    J.cwd_ino = st.st_ino;
+    if (J.as_root && hand_over_dir(cwd, &st, err) != 0)
+        return -1;
+    return 0;
+}
+
+/* The command line's part of a prepare: the files of argv shown. Returns 0 or -1. */
+static int prepare_argv(const char *const *argv, bd_err *err)
+{
     /* argv[0], and any other argument naming a file by absolute path (a command SUT's
      * script), is shown read-only at the same path when the system dirs do not hold it. */
     for (size_t i = 0; argv && argv[i]; i++) {
@@ -393,8 +433,7 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
                 continue; /* an argument, not a file: nothing to show */
             if (ok)
                 errno = EACCES;
-            fail(err, "stat the program to show it in the jail");
-            goto out;
+            return fail(err, "stat the program to show it in the jail");
         }
         bool dup = false;
         for (int k = 0; k < J.n_shown; k++)
@@ -403,43 +442,143 @@ int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
             continue;
         if (J.n_shown == BD_JAIL_MAX_SHOWN) {
             errno = E2BIG;
-            fail(err, "more than %d files of the command line to show in the jail",
-                 BD_JAIL_MAX_SHOWN);
-            goto out;
+            return fail(err, "more than %d files of the command line to show in the jail",
+                        BD_JAIL_MAX_SHOWN);
         }
         memcpy(J.shown[J.n_shown], a, n + 1);
         J.shown_fd[J.n_shown++] = -1;
     }
-    if (J.as_root && !J.probe) {
-        /* The stdio pipes are root's: hand them over too. */
-        static const int stdio_fds[] = {0, 1, 2};
-        if (hand_over_pipes(stdio_fds, 3, err) != 0)
-            goto out;
-    }
+    return 0;
+}
+
+/* As root, for a case: the stdio pipes are root's: hand them over too. */
+static int prepare_stdio(bd_err *err)
+{
+    static const int stdio_fds[] = {0, 1, 2};
+    if (J.as_root && !J.probe)
+        return hand_over_pipes(stdio_fds, 3, err);
+    return 0;
+}
+
+/* The last steps of a prepare: the filter, the sync pipe (and the probe's report pipe). */
+static int prepare_end(bd_err *err)
+{
     /* The host-network filter differs (no socket rule): built for this program only. */
     if ((!J.bpf_cached || J.host_network) && build_filter(err) != 0)
-        goto out;
+        return -1;
     int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        fail(err, "create the jail's sync pipe");
-        goto out;
-    }
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return fail(err, "create the jail's sync pipe");
     J.sync_rd = p[0];
     J.sync_wr = p[1];
     if (J.probe) {
-        if (pipe2(p, O_CLOEXEC) != 0) {
-            fail(err, "create the jail's report pipe");
-            goto out;
-        }
+        if (pipe2(p, O_CLOEXEC) != 0)
+            return fail(err, "create the jail's report pipe");
         J.report_rd = p[0];
         J.report_wr = p[1];
     }
     J.ready = true;
-    rc = 0;
-out:
+    return 0;
+}
+
+int bd_jail_prepare(const char *cwd, const char *const *argv, bd_err *err)
+{
+    prepare_begin(cwd == NULL);
+    int rc = (cwd ? prepare_cwd(cwd, err) : 0) != 0 || prepare_argv(argv, err) != 0 ||
+                     prepare_stdio(err) != 0 || prepare_end(err) != 0
+                 ? -1
+                 : 0;
     if (rc != 0)
         release_all();
     return rc;
+}
+
+int bd_jail_prepare_ahead(const char *const *argv, bd_err *err)
+{
+    prepare_begin(false);
+    if (prepare_argv(argv, err) != 0 || prepare_end(err) != 0) {
+        release_all();
+        return -1;
+    }
+    return 0;
+}
+
+int bd_jail_prepare_cwd(const char *cwd, bd_err *err)
+{
+    if (!J.ready || J.probe || J.cwd_path[0]) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared ahead");
+    }
+    last_errno = 0;
+    if (prepare_cwd(cwd, err) != 0 || prepare_stdio(err) != 0) {
+        J.cwd_path[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+void bd_jail_cwd_get(bd_jail_cwd *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->dev = J.cwd_dev;
+    out->ino = J.cwd_ino;
+    memcpy(out->path, J.cwd_path, sizeof(out->path));
+    memcpy(out->jail, J.jail_cwd, sizeof(out->jail));
+}
+
+int bd_jail_case_trees(int trees[2], bd_err *err)
+{
+    trees[0] = trees[1] = -1;
+    /* The root is read-only once built: only a cwd inside the jail's /tmp can be made. */
+    if (strncmp(J.jail_cwd, "/tmp/", 5) != 0 || !J.cwd_path[0])
+        return 1;
+    int dfd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (dfd < 0 || fstat(dfd, &st) != 0) {
+        if (dfd >= 0)
+            close(dfd);
+        return fail(err, "open the working directory");
+    }
+    if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
+        close(dfd);
+        errno = ESTALE;
+        return fail(err, "the working directory changed during the jail's setup");
+    }
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if (fstatat(dfd, cwd_ro[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
+            continue;
+        trees[i] =
+            (int)syscall(SYS_open_tree, dfd, cwd_ro[i],
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+        if (trees[i] < 0)
+            rc = 1; /* no mount API: the ordinary way */
+    }
+    close(dfd);
+    if (rc != 0)
+        for (int i = 0; i < 2; i++)
+            close_fd(&trees[i]);
+    return rc;
+}
+
+void bd_jail_cwd_set(const bd_jail_cwd *in, const int trees[2])
+{
+    for (int i = 0; i < 2; i++) {
+        close_fd(&J.tree_fd[i]);
+        J.tree_fd[i] = trees[i];
+    }
+    J.cwd_dev = in->dev;
+    J.cwd_ino = in->ino;
+    memcpy(J.cwd_path, in->path, sizeof(J.cwd_path));
+    memcpy(J.jail_cwd, in->jail, sizeof(J.jail_cwd));
+    J.cwd_path[sizeof(J.cwd_path) - 1] = '\0';
+    J.jail_cwd[sizeof(J.jail_cwd) - 1] = '\0';
+}
+
+int bd_jail_sync_fd(void)
+{
+    return J.sync_rd >= 0 ? J.sync_rd : J.sync_wr;
 }
 
 static int write_proc(pid_t pid, const char *file, const char *text, bd_err *err)
@@ -519,13 +658,18 @@ static unsigned long locked_flags(const char *path)
 
 /* Bind `src` on `dst` and remount it with `flags`, keeping the flags a user namespace
  * may not clear (the source mount's nosuid/nodev/noexec/ro/atime). */
+static int remount_to(const char *dst, unsigned long flags, bd_err *err)
+{
+    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | flags | locked_flags(dst), NULL) != 0)
+        return fail(err, "remount %s in the jail", dst);
+    return 0;
+}
+
 static int bind_to(const char *src, const char *dst, unsigned long flags, bd_err *err)
 {
     if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
         return fail(err, "bind %s in the jail", dst);
-    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | flags | locked_flags(dst), NULL) != 0)
-        return fail(err, "remount %s in the jail", dst);
-    return 0;
+    return remount_to(dst, flags, err);
 }
 
 static int make_file(const char *path, const char *text, bd_err *err)
@@ -616,9 +760,9 @@ static const char nsswitch_text[] = "passwd: files\ngroup: files\nhosts: files\n
 /* With the host network (record --unsafe-network) names resolve as on the host. */
 static const char nsswitch_net_text[] = "passwd: files\ngroup: files\nhosts: files dns\n";
 
-static int build_root(bd_err *err)
+/* The root's fixed part: the tmpfs, the system dirs, /etc, /dev, /proc, the private /tmp. */
+static int root_base(bd_err *err)
 {
-    char fdpath[64];
     /* The new root: a small tmpfs over /tmp of this (private) mount namespace. */
     if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=0755,size=1m,nr_inodes=1024") != 0)
@@ -681,8 +825,16 @@ static int build_root(bd_err *err)
         mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "mode=1777,size=" BD_JAIL_TMP_SIZE ",nr_inodes=" BD_JAIL_TMP_INODES) != 0)
         return fail(err, "mount the jail's private /tmp");
+    return 0;
+}
 
-    if (J.cwd_fd >= 0) {
+/* The case's cwd in the root (relative to the root: before or after the pivot). Its
+ * read-only entries come from J.cwd_fd, or, when `trees` is given, from the detached
+ * mounts in it (-1: absent; see bd_jail_case_trees). */
+static int root_cwd(const int *trees, bd_err *err)
+{
+    char fdpath[64];
+    {
         /* The cwd keeps its host path (no name of its own can collide with a file shown
          * at its host path) but none of its host inodes: it is a directory of the jail's
          * private /tmp tmpfs when it lies under /tmp (so the cwd, /tmp and /dev/shm share
@@ -698,8 +850,8 @@ static int build_root(bd_err *err)
             mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                   "mode=0700,size=" BD_JAIL_TMP_SIZE ",nr_inodes=" BD_JAIL_TMP_INODES) != 0)
             return fail(err, "mount the jail's working directory");
-        static const char *const ro[] = {"case", "rubric.py"};
-        for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
+        const char *const *ro = cwd_ro;
+        for (size_t i = 0; i < sizeof(cwd_ro) / sizeof(cwd_ro[0]); i++) {
             struct stat st;
             char p[PATH_MAX + 16];
             size_t wl = strlen(work), rl = strlen(ro[i]);
@@ -710,17 +862,34 @@ static int build_root(bd_err *err)
             memcpy(p, work, wl);
             p[wl] = '/';
             memcpy(p + wl + 1, ro[i], rl + 1);
-            if (fstatat(J.cwd_fd, ro[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+            if (trees ? trees[i] < 0 || fstat(trees[i], &st) != 0
+                      : fstatat(J.cwd_fd, ro[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 continue;
             if ((S_ISDIR(st.st_mode) ? make_dir(p, 0500, err) : make_file(p, NULL, err)) != 0)
                 return -1;
+            const unsigned long flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+            if (trees) {
+                if (syscall(SYS_move_mount, trees[i], "", AT_FDCWD, p, MOVE_MOUNT_F_EMPTY_PATH) !=
+                    0)
+                    return fail(err, "bind %s in the jail", p);
+                if (remount_to(p, flags, err) != 0)
+                    return -1;
+                continue;
+            }
             snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d/%s", J.cwd_fd, ro[i]);
-            if (bind_to(fdpath, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) != 0)
+            if (bind_to(fdpath, p, flags, err) != 0)
                 return -1;
         }
     }
+    return 0;
+}
+
+/* The files of the command line shown (and the warm jail's staging dir). */
+static int root_shown(bd_err *err)
+{
+    char fdpath[64];
     for (int i = 0; i < J.n_shown; i++) {
         const char *rel = J.shown[i] + 1;
         snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", J.shown_fd[i]);
@@ -738,6 +907,12 @@ static int build_root(bd_err *err)
                     err) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* The host name, then into the new root, read-only. */
+static int root_pivot(bd_err *err)
+{
     if (sethostname(BD_JAIL_HOSTNAME, strlen(BD_JAIL_HOSTNAME)) != 0)
         return fail(err, "set the jail's host name");
 
@@ -751,6 +926,14 @@ static int build_root(bd_err *err)
     if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
               NULL) != 0)
         return fail(err, "make the jail's root read-only");
+    return 0;
+}
+
+static int build_root(bd_err *err)
+{
+    if (root_base(err) != 0 || (J.cwd_fd >= 0 && root_cwd(NULL, err) != 0) ||
+        root_shown(err) != 0 || root_pivot(err) != 0)
+        return -1;
     return 0;
 }
 
@@ -822,7 +1005,7 @@ out:
     return rc;
 }
 
-int bd_jail_child(bd_err *err)
+int bd_jail_child_wait(bd_err *err)
 {
     if (!J.ready) {
         errno = EINVAL;
@@ -839,25 +1022,23 @@ int bd_jail_child(bd_err *err)
             errno = EPIPE;
         return fail(err, "wait for the supervisor's uid map");
     }
-    umask(022);
-    /* Descriptors of the cwd and the program, opened here: a bind source must be a mount
-     * of this (new) mount namespace, and before the identity switch the host-side owner
-     * may still walk to them. */
-    if (J.cwd_path[0]) {
-        struct stat st;
-        J.cwd_fd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (J.cwd_fd < 0 || fstat(J.cwd_fd, &st) != 0)
-            return fail(err, "open the working directory");
-        if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
-            errno = ESTALE;
-            return fail(err, "the working directory changed during the jail's setup");
-        }
-    }
+    return 0;
+}
+
+/* Program: the files of argv to show, opened (see bd_jail_child_finish). */
+static int open_shown(bd_err *err)
+{
     for (int i = 0; i < J.n_shown; i++) {
         J.shown_fd[i] = open(J.shown[i], O_PATH | O_CLOEXEC);
         if (J.shown_fd[i] < 0)
             return fail(err, "open %.100s to show it in the jail", J.shown[i]);
     }
+    return 0;
+}
+
+/* Program: become the jail's user, die with the supervisor, its mounts private. */
+static int child_identity(bd_err *err)
+{
     /* Become the jail's user. As root this is the drop to the case's own host uid outside; the
      * capabilities held inside this user namespace stay until execve. */
     if (J.as_root && setgroups(0, NULL) != 0)
@@ -876,18 +1057,82 @@ int bd_jail_child(bd_err *err)
         return fail(err, "the supervisor died during the jail's setup");
     }
     close_fd(&J.sync_rd);
-
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return fail(err, "make the jail's mounts private");
-    if (build_root(err) != 0)
-        return -1;
-    close_fd(&J.cwd_fd);
-    close_shown();
+    return 0;
+}
+
+/* Program: into the cwd, no_new_privs, Landlock. */
+static int child_lock(bd_err *err)
+{
     if (!J.probe && chdir(J.jail_cwd) != 0)
         return fail(err, "enter the working directory in the jail");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return fail(err, "set no_new_privs");
     return apply_landlock(err);
+}
+
+int bd_jail_child_ahead(bd_err *err)
+{
+    if (!J.ready || J.sync_rd < 0 || J.probe || J.built) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
+    }
+    umask(022);
+    if (open_shown(err) != 0 || child_identity(err) != 0 || root_base(err) != 0 ||
+        root_shown(err) != 0 || root_pivot(err) != 0)
+        return -1;
+    close_shown();
+    J.built = true;
+    return 0;
+}
+
+/* The rest of an init prepared ahead, once its case is known: the cwd and its read-only
+ * entries (the detached mounts passed in), then child_lock. */
+static int child_finish_built(bd_err *err)
+{
+    int rc = root_cwd(J.tree_fd, err);
+    for (int i = 0; i < 2; i++)
+        close_fd(&J.tree_fd[i]);
+    if (rc != 0)
+        return -1;
+    return child_lock(err);
+}
+
+int bd_jail_child_finish(bd_err *err)
+{
+    if (J.built && J.cwd_path[0])
+        return child_finish_built(err);
+    if (!J.ready || J.sync_rd < 0 || (!J.probe && !J.cwd_path[0])) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
+    }
+    umask(022);
+    /* Descriptors of the cwd and the program, opened here: a bind source must be a mount
+     * of this (new) mount namespace, and before the identity switch the host-side owner
+     * may still walk to them. */
+    if (J.cwd_path[0]) {
+        struct stat st;
+        J.cwd_fd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (J.cwd_fd < 0 || fstat(J.cwd_fd, &st) != 0)
+            return fail(err, "open the working directory");
+        if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
+            errno = ESTALE;
+            return fail(err, "the working directory changed during the jail's setup");
+        }
+    }
+    if (open_shown(err) != 0 || child_identity(err) != 0 || build_root(err) != 0)
+        return -1;
+    close_fd(&J.cwd_fd);
+    close_shown();
+    return child_lock(err);
+}
+
+int bd_jail_child(bd_err *err)
+{
+    if (bd_jail_child_wait(err) != 0)
+        return -1;
+    return bd_jail_child_finish(err);
 }
 
 /* ---- the warm interpreter's own jail ------------------------------------------------ */

@@ -31,6 +31,7 @@
 #ifndef BD_JAIL_H
 #define BD_JAIL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -97,6 +98,70 @@ int bd_jail_parent(pid_t child, bd_err *err);
  * Landlock when the kernel has it. Only system calls and stack buffers: it may run in
  * the child of a multi-threaded process (the probe). Returns 0 or -1 (err set). */
 int bd_jail_child(bd_err *err);
+
+/* The two halves of bd_jail_child, for an init started ahead of its case (the prepared
+ * spare, docs/runner.md#how-a-warm-case-runs). bd_jail_child_wait: wait for the maps (as
+ * bd_jail_child). bd_jail_child_finish: the rest of bd_jail_child, once the case's cwd is
+ * known (bd_jail_cwd_set). Each returns 0 or -1 (err set). */
+int bd_jail_child_wait(bd_err *err);
+int bd_jail_child_finish(bd_err *err);
+
+/* ---- a jail prepared ahead of its case ------------------------------------------------
+ * The spare supervisor of a warm server prepares what does not depend on the request
+ * before it arrives (docs/runner.md#how-a-warm-case-runs):
+ *
+ *   bd_jail_prepare_ahead(argv)     spare: bd_jail_prepare without the cwd and the stdio
+ *                                    hand-over (argv: the command line it expects)
+ *   clone, bd_jail_parent(pid)      spare: the init's namespaces and maps
+ *   bd_jail_child_wait()            init: as bd_jail_child
+ *   bd_jail_child_ahead()           init: the identity, the whole root but the cwd,
+ *                                    pivot_root; then it waits for its case
+ *   bd_jail_prepare_cwd(cwd)        supervisor, on the request: the cwd's part of
+ *                                    bd_jail_prepare (same checks, same errors; as root the
+ *                                    cwd tree and the stdio pipes handed over)
+ *   bd_jail_case_trees(trees)       supervisor: the cwd's case/ and rubric.py as detached
+ *                                    mounts (open_tree)
+ *   bd_jail_cwd_get / _set          what the supervisor checked, and the trees, passed on
+ *   bd_jail_child_finish()          init: the cwd (the trees moved in read-only), chdir,
+ *                                    no_new_privs, Landlock — as bd_jail_child ends */
+
+/* What the init needs of the case's cwd: its identity as the supervisor checked it, its
+ * host path and where it appears in the jail. */
+typedef struct bd_jail_cwd {
+    dev_t dev;
+    ino_t ino;
+    char path[PATH_MAX];
+    char jail[PATH_MAX];
+} bd_jail_cwd;
+
+/* Spare: bd_jail_prepare for a case whose cwd comes later. Returns 0 or -1
+ * (isolation.unavailable; nothing held). */
+int bd_jail_prepare_ahead(const char *const *argv, bd_err *err);
+
+/* Init prepared ahead, after bd_jail_child_wait: become the jail's user and build the
+ * root but the cwd, pivot into it (read-only). Returns 0 or -1 (err set). */
+int bd_jail_child_ahead(bd_err *err);
+
+/* Supervisor, after bd_jail_prepare_ahead and the request: the cwd's part. Returns 0 or
+ * -1 with bd_jail_prepare's error for the same cwd. */
+int bd_jail_prepare_cwd(const char *cwd, bd_err *err);
+
+/* Supervisor, after bd_jail_prepare_cwd: open the cwd's case/ and rubric.py (each when a
+ * directory or regular file, else -1) as detached mounts into trees[0..1] (close-on-exec;
+ * the caller closes them). Returns 0; 1 when a root built ahead cannot take this cwd (not
+ * under /tmp, or no mount API: nothing open, take the ordinary way); -1 (err set) when the
+ * cwd cannot be opened or changed since bd_jail_prepare_cwd, as bd_jail_child reports. */
+int bd_jail_case_trees(int trees[2], bd_err *err);
+
+/* Copy the cwd's fields out (supervisor) or in (init, with the trees it received, which
+ * it then owns; -1 entries for none). */
+void bd_jail_cwd_get(bd_jail_cwd *out);
+void bd_jail_cwd_set(const bd_jail_cwd *in, const int trees[2]);
+
+/* The descriptor of the sync pipe this process still holds (its read end in the program
+ * until the identity switch, its write end in the supervisor), or -1: one to keep open
+ * when closing the rest. */
+int bd_jail_sync_fd(void);
 
 /* Program, the last step before execve (after the rlimits): install the seccomp filter
  * (libseccomp): ptrace, process_vm_readv/writev, bpf, keyctl, add_key, request_key,

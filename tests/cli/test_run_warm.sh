@@ -121,7 +121,9 @@ for _ in $(seq 1 100); do
         ns=$(readlink "/proc/$p/ns/user" 2>/dev/null) || continue
         [ "$ns" = "$host_ns" ] && continue
         u=$(awk '/^Uid:/ {print $2}' <<<"$st")
-        if grep -q '^Seccomp:.*2' <<<"$st"; then case_uid=$u; else warm_uid=$u warm_ns=$ns; fi
+        # (a case's init prepared ahead, three PID namespaces down, has no filter yet)
+        if grep -q '^Seccomp:.*2' <<<"$st"; then case_uid=$u
+        elif [ "$(awk '/^NSpid:/ {print NF}' <<<"$st")" = 3 ]; then warm_uid=$u warm_ns=$ns; fi
     done
     [ -n "$warm_uid" ] && [ -n "$case_uid" ] && break
     sleep 0.05

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# The prepared spare (docs/runner.md#how-a-warm-case-runs): a warm server's spare starts its
+# case's init ahead of the request, in fresh namespaces with its maps written.
+#   - while a case runs, the next case's init is already there (an init of this build's
+#     benchdesk-warm, PID 1 of a PID namespace three levels down, with no child yet), and
+#     it is the init the next case then runs under (the same pid, now with the rubric);
+#   - the inits a run prepares and does not use — the first spare's, dropped when the
+#     first case's rubric is compiled, and the last one's, dropped when the warm server
+#     exits — are killed and reaped: none of the pids seen is left in /proc (same pid and
+#     start time), and no process of this build's benchdesk-warm is left at all;
+#   - the cases still see their start as a cold start's: at --jobs 1 (every case after the
+#     first on a prepared init) the probe rubric sees pid 2 under its init 1, its own cwd
+#     listing and everything else test_run_warm.sh compares, as cold;
+#   - the adversarial cases give the same failure modes on prepared inits as cold;
+#   - a prepared init killed before its case comes (SIGKILL from the host) is found dead
+#     and reaped, and the case runs on a freshly cloned init with the result it would have;
+#   - as an unprivileged user (setpriv, when the test runs as root) the probe runs warm on
+#     prepared inits too: pid 2 under 1, uid 1000, its own cwd.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/run_lib.sh"
+"$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
+    --only probe >/dev/null
+case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
+started() { "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "run.started": print(e.get("start"), e.get("start_reason") or "")' "$1"; }
+if ! why=$(bd run probe --isolation namespaces --drafts --case probe-00 2>&1 >/dev/null); then
+    [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
+    echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
+fi
+bd run probe --isolation namespaces --drafts --case probe-00 --start warm --json >"$BD_TMP/w0" 2>/dev/null || true
+if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
+    echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
+fi
+WARM_EXE="$BD_BIN-warm"
+
+# The poller: every few ms, each process of this build's benchdesk-warm that is PID 1 of a
+# namespace three levels down (a case's init): pid, start time, whether it has a child.
+cat >"$BD_TMP/poll.py" <<'PY'
+import json, os, sys, time
+exe, stop, out = sys.argv[1], sys.argv[2], open(sys.argv[3], "w")
+def inits():
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            if os.readlink("/proc/%s/exe" % p) != exe:
+                continue
+            st = open("/proc/%s/status" % p).read()
+            ns = [l.split()[1:] for l in st.splitlines() if l.startswith("NSpid:")][0]
+            if len(ns) != 3 or ns[-1] != "1":
+                continue
+            start = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[19]
+            kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
+            yield int(p), start, bool(kids)
+        except (OSError, IndexError):
+            continue
+while not os.path.exists(stop):
+    for pid, start, kids in inits():
+        out.write(json.dumps([pid, start, kids]) + "\n")
+    out.flush()
+    time.sleep(0.003)
+PY
+
+# ---- the adversarial cases on prepared inits, polled ----------------------------------
+# (each behaviour once; the slow ones leave the next case's spare time to prepare)
+rm -f "$BD_TMP/stop"
+"$PY" "$BD_TMP/poll.py" "$WARM_EXE" "$BD_TMP/stop" "$BD_TMP/seen" &
+poller=$!
+for m in warm cold; do
+    rc=0
+    bd run adversarial --isolation namespaces --drafts --jobs 1 --start "$m" --json \
+        >"$BD_TMP/adv.$m" 2>"$BD_TMP/adv.err.$m" || rc=$?
+    [ "$rc" = 0 ] && pass "$m: the adversarial run completes" || fail "$m run -> $rc: $(cat "$BD_TMP/adv.err.$m")"
+    [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" \
+        || fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
+    [ "$m" = warm ] && { touch "$BD_TMP/stop"; wait "$poller"; }
+done
+"$PY" - "$BD_TMP/seen" "$WARM_EXE" <<'PY' >"$BD_TMP/report" || true
+import json, os, sys
+seen = {}
+for l in open(sys.argv[1]):
+    pid, start, kids = json.loads(l)
+    s = seen.setdefault((pid, start), [False, False])
+    s[0 if not kids else 1] = True
+prepared = [k for k, (bare, used) in seen.items() if bare]
+used = [k for k in prepared if seen[k][1]]
+unused = [k for k in prepared if not seen[k][1]]
+print(("ok  " if prepared else "FAIL") + " inits prepared ahead of their case were seen: %d" % len(prepared))
+print(("ok  " if used else "FAIL") + " a prepared init then ran its case (the same pid with the rubric): %d" % len(used))
+print(("ok  " if unused else "FAIL") + " a prepared init was dropped unused (the last spare's at least): %d" % len(unused))
+def alive(pid, start):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start
+    except OSError:
+        return False
+left = [k for k in seen if alive(*k)]
+print(("ok  " if not left else "FAIL") + " no init seen is left in /proc: %s" % left)
+stray = []
+for p in os.listdir("/proc"):
+    try:
+        if p.isdigit() and os.readlink("/proc/%s/exe" % p) == sys.argv[2]:
+            stray.append(int(p))
+    except OSError:
+        pass
+print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
+PY
+report_lines "$BD_TMP/report"
+"$PY" - "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" "$BD_SOURCE_DIR/tests/fixtures/rubrics" >"$BD_TMP/report1" <<'PY' || true
+import json, re, sys
+sys.path.insert(0, sys.argv[3])
+from mkbench import ADVERSARIAL
+def modes(path):
+    out = {}
+    for l in open(path):
+        e = json.loads(l)
+        if e.get("event") == "case.finished":
+            fm = e["score"]["failure_modes"]
+            detail = fm[0].get("detail", "") if fm else ""
+            detail = re.sub(r"/tmp/\S*", "<path>", detail)
+            detail = re.sub(r"\d+", "N", detail)
+            out[e["case_id"]] = (fm[0]["code"] if fm else None, detail, e["score"]["passed"])
+    return out
+cold, warm = modes(sys.argv[1]), modes(sys.argv[2])
+either = {"cpu-rlimit": {"rubric.cpu_limit", "rubric.timeout"}}
+for case in sorted(ADVERSARIAL):
+    a, b = cold.get(case, ("missing",)), warm.get(case, ("missing",))
+    ok = a[0] in either[case] and b[0] in either[case] if case in either else a == b and a[0] != "missing"
+    print("%s %s at --jobs 1: cold %s, warm %s" % ("ok  " if ok else "FAIL", case, a, b))
+PY
+report_lines "$BD_TMP/report1"
+
+# ---- a prepared init killed before its case: the case takes the ordinary path ------------
+# While a slow case runs (sleep-forever: 1 s), the killer SIGKILLs the next case's prepared
+# init; the spare finds it dead on the request, reaps it, and clones a fresh one.
+cat >"$BD_TMP/killer.py" <<'PY'
+import os, signal, sys, time
+exe, stop, out = sys.argv[1], sys.argv[2], open(sys.argv[3], "w")
+running = {}  # init pid -> when first seen running its rubric
+killed = set()
+def inits():
+    for p in os.listdir("/proc"):
+        try:
+            if not p.isdigit() or os.readlink("/proc/%s/exe" % p) != exe:
+                continue
+            ns = [l.split()[1:] for l in open("/proc/%s/status" % p).read().splitlines()
+                  if l.startswith("NSpid:")][0]
+            if len(ns) != 3 or ns[-1] != "1":
+                continue
+            kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
+            yield int(p), bool(kids)
+        except (OSError, IndexError):
+            continue
+while not os.path.exists(stop):
+    now = time.monotonic()
+    seen = list(inits())
+    for pid, kids in seen:
+        if kids:
+            running.setdefault(pid, now)
+    slow = any(kids and now - running[pid] > 0.1 for pid, kids in seen)
+    for pid, kids in seen:
+        if not kids and slow and pid not in killed:
+            start = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19]
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+            out.write("%d %s\n" % (pid, start))
+            out.flush()
+    time.sleep(0.005)
+PY
+rm -f "$BD_TMP/stop2"
+"$PY" "$BD_TMP/killer.py" "$WARM_EXE" "$BD_TMP/stop2" "$BD_TMP/killed" &
+killer=$!
+rc=0
+bd run adversarial --isolation namespaces --drafts --jobs 1 --start warm --json \
+    --case sleep-forever --case pass --case ignore-sigterm --case fail-taxonomy \
+    >"$BD_TMP/kill.warm" 2>"$BD_TMP/kill.err" || rc=$?
+touch "$BD_TMP/stop2"
+wait "$killer"
+[ "$rc" = 0 ] && pass "the run with prepared inits killed completes" || fail "run -> $rc: $(cat "$BD_TMP/kill.err")"
+"$PY" - "$BD_TMP/kill.warm" "$BD_TMP/killed" "$WARM_EXE" >"$BD_TMP/report3" <<'PY' || true
+import json, os, sys
+want = {"sleep-forever": "rubric.timeout", "pass": None, "ignore-sigterm": "rubric.timeout",
+        "fail-taxonomy": "answer.wrong"}
+got = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "case.finished":
+        fm = e["score"]["failure_modes"]
+        got[e["case_id"]] = fm[0]["code"] if fm else None
+print(("ok  " if got == want else "FAIL") + " each case's result as without the kill: %s" % got)
+killed = [l.split() for l in open(sys.argv[2])]
+print(("ok  " if killed else "FAIL") + " prepared inits killed before their case: %d" % len(killed))
+def alive(pid, start):
+    try:
+        return open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start
+    except OSError:
+        return False
+left = [k for k in killed if alive(*k)]
+print(("ok  " if not left else "FAIL") + " the killed inits are reaped: %s" % left)
+stray = []
+for p in os.listdir("/proc"):
+    try:
+        if p.isdigit() and os.readlink("/proc/%s/exe" % p) == sys.argv[3]:
+            stray.append(int(p))
+    except OSError:
+        pass
+print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
+PY
+report_lines "$BD_TMP/report3"
+
+# ---- the probe at --jobs 1: pid 2, parent 1, its own cwd, as cold ------------------------
+for m in cold warm; do
+    bd run probe --isolation namespaces --drafts --jobs 1 --start "$m" --json \
+        >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
+done
+"$PY" - "$FX/.benchdesk/runs" >"$BD_TMP/report2" <<'PY' || true
+import glob, json, os, sys
+runs = sorted(glob.glob(os.path.join(sys.argv[1], "*.json")), key=os.path.getmtime)
+by = {}
+for p in runs[-2:]:
+    s = json.load(open(p))
+    by[s["start"]] = {c: json.load(open(os.path.join(p[:-5], c + ".stderr")))
+                      for c in ("probe-00", "probe-01", "probe-02", "probe-03")}
+cold, warm = by.get("cold"), by.get("warm")
+if not cold or not warm:
+    print("FAIL the two probe runs are not one cold and one warm: %s" % sorted(by))
+    sys.exit()
+for case in sorted(cold):
+    c, w = cold[case], warm[case]
+    print(("ok  " if w["pid"] == 2 and w["ppid"] == 1 else "FAIL")
+          + " %s: the rubric is PID 2 under its init (%s, %s)" % (case, w["pid"], w["ppid"]))
+    print(("ok  " if "rubric.py" in w["listing"] and w["listing"] == c["listing"] else "FAIL")
+          + " %s: its own cwd listing %s" % (case, w["listing"]))
+    diff = sorted(k for k in c if k != "random" and c[k] != w.get(k))
+    print("%s %s: warm sees what cold sees%s" % ("ok  " if not diff else "FAIL", case,
+          "" if not diff else " except " + "; ".join("%s: cold %r warm %r" % (k, c[k], w.get(k)) for k in diff)))
+PY
+report_lines "$BD_TMP/report2"
+[ "$(procs_left)" = 0 ] && pass "no process left in the run's TMPDIR" || fail "processes left: $(procs_left)"
+
+# ---- unprivileged: no hand-over, the case's uid is the invoking user's --------------------
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    nb="$BD_TMP/nobody"
+    mkdir -p "$nb/tmp"
+    "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$nb/fx" --state "$nb/state" \
+        --python "$PY" --only probe >/dev/null
+    chmod 755 "$BD_TMP"
+    chown -R 65534:65534 "$nb"
+    rc=0
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env -i PATH=/usr/bin:/bin HOME=/nonexistent TMPDIR="$nb/tmp" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+        UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" "$BD_BIN" -C "$nb/fx" run probe --isolation namespaces \
+        --drafts --jobs 1 --start warm --json >"$BD_TMP/nb.out" 2>"$BD_TMP/nb.err" || rc=$?
+    [ "$rc" = 0 ] && pass "as uid 65534: the warm probe run completes" || fail "as uid 65534 -> $rc: $(cat "$BD_TMP/nb.err")"
+    "$PY" - "$BD_TMP/nb.out" "$nb/fx/.benchdesk/runs" >"$BD_TMP/report4" <<'PY' || true
+import glob, json, os, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+start = [e.get("start") for e in ev if e["event"] == "run.started"]
+fin = {e["case_id"]: e["score"]["passed"] for e in ev if e["event"] == "case.finished"}
+print(("ok  " if start == ["warm"] and len(fin) == 4 and all(fin.values()) else "FAIL")
+      + " as uid 65534: started warm, four cases passed: %s %s" % (start, fin))
+d = sorted(glob.glob(os.path.join(sys.argv[2], "*.json")))[-1][:-5]
+for c in sorted(fin):
+    w = json.load(open(os.path.join(d, c + ".stderr")))
+    ok = w["pid"] == 2 and w["ppid"] == 1 and w["ids"] == [1000, 1000, 1000, []] \
+        and w["listing"] == ["case", "rubric.py"]
+    print(("ok  " if ok else "FAIL") + " as uid 65534, %s: pid %s under %s, ids %s, cwd %s"
+          % (c, w["pid"], w["ppid"], w["ids"], w["listing"]))
+PY
+    report_lines "$BD_TMP/report4"
+fi
+finish
