@@ -12,6 +12,7 @@
 #   - the run says which start it used (summary, --json, the table) and why not warm.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
+private_binaries
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
     --only probe >/dev/null
 case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
@@ -37,32 +38,8 @@ for m in cold warm; do
     [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" \
         || fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
 done
-"$PY" - "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" "$BD_SOURCE_DIR/tests/fixtures/rubrics" >"$BD_TMP/report" <<'PY' || true
-import json, re, sys
-sys.path.insert(0, sys.argv[3])
-from mkbench import ADVERSARIAL
-def modes(path):
-    out = {}
-    for l in open(path):
-        e = json.loads(l)
-        if e.get("event") == "case.finished":
-            fm = e["score"]["failure_modes"]
-            detail = fm[0].get("detail", "") if fm else ""
-            # paths and measured numbers masked: what is left must be equal
-            detail = re.sub(r"/tmp/\S*", "<path>", detail)
-            detail = re.sub(r"\d+", "N", detail)
-            out[e["case_id"]] = (fm[0]["code"] if fm else None, detail, e["score"]["passed"])
-    return out
-cold, warm = modes(sys.argv[1]), modes(sys.argv[2])
-either = {"cpu-rlimit": {"rubric.cpu_limit", "rubric.timeout"}}
-for case in sorted(ADVERSARIAL):
-    a, b = cold.get(case, ("missing",)), warm.get(case, ("missing",))
-    if case in either:
-        ok = a[0] in either[case] and b[0] in either[case]
-    else:
-        ok = a == b and a[0] != "missing"
-    print("%s %s: cold %s, warm %s" % ("ok  " if ok else "FAIL", case, a, b))
-PY
+"$PY" "$BD_SOURCE_DIR/tests/cli/warm_modes.py" "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" \
+    "$BD_SOURCE_DIR/tests/fixtures/rubrics" >"$BD_TMP/report" || true
 report_lines "$BD_TMP/report"
 
 # ---- the probe: what a rubric sees of its start ------------------------------------------

@@ -3,7 +3,8 @@
 # case's init ahead of the request, in fresh namespaces with its maps written.
 #   - while a case runs, the next case's init is already there (an init of this build's
 #     benchdesk-warm, PID 1 of a PID namespace three levels down, with no child yet), and
-#     it is the init the next case then runs under (the same pid, now with the rubric);
+#     it is the init the next case then runs under (the same pid, now with the rubric;
+#     the test runs a private copy of the binaries, so other tests' inits do not count);
 #   - the inits a run prepares and does not use — the first spare's, dropped when the
 #     first case's rubric is compiled, and the last one's, dropped when the warm server
 #     exits — are killed and reaped: none of the pids seen is left in /proc (same pid and
@@ -18,6 +19,7 @@
 #     prepared inits too: pid 2 under 1, uid 1000, its own cwd.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
+private_binaries
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
     --only probe >/dev/null
 case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
@@ -107,28 +109,8 @@ for p in os.listdir("/proc"):
 print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
 PY
 report_lines "$BD_TMP/report"
-"$PY" - "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" "$BD_SOURCE_DIR/tests/fixtures/rubrics" >"$BD_TMP/report1" <<'PY' || true
-import json, re, sys
-sys.path.insert(0, sys.argv[3])
-from mkbench import ADVERSARIAL
-def modes(path):
-    out = {}
-    for l in open(path):
-        e = json.loads(l)
-        if e.get("event") == "case.finished":
-            fm = e["score"]["failure_modes"]
-            detail = fm[0].get("detail", "") if fm else ""
-            detail = re.sub(r"/tmp/\S*", "<path>", detail)
-            detail = re.sub(r"\d+", "N", detail)
-            out[e["case_id"]] = (fm[0]["code"] if fm else None, detail, e["score"]["passed"])
-    return out
-cold, warm = modes(sys.argv[1]), modes(sys.argv[2])
-either = {"cpu-rlimit": {"rubric.cpu_limit", "rubric.timeout"}}
-for case in sorted(ADVERSARIAL):
-    a, b = cold.get(case, ("missing",)), warm.get(case, ("missing",))
-    ok = a[0] in either[case] and b[0] in either[case] if case in either else a == b and a[0] != "missing"
-    print("%s %s at --jobs 1: cold %s, warm %s" % ("ok  " if ok else "FAIL", case, a, b))
-PY
+"$PY" "$BD_SOURCE_DIR/tests/cli/warm_modes.py" "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" \
+    "$BD_SOURCE_DIR/tests/fixtures/rubrics" "at --jobs 1" >"$BD_TMP/report1" || true
 report_lines "$BD_TMP/report1"
 
 # ---- a prepared init killed before its case: the case takes the ordinary path ------------

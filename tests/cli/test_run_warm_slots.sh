@@ -10,6 +10,7 @@
 #     goes on (the slot's interpreter is started again) and finishes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
+private_binaries
 case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
 started() { "$PY" -c 'import json,sys
 for l in open(sys.argv[1]):
