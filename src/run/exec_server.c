@@ -165,12 +165,29 @@ typedef struct rlimit_spec {
             {RLIMIT_CORE, 0, 0, "RLIMIT_CORE"},                                                    \
     }
 
+/* What a namespaces init reports when the rubric ends: the rubric's raw wait status and
+ * what a wait for the init itself would give — the init's own resource usage with that of
+ * every process it reaped (the rubric and the orphans before it). One write, well under
+ * PIPE_BUF: it arrives whole or not at all. */
+typedef struct ns_report {
+    int status;
+    int pad;
+    long long cpu_us;
+    long maxrss_kb;
+} ns_report;
+
+static long long rusage_cpu_us(const struct rusage *ru)
+{
+    return (long long)ru->ru_utime.tv_sec * 1000000 + ru->ru_utime.tv_usec +
+           (long long)ru->ru_stime.tv_sec * 1000000 + ru->ru_stime.tv_usec;
+}
+
 /* namespaces: the minimal init, PID 1 of the case's PID namespace
  * (docs/isolation.md#how-the-jail-is-built). The rubric is its child, PID 2, so signals reach it
  * with their usual meaning (a PID 1 ignores what it has no handler for, its own SIGSEGV included).
  * The init reaps every orphan, relays every signal it gets to the rubric, and when the rubric ends
- * writes its raw wait status to `report_fd` and exits: the kernel then kills whatever is left in
- * the namespace. All signals are blocked on entry. */
+ * writes an ns_report to `report_fd` and exits: the kernel then kills whatever is left in the
+ * namespace. All signals are blocked on entry; it holds none of the case's stdio pipes. */
 static void __attribute__((noreturn)) ns_init(pid_t rubric, int report_fd)
 {
     sigset_t all;
@@ -180,7 +197,16 @@ static void __attribute__((noreturn)) ns_init(pid_t rubric, int report_fd)
         pid_t p;
         while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
             if (p == rubric) {
-                write_all(report_fd, (const char *)&st, sizeof(st));
+                ns_report rep;
+                memset(&rep, 0, sizeof(rep));
+                rep.status = st;
+                struct rusage self, kids;
+                if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &kids) == 0) {
+                    rep.cpu_us = rusage_cpu_us(&self) + rusage_cpu_us(&kids);
+                    rep.maxrss_kb =
+                        self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
+                }
+                write_all(report_fd, (const char *)&rep, sizeof(rep));
                 _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
             }
         }
@@ -207,7 +233,12 @@ static void ns_init_fork(int report_fd, int status_fd)
         _exit(127);
     }
     if (rubric > 0) {
+        /* The case's pipes reach EOF when the rubric and what it started are done with
+         * them, not when this init has torn down its namespace and memory. */
         close(status_fd);
+        close(0);
+        close(1);
+        close(2);
         ns_init(rubric, report_fd);
     }
     close(report_fd);
@@ -502,6 +533,7 @@ static void supervisor_signals(sigset_t *block)
     sigaddset(block, SIGINT);
     sigaddset(block, SIGHUP);
     sigaddset(block, SIGQUIT);
+    sigaddset(block, SIGIO); /* namespaces: the init's report came (supervisor_wait) */
     sigprocmask(SIG_BLOCK, block, NULL);
     for (int s = 1; s < 32; s++)
         if (s != SIGKILL && s != SIGSTOP)
@@ -645,14 +677,30 @@ static pid_t supervisor_spawn(const req_hdr *h, char **argv, char **envp, int st
     return prog;
 }
 
-/* Wait for the program to exit (reaping adopted orphans meanwhile), the deadline, or a
- * stop signal from `block`. Returns true when the program exited; sets *timeout or
- * *killed otherwise. The program's pid stays held (waitid WNOWAIT). */
-static bool supervisor_wait(pid_t prog, int64_t deadline, const sigset_t *block, int *timeout,
-                            int *killed)
+/* How supervisor_wait ended. */
+typedef enum { WAIT_STOPPED, WAIT_EXITED, WAIT_REPORTED } wait_end;
+
+/* namespaces: the init's report, when it has come whole (`rep` is non-blocking). */
+static bool report_read(int rep, ns_report *out)
+{
+    ssize_t n;
+    while ((n = read(rep, out, sizeof(*out))) < 0 && errno == EINTR)
+        ;
+    return n == (ssize_t)sizeof(*out);
+}
+
+/* Wait for the program to exit (reaping adopted orphans meanwhile), the init's report on
+ * `rep` (namespaces; SIGIO in `block` says it came), the deadline, or a stop signal from
+ * `block`. Returns WAIT_EXITED when the program exited, WAIT_REPORTED with *report filled
+ * when its init reported the rubric's end (the init is exiting by itself then), else
+ * WAIT_STOPPED with *timeout or *killed set. The program's pid stays held (waitid WNOWAIT). */
+static wait_end supervisor_wait(pid_t prog, int rep, int64_t deadline, const sigset_t *block,
+                                int *timeout, int *killed, ns_report *report)
 {
     bool prog_exited = false;
     for (;;) {
+        if (rep >= 0 && report_read(rep, report))
+            return WAIT_REPORTED;
         siginfo_t si;
         for (;;) {
             memset(&si, 0, sizeof(si));
@@ -665,20 +713,35 @@ static bool supervisor_wait(pid_t prog, int64_t deadline, const sigset_t *block,
             waitpid(si.si_pid, NULL, 0); /* an adopted orphan */
         }
         if (prog_exited)
-            return true;
+            return WAIT_EXITED;
         int64_t now = mono_us();
         if (now >= deadline) {
             *timeout = 1;
-            return false;
+            return WAIT_STOPPED;
         }
         int64_t left = deadline - now;
         struct timespec ts = {(time_t)(left / 1000000), (long)(left % 1000000) * 1000L};
         int sig = sigtimedwait(block, &si, &ts);
         if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
             *killed = 1;
-            return false;
+            return WAIT_STOPPED;
         }
     }
+}
+
+/* The supervisor's last status line, then EOF on the status pipe: now, not after the
+ * kernel has torn down this copy of the server's memory. */
+static void supervisor_done(int st, int status, int timeout, int killed, long long cpu_us,
+                            long maxrss_kb, int64_t wall_us, int leftovers, bool stuck)
+{
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    status_line(st,
+                "done code=%d signal=%d timeout=%d killed=%d cpu_us=%lld maxrss_kb=%ld "
+                "wall_us=%lld leftovers=%d stuck=%d\n",
+                code, sig, timeout, killed, cpu_us, maxrss_kb, (long long)wall_us, leftovers,
+                stuck ? 1 : 0);
+    close(st);
 }
 
 static bool prepared_fits(const req_hdr *h, char **argv);
@@ -715,41 +778,55 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
         close(dn);
     }
 
+    /* namespaces: SIGIO (blocked, see supervisor_signals) when the init's report comes. */
+    if (rep >= 0 && (fcntl(rep, F_SETOWN, getpid()) != 0 ||
+                     fcntl(rep, F_SETFL, fcntl(rep, F_GETFL) | O_ASYNC | O_NONBLOCK) != 0)) {
+        status_line(st, "error fcntl %d\n", errno);
+        kill(-prog, SIGKILL);
+        kill(prog, SIGKILL);
+        _exit(0);
+    }
     int timeout = 0, killed = 0;
-    bool prog_exited = supervisor_wait(prog, deadline, &block, &timeout, &killed);
+    ns_report nr;
+    wait_end how = supervisor_wait(prog, rep, deadline, &block, &timeout, &killed, &nr);
+    if (how == WAIT_REPORTED) {
+        /* The rubric ended and its init reported it: answer now. The init exits by itself
+         * and the kernel ends the rest of its namespace (nothing of it is this process's
+         * child: nothing is left over here); tearing that down is not the case's time. */
+        supervisor_done(st, nr.status, 0, 0, nr.cpu_us, nr.maxrss_kb, mono_us() - start, 0, false);
+        kill(-prog, SIGKILL);
+        while (waitpid(prog, NULL, 0) < 0 && errno == EINTR)
+            ;
+        bool stuck;
+        (void)kill_leftovers(prog, &stuck);
+        _exit(0);
+    }
     /* Kill the group while the program's pid is still held (zombie or alive), then
      * reap it with its resource usage. */
     kill(-prog, SIGKILL);
-    if (!prog_exited)
+    if (how != WAIT_EXITED)
         kill(prog, SIGKILL);
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof(ru));
     while (wait4(prog, &status, 0, &ru) < 0 && errno == EINTR)
         ;
+    long long cpu = rusage_cpu_us(&ru);
+    long maxrss = (long)ru.ru_maxrss;
     /* namespaces: `prog` is the init; the rubric's own status is what it reported (none
      * when the init was killed with the whole namespace: then the init's status is it). */
     if (rep >= 0) {
-        int rs;
-        if (read(rep, &rs, sizeof(rs)) == (ssize_t)sizeof(rs))
-            status = rs;
+        if (report_read(rep, &nr)) {
+            status = nr.status;
+            cpu = nr.cpu_us;
+            maxrss = nr.maxrss_kb;
+        }
         close(rep);
     }
     int64_t end = mono_us();
     bool stuck = false;
     int leftovers = kill_leftovers(prog, &stuck);
-
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    long long cpu = (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                    (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-    status_line(st,
-                "done code=%d signal=%d timeout=%d killed=%d cpu_us=%lld maxrss_kb=%ld "
-                "wall_us=%lld leftovers=%d stuck=%d\n",
-                code, sig, timeout, killed, cpu, (long)ru.ru_maxrss, (long long)(end - start),
-                leftovers, stuck ? 1 : 0);
-    /* EOF now, not after the kernel has torn down this copy of the server's memory. */
-    close(st);
+    supervisor_done(st, status, timeout, killed, cpu, maxrss, end - start, leftovers, stuck);
     _exit(0);
 }
 

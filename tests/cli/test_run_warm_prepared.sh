@@ -12,6 +12,8 @@
 #   - the cases still see their start as a cold start's: at --jobs 1 (every case after the
 #     first on a prepared init) the probe rubric sees pid 2 under its init 1, its own cwd
 #     listing and everything else test_run_warm.sh compares, as cold;
+#   - an init running its rubric holds none of the case's pipes (fds 0-2): the case's
+#     EOF and its answer do not wait for the init's exit (docs/isolation.md, step 6);
 #   - the adversarial cases give the same failure modes on prepared inits as cold;
 #   - a prepared init killed before its case comes (SIGKILL from the host) is found dead
 #     and reaped, and the case runs on a freshly cloned init with the result it would have;
@@ -38,7 +40,8 @@ fi
 WARM_EXE="$BD_BIN-warm"
 
 # The poller: every few ms, each process of this build's benchdesk-warm that is PID 1 of a
-# namespace three levels down (a case's init): pid, start time, whether it has a child.
+# namespace three levels down (a case's init): pid, start time, whether it has a child, and
+# which of the descriptors 0-2 it holds.
 cat >"$BD_TMP/poll.py" <<'PY'
 import json, os, sys, time
 exe, stop, out = sys.argv[1], sys.argv[2], open(sys.argv[3], "w")
@@ -55,12 +58,13 @@ def inits():
                 continue
             start = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[19]
             kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
-            yield int(p), start, bool(kids)
+            stdio = sorted(f for f in os.listdir("/proc/%s/fd" % p) if f in ("0", "1", "2"))
+            yield int(p), start, bool(kids), stdio
         except (OSError, IndexError):
             continue
 while not os.path.exists(stop):
-    for pid, start, kids in inits():
-        out.write(json.dumps([pid, start, kids]) + "\n")
+    for pid, start, kids, stdio in inits():
+        out.write(json.dumps([pid, start, kids, stdio]) + "\n")
     out.flush()
     time.sleep(0.003)
 PY
@@ -82,10 +86,19 @@ done
 "$PY" - "$BD_TMP/seen" "$WARM_EXE" <<'PY' >"$BD_TMP/report" || true
 import json, os, sys
 seen = {}
+running = {}  # (pid, start) -> the stdio each poll saw while the init had its rubric
 for l in open(sys.argv[1]):
-    pid, start, kids = json.loads(l)
+    pid, start, kids, stdio = json.loads(l)
     s = seen.setdefault((pid, start), [False, False])
     s[0 if not kids else 1] = True
+    if kids:
+        running.setdefault((pid, start), []).append(stdio)
+# An init closes 0-2 right after forking its rubric (its exit then delays no EOF): one poll
+# may fall between the two, two in a row may not.
+held = [k for k, polls in running.items() if len(polls) >= 2 and polls[-1]]
+print(("ok  " if running and not held else "FAIL")
+      + " an init with its rubric holds none of the case's pipes (0-2): %d seen, holding: %s"
+      % (len(running), held))
 prepared = [k for k, (bare, used) in seen.items() if bare]
 used = [k for k in prepared if seen[k][1]]
 unused = [k for k in prepared if not seen[k][1]]
