@@ -574,20 +574,7 @@ typedef union prep_cmsg {
 static void prep_msg_init(struct msghdr *msg, struct iovec iov[2], prep_cmsg *u, const int *fds,
                           int nfds)
 {
-    memset(u, 0, sizeof(*u));
-    memset(msg, 0, sizeof(*msg));
-    msg->msg_iov = iov;
-    msg->msg_iovlen = 2;
-    msg->msg_control = u->b;
-    msg->msg_controllen = sizeof(u->b);
-    if (!fds)
-        return;
-    msg->msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    fd_msg_init_n(msg, iov, 2, u->b, sizeof(u->b), fds, nfds);
 }
 
 /* The supervisor's first steps: supervisor_signals, die with the server, become the
@@ -792,7 +779,8 @@ static void __attribute__((noreturn)) supervisor(const req_hdr *h, const char *c
     if (how == WAIT_REPORTED) {
         /* The rubric ended and its init reported it: answer now. The init exits by itself
          * and the kernel ends the rest of its namespace (nothing of it is this process's
-         * child: nothing is left over here); tearing that down is not the case's time. */
+         * child, so nothing is counted as left over; kill_leftovers below is the same
+         * backstop as on the other path); tearing that down is not the case's time. */
         supervisor_done(st, nr.status, 0, 0, nr.cpu_us, nr.maxrss_kb, mono_us() - start, 0, false);
         kill(-prog, SIGKILL);
         while (waitpid(prog, NULL, 0) < 0 && errno == EINTR)
@@ -957,6 +945,19 @@ static int received_fds(struct msghdr *msg, int fds[REQ_FDS])
  * goes on exactly as a freshly cloned one (bd_jail_child_finish, the limits, the filter,
  * the rubric's fork). Anything else discards it: SIGKILL and reaped, by pid. */
 
+/* Close what the spare holds of its prepared init (those of its descriptors still held)
+ * and forget it. */
+static void prepared_release(void)
+{
+    int *held[] = {&the_prep.sock, &the_prep.rep_rd, &the_prep.trees[0], &the_prep.trees[1]};
+    for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+        if (*held[i] >= 0)
+            close(*held[i]);
+        *held[i] = -1;
+    }
+    the_prep.pid = 0;
+}
+
 /* Kill and reap the prepared init (unless `reaped`), drop what the spare holds of it. */
 static void prepared_discard(bool reaped)
 {
@@ -967,13 +968,7 @@ static void prepared_discard(bool reaped)
         while (waitpid(the_prep.pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
-    close(the_prep.sock);
-    close(the_prep.rep_rd);
-    for (int i = 0; i < 2; i++)
-        if (the_prep.trees[i] >= 0)
-            close(the_prep.trees[i]);
-    the_prep.pid = 0;
-    the_prep.sock = the_prep.rep_rd = the_prep.trees[0] = the_prep.trees[1] = -1;
+    prepared_release();
 }
 
 /* The prepared init, in its namespaces: wait for the maps, build the jail's root but the
@@ -1161,13 +1156,7 @@ static pid_t prepared_start(int st, int *rep_read)
     pid_t prog = the_prep.pid;
     *rep_read = the_prep.rep_rd;
     the_prep.rep_rd = -1;
-    the_prep.pid = 0; /* the init is the case's now: only the descriptors go */
-    close(the_prep.sock);
-    the_prep.sock = -1;
-    for (int i = 0; i < 2; i++)
-        if (the_prep.trees[i] >= 0)
-            close(the_prep.trees[i]);
-    the_prep.trees[0] = the_prep.trees[1] = -1;
+    prepared_release(); /* the init is the case's now: only the descriptors go */
     status_line(st, "started %d\n", (int)prog);
     return prog;
 }

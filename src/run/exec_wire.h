@@ -54,24 +54,33 @@ typedef union fd_cmsg {
     struct cmsghdr align;
 } fd_cmsg;
 
-/* Point `msg` at `iov` and at `u` for the descriptors: with `fds` (REQ_FDS of them) to
- * send them, with NULL to receive up to REQ_FDS. */
-static inline void fd_msg_init(struct msghdr *msg, struct iovec *iov, size_t iovlen, fd_cmsg *u,
-                               const int *fds)
+/* Point `msg` at `iov` and at the control buffer `ctl` (`cap` bytes, aligned for a
+ * cmsghdr) for descriptors: with `fds` (nfds of them) to send them, with NULL to receive
+ * as many as `ctl` holds. */
+static inline void fd_msg_init_n(struct msghdr *msg, struct iovec *iov, size_t iovlen, char *ctl,
+                                 size_t cap, const int *fds, int nfds)
 {
-    memset(u, 0, sizeof(*u));
+    memset(ctl, 0, cap);
     memset(msg, 0, sizeof(*msg));
     msg->msg_iov = iov;
     msg->msg_iovlen = iovlen;
-    msg->msg_control = u->b;
-    msg->msg_controllen = sizeof(u->b);
+    msg->msg_control = ctl;
+    msg->msg_controllen = cap;
     if (!fds)
         return;
+    msg->msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
     struct cmsghdr *c = CMSG_FIRSTHDR(msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * REQ_FDS);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * REQ_FDS);
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+}
+
+/* fd_msg_init_n for a request's REQ_FDS descriptors in `u`. */
+static inline void fd_msg_init(struct msghdr *msg, struct iovec *iov, size_t iovlen, fd_cmsg *u,
+                               const int *fds)
+{
+    fd_msg_init_n(msg, iov, iovlen, u->b, sizeof(u->b), fds, REQ_FDS);
 }
 
 #endif

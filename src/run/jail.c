@@ -526,24 +526,35 @@ void bd_jail_cwd_get(bd_jail_cwd *out)
     memcpy(out->jail, J.jail_cwd, sizeof(out->jail));
 }
 
+/* The prepared cwd opened (O_PATH) into *out, checked to be the directory the prepare
+ * stat()ed. Returns 0, or -1 (nothing held). */
+static int open_cwd_checked(int *out, bd_err *err)
+{
+    struct stat st;
+    int fd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        close_fd(&fd);
+        return fail(err, "open the working directory");
+    }
+    if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
+        close_fd(&fd);
+        errno = ESTALE;
+        return fail(err, "the working directory changed during the jail's setup");
+    }
+    *out = fd;
+    return 0;
+}
+
 int bd_jail_case_trees(int trees[2], bd_err *err)
 {
     trees[0] = trees[1] = -1;
     /* The root is read-only once built: only a cwd inside the jail's /tmp can be made. */
     if (strncmp(J.jail_cwd, "/tmp/", 5) != 0 || !J.cwd_path[0])
         return 1;
-    int dfd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int dfd = -1;
+    if (open_cwd_checked(&dfd, err) != 0)
+        return -1;
     struct stat st;
-    if (dfd < 0 || fstat(dfd, &st) != 0) {
-        if (dfd >= 0)
-            close(dfd);
-        return fail(err, "open the working directory");
-    }
-    if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
-        close(dfd);
-        errno = ESTALE;
-        return fail(err, "the working directory changed during the jail's setup");
-    }
     int rc = 0;
     for (int i = 0; i < 2 && rc == 0; i++) {
         if (fstatat(dfd, cwd_ro[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -1111,16 +1122,8 @@ int bd_jail_child_finish(bd_err *err)
     /* Descriptors of the cwd and the program, opened here: a bind source must be a mount
      * of this (new) mount namespace, and before the identity switch the host-side owner
      * may still walk to them. */
-    if (J.cwd_path[0]) {
-        struct stat st;
-        J.cwd_fd = open(J.cwd_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (J.cwd_fd < 0 || fstat(J.cwd_fd, &st) != 0)
-            return fail(err, "open the working directory");
-        if (st.st_dev != J.cwd_dev || st.st_ino != J.cwd_ino) {
-            errno = ESTALE;
-            return fail(err, "the working directory changed during the jail's setup");
-        }
-    }
+    if (J.cwd_path[0] && open_cwd_checked(&J.cwd_fd, err) != 0)
+        return -1;
     if (open_shown(err) != 0 || child_identity(err) != 0 || build_root(err) != 0)
         return -1;
     close_fd(&J.cwd_fd);
