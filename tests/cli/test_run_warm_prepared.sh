@@ -85,6 +85,8 @@ for m in warm cold; do
 done
 "$PY" - "$BD_TMP/seen" "$WARM_EXE" <<'PY' >"$BD_TMP/report" || true
 import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
+from warm_procs import report_left  # noqa: E402
 seen = {}
 running = {}  # (pid, start) -> the stdio each poll saw while the init had its rubric
 for l in open(sys.argv[1]):
@@ -105,21 +107,7 @@ unused = [k for k in prepared if not seen[k][1]]
 print(("ok  " if prepared else "FAIL") + " inits prepared ahead of their case were seen: %d" % len(prepared))
 print(("ok  " if used else "FAIL") + " a prepared init then ran its case (the same pid with the rubric): %d" % len(used))
 print(("ok  " if unused else "FAIL") + " a prepared init was dropped unused (the last spare's at least): %d" % len(unused))
-def alive(pid, start):
-    try:
-        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start
-    except OSError:
-        return False
-left = [k for k in seen if alive(*k)]
-print(("ok  " if not left else "FAIL") + " no init seen is left in /proc: %s" % left)
-stray = []
-for p in os.listdir("/proc"):
-    try:
-        if p.isdigit() and os.readlink("/proc/%s/exe" % p) == sys.argv[2]:
-            stray.append(int(p))
-    except OSError:
-        pass
-print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
+report_left(seen, sys.argv[2], "no init seen is left in /proc")
 PY
 report_lines "$BD_TMP/report"
 "$PY" "$BD_SOURCE_DIR/tests/cli/warm_modes.py" "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" \
@@ -175,6 +163,8 @@ wait "$killer"
 [ "$rc" = 0 ] && pass "the run with prepared inits killed completes" || fail "run -> $rc: $(cat "$BD_TMP/kill.err")"
 "$PY" - "$BD_TMP/kill.warm" "$BD_TMP/killed" "$WARM_EXE" >"$BD_TMP/report3" <<'PY' || true
 import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
+from warm_procs import report_left  # noqa: E402
 want = {"sleep-forever": "rubric.timeout", "pass": None, "ignore-sigterm": "rubric.timeout",
         "fail-taxonomy": "answer.wrong"}
 got = {}
@@ -186,21 +176,7 @@ for l in open(sys.argv[1]):
 print(("ok  " if got == want else "FAIL") + " each case's result as without the kill: %s" % got)
 killed = [l.split() for l in open(sys.argv[2])]
 print(("ok  " if killed else "FAIL") + " prepared inits killed before their case: %d" % len(killed))
-def alive(pid, start):
-    try:
-        return open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start
-    except OSError:
-        return False
-left = [k for k in killed if alive(*k)]
-print(("ok  " if not left else "FAIL") + " the killed inits are reaped: %s" % left)
-stray = []
-for p in os.listdir("/proc"):
-    try:
-        if p.isdigit() and os.readlink("/proc/%s/exe" % p) == sys.argv[3]:
-            stray.append(int(p))
-    except OSError:
-        pass
-print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
+report_left([tuple(k) for k in killed], sys.argv[3], "the killed inits are reaped")
 PY
 report_lines "$BD_TMP/report3"
 

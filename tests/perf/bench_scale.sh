@@ -5,9 +5,11 @@
 # `list`, `list TC --json`, `verify`, `pin` of every case with every pin changing, `pin`
 # of one case, the run gate with one case, and the TUI's first screen and full load
 # (tests/perf/tui_start.sh, in tmux), for this build ("after") and, side by side, a build
-# of the code before the change ("before", when given), plus the floor every full check
-# pays: `b3sum` over every file of the cases. Then the growth from the smallest to the
-# largest bench and the load average during the run. Not a timed test.
+# of the code before the change ("before", when given), plus a peer that reads and hashes
+# every file of the cases: `b3sum` (a process per batch of files, no listing of its own;
+# no floor: verify beats it — the floor of a full check is tests/perf/walkfloor.c, printed
+# by tests/perf/signed_e2e_bench.sh). Then the growth from the smallest to the largest
+# bench and the load average during the run. Not a timed test.
 #
 #   tests/perf/bench_scale.sh [AFTER_BINARY] [BEFORE_BINARY]
 #       (default after: build/release/src/benchdesk; before: build/before/src/benchdesk
