@@ -707,6 +707,16 @@ void bd_provfile_free(bd_provfile *p)
     free(p);
 }
 
+/* The member names sig_block reports, "<role>.<member>": spelled out once, not formatted
+ * for every block a check reads. */
+enum { SIG_IDENTITY, SIG_FINGERPRINT, SIG_SIGNED_AT, SIG_DIGEST, SIG_SIGNATURE, SIG_MEMBERS };
+static const char *const sig_names[2][SIG_MEMBERS] = {
+    {"author.identity", "author.fingerprint", "author.signed_at", "author.digest",
+     "author.signature"},
+    {"reviewer.identity", "reviewer.fingerprint", "reviewer.signed_at", "reviewer.digest",
+     "reviewer.signature"}};
+
+/* The signature block `n` of role `what` ("author" or "reviewer") into *b. */
 static int sig_block(const bd_vctx *v, const bd_ynode *n, const char *what, bd_signature_block *b)
 {
     static const char *const keys[] = {"identity", "fingerprint", "signed_at",
@@ -714,27 +724,26 @@ static int sig_block(const bd_vctx *v, const bd_ynode *n, const char *what, bd_s
     memset(b, 0, sizeof(*b));
     if (!n || bd_ynode_is_null(n))
         return 0;
-    char w[64];
+    const char *const *w = sig_names[strcmp(what, "author") == 0 ? 0 : 1];
     if (bd_v_map(v, n, what) < 0 || bd_v_keys(v, n, what, keys) < 0)
         return -1;
     b->line = n->line;
     const bd_ynode *x;
-    snprintf(w, sizeof(w), "%s.identity", what);
-    if (!(x = bd_v_need(v, n, "identity", what)) || bd_v_dup_str(v, x, w, false, &b->identity) < 0)
+    if (!(x = bd_v_need(v, n, "identity", what)) ||
+        bd_v_dup_str(v, x, w[SIG_IDENTITY], false, &b->identity) < 0)
         return -1;
-    snprintf(w, sizeof(w), "%s.fingerprint", what);
-    if (!(x = bd_v_need(v, n, "fingerprint", what)) || bd_v_fpr(v, x, w, b->fingerprint) < 0)
+    if (!(x = bd_v_need(v, n, "fingerprint", what)) ||
+        bd_v_fpr(v, x, w[SIG_FINGERPRINT], b->fingerprint) < 0)
         return -1;
-    snprintf(w, sizeof(w), "%s.signed_at", what);
-    if (!(x = bd_v_need(v, n, "signed_at", what)) || bd_v_timestamp(v, x, w, &b->signed_at) < 0)
+    if (!(x = bd_v_need(v, n, "signed_at", what)) ||
+        bd_v_timestamp(v, x, w[SIG_SIGNED_AT], &b->signed_at) < 0)
         return -1;
-    snprintf(w, sizeof(w), "%s.digest", what);
     bool has = false;
-    if ((x = bd_ynode_get(n, "digest")) && bd_v_digest(v, x, w, false, b->digest, &has) < 0)
+    if ((x = bd_ynode_get(n, "digest")) &&
+        bd_v_digest(v, x, w[SIG_DIGEST], false, b->digest, &has) < 0)
         return -1;
-    snprintf(w, sizeof(w), "%s.signature", what);
     if (!(x = bd_v_need(v, n, "signature", what)) ||
-        bd_v_dup_str(v, x, w, false, &b->signature) < 0)
+        bd_v_dup_str(v, x, w[SIG_SIGNATURE], false, &b->signature) < 0)
         return -1;
     b->present = true;
     return 0;

@@ -151,6 +151,19 @@ static void check_pins(bd_case_check *out, const bd_task_class *tc, const char *
     judge_cassette(out, tc, path);
 }
 
+/* "<a>/<b>" into buf (`size` bytes), as snprintf's "%s/%s" would write it: returns its
+ * length, or -1 when it does not fit. A check joins a few paths for every case. */
+static int join_path(char *buf, size_t size, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + 1 + lb >= size)
+        return -1;
+    memcpy(buf, a, la);
+    buf[la] = '/';
+    memcpy(buf + la + 1, b, lb + 1);
+    return (int)(la + 1 + lb);
+}
+
 static bool has_case(const bd_task_class *tc, const char *id)
 {
     return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), bd_str_ptr_cmp);
@@ -165,17 +178,19 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
     if (cases_fd < 0 || !scanner || !bd_name_valid(case_id) || !has_case(tc, case_id))
         return verify_case_slow(out, tc, case_id);
     char case_dir[BD_PATH_MAX], path[BD_PATH_MAX + 32];
-    int n = snprintf(case_dir, sizeof(case_dir), "%s/%s", tc->cases_dir, case_id);
-    if (n < 0 || (size_t)n >= sizeof(case_dir))
+    if (join_path(case_dir, sizeof(case_dir), tc->cases_dir, case_id) < 0)
         return verify_case_slow(out, tc, case_id);
     memset(out, 0, sizeof(*out));
-    snprintf(out->case_id, sizeof(out->case_id), "%s", case_id);
+    size_t id_len = strlen(case_id); /* a valid name: at most 128 bytes */
+    if (id_len >= sizeof(out->case_id))
+        return verify_case_slow(out, tc, case_id);
+    memcpy(out->case_id, case_id, id_len + 1);
     bd_scanned_case sc = {.yaml_max = BD_YAML_MAX_BYTES};
     bd_err e = BD_ERR_INIT;
     if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || sc.unusual ||
         !sc.case_yaml)
         goto slow;
-    snprintf(path, sizeof(path), "%s/" BD_PROVENANCE_FILE, case_dir);
+    join_path(path, sizeof(path), case_dir, BD_PROVENANCE_FILE); /* fits: path is 32 longer */
     if (sc.prov_present) {
         if (bd_provfile_parse(&out->prov_file, sc.prov_yaml, sc.prov_len, path, &e) != 0)
             goto slow;
@@ -186,7 +201,7 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
             goto slow;
         out->prov_file->schema_version = 2;
     }
-    snprintf(path, sizeof(path), "%s/case.yaml", case_dir);
+    join_path(path, sizeof(path), case_dir, "case.yaml");
     if (bd_case_parse(&out->loaded, sc.case_yaml, sc.case_yaml_len, path, case_id, &e) != 0)
         goto slow;
     memcpy(out->digest, sc.digest, sizeof(out->digest));
