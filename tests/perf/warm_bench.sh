@@ -29,6 +29,9 @@
 # made and removed without the disk's file system): printed beside the aims, which are
 # judged on the default temp dir. Not root: those rows say why they are missing.
 #
+# The first line printed names the temp dirs' file system (and an ext4 without a journal,
+# on which the disk rows slow with the rate of cases).
+#
 # BD_WARM_ONLY=1 measures only warm --jobs 1 and --jobs 2 and the namespace floors, and
 # prints their scaling (to compare two builds quickly: BD_BIN=... for each).
 #
@@ -90,6 +93,17 @@ SH
 
 echo "warm_bench: $n cases, best of $rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
     "$("$PY" --version 2>&1), namespaces, history on, $BD_BIN" >&2
+# Where the case dirs go, and whether its file system makes them dear: ext4 without a journal
+# skips recently deleted inodes when it allocates one (docs/runner.md#the-prepared-spare-and-temp-dirs-on-a-tmpfs).
+temp_dir=${TMPDIR:-/tmp}
+temp_fs=$(findmnt -no FSTYPE -T "$temp_dir" 2>/dev/null || stat -f -c %T "$temp_dir")
+temp_note=""
+if [ "$temp_fs" = ext4 ]; then
+    dev=$(basename "$(findmnt -no SOURCE -T "$temp_dir" 2>/dev/null)")
+    [ "$(cat "/sys/fs/ext4/$dev/journal_task" 2>/dev/null)" = "<none>" ] &&
+        temp_note=" without a journal (each new inode skips those deleted in the last seconds: the disk rows slow with the rate of cases)"
+fi
+echo "temp dirs: $temp_dir on $temp_fs$temp_note"
 if [ "${BD_WARM_ONLY:-0}" = 1 ]; then
     measure "benchdesk warm -j1" bash "$work/bench.sh" 1 warm
     r_w1=$best
