@@ -34,3 +34,23 @@ private_binaries() {
     chmod 755 "$BD_TMP/bin"
     BD_BIN="$BD_TMP/bin/benchdesk"
 }
+
+# started FILE: "<start> <start_reason>" of the run.started event in a `run --json` output.
+started() {
+    "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "run.started": print(e.get("start"), e.get("start_reason") or "")' "$1"
+}
+
+# run_adversarial MODE JOBS: the whole adversarial fixture under namespaces with --start
+# MODE at --jobs JOBS, its events in $BD_TMP/adv.MODE (stderr in adv.err.MODE); passes when
+# the run completes and run.started says it started MODE.
+run_adversarial() {
+    local m=$1 rc=0
+    bd run adversarial --isolation namespaces --drafts --jobs "$2" --start "$m" --json \
+        >"$BD_TMP/adv.$m" 2>"$BD_TMP/adv.err.$m" || rc=$?
+    [ "$rc" = 0 ] && pass "$m: the adversarial run completes" || fail "$m run -> $rc: $(cat "$BD_TMP/adv.err.$m")"
+    [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" ||
+        fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
+}

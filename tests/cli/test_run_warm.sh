@@ -20,10 +20,6 @@ if ! why=$(bd run probe --isolation namespaces --drafts --case probe-00 2>&1 >/d
     [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
     echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
 fi
-started() { "$PY" -c 'import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e["event"] == "run.started": print(e.get("start"), e.get("start_reason") or "")' "$1"; }
 bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/w0" 2>/dev/null
 if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
     echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
@@ -31,12 +27,7 @@ fi
 
 # ---- the adversarial fixture, warm and cold -------------------------------------------
 for m in cold warm; do
-    rc=0
-    bd run adversarial --isolation namespaces --drafts --jobs 2 --start "$m" --json \
-        >"$BD_TMP/adv.$m" 2>"$BD_TMP/adv.err.$m" || rc=$?
-    [ "$rc" = 0 ] && pass "$m: the adversarial run completes" || fail "$m run -> $rc: $(cat "$BD_TMP/adv.err.$m")"
-    [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" \
-        || fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
+    run_adversarial "$m" 2
 done
 "$PY" "$BD_SOURCE_DIR/tests/cli/warm_modes.py" "$BD_TMP/adv.cold" "$BD_TMP/adv.warm" \
     "$BD_SOURCE_DIR/tests/fixtures/rubrics" >"$BD_TMP/report" || true

@@ -25,10 +25,6 @@ private_binaries
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
     --only probe >/dev/null
 case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
-started() { "$PY" -c 'import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e["event"] == "run.started": print(e.get("start"), e.get("start_reason") or "")' "$1"; }
 if ! why=$(bd run probe --isolation namespaces --drafts --case probe-00 2>&1 >/dev/null); then
     [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
     echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
@@ -75,12 +71,7 @@ rm -f "$BD_TMP/stop"
 "$PY" "$BD_TMP/poll.py" "$WARM_EXE" "$BD_TMP/stop" "$BD_TMP/seen" &
 poller=$!
 for m in warm cold; do
-    rc=0
-    bd run adversarial --isolation namespaces --drafts --jobs 1 --start "$m" --json \
-        >"$BD_TMP/adv.$m" 2>"$BD_TMP/adv.err.$m" || rc=$?
-    [ "$rc" = 0 ] && pass "$m: the adversarial run completes" || fail "$m run -> $rc: $(cat "$BD_TMP/adv.err.$m")"
-    [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" \
-        || fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
+    run_adversarial "$m" 1
     [ "$m" = warm ] && { touch "$BD_TMP/stop"; wait "$poller"; }
 done
 "$PY" - "$BD_TMP/seen" "$WARM_EXE" <<'PY' >"$BD_TMP/report" || true

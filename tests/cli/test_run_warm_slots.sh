@@ -12,10 +12,6 @@
 . "$(dirname "$0")/run_lib.sh"
 private_binaries
 case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
-started() { "$PY" -c 'import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e["event"] == "run.started": print(e.get("start"), e.get("start_reason") or "")' "$1"; }
 bd run adversarial --isolation namespaces --drafts --case pass --json >"$BD_TMP/w0" 2>/dev/null || true
 if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
     echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
