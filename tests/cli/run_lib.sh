@@ -54,3 +54,22 @@ run_adversarial() {
     [ "$(started "$BD_TMP/adv.$m")" = "$m " ] && pass "$m: run.started says start $m" ||
         fail "$m: run.started says '$(started "$BD_TMP/adv.$m")'"
 }
+
+# require_warm: adds the probe task class to the fixture, then exits 77 (skipped, saying
+# why) unless a warm namespaces run starts here: TMPDIR under /tmp, the jail built (under
+# BD_REQUIRE_NAMESPACES=1 a jail that cannot be built fails instead), and the probe run
+# with the default start saying `start warm` (its events stay in $BD_TMP/w0).
+require_warm() {
+    "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" \
+        --python "$PY" --only probe >/dev/null
+    case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
+    local why
+    if ! why=$(bd run probe --isolation namespaces --drafts --case probe-00 2>&1 >/dev/null); then
+        [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
+        echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
+    fi
+    bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/w0" 2>/dev/null || true
+    if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
+        echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
+    fi
+}

@@ -13,17 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 private_binaries
-"$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$STATE" --python "$PY" \
-    --only probe >/dev/null
-case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
-if ! why=$(bd run probe --isolation namespaces --drafts --case probe-00 2>&1 >/dev/null); then
-    [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
-    echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
-fi
-bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/w0" 2>/dev/null
-if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
-    echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
-fi
+require_warm
 
 # ---- the adversarial fixture, warm and cold -------------------------------------------
 for m in cold warm; do
@@ -40,23 +30,12 @@ for m in cold warm; do
         --start "$m" --json >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
 done
 "$PY" - "$FX/.benchdesk/runs" "$BD_TMP/probe.cold" "$BD_TMP/probe.warm" >"$BD_TMP/report2" <<'PY' || true
-import glob, json, os, sys
-runs = sorted(p for p in glob.glob(os.path.join(sys.argv[1], "*.json")))
-by = {}
-for p in runs[-2:]:
-    s = json.load(open(p))
-    d = p[:-5]
-    by[s["start"]] = {c: json.load(open(os.path.join(d, c + ".stderr")))
-                      for c in ("probe-00", "probe-01", "probe-02", "probe-03")}
-cold, warm = by.get("cold"), by.get("warm")
-if not cold or not warm:
-    print("FAIL the two probe runs are not one cold and one warm: %s" % sorted(by))
-    sys.exit()
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
+from warm_probe import probe_runs, same_as_cold  # noqa: E402
+cold, warm = probe_runs(sys.argv[1])
 for case in sorted(cold):
-    c, w = cold[case], warm[case]
-    diff = sorted(k for k in c if k != "random" and c[k] != w.get(k))
-    print("%s %s: warm sees what cold sees%s" % ("ok  " if not diff else "FAIL", case,
-          "" if not diff else " except " + "; ".join("%s: cold %r warm %r" % (k, c[k], w.get(k)) for k in diff)))
+    same_as_cold(cold, warm, case)
 for p in sys.argv[2:]:
     fin = [json.loads(l) for l in open(p)]
     fin = {e["case_id"]: e["score"]["passed"] for e in fin if e["event"] == "case.finished"}
