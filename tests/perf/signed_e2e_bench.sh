@@ -66,10 +66,8 @@ warm_bins
 # The walk floor's program: BD_WALKFLOOR if set, else built in the release build.
 walkfloor=${BD_WALKFLOOR:-}
 if [ -z "$walkfloor" ]; then
-    rel="$src/build/release"
-    [ -f "$rel/CMakeCache.txt" ] || cmake -S "$src" -B "$rel" -DBD_FLAVOUR=release >/dev/null
-    cmake --build "$rel" --target bd_perf_walkfloor >/dev/null || die "cannot build bd_perf_walkfloor"
-    walkfloor="$rel/tests/bd_perf_walkfloor"
+    release_build bd_perf_walkfloor
+    walkfloor="$src/build/release/tests/bd_perf_walkfloor"
 fi
 [ -x "$walkfloor" ] || die "no walk floor program at $walkfloor"
 case "$dir" in /tmp/*) ;; *) die "BD_E2E_DIR must lie under /tmp (warm starts need their temp dirs there)" ;; esac

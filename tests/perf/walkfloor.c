@@ -195,10 +195,10 @@ int main(int argc, char **argv)
         return 1;
     }
     for (long t = 0; t < threads; t++) {
-        ws[t].buf = malloc(READ_BUF);
+        bool ok = (ws[t].buf = malloc(READ_BUF)) != NULL;
         for (int k = 0; k <= MAX_DEPTH; k++)
-            ws[t].dents[k] = malloc(DENTS_BUF);
-        if (!ws[t].buf || !ws[t].dents[MAX_DEPTH]) {
+            ok = (ws[t].dents[k] = malloc(DENTS_BUF)) != NULL && ok;
+        if (!ok) {
             fprintf(stderr, "walkfloor: out of memory\n");
             return 1;
         }
