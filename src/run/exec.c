@@ -230,6 +230,7 @@ struct bd_exec_ctx {
     char *warm_helper;                  /* warm starts: benchdesk-warm, or NULL (cold) */
     char *warm_python;                  /* the interpreter it embeds (argv[0] of every rubric) */
     char *warm_staging;                 /* the directory the cases' temp dirs are made in */
+    char *warm_tmp;                     /* where they appear in the cases' jails */
     uv_loop_t sloop;                    /* private loop owning the server process handles */
     server *servers;                    /* every server started, newest first (reaped at the end) */
     size_t nslots;                      /* live servers: 1 cold, one per worker slot warm */
@@ -467,13 +468,15 @@ static void servers_drop(bd_exec_ctx *ctx)
         server_drop(ctx, k);
 }
 
-/* Warm: the first message names benchdesk's pid and the staging directory. Returns 0,
+/* Warm: the first message names benchdesk's pid, the slot, the temp root the cases' cwds
+ * appear in (its length first) and the staging directory:
+ * "warm2 <pid> <slot> <slots> <temp root length> <temp root><staging dir>". Returns 0,
  * or -1 (slot k's server is dropped). */
 static int warm_hello_send(bd_exec_ctx *ctx, size_t k)
 {
-    char msg[PATH_MAX + 64];
-    int len = snprintf(msg, sizeof(msg), "warm1 %d %zu %zu %s", (int)getpid(), k, ctx->nslots,
-                       ctx->warm_staging);
+    char msg[2 * PATH_MAX + 64];
+    int len = snprintf(msg, sizeof(msg), "warm2 %d %zu %zu %zu %s%s", (int)getpid(), k, ctx->nslots,
+                       strlen(ctx->warm_tmp), ctx->warm_tmp, ctx->warm_staging);
     if (len > 0 && (size_t)len < sizeof(msg) &&
         send(ctx->ctl[k], msg, (size_t)len, MSG_NOSIGNAL) == len)
         return 0;
@@ -1364,6 +1367,7 @@ void bd_exec_ctx_free(bd_exec_ctx *ctx)
     free(ctx->warm_helper);
     free(ctx->warm_python);
     free(ctx->warm_staging);
+    free(ctx->warm_tmp);
     free(ctx);
 }
 
@@ -1384,7 +1388,7 @@ static int warm_servers_start(bd_exec_ctx *ctx, int servers, bd_err *err)
 }
 
 int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *python,
-                         const char *staging, int servers, bd_err *err)
+                         const char *staging, const char *shown_tmp, int servers, bd_err *err)
 {
     if (ctx->iso != BD_ISO_NAMESPACES || ctx->warm_helper)
         return bd_err_set(err, BD_E_SPAWN, NULL, 0, 0,
@@ -1399,8 +1403,9 @@ int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *
     ctx->warm_helper = strdup(warm_helper);
     ctx->warm_python = strdup(python);
     ctx->warm_staging = strdup(staging);
+    ctx->warm_tmp = strdup(shown_tmp);
     int rc = -1;
-    if (!ctx->warm_helper || !ctx->warm_python || !ctx->warm_staging)
+    if (!ctx->warm_helper || !ctx->warm_python || !ctx->warm_staging || !ctx->warm_tmp)
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     else
         rc = warm_servers_start(ctx, servers, err);
@@ -1410,7 +1415,8 @@ int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *
         free(ctx->warm_helper);
         free(ctx->warm_python);
         free(ctx->warm_staging);
-        ctx->warm_helper = ctx->warm_python = ctx->warm_staging = NULL;
+        free(ctx->warm_tmp);
+        ctx->warm_helper = ctx->warm_python = ctx->warm_staging = ctx->warm_tmp = NULL;
     } else if (geteuid() == 0) {
         warm_block_taken = true;
     }

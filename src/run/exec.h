@@ -216,14 +216,16 @@ uint64_t bd_exec_ctx_nproc(const bd_exec_ctx *ctx);
 /* Warm starts (docs/runner.md, "Warm starts"): from now on every program of `ctx` is a
  * rubric `python -s rubric.py` (python: the interpreter `warm_helper` embeds, absolute)
  * forked from a warm interpreter — the binary `warm_helper` (benchdesk-warm), started
- * now, jailed, with `staging` (a private directory under /tmp, where every request's cwd
- * must lie) shown in its jail. `servers` warm interpreters are started (one per worker
+ * now, jailed, with `staging` (a private directory under /tmp or /dev/shm, where every
+ * request's cwd must lie) shown in its jail; each request's cwd appears in its case's
+ * jail in `shown_tmp` (the run's temp root, under /tmp), as a cold start's would.
+ * `servers` warm interpreters are started (one per worker
  * slot; at most 8), each in its own jail; a case goes to the one with the fewest cases
  * running. Only under namespaces. Returns 0 once every warm interpreter is ready, or -1
  * (env.spawn_failed with the reason one could not start; the context is unchanged:
  * cold). */
 int bd_exec_ctx_set_warm(bd_exec_ctx *ctx, const char *warm_helper, const char *python,
-                         const char *staging, int servers, bd_err *err);
+                         const char *staging, const char *shown_tmp, int servers, bd_err *err);
 
 /* True when `ctx` starts programs warm. */
 bool bd_exec_ctx_warm(const bd_exec_ctx *ctx);

@@ -17,7 +17,9 @@
  *
  * benchdesk starts it with argv = the cold start's (`<python> -s rubric.py`: what
  * /proc/self/cmdline then says in every case) and fd 0 the control socket, whose first
- * message is "warm1 <benchdesk pid> <slot> <slots> <staging dir>"; the launcher answers
+ * message is "warm2 <benchdesk pid> <slot> <slots> <temp root length> <temp root><staging
+ * dir>" (the cases' cwds lie in the staging dir and appear in their jails in the temp
+ * root, docs/runner.md#the-staging-directory); the launcher answers
  * "ready" or "fail <why>", then serves requests exactly as the exec server does.
  *
  * A run has one warm interpreter per worker slot, all sharing the run's staging dir and
@@ -56,6 +58,7 @@ static pid_t slot_pid[BD_WARM_UIDS];         /* which supervisor holds each case
 static unsigned uid_first = 1, uid_step = 1; /* this server's share of the run's block */
 static uid_t next_case_uid;                  /* what the next forked supervisor's case runs as */
 static bool spare_stale;                     /* the spare was forked before the code now compiled */
+static char shown_tmp[PATH_MAX];             /* the run's temp root: where a case's cwd appears */
 
 /* Fork a supervisor (or the spare) of the warm server: Python's at-fork protocol around
  * it, and, as root, a free case uid of the warm jail's block for it. */
@@ -90,7 +93,7 @@ static void server_reaped(pid_t pid)
 
 static void supervisor_identity(void)
 {
-    bd_jail_set_case_identity(warm_as_root, next_case_uid);
+    bd_jail_set_case_identity(warm_as_root, next_case_uid, shown_tmp);
 }
 
 /* RLIMIT_AS counts what the case adds to the warm interpreter's size. */
@@ -333,18 +336,24 @@ int main(int argc, char **argv)
         return 2;
     close_fds(fds, nfds);
     buf[n] = '\0';
-    /* "warm1 <benchdesk pid> <slot> <slots> <staging dir>": the dir is the rest. */
+    /* "warm2 <benchdesk pid> <slot> <slots> <temp root length> <temp root><staging dir>":
+     * the dir is the rest. */
     long parent = 0;
     unsigned slot = 0, slots = 0;
+    size_t tmp_len = 0;
     int at = 0;
-    if (sscanf(buf, "warm1 %ld %u %u %n", &parent, &slot, &slots, &at) != 3 || at <= 0 ||
-        buf[at] != '/' || strlen(buf + at) >= PATH_MAX || parent <= 0 || slots == 0 ||
+    if (sscanf(buf, "warm2 %ld %u %u %zu %n", &parent, &slot, &slots, &tmp_len, &at) != 4 ||
+        at <= 0 || tmp_len == 0 || tmp_len >= sizeof(shown_tmp) ||
+        strnlen(buf + at, tmp_len) != tmp_len || buf[at] != '/' || buf[at + tmp_len] != '/' ||
+        strlen(buf + at + tmp_len) >= PATH_MAX || parent <= 0 || slots == 0 ||
         slots > BD_WARM_SLOTS_MAX || slot >= slots)
         return 2;
     uid_first = 1 + slot;
     uid_step = slots;
+    memcpy(shown_tmp, buf + at, tmp_len);
+    shown_tmp[tmp_len] = '\0';
     static char staging[PATH_MAX];
-    snprintf(staging, sizeof(staging), "%s", buf + at);
+    snprintf(staging, sizeof(staging), "%s", buf + at + tmp_len);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (pid_t)parent)
         _exit(0);
     warm_as_root = geteuid() == 0;

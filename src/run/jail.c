@@ -122,10 +122,12 @@ static struct {
     bool ident_set;    /* bd_jail_set_case_identity: as_root and the uid below are given */
     bool ident_root;
     uid_t ident_uid;
-    bool built;          /* bd_jail_child_ahead built the root: the cwd comes with the case */
-    int tree_fd[2];      /* built: the detached mounts of the cwd's case/ and rubric.py, or -1 */
-    uid_t warm_map_base; /* warm root: what uid/gid 0 of the warm jail maps to */
+    const char *ident_tmp; /* the directory a case's cwd appears in (the run's temp root) */
+    bool built;            /* bd_jail_child_ahead built the root: the cwd comes with the case */
+    int tree_fd[2];        /* built: the detached mounts of the cwd's case/ and rubric.py, or -1 */
+    uid_t warm_map_base;   /* warm root: what uid/gid 0 of the warm jail maps to */
     unsigned warm_map_count;
+    bool warm_shm; /* warm root: the staging dir lies in /dev/shm (a directory there) */
 } J = {.sync_rd = -1,
        .sync_wr = -1,
        .report_rd = -1,
@@ -209,9 +211,10 @@ static bool under_system_dirs(const char *path)
 static bool private_dir(const char *path)
 {
     static const char *const own[] = {"etc", "proc", "dev"};
-    if (strstr(path, "/../") || strstr(path, "/./") || strcmp(path, "/") == 0)
-        return false;
     size_t n = strlen(path);
+    if (strstr(path, "/../") || strstr(path, "/./") || strcmp(path, "/") == 0 ||
+        (n >= 3 && strcmp(path + n - 3, "/..") == 0) || (n >= 2 && strcmp(path + n - 2, "/.") == 0))
+        return false;
     while (n > 1 && path[n - 1] == '/')
         n--;
     if (n == 4 && strncmp(path, "/tmp", 4) == 0)
@@ -226,6 +229,24 @@ static bool private_dir(const char *path)
             return false;
     }
     return true;
+}
+
+/* A directory below /dev/shm (a warm run's staging dir, or a case dir in it:
+ * docs/runner.md#the-staging-directory) — never /dev/shm itself, no empty, "." or ".."
+ * name on the way. */
+static bool shm_dir(const char *path)
+{
+    if (strncmp(path, "/dev/shm/", 9) != 0)
+        return false;
+    const char *p = path + 9;
+    for (;;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (p[n] == '\0')
+            return true;
+        p += n + 1;
+    }
 }
 
 /* Hand the tree below `dirfd` to the jail's host uid: same file system only, symlinks
@@ -339,7 +360,7 @@ int bd_jail_hand_over(const char *cwd, const int *fds, int nfds, uid_t uid, bd_e
     J.host_uid = uid;
     J.host_gid = (gid_t)uid;
     struct stat st;
-    if (cwd[0] != '/' || !private_dir(cwd)) {
+    if (cwd[0] != '/' || !(private_dir(cwd) || shm_dir(cwd))) {
         errno = EINVAL;
         return fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
     }
@@ -353,11 +374,12 @@ int bd_jail_hand_over(const char *cwd, const int *fds, int nfds, uid_t uid, bd_e
     return hand_over_pipes(fds, nfds, err);
 }
 
-void bd_jail_set_case_identity(bool as_root, uid_t uid)
+void bd_jail_set_case_identity(bool as_root, uid_t uid, const char *shown_tmp)
 {
     J.ident_set = true;
     J.ident_root = as_root;
     J.ident_uid = uid;
+    J.ident_tmp = shown_tmp;
 }
 
 /* The first steps of a prepare: nothing held, the identity fields, no cwd yet. */
@@ -367,6 +389,7 @@ static void prepare_begin(bool probe)
     last_errno = 0;
     J.probe = probe;
     J.warm_root = false;
+    J.warm_shm = false;
     J.as_root = J.ident_set ? J.ident_root : geteuid() == 0;
     /* A uid of this case's own (see BD_JAIL_HOST_BASE); the supervisor's pid is unique
      * while the case runs. Inside a warm jail the warm server chose it (see
@@ -385,22 +408,27 @@ static void prepare_begin(bool probe)
 static int prepare_cwd(const char *cwd, bd_err *err)
 {
     size_t n = strlen(cwd);
-    if (cwd[0] != '/' || n >= sizeof(J.cwd_path) || !private_dir(cwd)) {
-        errno = EINVAL;
-        return fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
+    bool plain = cwd[0] == '/' && n < sizeof(J.cwd_path) &&
+                 (private_dir(cwd) || (J.ident_set && shm_dir(cwd)));
+    if (plain) {
+        memcpy(J.cwd_path, cwd, n + 1);
+        memcpy(J.jail_cwd, cwd, n + 1);
     }
-    memcpy(J.cwd_path, cwd, n + 1);
-    memcpy(J.jail_cwd, cwd, n + 1);
-    /* In a warm jail the case's dir lies in the staging dir; in the case's own jail it
-     * appears where a cold start's would, one level up: "<tmp>/<staging>/<case dir>"
-     * becomes "<tmp>/<case dir>" (same name, same length, same listing). */
-    char *last = strrchr(J.jail_cwd, '/');
-    if (J.ident_set && last && last > J.jail_cwd) {
-        *last = '\0';
-        char *up = strrchr(J.jail_cwd, '/');
-        *last = '/';
-        if (up && up > J.jail_cwd)
-            memmove(up, last, strlen(last) + 1);
+    /* In a warm jail the case's dir lies in the staging dir (in RAM where it can,
+     * docs/runner.md#the-staging-directory); in the case's own jail it appears where a
+     * cold start's would: "<staging>/<case dir>" becomes "<temp root>/<case dir>" (same
+     * name, same length, same listing). */
+    const char *last = strrchr(cwd, '/');
+    if (plain && J.ident_set && J.ident_tmp && last && last > cwd &&
+        snprintf(J.jail_cwd, sizeof(J.jail_cwd), "%s%s", J.ident_tmp, last) >=
+            (int)sizeof(J.jail_cwd))
+        plain = false;
+    /* Checked where it appears: a cwd that would show, or cover, what the jail builds is
+     * refused. */
+    if (!plain || !private_dir(J.jail_cwd)) {
+        errno = EINVAL;
+        J.cwd_path[0] = '\0';
+        return fail(err, "the jail needs a private working directory, not '%.100s'", cwd);
     }
     struct stat st;
     int ok = stat(cwd, &st) == 0;
@@ -818,9 +846,13 @@ static int root_base(bd_err *err)
                                            {"/proc/self/fd/1", "dev/stdout"},
                                            {"/proc/self/fd/2", "dev/stderr"},
                                            {"/tmp", "dev/shm"}};
-    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
-        if (symlink(links[i][0], links[i][1]) != 0)
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+        /* The warm root shows a staging dir in /dev/shm there: a directory, not the link. */
+        bool shm_dir = J.warm_root && J.warm_shm && strcmp(links[i][1], "dev/shm") == 0;
+        if (shm_dir ? make_dir(links[i][1], 0755, err) != 0
+                    : symlink(links[i][0], links[i][1]) != 0)
             return fail(err, "symlink %s in the jail", links[i][1]);
+    }
 
     /* A fresh /proc of the new PID namespace: only its own processes. */
     if (make_dir("proc", 0555, err) != 0)
@@ -1153,10 +1185,14 @@ int bd_jail_warm_prepare(const char *staging, uid_t map_base, unsigned map_count
     J.n_shown = 0;
     size_t n = strlen(staging);
     struct stat st;
-    if (staging[0] != '/' || n >= PATH_MAX || !private_dir(staging) ||
-        strncmp(staging, "/tmp/", 5) != 0) {
+    /* Under /tmp, or one level below /dev/shm (a directory of its own in the warm root). */
+    J.warm_shm = shm_dir(staging) && !strchr(staging + 9, '/');
+    if (staging[0] != '/' || n >= PATH_MAX ||
+        !(J.warm_shm || (private_dir(staging) && strncmp(staging, "/tmp/", 5) == 0))) {
         errno = EINVAL;
-        return fail(err, "the warm jail needs a private staging directory under /tmp, not '%.100s'",
+        return fail(err,
+                    "the warm jail needs a private staging directory under /tmp or /dev/shm, "
+                    "not '%.100s'",
                     staging);
     }
     if (stat(staging, &st) != 0 || !S_ISDIR(st.st_mode)) {

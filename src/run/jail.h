@@ -201,8 +201,9 @@ int bd_jail_landlock_abi(void);
  * [map_base, map_base + map_count)), in new PID, mount, network, IPC, UTS and cgroup
  * namespaces, on the same minimal read-only root as a case — with a whole /proc of its
  * PID namespace, no Landlock and no seccomp filter (each case builds its own jail inside
- * this one and loads them) — plus `staging` (a private directory under /tmp) at its own
- * path: the host directory the cases' verified bytes are laid out in. Each case's
+ * this one and loads them) — plus `staging` (a private directory under /tmp, or one
+ * level below /dev/shm) at its own path: the host directory the cases' verified bytes
+ * are laid out in (docs/runner.md#the-staging-directory). Each case's
  * supervisor, a fork of the warm interpreter, then runs the ordinary sequence above with
  * bd_jail_set_case_identity. */
 
@@ -219,8 +220,10 @@ int bd_jail_warm_child(bd_err *err);
 
 /* A case's supervisor inside the warm jail, before bd_jail_prepare: the identity its
  * program gets — `as_root` (benchdesk is root: chown the case's tree and pipes, keep
- * setgroups) and the uid of the warm jail BD_JAIL_UID maps to. */
-void bd_jail_set_case_identity(bool as_root, uid_t uid);
+ * setgroups), the uid of the warm jail BD_JAIL_UID maps to, and `shown_tmp` (kept, not
+ * copied): the run's temp root, where the case's cwd, made in the staging dir, appears
+ * in its jail ("<shown_tmp>/<the cwd's last name>", as a cold start's would). */
+void bd_jail_set_case_identity(bool as_root, uid_t uid, const char *shown_tmp);
 
 /* Host side, as root: hand the private directory `cwd` (root's, 0700, or already
  * `uid`'s) and its tree, and the pipes among fds[0..nfds), to `uid` (and the same gid),

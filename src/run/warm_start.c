@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <uv.h>
 
 #include "fsutil.h"
@@ -68,6 +71,29 @@ static const char *refusal(const bd_warm_req *req, char *why, size_t whylen)
 #endif
 }
 
+/* The free space /dev/shm needs to take the staging dir: a case's bytes are there while
+ * it runs (one case a slot), and a small /dev/shm (64 MiB in some containers) is left to
+ * what else uses it. */
+#define SHM_STAGING_FREE_MIN (256ull << 20)
+
+/* Where the run's staging dir goes (docs/runner.md#the-staging-directory): in RAM where it
+ * can. The temp root itself when it is a tmpfs; else /dev/shm when it is a tmpfs directory
+ * owned by root, open to every user with the sticky bit (as /tmp is), writable here and
+ * with SHM_STAGING_FREE_MIN free; else the temp root. */
+static const char *staging_parent(const char *tmp_root)
+{
+    struct statfs fs;
+    if (statfs(tmp_root, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
+        return tmp_root;
+    struct stat st;
+    if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+        (unsigned long long)fs.f_bavail * (unsigned long long)fs.f_bsize >= SHM_STAGING_FREE_MIN &&
+        lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+        (st.st_mode & 01777) == 01777 && access("/dev/shm", W_OK | X_OK) == 0)
+        return "/dev/shm";
+    return tmp_root;
+}
+
 bool bd_warm_start_try(bd_exec_ctx *ctx, const bd_warm_req *req, char **staging, char *why,
                        size_t whylen)
 {
@@ -80,15 +106,19 @@ bool bd_warm_start_try(bd_exec_ctx *ctx, const bd_warm_req *req, char **staging,
         snprintf(why, whylen, "cannot find benchdesk's own executable");
         return false;
     }
+    const char *parent = staging_parent(req->tmp_root);
+    /* The run sweeps its temp root's leftovers of dead runs; /dev/shm's are swept here. */
+    if (parent != req->tmp_root)
+        (void)bd_tmp_sweep(parent);
     char path[PATH_MAX];
-    if (snprintf(path, sizeof(path), "%s/benchdesk-run-%s-warm-XXXXXX", req->tmp_root,
-                 req->owner_tag) >= (int)sizeof(path) ||
+    if (snprintf(path, sizeof(path), "%s/benchdesk-run-%s-warm-XXXXXX", parent, req->owner_tag) >=
+            (int)sizeof(path) ||
         !mkdtemp(path)) {
         snprintf(why, whylen, "cannot create the warm staging directory: %s", strerror(errno));
         return false;
     }
     bd_err e = BD_ERR_INIT;
-    if (bd_exec_ctx_set_warm(ctx, helper, req->python, path, req->jobs, &e) != 0) {
+    if (bd_exec_ctx_set_warm(ctx, helper, req->python, path, req->tmp_root, req->jobs, &e) != 0) {
         snprintf(why, whylen, "%s", e.msg);
         bd_err rm = BD_ERR_INIT;
         (void)bd_remove_tree(path, &rm);

@@ -35,8 +35,9 @@ typedef struct bd_warm_req {
  * namespaces, a cassette SUT, the interpreter benchdesk-warm embeds, temp dirs under
  * /tmp, benchdesk-warm installed next to this executable and starting. Returns true with
  * *staging (caller frees and, after the run's temp dirs in it, removes) — the directory the
- * run's case dirs go in; false with a one-line reason in `why` ("" when cold was asked
- * for) and the context left cold. */
+ * run's case dirs go in: in RAM where it can (the temp root when it is a tmpfs, else
+ * /dev/shm; docs/runner.md#the-staging-directory), else in the temp root; false with a
+ * one-line reason in `why` ("" when cold was asked for) and the context left cold. */
 bool bd_warm_start_try(bd_exec_ctx *ctx, const bd_warm_req *req, char **staging, char *why,
                        size_t whylen);
 

@@ -745,6 +745,18 @@ static void test_timeout_and_cpu_limit_under_init(void **state)
 
 /* ---- setup ----------------------------------------------------------------------------- */
 
+/* `spec` run with `cwd`: refused before the program exists, as not a private cwd. */
+static void assert_cwd_refused(bd_exec_spec *spec, const char *cwd)
+{
+    bd_exec_result r;
+    bd_err err = BD_ERR_INIT;
+    spec->cwd = cwd;
+    assert_int_equal(bd_exec_run(&r, ctx, spec, &err), 0);
+    assert_false(r.started);
+    assert_non_null(strstr(r.setup_error, "private working directory"));
+    bd_exec_result_free(&r);
+}
+
 static void test_setup_failure_is_reported(void **state)
 {
     (void)state;
@@ -761,14 +773,24 @@ static void test_setup_failure_is_reported(void **state)
     assert_int_equal(r.out_len, 0);
     bd_exec_result_free(&r);
     /* Nor the host's /tmp, which would show every socket in it, nor a system dir. */
-    static const char *const refused[] = {"/tmp", "/tmp/", "/usr/lib", "/proc/self", "/dev"};
-    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-        spec.cwd = refused[i];
-        assert_int_equal(bd_exec_run(&r, ctx, &spec, &err), 0);
-        assert_false(r.started);
-        assert_non_null(strstr(r.setup_error, "private working directory"));
-        bd_exec_result_free(&r);
-    }
+    static const char *const refused[] = {"/tmp",       "/tmp/", "/usr/lib",
+                                          "/proc/self", "/dev",  "/dev/shm"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        assert_cwd_refused(&spec, refused[i]);
+    /* Nor a path that steps up or stays put at its end, nor a dir in /dev/shm (which only
+     * ever holds a warm run's staging dir, never a cold start's cwd). Each exists. */
+    fresh_dir();
+    char shm[] = "/dev/shm/bd-test-jail-XXXXXX";
+    bool have_shm = mkdtemp(shm) != NULL;
+    char up[PATH_MAX + 8], here[PATH_MAX + 8];
+    snprintf(up, sizeof(up), "%s/case/..", dir);
+    snprintf(here, sizeof(here), "%s/.", dir);
+    const char *const refused_existing[] = {up, here, have_shm ? shm : up};
+    for (size_t i = 0; i < sizeof(refused_existing) / sizeof(refused_existing[0]); i++)
+        assert_cwd_refused(&spec, refused_existing[i]);
+    if (have_shm)
+        assert_int_equal(rmdir(shm), 0);
+    rm_tree(dir);
     /* As root the cwd tree is handed to nobody: only a 0700 directory, root's (a second,
      * independent check, so a wrong path check cannot chown a shared directory). */
     fresh_dir();

@@ -264,7 +264,10 @@ static void test_classify_precedence(void **st)
     r.term_signal = SIGXCPU;
     r.run_wall_us = 2100000;
     assert_int_equal(bd_runner_classify(&r, &lim, d), BD_HM_TIMEOUT);
-    /* SIGXCPU before it: cpu_limit (beats OOM and output cap) */
+    /* ... or a tick short of it (the CPU limit is checked at the kernel's ticks) */
+    r.run_wall_us = 1985000;
+    assert_int_equal(bd_runner_classify(&r, &lim, d), BD_HM_TIMEOUT);
+    /* SIGXCPU well before it: cpu_limit (beats OOM and output cap) */
     r.run_wall_us = 900000;
     r.output_limit = true;
     assert_int_equal(bd_runner_classify(&r, &lim, d), BD_HM_CPU_LIMIT);
