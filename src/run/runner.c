@@ -113,6 +113,8 @@ typedef struct run_case {
     size_t doc_len;
     size_t wait_for; /* 1 + index of the case whose slot this one took, until that one
                         is published; then its `started` is emitted; 0 = none */
+    size_t waiter;   /* 1 + index of the case that took this one's slot (its wait_for may
+                        since have been cleared), or 0: a slot is freed once, so one at most */
     bool slot_freed; /* its slot went on r->freed */
     bool verified;   /* its record says provenance_verified: true */
     bool checked;    /* c and its digests came from the run gate's check (bd_runner_take_check) */
@@ -627,11 +629,13 @@ static void free_slot(run_case *rc)
  * the cases that took `done`'s slot, now that `done` is reported (or dropped). */
 static void announce_waiting(bd_runner *r, const run_case *done)
 {
-    for (size_t i = 0; i < r->n; i++)
-        if (r->cases[i].wait_for == done->index + 1) {
-            r->cases[i].wait_for = 0;
-            emit(r, BD_RUN_EV_CASE_STARTED, &r->cases[i]);
-        }
+    if (!done->waiter)
+        return;
+    run_case *w = &r->cases[done->waiter - 1];
+    if (w->wait_for == done->index + 1) {
+        w->wait_for = 0;
+        emit(r, BD_RUN_EV_CASE_STARTED, w);
+    }
 }
 
 /* Removing a temp dir runs on libuv's thread pool: a rubric may leave a tree that takes
@@ -1371,9 +1375,11 @@ static void start_case(run_case *rc)
      * a case not yet reported (its program ended; it is being cleaned up or recorded) is announced
      * after that case's `finished`, though its own program may already be running. */
     if (r->freed_head < r->freed_tail) {
-        const run_case *prev = &r->cases[r->freed[r->freed_head++]];
-        if (prev->state != C_DONE && prev->state != C_DROPPED)
+        run_case *prev = &r->cases[r->freed[r->freed_head++]];
+        if (prev->state != C_DONE && prev->state != C_DROPPED) {
             rc->wait_for = prev->index + 1;
+            prev->waiter = rc->index + 1;
+        }
     }
     if (!rc->wait_for)
         emit(r, BD_RUN_EV_CASE_STARTED, rc);
