@@ -988,10 +988,16 @@ static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_
         return NULL;
     }
     if (!mkdtemp(path)) {
-        bd_err_errno(err, BD_E_IO, errno, r->tmp_root,
-                     "cannot create a temp dir for case '%s' (set TMPDIR to a writable "
-                     "directory)",
-                     rc->id);
+        if (r->staging)
+            bd_err_errno(err, BD_E_IO, errno, r->staging,
+                         "cannot create a temp dir for case '%s' in the warm run's staging "
+                         "directory (free space there, or run with --start cold)",
+                         rc->id);
+        else
+            bd_err_errno(err, BD_E_IO, errno, r->tmp_root,
+                         "cannot create a temp dir for case '%s' (set TMPDIR to a writable "
+                         "directory)",
+                         rc->id);
         return NULL;
     }
     char *p = strdup(path);

@@ -8,7 +8,7 @@
 #   - a dead run's staging dir left in /dev/shm is swept when the next warm run starts, and
 #     the run leaves nothing of its own there (nor in TMPDIR);
 #   - as root, with TMPDIR on a tmpfs of its own, the staging dir goes there, not to
-#     /dev/shm.
+#     /dev/shm; a staging dir with no room left stops the run with one line that names it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 private_binaries
@@ -121,6 +121,21 @@ if [ "$(id -u)" = 0 ]; then
         *) fail "TMPDIR on a tmpfs: the staging dir is '$staging'" ;;
         esac
         umount "$T" || fail "cannot unmount the test's tmpfs $T"
+        # A staging dir with no room for a case's dir: the run stops with one line that
+        # names the staging dir and what to do, and records nothing.
+        if mount -t tmpfs -o size=8m,nr_inodes=2,mode=0700 tmpfs "$T"; then
+            rc=0
+            TMPDIR="$T" "$BD_BIN" -C "$FX" run adversarial --isolation namespaces --drafts \
+                --case pass --start warm >"$BD_TMP/full.out" 2>"$BD_TMP/full.err" || rc=$?
+            if [ "$rc" != 0 ] && grep -q "^benchdesk: io.error: $T/benchdesk-run-.*-warm-.*: cannot create a temp dir for case 'pass' in the warm run's staging directory (free space there, or run with --start cold)" "$BD_TMP/full.err"; then
+                pass "a full staging dir stops the run with one line naming it ($rc)"
+            else
+                fail "a full staging dir -> $rc: $(cat "$BD_TMP/full.err")"
+            fi
+            umount "$T" || fail "cannot unmount the test's tmpfs $T"
+        else
+            fail "cannot mount a tiny tmpfs at $T as root"
+        fi
     else
         fail "cannot mount a tmpfs at $T as root"
     fi
