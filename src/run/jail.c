@@ -848,10 +848,12 @@ static int root_base(bd_err *err)
                                            {"/tmp", "dev/shm"}};
     for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
         /* The warm root shows a staging dir in /dev/shm there: a directory, not the link. */
-        bool shm_dir = J.warm_root && J.warm_shm && strcmp(links[i][1], "dev/shm") == 0;
-        if (shm_dir ? make_dir(links[i][1], 0755, err) != 0
-                    : symlink(links[i][0], links[i][1]) != 0)
+        if (J.warm_root && J.warm_shm && strcmp(links[i][1], "dev/shm") == 0) {
+            if (make_dir(links[i][1], 0755, err) != 0)
+                return -1;
+        } else if (symlink(links[i][0], links[i][1]) != 0) {
             return fail(err, "symlink %s in the jail", links[i][1]);
+        }
     }
 
     /* A fresh /proc of the new PID namespace: only its own processes. */

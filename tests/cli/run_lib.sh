@@ -14,12 +14,21 @@ SUB=(--isolation subprocess)
 # Number of entries left in the private TMPDIR.
 tmp_left() { find "$RUNTMP" -mindepth 1 -maxdepth 1 | wc -l; }
 
-# Processes whose working directory is under the private TMPDIR.
+# Processes whose working directory is under the private TMPDIR (a case's init and
+# rubric show their jail's view of it, where a cold start's cwd would be), and, with
+# private_binaries, this test's own warm supervisors, whose cwd is the case's dir in a warm
+# run's staging dir in /dev/shm (docs/runner.md#the-staging-directory).
 procs_left() {
     local n=0 p cwd
     for p in /proc/[0-9]*; do
         cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
-        case "$cwd" in "$RUNTMP"/*) n=$((n + 1)) ;; esac
+        case "$cwd" in
+        "$RUNTMP"/*) n=$((n + 1)) ;;
+        /dev/shm/benchdesk-run-*)
+            case "$BD_BIN" in "$BD_TMP"/*)
+                [ "$(readlink "$p/exe" 2>/dev/null)" != "$BD_BIN-warm" ] || n=$((n + 1)) ;;
+            esac ;;
+        esac
     done
     echo "$n"
 }
