@@ -25,9 +25,11 @@
 # load average printed first, and the CPU times beside the wall times.
 #
 # When run as root it also times warm --jobs 1 and 2 with the temp dirs on a tmpfs mounted
-# under the work dir (what a machine whose /tmp is a tmpfs gets; the case dirs are then
-# made and removed without the disk's file system): printed beside the aims, which are
-# judged on the default temp dir. Not root: those rows say why they are missing.
+# under the work dir (what a machine whose /tmp is a tmpfs gets): printed beside the aims,
+# which are judged on the default temp dir. Warm runs stage their cases in RAM either way
+# (in /dev/shm when TMPDIR is not a tmpfs), so these rows now match the warm rows within
+# the noise; they show that the staging, not the temp root, was what the disk cost. Not
+# root: those rows say why they are missing.
 #
 # The first line printed names the temp dirs' file system (and an ext4 without a journal,
 # on which the disk rows slow with the rate of cases) and where warm runs stage their
