@@ -988,16 +988,11 @@ static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_
         return NULL;
     }
     if (!mkdtemp(path)) {
-        if (r->staging)
-            bd_err_errno(err, BD_E_IO, errno, r->staging,
-                         "cannot create a temp dir for case '%s' in the warm run's staging "
-                         "directory (free space there, or run with --start cold)",
-                         rc->id);
-        else
-            bd_err_errno(err, BD_E_IO, errno, r->tmp_root,
-                         "cannot create a temp dir for case '%s' (set TMPDIR to a writable "
-                         "directory)",
-                         rc->id);
+        bd_err_errno(err, BD_E_IO, errno, r->staging ? r->staging : r->tmp_root,
+                     "cannot create a temp dir for case '%s'%s", rc->id,
+                     r->staging ? " in the warm run's staging directory (free space there, or "
+                                  "run with --start cold)"
+                                : " (set TMPDIR to a writable directory)");
         return NULL;
     }
     char *p = strdup(path);
