@@ -1,0 +1,116 @@
+/*
+ * cowfloor.c — what a page copied on write costs on this machine
+ * (docs/runner.md#where-a-cases-time-goes-at-scale).
+ *
+ *   bd_perf_cowfloor [FORKS]
+ *
+ * A warm case's rubric is a fork of the warm interpreter: every page of the interpreter it
+ * writes to (a reference count, a slot in a half-used pool) is copied for it by the kernel.
+ * This program measures that copy alone. A parent fills N private anonymous pages; each of
+ * FORKS children (default 200) writes one byte to each page, either taking one page fault
+ * per page (as a rubric does) or after asking for all of them at once with
+ * madvise(MADV_POPULATE_WRITE) (the kernel copies them without the faults). The child
+ * times its own writes and sends the time to the parent.
+ *
+ * Prints a table: pages, how, microseconds per child, microseconds per page. Exit 0, or 1
+ * with a message when a fork, a pipe or the madvise fails (MADV_POPULATE_WRITE needs
+ * Linux 5.14).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* The mean time a child takes to write one byte to each of `pages` pages of `mem` (after
+ * the madvise when `populate`); -1 with a message on a failure. */
+static double child_writes(char *mem, size_t pages, int populate, int forks)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    double total = 0;
+    for (int r = 0; r < forks; r++) {
+        int fd[2];
+        if (pipe(fd) != 0) {
+            fprintf(stderr, "bd_perf_cowfloor: pipe: %s\n", strerror(errno));
+            return -1;
+        }
+        pid_t c = fork();
+        if (c < 0) {
+            fprintf(stderr, "bd_perf_cowfloor: fork: %s\n", strerror(errno));
+            return -1;
+        }
+        if (c == 0) {
+            double t = now_us();
+            if (populate && madvise(mem, pages * page, MADV_POPULATE_WRITE) != 0)
+                _exit(3);
+            for (size_t i = 0; i < pages; i++)
+                mem[i * page]++;
+            double d = now_us() - t;
+            _exit(write(fd[1], &d, sizeof(d)) == (ssize_t)sizeof(d) ? 0 : 4);
+        }
+        close(fd[1]);
+        double d = 0;
+        ssize_t n = read(fd[0], &d, sizeof(d));
+        close(fd[0]);
+        int st = 0;
+        waitpid(c, &st, 0);
+        if (n != (ssize_t)sizeof(d) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "bd_perf_cowfloor: a child failed (%s)\n",
+                    WIFEXITED(st) && WEXITSTATUS(st) == 3 ? "madvise MADV_POPULATE_WRITE"
+                                                          : "no time reported");
+            return -1;
+        }
+        total += d;
+    }
+    return total / forks;
+}
+
+int main(int argc, char **argv)
+{
+    int forks = argc > 1 ? atoi(argv[1]) : 200;
+    if (forks <= 0) {
+        fprintf(stderr, "usage: bd_perf_cowfloor [FORKS]\n");
+        return 1;
+    }
+    /* 96: what a rubric copies of libpython's own data; 344: all it copies (docs/runner.md);
+     * 2200: the whole anonymous memory of a warm interpreter. */
+    static const size_t sizes[] = {96, 344, 2200};
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    printf("%-8s %-22s %14s %12s\n", "pages", "how", "us a child", "us a page");
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size_t pages = sizes[s];
+        char *mem =
+            mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mem == MAP_FAILED) {
+            fprintf(stderr, "bd_perf_cowfloor: mmap: %s\n", strerror(errno));
+            return 1;
+        }
+        memset(mem, 1, pages * page);
+        for (int populate = 0; populate <= 1; populate++) {
+            double us = child_writes(mem, pages, populate, forks);
+            if (us < 0)
+                return 1;
+            printf("%-8zu %-22s %14.1f %12.2f\n", pages,
+                   populate ? "MADV_POPULATE_WRITE" : "a fault per page", us, us / (double)pages);
+        }
+        munmap(mem, pages * page);
+    }
+    return 0;
+}
