@@ -5,12 +5,18 @@
  */
 #include "b3many.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include <blake3.h>
 #include <blake3_impl.h>
 
 #include "digest.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define B3_LAST8 1
+#endif
 
 /* Inputs handled together: a multiple of the widest SIMD degree (16). */
 #define B3_GROUP 64
@@ -30,6 +36,126 @@ static void finish(uint8_t out[32], const uint8_t cvb[32], const uint8_t *in, si
     blake3_compress_in_place(cv, block, (uint8_t)rest, 0, flags);
     store_cv_words(out, cv);
 }
+
+static bool last8_allowed = true;
+
+void bd_blake3_many_test_lanes(bool on)
+{
+    last8_allowed = on;
+}
+
+#ifdef B3_LAST8
+/* The last blocks of eight inputs at once, one per 32-bit lane of AVX2 registers: the
+ * compression function of the BLAKE3 specification (seven rounds of the G function over
+ * the columns and the diagonals, the message words permuted by MSG_SCHEDULE) with each
+ * lane's own chaining value and block length. The blake3_hash_many kernels cannot do this
+ * step: they give every lane the same key and full 64-byte blocks. */
+#define B3_AVX2 __attribute__((target("avx2")))
+
+B3_AVX2 static inline __m256i rotr16(__m256i x)
+{
+    const __m256i k = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3,
+                                       0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    return _mm256_shuffle_epi8(x, k);
+}
+
+B3_AVX2 static inline __m256i rotr8(__m256i x)
+{
+    const __m256i k = _mm256_setr_epi8(1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2,
+                                       3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12);
+    return _mm256_shuffle_epi8(x, k);
+}
+
+B3_AVX2 static inline __m256i rotr12(__m256i x)
+{
+    return _mm256_or_si256(_mm256_srli_epi32(x, 12), _mm256_slli_epi32(x, 20));
+}
+
+B3_AVX2 static inline __m256i rotr7(__m256i x)
+{
+    return _mm256_or_si256(_mm256_srli_epi32(x, 7), _mm256_slli_epi32(x, 25));
+}
+
+#define B3_G(a, b, c, d, x, y)                                                                     \
+    do {                                                                                           \
+        v[a] = _mm256_add_epi32(_mm256_add_epi32(v[a], v[b]), x);                                  \
+        v[d] = rotr16(_mm256_xor_si256(v[d], v[a]));                                               \
+        v[c] = _mm256_add_epi32(v[c], v[d]);                                                       \
+        v[b] = rotr12(_mm256_xor_si256(v[b], v[c]));                                               \
+        v[a] = _mm256_add_epi32(_mm256_add_epi32(v[a], v[b]), y);                                  \
+        v[d] = rotr8(_mm256_xor_si256(v[d], v[a]));                                                \
+        v[c] = _mm256_add_epi32(v[c], v[d]);                                                       \
+        v[b] = rotr7(_mm256_xor_si256(v[b], v[c]));                                                \
+    } while (0)
+
+/* out[j] = the root output of lane j: chaining value words cvw[i][j], message words
+ * mw[w][j], block length lens[j], all lanes with `flags` and a counter of 0. */
+B3_AVX2 static void compress8(uint32_t out[8][8], const uint32_t cvw[8][8],
+                              const uint32_t mw[16][8], const uint32_t lens[8], uint8_t flags)
+{
+    __m256i v[16], m[16];
+    for (int w = 0; w < 16; w++)
+        m[w] = _mm256_loadu_si256((const __m256i *)mw[w]);
+    for (int i = 0; i < 8; i++)
+        v[i] = _mm256_loadu_si256((const __m256i *)cvw[i]);
+    for (int i = 0; i < 4; i++)
+        v[8 + i] = _mm256_set1_epi32((int)IV[i]);
+    v[12] = _mm256_setzero_si256(); /* the counter: a single chunk is chunk 0 */
+    v[13] = _mm256_setzero_si256();
+    v[14] = _mm256_loadu_si256((const __m256i *)lens);
+    v[15] = _mm256_set1_epi32(flags);
+    for (int r = 0; r < 7; r++) {
+        const uint8_t *s = MSG_SCHEDULE[r];
+        B3_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        B3_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        B3_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        B3_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        B3_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        B3_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        B3_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        B3_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (int i = 0; i < 8; i++)
+        _mm256_storeu_si256((__m256i *)out[i], _mm256_xor_si256(v[i], v[i + 8]));
+}
+
+static bool last8_usable(void)
+{
+    static int have = -1; /* a benign race: every thread computes the same answer */
+    if (have < 0)
+        have = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return have && last8_allowed;
+}
+
+/* finish() for inputs idx[0..7], whose first `m` blocks gave cvs[0..7] (the key when m
+ * is 0), eight at once. */
+static void finish8(uint8_t (*out)[32], const uint8_t (*cvs)[32], const uint8_t *const *inputs,
+                    const size_t *lens, const size_t *idx, size_t m)
+{
+    uint32_t cvw[8][8], mw[16][8], bl[8], res[8][8];
+    uint8_t iv[32];
+    store_cv_words(iv, (uint32_t *)IV);
+    for (int j = 0; j < 8; j++) {
+        const uint8_t *cvb = m > 0 ? cvs[j] : iv;
+        size_t rest = lens[idx[j]] - m * BLAKE3_BLOCK_LEN;
+        uint8_t block[BLAKE3_BLOCK_LEN];
+        memset(block, 0, sizeof(block));
+        memcpy(block, inputs[idx[j]] + m * BLAKE3_BLOCK_LEN, rest);
+        for (int i = 0; i < 8; i++)
+            cvw[i][j] = load32(cvb + 4 * i);
+        for (int w = 0; w < 16; w++)
+            mw[w][j] = load32(block + 4 * w);
+        bl[j] = (uint32_t)rest;
+    }
+    compress8(res, cvw, mw, bl, (uint8_t)(CHUNK_END | ROOT | (m == 0 ? CHUNK_START : 0)));
+    for (int j = 0; j < 8; j++) {
+        uint32_t words[8];
+        for (int i = 0; i < 8; i++)
+            words[i] = res[i][j];
+        store_cv_words(out[idx[j]], words);
+    }
+}
+#endif
 
 void bd_blake3_many(const uint8_t *const *inputs, const size_t *lens, size_t n, uint8_t (*out)[32])
 {
@@ -71,7 +197,13 @@ void bd_blake3_many(const uint8_t *const *inputs, const size_t *lens, size_t n, 
                 continue;
             if (m > 0)
                 blake3_hash_many(grp, ng, m, IV, 0, false, 0, CHUNK_START, 0, &cvs[0][0]);
-            for (size_t j = 0; j < ng; j++)
+            size_t j = 0;
+#ifdef B3_LAST8
+            if (ng >= 8 && last8_usable())
+                for (; j + 8 <= ng; j += 8)
+                    finish8(out, cvs + j, inputs, lens, idx + j, m);
+#endif
+            for (; j < ng; j++)
                 finish(out[idx[j]], m > 0 ? cvs[j] : iv, inputs[idx[j]], lens[idx[j]], m);
         }
         done += cnt;
