@@ -25,7 +25,9 @@
 #include <yaml.h>
 
 /* Receives each event; returns 0 to go on, -1 to stop (the scan then returns -1). The
- * event and its value point into the input and are valid only during the call. */
+ * event and its scalar value are valid only during the call: a value points into the
+ * input, or into a buffer of the scan's (a literal block scalar's text, its indentation
+ * taken out). An emitter that keeps a value copies it. */
 typedef int (*bd_yfast_emit)(void *ctx, const yaml_event_t *ev);
 
 /* Scan `len` bytes of `buf`, emitting DOCUMENT-START, the document's node events and

@@ -46,7 +46,18 @@ static int keep_event(void *ctx, const yaml_event_t *ev)
         fe->ev = grown;
         fe->cap = cap;
     }
-    fe->ev[fe->n++] = *ev; /* scalar values point into the input, which outlives this */
+    yaml_event_t *kept = &fe->ev[fe->n++];
+    *kept = *ev;
+    /* A value is valid only during the call (a literal block's is built in a buffer of the
+     * scan's): the kept event holds its own copy. */
+    if (ev->type == YAML_SCALAR_EVENT) {
+        size_t n = ev->data.scalar.length;
+        unsigned char *copy = malloc(n ? n : 1);
+        check(copy != NULL, "out of memory");
+        if (n)
+            memcpy(copy, ev->data.scalar.value, n);
+        kept->data.scalar.value = copy;
+    }
     return 0;
 }
 
@@ -103,6 +114,9 @@ static void scanner_against_libyaml(const char *text, size_t size)
               "yfast ends with STREAM-END");
         yaml_parser_delete(&parser);
     }
+    for (size_t i = 0; i < fe.n; i++)
+        if (fe.ev[i].type == YAML_SCALAR_EVENT)
+            free(fe.ev[i].data.scalar.value);
     free(fe.ev);
 }
 
