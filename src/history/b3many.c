@@ -21,18 +21,28 @@
 /* Inputs handled together: a multiple of the widest SIMD degree (16). */
 #define B3_GROUP 64
 
+/* The last block of a single-chunk input of `len` bytes whose first `m` blocks are
+ * hashed: copied into `block`, zero-padded. Returns its length; *flags gets its flags as
+ * the root. */
+static size_t last_block(uint8_t block[BLAKE3_BLOCK_LEN], const uint8_t *in, size_t len, size_t m,
+                         uint8_t *flags)
+{
+    size_t rest = len - m * BLAKE3_BLOCK_LEN;
+    memset(block, 0, BLAKE3_BLOCK_LEN);
+    memcpy(block, in + m * BLAKE3_BLOCK_LEN, rest);
+    *flags = CHUNK_END | ROOT | (m == 0 ? CHUNK_START : 0);
+    return rest;
+}
+
 /* BLAKE3 of a single-chunk input whose first `m` blocks gave the chaining value `cvb`
  * (little-endian bytes; the key when m is 0): its last block, as the root. */
 static void finish(uint8_t out[32], const uint8_t cvb[32], const uint8_t *in, size_t len, size_t m)
 {
     uint32_t cv[8];
-    uint8_t block[BLAKE3_BLOCK_LEN];
+    uint8_t block[BLAKE3_BLOCK_LEN], flags;
     for (int i = 0; i < 8; i++)
         cv[i] = load32(cvb + 4 * i);
-    size_t rest = len - m * BLAKE3_BLOCK_LEN;
-    memset(block, 0, sizeof(block));
-    memcpy(block, in + m * BLAKE3_BLOCK_LEN, rest);
-    uint8_t flags = CHUNK_END | ROOT | (m == 0 ? CHUNK_START : 0);
+    size_t rest = last_block(block, in, len, m, &flags);
     blake3_compress_in_place(cv, block, (uint8_t)rest, 0, flags);
     store_cv_words(out, cv);
 }
@@ -119,35 +129,23 @@ B3_AVX2 static void compress8(uint32_t out[8][8], const uint32_t cvw[8][8],
         _mm256_storeu_si256((__m256i *)out[i], _mm256_xor_si256(v[i], v[i + 8]));
 }
 
-static bool last8_usable(void)
-{
-    static int have = -1; /* a benign race: every thread computes the same answer */
-    if (have < 0)
-        have = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return have && last8_allowed;
-}
-
-/* finish() for inputs idx[0..7], whose first `m` blocks gave cvs[0..7] (the key when m
- * is 0), eight at once. */
-static void finish8(uint8_t (*out)[32], const uint8_t (*cvs)[32], const uint8_t *const *inputs,
-                    const size_t *lens, const size_t *idx, size_t m)
+/* finish() for inputs idx[0..7], whose first `m` blocks gave cvs[0..7] (the key bytes
+ * `key` when m is 0), eight at once. */
+static void finish8(uint8_t (*out)[32], const uint8_t (*cvs)[32], const uint8_t key[32],
+                    const uint8_t *const *inputs, const size_t *lens, const size_t *idx, size_t m)
 {
     uint32_t cvw[8][8], mw[16][8], bl[8], res[8][8];
-    uint8_t iv[32];
-    store_cv_words(iv, (uint32_t *)IV);
+    uint8_t flags = 0;
     for (int j = 0; j < 8; j++) {
-        const uint8_t *cvb = m > 0 ? cvs[j] : iv;
-        size_t rest = lens[idx[j]] - m * BLAKE3_BLOCK_LEN;
+        const uint8_t *cvb = m > 0 ? cvs[j] : key;
         uint8_t block[BLAKE3_BLOCK_LEN];
-        memset(block, 0, sizeof(block));
-        memcpy(block, inputs[idx[j]] + m * BLAKE3_BLOCK_LEN, rest);
+        bl[j] = (uint32_t)last_block(block, inputs[idx[j]], lens[idx[j]], m, &flags);
         for (int i = 0; i < 8; i++)
             cvw[i][j] = load32(cvb + 4 * i);
         for (int w = 0; w < 16; w++)
             mw[w][j] = load32(block + 4 * w);
-        bl[j] = (uint32_t)rest;
     }
-    compress8(res, cvw, mw, bl, (uint8_t)(CHUNK_END | ROOT | (m == 0 ? CHUNK_START : 0)));
+    compress8(res, cvw, mw, bl, flags); /* one m: the same flags in every lane */
     for (int j = 0; j < 8; j++) {
         uint32_t words[8];
         for (int i = 0; i < 8; i++)
@@ -199,9 +197,9 @@ void bd_blake3_many(const uint8_t *const *inputs, const size_t *lens, size_t n, 
                 blake3_hash_many(grp, ng, m, IV, 0, false, 0, CHUNK_START, 0, &cvs[0][0]);
             size_t j = 0;
 #ifdef B3_LAST8
-            if (ng >= 8 && last8_usable())
+            if (ng >= 8 && last8_allowed && __builtin_cpu_supports("avx2"))
                 for (; j + 8 <= ng; j += 8)
-                    finish8(out, cvs + j, inputs, lens, idx + j, m);
+                    finish8(out, cvs + j, iv, inputs, lens, idx + j, m);
 #endif
             for (; j < ng; j++)
                 finish(out[idx[j]], m > 0 ? cvs[j] : iv, inputs[idx[j]], lens[idx[j]], m);
