@@ -14,7 +14,9 @@
 # Rows, each timed by /usr/bin/time (wall; peak RSS = the largest single process) and a
 # cpuacct cgroup of its own when one can be made (as root; CPU = every process the command
 # started, gpg, warm interpreters and rubrics included, whoever reaps them; else user + sys
-# of the reaped process tree, which misses what jailed processes do):
+# of the reaped process tree, which misses what jailed processes do), and beside it the
+# whole machine's busy CPU during the row (/proc/stat: the kernel's own threads working for
+# the row, tearing down the cases' namespaces, are in it; so is any other load):
 #   verify, memo empty     `benchdesk verify`: every signature goes to GnuPG (cold)
 #   verify, memo filled    the same again: GnuPG's answers come from the memo (warm)
 #   run gate, memo filled  `benchdesk run bulk --cost-cap 0 --start cold`: the whole gate
@@ -94,13 +96,18 @@ state=${BD_E2E_STATE:-$work/state-cold}
 export TMPDIR="$work/tmp"
 first=$(awk '$1=="cases:"{c=1;next} c&&NF==2{sub(/:$/,"",$1);print $1;exit}' "$root/bench/bulk/cases/digests.yaml")
 load() { cut -d' ' -f1-3 /proc/loadavg | tr ' ' /; }
+# The whole machine's busy CPU so far, in clock ticks (/proc/stat: all but idle and iowait).
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+hz=$(getconf CLK_TCK)
 rows=()
-# timed NAME STATE_DIR command... : one row "name wall_s cpu_s rss_mb load_before load_after";
+# timed NAME STATE_DIR command... : one row "name wall_s cpu_s rss_mb load_before load_after
+# machine_busy_s" (machine_busy_s: every CPU's busy time during the row, whoever used it);
 # the command's output in $work/out and $work/err.
 timed() {
-    local name=$1 state=$2 l0
+    local name=$1 state=$2 l0 b0
     shift 2
     l0=$(load)
+    b0=$(busy_ticks)
     echo "  $name (load $l0) ..." >&2
     [ -z "$cg" ] || echo 0 >"$cg/cpuacct.usage"
     (
@@ -114,7 +121,9 @@ timed() {
     local cpu
     cpu=$(echo "$u + $s" | bc)
     [ -z "$cg" ] || cpu=$(echo "scale=2; $(cat "$cg/cpuacct.usage") / 1000000000" | bc)
-    rows+=("$name|$w|$cpu|$((m / 1024))|$l0|$(load)")
+    local busy
+    busy=$(echo "scale=2; ($(busy_ticks) - $b0) / $hz" | bc)
+    rows+=("$name|$w|$cpu|$((m / 1024))|$l0|$(load)|$busy")
     echo "    wall $w s, cpu $cpu s, peak RSS $((m / 1024)) MB" >&2
 }
 signed_line="cases: $n signed, 0 awaiting review, 0 draft"
@@ -211,12 +220,16 @@ n, cpus, cg = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rows = {}
 print("cpu s: %s" % ("the row's own cpuacct cgroup (every process it started)" if cg else
                      "user + sys of the reaped process tree (no cgroup: jailed work is missed)"))
-print("%-36s %9s %9s %8s  %-15s %-15s" % ("row (%d signed cases)" % n, "wall s", "cpu s",
-                                          "RSS MB", "load before", "load after"))
+print("machine busy s: every CPU's busy time during the row (/proc/stat), whoever used it: the "
+      "kernel's own threads working for the row (tearing down namespaces) and any other load")
+print("%-36s %9s %9s %8s  %-15s %-15s %14s" % ("row (%d signed cases)" % n, "wall s", "cpu s",
+                                               "RSS MB", "load before", "load after",
+                                               "machine busy s"))
 for r in sys.argv[4:]:
-    name, w, c, m, l0, l1 = r.split("|")
-    rows[name] = (float(w), float(c))
-    print("%-36s %9.2f %9.2f %8s  %-15s %-15s" % (name, float(w), float(c), m, l0, l1))
+    name, w, c, m, l0, l1, b = r.split("|")
+    rows[name] = (float(w), float(c), float(b))
+    print("%-36s %9.2f %9.2f %8s  %-15s %-15s %14.2f" % (name, float(w), float(c), m, l0, l1,
+                                                         float(b)))
 gpg_cpu = rows["floor: gpg --verify x200"][1] / 200
 batch_name = [k for k in rows if k.startswith("floor: gpg --multifile x")][0]
 batch_cpu = rows[batch_name][1] / int(batch_name.rsplit("x", 1)[1])
@@ -263,4 +276,8 @@ for name in ("run --jobs 2 (warm)", "run --jobs 1 (warm)"):
     if name in rows:
         print("       its CPU: %.2f ms per case; on %d CPUs and nothing else, that alone takes %.0f s"
               % (rows[name][1] * 1000 / n, cpus, rows[name][1] / cpus))
+        w, _, b = rows[name]
+        print("       the machine: its %d CPUs %.0f %% busy during the run, %.2f ms per case "
+              "(the kernel's threads and any other load included)"
+              % (cpus, 100 * b / (w * cpus), b * 1000 / n))
 PY
