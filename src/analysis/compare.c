@@ -8,6 +8,7 @@
 #include "run_report.h"
 #include "stale.h"
 #include "stats.h"
+#include "strindex.h"
 
 /* ---- runs ---------------------------------------------------------------------------- */
 
@@ -87,7 +88,7 @@ size_t bd_run_signed_records(const bd_runs *r, const bd_run *run)
     return run && bd_runs_report_signed(&r->sig, run->run_id) ? run->n_recs : 0;
 }
 
-/* The score records the runs are made of, in seq order. */
+/* The score records the runs are made of: the newest of each run and case, met in seq order. */
 typedef struct loader {
     bd_history_record *all;
     size_t n, cap;
@@ -101,7 +102,38 @@ typedef struct loader {
     } * stops;
     size_t n_stops;
     bd_runsig_walk *sig; /* the signed runs, from the same records */
+    /* all[i]'s run and case as one key (keys[i]), indexed: a run keeps one record a case,
+     * its newest, so a case scored again replaces its record as the walk meets it and the
+     * loader holds a record per run and case, not per record of the chain */
+    char **keys;
+    bd_strindex by_key;
 } loader;
+
+static const char *loader_key_of(const void *keys, size_t i)
+{
+    return ((char *const *)keys)[i];
+}
+
+/* The key of a record's run and case: the run id's length first, so no pair of ids can
+ * spell another pair's key. NULL when out of memory. */
+static char *run_case_key(const bd_history_record *r)
+{
+    size_t rl = strlen(r->run_id), cl = strlen(r->case_id);
+    char *k = malloc(rl + cl + 24);
+    if (k)
+        snprintf(k, rl + cl + 24, "%zu:%s%s", rl, r->run_id, r->case_id);
+    return k;
+}
+
+static void loader_keys_free(loader *l)
+{
+    if (l->keys)
+        for (size_t i = 0; i < l->n; i++)
+            free(l->keys[i]);
+    free(l->keys);
+    l->keys = NULL;
+    bd_strindex_release(&l->by_key);
+}
 
 /* A run.stopped audit record of the cost cap: note its run. Returns 0 or -1 (out of
  * memory). */
@@ -138,21 +170,44 @@ static int loader_keep(loader *l, bd_history_record *r)
         bd_history_record_release(r);
         return rc;
     }
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 256;
-        bd_history_record *p = realloc(l->all, nc * sizeof(*p));
-        if (!p) {
-            bd_history_record_release(r);
-            return bd_err_set(l->err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
-        }
-        l->all = p;
-        l->cap = nc;
-    }
     /* The stored JSON is not needed to compare, and is most of a record's memory. */
     cJSON_Delete(r->json);
     r->json = NULL;
-    l->all[l->n++] = *r;
+    char *key = run_case_key(r);
+    if (!key)
+        goto nomem;
+    size_t at = bd_strindex_find(&l->by_key, l->keys, l->n, key);
+    if (at < l->n) {
+        /* The walk meets records in seq order: this one is the case's newest in its run. */
+        free(key);
+        bd_history_record_release(&l->all[at]);
+        l->all[at] = *r;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 256;
+        bd_history_record *p = realloc(l->all, nc * sizeof(*p));
+        char **k = p ? realloc(l->keys, nc * sizeof(*k)) : NULL;
+        if (p)
+            l->all = p;
+        if (!k) {
+            free(key);
+            goto nomem;
+        }
+        l->keys = k;
+        l->cap = nc;
+    }
+    l->all[l->n] = *r;
+    l->keys[l->n] = key;
+    if (bd_strindex_add(&l->by_key, l->keys, l->n + 1) != 0) {
+        free(key);
+        goto nomem;
+    }
+    l->n++;
     return 0;
+nomem:
+    bd_history_record_release(r);
+    return bd_err_set(l->err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
 }
 
 /* One record as the verify walk links it (compare decides on exactly these bytes). */
@@ -173,6 +228,7 @@ static void load_reset(void *ctx)
 {
     loader *l = ctx;
     bd_runsig_walk_reset(l->sig);
+    loader_keys_free(l);
     bd_history_records_free(l->all, l->n);
     l->all = NULL;
     l->n = l->cap = 0;
@@ -193,7 +249,8 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
     bd_history_record **idx = NULL;
     /* The records compared are those the verify walk links, parsed in full as it passes
      * them (never the derived index: docs/history.md#the-derived-index). */
-    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0, bd_runsig_walk_new()};
+    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0, bd_runsig_walk_new(), NULL, {0}};
+    bd_strindex_init(&ld.by_key, loader_key_of);
     if (!ld.sig)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
     out->sig_walk = ld.sig;
@@ -217,6 +274,7 @@ int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_vi
     bd_history_verify_result_release(&vr);
     bd_history_record *all = ld.all;
     size_t n = ld.n;
+    loader_keys_free(&ld);
     if (rc != 0)
         goto fail;
     if (vs)

@@ -151,6 +151,35 @@ else
     fail "a namespaces run is needed to check mixed isolation (the jail is required here)"
 fi
 
+# ---- a case scored twice in a run, and run and case ids that spell the same pair -----------
+# Records made by an independent generator. A run keeps each case's newest record (the walk
+# replaces an older one as it meets the newer); the run and case ids are kept apart, so
+# run ...-cc with case dcase and run ...-ccd with case case stay two runs.
+G=$(demo_copy)
+gh="$G/.benchdesk/history"
+gpins="$G/bench/$TC/cases/digests.yaml"
+GT=$(awk '$1 == "task_class:" {print $2}' "$gpins")
+GA=$(awk '$1 ~ /^ghsa-/ {sub(":", "", $1); print $1; exit}' "$gpins")
+GD=$(awk -v c="$GA:" '$1 == c {print $2}' "$gpins")
+grec() { # run case score passed run_cases
+    python3 "$BD_SOURCE_DIR/tests/cli/history_seg.py" gen "$gh" \
+        "{\"task_class\":\"$TC\",\"run_id\":\"$1\",\"case_id\":\"$2\",\"case_digest\":\"$GD\",\"task_class_digest\":\"$GT\",\"score\":$3,\"passed\":$4,\"run_cases\":$5,\"age_days\":0}"
+}
+grec 20261120T100000Z-aa "$GA" 0.2 false 1
+grec 20261120T100000Z-aa "$GA" 0.9 true 1
+grec 20261121T100000Z-bb "$GA" 0.9 true 1
+out=$("$BD_BIN" -C "$G" compare 20261120T100000Z-aa 20261121T100000Z-bb 2>&1) || true
+grep -q "^  0 regressed, 0 improved, 1 unchanged, 0 new, 0 removed, 0 changed" <<<"$out" \
+    && pass "a case scored twice in a run: its newest record is compared" || fail "scored twice: $out"
+grec 20261122T100000Z-cc dcase 0.5 false 1
+grec 20261122T100000Z-ccd case 0.25 false 1
+out=$("$BD_BIN" -C "$G" history log --trend --task-class $TC --json 2>&1) || true
+python3 -c 'import json,sys; r=json.loads(sys.argv[1])["runs"]; ids=[x["run_id"] for x in r]
+assert ids==["20261120T100000Z-aa","20261121T100000Z-bb","20261122T100000Z-cc","20261122T100000Z-ccd"], ids
+assert [x["mean"] for x in r]==[0.9,0.9,0.5,0.25], r' "$out" \
+    && pass "run and case ids that concatenate alike stay apart; trend means from the newest records" \
+    || fail "id pairs: $out"
+
 # ---- a tampered chain: nothing is compared ----------------------------------------------------
 hist="$root/.benchdesk/history"
 # One file per record, or segments of records (history v2): edit one record's bytes.
