@@ -278,9 +278,80 @@ void hist_src_release(src *s)
 /* The bytes of record `seq`: RD_OK with *p and *len (valid until the next call on `s`),
  * RD_ABSENT, RD_BAD (`why`), RD_ERROR (err). In a segment, a line is record
  * first + its index; a torn final line is not a record. */
+#define TAIL_FIRST_WINDOW ((size_t)128 * 1024)
+static size_t tail_first_window = TAIL_FIRST_WINDOW;
+
+void bd_history_test_tail_window(size_t bytes)
+{
+    tail_first_window = bytes ? bytes : TAIL_FIRST_WINDOW;
+}
+#define TAIL_WHOLE (-3) /* hist_get_tail: read the whole segment instead */
+
+/* hist_get_rec in newest-first mode: as hist_get_rec, or TAIL_WHOLE. */
+static int hist_get_tail(const bd_history *h, src *s, uint64_t seq, const char **p, size_t *len,
+                         char *why, bd_err *err)
+{
+    uint64_t first = bd_segment_first(seq);
+    size_t want = tail_first_window;
+    if (want == SIZE_MAX)
+        return TAIL_WHOLE;
+    if (s->seg.first == first && s->tail_last) {
+        uint64_t back = s->tail_last - seq; /* lines back from the window's last */
+        if (seq <= s->tail_last && back < s->seg.nlines) {
+            *p = bd_segbuf_line(&s->seg, (size_t)(s->seg.nlines - 1 - back), len);
+            return RD_OK;
+        }
+        if (seq > s->tail_last || s->seg.from == 0)
+            return TAIL_WHOLE;
+        want = s->tail_want > SIZE_MAX / 4 ? SIZE_MAX / 4 : s->tail_want * 4; /* a larger one */
+    }
+    for (;;) {
+        int rc = bd_segbuf_load_tail(&s->seg, h->segfd, h->segdir, first, want, why, err);
+        s->tail_last = 0;
+        if (rc != BD_SEG_OK)
+            return rc == BD_SEG_ABSENT ? RD_ABSENT : rc == BD_SEG_BAD ? RD_BAD : RD_ERROR;
+        s->tail_want = want;
+        if (s->seg.nlines == 0) {
+            if (s->seg.from == 0)
+                return TAIL_WHOLE;
+            want *= 4; /* a window inside one long line */
+            continue;
+        }
+        /* The window's last line says which record it is. */
+        size_t ll;
+        const char *lp = bd_segbuf_line(&s->seg, s->seg.nlines - 1, &ll);
+        rec_core core;
+        if (parse_record(lp, ll, &core, NULL, why) != BD_CHAIN_OK || core.seq < seq ||
+            bd_segment_first(core.seq) != first)
+            return TAIL_WHOLE;
+        s->tail_last = core.seq;
+        uint64_t back = core.seq - seq;
+        if (back < s->seg.nlines) {
+            *p = bd_segbuf_line(&s->seg, (size_t)(s->seg.nlines - 1 - back), len);
+            return RD_OK;
+        }
+        if (s->seg.from == 0)
+            return TAIL_WHOLE;
+        want *= 4;
+    }
+}
+
+void hist_src_whole(src *s)
+{
+    s->newest_first = false;
+    s->tail_last = 0;
+    s->seg.first = 0; /* the window is not the segment: read it again whole */
+}
+
 int hist_get_rec(const bd_history *h, src *s, uint64_t seq, const char **p, size_t *len, char *why,
                  bd_err *err)
 {
+    if (s->newest_first && is_v2(h) && seq > 0) {
+        int rc = hist_get_tail(h, s, seq, p, len, why, err);
+        if (rc != TAIL_WHOLE)
+            return rc;
+        hist_src_whole(s);
+    }
     if (!is_v2(h)) {
         int rc = hist_read_record_file(h, seq, &s->b, len, why, err);
         *p = s->b.p;

@@ -338,6 +338,11 @@ void bd_record_test_members_known(bool on);
  * history crosses several windows. Not thread-safe. */
 void bd_history_test_verify_window(size_t n);
 
+/* Tests only: the first window (bytes) history log reads from a segment's end when it
+ * pages newest first (0 restores the default; SIZE_MAX reads whole segments only), so a
+ * small history crosses several windows. Not thread-safe. */
+void bd_history_test_tail_window(size_t bytes);
+
 /* Tests only: how many verifies in this process started over in the full mode because the
  * fast mode (hashes recomputed from each record's own prev_hash, under a memo) did not
  * arrive at the memo's head. */

@@ -84,6 +84,14 @@ enum { RD_OK = 0, RD_ABSENT = 1, RD_BAD = 2, RD_ERROR = -1 };
 typedef struct src {
     rbuf b;
     bd_segbuf seg;
+    /* Newest first (history log without a filter): the segment is read from its end, in
+     * windows that grow as older records are asked for, so the first page of a long
+     * history reads kilobytes, not the whole segment. tail_last is the own seq of the
+     * window's last whole line; any surprise (a record whose own seq is not the one its
+     * place says) drops back to reading whole segments. */
+    bool newest_first;
+    uint64_t tail_last;
+    size_t tail_want;
 } src;
 
 /* The end of one segment, read from its tail without reading the whole file. */
@@ -103,6 +111,7 @@ void hist_record_path(char *out, size_t size, const bd_history *h, uint64_t seq)
 int hist_read_record_file(const bd_history *h, uint64_t seq, rbuf *b, size_t *len, char *why,
                           bd_err *err);
 void hist_src_release(src *s);
+void hist_src_whole(src *s);
 int hist_get_rec(const bd_history *h, src *s, uint64_t seq, const char **p, size_t *len, char *why,
                  bd_err *err);
 int hist_load_core(const bd_history *h, src *s, uint64_t seq, rec_core *core, uint8_t hash[32],

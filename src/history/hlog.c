@@ -30,6 +30,17 @@ static int read_src(bd_history *h, src *sr, uint64_t seq, bd_history_record *out
     if (r == RD_OK) {
         rec_core core;
         bd_chain_reason reason = parse_record(p, len, &core, out, why);
+        if (reason == BD_CHAIN_OK && core.seq != seq) {
+            bd_history_record_release(out);
+            /* Not where a window read from the end put it: read the whole segment, which
+             * places every record by its line, and look again. */
+            if (sr->newest_first) {
+                hist_src_whole(sr);
+                return read_src(h, sr, seq, out, err);
+            }
+            snprintf(why, sizeof(why), "its place holds record %llu", (unsigned long long)core.seq);
+            reason = BD_CHAIN_SCHEMA_INVALID;
+        }
         if (reason == BD_CHAIN_OK)
             return 0;
         if (strcmp(why, "out of memory") == 0)
@@ -190,6 +201,7 @@ int bd_history_log(bd_history *h, const bd_history_log_opts *o, bd_history_recor
     uint64_t seq = head;
     if (o->before && o->before - 1 < seq)
         seq = o->before - 1;
+    sr.newest_first = true; /* a page needs the end of a segment, not all of it */
     size_t cap = limit < 64 ? limit : 64;
     for (; seq >= 1 && cnt < limit; seq--) {
         bd_history_record r;

@@ -104,33 +104,16 @@ static int seg_open(int segfd, const char *dir, uint64_t first, int *fd, struct 
     return rc;
 }
 
-int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first, uint64_t from,
-                        char why[256], bd_err *err)
+/* Read the file's bytes [from, EOF) into b->p (NUL-terminated; b->len). BD_SEG_OK or
+ * BD_SEG_ERROR (err). A file that shrinks while being read gives what was read. */
+static int read_range(bd_segbuf *b, int fd, const char *dir, const char *name, uint64_t from,
+                      uint64_t size_now, bd_err *err)
 {
-    char name[17];
-    bd_segment_name(name, first);
-    b->first = 0;
-    b->len = 0;
-    b->nlines = 0;
-    b->torn = 0;
-    struct stat st;
-    int fd;
-    int rc = seg_open(segfd, dir, first, &fd, &st, why, err);
-    if (rc != BD_SEG_OK)
-        return rc;
-    rc = BD_SEG_ERROR;
-    if ((uint64_t)st.st_size < from) {
-        WHY("segment %s is shorter than %llu bytes", name, (unsigned long long)from);
-        rc = BD_SEG_BAD;
-        goto out;
-    }
-    size_t size = (size_t)((uint64_t)st.st_size - from);
+    size_t size = (size_t)(size_now - from);
     if (b->cap < size + 1) {
         char *p = realloc(b->p, size + 1);
-        if (!p) {
-            bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
-            goto out;
-        }
+        if (!p)
+            return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
         b->p = p;
         b->cap = size + 1;
     }
@@ -139,17 +122,55 @@ int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first
         ssize_t r = pread(fd, b->p + got, size - got, (off_t)(from + got));
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0) {
-            bd_err_errno(err, BD_E_IO, errno, dir, "cannot read the history segment %s", name);
-            goto out;
-        }
+        if (r < 0)
+            return bd_err_errno(err, BD_E_IO, errno, dir, "cannot read the history segment %s",
+                                name);
         if (r == 0)
             break; /* shrank while being read: what was read is what there is */
         got += (size_t)r;
     }
     b->p[got] = '\0';
     b->len = got;
-    if (from > 0) {
+    return BD_SEG_OK;
+}
+
+/* Load segment `first` into *b: from byte `from` on (which must start a line), or, when
+ * `tail`, the lines that start in its final `want` bytes. */
+static int seg_load(bd_segbuf *b, int segfd, const char *dir, uint64_t first, uint64_t from,
+                    bool tail, size_t want, char why[256], bd_err *err)
+{
+    char name[17];
+    bd_segment_name(name, first);
+    b->first = 0;
+    b->from = 0;
+    b->len = 0;
+    b->nlines = 0;
+    b->torn = 0;
+    struct stat st;
+    int fd;
+    int rc = seg_open(segfd, dir, first, &fd, &st, why, err);
+    if (rc != BD_SEG_OK)
+        return rc;
+    uint64_t size = (uint64_t)st.st_size;
+    /* A tail: one byte more than asked, so a window that starts a line keeps it. */
+    if (tail)
+        from = size > want ? size - want - 1 : 0;
+    rc = BD_SEG_ERROR;
+    if (size < from) {
+        WHY("segment %s is shorter than %llu bytes", name, (unsigned long long)from);
+        rc = BD_SEG_BAD;
+        goto out;
+    }
+    if (read_range(b, fd, dir, name, from, size, err) != BD_SEG_OK)
+        goto out;
+    if (tail && from > 0) {
+        /* Drop the partial first line: the window starts after the first '\n' in it. */
+        const char *nl = memchr(b->p, '\n', b->len);
+        size_t skip = nl ? (size_t)(nl - b->p) + 1 : b->len;
+        memmove(b->p, b->p + skip, b->len - skip + 1);
+        b->len -= skip;
+        from += skip;
+    } else if (from > 0) {
         /* `from` must start a line: the byte before it is a '\n'. */
         char c;
         if (pread(fd, &c, 1, (off_t)from - 1) != 1 || c != '\n') {
@@ -161,10 +182,23 @@ int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first
     if (index_lines(b, err) != 0)
         goto out;
     b->first = first;
+    b->from = from;
     rc = BD_SEG_OK;
 out:
     close(fd);
     return rc;
+}
+
+int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first, uint64_t from,
+                        char why[256], bd_err *err)
+{
+    return seg_load(b, segfd, dir, first, from, false, 0, why, err);
+}
+
+int bd_segbuf_load_tail(bd_segbuf *b, int segfd, const char *dir, uint64_t first, size_t want,
+                        char why[256], bd_err *err)
+{
+    return seg_load(b, segfd, dir, first, 0, true, want, why, err);
 }
 
 int bd_segbuf_load(bd_segbuf *b, int segfd, const char *dir, uint64_t first, char why[256],

@@ -37,6 +37,7 @@ static inline uint64_t bd_segment_first(uint64_t seq)
  * after the last '\n' are the torn tail (a crash during an append). */
 typedef struct bd_segbuf {
     uint64_t first; /* 0: nothing loaded */
+    uint64_t from;  /* the file offset of p[0]: 0 unless loaded from an offset or a tail */
     char *p;        /* the file's bytes, NUL-terminated (owned) */
     size_t len, cap;
     size_t *off; /* off[i]: start of line i; off[nlines] = end of the last whole line + 1 */
@@ -57,6 +58,14 @@ int bd_segbuf_load(bd_segbuf *b, int segfd, const char *dir, uint64_t first, cha
 /* The same, from byte `from` of the file on (which must start a line: BD_SEG_BAD
  * otherwise); lines are then counted from there. */
 int bd_segbuf_load_from(bd_segbuf *b, int segfd, const char *dir, uint64_t first, uint64_t from,
+                        char why[256], bd_err *err);
+
+/* The last whole lines of segment `first`, for reading newest first without reading the
+ * whole file: the lines that start in its final `want` bytes (the whole file when it is
+ * no longer), and its torn tail. b->from is where b->p[0] lies in the file; line numbers
+ * count from there (which line of the file it is, the caller works out from a record's
+ * own seq). Returns as bd_segbuf_load. */
+int bd_segbuf_load_tail(bd_segbuf *b, int segfd, const char *dir, uint64_t first, size_t want,
                         char why[256], bd_err *err);
 
 /* Line i of a loaded segment (without its '\n'). */

@@ -758,6 +758,86 @@ static void log_pages_newest_first_with_filters(void **state)
     free(tmp);
 }
 
+/* Every page of the unfiltered log, `limit` records at a time, as "seq:hash " words (or
+ * "error <code>" where a page fails). The caller frees. */
+static char *log_all_pages(bd_history *h, size_t limit)
+{
+    size_t cap = 1 << 16, used = 0;
+    char *out = calloc(cap, 1);
+    assert_non_null(out);
+    bd_history_log_opts o = BD_HISTORY_LOG_OPTS_INIT;
+    o.limit = limit;
+    for (;;) {
+        bd_history_record *recs;
+        size_t n;
+        uint64_t next;
+        bd_err err = BD_ERR_INIT;
+        if (bd_history_log(h, &o, &recs, &n, &next, &err) != 0) {
+            used += (size_t)snprintf(out + used, cap - used, "error %s", bd_code_str(err.code));
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            assert_true(used + 128 < cap);
+            used += (size_t)snprintf(out + used, cap - used, "%llu:%.12s ",
+                                     (unsigned long long)recs[i].seq, recs[i].hash);
+        }
+        bd_history_records_free(recs, n);
+        if (!next)
+            break;
+        o.before = next;
+    }
+    return out;
+}
+
+/* The log read from the segment's end in small windows gives what reading whole segments
+ * gives, page by page, on an intact chain and on each kind of damage. */
+static void log_tail_windows_match_whole_segments(void **state)
+{
+    (void)state;
+    size_t windows[] = {1, 300, 700, 5000};
+    for (int damage = 0; damage < 5; damage++) {
+        char *tmp;
+        bd_history *h = th_history(&tmp, "case", 40);
+        if (damage == 1)
+            th_swap_seq(h, 20, 21); /* two records trade places */
+        if (damage == 2)
+            th_write_seq(h, 40, "junk", 4); /* the last whole line is no record */
+        if (damage == 3)
+            th_unlink_seq(h, 12); /* a record is gone: the lines after it move up */
+        if (damage == 4) {
+            char segdir[1024], path[1100];
+            th_segdir(segdir, sizeof(segdir), h);
+            snprintf(path, sizeof(path), "%s/0000000001.jsonl", segdir);
+            int fd = open(path, O_WRONLY | O_APPEND);
+            assert_true(fd >= 0);
+            assert_int_equal(write(fd, "{\"case_digest\":", 15), 15); /* a torn tail */
+            close(fd);
+        }
+        bd_history_test_tail_window(SIZE_MAX);
+        char *whole = log_all_pages(h, 7);
+        for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+            bd_history_test_tail_window(windows[w]);
+            char *tail = log_all_pages(h, 7);
+            if (damage == 0 || damage == 4)
+                assert_null(strstr(tail, "error"));
+            if (damage == 3) {
+                /* both refuse the chain: whole segments at record 40, which has no line;
+                 * the windows as soon as a record is not where its place says */
+                assert_non_null(strstr(whole, "error chain.tampered"));
+                assert_non_null(strstr(tail, "error chain.tampered"));
+            } else {
+                assert_string_equal(tail, whole);
+            }
+            free(tail);
+        }
+        bd_history_test_tail_window(0);
+        free(whole);
+        bd_history_free(h);
+        th_rmtree(tmp);
+        free(tmp);
+    }
+}
+
 /* The parser on its own: rejects, with the right class, what verify must reject. */
 static void parser_classifies_bad_bytes(void **state)
 {
@@ -823,6 +903,7 @@ int main(void)
         cmocka_unit_test(write_error_aborts_cleanly),
         cmocka_unit_test(read_returns_the_score),
         cmocka_unit_test(log_pages_newest_first_with_filters),
+        cmocka_unit_test(log_tail_windows_match_whole_segments),
         cmocka_unit_test(parser_classifies_bad_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
