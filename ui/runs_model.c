@@ -57,7 +57,7 @@ static void job_run(bd_work *w)
     /* A chain that does not verify shows no LAST RUN: the header says why. */
     if (bd_history_open(&h, j->root, BD_HISTORY_READ, &err) < 0)
         return;
-    int rc = bd_runs_load(&runs, h, &err);
+    int rc = bd_runs_load_until(&runs, h, bd_work_stopping, &err);
     bd_history_free(h);
     if (rc < 0)
         return;

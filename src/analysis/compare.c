@@ -107,6 +107,7 @@ typedef struct loader {
      * loader holds a record per run and case, not per record of the chain */
     char **keys;
     bd_strindex by_key;
+    bool (*stop)(void); /* NULL, or asked now and then: true ends the walk (bd_runs_load_until) */
 } loader;
 
 static const char *loader_key_of(const void *keys, size_t i)
@@ -170,9 +171,6 @@ static int loader_keep(loader *l, bd_history_record *r)
         bd_history_record_release(r);
         return rc;
     }
-    /* The stored JSON is not needed to compare, and is most of a record's memory. */
-    cJSON_Delete(r->json);
-    r->json = NULL;
     char *key = run_case_key(r);
     if (!key)
         goto nomem;
@@ -215,10 +213,13 @@ static int load_scanned(uint64_t seq, const char *rec, size_t len, const uint8_t
                         void *ctx)
 {
     loader *l = ctx;
+    if (l->stop && seq % 4096 == 1 && l->stop())
+        return bd_err_set(l->err, BD_E_RUN_CANCELLED, NULL, 0, 0,
+                          "stopped reading the runs of the history (the front end is closing)");
     if (bd_runsig_walk_take(l->sig, seq, rec, len, hash) != 0)
         return bd_err_set(l->err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
     bd_history_record r;
-    if (bd_history_record_parse_seq(&r, seq, rec, len, l->err) != 0)
+    if (bd_history_record_parse_linked(&r, seq, rec, len, hash, l->err) != 0)
         return -1;
     return loader_keep(l, &r);
 }
@@ -237,19 +238,33 @@ static void load_reset(void *ctx)
     l->n_stops = 0;
 }
 
+static int runs_load(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_visit_wrap wrap,
+                     void *wrap_ctx, bool (*stop)(void), bd_err *err);
+
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err)
 {
-    return bd_runs_load_verdicts(out, h, NULL, NULL, NULL, err);
+    return runs_load(out, h, NULL, NULL, NULL, NULL, err);
+}
+
+int bd_runs_load_until(bd_runs *out, bd_history *h, bool (*stop)(void), bd_err *err)
+{
+    return runs_load(out, h, NULL, NULL, NULL, stop, err);
 }
 
 int bd_runs_load_verdicts(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_visit_wrap wrap,
                           void *wrap_ctx, bd_err *err)
 {
+    return runs_load(out, h, vs, wrap, wrap_ctx, NULL, err);
+}
+
+static int runs_load(bd_runs *out, bd_history *h, bd_verdict_set *vs, bd_visit_wrap wrap,
+                     void *wrap_ctx, bool (*stop)(void), bd_err *err)
+{
     memset(out, 0, sizeof(*out));
     bd_history_record **idx = NULL;
     /* The records compared are those the verify walk links, parsed in full as it passes
      * them (never the derived index: docs/history.md#the-derived-index). */
-    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0, bd_runsig_walk_new(), NULL, {0}};
+    loader ld = {NULL, 0, 0, 0, h, err, NULL, 0, bd_runsig_walk_new(), NULL, {0}, stop};
     bd_strindex_init(&ld.by_key, loader_key_of);
     if (!ld.sig)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");

@@ -71,6 +71,10 @@ typedef struct bd_runs {
  * verify: nothing is compared on it), io.error, env.out_of_memory. */
 int bd_runs_load(bd_runs *out, bd_history *h, bd_err *err);
 
+/* bd_runs_load that asks `stop` every few thousand records and, when it says true, ends
+ * the walk with -1 and run.cancelled (a front end closing while the runs are read). */
+int bd_runs_load_until(bd_runs *out, bd_history *h, bool (*stop)(void), bd_err *err);
+
 /* A visitor of one's own wrapped around `inner` for the same walk (review.h's score ids). */
 typedef void (*bd_visit_wrap)(bd_history_visit *out, void *ctx, const bd_history_visit *inner);
 

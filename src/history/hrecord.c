@@ -1006,9 +1006,11 @@ bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
 }
 
 /* Parse `len` bytes of one record. Fills core on BD_CHAIN_OK; fills *out (zeroed first)
- * when non-NULL. */
-bd_chain_reason hist_parse_full(const char *buf, size_t len, rec_core *core, bd_history_record *out,
-                                char *why)
+ * when non-NULL. `linked`: the record hash of bytes a verified walk linked, which are a
+ * valid record already; their encoding and canonical form are then not checked again, the
+ * hash is taken as it is, and out->json is not kept. */
+static bd_chain_reason parse_full(const char *buf, size_t len, rec_core *core,
+                                  bd_history_record *out, char *why, const uint8_t *linked)
 {
     bd_chain_reason r = BD_CHAIN_UNPARSEABLE;
     cJSON *root = NULL;
@@ -1026,7 +1028,7 @@ bd_chain_reason hist_parse_full(const char *buf, size_t len, rec_core *core, bd_
         WHY("the file is larger than %u bytes", BD_HISTORY_RECORD_MAX);
         goto out;
     }
-    if (!ascii_no_nul(buf, len) && !bd_utf8_valid(buf, len)) {
+    if (!linked && !ascii_no_nul(buf, len) && !bd_utf8_valid(buf, len)) {
         WHY("not valid UTF-8 (or holds a NUL byte)");
         goto out;
     }
@@ -1047,6 +1049,11 @@ bd_chain_reason hist_parse_full(const char *buf, size_t len, rec_core *core, bd_
     r = check_schema(root, core, out, &oom, why);
     if (r != BD_CHAIN_OK)
         goto out;
+    if (linked) {
+        if (out)
+            bd_hex(out->hash, linked, 32);
+        goto out;
+    }
     /* Only the canonical bytes are a record: anything else was not written by append,
      * and two tools could read two different documents from it. */
     size_t clen = 0;
@@ -1073,6 +1080,12 @@ out:
     free(canon);
     cJSON_Delete(root);
     return r;
+}
+
+bd_chain_reason hist_parse_full(const char *buf, size_t len, rec_core *core, bd_history_record *out,
+                                char *why)
+{
+    return parse_full(buf, len, core, out, why, NULL);
 }
 
 bd_chain_reason bd_history_record_full(const char *buf, size_t len, bd_rec_core *core,
@@ -1107,18 +1120,34 @@ bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf,
     return parse_record(buf, len, &core, out, why);
 }
 
-int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
-                                bd_err *err)
+/* The error of record `seq` that does not parse. Returns -1. */
+static int parse_seq_failed(uint64_t seq, const char *why, bd_err *err)
 {
-    char why[256];
-    if (bd_history_record_parse(out, buf, len, why) == BD_CHAIN_OK)
-        return 0;
     if (strcmp(why, "out of memory") == 0)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory reading the history");
     bd_err_set(err, BD_E_CHAIN_TAMPERED, NULL, 0, 0,
                "history record %llu is not a valid record (%s); run ", (unsigned long long)seq,
                why);
     return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
+}
+
+int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
+                                bd_err *err)
+{
+    char why[256];
+    if (bd_history_record_parse(out, buf, len, why) == BD_CHAIN_OK)
+        return 0;
+    return parse_seq_failed(seq, why, err);
+}
+
+int bd_history_record_parse_linked(bd_history_record *out, uint64_t seq, const char *buf,
+                                   size_t len, const uint8_t hash[32], bd_err *err)
+{
+    char why[256];
+    rec_core core;
+    if (parse_full(buf, len, &core, out, why, hash) == BD_CHAIN_OK)
+        return 0;
+    return parse_seq_failed(seq, why, err);
 }
 
 void bd_history_record_release(bd_history_record *r)

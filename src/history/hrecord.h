@@ -145,6 +145,14 @@ void bd_history_record_release(bd_history_record *r);
 int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
                                 bd_err *err);
 
+/* bd_history_record_parse_seq for the bytes a verified walk hands its visitor with their
+ * record hash: they are a valid record already (the walk checked them in full, or an
+ * anchor that verifies covers them), so their encoding, canonical form and hash are not
+ * worked out again; out->hash is `hash` and out->json is NULL. Returns as
+ * bd_history_record_parse_seq. */
+int bd_history_record_parse_linked(bd_history_record *out, uint64_t seq, const char *buf,
+                                   size_t len, const uint8_t hash[32], bd_err *err);
+
 /* Release n records and free the array (bd_history_log's). */
 void bd_history_records_free(bd_history_record *recs, size_t n);
 

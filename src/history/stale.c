@@ -210,10 +210,9 @@ typedef struct stale_walk {
 
 static int stale_visit(uint64_t seq, const char *rec, size_t len, const uint8_t hash[32], void *ctx)
 {
-    (void)hash;
     stale_walk *w = ctx;
     bd_history_record r;
-    if (bd_history_record_parse_seq(&r, seq, rec, len, w->err) != 0)
+    if (bd_history_record_parse_linked(&r, seq, rec, len, hash, w->err) != 0)
         return -1;
     if (!r.is_audit && r.task_class && r.case_id && strcmp(r.task_class, w->tc->name) == 0) {
         const char *key = r.case_id;

@@ -1,6 +1,8 @@
 /* Unit tests of the history: record format, hashing, append, head, log, refusals. */
 #include "test_history_util.h"
 
+#include "compare.h"
+
 #include <math.h>
 #include <openssl/sha.h>
 #include <sys/resource.h>
@@ -838,6 +840,52 @@ static void log_tail_windows_match_whole_segments(void **state)
     }
 }
 
+static bool stop_now(void)
+{
+    return true;
+}
+
+static bool never_stop(void)
+{
+    return false;
+}
+
+/* The runs of the chain are read from the bytes the walk linked, with the hash it worked
+ * out (the same as reading each record on its own gives), and a front end that closes
+ * ends the walk. */
+static void runs_load_reads_linked_records_and_stops(void **state)
+{
+    (void)state;
+    char *tmp;
+    bd_history *h = th_history(&tmp, "case", 12);
+    bd_runs runs;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_runs_load_until(&runs, h, never_stop, &err), 0);
+    assert_int_equal(runs.count, 12);
+    assert_int_equal(runs.n, 1);
+    assert_int_equal(runs.runs[0].n_recs, 12);
+    for (size_t i = 0; i < runs.runs[0].n_recs; i++) {
+        const bd_history_record *got = &runs.runs[0].recs[i];
+        bd_history_record r;
+        assert_int_equal(bd_history_read(h, got->seq, &r, &err), 0);
+        assert_string_equal(got->hash, r.hash);
+        assert_string_equal(got->case_id, r.case_id);
+        assert_string_equal(got->finished_at, r.finished_at);
+        assert_true(got->score.score == r.score.score);
+        assert_int_equal(got->score.n_failure_modes, r.score.n_failure_modes);
+        assert_null(got->json); /* not kept: the runs hold a record per case */
+        bd_history_record_release(&r);
+    }
+    bd_runs_release(&runs);
+    assert_int_equal(bd_runs_load_until(&runs, h, stop_now, &err), -1);
+    assert_int_equal(err.code, BD_E_RUN_CANCELLED);
+    assert_int_equal(runs.n, 0);
+    bd_runs_release(&runs);
+    bd_history_free(h);
+    th_rmtree(tmp);
+    free(tmp);
+}
+
 /* The parser on its own: rejects, with the right class, what verify must reject. */
 static void parser_classifies_bad_bytes(void **state)
 {
@@ -904,6 +952,7 @@ int main(void)
         cmocka_unit_test(read_returns_the_score),
         cmocka_unit_test(log_pages_newest_first_with_filters),
         cmocka_unit_test(log_tail_windows_match_whole_segments),
+        cmocka_unit_test(runs_load_reads_linked_records_and_stops),
         cmocka_unit_test(parser_classifies_bad_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

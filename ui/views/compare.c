@@ -66,7 +66,7 @@ static void job_run(bd_work *w)
     j->rc = -1;
     if (bd_history_open(&h, j->root, BD_HISTORY_READ, &j->err) < 0)
         return;
-    int rc = bd_runs_load(&j->runs, h, &j->err);
+    int rc = bd_runs_load_until(&j->runs, h, bd_work_stopping, &j->err);
     bd_history_free(h);
     /* who ran each run: the signed runs against the bench's keys */
     char *bench_dir = rc == 0 ? bd_path_join(j->root, "bench") : NULL;
