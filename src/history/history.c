@@ -275,9 +275,6 @@ void hist_src_release(src *s)
     bd_segbuf_release(&s->seg);
 }
 
-/* The bytes of record `seq`: RD_OK with *p and *len (valid until the next call on `s`),
- * RD_ABSENT, RD_BAD (`why`), RD_ERROR (err). In a segment, a line is record
- * first + its index; a torn final line is not a record. */
 #define TAIL_FIRST_WINDOW ((size_t)128 * 1024)
 static size_t tail_first_window = TAIL_FIRST_WINDOW;
 
@@ -285,9 +282,13 @@ void bd_history_test_tail_window(size_t bytes)
 {
     tail_first_window = bytes ? bytes : TAIL_FIRST_WINDOW;
 }
+
 #define TAIL_WHOLE (-3) /* hist_get_tail: read the whole segment instead */
 
-/* hist_get_rec in newest-first mode: as hist_get_rec, or TAIL_WHOLE. */
+/* hist_get_rec in newest-first mode (src.newest_first): as hist_get_rec, or TAIL_WHOLE. A
+ * window holds the lines of records tail_last - nlines + 1 .. tail_last; one that does not
+ * reach back to `seq` is replaced by one four times larger (a window that does not start
+ * the file is smaller than the file, so this stays under BD_SEGMENT_MAX). */
 static int hist_get_tail(const bd_history *h, src *s, uint64_t seq, const char **p, size_t *len,
                          char *why, bd_err *err)
 {
@@ -295,17 +296,19 @@ static int hist_get_tail(const bd_history *h, src *s, uint64_t seq, const char *
     size_t want = tail_first_window;
     if (want == SIZE_MAX)
         return TAIL_WHOLE;
-    if (s->seg.first == first && s->tail_last) {
-        uint64_t back = s->tail_last - seq; /* lines back from the window's last */
-        if (seq <= s->tail_last && back < s->seg.nlines) {
-            *p = bd_segbuf_line(&s->seg, (size_t)(s->seg.nlines - 1 - back), len);
-            return RD_OK;
-        }
-        if (seq > s->tail_last || s->seg.from == 0)
-            return TAIL_WHOLE;
-        want = s->tail_want > SIZE_MAX / 4 ? SIZE_MAX / 4 : s->tail_want * 4; /* a larger one */
-    }
     for (;;) {
+        if (s->seg.first == first && s->tail_last) {
+            if (seq > s->tail_last)
+                return TAIL_WHOLE;
+            uint64_t back = s->tail_last - seq; /* lines back from the window's last */
+            if (back < s->seg.nlines) {
+                *p = bd_segbuf_line(&s->seg, (size_t)(s->seg.nlines - 1 - back), len);
+                return RD_OK;
+            }
+            if (s->seg.from == 0)
+                return TAIL_WHOLE; /* the whole file, and not there */
+            want = s->tail_want * 4;
+        }
         int rc = bd_segbuf_load_tail(&s->seg, h->segfd, h->segdir, first, want, why, err);
         s->tail_last = 0;
         if (rc != BD_SEG_OK)
@@ -317,22 +320,14 @@ static int hist_get_tail(const bd_history *h, src *s, uint64_t seq, const char *
             want *= 4; /* a window inside one long line */
             continue;
         }
-        /* The window's last line says which record it is. */
+        /* The window's last line says, by its own seq, which record it is. */
         size_t ll;
         const char *lp = bd_segbuf_line(&s->seg, s->seg.nlines - 1, &ll);
         rec_core core;
-        if (parse_record(lp, ll, &core, NULL, why) != BD_CHAIN_OK || core.seq < seq ||
+        if (parse_record(lp, ll, &core, NULL, why) != BD_CHAIN_OK ||
             bd_segment_first(core.seq) != first)
             return TAIL_WHOLE;
         s->tail_last = core.seq;
-        uint64_t back = core.seq - seq;
-        if (back < s->seg.nlines) {
-            *p = bd_segbuf_line(&s->seg, (size_t)(s->seg.nlines - 1 - back), len);
-            return RD_OK;
-        }
-        if (s->seg.from == 0)
-            return TAIL_WHOLE;
-        want *= 4;
     }
 }
 
@@ -343,6 +338,9 @@ void hist_src_whole(src *s)
     s->seg.first = 0; /* the window is not the segment: read it again whole */
 }
 
+/* The bytes of record `seq`: RD_OK with *p and *len (valid until the next call on `s`),
+ * RD_ABSENT, RD_BAD (`why`), RD_ERROR (err). In a segment, a line is record
+ * first + its index; a torn final line is not a record. */
 int hist_get_rec(const bd_history *h, src *s, uint64_t seq, const char **p, size_t *len, char *why,
                  bd_err *err)
 {
