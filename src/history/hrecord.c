@@ -1131,15 +1131,6 @@ static int parse_seq_failed(uint64_t seq, const char *why, bd_err *err)
     return bd_err_advise(err, BD_ACT_HISTORY_VERIFY, NULL);
 }
 
-int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
-                                bd_err *err)
-{
-    char why[256];
-    if (bd_history_record_parse(out, buf, len, why) == BD_CHAIN_OK)
-        return 0;
-    return parse_seq_failed(seq, why, err);
-}
-
 int bd_history_record_parse_linked(bd_history_record *out, uint64_t seq, const char *buf,
                                    size_t len, const uint8_t hash[32], bd_err *err)
 {

@@ -139,17 +139,12 @@ bd_chain_reason bd_history_record_parse(bd_history_record *out, const char *buf,
 
 void bd_history_record_release(bd_history_record *r);
 
-/* bd_history_record_parse for the bytes of record `seq` that a walk hands its visitor:
- * returns 0, or -1 with chain.tampered ("history record N is not a valid record (why)",
- * advising history verify) or env.out_of_memory in `err`. */
-int bd_history_record_parse_seq(bd_history_record *out, uint64_t seq, const char *buf, size_t len,
-                                bd_err *err);
-
-/* bd_history_record_parse_seq for the bytes a verified walk hands its visitor with their
+/* Parse the bytes of record `seq` that a verified walk hands its visitor, with their
  * record hash: they are a valid record already (the walk checked them in full, or an
  * anchor that verifies covers them), so their encoding, canonical form and hash are not
- * worked out again; out->hash is `hash` and out->json is NULL. Returns as
- * bd_history_record_parse_seq. */
+ * worked out again; out->hash is `hash` and out->json is NULL. Returns 0 (release with
+ * bd_history_record_release), or -1 with chain.tampered ("history record N is not a valid
+ * record (why)", advising history verify) or env.out_of_memory in `err`. */
 int bd_history_record_parse_linked(bd_history_record *out, uint64_t seq, const char *buf,
                                    size_t len, const uint8_t hash[32], bd_err *err);
 
