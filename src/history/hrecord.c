@@ -15,6 +15,8 @@
 #include "hrecord.h"
 #include "hrecord_internal.h"
 
+#include "history.h" /* bd_record_number */
+
 #include "bench.h"
 #include "canon.h"
 #include "hash.h"
@@ -673,6 +675,48 @@ static bool fill_string(char **dst, const cJSON *c, bool *oom)
     return *dst != NULL;
 }
 
+/* Where the string (or null) field `f` of a record goes in *out; NULL for a field that is
+ * not a string of the record (kind, prev_hash and the numbers, objects and booleans). */
+static char **string_dst(bd_history_record *out, int f)
+{
+    switch (f) {
+    case F_HARNESS_VERSION:
+        return &out->harness_version;
+    case F_OPERATOR_FINGERPRINT:
+        return &out->operator_fingerprint;
+    case F_TASK_CLASS:
+        return &out->task_class;
+    case F_RUN_ID:
+        return &out->run_id;
+    case F_CASE_ID:
+        return &out->case_id;
+    case F_CASE_DIGEST:
+        return &out->case_digest;
+    case F_RUBRIC_DIGEST:
+        return &out->rubric_digest;
+    case F_TASK_CLASS_DIGEST:
+        return &out->task_class_digest;
+    case F_RUN_SCOPE:
+        return &out->run_scope;
+    case F_CASSETTE_DIGEST:
+        return &out->cassette_digest;
+    case F_ISOLATION_CLASS:
+        return &out->isolation_class;
+    case F_STARTED_AT:
+        return &out->started_at;
+    case F_FINISHED_AT:
+        return &out->finished_at;
+    case F_EVENT:
+        return &out->event;
+    case F_DETAIL:
+        return &out->detail;
+    case F_AT:
+        return &out->at;
+    default:
+        return NULL;
+    }
+}
+
 /* The members of a checked record (`by_field`, core) into *out. False: out of memory. */
 static bool fill_record(bd_history_record *out, const cJSON *const *by_field, const rec_core *core,
                         int version, bool is_audit, bool *oom)
@@ -683,30 +727,11 @@ static bool fill_record(bd_history_record *out, const cJSON *const *by_field, co
     memcpy(out->prev_hash, by_field[F_PREV_HASH]->valuestring, BD_HASH_BUF);
     if (!is_audit)
         out->provenance_verified = cJSON_IsTrue(by_field[F_PROVENANCE_VERIFIED]);
-    struct {
-        char **dst;
-        int f;
-    } strs[] = {
-        {&out->harness_version, F_HARNESS_VERSION},
-        {&out->operator_fingerprint, F_OPERATOR_FINGERPRINT},
-        {&out->task_class, F_TASK_CLASS},
-        {&out->run_id, F_RUN_ID},
-        {&out->case_id, F_CASE_ID},
-        {&out->case_digest, F_CASE_DIGEST},
-        {&out->rubric_digest, F_RUBRIC_DIGEST},
-        {&out->task_class_digest, F_TASK_CLASS_DIGEST},
-        {&out->run_scope, F_RUN_SCOPE},
-        {&out->cassette_digest, F_CASSETTE_DIGEST},
-        {&out->isolation_class, F_ISOLATION_CLASS},
-        {&out->started_at, F_STARTED_AT},
-        {&out->finished_at, F_FINISHED_AT},
-        {&out->event, F_EVENT},
-        {&out->detail, F_DETAIL},
-        {&out->at, F_AT},
-    };
-    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-        if (by_field[strs[i].f] && !fill_string(strs[i].dst, by_field[strs[i].f], oom))
+    for (int f = 0; f < F__COUNT; f++) {
+        char **dst = string_dst(out, f);
+        if (dst && by_field[f] && !fill_string(dst, by_field[f], oom))
             return false;
+    }
     return true;
 }
 
@@ -825,13 +850,48 @@ static bool ascii_no_nul(const char *buf, size_t len)
  * (detail); a longer one is left to the full check. */
 #define FAST_STR_CAP (DETAIL_MAX + 1)
 
-/* The `score` object, members in canonical order, by check_score's rules. */
-static bool fast_score(bd_rscan *s, int version, char *tmp)
+/* A number, as bd_rs_number; when `exact`, its value read again the way the full check's
+ * parser reads it (bd_record_number: strtod in the C locale), for a record being filled. */
+static bool fast_number(bd_rscan *s, double *v, bool exact)
+{
+    const char *from = s->p;
+    return bd_rs_number(s, v) && (!exact || bd_record_number(from, (size_t)(s->p - from), v));
+}
+
+/* A copy of the decoded string `tmp`; false when out of memory (*oom). */
+static bool fast_dup(char **dst, const char *tmp, bool *oom)
+{
+    *dst = strdup(tmp);
+    if (!*dst)
+        *oom = true;
+    return *dst != NULL;
+}
+
+/* Room for entry `n` of an array the fast fill grows (*cap entries of `size`). */
+static bool fast_room(void **arr, size_t n, size_t *cap, size_t size, bool *oom)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 4;
+    void *p = realloc(*arr, nc * size);
+    if (!p) {
+        *oom = true;
+        return false;
+    }
+    memset((char *)p + *cap * size, 0, (nc - *cap) * size);
+    *arr = p;
+    *cap = nc;
+    return true;
+}
+
+/* The `score` object, members in canonical order, by check_score's rules; filled into
+ * `fill` when non-NULL (as check_score fills it: false with *oom when out of memory). */
+static bool fast_score(bd_rscan *s, int version, char *tmp, bd_score *fill, bool *oom)
 {
     const bd_score_rule_def *R = bd_score_rules;
     double v;
-    size_t n, count = 0;
-    bool b;
+    size_t n, count = 0, cap = 0;
+    bool b, exact = fill != NULL;
     if (!bd_rs_lit(s, "{\"breakdown\":{", 14))
         return false;
     if (!bd_rs_byte(s, '}')) {
@@ -847,9 +907,17 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
                 return false; /* out of order or repeated */
             cur = !cur;
             if (!bd_score_rule_ok(BD_SR_BREAKDOWN_KEY, (double)n, version) ||
-                bd_score_banned_word(key, n) || !bd_rs_byte(s, ':') || !bd_rs_number(s, &v) ||
+                bd_score_banned_word(key, n) || !bd_rs_byte(s, ':') || !fast_number(s, &v, exact) ||
                 !bd_score_rule_ok(BD_SR_BREAKDOWN_VALUE, v, version))
                 return false;
+            if (fill) {
+                if (!fast_room((void **)&fill->breakdown, count, &cap, sizeof(*fill->breakdown),
+                               oom) ||
+                    !fast_dup(&fill->breakdown[count].key, key, oom))
+                    return false;
+                fill->breakdown[count].value = v;
+                fill->n_breakdown = count + 1;
+            }
             count++;
             if (bd_rs_byte(s, '}'))
                 break;
@@ -859,25 +927,39 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
     }
     if (!bd_score_rule_ok(BD_SR_BREAKDOWN_COUNT, (double)count, version))
         return false;
-    if (!bd_rs_lit(s, ",\"cost_usd\":", 12) || !bd_rs_number(s, &v) || !isfinite(v) ||
+    if (!bd_rs_lit(s, ",\"cost_usd\":", 12) || !fast_number(s, &v, exact) || !isfinite(v) ||
         v < R[BD_SR_COST].min || !bd_score_rule_ok(BD_SR_COST, v, version))
         return false;
+    if (fill)
+        fill->cost_usd = v;
     if (!bd_rs_lit(s, ",\"failure_modes\":[", 18))
         return false;
-    count = 0;
+    count = cap = 0;
     if (!bd_rs_byte(s, ']')) {
         for (;;) {
             bd_severity sv;
+            bd_score_fm *fm = NULL;
+            if (fill) {
+                if (!fast_room((void **)&fill->failure_modes, count, &cap,
+                               sizeof(*fill->failure_modes), oom))
+                    return false;
+                fm = &fill->failure_modes[count];
+                fill->n_failure_modes = count + 1;
+            }
             if (!bd_rs_lit(s, "{\"code\":", 8) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
-                !bd_score_rule_ok(BD_SR_FM_CODE, (double)n, version))
+                !bd_score_rule_ok(BD_SR_FM_CODE, (double)n, version) ||
+                (fm && !fast_dup(&fm->code, tmp, oom)))
                 return false;
             if (bd_rs_lit(s, ",\"detail\":", 10) &&
                 (!bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
-                 !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)n, version)))
+                 !bd_score_rule_ok(BD_SR_FM_DETAIL, (double)n, version) ||
+                 (fm && !fast_dup(&fm->detail, tmp, oom))))
                 return false;
             if (!bd_rs_lit(s, ",\"severity\":", 12) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
                 bd_severity_parse(tmp, &sv) != 0 || !bd_rs_byte(s, '}'))
                 return false;
+            if (fm)
+                fm->severity = sv;
             count++;
             if (bd_rs_byte(s, ']'))
                 break;
@@ -887,25 +969,52 @@ static bool fast_score(bd_rscan *s, int version, char *tmp)
     }
     if (!bd_score_rule_ok(BD_SR_FM_COUNT, (double)count, version))
         return false;
-    return bd_rs_lit(s, ",\"passed\":", 10) && bd_rs_bool(s, &b) &&
-           bd_rs_lit(s, ",\"score\":", 9) && bd_rs_number(s, &v) &&
-           bd_score_rule_ok(BD_SR_SCORE, v, version) && bd_rs_lit(s, ",\"wall_clock_ms\":", 17) &&
-           bd_rs_number(s, &v) && bd_score_rule_ok(BD_SR_WALL, v, version) && bd_rs_byte(s, '}');
+    if (!bd_rs_lit(s, ",\"passed\":", 10) || !bd_rs_bool(s, &b))
+        return false;
+    if (fill)
+        fill->passed = b;
+    if (!bd_rs_lit(s, ",\"score\":", 9) || !fast_number(s, &v, exact) ||
+        !bd_score_rule_ok(BD_SR_SCORE, v, version))
+        return false;
+    if (fill)
+        fill->score = v;
+    if (!bd_rs_lit(s, ",\"wall_clock_ms\":", 17) || !fast_number(s, &v, exact) ||
+        !bd_score_rule_ok(BD_SR_WALL, v, version) || !bd_rs_byte(s, '}'))
+        return false;
+    if (fill)
+        fill->wall_clock_ms = (int64_t)v;
+    return true;
 }
 
-/* The `origin` object, members in canonical order, by check_origin's rules. */
-static bool fast_origin(bd_rscan *s, char *tmp)
+/* The `origin` object, members in canonical order, by check_origin's rules; filled into
+ * `fill` when non-NULL (false with *oom when out of memory). */
+static bool fast_origin(bd_rscan *s, char *tmp, bd_history_origin *fill, bool *oom)
 {
     size_t n;
     double shard, shards;
-    return bd_rs_lit(s, "{\"bundle_record_hash\":", 22) && bd_rs_string(s, tmp, FAST_STR_CAP, &n) &&
-           bd_hex_lower_str(tmp, BD_HASH_HEX_LEN) && bd_rs_lit(s, ",\"host\":", 8) &&
-           bd_rs_string(s, tmp, FAST_STR_CAP, &n) && valid_host(tmp) &&
-           bd_rs_lit(s, ",\"run_id\":", 10) && bd_rs_string(s, tmp, FAST_STR_CAP, &n) &&
-           valid_run_id(tmp) && bd_rs_lit(s, ",\"shard\":", 9) && bd_rs_number(s, &shard) &&
-           bd_rs_lit(s, ",\"shards\":", 10) && bd_rs_number(s, &shards) && bd_rs_byte(s, '}') &&
-           integral_in_v(shards, 1, BD_SHARDS_MAX, &shards) &&
-           integral_in_v(shard, 0, shards - 1, &shard);
+    bool exact = fill != NULL;
+    if (!bd_rs_lit(s, "{\"bundle_record_hash\":", 22) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+        !bd_hex_lower_str(tmp, BD_HASH_HEX_LEN))
+        return false;
+    if (fill)
+        memcpy(fill->bundle_record_hash, tmp, BD_HASH_BUF);
+    if (!bd_rs_lit(s, ",\"host\":", 8) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+        !valid_host(tmp) || (fill && !fast_dup(&fill->host, tmp, oom)))
+        return false;
+    if (!bd_rs_lit(s, ",\"run_id\":", 10) || !bd_rs_string(s, tmp, FAST_STR_CAP, &n) ||
+        !valid_run_id(tmp) || (fill && !fast_dup(&fill->run_id, tmp, oom)))
+        return false;
+    if (!bd_rs_lit(s, ",\"shard\":", 9) || !fast_number(s, &shard, exact) ||
+        !bd_rs_lit(s, ",\"shards\":", 10) || !fast_number(s, &shards, exact) ||
+        !bd_rs_byte(s, '}') || !integral_in_v(shards, 1, BD_SHARDS_MAX, &shards) ||
+        !integral_in_v(shard, 0, shards - 1, &shard))
+        return false;
+    if (fill) {
+        fill->present = true;
+        fill->shard = (uint32_t)shard;
+        fill->shards = (uint32_t)shards;
+    }
+    return true;
 }
 
 /* The next top-level key, `"name":`, for a field after `*last` (field_names is sorted, so
@@ -930,9 +1039,15 @@ static bool fast_key(bd_rscan *s, int *last)
 }
 
 /* One pass over the bytes: canonical form (recscan.h) and check_schema's rules at once.
- * Accepts exactly what hist_parse_full accepts, or less. */
-bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
+ * Accepts exactly what hist_parse_full accepts, or less. With `out`, fills it as
+ * check_schema would (a record with `checks` in its score is declined: the full check
+ * reads those); on false *out is released and zeroed, and *oom says whether memory ran
+ * out. */
+static bool fast_scan(const char *buf, size_t len, bd_rec_core *core, bd_history_record *out,
+                      bool *oom)
 {
+    if (out)
+        memset(out, 0, sizeof(*out));
     if (!buf || len == 0 || len > BD_HISTORY_RECORD_MAX)
         return false;
     bd_rscan s = {buf, buf + len};
@@ -946,30 +1061,34 @@ bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
         return false;
     for (;;) {
         if (!fast_key(&s, &last))
-            return false;
+            goto declined;
         int f = last;
         bool ok;
         switch (f) {
         case F_SCHEMA_VERSION:
-            ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, BD_HISTORY_SCHEMA_VERSION, &v);
+            ok = fast_number(&s, &v, out) && integral_in_v(v, 1, BD_HISTORY_SCHEMA_VERSION, &v);
             if (ok)
                 version = (int)v;
             break;
         case F_SEQ:
-            ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &seq);
+            ok = fast_number(&s, &v, out) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &seq);
             break;
         case F_RUN_CASES:
-            ok = bd_rs_number(&s, &v) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &v);
+            ok = fast_number(&s, &v, out) && integral_in_v(v, 1, (double)BD_HISTORY_SEQ_MAX, &v);
+            if (ok && out)
+                out->run_cases = (uint64_t)v;
             break;
         case F_PROVENANCE_VERIFIED:
             ok = bd_rs_bool(&s, &b);
+            if (ok && out)
+                out->provenance_verified = b;
             break;
         case F_ORIGIN:
-            ok = fast_origin(&s, tmp);
+            ok = fast_origin(&s, tmp, out ? &out->origin : NULL, oom);
             break;
         case F_SCORE:
             /* schema_version sorts before score: the version is known here or missing */
-            ok = version != 0 && fast_score(&s, version, tmp);
+            ok = version != 0 && fast_score(&s, version, tmp, out ? &out->score : NULL, oom);
             break;
         default: {
             size_t n;
@@ -979,30 +1098,53 @@ bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
                 break;
             }
             ok = bd_rs_string(&s, tmp, FAST_STR_CAP, &n) && check_string_value(f, tmp) == NULL;
-            if (ok && f == F_PREV_HASH)
+            if (ok && f == F_PREV_HASH) {
                 bd_hash_unhex(prev, tmp);
+                if (out)
+                    memcpy(out->prev_hash, tmp, BD_HASH_BUF);
+            }
+            char **dst = out ? string_dst(out, f) : NULL;
+            if (ok && dst)
+                ok = fast_dup(dst, tmp, oom);
             break;
         }
         }
         if (!ok)
-            return false;
+            goto declined;
         seen |= BIT(f);
         if (bd_rs_byte(&s, '}'))
             break;
         if (!bd_rs_byte(&s, ','))
-            return false;
+            goto declined;
     }
     if (s.p != s.end || !(seen & BIT(F_SCHEMA_VERSION)))
-        return false;
+        goto declined;
     bool is_audit = (seen & BIT(F_KIND)) != 0;
     unsigned want = is_audit ? AUDIT_FIELDS : version == 1 ? SCORE_FIELDS_V1 : SCORE_FIELDS_V2;
     unsigned optional = !is_audit && version >= 2 ? SCORE_OPTIONAL_V2 : 0;
     if ((seen & ~(want | optional)) || (want & ~seen))
-        return false;
+        goto declined;
     core->seq = (uint64_t)seq;
     core->is_audit = is_audit;
     memcpy(core->prev, prev, 32);
+    if (out) {
+        out->seq = core->seq;
+        out->schema_version = version;
+        out->is_audit = is_audit;
+        if (is_audit)
+            out->provenance_verified = false; /* as fill_record: a score record's member */
+    }
     return true;
+declined:
+    if (out)
+        bd_history_record_release(out);
+    return false;
+}
+
+bool bd_history_record_fast(const char *buf, size_t len, bd_rec_core *core)
+{
+    bool oom = false;
+    return fast_scan(buf, len, core, NULL, &oom);
 }
 
 /* Parse `len` bytes of one record. Fills core on BD_CHAIN_OK; fills *out (zeroed first)
@@ -1136,9 +1278,74 @@ int bd_history_record_parse_linked(bd_history_record *out, uint64_t seq, const c
 {
     char why[256];
     rec_core core;
+    bool oom = false;
+    /* The one-pass scan fills what it reads; what it declines, cJSON reads (the same
+     * record either way: unit.test_history_parse and fuzz_history_record compare them). */
+    if (fast_scan(buf, len, &core, out, &oom)) {
+        bd_hex(out->hash, hash, 32);
+        return 0;
+    }
+    if (oom)
+        return parse_seq_failed(seq, "out of memory", err);
     if (parse_full(buf, len, &core, out, why, hash) == BD_CHAIN_OK)
         return 0;
     return parse_seq_failed(seq, why, err);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether two doubles are the same value, bit for bit. */
+static bool same_num(double a, double b)
+{
+    return memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+static bool same_score(const bd_score *a, const bd_score *b)
+{
+    if (a->passed != b->passed || !same_num(a->score, b->score) ||
+        !same_num(a->cost_usd, b->cost_usd) || a->wall_clock_ms != b->wall_clock_ms ||
+        a->n_breakdown != b->n_breakdown || a->n_failure_modes != b->n_failure_modes ||
+        a->n_checks != b->n_checks)
+        return false;
+    for (size_t i = 0; i < a->n_breakdown; i++)
+        if (!same_str(a->breakdown[i].key, b->breakdown[i].key) ||
+            !same_num(a->breakdown[i].value, b->breakdown[i].value))
+            return false;
+    for (size_t i = 0; i < a->n_failure_modes; i++)
+        if (!same_str(a->failure_modes[i].code, b->failure_modes[i].code) ||
+            !same_str(a->failure_modes[i].detail, b->failure_modes[i].detail) ||
+            a->failure_modes[i].severity != b->failure_modes[i].severity)
+            return false;
+    for (size_t i = 0; i < a->n_checks; i++)
+        if (!same_str(a->checks[i].name, b->checks[i].name) ||
+            !same_str(a->checks[i].expected, b->checks[i].expected) ||
+            !same_str(a->checks[i].actual, b->checks[i].actual) ||
+            a->checks[i].passed != b->checks[i].passed)
+            return false;
+    return true;
+}
+
+bool bd_history_record_same(const bd_history_record *a, const bd_history_record *b)
+{
+    if (a->seq != b->seq || a->schema_version != b->schema_version || a->is_audit != b->is_audit ||
+        strcmp(a->hash, b->hash) != 0 || strcmp(a->prev_hash, b->prev_hash) != 0 ||
+        a->run_cases != b->run_cases || a->provenance_verified != b->provenance_verified)
+        return false;
+    const bd_history_origin *oa = &a->origin, *ob = &b->origin;
+    if (oa->present != ob->present || oa->shard != ob->shard || oa->shards != ob->shards ||
+        !same_str(oa->run_id, ob->run_id) || !same_str(oa->host, ob->host) ||
+        strcmp(oa->bundle_record_hash, ob->bundle_record_hash) != 0)
+        return false;
+    for (int f = 0; f < F__COUNT; f++) {
+        char **da = string_dst((bd_history_record *)a, f),
+             **db = string_dst((bd_history_record *)b, f);
+        if (da && !same_str(*da, *db))
+            return false;
+    }
+    return same_score(&a->score, &b->score);
 }
 
 void bd_history_record_release(bd_history_record *r)

@@ -148,6 +148,11 @@ void bd_history_record_release(bd_history_record *r);
 int bd_history_record_parse_linked(bd_history_record *out, uint64_t seq, const char *buf,
                                    size_t len, const uint8_t hash[32], bd_err *err);
 
+/* Whether `a` and `b` hold the same record: every field, string by string and number bit
+ * by bit, the stored JSON aside (tests and fuzz targets hold the ways of parsing a record
+ * to the same answer with it). */
+bool bd_history_record_same(const bd_history_record *a, const bd_history_record *b);
+
 /* Release n records and free the array (bd_history_log's). */
 void bd_history_records_free(bd_history_record *recs, size_t n);
 

@@ -11,7 +11,9 @@
  *     reason;
  *   - an accepted record is canonical: re-serializing its JSON gives the input bytes, its
  *     hash is the chain formula over those bytes, and its fields are consistent (a score
- *     record has a case id and no event; an audit record the reverse).
+ *     record has a case id and no event; an audit record the reverse);
+ *   - the linked parse (what a verified walk's visitors read) gives the same record, field
+ *     by field (bd_history_record_same).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -112,6 +114,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(r.case_id && !r.event && r.task_class && r.score.score >= 0 && r.score.score <= 1,
               "score record fields");
     check_scored_reader(buf, size, &r);
+    /* What a walk's visitor reads from these bytes once linked (the fast check filling the
+     * record, cJSON where it declines) is this same record. */
+    bd_history_record linked;
+    bd_err err = BD_ERR_INIT;
+    if (bd_history_record_parse_linked(&linked, r.seq, buf, size, h, &err) == 0) {
+        check(bd_history_record_same(&r, &linked), "the linked parse reads the same record");
+        bd_history_record_release(&linked);
+    } else {
+        check(err.code == BD_E_NOMEM, "the linked parse takes every accepted record");
+    }
     bd_history_record_release(&r);
     free(buf);
     return 0;
