@@ -91,7 +91,8 @@ typedef struct src {
      * place says) drops back to reading whole segments. */
     bool newest_first;
     uint64_t tail_last;
-    size_t tail_want;
+    size_t tail_want; /* the bytes the window asked for: the next asks four times as many (its
+                         own length can stay put when one long line fills the new bytes) */
 } src;
 
 /* The end of one segment, read from its tail without reading the whole file. */

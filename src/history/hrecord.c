@@ -1131,8 +1131,6 @@ static bool fast_scan(const char *buf, size_t len, bd_rec_core *core, bd_history
         out->seq = core->seq;
         out->schema_version = version;
         out->is_audit = is_audit;
-        if (is_audit)
-            out->provenance_verified = false; /* as fill_record: a score record's member */
     }
     return true;
 declined:
