@@ -6,40 +6,107 @@
 #   python3 nsfloor.py N [STREAMS]    N forks in all, split over STREAMS processes running
 #                                     side by side (default 1): how far the kernel lets
 #                                     namespace creation and teardown scale
-import ctypes, os, sys
+#
+#   python3 nsfloor.py N [STREAMS] --warm RUBRIC DOC
+#       the one-copy warm floor (docs/runner.md#a-machine-where-every-page-table-write-traps):
+#       this interpreter first imports the warm interpreter's preload allowlist (read from
+#       src/run/warm.h, so the two cannot drift), compiles RUBRIC and freezes its objects as
+#       the warm interpreter does; then, per case, ONE clone(2) straight into a fresh
+#       namespace set, whose child (PID 1 of its namespace) gets DOC on stdin and /dev/null
+#       on stdout, fresh text streams over them, and runs the compiled rubric in a fresh
+#       __main__ namespace, flushes and exits. That is less than any warm case must do: one
+#       copy of the interpreter, the fewest a case can have (the rubric is a fork of it),
+#       no separate init, no jail, no limits, no restored state, no supervisor, nothing
+#       recorded. So no warm start of that rubric can be cheaper per case on this machine.
+import ctypes, gc, io, os, re, sys
 
 FLAGS = 0x10000000 | 0x20000000 | 0x00020000 | 0x40000000 | 0x08000000 | 0x04000000
+SIGCHLD = 17
+CLONE_NR = {"x86_64": 56, "aarch64": 220}  # clone(flags, stack=0, ...) forks like fork()
 
 
-def stream(n):
-    libc = ctypes.CDLL(None, use_errno=True)
-    for _ in range(n):
-        pid = os.fork()
-        if pid == 0:
-            if libc.unshare(FLAGS) != 0:
-                os._exit(1)
-            if os.fork() == 0:  # PID 1 of the new PID namespace
-                os._exit(0)
-            os.wait()
+def cold_case(libc):
+    pid = os.fork()
+    if pid == 0:
+        if libc.unshare(FLAGS) != 0:
+            os._exit(1)
+        if os.fork() == 0:  # PID 1 of the new PID namespace
             os._exit(0)
+        os.wait()
+        os._exit(0)
+    return pid
+
+
+def warm_case(libc, warm):
+    code, doc, null = warm
+    pid = libc.syscall(CLONE_NR[os.uname().machine], FLAGS | SIGCHLD, 0, 0, 0, 0)
+    if pid < 0:
+        return -1
+    if pid == 0:
+        try:
+            os.lseek(doc, 0, os.SEEK_SET)
+            os.dup2(doc, 0)
+            os.dup2(null, 1)
+            sys.stdin = io.TextIOWrapper(io.open(0, "rb", closefd=False), "utf-8")
+            sys.stdout = io.TextIOWrapper(io.open(1, "wb", closefd=False), "utf-8")
+            exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
+            sys.stdout.flush()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    return pid
+
+
+def stream(n, warm):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if warm:  # a file offset of its own: streams side by side must not share one
+        code, doc, null = warm
+        warm = (code, os.open("/proc/self/fd/%d" % doc, os.O_RDONLY), null)
+    for _ in range(n):
+        pid = warm_case(libc, warm) if warm else cold_case(libc)
+        if pid < 0:
+            sys.exit("clone into new namespaces failed: %s" % os.strerror(ctypes.get_errno()))
         _, st = os.waitpid(pid, 0)
         if st != 0:
-            sys.exit("unshare failed")
+            sys.exit("unshare failed" if not warm else "the rubric failed in the floor's clone")
 
 
-n, streams = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1
+def warm_setup(rubric, doc):
+    if os.uname().machine not in CLONE_NR:
+        sys.exit("nsfloor --warm: no clone number for %s" % os.uname().machine)
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../src/run/warm.h")
+    text = open(header).read()
+    m = re.search(r"#define BD_WARM_PRELOAD((?:[^\n]*\\\n)*[^\n]*)", text)
+    if not m:
+        sys.exit("nsfloor --warm: no BD_WARM_PRELOAD in %s" % header)
+    for name in re.findall(r'"([A-Za-z_][A-Za-z0-9_.]*)"', m.group(1)):
+        __import__(name)
+    with open(rubric, "rb") as f:
+        code = compile(f.read(), "rubric.py", "exec", dont_inherit=True)
+    fds = (os.open(doc, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY))
+    gc.freeze()
+    return (code,) + fds
+
+
+args = sys.argv[1:]
+warm = None
+if "--warm" in args:
+    i = args.index("--warm")
+    warm = warm_setup(args[i + 1], args[i + 2])
+    del args[i : i + 3]
+n, streams = int(args[0]), int(args[1]) if len(args) > 1 else 1
 if streams == 1:
-    stream(n)
+    stream(n, warm)
     sys.exit(0)
 pids = []
 for k in range(streams):
     pid = os.fork()
     if pid == 0:
         try:
-            stream(n // streams + (1 if k < n % streams else 0))
+            stream(n // streams + (1 if k < n % streams else 0), warm)
         except SystemExit as e:
             os._exit(1 if e.code else 0)
         os._exit(0)
     pids.append(pid)
 if any(os.waitpid(p, 0)[1] != 0 for p in pids):
-    sys.exit("unshare failed")
+    sys.exit("a floor stream failed")

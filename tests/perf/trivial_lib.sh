@@ -5,9 +5,11 @@
 # trivial_setup WORK N: in WORK (which must exist), the trivial fixture bench of N cases
 # (fx/, format v2), the document benchdesk writes to a rubric's stdin (doc.json, for the
 # bare loop), the scratch dirs tmp/ and cwd/ (TMPDIR is set to tmp/), and timer.py: runs
-# its command ROUNDS times in a child and prints "<wall ms> <cpu ms>" of the best round by
-# wall time (the CPU of the whole process tree: RUSAGE_CHILDREN, every level reaps its
-# children, so rubrics count too; the fairer number on a busy machine). Sets $rubric.
+# its command ROUNDS times in a child and prints "<wall ms> <cpu ms> <busy ms>" of the best
+# round by wall time: the CPU of the process tree (RUSAGE_CHILDREN: what each level reaped,
+# so rubrics count too; the fairer number on a busy machine), and the whole machine's busy
+# CPU in that round (/proc/stat: counts also what left the tree unreaped — a warm server
+# and its cases — and whatever else ran). Sets $rubric.
 # Needs $PY, $src and $BD_BIN.
 trivial_setup() {
     local work=$1 n=$2
@@ -25,18 +27,22 @@ json.dump({"case": c["case"], "expected": c["case"]["expected"],
            "harness_output": c["harness_output"], "case_dir": "case"}, sys.stdout)
 PY
     cat >"$work/timer.py" <<'PY'
-import resource, subprocess, sys, time
+import os, resource, subprocess, sys, time
+def busy():  # seconds the machine's CPUs were not idle (user, nice, system, irq, softirq)
+    with open("/proc/stat") as f:
+        t = [int(x) for x in f.readline().split()[1:8]]
+    return (t[0] + t[1] + t[2] + t[5] + t[6]) / os.sysconf("SC_CLK_TCK")
 rounds = int(sys.argv[1])
 best = None
 for _ in range(rounds):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, b0 = resource.getrusage(resource.RUSAGE_CHILDREN), busy()
     t0 = time.monotonic()
     subprocess.run(sys.argv[2:], check=True)
     wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    after, b1 = resource.getrusage(resource.RUSAGE_CHILDREN), busy()
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if best is None or wall < best[0]:
-        best = (wall, cpu)
-print("%d %d" % (best[0] * 1000, best[1] * 1000))
+        best = (wall, cpu, b1 - b0)
+print("%d %d %d" % (best[0] * 1000, best[1] * 1000, best[2] * 1000))
 PY
 }
