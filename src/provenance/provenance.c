@@ -38,28 +38,49 @@
 /* ---- init and small helpers -------------------------------------------------------- */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static int init_failed; /* 1: gpgme too old, 2: no usable gpg engine */
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static bool init_failed;   /* gpgme older than 1.7.0 */
+static bool engine_failed; /* no usable gpg engine */
 
 static void init_gpgme(void)
 {
     if (!gpgme_check_version("1.7.0")) {
-        init_failed = 1;
+        init_failed = true;
         return;
     }
     const char *ctype = setlocale(LC_CTYPE, NULL);
     if (ctype)
         gpgme_set_locale(NULL, LC_CTYPE, ctype);
+}
+
+/* GPGME learns its engines on the first question about them (gpgme_new included): it runs
+ * gpgconf twice for the paths and every engine's --version, five processes before any
+ * signature. So that happens here, the first time GnuPG is needed, and a command whose
+ * signatures all come from the memo (docs/provenance.md#verifying-many-signatures)
+ * starts none of them. */
+static void check_engine(void)
+{
     if (gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP) != 0)
-        init_failed = 2;
+        engine_failed = true;
 }
 
 int bd_provenance_init(bd_err *err)
 {
     pthread_once(&init_once, init_gpgme);
-    if (init_failed == 1)
+    if (init_failed)
         return bd_err_set(err, BD_E_GPG_UNAVAILABLE, NULL, 0, 0,
                           "GPGME is older than 1.7.0; install the Debian package libgpgme11");
-    if (init_failed == 2)
+    return 0;
+}
+
+/* bd_provenance_init, then the gpg engine's check (once a process). Returns 0, or -1 with
+ * gpg.unavailable. */
+static int gpg_engine_ready(bd_err *err)
+{
+    if (bd_provenance_init(err) < 0)
+        return -1;
+    pthread_once(&engine_once, check_engine);
+    if (engine_failed)
         return bd_err_set(err, BD_E_GPG_UNAVAILABLE, NULL, 0, 0,
                           "no usable gpg engine (GnuPG 2.1 or later) was found; install the "
                           "Debian package gnupg");
@@ -182,7 +203,7 @@ int bd_gpg_new(gpgme_ctx_t *out, const char *home, bool armor, bd_err *err)
     gpgme_ctx_t g = NULL;
     gpgme_error_t e;
     *out = NULL;
-    if (bd_provenance_init(err) < 0)
+    if (gpg_engine_ready(err) < 0)
         return -1;
     if ((e = gpgme_new(&g)) != 0)
         return bd_gpg_fail(err, BD_E_GPG, e, "cannot start GPGME");
@@ -1054,11 +1075,13 @@ size_t bd_prov_ctx_alone(const bd_prov_ctx *ctx)
     return counter_read(ctx, &ctx->n_alone);
 }
 
-/* The gpg GPGME runs for OpenPGP, or NULL. */
+/* The gpg GPGME runs for OpenPGP, or NULL (none usable: the caller's fallback through
+ * bd_gpg_new then says why). */
 static const char *gpg_engine_path(void)
 {
     gpgme_engine_info_t info = NULL;
-    if (gpgme_get_engine_info(&info) != 0)
+    bd_err ignored = BD_ERR_INIT;
+    if (gpg_engine_ready(&ignored) != 0 || gpgme_get_engine_info(&info) != 0)
         return NULL;
     for (; info; info = info->next)
         if (info->protocol == GPGME_PROTOCOL_OpenPGP)

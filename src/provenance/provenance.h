@@ -36,8 +36,9 @@
 #define BD_PROV_MAGIC "benchdesk-provenance-v2"
 
 /* Initialise GPGME (gpgme_check_version, locale). Idempotent; call it from the main
- * thread before starting threads. Returns 0, or -1 with gpg.unavailable when GPGME or
- * its gpg engine is missing or too old. */
+ * thread before starting threads. Starts no process: the gpg engine is looked for (and a
+ * missing or too old one reported as gpg.unavailable) the first time a signature or key
+ * needs GnuPG. Returns 0, or -1 with gpg.unavailable when GPGME is too old. */
 int bd_provenance_init(bd_err *err);
 
 /* "author" / "reviewer" for BD_ROLE_AUTHOR / BD_ROLE_REVIEWER, NULL otherwise. */

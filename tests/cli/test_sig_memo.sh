@@ -32,6 +32,23 @@ else
 fi
 expect 0 - -- bd verify
 if [ "$(size)" = "$first" ]; then pass "a second verify asked GnuPG nothing new"; else fail "second verify grew the memo to $(size)"; fi
+# With every signature in the memo, no GnuPG process starts at all: not gpg, and not the
+# five GPGME runs to learn its engines (gpgconf twice, each engine's --version). Traced
+# without the leak check, whose own ptrace cannot run under strace.
+traced_execs() { # ARGS... -> the programs `benchdesk ARGS` started (itself first), one a line
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve \
+        -o "$BD_TMP/exec.log" "$BD_BIN" -C "$root" "$@" >/dev/null 2>&1 || echo "exit $?"
+    sed -nE 's/^[0-9]+ +execve\("([^"]+)".*= 0$/\1/p' "$BD_TMP/exec.log"
+}
+if command -v strace >/dev/null; then
+    started=$(traced_execs verify)
+    [ "$started" = "$BD_BIN" ] && pass "a warm verify starts no GnuPG process" ||
+        fail "a warm verify started: $(tr '\n' ' ' <<<"$started")"
+    grep -qx '.*/gpg' <<<"$(traced_execs verify --full)" && pass "verify --full starts gpg (the trace sees it)" ||
+        fail "verify --full started no gpg under the trace"
+else
+    fail "strace is not installed: cannot check which processes a warm verify starts"
+fi
 expect 0 - -- bd verify --full
 if [ "$(size)" = "$first" ]; then pass "verify --full left the memo alone"; else fail "verify --full changed the memo"; fi
 
