@@ -457,11 +457,9 @@ _benchdesk_complete()
         [[ $action == import ]] && _benchdesk_dirs
         ;;
     sign)
-        # sign CASE_DIR|TASK_CLASS_DIR
-        if ((npos == 0)); then
-            compopt -o filenames 2>/dev/null
-            _benchdesk_subject_dirs
-        fi
+        # sign DIR... (cases and task classes)
+        compopt -o filenames 2>/dev/null
+        _benchdesk_subject_dirs
         ;;
     digest | stage)
         # A case or task-class directory, a file, a path under bench/ or audit/.

@@ -10,10 +10,10 @@
 #include "sign.h"
 
 static const char sign_help[] =
-    "usage: benchdesk sign CASE_DIR|TASK_CLASS_DIR --role author|reviewer [--key FPR] [--replace]\n"
-    "                      [--json]\n\n"
-    "Sign a case (its case digest: every file of the case but provenance.yaml) or a task\n"
-    "class (its task-class digest: registration.yaml + rubric.py) with your own GnuPG key\n"
+    "usage: benchdesk sign DIR... --role author|reviewer [--key FPR] [--replace] [--json]\n\n"
+    "Sign cases (a case digest: every file of the case but provenance.yaml) or task classes\n"
+    "(a task-class digest: registration.yaml + rubric.py) with your own GnuPG key; each DIR\n"
+    "is a case directory or a task-class directory of one bench\n"
     "(docs/provenance.md#the-signed-message): a detached, armored signature over exactly\n"
     "these bytes, every line ending in a newline:\n\n"
     "    benchdesk-provenance-v2\n"
@@ -28,17 +28,21 @@ static const char sign_help[] =
     "its pin (run `benchdesk pin` first), a key not trusted for the role in\n"
     "bench/trusted-signers.yaml, the key that already holds the other role on this\n"
     "subject, a review before the author has signed (this version), and a valid signature\n"
-    "already in the role (pass --replace; a superseded one is replaced without asking).\n\n"
+    "already in the role (pass --replace; a superseded one is replaced without asking).\n"
+    "With several DIRs each subject is signed or refused on its own, in the order given:\n"
+    "a refusal prints its error and the others go on (every DIR is checked to be a case or\n"
+    "task class of the same bench before any is signed).\n\n"
     "  --role ROLE   author or reviewer\n"
     "  --key FPR     40-hex primary fingerprint of your secret key (default:\n"
     "                signing_key in .benchdesk/config.yaml, else gpg.conf's default-key,\n"
     "                else your first usable signing key)\n"
     "  --replace     replace a valid signature in the role (it is named)\n"
-    "  --json        print the result as JSON\n\n"
+    "  --json        print each result as JSON, one object a line\n\n"
     "The passphrase is asked by gpg-agent's pinentry.\n"
-    "Exit status: 0 signed; 1 the subject or its author signature fails verification,\n"
-    "or the key already signed the other role; 2 bad usage or no such key; 3 refused (no\n"
-    "author signature yet, a valid signature in the role without --replace); 4 GnuPG or I/O.\n";
+    "Exit status (with several DIRs, the first refused subject's): 0 signed; 1 the subject\n"
+    "or its author signature fails verification, or the key already signed the other role;\n"
+    "2 bad usage or no such key; 3 refused (no author signature yet, a valid signature in\n"
+    "the role without --replace); 4 GnuPG or I/O.\n";
 
 /* DIR = <root>/bench/<task class>/cases/<case id> or <root>/bench/<task class>: split it.
  * *id is NULL for a task-class dir. */
@@ -84,106 +88,168 @@ static int split_subject_dir(const bd_cli *cli, const char *arg, char **root, ch
     return 0;
 }
 
+/* One signed subject's result: a JSON object a line, or the text lines. */
+static void print_signed(const bd_cli *cli, const bd_sign_result *res, const char *tcname,
+                         const char *id, int role, bool hint)
+{
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "subject", bd_subject_kind_str(res->kind));
+        cJSON_AddStringToObject(o, "task_class", tcname);
+        if (id)
+            cJSON_AddStringToObject(o, "case_id", id);
+        else
+            cJSON_AddNullToObject(o, "case_id");
+        cJSON_AddStringToObject(o, "role", bd_provenance_role_str(role));
+        cJSON_AddStringToObject(o, "identity", res->key.identity);
+        cJSON_AddStringToObject(o, "fingerprint", res->key.fingerprint);
+        cJSON_AddStringToObject(o, "digest", res->digest);
+        cJSON_AddStringToObject(o, "provenance_yaml", res->prov_path);
+        cJSON_AddStringToObject(o, "message", res->message);
+        if (res->replaces[0])
+            cJSON_AddStringToObject(o, "replaced", res->replaces);
+        else
+            cJSON_AddNullToObject(o, "replaced");
+        cJSON_AddStringToObject(o, "status", res->other_valid ? "signed" : "awaiting_review");
+        cli_print_json(o);
+        cJSON_Delete(o);
+        return;
+    }
+    printf("signed %s %s%s%s as %s with %s (%s)\n", id ? "case" : "task class", tcname,
+           id ? "/" : "", id ? id : "", bd_provenance_role_str(role), res->key.fingerprint,
+           res->key.identity);
+    if (res->replaces[0])
+        printf("replaced the %s %s signature of %s\n", res->replaces_valid ? "valid" : "superseded",
+               bd_provenance_role_str(role), cli_vis(res->replaces));
+    if (!hint)
+        return;
+    if (res->other_valid)
+        printf("signed by two people; next: `benchdesk stage` it and `benchdesk commit`\n");
+    else
+        printf("next: a second person signs it with `benchdesk sign DIR --role %s` and "
+               "their own key\n",
+               role == BD_ROLE_AUTHOR ? "reviewer" : "author");
+}
+
+/* A subject named on the command line: its bench root, task class and case id (NULL for
+ * the task class itself). */
+typedef struct subject {
+    char *root, *tc, *id;
+} subject;
+
 int cmd_sign(bd_cli *cli, int argc, char **argv)
 {
     if (cli_common_opts(cli, &argc, argv))
         return cli_help(sign_help);
-    const char *dir = NULL, *role_s = NULL;
+    const char *role_s = NULL;
+    const char **dirs = calloc((size_t)argc, sizeof(*dirs));
+    subject *subs = calloc((size_t)argc, sizeof(*subs));
+    size_t ndirs = 0;
     bd_sign_opts opts = BD_SIGN_OPTS_INIT;
-    for (int i = 1; i < argc; i++) {
+    bd_err err = BD_ERR_INIT;
+    int status = 0;
+    if (!dirs || !subs) {
+        bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
+        status = cli_fail(cli, &err);
+        goto out_args;
+    }
+    for (int i = 1; i < argc && !status; i++) {
         if (strcmp(argv[i], "--role") == 0 || strcmp(argv[i], "--key") == 0) {
             if (i + 1 >= argc)
-                return cli_usage(cli, "sign", "%s needs a value", argv[i]);
-            if (argv[i][2] == 'r')
+                status = cli_usage(cli, "sign", "%s needs a value", argv[i]);
+            else if (argv[i][2] == 'r')
                 role_s = argv[++i];
             else
                 opts.key = argv[++i];
         } else if (strcmp(argv[i], "--replace") == 0) {
             opts.replace = true;
         } else if (argv[i][0] == '-') {
-            return cli_usage(cli, "sign", "unknown option '%s'", argv[i]);
-        } else if (dir) {
-            return cli_usage(cli, "sign", "sign takes one CASE_DIR or TASK_CLASS_DIR");
+            status = cli_usage(cli, "sign", "unknown option '%s'", argv[i]);
         } else {
-            dir = argv[i];
+            dirs[ndirs++] = argv[i];
         }
     }
     int role = 0;
-    if (!dir)
-        return cli_usage(cli, "sign", "sign needs a CASE_DIR or TASK_CLASS_DIR");
-    if (!role_s)
-        return cli_usage(cli, "sign", "sign needs --role author or --role reviewer");
-    if (bd_provenance_role_parse(role_s, &role) < 0)
-        return cli_usage(cli, "sign", "--role must be author or reviewer, not '%s'", role_s);
+    if (status)
+        goto out_args;
+    if (!ndirs) {
+        status = cli_usage(cli, "sign", "sign needs a CASE_DIR or TASK_CLASS_DIR");
+        goto out_args;
+    }
+    if (!role_s) {
+        status = cli_usage(cli, "sign", "sign needs --role author or --role reviewer");
+        goto out_args;
+    }
+    if (bd_provenance_role_parse(role_s, &role) < 0) {
+        status = cli_usage(cli, "sign", "--role must be author or reviewer, not '%s'", role_s);
+        goto out_args;
+    }
+    /* Every subject is known, and of one bench, before any is signed. */
+    for (size_t k = 0; k < ndirs && !status; k++) {
+        status = split_subject_dir(cli, dirs[k], &subs[k].root, &subs[k].tc, &subs[k].id);
+        if (!status && strcmp(subs[k].root, subs[0].root) != 0)
+            status = cli_usage(cli, "sign",
+                               "'%s' is in the bench at %s, '%s' in the one at %s: "
+                               "sign each bench's subjects with their own command",
+                               cli_vis(dirs[0]), cli_vis(subs[0].root), cli_vis(dirs[k]),
+                               cli_vis(subs[k].root));
+    }
+    if (status)
+        goto out_args;
 
-    char *root = NULL, *tcname = NULL, *id = NULL;
     bd_bench *bench = NULL;
     bd_task_class *tc = NULL;
     bd_prov_ctx *ctx = NULL;
-    bd_sign_result res = {0};
-    bd_err err = BD_ERR_INIT;
     bd_config cfg = {0};
-    int status = split_subject_dir(cli, dir, &root, &tcname, &id);
-    if (status)
-        goto out;
     /* --key, else .benchdesk/config.yaml's signing_key, else GnuPG's default. */
-    if (bd_config_load(&cfg, root, &err) < 0) {
+    if (bd_config_load(&cfg, subs[0].root, &err) < 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
     if (!opts.key)
         opts.key = cfg.signing_key;
-    if (bd_provenance_init(&err) < 0 || bd_bench_open(&bench, root, &err) < 0 ||
-        bd_task_class_load(&tc, bench, tcname, &err) < 0 ||
-        bd_prov_ctx_new(&ctx, bench->bench_dir, &err) < 0 ||
-        bd_sign_subject(&res, ctx, tc, id, role, &opts, &err) < 0) {
+    if (bd_provenance_init(&err) < 0 || bd_bench_open(&bench, subs[0].root, &err) < 0 ||
+        bd_prov_ctx_new(&ctx, bench->bench_dir, &err) < 0) {
         status = cli_fail(cli, &err);
         goto out;
     }
-    if (cli->json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "subject", bd_subject_kind_str(res.kind));
-        cJSON_AddStringToObject(o, "task_class", tc->name);
-        if (id)
-            cJSON_AddStringToObject(o, "case_id", id);
-        else
-            cJSON_AddNullToObject(o, "case_id");
-        cJSON_AddStringToObject(o, "role", bd_provenance_role_str(role));
-        cJSON_AddStringToObject(o, "identity", res.key.identity);
-        cJSON_AddStringToObject(o, "fingerprint", res.key.fingerprint);
-        cJSON_AddStringToObject(o, "digest", res.digest);
-        cJSON_AddStringToObject(o, "provenance_yaml", res.prov_path);
-        cJSON_AddStringToObject(o, "message", res.message);
-        if (res.replaces[0])
-            cJSON_AddStringToObject(o, "replaced", res.replaces);
-        else
-            cJSON_AddNullToObject(o, "replaced");
-        cJSON_AddStringToObject(o, "status", res.other_valid ? "signed" : "awaiting_review");
-        cli_print_json(o);
-        cJSON_Delete(o);
-    } else {
-        printf("signed %s %s%s%s as %s with %s (%s)\n", id ? "case" : "task class", tc->name,
-               id ? "/" : "", id ? id : "", bd_provenance_role_str(role), res.key.fingerprint,
-               res.key.identity);
-        if (res.replaces[0])
-            printf("replaced the %s %s signature of %s\n",
-                   res.replaces_valid ? "valid" : "superseded", bd_provenance_role_str(role),
-                   cli_vis(res.replaces));
-        if (res.other_valid)
-            printf("signed by two people; next: `benchdesk stage` it and `benchdesk commit`\n");
-        else
-            printf("next: a second person signs it with `benchdesk sign DIR --role %s` and "
-                   "their own key\n",
-                   role == BD_ROLE_AUTHOR ? "reviewer" : "author");
+    size_t signed_n = 0;
+    for (size_t k = 0; k < ndirs; k++) {
+        bd_sign_result res = {0};
+        bd_err serr = BD_ERR_INIT;
+        if (!tc || strcmp(tc->name, subs[k].tc) != 0) {
+            bd_task_class_free(tc);
+            tc = NULL;
+        }
+        if ((!tc && bd_task_class_load(&tc, bench, subs[k].tc, &serr) < 0) ||
+            bd_sign_subject(&res, ctx, tc, subs[k].id, role, &opts, &serr) < 0) {
+            int st = cli_fail(cli, &serr);
+            if (!status)
+                status = st;
+        } else {
+            print_signed(cli, &res, tc->name, subs[k].id, role, ndirs == 1);
+            signed_n++;
+        }
+        bd_sign_result_release(&res);
     }
+    if (ndirs > 1 && !cli->json)
+        printf("signed %zu of %zu subjects as %s; next: %s\n", signed_n, ndirs,
+               bd_provenance_role_str(role),
+               role == BD_ROLE_AUTHOR
+                   ? "a second person signs them with `benchdesk sign DIR... --role reviewer`"
+                   : "`benchdesk stage` the cases signed by two people and `benchdesk commit`");
 out:
     bd_config_release(&cfg);
-    bd_sign_result_release(&res);
     bd_prov_ctx_free(ctx);
     bd_task_class_free(tc);
     bd_bench_free(bench);
-    free(root);
-    free(tcname);
-    free(id);
+out_args:
+    for (size_t k = 0; subs && k < ndirs; k++) {
+        free(subs[k].root);
+        free(subs[k].tc);
+        free(subs[k].id);
+    }
+    free(subs);
+    free(dirs);
     return status;
 }

@@ -139,6 +139,10 @@ bad=$( (complete_words benchdesk sign ""; complete_words benchdesk sign bench/;
     LC_ALL=C grep -vxE 'bench/[a-z0-9][a-z0-9._-]*(/cases/[a-z0-9][a-z0-9._-]*)?' || true)
 [ -z "$bad" ] && pass "sign offers only case and task-class directories" ||
     fail "sign offers what is not a case or task-class directory: $(flat "$bad")"
+# sign takes several DIRs: the second and later are offered too.
+offers bench/incident-triage benchdesk sign bench/vuln-remediation b
+offers bench/vuln-remediation/cases/ghsa-demo-0002-lodash-prototype-pollution \
+    benchdesk sign bench/incident-triage --role author bench/vuln-remediation/
 offers_not bench/trusted-signers.yaml benchdesk sign bench/
 offers_not bench/keys benchdesk sign bench/
 offers_not .git benchdesk sign .

@@ -128,4 +128,37 @@ PY
 sed -i 's/silver: 0.80/silver: 0.10/' "$tcdir/registration.yaml"
 expect 1 task_class.digest_mismatch -- bd sign "$tcdir" --role author --key "$ALICE_FPR"
 
+# Several subjects in one command: each signed or refused on its own, in the order given.
+for id in m1 m2 m3; do bd -C "$root" case new tc "$id" >/dev/null; done
+bd -C "$root" pin tc >/dev/null 2>&1 || fail "pin tc"
+cases="$root/bench/tc/cases"
+out=$(bd sign "$cases/m1" "$cases/m2" "$cases/m3" --role author --key "$ALICE_FPR" --json) && rc=0 || rc=$?
+python3 - "$out" "$rc" <<'PY' && pass "sign DIR DIR DIR --json: one object a line, in order" || fail "sign several ($rc): $out"
+import json, sys
+lines = sys.argv[1].split("\n")
+assert sys.argv[2] == "0" and len(lines) == 3, lines
+got = [json.loads(l) for l in lines]
+assert [d["case_id"] for d in got] == ["m1", "m2", "m3"], got
+assert all(d["role"] == "author" and d["status"] == "awaiting_review" for d in got), got
+PY
+# A subject refused in the middle: its error, the others signed, the refusal's exit status.
+printf '\n# edited after the pin\n' >>"$cases/m2/case.yaml"
+cp "$cases/m2/provenance.yaml" "$BD_TMP/m2.prov"
+bd sign "$cases/m1" "$cases/m2" "$cases/m3" --role reviewer --key "$BOB_FPR" >"$BD_TMP/out" 2>"$BD_TMP/err" && rc=0 || rc=$?
+[ "$rc" = 1 ] && grep -q 'case.digest_mismatch' "$BD_TMP/err" && grep -q 'm2' "$BD_TMP/err" &&
+    pass "a refused subject among three: its error and exit 1" || fail "refusal among three ($rc): $(cat "$BD_TMP/err")"
+grep -q '^reviewer:$' "$cases/m1/provenance.yaml" && grep -q '^reviewer:$' "$cases/m3/provenance.yaml" &&
+    cmp -s "$cases/m2/provenance.yaml" "$BD_TMP/m2.prov" && pass "the two others reviewed, the refused one untouched" ||
+    fail "after a refusal among three: m1/m3 not reviewed or m2 changed"
+grep -q '^signed 2 of 3 subjects as reviewer' "$BD_TMP/out" && pass "the summary counts 2 of 3" ||
+    fail "summary: $(cat "$BD_TMP/out")"
+# Subjects that are not all of one known bench: refused before any is signed.
+mini_bench "$BD_TMP/other" alice bob
+expect 0 - -- bd digest "$BD_TMP/other/bench/tc"
+cp "$cases/m3/provenance.yaml" "$BD_TMP/m3.prov"
+expect 2 usage.bad_args -- bd sign "$cases/m3" "$BD_TMP/other/bench/tc/cases/c1" --role author --key "$ALICE_FPR" --replace
+expect 2 bench.unknown_case -- bd sign "$cases/m3" "$cases/nope" --role author --key "$ALICE_FPR" --replace
+cmp -s "$cases/m3/provenance.yaml" "$BD_TMP/m3.prov" && [ ! -e "$BD_TMP/other/bench/tc/cases/c1/provenance.yaml" ] &&
+    pass "two benches or an unknown dir: nothing signed" || fail "a refused list signed something"
+
 finish
