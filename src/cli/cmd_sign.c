@@ -131,9 +131,10 @@ static void print_signed(const bd_cli *cli, const bd_sign_result *res, const cha
                role == BD_ROLE_AUTHOR ? "reviewer" : "author");
 }
 
-/* A subject named on the command line: its bench root, task class and case id (NULL for
- * the task class itself). */
+/* A subject named on the command line: the DIR given, its bench root, task class and case
+ * id (NULL for the task class itself). */
 typedef struct subject {
+    const char *arg;
     char *root, *tc, *id;
 } subject;
 
@@ -142,16 +143,19 @@ int cmd_sign(bd_cli *cli, int argc, char **argv)
     if (cli_common_opts(cli, &argc, argv))
         return cli_help(sign_help);
     const char *role_s = NULL;
-    const char **dirs = calloc((size_t)argc, sizeof(*dirs));
     subject *subs = calloc((size_t)argc, sizeof(*subs));
     size_t ndirs = 0;
     bd_sign_opts opts = BD_SIGN_OPTS_INIT;
     bd_err err = BD_ERR_INIT;
+    bd_bench *bench = NULL;
+    bd_task_class *tc = NULL;
+    bd_prov_ctx *ctx = NULL;
+    bd_config cfg = {0};
     int status = 0;
-    if (!dirs || !subs) {
+    if (!subs) {
         bd_err_set(&err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
         status = cli_fail(cli, &err);
-        goto out_args;
+        goto out;
     }
     for (int i = 1; i < argc && !status; i++) {
         if (strcmp(argv[i], "--role") == 0 || strcmp(argv[i], "--key") == 0) {
@@ -166,41 +170,37 @@ int cmd_sign(bd_cli *cli, int argc, char **argv)
         } else if (argv[i][0] == '-') {
             status = cli_usage(cli, "sign", "unknown option '%s'", argv[i]);
         } else {
-            dirs[ndirs++] = argv[i];
+            subs[ndirs++].arg = argv[i];
         }
     }
     int role = 0;
     if (status)
-        goto out_args;
+        goto out;
     if (!ndirs) {
         status = cli_usage(cli, "sign", "sign needs a CASE_DIR or TASK_CLASS_DIR");
-        goto out_args;
+        goto out;
     }
     if (!role_s) {
         status = cli_usage(cli, "sign", "sign needs --role author or --role reviewer");
-        goto out_args;
+        goto out;
     }
     if (bd_provenance_role_parse(role_s, &role) < 0) {
         status = cli_usage(cli, "sign", "--role must be author or reviewer, not '%s'", role_s);
-        goto out_args;
+        goto out;
     }
     /* Every subject is known, and of one bench, before any is signed. */
     for (size_t k = 0; k < ndirs && !status; k++) {
-        status = split_subject_dir(cli, dirs[k], &subs[k].root, &subs[k].tc, &subs[k].id);
+        status = split_subject_dir(cli, subs[k].arg, &subs[k].root, &subs[k].tc, &subs[k].id);
         if (!status && strcmp(subs[k].root, subs[0].root) != 0)
             status = cli_usage(cli, "sign",
                                "'%s' is in the bench at %s, '%s' in the one at %s: "
                                "sign each bench's subjects with their own command",
-                               cli_vis(dirs[0]), cli_vis(subs[0].root), cli_vis(dirs[k]),
+                               cli_vis(subs[0].arg), cli_vis(subs[0].root), cli_vis(subs[k].arg),
                                cli_vis(subs[k].root));
     }
     if (status)
-        goto out_args;
+        goto out;
 
-    bd_bench *bench = NULL;
-    bd_task_class *tc = NULL;
-    bd_prov_ctx *ctx = NULL;
-    bd_config cfg = {0};
     /* --key, else .benchdesk/config.yaml's signing_key, else GnuPG's default. */
     if (bd_config_load(&cfg, subs[0].root, &err) < 0) {
         status = cli_fail(cli, &err);
@@ -243,13 +243,11 @@ out:
     bd_prov_ctx_free(ctx);
     bd_task_class_free(tc);
     bd_bench_free(bench);
-out_args:
     for (size_t k = 0; subs && k < ndirs; k++) {
         free(subs[k].root);
         free(subs[k].tc);
         free(subs[k].id);
     }
     free(subs);
-    free(dirs);
     return status;
 }
