@@ -10,6 +10,9 @@
 # so rubrics count too; the fairer number on a busy machine), and the whole machine's busy
 # CPU in that round (/proc/stat: counts also what left the tree unreaped — a warm server
 # and its cases — and whatever else ran). Sets $rubric.
+#
+# measure NAME COMMAND...: timer.py over COMMAND, $rounds rounds; "$wall_ms $cpu_ms" in $best,
+# the machine's busy ms in $busy, one line on stderr. Needs $work, $rounds and die.
 # Needs $PY, $src and $BD_BIN.
 trivial_setup() {
     local work=$1 n=$2
@@ -45,4 +48,13 @@ for _ in range(rounds):
         best = (wall, cpu, b1 - b0)
 print("%d %d %d" % (best[0] * 1000, best[1] * 1000, best[2] * 1000))
 PY
+}
+
+measure() {
+    local name=$1 out w c
+    shift
+    out=$("$PY" "$work/timer.py" "$rounds" "$@") || die "$name failed"
+    read -r w c busy <<<"$out"
+    best="$w $c"
+    printf '  %-22s wall %6d ms  cpu %6d ms  busy %6d ms\n' "$name" "$w" "$c" "$busy" >&2
 }

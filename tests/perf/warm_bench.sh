@@ -68,14 +68,6 @@ cleanup() {
 trap cleanup EXIT
 . "$src/tests/perf/trivial_lib.sh"
 trivial_setup "$work" "$n"
-measure() { # name command... -> "$wall_ms $cpu_ms" in $best, the machine's busy ms in $busy
-    local name=$1 out w c
-    shift
-    out=$("$PY" "$work/timer.py" "$rounds" "$@") || die "$name failed"
-    read -r w c busy <<<"$out"
-    best="$w $c"
-    printf '  %-22s wall %6d ms  cpu %6d ms  busy %6d ms\n' "$name" "$w" "$c" "$busy" >&2
-}
 cat >"$work/bare.sh" <<SH
 cd "$work/cwd" && for _ in \$(seq $n); do "$PY" -s "$rubric" <"$work/doc.json" >/dev/null; done
 SH
