@@ -690,7 +690,9 @@ static int verify_window_run(vctx *v, vwork *w, bd_history_verify_result *res, b
         }
         size_t len = 0;
         const char *p = window_record(v, w, i, &len, &b, err);
-        vpre done = {s->matched, w->pre_buf + i * (w->vis ? pre_stride(w->vis) : 0)};
+        /* No pointer arithmetic on pre_buf when it is NULL (no visitor). */
+        vpre done = {s->matched,
+                     w->pre_buf && w->vis ? w->pre_buf + i * pre_stride(w->vis) : w->pre_buf};
         if (!p || accept_record(v, k, s->hash, p, len, s->pre_done ? &done : NULL, err) != 0) {
             rc = WIN_FAIL;
             break;

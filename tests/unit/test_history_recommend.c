@@ -375,11 +375,11 @@ static void evidence_shortcuts_agree_with_the_general_reading(void **state)
     fixture *fx = *state;
     static const char *const ids[] = {"c1", "c2", "c10", "c", "c1c", "d1", "c6", "c3", "c4", "c5"};
     static const char *const cds[] = {TH_DIGEST_A, TH_DIGEST_B,
-                                      "blake3:0123456789abcdef0123456789abcdef0123456789abcdef"
-                                      "0123456789abcdee"};
+                                      ("blake3:0123456789abcdef0123456789abcdef0123456789abcdef"
+                                       "0123456789abcdee")};
     static const char *const tcds[] = {TH_DIGEST_B, TH_DIGEST_A,
-                                       "blake3:fedcba9876543210fedcba9876543210fedcba987654321"
-                                       "0fedcba9876543211"};
+                                       ("blake3:fedcba9876543210fedcba9876543210fedcba987654321"
+                                        "0fedcba9876543211")};
     size_t n_ids = sizeof(ids) / sizeof(ids[0]), n_cd = sizeof(cds) / sizeof(cds[0]);
     static const char more[] = "0789abcdefghijklmnopqrstuvwxyz"; /* c0, c7, ... cz below */
     size_t n_tcd = sizeof(tcds) / sizeof(tcds[0]), k = 0;
