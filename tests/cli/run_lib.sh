@@ -77,8 +77,19 @@ require_warm() {
         [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && { echo "FAIL: the jail cannot be built: $why"; exit 1; }
         echo "SKIP: the namespaces jail is unavailable here: $why"; exit 77
     fi
-    bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/w0" 2>/dev/null || true
-    if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
-        echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
-    fi
+    bd run probe --isolation namespaces --drafts --case probe-00 --json >"$BD_TMP/w0" 2>"$BD_TMP/w0.err" || true
+    warm_or_skip "$BD_TMP/w0" "$BD_TMP/w0.err"
+}
+
+# warm_or_skip EVENTS STDERR: returns when the run whose --json events are in EVENTS started
+# warm; exits 77 (skipped, saying why) when it started cold; fails when it never started (a
+# crash is a failure, not a reason to skip).
+warm_or_skip() {
+    local how
+    how=$(started "$1")
+    case "$how" in
+    "warm ") ;;
+    cold*) echo "SKIP: this build or machine cannot start warm: $how"; exit 77 ;;
+    *) echo "FAIL: the run that should say how it started did not start: $(head -c 2000 "$2")"; exit 1 ;;
+    esac
 }

@@ -17,10 +17,8 @@ FX="$BD_TMP/fx-slow"
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --state "$BD_TMP/state-slow" \
     --python "$PY" --only adversarial --slow-seconds 4 >/dev/null
 case "$RUNTMP" in /tmp/*) ;; *) echo "SKIP: warm starts need TMPDIR under /tmp ($RUNTMP)"; exit 77 ;; esac
-bd run adversarial --isolation namespaces --drafts --case pass --json >"$BD_TMP/w0" 2>/dev/null || true
-if [ "$(started "$BD_TMP/w0")" != "warm " ]; then
-    echo "SKIP: this build or machine cannot start warm: $(started "$BD_TMP/w0")"; exit 77
-fi
+bd run adversarial --isolation namespaces --drafts --case pass --json >"$BD_TMP/w0" 2>"$BD_TMP/w0.err" || true
+warm_or_skip "$BD_TMP/w0" "$BD_TMP/w0.err"
 
 # The children of pid $1 (by pid, from /proc).
 kids() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep . || true; }
