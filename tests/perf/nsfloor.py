@@ -7,7 +7,7 @@
 #                                     side by side (default 1): how far the kernel lets
 #                                     namespace creation and teardown scale
 #
-#   python3 nsfloor.py N [STREAMS] --warm RUBRIC DOC
+#   python3 nsfloor.py N [STREAMS] --warm RUBRIC DOC [--copies 1|2|3]
 #       the one-copy warm floor (docs/runner.md#a-machine-where-every-page-table-write-traps):
 #       this interpreter first imports the warm interpreter's preload allowlist (read from
 #       src/run/warm.h, so the two cannot drift), compiles RUBRIC and freezes its objects as
@@ -18,6 +18,12 @@
 #       copy of the interpreter, the fewest a case can have (the rubric is a fork of it),
 #       no separate init, no jail, no limits, no restored state, no supervisor, nothing
 #       recorded. So no warm start of that rubric can be cheaper per case on this machine.
+#       --copies 3 gives the same rubric benchdesk's process tree instead, each process a
+#       copy of the interpreter as a warm case's are (docs/runner.md#how-a-warm-case-runs):
+#       a fork (the supervisor) that clones into the fresh namespace set (the init, PID 1),
+#       which forks the rubric (PID 2) and waits for it; still nothing else. What a warm
+#       case costs above it is benchdesk's work, not its process tree's. --copies 2 leaves
+#       out the supervisor: what a tree with one copy fewer would cost.
 import ctypes, gc, io, os, re, sys
 
 FLAGS = 0x10000000 | 0x20000000 | 0x00020000 | 0x40000000 | 0x08000000 | 0x04000000
@@ -37,33 +43,67 @@ def cold_case(libc):
     return pid
 
 
-def warm_case(libc, warm):
-    code, doc, null = warm
-    pid = libc.syscall(CLONE_NR[os.uname().machine], FLAGS | SIGCHLD, 0, 0, 0, 0)
+def clone_into_namespaces(libc):
+    return libc.syscall(CLONE_NR[os.uname().machine], FLAGS | SIGCHLD, 0, 0, 0, 0)
+
+
+def wait_then_exit(pid):
+    """The end of a process that only waits for its one child (an init, a supervisor)."""
     if pid < 0:
-        return -1
+        os._exit(1)
+    _, st = os.waitpid(pid, 0)
+    os._exit(0 if st == 0 else 1)
+
+
+def init_and_rubric(libc, warm):
+    """Clones the init into a fresh namespace set; the init forks the rubric (PID 2)."""
+    init = clone_into_namespaces(libc)
+    if init == 0:
+        rubric = os.fork()
+        if rubric == 0:
+            run_rubric(warm)
+        wait_then_exit(rubric)
+    return init
+
+
+def warm_case(libc, warm, copies):
+    if copies == 1:
+        pid = clone_into_namespaces(libc)
+        if pid == 0:
+            run_rubric(warm)
+        return pid
+    if copies == 2:
+        return init_and_rubric(libc, warm)
+    pid = os.fork()  # the supervisor
     if pid == 0:
-        try:
-            os.lseek(doc, 0, os.SEEK_SET)
-            os.dup2(doc, 0)
-            os.dup2(null, 1)
-            sys.stdin = io.TextIOWrapper(io.open(0, "rb", closefd=False), "utf-8")
-            sys.stdout = io.TextIOWrapper(io.open(1, "wb", closefd=False), "utf-8")
-            exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
-            sys.stdout.flush()
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
+        wait_then_exit(init_and_rubric(libc, warm))
     return pid
 
 
-def stream(n, warm):
+def run_rubric(warm):
+    """The rubric's process: the case's document on stdin, fresh text streams, the compiled
+    rubric in a fresh __main__; never returns."""
+    code, doc, null = warm
+    try:
+        os.lseek(doc, 0, os.SEEK_SET)
+        os.dup2(doc, 0)
+        os.dup2(null, 1)
+        sys.stdin = io.TextIOWrapper(io.open(0, "rb", closefd=False), "utf-8")
+        sys.stdout = io.TextIOWrapper(io.open(1, "wb", closefd=False), "utf-8")
+        exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
+        sys.stdout.flush()
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+
+
+def stream(n, warm, copies=1):
     libc = ctypes.CDLL(None, use_errno=True)
     if warm:  # a file offset of its own: streams side by side must not share one
         code, doc, null = warm
         warm = (code, os.open("/proc/self/fd/%d" % doc, os.O_RDONLY), null)
     for _ in range(n):
-        pid = warm_case(libc, warm) if warm else cold_case(libc)
+        pid = warm_case(libc, warm, copies) if warm else cold_case(libc)
         if pid < 0:
             sys.exit("clone into new namespaces failed: %s" % os.strerror(ctypes.get_errno()))
         _, st = os.waitpid(pid, 0)
@@ -89,21 +129,28 @@ def warm_setup(rubric, doc):
 
 
 args = sys.argv[1:]
-warm = None
+warm, copies = None, 1
+if "--copies" in args:
+    i = args.index("--copies")
+    copies = int(args[i + 1])
+    del args[i : i + 2]
+    if copies not in (1, 2, 3):
+        sys.exit("nsfloor: --copies is 1 (the fewest), 2 (an init and its rubric) or 3 (a warm"
+                 " case's process tree)")
 if "--warm" in args:
     i = args.index("--warm")
     warm = warm_setup(args[i + 1], args[i + 2])
     del args[i : i + 3]
 n, streams = int(args[0]), int(args[1]) if len(args) > 1 else 1
 if streams == 1:
-    stream(n, warm)
+    stream(n, warm, copies)
     sys.exit(0)
 pids = []
 for k in range(streams):
     pid = os.fork()
     if pid == 0:
         try:
-            stream(n // streams + (1 if k < n % streams else 0), warm)
+            stream(n // streams + (1 if k < n % streams else 0), warm, copies)
         except SystemExit as e:
             os._exit(1 if e.code else 0)
         os._exit(0)

@@ -24,6 +24,10 @@
 #                          exits (no init, jail, limits, supervisor or history) — less than
 #                          any warm case must do, so no warm start is cheaper; one stream and
 #                          two
+#   warm tree floor        the same with a warm case's process tree (nsfloor.py --copies 3): a
+#                          supervisor fork, an init cloned into the namespaces, the rubric
+#                          forked by it, each a copy of the interpreter and doing nothing
+#                          else — what benchdesk's own tree costs here, before its work
 # Aims (reported, not enforced): warm --jobs 1 <= 0.25x the wall time of bare python;
 # warm --jobs 2 >= 1.8x the throughput of warm --jobs 1; warm --jobs 2 >= 4x the
 # throughput of the peer at 2 jobs (5x the stretch). Where a floor (the namespace floor,
@@ -90,7 +94,8 @@ measure_tmpfs() {
     r_t2=$best
     tfs_why=""
 }
-# The one-copy warm floor, one stream and two: sets r_wf and r_wf2.
+# The one-copy warm floor, one stream and two, and the three-copy tree floor: sets r_wf,
+# r_wf2 and r_wt.
 warm_floor() {
     measure "warm floor" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
         "$PY" -s "$src/tests/perf/nsfloor.py" "$n" 1 --warm "$rubric" "$work/doc.json"
@@ -98,6 +103,9 @@ warm_floor() {
     measure "warm floor x2" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
         "$PY" -s "$src/tests/perf/nsfloor.py" "$n" 2 --warm "$rubric" "$work/doc.json"
     r_wf2=$best
+    measure "warm tree floor" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
+        "$PY" -s "$src/tests/perf/nsfloor.py" "$n" 1 --warm "$rubric" "$work/doc.json" --copies 3
+    r_wt=$best
 }
 cat >"$work/peer.sh" <<SH
 out=\$("$PY" "$src/tests/perf/peer_asyncio_runner.py" "$work/manifest.json" "$work/fx/bench" --jobs "\$1")
@@ -132,15 +140,16 @@ if [ "${BD_WARM_ONLY:-0}" = 1 ]; then
     r_ns2=$best
     warm_floor
     echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-    "$PY" - "$n" $r_w1 $r_w2 $r_ns $r_ns2 $r_wf $r_wf2 $r_t1 $r_t2 <<'PY'
+    "$PY" - "$n" $r_w1 $r_w2 $r_ns $r_ns2 $r_wf $r_wf2 $r_wt $r_t1 $r_t2 <<'PY'
 import sys
 n = int(sys.argv[1])
 v = [max(int(x), 1) for x in sys.argv[2:]]
 for i, name in enumerate(["benchdesk warm --jobs 1", "benchdesk warm --jobs 2",
                           "namespace floor (1 at a time)", "namespace floor (2 at a time)",
                           "warm floor (1 at a time)", "warm floor (2 at a time)",
+                          "warm tree floor (3 copies)",
                           "warm --jobs 1, temp on tmpfs", "warm --jobs 2, temp on tmpfs"]):
-    if i >= 6 and v[2 * i] <= 1:
+    if i >= 7 and v[2 * i] <= 1:
         continue
     print("%-30s wall %6d ms %6.2f ms/case  cpu %6d ms" % (name, v[2 * i], v[2 * i] / n, v[2 * i + 1]))
 print("warm --jobs 2 throughput / --jobs 1: %.2fx (aim 1.8x); namespace floor scales %.2fx,"
@@ -170,7 +179,7 @@ r_ns2=$best
 warm_floor
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-"$PY" - "$n" "$tfs_why" $r_bare $r_c1 $r_w1 $r_c2 $r_w2 $r_p1 $r_p2 $r_ns $r_ns2 $r_wf $r_wf2 $r_t1 $r_t2 "$b_w1" "$b_w2" <<'PY'
+"$PY" - "$n" "$tfs_why" $r_bare $r_c1 $r_w1 $r_c2 $r_w2 $r_p1 $r_p2 $r_ns $r_ns2 $r_wf $r_wf2 $r_wt $r_t1 $r_t2 "$b_w1" "$b_w2" <<'PY'
 import sys
 n = int(sys.argv[1])
 tfs_why = sys.argv[2]
@@ -182,7 +191,8 @@ v = v[:-4]
 names = ["bare python3 -s rubric.py", "benchdesk cold --jobs 1", "benchdesk warm --jobs 1",
          "benchdesk cold --jobs 2", "benchdesk warm --jobs 2", "asyncio peer --jobs 1",
          "asyncio peer --jobs 2", "namespace floor (1 at a time)",
-         "namespace floor (2 at a time)", "warm floor (1 at a time)", "warm floor (2 at a time)"]
+         "namespace floor (2 at a time)", "warm floor (1 at a time)", "warm floor (2 at a time)",
+         "warm tree floor (3 copies)"]
 rows = [(names[i], max(v[2 * i], 1), v[2 * i + 1]) for i in range(len(names))]
 bare_w, bare_c = rows[0][1], max(rows[0][2], 1)
 print("%-30s %8s %8s %9s %9s %8s %8s" % ("variant", "wall ms", "ms/case", "cases/s", "wall/bare",
@@ -190,7 +200,7 @@ print("%-30s %8s %8s %9s %9s %8s %8s" % ("variant", "wall ms", "ms/case", "cases
 for name, w, c in rows:
     print("%-30s %8d %8.2f %9.1f %8.2fx %8d %7.2fx" % (name, w, w / n, n * 1000.0 / w, w / bare_w,
                                                        c, c / bare_c))
-c1, w1, c2, w2, p1, p2, ns, ns2, wf1, wf2 = (r[1] for r in rows[1:])
+c1, w1, c2, w2, p1, p2, ns, ns2, wf1, wf2, wt = (r[1] for r in rows[1:])
 # The fewest ms n cases can take: the namespace set alone, and the one-copy warm floor
 # (each at the faster of one stream and two: a run may overlap its cases on both CPUs).
 ns_best, wf_best = min(ns, ns2), min(wf1, wf2)
@@ -208,8 +218,14 @@ def aim(ok, text, floor=None):
 aim(w1 <= 0.25 * bare_w, "warm --jobs 1 <= 0.25x bare python: %.2fx (cold %.2fx)" % (w1 / bare_w, c1 / bare_w)
     + ("" if tfs_why else "; temp dirs on tmpfs %.2fx" % (t1 / bare_w)),
     "floor: a fresh namespace set alone is %.2f ms/case = %.2fx bare python; the one-copy warm"
-    " floor %.2f ms/case = %.2fx%s" % (ns_best / n, ns_best / bare_w, wf_best / n, wf_best / bare_w,
-                                       " (the aim is out of reach here)" if wf_best > 0.25 * bare_w else ""))
+    " floor %.2f ms/case = %.2fx%s\n"
+    "       tree: a warm case's three copies of the interpreter, made one after another and doing"
+    " nothing else, are %.2f ms/case = %.2fx; %s"
+    % (ns_best / n, ns_best / bare_w, wf_best / n, wf_best / bare_w,
+       " (the aim is out of reach here)" if wf_best > 0.25 * bare_w else "", wt / n, wt / bare_w,
+       "benchdesk's own work adds %.2f ms/case" % ((w1 - wt) / n) if w1 >= wt else
+       "benchdesk is %.2f ms/case under it (it makes a case's supervisor and init while the case"
+       " before runs)" % ((wt - w1) / n)))
 # The CPU bound of the scaling: --jobs 1's processes (benchdesk, the warm server, the
 # rubric) already overlap, and two CPUs cannot run --jobs 2 faster than its CPU per case / 2.
 # Counted as the machine's busy CPU: the warm servers' trees are not reaped into the
