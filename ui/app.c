@@ -533,7 +533,7 @@ void bd_app_key(bd_app *app, int key, bool is_code)
         break;
     case BD_A_RELOAD:
         if (app->ops.reload)
-            app->ops.reload(app);
+            app->ops.reload(app, "re-read the bench from disk");
         break;
     case BD_A_NONE:
         break;

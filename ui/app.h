@@ -484,9 +484,12 @@ typedef struct bd_app_ops {
                              bd_err *err);
     void (*redraw_all)(bd_app *app);
     /* session (desk.c) */
-    bool (*busy)(const bd_app *app);                /* a run is being prepared or running */
-    bool (*quit_hook)(bd_app *app, int status);     /* true: the quit waits for the run */
-    void (*reload)(bd_app *app);                    /* Ctrl-R */
+    bool (*busy)(const bd_app *app);            /* a run is being prepared or running */
+    bool (*quit_hook)(bd_app *app, int status); /* true: the quit waits for the run */
+    /* Ctrl-R and the watch (watch.h): re-read the bench and open the same views again;
+     * `done`, when not NULL, is what the status line says once they are open (NULL: it
+     * keeps what it says, as after the TUI's own act). */
+    void (*reload)(bd_app *app, const char *done);
     bool (*global)(bd_app *app, bd_action a);       /* v: true when handled */
     void (*event)(bd_app *app, const bd_event *ev); /* after each broadcast, and notify */
 } bd_app_ops;

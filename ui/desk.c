@@ -47,7 +47,8 @@ typedef struct desk_state {
     size_t n_kept, next; /* kept[0] is the first view; next: the level to open next */
     bd_view *expect_top; /* the view the re-opening left on top: anything else, it stops */
     bool reopening;
-    bool in_resume; /* opening a view may broadcast: no re-entry */
+    bool in_resume;   /* opening a view may broadcast: no re-entry */
+    const char *done; /* said when every view is open again (NULL: nothing) */
 } desk_state;
 
 /* One desk per process: there is one app. */
@@ -58,6 +59,7 @@ static void stop_reopening(void)
     ds.reopening = false;
     ds.n_kept = ds.next = 0;
     ds.expect_top = NULL;
+    ds.done = NULL;
 }
 
 /* Open level `k` of the kept stack on top. Returns 1 opened, 0 wait for loading, -1 gone
@@ -175,7 +177,8 @@ static void resume_levels(bd_app *app)
                 return; /* rows still loading */
         }
         if (ds.next >= ds.n_kept) {
-            bd_app_message(app, BD_MSG_INFO, "re-read the bench from disk");
+            if (ds.done)
+                bd_app_message(app, BD_MSG_INFO, "%s", ds.done);
             stop_reopening();
             return;
         }
@@ -200,7 +203,7 @@ static void on_event(bd_app *app, const bd_event *ev)
         resume(app);
 }
 
-static void reload_now(bd_app *app)
+static void reload_now(bd_app *app, const char *done)
 {
     if (bd_ui_run_active(app)) {
         bd_app_message(app, BD_MSG_WARN, "a run is in progress: reload after it finishes");
@@ -237,6 +240,7 @@ static void reload_now(bd_app *app)
     ds.reopening = true;
     ds.next = 1;
     ds.expect_top = app->top;
+    ds.done = done;
     bd_app_broadcast(app, &ev); /* resumes the re-opening (on_event) */
     bd_app_invalidate(app, BD_DIRTY_ALL);
 }

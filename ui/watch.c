@@ -206,10 +206,9 @@ static void on_tick(uv_timer_t *t)
     if (w->dirty && now - w->dirty_at >= SETTLE_MS && quiet(app) && app->ops.reload) {
         w->dirty = false;
         w->reloads++;
-        app->ops.reload(app);
-        /* After the TUI's own act its message stays; else say why the views moved. */
-        if (!w->own)
-            bd_app_message(app, BD_MSG_INFO, "re-read the bench: it changed outside benchdesk");
+        /* After the TUI's own act its message stays; else say why the views moved (once they
+         * are open again: the re-opening's end must not say something else over it). */
+        app->ops.reload(app, w->own ? NULL : "re-read the bench: it changed outside benchdesk");
         w->own = false;
         w->stamp = w->fallback ? folder_stamp(w) : 0;
     }

@@ -64,6 +64,14 @@ sleep 1
 tui_keys I
 tui_wait_joined "superseded 2 signatures (alice@bench.example, bob@bench.example)" 20 &&
     pass "I pinned c1 and said whose signatures it superseded" || fail "I: $TUI_LAST"
+# The pin's writes re-read the bench within a second (the watch settles 0.3 s, ticks every
+# 0.5 s); the status line keeps what the pin said, and never says anything over it.
+if tui_wait "re-read the bench" 3; then
+    fail "the re-read after the TUI's own pin replaced its message: $TUI_LAST"
+else
+    tui_wait_joined "superseded 2 signatures" 1 && pass "after the re-read the pin's message stays" ||
+        fail "the pin's message is gone: $TUI_LAST"
+fi
 expect_0=$(bd -C "$root" verify tc >/dev/null 2>&1; echo $?)
 [ "$expect_0" = 1 ] && pass "verify still reports fresh (unpinned)" || fail "verify -> $expect_0"
 tui_keys q
