@@ -83,13 +83,20 @@ require_warm() {
 
 # warm_or_skip EVENTS STDERR: returns when the run whose --json events are in EVENTS started
 # warm; exits 77 (skipped, saying why) when it started cold; fails when it never started (a
-# crash is a failure, not a reason to skip).
+# crash is a failure, not a reason to skip), and when it started cold although this build
+# has benchdesk-warm and the machine must build the jail (BD_REQUIRE_NAMESPACES=1): there a
+# cold fallback is a broken warm start.
 warm_or_skip() {
     local how
     how=$(started "$1")
     case "$how" in
     "warm ") ;;
-    cold*) echo "SKIP: this build or machine cannot start warm: $how"; exit 77 ;;
+    cold*)
+        if [ "${BD_REQUIRE_NAMESPACES:-0}" = 1 ] && [ -x "$BD_BIN-warm" ]; then
+            echo "FAIL: this build has benchdesk-warm and this machine namespaces, but the run started $how"
+            exit 1
+        fi
+        echo "SKIP: this build or machine cannot start warm: $how"; exit 77 ;;
     *) echo "FAIL: the run that should say how it started did not start: $(head -c 2000 "$2")"; exit 1 ;;
     esac
 }
