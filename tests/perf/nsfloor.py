@@ -31,28 +31,28 @@ SIGCHLD = 17
 CLONE_NR = {"x86_64": 56, "aarch64": 220}  # clone(flags, stack=0, ...) forks like fork()
 
 
-def cold_case(libc):
-    pid = os.fork()
-    if pid == 0:
-        if libc.unshare(FLAGS) != 0:
-            os._exit(1)
-        if os.fork() == 0:  # PID 1 of the new PID namespace
-            os._exit(0)
-        os.wait()
-        os._exit(0)
-    return pid
-
-
-def clone_into_namespaces(libc):
-    return libc.syscall(CLONE_NR[os.uname().machine], FLAGS | SIGCHLD, 0, 0, 0, 0)
-
-
 def wait_then_exit(pid):
     """The end of a process that only waits for its one child (an init, a supervisor)."""
     if pid < 0:
         os._exit(1)
     _, st = os.waitpid(pid, 0)
     os._exit(0 if st == 0 else 1)
+
+
+def cold_case(libc):
+    pid = os.fork()
+    if pid == 0:
+        if libc.unshare(FLAGS) != 0:
+            os._exit(1)
+        init = os.fork()
+        if init == 0:  # PID 1 of the new PID namespace
+            os._exit(0)
+        wait_then_exit(init)
+    return pid
+
+
+def clone_into_namespaces(libc):
+    return libc.syscall(CLONE_NR[os.uname().machine], FLAGS | SIGCHLD, 0, 0, 0, 0)
 
 
 def init_and_rubric(libc, warm):

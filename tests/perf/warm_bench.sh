@@ -97,15 +97,20 @@ measure_tmpfs() {
 # The one-copy warm floor, one stream and two, and the three-copy tree floor: sets r_wf,
 # r_wf2 and r_wt.
 warm_floor() {
-    measure "warm floor" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
-        "$PY" -s "$src/tests/perf/nsfloor.py" "$n" 1 --warm "$rubric" "$work/doc.json"
+    measure_warm_floor "warm floor" 1
     r_wf=$best
-    measure "warm floor x2" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
-        "$PY" -s "$src/tests/perf/nsfloor.py" "$n" 2 --warm "$rubric" "$work/doc.json"
+    measure_warm_floor "warm floor x2" 2
     r_wf2=$best
-    measure "warm tree floor" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
-        "$PY" -s "$src/tests/perf/nsfloor.py" "$n" 1 --warm "$rubric" "$work/doc.json" --copies 3
+    measure_warm_floor "warm tree floor" 1 --copies 3
     r_wt=$best
+}
+# measure_warm_floor NAME STREAMS [ARG...]: nsfloor.py --warm over the run's cases, from the
+# rubric's cwd as a case runs it.
+measure_warm_floor() {
+    local name=$1 streams=$2
+    shift 2
+    measure "$name" bash -c 'cd "$1" && shift && exec "$@"' - "$work/cwd" \
+        "$PY" -s "$src/tests/perf/nsfloor.py" "$n" "$streams" --warm "$rubric" "$work/doc.json" "$@"
 }
 cat >"$work/peer.sh" <<SH
 out=\$("$PY" "$src/tests/perf/peer_asyncio_runner.py" "$work/manifest.json" "$work/fx/bench" --jobs "\$1")
