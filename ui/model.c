@@ -69,7 +69,8 @@ typedef struct model_priv {
     uint8_t **digest_chunks; /* per tc */
     uint8_t *tc_check;       /* per tc: its own pin and signatures, 0 todo, 1 queued, 2 done */
     bool *tc_queued;
-    bool hold_digests; /* BENCHDESK_MODEL_HOLD=digests: no JOB_DIGEST is started (tests) */
+    bool hold_digests; /* BENCHDESK_MODEL_HOLD=digests|all: no JOB_DIGEST is started (tests) */
+    bool hold_meta;    /* BENCHDESK_MODEL_HOLD=all: no JOB_META either */
     bd_model_reads reads;
 } model_priv;
 
@@ -246,7 +247,8 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
     m->app = app;
     model_priv *p = priv_of(m);
     const char *hold = getenv("BENCHDESK_MODEL_HOLD");
-    p->hold_digests = hold && strcmp(hold, "digests") == 0;
+    p->hold_meta = hold && strcmp(hold, "all") == 0;
+    p->hold_digests = p->hold_meta || (hold && strcmp(hold, "digests") == 0);
     if (build(m, err) < 0) {
         free(m);
         return -1;
@@ -826,7 +828,8 @@ static bool pump_cursor_meta(bd_model *m, size_t ti)
     model_priv *p = priv_of(m);
     bd_ui_tc *t = &m->tcs[ti];
     size_t ci = t->prio_case;
-    if (t->state != BD_LOAD_DONE || ci >= t->n_cases || t->cases[ci].meta != BD_LOAD_PENDING)
+    if (p->hold_meta || t->state != BD_LOAD_DONE || ci >= t->n_cases ||
+        t->cases[ci].meta != BD_LOAD_PENDING)
         return false;
     if (p->digest_chunks[ti][ci / BD_MODEL_DIGEST_CHUNK] == 2)
         return false; /* merged: the row has what the check found */

@@ -6,7 +6,11 @@
 #     class's own pin and signatures are checked once, not with every chunk;
 #   - the row under the cursor gets its metadata on its own, before any check: with the
 #     checks held back (BENCHDESK_MODEL_HOLD=digests) the cases view still shows each
-#     row's disposition and difficulty, and the sign view opens on a draft row as author.
+#     row's disposition and difficulty, and the sign view opens on a draft row as author;
+#   - the sign view waits for no row: with nothing read at all (BENCHDESK_MODEL_HOLD=all,
+#     what the first moments of a re-read look like) it still opens, and picks the role
+#     still missing from the case's provenance.yaml (author on a draft, reviewer on a case
+#     only an author signed).
 . "$(dirname "$0")/lib.sh"
 . "$BD_SOURCE_DIR/tests/tui/lib.sh"
 
@@ -22,8 +26,12 @@ n_tcs=$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["task_classe
 draft=$("$BD_BIN" -C "$root" list vuln-remediation --json | python3 -c '
 import json, sys
 print(next(c["case_id"] for c in json.load(sys.stdin)["cases"] if c["provenance"] == "draft"))')
-[ "$n_cases" -gt 0 ] && [ -n "$draft" ] && pass "demo bench: $n_cases cases in $n_tcs task classes, draft $draft" ||
-    { fail "demo bench: no cases or no draft"; finish; }
+authored=$("$BD_BIN" -C "$root" list vuln-remediation --json | python3 -c '
+import json, sys
+print(next(c["case_id"] for c in json.load(sys.stdin)["cases"] if c["provenance"] == "awaiting_review"))')
+[ "$n_cases" -gt 0 ] && [ -n "$draft" ] && [ -n "$authored" ] &&
+    pass "demo bench: $n_cases cases in $n_tcs task classes, draft $draft, authored $authored" ||
+    { fail "demo bench: no cases, no draft or no authored case"; finish; }
 stat_of() { sed -n "s/^$1=//p" "$2"; }
 
 tui_start 120 40
@@ -82,6 +90,39 @@ if [ -s "$stats" ]; then
     m=$(stat_of meta_reads "$stats")
     [ "${m:-0}" -gt 0 ] && [ "$m" -le 256 ] && pass "the cursor's chunk alone was read ($m case.yaml)" ||
         fail "$m case.yaml files read for the cursor (wanted 1..256)"
+else
+    fail "no model counts in $stats"
+fi
+# ---- 3. Nothing read at all: the sign view reads the signatures itself -----------------
+stats="$BD_TMP/model.3"
+TUI_ENV="BENCHDESK_MODEL_STATS=$stats BENCHDESK_MODEL_HOLD=all"
+tui_open -C "$root"
+tui_open_cases vuln
+for pick in "$draft:author" "$authored:reviewer"; do
+    id=${pick%%:*} role=${pick#*:}
+    tui_keys /
+    tui_type "$id"
+    tui_keys Enter
+    expect_screen "1/1 (of " "$id is the only row left"
+    tui_keys Enter
+    expect_screen "Provenance" "the case view of $id opens"
+    tui_keys P
+    expect_screen "sign as $role" "with no row read, P on $id opens the sign view as $role"
+    if grep -q "still loading" <<<"$(tui_cap)"; then fail "the sign view said still loading"; else
+        pass "the sign view of $id waits for no row"; fi
+    tui_keys Escape
+    sleep 0.3
+    tui_keys q
+    expect_screen "1/1 (of " "back in the filtered cases view"
+    tui_keys Escape
+    sleep 0.3
+done
+tui_keys q q q q
+tui_expect_exit 0 "q from the first view"
+if [ -s "$stats" ]; then
+    [ "$(stat_of case_checks "$stats")" = 0 ] && [ "$(stat_of meta_reads "$stats")" = 0 ] &&
+        pass "no row was read (held back)" ||
+        fail "rows were read while held back: $(tr '\n' ' ' <"$stats")"
 else
     fail "no model counts in $stats"
 fi
