@@ -464,6 +464,8 @@ void bd_app_key(bd_app *app, int key, bool is_code)
     if (app->discard_keys_until_ms && bd_app_now_ms(app) < app->discard_keys_until_ms)
         return; /* typed for GnuPG, not for benchdesk */
     app->discard_keys_until_ms = 0;
+    if (app->ops.hold_key && app->ops.hold_key(app, key, is_code))
+        return;
     if (app->confirm.active) {
         app->confirm.active = false;
         bd_app_invalidate(app, BD_DIRTY_STATUS);

@@ -492,6 +492,10 @@ typedef struct bd_app_ops {
     void (*reload)(bd_app *app, const char *done);
     bool (*global)(bd_app *app, bd_action a);       /* v: true when handled */
     void (*event)(bd_app *app, const bd_event *ev); /* after each broadcast, and notify */
+    /* Asked first of every key but Ctrl-C and Ctrl-Z: true when the session keeps it for
+     * later (typed while the views open again after a reload: it is handed back through
+     * bd_app_key once they are, so it reaches the view it was typed at). */
+    bool (*hold_key)(bd_app *app, int key, bool is_code);
 } bd_app_ops;
 
 /* The app (app.c). */

@@ -7,6 +7,8 @@
  * view, the model rebuilt, and the views opened again on it, one level at a time as the
  * model loads what each needs (a case view waits for its task class). A view whose task
  * class, case or record is gone stops the re-opening there, with a message saying what.
+ * Keys typed meanwhile wait (up to REOPEN_HOLD_MS) and are handed to the views once they
+ * are open again: they were typed at those views, not at the ones passed on the way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,10 @@
 /* ---- the stack kept across a reload ------------------------------------------------- */
 
 #define MAX_KEPT 32
+#define MAX_HELD 64
+/* How long keys wait for the views to open again; after that they go to whatever is
+ * open (a re-read of a very large bench may take longer). */
+#define REOPEN_HOLD_MS 3000
 
 typedef struct kept_view {
     bd_view_id id;
@@ -47,8 +53,18 @@ typedef struct desk_state {
     size_t n_kept, next; /* kept[0] is the first view; next: the level to open next */
     bd_view *expect_top; /* the view the re-opening left on top: anything else, it stops */
     bool reopening;
-    bool in_resume;   /* opening a view may broadcast: no re-entry */
-    const char *done; /* said when every view is open again (NULL: nothing) */
+    bool in_resume;     /* opening a view may broadcast: no re-entry */
+    const char *done;   /* said when every view is open again (NULL: nothing) */
+    uint64_t reopen_ms; /* when the re-opening began (bd_app_now_ms) */
+    struct {
+        int key;
+        bool is_code;
+    } held[MAX_HELD]; /* typed during the re-opening, oldest first */
+    size_t n_held;
+    bool held_dropped;    /* some did not fit */
+    bool release_pending; /* handed back on the next turn of the loop (release_timer) */
+    uv_timer_t release_timer;
+    bool timer_ready;
 } desk_state;
 
 /* One desk per process: there is one app. */
@@ -60,6 +76,70 @@ static void stop_reopening(void)
     ds.n_kept = ds.next = 0;
     ds.expect_top = NULL;
     ds.done = NULL;
+}
+
+/* Hand the held keys to the views, oldest first, on a turn of the loop of their own: a
+ * key may open or close views, and the re-opening ends while views are being walked
+ * (resume, a broadcast). Keys typed before then join the queue behind them. */
+static void on_release(uv_timer_t *t)
+{
+    bd_app *app = t->data;
+    ds.release_pending = false;
+    if (ds.held_dropped)
+        bd_app_message(app, BD_MSG_WARN,
+                       "more than %d keys were typed while the bench was re-read: the rest "
+                       "were dropped",
+                       MAX_HELD);
+    ds.held_dropped = false;
+    /* Copied out first: a held key may start another reload, which holds keys anew. */
+    size_t n = ds.n_held;
+    int keys[MAX_HELD];
+    bool codes[MAX_HELD];
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = ds.held[i].key;
+        codes[i] = ds.held[i].is_code;
+    }
+    ds.n_held = 0;
+    for (size_t i = 0; i < n && !app->quitting; i++)
+        bd_app_key(app, keys[i], codes[i]);
+    bd_app_invalidate(app, BD_DIRTY_ALL);
+}
+
+static void release_keys(void)
+{
+    if ((ds.n_held || ds.held_dropped) && !ds.release_pending) {
+        ds.release_pending = true;
+        uv_timer_start(&ds.release_timer, on_release, 0, 0);
+    }
+}
+
+/* The re-opening is over (done, gone elsewhere, or failed): the held keys go on. */
+static void end_reopening(void)
+{
+    stop_reopening();
+    release_keys();
+}
+
+static bool hold_key(bd_app *app, int key, bool is_code)
+{
+    if (!ds.timer_ready)
+        return false; /* nothing could hand them back: keys go where they are typed */
+    if (ds.reopening && bd_app_now_ms(app) - ds.reopen_ms > REOPEN_HOLD_MS) {
+        /* Still re-opening: the user waits no longer; the keys go to what is open now,
+         * after those held so far. */
+        end_reopening();
+        bd_app_invalidate(app, BD_DIRTY_ALL);
+    }
+    if (!ds.reopening && !ds.release_pending)
+        return false;
+    if (ds.n_held == MAX_HELD) {
+        ds.held_dropped = true;
+        return true;
+    }
+    ds.held[ds.n_held].key = key;
+    ds.held[ds.n_held].is_code = is_code;
+    ds.n_held++;
+    return true;
 }
 
 /* Open level `k` of the kept stack on top. Returns 1 opened, 0 wait for loading, -1 gone
@@ -164,7 +244,7 @@ static void resume_levels(bd_app *app)
 {
     while (ds.reopening) {
         if (app->top != ds.expect_top) {
-            stop_reopening(); /* the user went elsewhere meanwhile: leave it there */
+            end_reopening(); /* something else opened a view meanwhile: leave it there */
             return;
         }
         /* The cursor of the view on top first (its rows may still be loading). */
@@ -179,14 +259,14 @@ static void resume_levels(bd_app *app)
         if (ds.next >= ds.n_kept) {
             if (ds.done)
                 bd_app_message(app, BD_MSG_INFO, "%s", ds.done);
-            stop_reopening();
+            end_reopening();
             return;
         }
         int r = reopen_one(app, &ds.kept[ds.next]);
         if (r == 0)
             return;
         if (r < 0) {
-            stop_reopening();
+            end_reopening();
             bd_app_invalidate(app, BD_DIRTY_ALL);
             return;
         }
@@ -232,12 +312,13 @@ static void reload_now(bd_app *app, const char *done)
         bd_app_pop(app);
     bd_err err = BD_ERR_INIT;
     if (bd_model_reload(app->model, &err) < 0) {
-        stop_reopening();
         bd_app_error(app, &err);
+        end_reopening();
         return;
     }
     bd_event ev = {.kind = BD_EV_MODEL, .tc_index = SIZE_MAX, .case_index = SIZE_MAX};
     ds.reopening = true;
+    ds.reopen_ms = bd_app_now_ms(app);
     ds.next = 1;
     ds.expect_top = app->top;
     ds.done = done;
@@ -308,10 +389,15 @@ void bd_desk_install(bd_app *app)
     app->ops.reload = reload_now;
     app->ops.global = global;
     app->ops.event = on_event;
+    app->ops.hold_key = hold_key;
 }
 
 int bd_desk_start(bd_app *app, bd_err *err)
 {
+    if (uv_timer_init(app->loop, &ds.release_timer) == 0) {
+        ds.release_timer.data = app;
+        ds.timer_ready = true;
+    }
     if (bd_model_new(&app->model, app, err) < 0)
         return -1;
     if (bd_app_open(app, BD_VIEW_TCLASSES, NULL) < 0)
@@ -323,6 +409,12 @@ int bd_desk_start(bd_app *app, bd_err *err)
 void bd_desk_close(bd_app *app)
 {
     stop_reopening();
+    ds.n_held = 0; /* leaving: nothing is handed on */
+    if (ds.timer_ready) {
+        uv_timer_stop(&ds.release_timer);
+        uv_close((uv_handle_t *)&ds.release_timer, NULL);
+        ds.timer_ready = false;
+    }
     bd_app_close_all(app);
     bd_ui_run_free(app); /* the runner's handles live on the loop */
     bd_model_free(app->model);

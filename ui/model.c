@@ -3,9 +3,11 @@
  * model.h for the order). Pool jobs read only what they own or a reference-counted,
  * immutable bd_task_class; they hand their results to the loop thread, which merges.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "err_keys.h"
 #include "model.h"
@@ -45,6 +47,7 @@ typedef struct model_job {
     /* JOB_TC_LOAD */
     char *bench_dir;
     char *name;
+    unsigned slow_ms; /* BENCHDESK_MODEL_SLOW_MS (tests) */
     bd_task_class *loaded;
     bd_err err;
     /* JOB_META / JOB_DIGEST: cases [lo, hi) of ref->tc */
@@ -71,6 +74,7 @@ typedef struct model_priv {
     bool *tc_queued;
     bool hold_digests; /* BENCHDESK_MODEL_HOLD=digests|all: no JOB_DIGEST is started (tests) */
     bool hold_meta;    /* BENCHDESK_MODEL_HOLD=all: no JOB_META either */
+    unsigned slow_ms;  /* BENCHDESK_MODEL_SLOW_MS: each task-class load takes this long (tests) */
     bd_model_reads reads;
 } model_priv;
 
@@ -248,6 +252,8 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
     model_priv *p = priv_of(m);
     const char *hold = getenv("BENCHDESK_MODEL_HOLD");
     p->hold_meta = hold && strcmp(hold, "all") == 0;
+    const char *slow = getenv("BENCHDESK_MODEL_SLOW_MS");
+    p->slow_ms = slow ? (unsigned)strtoul(slow, NULL, 10) % 60000 : 0;
     p->hold_digests = p->hold_meta || (hold && strcmp(hold, "digests") == 0);
     if (build(m, err) < 0) {
         free(m);
@@ -389,6 +395,11 @@ void bd_model_set_last(bd_model *m, size_t tc_index, size_t case_index, bool pas
 
 static void run_tc_load(model_job *j)
 {
+    if (j->slow_ms) {
+        struct timespec ts = {(time_t)(j->slow_ms / 1000), (long)(j->slow_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
     bd_bench b = {0};
     b.bench_dir = j->bench_dir;
     bd_task_class_load(&j->loaded, &b, j->name, &j->err);
@@ -882,6 +893,7 @@ static void pump(bd_model *m)
                 return;
             j->kind = JOB_TC_LOAD;
             j->tc_index = i;
+            j->slow_ms = p->slow_ms;
             j->bench_dir = strdup(m->app->bench->bench_dir);
             j->name = strdup(t->name);
             if (!j->bench_dir || !j->name) {

@@ -16,7 +16,8 @@
  * For tests: BENCHDESK_MODEL_STATS=<file> makes bd_model_free write how many cases each
  * kind of job read (bd_model_reads, as "name=value" lines); BENCHDESK_MODEL_HOLD=digests
  * starts no chunk of checks, so whatever a row shows came from its metadata read alone;
- * BENCHDESK_MODEL_HOLD=all reads no metadata either, so every row stays loading.
+ * BENCHDESK_MODEL_HOLD=all reads no metadata either, so every row stays loading;
+ * BENCHDESK_MODEL_SLOW_MS=<ms> makes each task-class load take at least that long.
  */
 #ifndef BD_UI_MODEL_H
 #define BD_UI_MODEL_H
