@@ -253,7 +253,8 @@ int bd_model_new(bd_model **out, bd_app *app, bd_err *err)
     const char *hold = getenv("BENCHDESK_MODEL_HOLD");
     p->hold_meta = hold && strcmp(hold, "all") == 0;
     const char *slow = getenv("BENCHDESK_MODEL_SLOW_MS");
-    p->slow_ms = slow ? (unsigned)strtoul(slow, NULL, 10) % 60000 : 0;
+    unsigned long slow_ms = slow ? strtoul(slow, NULL, 10) : 0;
+    p->slow_ms = slow_ms > 60000 ? 60000 : (unsigned)slow_ms; /* a minute at most */
     p->hold_digests = p->hold_meta || (hold && strcmp(hold, "digests") == 0);
     if (build(m, err) < 0) {
         free(m);
