@@ -20,6 +20,13 @@ expect() {
     pass "$* -> $want ${code}"
 }
 
+# case_ids ROOT TC: the case ids of task class TC of the bench at ROOT, as `list` gives
+# them, on one line separated by spaces.
+case_ids() {
+    "$BD_BIN" -C "$1" list "$2" --json |
+        python3 -c 'import json,sys; print(" ".join(c["case_id"] for c in json.load(sys.stdin)["cases"]))'
+}
+
 # A copy of the demo bench in a scratch dir; prints its root.
 demo_copy() {
     local d="$BD_TMP/demo.$RANDOM"

@@ -30,8 +30,7 @@ $TUI_LAST"
 
 root=$(demo_pinned)
 tc=vuln-remediation
-ids=$("$BD_BIN" -C "$root" list "$tc" --json |
-    python3 -c 'import json,sys; print(" ".join(c["case_id"] for c in json.load(sys.stdin)["cases"]))')
+ids=$(case_ids "$root" "$tc")
 read -r id1 id2 _ <<<"$ids"
 longest=$(tr ' ' '\n' <<<"$ids" | awk '{ print length, $0 }' | sort -rn | head -1 | cut -d' ' -f2)
 

@@ -8,8 +8,7 @@
 
 root=$(demo_pinned)
 tc=vuln-remediation
-ids=$("$BD_BIN" -C "$root" list "$tc" --json |
-    python3 -c 'import json,sys; print(" ".join(c["case_id"] for c in json.load(sys.stdin)["cases"]))')
+ids=$(case_ids "$root" "$tc")
 read -r id1 id2 id3 _ <<<"$ids"
 # One record in the history, so the history view has a result to open.
 "$BD_BIN" -C "$root" run "$tc" --drafts --case "$id1" >/dev/null 2>"$BD_TMP/run.err" ||

@@ -15,8 +15,7 @@
 
 root=$(demo_pinned)
 tc=vuln-remediation
-id=$("$BD_BIN" -C "$root" list "$tc" --json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["cases"][0]["case_id"])')
+read -r id _ <<<"$(case_ids "$root" "$tc")"
 [ -n "$id" ] && pass "case $id" || { fail "no case in $tc"; finish; }
 
 # open_case: from the task classes view to the case view of $id.
