@@ -69,9 +69,12 @@ for c in $commands; do
     opts=$("$BD_BIN" "$c" --help |
         awk '/^usage:/ {u = 1} u && /^$/ {u = 0} u || /^  +-/ {print}' |
         grep -oE '(^|[][ |])--?[a-zA-Z][a-zA-Z-]*' | sed 's/^[][ |]//' | sort -u)
+    # One completion per command, every option looked up in it.
+    offered=$(complete_words benchdesk "$c" -)
     for o in $opts --help; do
         [ "$o" = "-C" ] && continue
-        offers "$o" benchdesk "$c" -
+        grep -qxF -- "$o" <<<"$offered" && pass "'benchdesk $c -' offers $o" ||
+            fail "'benchdesk $c -' does not offer $o (got: $(tr '\n' ' ' <<<"$offered"))"
     done
 done
 for o in -C --theme --version --help; do
