@@ -92,10 +92,13 @@ expect_screen "${id1:0:20}" "the cases view"
 tui_keys g Enter
 expect_screen_re "^ $id1 " "the case view of the edited case"
 expect_screen "provenance BAD" "the signatures are checked"
-# The reason is wrapped over the rows of the case's document: walk down to its end.
+# The reason is wrapped over the rows of the case's document: walk down to its end, a
+# row at a time, each once the pane has moved.
 for _ in $(seq 1 24); do
-    tui_wait_joined "sign it again" 1 && break
+    before=$(tui_cap)
+    tr '\n' ' ' <<<"$before" | tr -s ' ' | grep -qF "sign it again" && break
     tui_keys j
+    tui_changed "$before" 2 || break
 done
 expect_joined "sign it again" "the BAD signature's reason ends with what to do"
 no_cut "BAD|verifies over neither|forged|sign it again" "the BAD signature's reason in the case view"

@@ -134,6 +134,20 @@ tui_gone() {
     return 1
 }
 
+# tui_changed BEFORE [TIMEOUT]: poll until the pane differs from BEFORE (a tui_cap taken
+# before a key); returns 1 when it never does (the key moved nothing).
+tui_changed() {
+    local before=$1 t=${2:-$BD_TUI_TIMEOUT} i=0
+    local tries=$((t * 20))
+    while [ $i -lt $tries ]; do
+        TUI_LAST=$(tui_cap)
+        [ "$TUI_LAST" != "$before" ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
 # expect_screen TEXT WHAT: wait for TEXT, pass or fail with the pane shown.
 # tui_stacks: once per test, after the first failed wait, what benchdesk was doing: its
 # process tree and every thread's stack (gdb, when installed), so a hang seen once in CI
