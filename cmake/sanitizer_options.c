@@ -28,8 +28,8 @@ const char *__asan_default_options(void)
 /*
  * LeakSanitizer's exit scan reads every writable segment of every loaded object. The
  * sanitizer runtime's own .bss is 5.5 MiB, almost all of it never touched, so the scan
- * faults in some 1,400 zero pages one by one: a third of a test-flavour process's time
- * on this kind of machine (docs/architecture.md#tests). Collapsing each whole 2 MiB
+ * faults in some 1,400 zero pages one by one: half of a test-flavour process's page
+ * faults (docs/architecture.md#tests). Collapsing each whole 2 MiB
  * stretch of such a .bss into a huge page at start replaces about 1,000 of those
  * faults with two page allocations. Where the kernel has no MADV_COLLAPSE (before
  * Linux 6.1) or no huge page to give, madvise fails and nothing changes.

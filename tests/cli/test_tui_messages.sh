@@ -96,7 +96,7 @@ expect_screen "provenance BAD" "the signatures are checked"
 # row at a time, each once the pane has moved.
 for _ in $(seq 1 24); do
     before=$(tui_cap)
-    tr '\n' ' ' <<<"$before" | tr -s ' ' | grep -qF "sign it again" && break
+    pane_has_joined "$before" "sign it again" && break
     tui_keys j
     tui_changed "$before" 2 || break
 done

@@ -80,10 +80,15 @@ tui_open_cases() {
     expect_screen "CASE▲" "the cases view opens"
 }
 
-# _tui_poll HOW TEXT [TIMEOUT]: poll the pane until TEXT is on it, HOW being "fixed" (a
-# fixed string), "re" (an extended regular expression) or "joined" (a fixed string in
-# the pane read as one line: rows joined by a space, runs of spaces squeezed, for text
-# the TUI wraps). Leaves the last capture in TUI_LAST; returns 1 on timeout.
+# pane_has_joined PANE TEXT: whether TEXT is in the capture PANE read as one line (rows
+# joined by a space, runs of spaces squeezed), for text the TUI wraps.
+pane_has_joined() { tr '\n' ' ' <<<"$1" | tr -s ' ' | grep -qF -- "$2"; }
+
+# _tui_poll HOW TEXT [TIMEOUT]: poll the pane until it matches TEXT, HOW being "fixed" (a
+# fixed string on it), "re" (an extended regular expression), "joined" (a fixed string in
+# the pane read as one line: pane_has_joined), "gone" (a fixed string no longer on it) or
+# "changed" (the pane differs from TEXT, an earlier capture). Leaves the last capture in
+# TUI_LAST; returns 1 on timeout.
 _tui_poll() {
     local how=$1 want=$2 t=${3:-$BD_TUI_TIMEOUT} i=0
     local tries=$((t * 20))
@@ -92,7 +97,9 @@ _tui_poll() {
         case $how in
         fixed) grep -qF -- "$want" <<<"$TUI_LAST" && return 0 ;;
         re) grep -qE -- "$want" <<<"$TUI_LAST" && return 0 ;;
-        joined) tr '\n' ' ' <<<"$TUI_LAST" | tr -s ' ' | grep -qF -- "$want" && return 0 ;;
+        joined) pane_has_joined "$TUI_LAST" "$want" && return 0 ;;
+        gone) grep -qF -- "$want" <<<"$TUI_LAST" || return 0 ;;
+        changed) [ "$TUI_LAST" != "$want" ] && return 0 ;;
         esac
         sleep 0.05
         i=$((i + 1))
@@ -122,31 +129,11 @@ $TUI_LAST"
 }
 
 # tui_gone TEXT [TIMEOUT]: poll until TEXT is no longer on the pane.
-tui_gone() {
-    local want=$1 t=${2:-$BD_TUI_TIMEOUT} i=0
-    local tries=$((t * 20))
-    while [ $i -lt $tries ]; do
-        TUI_LAST=$(tui_cap)
-        grep -qF -- "$want" <<<"$TUI_LAST" || return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
-}
+tui_gone() { _tui_poll gone "$@"; }
 
 # tui_changed BEFORE [TIMEOUT]: poll until the pane differs from BEFORE (a tui_cap taken
 # before a key); returns 1 when it never does (the key moved nothing).
-tui_changed() {
-    local before=$1 t=${2:-$BD_TUI_TIMEOUT} i=0
-    local tries=$((t * 20))
-    while [ $i -lt $tries ]; do
-        TUI_LAST=$(tui_cap)
-        [ "$TUI_LAST" != "$before" ] && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
-}
+tui_changed() { _tui_poll changed "$@"; }
 
 # expect_screen TEXT WHAT: wait for TEXT, pass or fail with the pane shown.
 # tui_stacks: once per test, after the first failed wait, what benchdesk was doing: its
