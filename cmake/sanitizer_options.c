@@ -38,7 +38,7 @@ const char *__asan_default_options(void)
 #define MADV_COLLAPSE 25
 #endif
 
-enum { PAGE = 4096, HUGE_PAGE = 2 << 20 };
+enum { HUGE_PAGE = 2 << 20 };
 
 static int collapse_bss(struct dl_phdr_info *info, size_t size, void *unused)
 {
@@ -48,10 +48,10 @@ static int collapse_bss(struct dl_phdr_info *info, size_t size, void *unused)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
             continue;
-        /* The zero-filled tail past the file's bytes: anonymous memory of its own. */
+        /* The zero-filled tail past the file's bytes, anonymous memory of its own from the
+         * next page on; its first whole huge page starts past that page anyway. */
         uintptr_t start = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
         uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-        start = (start + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
         uintptr_t huge_start = (start + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
         uintptr_t huge_end = end & ~(uintptr_t)(HUGE_PAGE - 1);
         if (huge_end > huge_start)
