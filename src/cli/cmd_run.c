@@ -281,6 +281,12 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
     }
     size_t n = 0;
     const bd_case_result *const *res = bd_runner_results(r, &n);
+    /* The id column as wide as the longest failed case's id (ids are ASCII,
+     * docs/formats.md): ids are never cut and the scores stay in line. */
+    int wc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!res[i]->score.passed && (int)strlen(res[i]->case_id) > wc)
+            wc = (int)strlen(res[i]->case_id);
     bool header = false;
     for (size_t i = 0; i < n; i++) {
         if (res[i]->score.passed)
@@ -290,7 +296,7 @@ static void print_table(const bd_cli *cli, const bd_runner *r)
             header = true;
         }
         const bd_score *sc = &res[i]->score;
-        printf("    %-40s %.3f  %s\n", cli_vis(res[i]->case_id), sc->score,
+        printf("    %-*s  %.3f  %s\n", wc, cli_vis(res[i]->case_id), sc->score,
                sc->n_failure_modes ? cli_vis(sc->failure_modes[0].code) : "(no failure mode)");
     }
     if (s->has_summary_path)

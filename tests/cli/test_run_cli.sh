@@ -156,6 +156,15 @@ else
     fail "the demo bench has no signed case to run"
 fi
 [ -n "$waiting" ] || fail "the demo bench has no case awaiting review"
+# The table's failed cases: ids of any length whole, the scores in one column.
+rc=0
+out=$(TMPDIR="$RUNTMP" "$BD_BIN" -C "$demo" run vuln-remediation "${SUB[@]}" 2>"$BD_TMP/err") || rc=$?
+failed_rows=$(sed -n '/^  failed cases$/,/^  [a-z]/p' <<<"$out" | grep '^    ' || true)
+score_cols=$(awk '{ print index($0, $2) }' <<<"$failed_rows" | sort -u)
+[ "$rc" = 0 ] && [ "$(wc -l <<<"$failed_rows")" -ge 2 ] && [ "$(wc -l <<<"$score_cols")" = 1 ] &&
+    grep -q '^    ghsa-demo-0007-follow-redirects-header-leak  0\.600  ' <<<"$failed_rows" &&
+    pass "failed cases: whole ids, scores in one column" ||
+    fail "failed cases table (exit $rc): $out"
 TMPDIR="$RUNTMP" expect 3 provenance.missing -- "$BD_BIN" -C "$demo" run vuln-remediation "${SUB[@]}" --case "$waiting"
 
 # ---- a tampered history: the run refuses before anything runs ------------------------------
