@@ -71,7 +71,10 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Depends, beside the libraries: the programs the binary runs. Every signature check
 # (verify, run, list) drives gpg through GPGME (gnupg), rubrics run under python3 by
 # default, and the TUI's pager falls back to less.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "gnupg, python3, less")
+# And the libraries opened on first use (cmake/lazylibs.cmake), which dpkg-shlibdeps cannot
+# see because the binary does not link them.
+string(REPLACE ";" ", " bd_lazy_depends "${BD_LAZY_PACKAGES}")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "gnupg, python3, less, ${bd_lazy_depends}")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, git")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 include(CPack)

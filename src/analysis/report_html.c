@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/HTMLtree.h>
-#include <libxml/tree.h>
+#include "xml2.h"
 
 #include "text.h"
 
@@ -586,6 +585,8 @@ int bd_report_html(const bd_report *r, char **out, size_t *len, bd_err *err)
 {
     *out = NULL;
     *len = 0;
+    if (bd_xml2_load(err) < 0)
+        return -1;
     page pg = {htmlNewDocNoDtD(NULL, NULL), false};
     xmlNodePtr html = pg.doc ? xmlNewDocNode(pg.doc, NULL, BAD_CAST "html", NULL) : NULL;
     if (!html || !xmlCreateIntSubset(pg.doc, BAD_CAST "html", NULL, NULL)) {

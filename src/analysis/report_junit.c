@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/xmlwriter.h>
+#include "xml2.h"
 
 #include "strbuf.h"
 #include "text.h"
@@ -228,6 +228,8 @@ int bd_report_junit(const bd_report *r, char **out, size_t *len, bd_err *err)
 {
     *out = NULL;
     *len = 0;
+    if (bd_xml2_load(err) < 0)
+        return -1;
     xmlBufferPtr buf = xmlBufferCreate();
     xmlTextWriterPtr w = buf ? xmlNewTextWriterMemory(buf, 0) : NULL;
     int rc = w ? document(w, r) : -1;

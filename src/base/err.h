@@ -99,6 +99,7 @@
     X(BD_E_RECORD_DECLINED, "record.declined", 3)                                                  \
     X(BD_E_RECORD_SUT_FAILED, "record.sut_failed", 4)                                              \
     X(BD_E_ENV_VARIABLE_MISSING, "env.variable_missing", 4)                                        \
+    X(BD_E_LIBRARY_MISSING, "env.library_missing", 4)                                              \
     X(BD_E_SHARD_SPEC, "shard.bad_spec", 2)                                                        \
     X(BD_E_BUNDLE_EXISTS, "bundle.exists", 2)                                                      \
     X(BD_E_BUNDLE_INVALID, "bundle.invalid", 2)                                                    \

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <git2.h>
+#include "lg2.h"
 
 #include "bench.h"
 #include "digest.h"
@@ -52,6 +52,8 @@ static char *strip_slash(char *s)
 int bd_git_open(bd_git **out, const char *bench_root, bd_err *err)
 {
     *out = NULL;
+    if (bd_lg2_load(err) < 0)
+        return -1;
     if (git_libgit2_init() < 0)
         return git_fail(err, BD_E_GIT, "cannot initialise libgit2");
     bd_git *g = calloc(1, sizeof(*g));
