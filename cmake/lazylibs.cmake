@@ -27,7 +27,6 @@ function(bd_lazy_library prefix target)
   endif()
   set(soname "${CMAKE_MATCH_1}")
   get_filename_component(dir "${file}" DIRECTORY)
-  get_filename_component(real "${dir}/${soname}" REALPATH)
   set(package "${soname}")
   if(BD_DPKG_QUERY)
     execute_process(COMMAND ${BD_DPKG_QUERY} -S "${dir}/${soname}" OUTPUT_VARIABLE owner

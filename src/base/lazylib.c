@@ -27,12 +27,7 @@ static void load_locked(bd_lazylib *lib)
         }
         lib->syms[i] = s;
     }
-    if (lib->table_size != lib->n * sizeof(void *)) {
-        snprintf(lib->why, sizeof(lib->why), "its table does not match its list (a build error)");
-        lib->state = -1;
-        return;
-    }
-    memcpy(lib->table, lib->syms, lib->table_size);
+    memcpy(lib->table, lib->syms, lib->n * sizeof(void *));
     lib->state = 1;
 }
 

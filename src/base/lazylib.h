@@ -12,7 +12,6 @@
 #define BD_LAZYLIB_H
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -25,9 +24,9 @@ typedef struct bd_lazylib {
     void **syms; /* n slots, filled as they resolve */
     /* The caller's typed table: n pointers in the order of names, nothing else (a
      * function pointer has the size and representation of the void * dlsym() returns,
-     * as POSIX requires). Filled only once every symbol resolved. */
+     * as POSIX requires; BD_LAZYLIB_DEFINE checks the size when it compiles). Filled
+     * only once every symbol resolved. */
     void *table;
-    size_t table_size;
     pthread_mutex_t mu; /* PTHREAD_MUTEX_INITIALIZER */
     int state;          /* 0 not tried, 1 loaded, -1 failed (why says why) */
     char why[320];
@@ -42,6 +41,7 @@ typedef struct bd_lazylib {
 #define BD_LAZYLIB_DEFINE(tbl, FUNCS, load, soname_, package_)                                     \
     static const char *const tbl##_names[] = {FUNCS(BD_LAZYLIB_NAME)};                             \
     static void *tbl##_syms[sizeof(tbl##_names) / sizeof(tbl##_names[0])];                         \
+    _Static_assert(sizeof(tbl) == sizeof(tbl##_syms), #tbl " must hold one pointer per name");     \
     static bd_lazylib tbl##_lib = {                                                                \
         .soname = soname_,                                                                         \
         .package = package_,                                                                       \
@@ -49,7 +49,6 @@ typedef struct bd_lazylib {
         .n = sizeof(tbl##_names) / sizeof(tbl##_names[0]),                                         \
         .syms = tbl##_syms,                                                                        \
         .table = &tbl,                                                                             \
-        .table_size = sizeof(tbl),                                                                 \
         .mu = PTHREAD_MUTEX_INITIALIZER,                                                           \
     };                                                                                             \
     int load(bd_err *err)                                                                          \

@@ -5,12 +5,12 @@
 # not a library, or lacks a function, that command alone fails with env.library_missing
 # (exit 4), naming the soname, the reason and the package, while the others still work.
 . "$(dirname "$0")/lib.sh"
+command -v gcc >/dev/null || { echo "SKIP: needs gcc to build the stand-in libraries"; exit 77; }
 PY=$(command -v /usr/bin/python3 || command -v python3)
 FX="$BD_TMP/fx"
 "$PY" -s "$BD_SOURCE_DIR/tests/fixtures/rubrics/mkbench.py" "$FX" --trivial 2 --only trivial \
     --python "$PY" >/dev/null
 mkdir -p "$BD_TMP/runtmp"
-command -v gcc >/dev/null || { echo "SKIP: needs gcc to build the stand-in libraries"; exit 77; }
 
 # ---- not linked -------------------------------------------------------------------------
 linked=$(ldd "$BD_BIN")
