@@ -57,6 +57,13 @@ static int warm_request(const req_hdr *h, const char *cwd, char **argv)
     return 0;
 }
 static bool spare_stale; /* never: the spare holds no state of a request */
+/* A spare that is not a fork of the server (the warm server's small supervisor program,
+ * exec_warm.c): its pid, or -2 when there is none and the server forks the spare. */
+static pid_t spare_exec(int ctl, int sock, pid_t server)
+{
+    (void)ctl, (void)sock, (void)server;
+    return -2;
+}
 /* The command line a spare prepares an init for (docs/runner.md#how-a-warm-case-runs), or
  * NULL: a cold server's spare prepares nothing (its next request may be of any class). */
 static const char *const *spare_prepared_argv(void)
@@ -1161,16 +1168,10 @@ static pid_t prepared_start(int st, int *rep_read)
     return prog;
 }
 
-/* In the spare: wait for one forwarded request, then become its supervisor. */
-static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
+/* In a spare, once its init is prepared (or none is): wait for one forwarded request on
+ * `sock` (into `buf`, cap bytes), then become its supervisor. */
+static void __attribute__((noreturn)) spare_serve(int sock, pid_t server, char *buf, size_t cap)
 {
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != server)
-        _exit(0);
-    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
-    char *buf = malloc(cap);
-    if (!buf)
-        _exit(0);
-    prepared_make(buf, cap);
     struct iovec iov = {buf, cap};
     fd_cmsg u;
     struct msghdr msg;
@@ -1197,6 +1198,19 @@ static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
     supervisor(&h, cwd, argv, envp, fds, server);
 }
 
+/* In the spare, a fork of the server: prepare its init, then serve one request. */
+static void __attribute__((noreturn)) spare_main(int sock, pid_t server)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != server)
+        _exit(0);
+    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
+    char *buf = malloc(cap);
+    if (!buf)
+        _exit(0);
+    prepared_make(buf, cap);
+    spare_serve(sock, server, buf, cap);
+}
+
 static void spare_drop(void)
 {
     if (the_spare.pid <= 0)
@@ -1216,8 +1230,8 @@ static void spare_make(int ctl)
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return;
     pid_t server = getpid();
-    pid_t pid = server_fork();
-    if (pid == 0) {
+    pid_t pid = spare_exec(ctl, sv[1], server); /* -2: none, fork one */
+    if (pid == -2 && (pid = server_fork()) == 0) {
         close(ctl);
         close(sv[0]);
         spare_main(sv[1], server);
@@ -1278,6 +1292,13 @@ static void server_request(int sock, const char *buf, size_t len, int *fds, int 
     }
     int pidfd = -1;
     pid_t pid = spare_take(buf, len, fds, &pidfd);
+#ifdef BD_WARM_SERVER
+    if (pid <= 0) { /* the first case, or the first after a new compile: a spare made now,
+                     * whose supervisor is no copy of the interpreter (spare_exec) */
+        spare_make(sock);
+        pid = spare_take(buf, len, fds, &pidfd);
+    }
+#endif
     if (pid > 0) {
         free(argv);
         snprintf(reply, sizeof(reply), "ok %d", (int)pid);

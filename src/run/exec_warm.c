@@ -60,29 +60,47 @@ static uid_t next_case_uid;                  /* what the next forked supervisor'
 static bool spare_stale;                     /* the spare was forked before the code now compiled */
 static char shown_tmp[PATH_MAX];             /* the run's temp root: where a case's cwd appears */
 
+/* As root, a free case uid of this server's share of the warm jail's block into *k (0
+ * when not root) and next_case_uid. Returns false (errno EAGAIN) when none is free. */
+static bool case_uid_pick(unsigned *k)
+{
+    *k = 0;
+    if (warm_as_root) {
+        for (*k = uid_first; *k < BD_WARM_UIDS && slot_pid[*k] != 0; *k += uid_step)
+            ;
+        if (*k >= BD_WARM_UIDS) {
+            errno = EAGAIN;
+            return false;
+        }
+    }
+    next_case_uid = (uid_t)*k;
+    return true;
+}
+
+/* The case uid *k is the supervisor `pid`'s until it is reaped (server_reaped). */
+static void case_uid_hold(unsigned k, pid_t pid)
+{
+    if (pid > 0 && warm_as_root)
+        slot_pid[k] = pid;
+}
+
 /* Fork a supervisor (or the spare) of the warm server: Python's at-fork protocol around
  * it, and, as root, a free case uid of the warm jail's block for it. */
 static pid_t server_fork(void)
 {
-    unsigned k = 0;
-    if (warm_as_root) {
-        for (k = uid_first; k < BD_WARM_UIDS && slot_pid[k] != 0; k += uid_step)
-            ;
-        if (k >= BD_WARM_UIDS) {
-            errno = EAGAIN;
-            return -1;
-        }
-    }
-    next_case_uid = (uid_t)k;
+    unsigned k;
+    if (!case_uid_pick(&k))
+        return -1;
     bd_warm_py_before_fork();
     pid_t pid = fork();
     if (pid == 0)
         return 0;
     bd_warm_py_after_fork_parent();
-    if (pid > 0 && warm_as_root)
-        slot_pid[k] = pid;
+    case_uid_hold(k, pid);
     return pid;
 }
+
+static pid_t spare_exec(int ctl, int sock, pid_t server); /* after exec_server.c, below */
 
 static void server_reaped(pid_t pid)
 {
@@ -178,6 +196,155 @@ static void __attribute__((noreturn)) warm_program(char **argv, int status_fd)
 
 #include "exec_server.c"
 
+/* ---- the spare as a small program ---------------------------------------------------------
+ * A spare forked from the warm server is a third copy of the interpreter in every case
+ * (supervisor, init, rubric), and copying one costs more than anything else a warm case
+ * does where page-table writes are slow (docs/runner.md#where-the-time-goes). So the
+ * spare is made without copying the interpreter: a child that shares the server's memory
+ * until it executes (vfork) clones the prepared init — the one copy the rubric descends
+ * from — then executes `benchdesk-supervisor` (exec_supervisor.c), which takes the
+ * prepared init over and serves the request as any spare does. When the program cannot
+ * be executed, the server forks its spares from then on (spare_make). */
+
+static int supervisor_exe = -1; /* benchdesk-supervisor (O_PATH), or -1: spares are forks */
+/* Set by the vfork child that failed: SPARE_NO_INIT (the clone of the init: this time
+ * only) or SPARE_NO_EXEC (the program: from then on the spares are forks). */
+static volatile int spare_exec_failed;
+enum { SPARE_NO_INIT = 1, SPARE_NO_EXEC = 2 };
+static char *init_buf; /* each prepared init receives its case into its copy */
+
+/* What the vfork child needs, on the server's stack. */
+typedef struct spare_exec_args {
+    int sock;         /* the spare's end of the server's socket */
+    int init_sock[2]; /* [0] the supervisor's end, [1] the init's */
+    int init_rep[2];  /* the init's report pipe */
+    int sync_wr;      /* the jail's sync pipe, the supervisor's end */
+    pid_t server;
+    const sigset_t *mask; /* the server's signal mask before the vfork */
+} spare_exec_args;
+
+/* Decimal of `v` into buf (16 bytes). */
+static const char *spare_num(char *buf, unsigned long v)
+{
+    char t[16];
+    int n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0 && n < 15);
+    for (int i = 0; i < n; i++)
+        buf[i] = t[n - 1 - i];
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The vfork child: it runs on the server's stack and shares its memory, so it writes
+ * nothing of the server's but spare_exec_failed, and never returns. The supervisor's
+ * signals and session (which the init inherits, as from a forked spare), the init cloned
+ * into its namespaces (a copy of the server: the rubric's ancestor), the supervisor's
+ * descriptors put where the program expects them (4 the init's socket, 5 its report pipe,
+ * 6 the jail's sync pipe, 7 the server's socket), then the program. */
+static void __attribute__((noreturn, noinline)) spare_exec_child(const spare_exec_args *a)
+{
+    sigset_t block;
+    supervisor_signals(&block); /* with every signal blocked: no handler of the server runs */
+    sigprocmask(SIG_SETMASK, a->mask, NULL);
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
+    pid_t init = (pid_t)syscall(SYS_clone, bd_jail_clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (init == 0) {
+        close(a->init_sock[0]);
+        close(a->init_rep[0]);
+        prepared_init(a->init_sock[1], a->init_rep[1], init_buf, cap);
+    }
+    int e = init < 0 ? errno : 0;
+    int exe = -1, tmp[4] = {-1, -1, -1, -1};
+    const int src[4] = {a->init_sock[0], a->init_rep[0], a->sync_wr, a->sock};
+    if (!e && (exe = fcntl(supervisor_exe, F_DUPFD_CLOEXEC, 16)) < 0)
+        e = errno;
+    for (int i = 0; i < 4 && !e; i++)
+        if ((tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+            e = errno;
+    for (int i = 0; i < 4 && !e; i++)
+        if (dup2(tmp[i], 4 + i) != 4 + i)
+            e = errno;
+    if (!e) {
+        close(3); /* the server's control socket: not the spare's */
+        char pid_s[16], init_s[16], uid_s[16];
+        const char *const *want = spare_prepared_argv();
+        const char *argv[8 + BD_JAIL_MAX_SHOWN + 1] = {
+            "benchdesk-supervisor",
+            "v1",
+            spare_num(pid_s, (unsigned long)a->server),
+            spare_num(init_s, (unsigned long)init),
+            warm_as_root ? "1" : "0",
+            spare_num(uid_s, (unsigned long)next_case_uid),
+            shown_tmp,
+            "--"};
+        for (size_t i = 0; want[i] && i < BD_JAIL_MAX_SHOWN; i++)
+            argv[8 + i] = want[i];
+        char *const envp[] = {NULL};
+        syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
+        e = errno;
+    }
+    if (init > 0)
+        kill(init, SIGKILL); /* then the server's to reap */
+    spare_exec_failed = init < 0 ? SPARE_NO_INIT : SPARE_NO_EXEC;
+    _exit(127);
+}
+
+/* The warm server's spare as the small program (see above). Returns its pid; -2 when the
+ * server forks the spare instead (no program, or it could not be executed). */
+static pid_t spare_exec(int ctl, int sock, pid_t server)
+{
+    (void)ctl;
+    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
+    unsigned k;
+    if (supervisor_exe < 0 || (!init_buf && !(init_buf = malloc(cap))) || !case_uid_pick(&k))
+        return -2;
+    bd_err jerr = BD_ERR_INIT;
+    spare_exec_args a = {sock, {-1, -1}, {-1, -1}, -1, server, NULL};
+    pid_t pid = -2;
+    bd_jail_set_host_network(false);
+    supervisor_identity();
+    if (bd_jail_prepare_ahead(spare_prepared_argv(), &jerr) != 0 ||
+        pipe2(a.init_rep, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, a.init_sock) != 0)
+        goto out;
+    a.sync_wr = bd_jail_sync_write_fd();
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    a.mask = &old;
+    spare_exec_failed = 0;
+    bd_warm_py_before_fork();
+    pid_t child = vfork();
+    if (child == 0)
+        spare_exec_child(&a);
+    bd_warm_py_after_fork_parent();
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    int failed = child > 0 ? spare_exec_failed : 0;
+    if (failed) {
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+            ;
+    } else if (child > 0) {
+        case_uid_hold(k, child);
+        pid = child;
+    }
+    if (failed == SPARE_NO_EXEC) { /* from now on the spares are forks */
+        close(supervisor_exe);
+        supervisor_exe = -1;
+    }
+out:
+    for (int i = 0; i < 2; i++) {
+        if (a.init_sock[i] >= 0)
+            close(a.init_sock[i]);
+        if (a.init_rep[i] >= 0)
+            close(a.init_rep[i]);
+    }
+    bd_jail_forget(); /* the sync pipe and the shown files: the spare's and the init's now */
+    return pid;
+}
+
 /* ---- the warm server (jailed) --------------------------------------------------------- */
 
 static void __attribute__((noreturn)) warm_server(int sock)
@@ -187,10 +354,16 @@ static void __attribute__((noreturn)) warm_server(int sock)
     if (bd_jail_warm_child(&jerr) != 0)
         snprintf(why, sizeof(why), "the warm jail: %.120s (errno %d)", jerr.msg, bd_jail_errno());
     /* fds 0..2 are /dev/null (Python's first sys.std* live there, never used), the socket 3. */
+    /* and benchdesk-supervisor at 4, when there is one (close-on-exec; first moved above
+     * the four places, which it may hold) */
+    int exe = supervisor_exe >= 0 ? fcntl(supervisor_exe, F_DUPFD_CLOEXEC, 5) : -1;
     int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (dn < 0 || dup2(sock, 3) != 3 || dup2(dn, 0) != 0 || dup2(dn, 1) != 1 || dup2(dn, 2) != 2)
         _exit(0);
-    close_from(4);
+    supervisor_exe = exe >= 0 && dup2(exe, 4) == 4 ? 4 : -1;
+    if (supervisor_exe == 4)
+        fcntl(4, F_SETFD, FD_CLOEXEC);
+    close_from(supervisor_exe == 4 ? 5 : 4);
     signal(SIGPIPE, SIG_IGN);
     if (!why[0])
         (void)bd_warm_py_init(warm_interp, why, sizeof(why));
@@ -229,6 +402,24 @@ static int recv_with_fds(int sock, char *buf, size_t cap, int fds[REQ_FDS], int 
         return -2;
     }
     return (int)n;
+}
+
+/* benchdesk-supervisor, next to this program (a build tree, or libexec/benchdesk/), opened
+ * for the warm server: the jail does not show the directory it lies in. None: the warm
+ * server forks its spares. */
+static void supervisor_open(void)
+{
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n <= 0)
+        return;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    const char name[] = "/benchdesk-supervisor";
+    if (!slash || (size_t)(slash - path) + sizeof(name) > sizeof(path))
+        return;
+    memcpy(slash, name, sizeof(name));
+    supervisor_exe = open(path, O_PATH | O_CLOEXEC);
 }
 
 /* Start the jailed warm server (*pid). Returns its socket, or -1 with `why`. */
@@ -365,6 +556,7 @@ int main(int argc, char **argv)
     int none_fds[1];
     if (warm_as_root && bd_jail_hand_over(staging, none_fds, 0, base, &jerr) != 0)
         snprintf(why, sizeof(why), "%.150s: %s", jerr.msg, strerror(bd_jail_errno()));
+    supervisor_open();
     pid_t inner_pid = 0;
     int inner = why[0] ? -1 : launch(staging, base, &inner_pid, why, sizeof(why));
     char msg[300];

@@ -615,6 +615,23 @@ void bd_jail_cwd_set(const bd_jail_cwd *in, const int trees[2])
     J.jail_cwd[sizeof(J.jail_cwd) - 1] = '\0';
 }
 
+int bd_jail_sync_write_fd(void)
+{
+    return J.ready ? J.sync_wr : -1;
+}
+
+void bd_jail_adopt_ahead(int sync_wr)
+{
+    prepare_begin(false);
+    J.sync_wr = sync_wr;
+    J.ready = true;
+}
+
+void bd_jail_forget(void)
+{
+    release_all();
+}
+
 int bd_jail_sync_fd(void)
 {
     return J.sync_rd >= 0 ? J.sync_rd : J.sync_wr;

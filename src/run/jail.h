@@ -158,6 +158,25 @@ int bd_jail_case_trees(int trees[2], bd_err *err);
 void bd_jail_cwd_get(bd_jail_cwd *out);
 void bd_jail_cwd_set(const bd_jail_cwd *in, const int trees[2]);
 
+/* A prepared init handed to another supervisor process (docs/runner.md#how-a-warm-case-runs):
+ * the warm server prepares ahead (bd_jail_prepare_ahead) and clones the init from a child
+ * that shares its memory, which then executes the small supervisor program. The program
+ * takes the jail over with bd_jail_set_case_identity (the same identity) and
+ * bd_jail_adopt_ahead; the server forgets its copy with bd_jail_forget. */
+
+/* The sync pipe's write end of a prepared jail (what the adopting process gets), or -1. */
+int bd_jail_sync_write_fd(void);
+
+/* In a process that did not prepare: the jail as bd_jail_prepare_ahead left it, from the
+ * identity given by bd_jail_set_case_identity and the sync pipe's write end `sync_wr`
+ * (which it then owns). bd_jail_parent, bd_jail_prepare_cwd, bd_jail_case_trees and a
+ * fresh bd_jail_prepare work as in the process that prepared. */
+void bd_jail_adopt_ahead(int sync_wr);
+
+/* Close this process's descriptors of its prepared jail and forget it (the identity and
+ * the compiled filter stay). */
+void bd_jail_forget(void);
+
 /* The descriptor of the sync pipe this process still holds (its read end in the program
  * until the identity switch, its write end in the supervisor), or -1: one to keep open
  * when closing the rest. */

@@ -33,13 +33,15 @@ procs_left() {
     echo "$n"
 }
 
-# private_binaries: run the rest of the test on its own copy of benchdesk and
-# benchdesk-warm (in $BD_TMP/bin, which others may enter), so the processes it looks for
-# in /proc by their executable are its own, whatever other tests run beside it. Sets BD_BIN.
+# private_binaries: run the rest of the test on its own copy of benchdesk, benchdesk-warm
+# and benchdesk-supervisor (in $BD_TMP/bin, which others may enter), so the processes it
+# looks for in /proc by their executable are its own, whatever other tests run beside it.
+# Sets BD_BIN.
 private_binaries() {
     mkdir -p "$BD_TMP/bin"
     cp "$BD_BIN" "$BD_TMP/bin/"
     [ ! -x "$BD_BIN-warm" ] || cp "$BD_BIN-warm" "$BD_TMP/bin/"
+    [ ! -x "$BD_BIN-supervisor" ] || cp "$BD_BIN-supervisor" "$BD_TMP/bin/"
     chmod 755 "$BD_TMP/bin"
     BD_BIN="$BD_TMP/bin/benchdesk"
 }

@@ -110,8 +110,11 @@ expect 2 usage.bad_args -- bd run probe --drafts --start lukewarm
 # ---- cancel (SIGINT: exit 130) and SIGKILL of benchdesk: no warm process is left ------
 warm_left() {
     local p n=0
-    for p in $(pgrep -x benchdesk-warm) $(pgrep -f '^/usr/bin/python3.* -s rubric.py$'); do
-        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BD_BIN-warm" ] && n=$((n + 1))
+    for p in $(pgrep -x benchdesk-warm) $(pgrep -x benchdesk-super) \
+        $(pgrep -f '^/usr/bin/python3.* -s rubric.py$'); do
+        case "$(readlink "/proc/$p/exe" 2>/dev/null)" in
+        "$BD_BIN-warm" | "$BD_BIN-supervisor") n=$((n + 1)) ;;
+        esac
     done
     echo "$n"
 }

@@ -18,7 +18,11 @@
 #   - a prepared init killed before its case comes (SIGKILL from the host) is found dead
 #     and reaped, and the case runs on a freshly cloned init with the result it would have;
 #   - as an unprivileged user (setpriv, when the test runs as root) the probe runs warm on
-#     prepared inits too: pid 2 under 1, uid 1000, its own cwd.
+#     prepared inits too: pid 2 under 1, uid 1000, its own cwd;
+#   - each prepared init's parent, its case's supervisor, is benchdesk-supervisor, not a
+#     copy of the interpreter; without benchdesk-supervisor beside benchdesk-warm the
+#     spares are forks of the warm server again, and the probe still sees a cold start's
+#     view on prepared inits.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_lib.sh"
 private_binaries
@@ -45,13 +49,14 @@ def inits():
             start = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[19]
             kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
             stdio = sorted(f for f in os.listdir("/proc/%s/fd" % p) if f in ("0", "1", "2"))
-            yield int(p), start, bool(kids), stdio
+            ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
+            yield int(p), start, bool(kids), stdio, os.path.basename(os.readlink("/proc/%s/exe" % ppid))
         except (OSError, IndexError):
             continue
 while not os.path.exists(stop):
     now = round(time.monotonic(), 4)
-    for pid, start, kids, stdio in inits():
-        out.write(json.dumps([pid, start, kids, stdio, now]) + "\n")
+    for pid, start, kids, stdio, parent in inits():
+        out.write(json.dumps([pid, start, kids, stdio, now, parent]) + "\n")
     out.flush()
     time.sleep(0.003)
 PY
@@ -71,8 +76,11 @@ sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_procs import report_left  # noqa: E402
 seen = {}
 running = {}  # (pid, start) -> (when, the stdio) of each poll while the init had its rubric
+parents = set()  # the executables of the parents (supervisors) of inits running their rubric
 for l in open(sys.argv[1]):
-    pid, start, kids, stdio, when = json.loads(l)
+    pid, start, kids, stdio, when, parent = json.loads(l)
+    if kids:  # (a new spare clones its init before it executes benchdesk-supervisor)
+        parents.add(parent)
     s = seen.setdefault((pid, start), [False, False])
     s[0 if not kids else 1] = True
     if kids:
@@ -93,6 +101,9 @@ unused = [k for k in prepared if not seen[k][1]]
 print(("ok  " if prepared else "FAIL") + " inits prepared ahead of their case were seen: %d" % len(prepared))
 print(("ok  " if used else "FAIL") + " a prepared init then ran its case (the same pid with the rubric): %d" % len(used))
 print(("ok  " if unused else "FAIL") + " a prepared init was dropped unused (the last spare's at least): %d" % len(unused))
+print(("ok  " if parents == {"benchdesk-supervisor"} else "FAIL")
+      + " every init's supervisor is benchdesk-supervisor, no copy of the interpreter: %s"
+      % sorted(parents))
 report_left(seen, sys.argv[2], "no init seen is left in /proc")
 PY
 report_lines "$BD_TMP/report"
@@ -186,6 +197,34 @@ for case in sorted(cold):
 PY
 report_lines "$BD_TMP/report2"
 [ "$(procs_left)" = 0 ] && pass "no process left in the run's TMPDIR" || fail "processes left: $(procs_left)"
+
+# ---- without benchdesk-supervisor: the spares are forks of the warm server -----------------
+bd run probe --isolation namespaces --drafts --jobs 1 --start cold --json >/dev/null 2>&1 ||
+    fail "probe run cold"
+mv "$BD_BIN-supervisor" "$BD_TMP/supervisor.away"
+rm -f "$BD_TMP/stop5" "$BD_TMP/seen5"
+"$PY" "$BD_TMP/poll.py" "$WARM_EXE" "$BD_TMP/stop5" "$BD_TMP/seen5" &
+poller=$!
+bd run probe --isolation namespaces --drafts --jobs 1 --start warm --json \
+    >"$BD_TMP/probe.fork" 2>"$BD_TMP/probe.fork.err" || fail "probe run without benchdesk-supervisor: $(cat "$BD_TMP/probe.fork.err")"
+touch "$BD_TMP/stop5"
+wait "$poller"
+mv "$BD_TMP/supervisor.away" "$BD_BIN-supervisor"
+[ "$(started "$BD_TMP/probe.fork")" = "warm " ] && pass "without benchdesk-supervisor the run still starts warm" ||
+    fail "without benchdesk-supervisor: started '$(started "$BD_TMP/probe.fork")'"
+"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/seen5" >"$BD_TMP/report5" <<'PY' || true
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
+from warm_probe import probe_runs, same_as_cold  # noqa: E402
+parents = {p[5] for p in map(json.loads, open(sys.argv[2])) if p[2]}
+print(("ok  " if parents == {"benchdesk-warm"} else "FAIL")
+      + " without benchdesk-supervisor the inits' supervisors are forks of the warm server: %s"
+      % sorted(parents))
+cold, warm = probe_runs(sys.argv[1])
+for case in sorted(cold):
+    same_as_cold(cold, warm, case)
+PY
+report_lines "$BD_TMP/report5"
 
 # ---- unprivileged: no hand-over, the case's uid is the invoking user's --------------------
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then

@@ -15,14 +15,17 @@ def alive(pid, start):
 
 def report_left(seen, exe, what):
     """One line for the (pid, start) pairs in `seen` still alive (`what` names them), one
-    for any process left whose executable is `exe` (the test's private copy)."""
+    for any process left whose executable is `exe` (the test's private benchdesk-warm) or
+    the benchdesk-supervisor beside it."""
     left = [k for k in seen if alive(*k)]
     print(("ok  " if not left else "FAIL") + " %s: %s" % (what, left))
+    exes = (exe, os.path.join(os.path.dirname(exe), "benchdesk-supervisor"))
     stray = []
     for p in os.listdir("/proc"):
         try:
-            if p.isdigit() and os.readlink("/proc/%s/exe" % p) == exe:
+            if p.isdigit() and os.readlink("/proc/%s/exe" % p) in exes:
                 stray.append(int(p))
         except OSError:
             pass
-    print(("ok  " if not stray else "FAIL") + " no process of this benchdesk-warm is left: %s" % stray)
+    print(("ok  " if not stray else "FAIL")
+          + " no process of this benchdesk-warm or benchdesk-supervisor is left: %s" % stray)
