@@ -8,6 +8,8 @@
  * exec_warm.c builds this same file into the warm interpreter (`benchdesk-warm`, with
  * BD_WARM_SERVER defined and its hooks below defined first): there the program is not
  * exec'd but is a fork of the warm interpreter that runs the rubric (warm.h).
+ * exec_supervisor.c builds it, as here, into `benchdesk-supervisor`, the program a warm
+ * server's spare executes (spare_exec) to serve one request (spare_serve).
  */
 #include "exec.h"
 #include "exec_wire.h"

@@ -4,9 +4,10 @@
  * file with BD_WARM_SERVER: the same supervisor, jail, limits, init and reports per case)
  * running in two processes:
  *
- *   benchdesk ──control socket──> launcher ──socket──> warm server ──fork──> supervisor ──clone──>
+ *   benchdesk ──control socket──> launcher ──socket──> warm server ──vfork──> supervisor ──clone──>
  * init ──fork──> rubric (host side)          (jailed; Python initialised, the allowlist imported,
- * the rubric compiled once)
+ * the rubric compiled once; the supervisor clones the init, then executes benchdesk-supervisor:
+ * "the spare as a small program" below)
  *
  * The launcher is the privileged parent when benchdesk is root: it gives the warm jail a
  * block of host uids (warm.h), and hands each case's temp dir and pipes to the warm jail's

@@ -223,8 +223,8 @@ int bd_jail_landlock_abi(void);
  * this one and loads them) — plus `staging` (a private directory under /tmp, or one
  * level below /dev/shm) at its own path: the host directory the cases' verified bytes
  * are laid out in (docs/runner.md#the-staging-directory). Each case's
- * supervisor, a fork of the warm interpreter, then runs the ordinary sequence above with
- * bd_jail_set_case_identity. */
+ * supervisor (benchdesk-supervisor, or a fork of the warm interpreter) then runs the
+ * ordinary sequence above with bd_jail_set_case_identity, prepared ahead. */
 
 /* Launcher: check `staging`, make the sync pipe. Returns 0 or -1 (isolation.unavailable). */
 int bd_jail_warm_prepare(const char *staging, uid_t map_base, unsigned map_count, bd_err *err);

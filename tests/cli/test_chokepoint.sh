@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One chokepoint (docs/runner.md): no file in src/ or ui/ outside the exec module (src/run/exec.c,
 # the parent side, src/run/exec_server.c, the helper side, and src/run/exec_warm.c, the
-# warm interpreter's processes) may create
+# warm interpreter's processes; src/run/exec_supervisor.c only builds exec_server.c into
+# benchdesk-supervisor and is scanned like any other file) may create
 # a process — fork, vfork, exec*, system, popen, posix_spawn, uv_spawn, clone or a raw
 # syscall — and outside src/provenance/sigbatch.c none may have GPGME run a program
 # (gpgme_op_spawn: the one gpg that checks a batch of signatures; GPGME's own operations
@@ -29,6 +30,8 @@ grep -q ': fork$' <<<"$out" && pass "src/run/exec_server.c holds the forks" || f
 grep -q ': execve$' <<<"$out" && pass "src/run/exec_server.c holds the execve" || fail "no execve in src/run/exec_server.c"
 out=$($scan src/run/exec_warm.c || true)
 grep -q ': fork$' <<<"$out" && pass "src/run/exec_warm.c holds the warm server's forks" || fail "no fork in src/run/exec_warm.c"
+grep -q ': vfork$' <<<"$out" && pass "src/run/exec_warm.c holds the vfork of a spare that executes benchdesk-supervisor" ||
+    fail "no vfork in src/run/exec_warm.c"
 out=$($scan src/provenance/sigbatch.c || true)
 [ "$out" = "src/provenance/sigbatch.c:$(grep -n 'gpgme_op_spawn(' src/provenance/sigbatch.c | cut -d: -f1): gpgme_op_spawn" ] \
     && pass "src/provenance/sigbatch.c has GPGME run the batch's gpg, and nothing else" \

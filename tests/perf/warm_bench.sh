@@ -24,10 +24,11 @@
 #                          exits (no init, jail, limits, supervisor or history) — less than
 #                          any warm case must do, so no warm start is cheaper; one stream and
 #                          two
-#   warm tree floor        the same with a warm case's process tree (nsfloor.py --copies 3): a
-#                          supervisor fork, an init cloned into the namespaces, the rubric
-#                          forked by it, each a copy of the interpreter and doing nothing
-#                          else — what benchdesk's own tree costs here, before its work
+#   warm tree floor        the same with a warm case's copies of the interpreter
+#                          (nsfloor.py --copies 2): an init cloned into the namespaces and
+#                          the rubric forked by it, each doing nothing else — what
+#                          benchdesk's own tree costs here, before its work (its supervisor
+#                          is benchdesk-supervisor, executed, no copy: docs/runner.md)
 # Aims (reported, not enforced): warm --jobs 1 <= 0.25x the wall time of bare python;
 # warm --jobs 2 >= 1.8x the throughput of warm --jobs 1; warm --jobs 2 >= 4x the
 # throughput of the peer at 2 jobs (5x the stretch). Where a floor (the namespace floor,
@@ -94,14 +95,14 @@ measure_tmpfs() {
     r_t2=$best
     tfs_why=""
 }
-# The one-copy warm floor, one stream and two, and the three-copy tree floor: sets r_wf,
+# The one-copy warm floor, one stream and two, and the two-copy tree floor: sets r_wf,
 # r_wf2 and r_wt.
 warm_floor() {
     measure_warm_floor "warm floor" 1
     r_wf=$best
     measure_warm_floor "warm floor x2" 2
     r_wf2=$best
-    measure_warm_floor "warm tree floor" 1 --copies 3
+    measure_warm_floor "warm tree floor" 1 --copies 2
     r_wt=$best
 }
 # measure_warm_floor NAME STREAMS [ARG...]: nsfloor.py --warm over the run's cases, from the
@@ -152,7 +153,7 @@ v = [max(int(x), 1) for x in sys.argv[2:]]
 for i, name in enumerate(["benchdesk warm --jobs 1", "benchdesk warm --jobs 2",
                           "namespace floor (1 at a time)", "namespace floor (2 at a time)",
                           "warm floor (1 at a time)", "warm floor (2 at a time)",
-                          "warm tree floor (3 copies)",
+                          "warm tree floor (2 copies)",
                           "warm --jobs 1, temp on tmpfs", "warm --jobs 2, temp on tmpfs"]):
     if i >= 7 and v[2 * i] <= 1:
         continue
@@ -197,7 +198,7 @@ names = ["bare python3 -s rubric.py", "benchdesk cold --jobs 1", "benchdesk warm
          "benchdesk cold --jobs 2", "benchdesk warm --jobs 2", "asyncio peer --jobs 1",
          "asyncio peer --jobs 2", "namespace floor (1 at a time)",
          "namespace floor (2 at a time)", "warm floor (1 at a time)", "warm floor (2 at a time)",
-         "warm tree floor (3 copies)"]
+         "warm tree floor (2 copies)"]
 rows = [(names[i], max(v[2 * i], 1), v[2 * i + 1]) for i in range(len(names))]
 bare_w, bare_c = rows[0][1], max(rows[0][2], 1)
 print("%-30s %8s %8s %9s %9s %8s %8s" % ("variant", "wall ms", "ms/case", "cases/s", "wall/bare",
@@ -224,8 +225,8 @@ aim(w1 <= 0.25 * bare_w, "warm --jobs 1 <= 0.25x bare python: %.2fx (cold %.2fx)
     + ("" if tfs_why else "; temp dirs on tmpfs %.2fx" % (t1 / bare_w)),
     "floor: a fresh namespace set alone is %.2f ms/case = %.2fx bare python; the one-copy warm"
     " floor %.2f ms/case = %.2fx%s\n"
-    "       tree: a warm case's three copies of the interpreter, made one after another and doing"
-    " nothing else, are %.2f ms/case = %.2fx; %s"
+    "       tree: a warm case's two copies of the interpreter (init, rubric), made one after the"
+    " other and doing nothing else, are %.2f ms/case = %.2fx; %s"
     % (ns_best / n, ns_best / bare_w, wf_best / n, wf_best / bare_w,
        " (the aim is out of reach here)" if wf_best > 0.25 * bare_w else "", wt / n, wt / bare_w,
        "benchdesk's own work adds %.2f ms/case" % ((w1 - wt) / n) if w1 >= wt else
