@@ -873,6 +873,47 @@ static void test_program_outside_system_dirs_is_shown(void **state)
     rmdir(pdir);
 }
 
+/* A jail prepared ahead in one process and taken over by another (docs/runner.md, "the
+ * supervisor is no copy of the interpreter"): the warm server prepares and forgets, the
+ * supervisor program adopts the sync pipe's write end and does the cwd's part. No process
+ * is made: the calls run here (last of the tests: the identity stays set). */
+static void test_prepared_jail_hand_over(void **state)
+{
+    (void)state;
+    bd_err err = BD_ERR_INIT;
+    const char *const argv[] = {"/usr/bin/python3", "-s", "rubric.py", NULL};
+    bd_jail_set_case_identity(false, 0, "/tmp");
+    assert_int_equal(bd_jail_prepare_ahead(argv, &err), 0);
+    int wr = bd_jail_sync_write_fd(), rd = bd_jail_sync_fd();
+    assert_true(wr >= 0 && rd >= 0 && wr != rd);
+    int handed = fcntl(wr, F_DUPFD_CLOEXEC, 0); /* what the program receives */
+    assert_true(handed >= 0);
+    bd_jail_forget();
+    assert_int_equal(bd_jail_sync_write_fd(), -1);
+    assert_int_equal(bd_jail_sync_fd(), -1);
+    assert_int_equal(fcntl(wr, F_GETFD), -1); /* this process's copies are closed */
+    assert_int_equal(fcntl(rd, F_GETFD), -1);
+    /* the cwd's part needs a jail prepared ahead: refused until it is adopted */
+    char dir[] = "/tmp/bd-test-adopt-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(bd_jail_prepare_cwd(dir, &err), -1);
+    bd_jail_adopt_ahead(handed);
+    assert_int_equal(bd_jail_sync_write_fd(), handed);
+    assert_int_equal(bd_jail_sync_fd(), handed);
+    assert_int_equal(bd_jail_prepare_cwd(dir, &err), 0);
+    bd_jail_cwd cwd;
+    bd_jail_cwd_get(&cwd);
+    assert_string_equal(cwd.path, dir);
+    assert_string_equal(cwd.jail, dir); /* in the temp root, where a cold start's appears */
+    int trees[2];
+    assert_int_equal(bd_jail_case_trees(trees, &err), 0); /* no case/ nor rubric.py in it */
+    assert_int_equal(trees[0], -1);
+    assert_int_equal(trees[1], -1);
+    bd_jail_forget();
+    assert_int_equal(fcntl(handed, F_GETFD), -1); /* the adopted end is the jail's to close */
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], BD_EXEC_HELPER_ARG) == 0)
@@ -894,6 +935,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_timeout_and_cpu_limit_under_init),
         cmocka_unit_test(test_setup_failure_is_reported),
         cmocka_unit_test(test_program_outside_system_dirs_is_shown),
+        cmocka_unit_test(test_prepared_jail_hand_over),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
