@@ -358,7 +358,15 @@ static void __attribute__((noreturn)) warm_server(int sock)
     /* and benchdesk-supervisor at 4, when there is one (close-on-exec; first moved above
      * the four places, which it may hold) */
     int exe = supervisor_exe >= 0 ? fcntl(supervisor_exe, F_DUPFD_CLOEXEC, 5) : -1;
+    /* /dev/null above the places too: opened at 3 (free when the launcher's end of the
+     * socket was there), the socket's dup2 would replace it, and Python's streams would
+     * write into the launcher's socket. */
     int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (dn >= 0 && dn < 5) {
+        int high = fcntl(dn, F_DUPFD_CLOEXEC, 5);
+        close(dn);
+        dn = high;
+    }
     if (dn < 0 || dup2(sock, 3) != 3 || dup2(dn, 0) != 0 || dup2(dn, 1) != 1 || dup2(dn, 2) != 2)
         _exit(0);
     supervisor_exe = exe >= 0 && dup2(exe, 4) == 4 ? 4 : -1;

@@ -60,7 +60,7 @@ report_lines "$BD_TMP/report2"
 # (kill-supervisor sleeps into its 5 s deadline under namespaces)
 bd run adversarial --isolation namespaces --drafts --case kill-supervisor --start warm >/dev/null 2>&1 &
 runner=$!
-warm_uid="" case_uid="" host_ns=$(readlink /proc/self/ns/user) warm_ns=""
+warm_uid="" case_uid="" host_ns=$(readlink /proc/self/ns/user) warm_ns="" warm_stdio=""
 for _ in $(seq 1 100); do
     for p in $(pgrep -x benchdesk-warm) $(pgrep -f '^/usr/bin/python3.* -s rubric.py$'); do
         [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BD_BIN-warm" ] || continue
@@ -70,7 +70,12 @@ for _ in $(seq 1 100); do
         u=$(awk '/^Uid:/ {print $2}' <<<"$st")
         # (a case's init prepared ahead, three PID namespaces down, has no filter yet)
         if grep -q '^Seccomp:.*2' <<<"$st"; then case_uid=$u
-        elif [ "$(awk '/^NSpid:/ {print NF}' <<<"$st")" = 3 ]; then warm_uid=$u warm_ns=$ns; fi
+        elif [ "$(awk '/^NSpid:/ {print NF}' <<<"$st")" = 3 ]; then
+            warm_uid=$u warm_ns=$ns
+            # (the warm server itself: PID 1 of its namespace; its spares are there too)
+            [ "$(awk '/^NSpid:/ {print $NF}' <<<"$st")" = 1 ] &&
+                warm_stdio=$(for f in 0 1 2; do readlink "/proc/$p/fd/$f"; done | sort -u | tr '\n' ' ')
+        fi
     done
     [ -n "$warm_uid" ] && [ -n "$case_uid" ] && break
     sleep 0.05
@@ -85,6 +90,10 @@ else
     [ "$warm_uid" = "$(id -u)" ] && pass "the warm interpreter runs as the invoking user" || fail "warm uid '$warm_uid'"
 fi
 [ -n "$warm_ns" ] && pass "the warm interpreter has a user namespace of its own" || fail "no jailed warm interpreter found"
+# Its own streams are /dev/null, never the socket to its launcher (where anything Python
+# printed, a compiler's warning, would be read as a reply).
+[ "$warm_stdio" = "/dev/null " ] && pass "the warm interpreter's fds 0-2 are /dev/null" ||
+    fail "the warm interpreter's fds 0-2: '$warm_stdio'"
 
 # ---- which start, and why not warm ----------------------------------------------------------
 bd run probe --isolation subprocess --drafts --case probe-00 --json >"$BD_TMP/sub" 2>/dev/null

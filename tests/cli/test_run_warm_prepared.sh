@@ -209,6 +209,25 @@ bd run probe --isolation namespaces --drafts --jobs 1 --start warm --json \
     >"$BD_TMP/probe.fork" 2>"$BD_TMP/probe.fork.err" || fail "probe run without benchdesk-supervisor: $(cat "$BD_TMP/probe.fork.err")"
 touch "$BD_TMP/stop5"
 wait "$poller"
+# The warm server's own fds 0-2 are /dev/null here too, where the launcher's descriptors
+# leave fd 3 free for it to open /dev/null at (never the socket to the launcher, into
+# which anything Python printed would go as a reply).
+bd run adversarial --isolation namespaces --drafts --case sleep-forever --start warm >/dev/null 2>&1 &
+slow=$!
+stdio=""
+for _ in $(seq 1 100); do
+    for p in $(pgrep -x benchdesk-warm); do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$WARM_EXE" ] || continue
+        # the warm server: PID 1 of the warm jail's PID namespace
+        [ "$(awk '/^NSpid:/ {print NF, $NF}' "/proc/$p/status" 2>/dev/null)" = "3 1" ] || continue
+        stdio=$(for f in 0 1 2; do readlink "/proc/$p/fd/$f"; done | sort -u | tr '\n' ' ')
+    done
+    [ -n "$stdio" ] && break
+    sleep 0.05
+done
+wait "$slow" || true
+[ "$stdio" = "/dev/null " ] && pass "without benchdesk-supervisor the warm server's fds 0-2 are /dev/null" ||
+    fail "without benchdesk-supervisor the warm server's fds 0-2: '$stdio'"
 mv "$BD_TMP/supervisor.away" "$BD_BIN-supervisor"
 [ "$(started "$BD_TMP/probe.fork")" = "warm " ] && pass "without benchdesk-supervisor the run still starts warm" ||
     fail "without benchdesk-supervisor: started '$(started "$BD_TMP/probe.fork")'"
