@@ -54,6 +54,16 @@ bool bd_warm_py_compile(const char *src, size_t len);
 void bd_warm_py_before_fork(void);
 void bd_warm_py_after_fork_parent(void);
 
+/* The pages a case writes (docs/runner.md, "Pages a case writes, asked for at once"): in
+ * a fork of the warm server, bd_warm_py_learn_child runs a stand-in for a rubric through a
+ * case's own steps, writes the runs of the server's pages it wrote to `fd` and exits;
+ * the server gives that fd to bd_warm_py_learn_read, which keeps at most
+ * BD_WARM_LEARN_PAGES pages of them for every later case's rubric process to ask for at
+ * once (bd_warm_case_main). Returns the pages kept (0: none, cases fault as before). */
+#define BD_WARM_LEARN_PAGES 4096u
+void bd_warm_py_learn_child(int fd) __attribute__((noreturn));
+size_t bd_warm_py_learn_read(int fd);
+
 /* In a case's rubric process (PID 2 of its jail, limits and seccomp filter in place): run
  * Python's after-fork hooks (random is reseeded), restore what a cold start gives —
  * sys.argv from `argv` (argv[2..]), __main__, sys.path[0], fresh sys.std* on fds 0..2,

@@ -151,5 +151,32 @@ done
 # What SIGKILL leaves (the staging dir) the next run sweeps.
 bd run probe --isolation namespaces --drafts --case probe-00 >/dev/null 2>&1 || fail "run after SIGKILL"
 
+# ---- the pages a case writes, asked for at once (docs/runner.md) ---------------------------
+# Each case's rubric process asks for the pages the warm server learned from its stand-in
+# (MADV_POPULATE_WRITE), at most 4,096 of them, and asks for nothing else that way.
+# (LeakSanitizer cannot run under a tracer: off for this one run.)
+if command -v strace >/dev/null; then
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" TMPDIR="$RUNTMP" \
+        strace -f -qq -e trace=madvise -o "$BD_TMP/madvise" \
+        "$BD_BIN" -C "$FX" run probe --isolation namespaces --drafts --start warm \
+        >"$BD_TMP/madvise.out" 2>&1 || fail "the probe run under strace: $(tail -3 "$BD_TMP/madvise.out")"
+    "$PY" - "$BD_TMP/madvise" >"$BD_TMP/report_pop" <<'PY' || true
+import re, sys
+pages = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"(\d+) +madvise\(0x[0-9a-f]+, (\d+), MADV_POPULATE_WRITE\) = 0", l)
+    if m:
+        pages[m.group(1)] = pages.get(m.group(1), 0) + int(m.group(2)) // 4096
+n = sorted(pages.values())
+print(("ok  " if len(n) == 4 else "FAIL")
+      + " each of the 4 cases' rubric processes asks for the learned pages at once: %s" % n)
+print(("ok  " if n and min(n) > 0 and max(n) <= 4096 else "FAIL")
+      + " between 1 and 4,096 pages each: %s" % n)
+PY
+    report_lines "$BD_TMP/report_pop"
+else
+    fail "strace is missing (scripts/setup --test-deps installs it)"
+fi
+
 [ "$(tmp_left)" = 0 ] && pass "no temp dir left" || fail "temp dirs left: $(ls "$RUNTMP")"
 finish
