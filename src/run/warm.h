@@ -65,12 +65,12 @@ void bd_warm_py_learn_child(int fd) __attribute__((noreturn));
 size_t bd_warm_py_learn_read(int fd);
 
 /* In a case's rubric process (PID 2 of its jail, limits and seccomp filter in place): ask
- * for the learned pages at once (bd_warm_py_learn_read), run Python's after-fork hooks (random is
- * reseeded), restore what a cold start gives — sys.argv from `argv` (argv[2..]), __main__,
- * sys.path[0], fresh sys.std* on fds 0..2, Python's signal dispositions and an empty mask, the
- * process name — close every other descriptor (`status_fd` too, after reporting a setup failure on
- * it), run the rubric as
- * __main__ and exit as `python -s rubric.py` would. Never returns. */
+ * for the learned pages at once (bd_warm_py_learn_read), run Python's after-fork hooks
+ * (random is reseeded), restore what a cold start gives — sys.argv from `argv` (argv[2..]),
+ * __main__, sys.path[0], fresh sys.std* on fds 0..2, Python's signal dispositions and an
+ * empty mask, the process name — close every other descriptor (`status_fd` too, after
+ * reporting a setup failure on it), run the rubric as __main__ and exit as
+ * `python -s rubric.py` would. Never returns. */
 void bd_warm_case_main(char **argv, int status_fd) __attribute__((noreturn));
 
 #endif
