@@ -61,9 +61,9 @@ static int warm_request(const req_hdr *h, const char *cwd, char **argv)
 static bool spare_stale; /* never: the spare holds no state of a request */
 /* A spare that is not a fork of the server (the warm server's small supervisor program,
  * exec_warm.c): its pid, or -2 when there is none and the server forks the spare. */
-static pid_t spare_exec(int ctl, int sock, pid_t server)
+static pid_t spare_exec(int sock, pid_t server)
 {
-    (void)ctl, (void)sock, (void)server;
+    (void)sock, (void)server;
     return -2;
 }
 /* The command line a spare prepares an init for (docs/runner.md#how-a-warm-case-runs), or
@@ -1232,7 +1232,7 @@ static void spare_make(int ctl)
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return;
     pid_t server = getpid();
-    pid_t pid = spare_exec(ctl, sv[1], server); /* -2: none, fork one */
+    pid_t pid = spare_exec(sv[1], server); /* -2: none, fork one */
     if (pid == -2 && (pid = server_fork()) == 0) {
         close(ctl);
         close(sv[0]);

@@ -102,7 +102,7 @@ static pid_t server_fork(void)
     return pid;
 }
 
-static pid_t spare_exec(int ctl, int sock, pid_t server); /* after exec_server.c, below */
+static pid_t spare_exec(int sock, pid_t server); /* after exec_server.c, below */
 
 static void server_reaped(pid_t pid)
 {
@@ -296,9 +296,8 @@ static void __attribute__((noreturn, noinline)) spare_exec_child(const spare_exe
 
 /* The warm server's spare as the small program (see above). Returns its pid; -2 when the
  * server forks the spare instead (no program, or it could not be executed). */
-static pid_t spare_exec(int ctl, int sock, pid_t server)
+static pid_t spare_exec(int sock, pid_t server)
 {
-    (void)ctl;
     size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
     unsigned k;
     if (supervisor_exe < 0 || (!init_buf && !(init_buf = malloc(cap))) || !case_uid_pick(&k))
