@@ -107,6 +107,19 @@ _tui_poll() {
     return 1
 }
 
+# tui_allow_drafts REGEX [TIMEOUT]: after `r` in a run view, wait for REGEX (the run's
+# start, its end or a refusal); when the provenance gate refused it, wait for the footer
+# that offers drafts and press d. The footer is drawn after the title: one capture can
+# fall between the two (a repaint reaches tmux in more than one piece), so REFUSED alone
+# is not yet the answer. Returns 0 when d was pressed, 1 when the run was not refused
+# for provenance, 2 when REGEX never appeared.
+tui_allow_drafts() {
+    tui_wait_re "$1" "${2:-$BD_TUI_TIMEOUT}" || return 2
+    grep -q "REFUSED" <<<"$TUI_LAST" || return 1
+    tui_wait "d runs with drafts" 10 || return 1
+    tui_keys d
+}
+
 # tui_wait TEXT [TIMEOUT]: poll until the pane shows TEXT (fixed string). Prints nothing;
 # returns 1 on timeout (the caller reports).
 tui_wait() { _tui_poll fixed "$@"; }
