@@ -63,23 +63,25 @@ for c in nproc nproc2 nproc3; do
     fi
 done
 
-# descends PID ANCESTOR: PID is ANCESTOR or below it (the jail's cwd has no host path
-# to tell the run's rubrics from other runs' on this machine).
-descends() {
-    local p=$1 i
-    for i in $(seq 12); do
-        [ "$p" = "$2" ] && return 0
-        p=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$p/stat" 2>/dev/null) || return 1
-        [ -n "$p" ] && [ "$p" != 0 ] || return 1
-    done
-    return 1
-}
-
-# is_case_rubric PID: PID is 2 in the innermost PID namespace it belongs to.
-is_case_rubric() {
-    local ns
-    ns=$(awk '$1 == "NSpid:" { print $NF }' "/proc/$1/status" 2>/dev/null) || return 1
-    [ "$ns" = 2 ]
+# run_rubrics ROOT: "pid uid" of each process below ROOT whose command line names
+# rubric.py and which is PID 2 of its own PID namespace (a case's rubric; the warm
+# launcher and the supervisors carry rubric.py on their command lines too, but are no
+# case's PID 2). One `ps` snapshot, its ancestry walked in awk: the jail's cwd has no host
+# path to tell the run's rubrics from other runs', and a walk through /proc per process
+# takes seconds when other tests' fork bombs run beside this one, long enough to miss a
+# case between two looks.
+run_rubrics() {
+    local pid u ns
+    while read -r pid u; do
+        ns=$(awk '$1 == "NSpid:" { print $NF }' "/proc/$pid/status" 2>/dev/null) || continue
+        if [ "$ns" = 2 ]; then echo "$pid $u"; fi
+    done < <(ps -eo pid=,ppid=,uid=,args= | awk -v root="$1" '
+        { parent[$1] = $2; uid[$1] = $3; if (index($0, "rubric.py")) named[$1] = 1 }
+        END {
+            for (p in named)
+                for (q = p; q != "" && q != 0 && n[p]++ < 64; q = parent[q])
+                    if (q == root) { print p, uid[p]; break }
+        }')
 }
 
 # A hostile neighbour running as nobody (the uid the jail used to share) tries to rewrite
@@ -90,41 +92,50 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
         --case uid-sleep2 >"$ev" 2>"$BD_TMP/err" &
     run=$!
     uids=""
+    seen=""
     hits=0
+    tried=0
     # Watch for as long as the run lasts (the probes hold their cases 2.5 s).
     for _ in $(seq 600); do
         kill -0 "$run" 2>/dev/null || break
-        while read -r pid u args; do
-            case "$args" in *rubric.py*) ;; *) continue ;; esac
-            descends "$pid" "$run" || continue
-            # A case's rubric is PID 2 of its own PID namespace. The warm launcher (root,
-            # host side) carries the same command line until it hides it, a moment after
-            # its exec: it is not a case.
-            is_case_rubric "$pid" || continue
+        while read -r pid u; do
+            seen="$seen $pid:$u"
             case " $uids " in *" $u "*) ;; *) uids="$uids $u" ;; esac
-        done < <(ps -eo pid=,uid=,args=)
+        done < <(run_rubrics "$run")
+        # The case dirs: in the private TMPDIR (cold), or in the warm run's staging dir,
+        # which lies in /dev/shm when TMPDIR is on a disk (docs/runner.md#the-staging-directory)
+        # and carries the run's pid ($run, or its child when bash forked before the exec).
+        # Listed here as root: the neighbour is given the paths, as if it guessed them.
+        targets=()
+        for o in $run $(pgrep -P "$run" || :); do
+            for d in "$RUNTMP"/benchdesk-*/ "$RUNTMP"/benchdesk-run-p"$o"s*-warm-*/benchdesk-*/ \
+                /dev/shm/benchdesk-run-p"$o"s*-warm-*/benchdesk-*/; do
+                [ -d "$d" ] && targets+=("$d"rubric.py "$d"case/expected/answer.json "$d"x)
+            done
+        done
+        tried=$((tried + ${#targets[@]}))
         h=$(setpriv --reuid 65534 --regid 65534 --clear-groups sh -c '
             n=0
-            for d in "$1"/benchdesk-*/; do
-                for f in "$d"rubric.py "$d"case/expected/answer.json "$d"x; do
-                    (echo pwned >>"$f") 2>/dev/null && n=$((n + 1))
-                done
+            for f in "$@"; do
+                (echo pwned >>"$f") 2>/dev/null && n=$((n + 1))
             done
-            echo $n' sh "$RUNTMP")
+            echo $n' sh "${targets[@]}")
         hits=$((hits + h))
         sleep 0.05
     done
     wait "$run" || fail "uid run: $(cat "$BD_TMP/err")"
     set -- $uids
     [ $# -ge 2 ] && pass "two concurrent cases ran as $# host uids:$uids" ||
-        fail "host uids seen:$uids; events: $(cut -c1-120 "$ev")"
+        fail "host uids seen:$uids (pid:uid of each look:$seen); events: $(cut -c1-400 "$ev")"
     bad=0
     for u in $uids; do
         # the cold cases' range, or a warm jail's block after it (a warm start)
         [ "$u" -ge 1879048192 ] && [ "$u" -lt 4030726656 ] || bad=1
     done
     [ "$bad" = 0 ] && pass "every case uid is in the private range" || fail "a case ran outside the range:$uids"
-    [ "$hits" = 0 ] && pass "a neighbour as nobody wrote nothing into any case" || fail "a neighbour as nobody wrote $hits time(s)"
+    [ "$tried" -gt 0 ] || fail "the neighbour found no case file to try"
+    [ "$hits" = 0 ] && pass "a neighbour as nobody wrote nothing into any case ($tried tries)" ||
+        fail "a neighbour as nobody wrote $hits time(s) of $tried"
 else
     echo "not root (or no setpriv): per-case host uids apply to root only; the neighbour check is root's"
 fi
