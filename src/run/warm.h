@@ -47,7 +47,8 @@ int bd_warm_py_init(const char *interp, char *why, size_t whylen);
 
 /* Compile `src` (the rubric's verified bytes) unless the same bytes are compiled already;
  * a source that does not compile is left to each case (which prints the same error a
- * cold start prints). Returns true when what a fork inherits changed. */
+ * cold start prints). What the compiler warns is recorded, and each case shows it again
+ * on its own stderr. Returns true when what a fork inherits changed. */
 bool bd_warm_py_compile(const char *src, size_t len);
 
 /* Around every fork of the warm server (Python's own at-fork protocol). */

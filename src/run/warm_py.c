@@ -36,7 +36,13 @@ static const char helper_src[] =
     "    s = io.TextIOWrapper(buf, 'utf-8', errors, '\\n', line_buffering, False)\n"
     "    s.mode = 'w' if write else 'r'\n"
     "    return s\n"
-    "def case(code, argv):\n"
+    "def compile_rubric(src):\n"
+    "    import warnings\n"
+    "    with warnings.catch_warnings(record=True) as seen:\n"
+    "        warnings.simplefilter('always')\n"
+    "        code = compile(src, 'rubric.py', 'exec', 0, 1)\n"
+    "    return code, tuple((w.message, w.category, w.lineno) for w in seen)\n"
+    "def case(code, argv, compiled_warnings):\n"
     "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "    sys.stdin = sys.__stdin__ = _stream(0, False, '<stdin>', 'strict', False)\n"
     "    sys.stdout = sys.__stdout__ = _stream(1, True, '<stdout>', 'strict', False)\n"
@@ -51,6 +57,10 @@ static const char helper_src[] =
     "             __spec__=None, __annotations__={}, __builtins__=b, __file__=path,\n"
     "             __cached__=None)\n"
     "    d['__loader__'] = _Loader('__main__', path)\n"
+    "    if compiled_warnings:\n"
+    "        import warnings\n"
+    "        for message, category, lineno in compiled_warnings:\n"
+    "            warnings.warn_explicit(message, category, path, lineno)\n"
     "    if code is None:\n"
     "        with open(path, 'rb') as f:\n"
     "            src = f.read()\n"
@@ -82,10 +92,12 @@ static const char helper_src[] =
     "            rc = rc or status\n"
     "    return rc\n";
 
+static PyObject *helper_compile;   /* compile_rubric(src): (code, the warnings it gave) */
 static PyObject *helper_case;      /* the helper's case() */
 static PyObject *helper_exit_code; /* exit_code(SystemExit) */
 static PyObject *helper_shutdown;  /* shutdown(): threads, atexit, flush */
 static PyObject *cached_code;      /* the compiled rubric, or NULL */
+static PyObject *cached_warnings;  /* what compiling it warned: (message, category, line)... */
 static void freeze(void);
 static char *cached_src;
 static size_t cached_len;
@@ -120,16 +132,18 @@ int bd_warm_py_init(const char *interp, char *why, size_t whylen)
         PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins());
         r = PyEval_EvalCode(code, ns, ns);
     }
+    helper_compile = r ? PyDict_GetItemString(ns, "compile_rubric") : NULL;
     helper_case = r ? PyDict_GetItemString(ns, "case") : NULL;
     helper_exit_code = r ? PyDict_GetItemString(ns, "exit_code") : NULL;
     helper_shutdown = r ? PyDict_GetItemString(ns, "shutdown") : NULL;
+    Py_XINCREF(helper_compile);
     Py_XINCREF(helper_case);
     Py_XINCREF(helper_exit_code);
     Py_XINCREF(helper_shutdown);
     Py_XDECREF(r);
     Py_XDECREF(code);
     Py_XDECREF(ns);
-    if (!helper_case || !helper_exit_code || !helper_shutdown) {
+    if (!helper_compile || !helper_case || !helper_exit_code || !helper_shutdown) {
         PyErr_Clear();
         snprintf(why, whylen, "cannot set up the warm interpreter's helper");
         return -1;
@@ -143,14 +157,22 @@ bool bd_warm_py_compile(const char *src, size_t len)
     if (cached_src && cached_len == len && memcmp(cached_src, src, len) == 0)
         return false;
     Py_CLEAR(cached_code);
+    Py_CLEAR(cached_warnings);
     free(cached_src);
     cached_src = NULL;
+    /* The warnings the compiler gives (a SyntaxWarning, say) are recorded, not shown:
+     * each case shows them again on its own stderr, under its path, as a cold start's
+     * compile would (helper_src, case()). */
     PyObject *bytes = PyBytes_FromStringAndSize(src, (Py_ssize_t)len);
-    PyObject *builtins = PyEval_GetBuiltins();
-    PyObject *compile = builtins ? PyDict_GetItemString(builtins, "compile") : NULL;
-    if (bytes && compile)
-        cached_code = PyObject_CallFunction(compile, "Ossii", bytes, "rubric.py", "exec", 0, 1);
+    PyObject *r = bytes ? PyObject_CallFunctionObjArgs(helper_compile, bytes, NULL) : NULL;
     Py_XDECREF(bytes);
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+        cached_code = PyTuple_GET_ITEM(r, 0);
+        cached_warnings = PyTuple_GET_ITEM(r, 1);
+        Py_INCREF(cached_code);
+        Py_INCREF(cached_warnings);
+    }
+    Py_XDECREF(r);
     if (!cached_code) {
         PyErr_Clear(); /* each case compiles it again and prints the error */
         return true;
@@ -161,6 +183,7 @@ bool bd_warm_py_compile(const char *src, size_t len)
         cached_len = len;
     } else {
         Py_CLEAR(cached_code);
+        Py_CLEAR(cached_warnings);
     }
     freeze();
     return true;
@@ -237,7 +260,8 @@ void bd_warm_py_learn_child(int fd)
         fclose(maps);
     PyObject *code = Py_CompileString(stand_in_src, "rubric.py", Py_file_input);
     PyObject *args = Py_BuildValue("[s]", "rubric.py");
-    PyObject *r = code && args ? PyObject_CallFunction(helper_case, "OO", code, args) : NULL;
+    PyObject *r =
+        code && args ? PyObject_CallFunction(helper_case, "OOO", code, args, Py_None) : NULL;
     PyObject *c = NULL, *path = NULL, *globals = NULL;
     PyObject *result = r && PyArg_ParseTuple(r, "OOO", &c, &path, &globals)
                            ? PyEval_EvalCode(c, globals, globals)
@@ -409,7 +433,8 @@ void bd_warm_case_main(char **argv, int status_fd)
         Py_XDECREF(s);
     }
     PyObject *r =
-        args ? PyObject_CallFunction(helper_case, "OO", cached_code ? cached_code : Py_None, args)
+        args ? PyObject_CallFunction(helper_case, "OOO", cached_code ? cached_code : Py_None, args,
+                                     cached_warnings ? cached_warnings : Py_None)
              : NULL;
     Py_XDECREF(args);
     PyObject *code = NULL, *path = NULL, *globals = NULL;

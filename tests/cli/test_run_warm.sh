@@ -7,6 +7,7 @@
 #     signals, capabilities, limits, environment (os.environ and /proc/self/environ, with
 #     nothing of benchdesk's own), cwd listing, descriptors and processes — each case its
 #     own random state;
+#   - what the compiler warns (compiled once, warm) is on each case's stderr, warm as cold;
 #   - the warm interpreter itself is jailed: its own user namespace and an unprivileged
 #     host uid, and each case runs as a host uid of its own;
 #   - the run says which start it used (summary, --json, the table) and why not warm.
@@ -150,6 +151,27 @@ for sig in INT KILL; do
 done
 # What SIGKILL leaves (the staging dir) the next run sweeps.
 bd run probe --isolation namespaces --drafts --case probe-00 >/dev/null 2>&1 || fail "run after SIGKILL"
+
+# ---- what the compiler warns reaches each case's stderr, warm as cold ----------------------
+# The warm interpreter compiles the rubric once and records what the compiler warned; each
+# case shows it again on its own stderr, under its own path, as a cold start's compile does.
+printf 'if len(sys.argv) is 1:\n    pass\n' >>"$FX/bench/trivial/rubric.py"
+bd pin trivial >/dev/null 2>&1 || fail "pin trivial"
+for m in cold warm; do
+    bd run trivial --isolation namespaces --drafts --jobs 2 --start "$m" --json \
+        >"$BD_TMP/sw.$m" 2>/dev/null || fail "the run with a compile-time warning, $m"
+    rid=$(sed -n 's/.*"run_id":"\([^"]*\)".*/\1/p' "$BD_TMP/sw.$m" | head -1)
+    # the case's path masked: its jail shows its own temp dir
+    for e in "$FX/.benchdesk/runs/$rid/"*.stderr; do
+        [ -e "$e" ] && sed 's|^/[^:]*/rubric\.py:|rubric.py:|' "$e"
+    done >"$BD_TMP/sw.$m.err"
+done
+n=$(grep -c '^rubric.py:[0-9]*: SyntaxWarning: "is" with a literal' "$BD_TMP/sw.cold.err" || :)
+[ "$n" = 3 ] && pass "cold: each of the 3 cases' stderr shows the compiler's SyntaxWarning" ||
+    fail "cold stderr: $(head -5 "$BD_TMP/sw.cold.err")"
+cmp -s "$BD_TMP/sw.cold.err" "$BD_TMP/sw.warm.err" &&
+    pass "warm: the same stderr, case by case, paths masked" ||
+    fail "warm stderr differs: $(diff "$BD_TMP/sw.cold.err" "$BD_TMP/sw.warm.err" | head -8)"
 
 # ---- the pages a case writes, asked for at once (docs/runner.md) ---------------------------
 # Each case's rubric process asks for the pages the warm server learned from its stand-in
