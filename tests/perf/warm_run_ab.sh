@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# warm_run_ab.sh — warm runs of the trivial fixture, two or more benchdesk binaries taking
+# turns, so a change to the warm path is measured against the build before it on the same
+# machine at the same load (docs/runner.md#warm-starts).
+#
+#   tests/perf/warm_run_ab.sh BIN... [-- ROUNDS [N_CASES [JOBS]]]
+#
+# Each round runs `benchdesk run trivial --isolation namespaces --drafts --start warm
+# --jobs JOBS` on the same bench of N_CASES trivial cases (tests/fixtures/rubrics/trivial.py)
+# once with each BIN in turn, each from no .benchdesk (the chain made anew, so every run
+# appends to an empty history). Defaults: 5 rounds, 1,000 cases, --jobs 2. Every run must
+# pass every case and say `start warm`.
+#
+# The table: for each BIN the median wall time a case over the rounds (and each round's),
+# and the machine's busy CPU a case (/proc/stat: every CPU's time not idle during the run,
+# which counts the warm servers and their cases, never reaped into benchdesk's tree, and
+# whatever else ran); for each BIN after the first, the mean of its paired differences
+# from the first BIN's wall time, round by round (negative: faster). The load average is
+# printed before and after. A BIN is a benchdesk binary with benchdesk-warm and
+# benchdesk-supervisor beside it (a build's src/ directory).
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+bins=() rounds=5 n=1000 jobs=2
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    bins+=("$1")
+    shift
+done
+if [ $# -gt 0 ]; then
+    shift
+    rounds=${1:-5} n=${2:-1000} jobs=${3:-2}
+fi
+[ ${#bins[@]} -ge 1 ] || {
+    echo "usage: $0 BIN... [-- ROUNDS [N_CASES [JOBS]]]" >&2
+    exit 2
+}
+for b in "${bins[@]}"; do
+    [ -x "$b" ] && [ -x "$b-warm" ] || {
+        echo "warm_run_ab: $b (and $b-warm beside it) must be executables" >&2
+        exit 2
+    }
+done
+PY=/usr/bin/python3
+BD_BIN=${bins[0]}
+work=$(mktemp -d "${TMPDIR:-/tmp}/benchdesk-perf-ab.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+. "$src/tests/perf/trivial_lib.sh"
+trivial_setup "$work" "$n"
+
+echo "warm_run_ab: $n trivial cases, --jobs $jobs, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+# run BIN: one warm run from no .benchdesk; prints "<wall ms> <busy ms>".
+run() {
+    rm -rf "$work/fx/.benchdesk"
+    "$PY" - "$1" "$work" "$jobs" <<'PY'
+import os, subprocess, sys, time
+bin, work, jobs = sys.argv[1:4]
+def busy():
+    with open("/proc/stat") as f:
+        t = [int(x) for x in f.readline().split()[1:8]]
+    return (t[0] + t[1] + t[2] + t[5] + t[6]) / os.sysconf("SC_CLK_TCK")
+b0, t0 = busy(), time.monotonic()
+out = subprocess.run([bin, "-C", work + "/fx", "run", "trivial", "--isolation", "namespaces",
+                      "--drafts", "--start", "warm", "--jobs", jobs],
+                     capture_output=True, text=True)
+wall, b1 = time.monotonic() - t0, busy()
+if out.returncode != 0 or not any(l.split() == ["start", "warm"] for l in out.stdout.splitlines()):
+    sys.exit("warm_run_ab: %s: exit %d, not a passing warm run:\n%s%s"
+             % (bin, out.returncode, out.stdout[-600:], out.stderr[-600:]))
+print("%d %d" % (wall * 1000, (b1 - b0) * 1000))
+PY
+}
+results=$work/results
+: >"$results"
+for r in $(seq "$rounds"); do
+    for i in "${!bins[@]}"; do
+        echo "$r $i $(run "${bins[$i]}")" >>"$results"
+    done
+done
+echo "warm_run_ab: load after $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+"$PY" - "$results" "$n" "${bins[@]}" <<'PY'
+import statistics as st, sys
+path, n, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+wall, busy = {}, {}
+for line in open(path):
+    r, i, w, b = (int(x) for x in line.split())
+    wall.setdefault(i, {})[r] = w / n
+    busy.setdefault(i, {})[r] = b / n
+print("%-48s %10s %10s  %s" % ("binary", "ms/case", "busy ms", "each round's ms/case"))
+for i, b in enumerate(bins):
+    print("%-48s %10.2f %10.2f  %s" % (b[-48:], st.median(wall[i].values()), st.median(busy[i].values()),
+                                     " ".join("%.2f" % wall[i][r] for r in sorted(wall[i]))))
+for i, b in enumerate(bins[1:], 1):
+    d = [(wall[i][r] - wall[0][r]) / wall[0][r] * 100 for r in sorted(wall[0])]
+    print("%s against %s: mean of the paired differences %+.1f %% (each round: %s)"
+          % (b, bins[0], st.mean(d), " ".join("%+.1f" % x for x in d)))
+PY
