@@ -137,7 +137,7 @@ if [ "${BD_E2E_COLD:-1}" = 1 ]; then
 fi
 if [ "${BD_E2E_COLD:-1}" = 1 ]; then
     # Right after the cold check the bench may have left the page cache (a machine that
-    # pages out what is idle for seconds: docs/runner.md#a-signed-bench-end-to-end): this
+    # pages out what is idle for a minute: docs/runner.md#a-signed-bench-end-to-end): this
     # row shows that; the next one is the warm check the aim judges.
     timed "verify, memo filled, first" "$state" "$BD_BIN" -C "$root" verify
     grep -qF "$signed_line" "$work/out" || die "verify did not find $n signed cases"
