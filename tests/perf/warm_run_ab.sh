@@ -48,32 +48,28 @@ trap 'rm -rf "$work"' EXIT
 trivial_setup "$work" "$n"
 
 echo "warm_run_ab: $n trivial cases, --jobs $jobs, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-# run BIN: one warm run from no .benchdesk; prints "<wall ms> <busy ms>".
+# run BIN: one warm run from no .benchdesk (run.sh: it must pass every case warm), timed
+# by trivial_lib.sh's timer.py (one round); prints "<wall ms> <busy ms>".
+cat >"$work/run.sh" <<SH
+out=\$("\$1" -C "$work/fx" run trivial --isolation namespaces --drafts --jobs $jobs --start warm 2>&1) || { echo "\$out" >&2; exit 1; }
+grep -qE "^  passed +$n\\\$" <<<"\$out" && grep -qE "^  start +warm\\\$" <<<"\$out" || { echo "\$out" >&2; exit 1; }
+SH
 run() {
+    local w c b
     rm -rf "$work/fx/.benchdesk"
-    "$PY" - "$1" "$work" "$jobs" <<'PY'
-import os, subprocess, sys, time
-bin, work, jobs = sys.argv[1:4]
-def busy():
-    with open("/proc/stat") as f:
-        t = [int(x) for x in f.readline().split()[1:8]]
-    return (t[0] + t[1] + t[2] + t[5] + t[6]) / os.sysconf("SC_CLK_TCK")
-b0, t0 = busy(), time.monotonic()
-out = subprocess.run([bin, "-C", work + "/fx", "run", "trivial", "--isolation", "namespaces",
-                      "--drafts", "--start", "warm", "--jobs", jobs],
-                     capture_output=True, text=True)
-wall, b1 = time.monotonic() - t0, busy()
-if out.returncode != 0 or not any(l.split() == ["start", "warm"] for l in out.stdout.splitlines()):
-    sys.exit("warm_run_ab: %s: exit %d, not a passing warm run:\n%s%s"
-             % (bin, out.returncode, out.stdout[-600:], out.stderr[-600:]))
-print("%d %d" % (wall * 1000, (b1 - b0) * 1000))
-PY
+    read -r w c b < <("$PY" "$work/timer.py" 1 bash "$work/run.sh" "$1") || true
+    [ -n "${b:-}" ] || {
+        echo "warm_run_ab: $1: not a passing warm run" >&2
+        exit 1
+    }
+    echo "$w $b"
 }
 results=$work/results
 : >"$results"
 for r in $(seq "$rounds"); do
     for i in "${!bins[@]}"; do
-        echo "$r $i $(run "${bins[$i]}")" >>"$results"
+        row=$(run "${bins[$i]}") # a failed run ends the script (set -e)
+        echo "$r $i $row" >>"$results"
     done
 done
 echo "warm_run_ab: load after $(cut -d' ' -f1-3 /proc/loadavg)" >&2
