@@ -11,6 +11,10 @@ bd() { TMPDIR="$RUNTMP" "$BD_BIN" -C "$FX" "$@"; }
 # class has its own tests.
 SUB=(--isolation subprocess)
 
+# std_fds PID: what PID's fds 0-2 point at, each target once ("/dev/null " when all three
+# are /dev/null).
+std_fds() { for f in 0 1 2; do readlink "/proc/$1/fd/$f" 2>/dev/null || :; done | sort -u | tr '\n' ' '; }
+
 # Number of entries left in the private TMPDIR.
 tmp_left() { find "$RUNTMP" -mindepth 1 -maxdepth 1 | wc -l; }
 

@@ -75,7 +75,7 @@ for _ in $(seq 1 100); do
             warm_uid=$u warm_ns=$ns
             # (the warm server itself: PID 1 of its namespace; its spares are there too)
             [ "$(awk '/^NSpid:/ {print $NF}' <<<"$st")" = 1 ] &&
-                warm_stdio=$(for f in 0 1 2; do readlink "/proc/$p/fd/$f"; done | sort -u | tr '\n' ' ')
+                warm_stdio=$(std_fds "$p")
         fi
     done
     [ -n "$warm_uid" ] && [ -n "$case_uid" ] && break

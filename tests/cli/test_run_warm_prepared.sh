@@ -220,7 +220,7 @@ for _ in $(seq 1 100); do
         [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$WARM_EXE" ] || continue
         # the warm server: PID 1 of the warm jail's PID namespace
         [ "$(awk '/^NSpid:/ {print NF, $NF}' "/proc/$p/status" 2>/dev/null)" = "3 1" ] || continue
-        stdio=$(for f in 0 1 2; do readlink "/proc/$p/fd/$f"; done | sort -u | tr '\n' ' ')
+        stdio=$(std_fds "$p")
     done
     [ -n "$stdio" ] && break
     sleep 0.05
