@@ -270,17 +270,12 @@ static void program_enter(pid_t parent)
         _exit(127);
 }
 
-/* The program's setup once its case is known (namespaces: after the maps, see
- * bd_jail_child_wait), then exec (warm: the rubric). Never returns. `report_fd` is the
- * init's report pipe (namespaces) or -1. */
-static void __attribute__((noreturn))
-program_run(const req_hdr *h, char **argv, char **envp, int status_fd, int report_fd)
+/* The program's last steps before its exec (warm: the rubric), in the process that
+ * execs: umask, the rlimits, no_new_privs and (namespaces) the seccomp filter. Exits 127
+ * after the status line when one fails. */
+static void program_lock(const req_hdr *h, int status_fd)
 {
     bd_err jerr = BD_ERR_INIT;
-    if (h->iso == BD_ISO_NAMESPACES && bd_jail_child_finish(&jerr) != 0) {
-        status_line(status_fd, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
-        _exit(127);
-    }
     umask(077);
 
     /* Warm: the address space counts from the warm interpreter's size. */
@@ -303,6 +298,20 @@ program_run(const req_hdr *h, char **argv, char **envp, int status_fd, int repor
         _exit(127);
     }
     fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* The program's setup once its case is known (namespaces: after the maps, see
+ * bd_jail_child_wait), then exec (warm: the rubric). Never returns. `report_fd` is the
+ * init's report pipe (namespaces) or -1. */
+static void __attribute__((noreturn))
+program_run(const req_hdr *h, char **argv, char **envp, int status_fd, int report_fd)
+{
+    bd_err jerr = BD_ERR_INIT;
+    if (h->iso == BD_ISO_NAMESPACES && bd_jail_child_finish(&jerr) != 0) {
+        status_line(status_fd, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(127);
+    }
+    program_lock(h, status_fd);
     if (h->iso == BD_ISO_NAMESPACES)
         ns_init_fork(report_fd, status_fd);
 #ifdef BD_WARM_SERVER
@@ -578,12 +587,12 @@ typedef union prep_cmsg {
     struct cmsghdr align;
 } prep_cmsg;
 
-/* Point `msg` at the two parts of a prep message and at `u`: with `fds` (nfds of them) to
+/* Point `msg` at the parts (iovlen) of a prep message and at `u`: with `fds` (nfds of them) to
  * send them, with NULL to receive up to REQ_FDS + 2. */
-static void prep_msg_init(struct msghdr *msg, struct iovec iov[2], prep_cmsg *u, const int *fds,
-                          int nfds)
+static void prep_msg_init(struct msghdr *msg, struct iovec *iov, size_t iovlen, prep_cmsg *u,
+                          const int *fds, int nfds)
 {
-    fd_msg_init_n(msg, iov, 2, u->b, sizeof(u->b), fds, nfds);
+    fd_msg_init_n(msg, iov, iovlen, u->b, sizeof(u->b), fds, nfds);
 }
 
 /* The supervisor's first steps: supervisor_signals, die with the server, become the
@@ -980,60 +989,171 @@ static void prepared_discard(bool reaped)
     prepared_release();
 }
 
+/* What the warm init program sends its rubric before the prep_hdr and the request
+ * (prepared_rubric): the jail's root as the init sees it after the pivot. */
+typedef struct rubric_hdr {
+    dev_t root_dev;
+    ino_t root_ino;
+} rubric_hdr;
+
+/* Receive a case as a prepared init (or its rubric) gets it: `head` (head_len bytes, may be
+ * 0), the prep_hdr, the request into `buf` (cap bytes), the request's REQ_FDS descriptors
+ * then the trees ph->trees names (into trees[0..1], -1 for none). The request's descriptors
+ * end up as 0..REQ_FDS-1, as a freshly cloned init has them (every one received moved above
+ * them first, so that none is overwritten); their received copies stay open above. Returns
+ * the request's length, or -1 when the case did not come whole. */
+static ssize_t prep_receive(int sock, void *head, size_t head_len, prep_hdr *ph, char *buf,
+                            size_t cap, int trees[2])
+{
+    memset(ph, 0, sizeof(*ph));
+    struct iovec iov[3] = {{head, head_len}, {ph, sizeof(*ph)}, {buf, cap}};
+    prep_cmsg u;
+    struct msghdr msg;
+    prep_msg_init(&msg, iov, 3, &u, NULL, 0);
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    int fds[REQ_FDS + 2] = {-1, -1, -1, -1, -1, -1};
+    int nfds = n > 0 ? received_fds_max(&msg, fds, REQ_FDS + 2) : 0;
+    int ntrees = (ph->trees & 1u) + ((ph->trees >> 1) & 1u);
+    ssize_t head_all = (ssize_t)(head_len + sizeof(*ph));
+    if (n <= head_all || nfds != REQ_FDS + ntrees || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+        return -1;
+    for (int i = 0; i < nfds; i++)
+        if (fds[i] < REQ_FDS && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, REQ_FDS)) < 0)
+            return -1;
+    for (int i = 0; i < REQ_FDS; i++)
+        if (dup2(fds[i], i) != i)
+            return -1;
+    trees[0] = trees[1] = -1;
+    for (int i = 0, k = REQ_FDS; i < 2; i++)
+        if (ph->trees & (1u << i))
+            trees[i] = fds[k++];
+    return n - head_all;
+}
+
+/* The warm init program with its case (its rubric forked before it, waiting on
+ * `rubric_sock`): the cwd's mounts, then the rubric gets its case — the jail's root, the
+ * prep_hdr, the request and the descriptors 0..REQ_FDS-1 — and the init stays behind as
+ * its PID 1, holding none of them. Never returns. */
+static void __attribute__((noreturn))
+init_hand_over(const prep_hdr *ph, const char *req, size_t len, pid_t rubric, int rubric_sock,
+               int rep_wr)
+{
+    bd_err jerr = BD_ERR_INIT;
+    if (bd_jail_init_finish(&jerr) != 0) {
+        status_line(3, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(127);
+    }
+    /* The init needs no capability from here on: it reaps, relays signals to its rubric
+     * (the same uid) and reports. */
+    if (bd_jail_drop_caps() != 0) {
+        status_line(3, "error isolation %d drop the init's capabilities\n", errno);
+        _exit(127);
+    }
+    struct stat root;
+    if (stat("/", &root) != 0) {
+        status_line(3, "error isolation %d stat the jail's root\n", errno);
+        _exit(127);
+    }
+    rubric_hdr rh;
+    memset(&rh, 0, sizeof(rh));
+    rh.root_dev = root.st_dev;
+    rh.root_ino = root.st_ino;
+    prep_hdr to_rubric = *ph;
+    to_rubric.trees = 0; /* mounted: the rubric gets none */
+    struct iovec iov[3] = {{&rh, sizeof(rh)}, {&to_rubric, sizeof(to_rubric)}, {(void *)req, len}};
+    const int fds[REQ_FDS] = {0, 1, 2, 3};
+    prep_cmsg u;
+    struct msghdr msg;
+    prep_msg_init(&msg, iov, 3, &u, fds, REQ_FDS);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    ssize_t n;
+    while ((n = sendmsg(rubric_sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)(sizeof(rh) + sizeof(to_rubric) + len)) {
+        status_line(3, "error fork %d\n", n < 0 ? errno : EPIPE);
+        kill(rubric, SIGKILL);
+    }
+    close(rubric_sock);
+    for (int i = 0; i < REQ_FDS; i++)
+        close(i);
+    ns_init(rubric, rep_wr);
+}
+
 /* The prepared init, in its namespaces: wait for the maps, build the jail's root but the
  * cwd, then wait for the case (prep_hdr, the request, its four descriptors and the trees),
- * then on as program_child. Never returns. Exits 127 unseen when the spare goes or the
- * case does not come whole; a failure of the jail's build is reported on the case's
- * status pipe, as program_child reports it. `buf` (cap bytes) receives the request. */
-static void __attribute__((noreturn)) prepared_init(int sock, int rep_wr, char *buf, size_t cap)
+ * then on as program_child — or, for the warm init program (`rubric` > 0, its process
+ * waiting on `rubric_sock`), init_hand_over. Never returns. Exits 127 unseen when the
+ * spare goes or the case does not come whole; a failure of the jail's build is reported on
+ * the case's status pipe, as program_child reports it. `buf` (cap bytes) receives the
+ * request. */
+static void __attribute__((noreturn))
+prepared_init(int sock, int rep_wr, char *buf, size_t cap, pid_t rubric, int rubric_sock)
 {
     program_enter(0);
     bd_err jerr = BD_ERR_INIT;
     if (bd_jail_child_wait(&jerr) != 0)
         _exit(127);
     int ahead = bd_jail_child_ahead(&jerr), ahead_errno = bd_jail_errno();
-    const int keep[3] = {sock, rep_wr, bd_jail_sync_fd()};
-    close_from_except(0, keep, 3); /* nothing of the spare's */
+    const int keep[4] = {sock, rep_wr, bd_jail_sync_fd(), rubric_sock};
+    close_from_except(0, keep, 4); /* nothing of the spare's */
     prep_hdr ph;
-    memset(&ph, 0, sizeof(ph));
-    struct iovec iov[2] = {{&ph, sizeof(ph)}, {buf, cap}};
-    prep_cmsg u;
-    struct msghdr msg;
-    prep_msg_init(&msg, iov, &u, NULL, 0);
-    ssize_t n;
-    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-        ;
-    int fds[REQ_FDS + 2] = {-1, -1, -1, -1, -1, -1};
-    int nfds = n > 0 ? received_fds_max(&msg, fds, REQ_FDS + 2) : 0;
-    int ntrees = (ph.trees & 1u) + ((ph.trees >> 1) & 1u);
+    int trees[2];
+    ssize_t len = prep_receive(sock, NULL, 0, &ph, buf, cap, trees);
     req_hdr h;
     const char *cwd = NULL;
     char **argv = NULL, **envp = NULL;
-    if (n <= (ssize_t)sizeof(ph) || nfds != REQ_FDS + ntrees ||
-        (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-        parse_request(buf, (size_t)n - sizeof(ph), &h, &cwd, &argv, &envp) != 0)
+    if (len < 0 || parse_request(buf, (size_t)len, &h, &cwd, &argv, &envp) != 0)
         _exit(127);
-    /* The case's descriptors as 0..3, as a freshly cloned init has them (every one received
-     * moved above them first, so that none is overwritten). */
-    for (int i = 0; i < nfds; i++)
-        if (fds[i] < REQ_FDS && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, REQ_FDS)) < 0)
-            _exit(127);
-    for (int i = 0; i < REQ_FDS; i++)
-        if (dup2(fds[i], i) != i)
-            _exit(127);
-    int trees[2] = {-1, -1};
-    for (int i = 0, k = REQ_FDS; i < 2; i++)
-        if (ph.trees & (1u << i))
-            trees[i] = fds[k++];
-    const int kept[4] = {rep_wr, bd_jail_sync_fd(), trees[0], trees[1]};
-    close_from_except(REQ_FDS, kept, 4);
+    const int kept[5] = {rep_wr, bd_jail_sync_fd(), trees[0], trees[1], rubric_sock};
+    close_from_except(REQ_FDS, kept, 5);
     if (ahead != 0) {
         status_line(3, "error isolation %d %.180s\n", ahead_errno, jerr.msg);
         _exit(127);
     }
     bd_jail_cwd_set(&ph.cwd, trees);
+    if (rubric > 0)
+        init_hand_over(&ph, buf, (size_t)len, rubric, rubric_sock, rep_wr);
     program_run(&h, argv, envp, 3, rep_wr);
 }
+
+#ifdef BD_WARM_SERVER
+/* The rubric's process of a warm case: a fork of the warm server made by its init before
+ * the init executed the init program (exec_warm.c), PID 2 of the case's namespaces.
+ * Closes everything but `sock`, waits for its case from the init (into `buf`, cap bytes),
+ * then enters the jail the init built, takes the limits and the filter, and runs the
+ * rubric. Never returns; a failure is reported on the case's status pipe. */
+static void __attribute__((noreturn)) prepared_rubric(int sock, char *buf, size_t cap)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != 1)
+        _exit(127);
+    const int keep[1] = {sock};
+    close_from_except(0, keep, 1); /* nothing of the server's */
+    rubric_hdr rh;
+    prep_hdr ph;
+    int trees[2];
+    ssize_t len = prep_receive(sock, &rh, sizeof(rh), &ph, buf, cap, trees);
+    req_hdr h;
+    const char *cwd = NULL;
+    char **argv = NULL, **envp = NULL;
+    if (len < 0 || trees[0] >= 0 || trees[1] >= 0 ||
+        parse_request(buf, (size_t)len, &h, &cwd, &argv, &envp) != 0)
+        _exit(127);
+    close_from(REQ_FDS);
+    bd_jail_cwd_set(&ph.cwd, trees);
+    bd_err jerr = BD_ERR_INIT;
+    if (bd_jail_rubric_enter(rh.root_dev, rh.root_ino, &jerr) != 0) {
+        status_line(3, "error isolation %d %.180s\n", bd_jail_errno(), jerr.msg);
+        _exit(127);
+    }
+    program_lock(&h, 3);
+    (void)envp;
+    warm_program(argv, 3);
+}
+#endif
 
 /* In a new spare, before it waits: start the prepared init (see above). Nothing when the
  * server prepares none or a step fails (the request then takes the ordinary path).
@@ -1066,7 +1186,7 @@ static void prepared_make(char *buf, size_t cap)
     if (pid == 0) {
         close(sv[0]);
         close(rep[0]);
-        prepared_init(sv[1], rep[1], buf, cap);
+        prepared_init(sv[1], rep[1], buf, cap, 0, -1);
     }
     if (pid < 0)
         goto out;
@@ -1154,7 +1274,7 @@ static pid_t prepared_start(int st, int *rep_read)
     struct iovec iov[2] = {{&ph, sizeof(ph)}, {(void *)the_prep.req, the_prep.req_len}};
     prep_cmsg u;
     struct msghdr msg;
-    prep_msg_init(&msg, iov, &u, fds, nfds);
+    prep_msg_init(&msg, iov, 2, &u, fds, nfds);
     ssize_t n;
     while ((n = sendmsg(the_prep.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
@@ -1296,7 +1416,8 @@ static void server_request(int sock, const char *buf, size_t len, int *fds, int 
     pid_t pid = spare_take(buf, len, fds, &pidfd);
 #ifdef BD_WARM_SERVER
     if (pid <= 0) { /* the first case, or the first after a new compile: a spare made now,
-                     * whose supervisor is no copy of the interpreter (spare_exec) */
+                     * whose supervisor and init are no copies of the interpreter
+                     * (spare_exec) */
         spare_make(sock);
         pid = spare_take(buf, len, fds, &pidfd);
     }

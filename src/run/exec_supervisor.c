@@ -1,10 +1,10 @@
 /*
  * exec_supervisor.c — `benchdesk-supervisor`, the small program a warm server's spare
  * executes (docs/runner.md#how-a-warm-case-runs). The warm server's vfork child clones the
- * case's prepared init (a copy of the warm interpreter, the rubric's ancestor) and then
- * executes this program, so the supervisor is no copy of the interpreter: it is the exec
- * server's supervisor (this file builds exec_server.c as benchdesk's own exec server does)
- * that takes the prepared init over and serves one request.
+ * case's prepared init (which forks the rubric's process and executes this program too,
+ * below) and then executes this program, so the supervisor is no copy of the interpreter:
+ * it is the exec server's supervisor (this file builds exec_server.c as benchdesk's own
+ * exec server does) that takes the prepared init over and serves one request.
  *
  *   benchdesk-supervisor v1 <server pid> <init pid> <as root 0|1> <case uid> <temp root> --
  *       <the command line the init was prepared for>
@@ -13,6 +13,17 @@
  * the server's socket, the signal mask and session of a spare. A request the prepared init
  * cannot serve, or an init that died, takes the supervisor's ordinary way: the program is
  * then started by execve, as a cold start's is.
+ *
+ * The prepared init is this program too, executed by the init the vfork child cloned
+ * (sharing the server's memory) once it forked the rubric's process:
+ *
+ *   benchdesk-supervisor init1 <as root 0|1> <case uid> <temp root> <rubric pid> --
+ *       <the command line it was prepared for>
+ *
+ * with fd 3 its socket from the supervisor, 4 its report pipe, 5 the jail's sync pipe (read
+ * end) and 6 the rubric's socket: it builds the jail as the prepared init does, and with
+ * its case sends the rubric the case and stays behind as its PID 1 (exec_server.c,
+ * init_hand_over), so no init is a copy of the interpreter either.
  */
 #include "exec_server.c"
 
@@ -25,8 +36,31 @@ static unsigned long arg_num(const char *s, unsigned long max)
     return s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0 && v <= max ? v : 0;
 }
 
+/* `benchdesk-supervisor init1 ...`: the case's init (see the top of this file). */
+static int init_main(int argc, char **argv)
+{
+    if (argc < 8 || strcmp(argv[6], "--") != 0)
+        return 127;
+    bool as_root = strcmp(argv[2], "1") == 0;
+    uid_t uid = (uid_t)arg_num(argv[3], UINT32_MAX - 1);
+    pid_t rubric = (pid_t)arg_num(argv[5], INT_MAX);
+    if ((!as_root && strcmp(argv[2], "0") != 0) || (uid == 0 && strcmp(argv[3], "0") != 0) ||
+        argv[4][0] != '/' || rubric <= 0)
+        return 127;
+    bd_jail_set_case_identity(as_root, uid, argv[4]);
+    bd_jail_set_host_network(false);
+    bd_err jerr = BD_ERR_INIT;
+    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
+    char *buf = malloc(cap);
+    if (!buf || bd_jail_adopt_init(5, (const char *const *)argv + 7, &jerr) != 0)
+        return 127; /* the namespace, and the rubric in it, end with this process */
+    prepared_init(3, 4, buf, cap, rubric, 6);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "init1") == 0)
+        return init_main(argc, argv);
     if (argc < 9 || strcmp(argv[1], "v1") != 0 || strcmp(argv[7], "--") != 0)
         return 2;
     pid_t server = (pid_t)arg_num(argv[2], INT_MAX);

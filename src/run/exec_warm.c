@@ -4,10 +4,13 @@
  * file with BD_WARM_SERVER: the same supervisor, jail, limits, init and reports per case)
  * running in two processes:
  *
- *   benchdesk ──control socket──> launcher ──socket──> warm server ──vfork──> supervisor ──clone──>
- * init ──fork──> rubric (host side)          (jailed; Python initialised, the allowlist imported,
- * the rubric compiled once; the supervisor clones the init, then executes benchdesk-supervisor:
- * "the spare as a small program" below)
+ *   benchdesk ──control socket──> launcher ──socket──> warm server ──vfork──> supervisor
+ *   ──clone(CLONE_VM)──> init ──fork──> rubric
+ *
+ * the launcher on the host side; the warm server jailed (Python initialised, the allowlist
+ * imported, the rubric compiled once); the init forks the rubric, then executes
+ * `benchdesk-supervisor init1`, and the supervisor `benchdesk-supervisor v1` ("the spare as
+ * a small program" below): only the rubric is a copy of the interpreter.
  *
  * The launcher is the privileged parent when benchdesk is root: it gives the warm jail a
  * block of host uids (warm.h), and hands each case's temp dir and pipes to the warm jail's
@@ -46,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -201,25 +205,36 @@ static void __attribute__((noreturn)) warm_program(char **argv, int status_fd)
 /* ---- the spare as a small program ---------------------------------------------------------
  * A spare forked from the warm server is a third copy of the interpreter in every case
  * (supervisor, init, rubric), and copying one costs more than anything else a warm case
- * does where page-table writes are slow (docs/runner.md#where-the-time-goes). So the
- * spare is made without copying the interpreter: a child that shares the server's memory
- * until it executes (vfork) clones the prepared init — the one copy the rubric descends
- * from — then executes `benchdesk-supervisor` (exec_supervisor.c), which takes the
- * prepared init over and serves the request as any spare does. When the program cannot
- * be executed, the server forks its spares from then on (spare_make). */
+ * does where page-table writes are slow (docs/runner.md#where-the-time-goes). Only the
+ * rubric needs to be one. So a child that shares the server's memory until it executes
+ * (vfork: the supervisor-to-be) clones the case's init into its fresh namespaces sharing
+ * that memory too (CLONE_VM | CLONE_VFORK); the init, PID 1 there, forks the rubric's
+ * process — the one copy, PID 2 — and executes `benchdesk-supervisor init1`; then the
+ * supervisor-to-be executes `benchdesk-supervisor v1` (exec_supervisor.c), which takes the
+ * prepared init over and serves the request as any spare does. The rubric waits for its
+ * case from the init, which builds the jail around it (exec_server.c, prepared_rubric).
+ * When the program cannot be executed, the server forks its spares from then on
+ * (spare_make). */
 
 static int supervisor_exe = -1; /* benchdesk-supervisor (O_PATH), or -1: spares are forks */
-/* Set by the vfork child that failed: SPARE_NO_INIT (the clone of the init: this time
- * only) or SPARE_NO_EXEC (the program: from then on the spares are forks). */
+/* Set by the vfork child, or the init, that failed: SPARE_NO_INIT (the init or the
+ * rubric's fork: this time only) or SPARE_NO_EXEC (the program: from then on the spares
+ * are forks). */
 static volatile int spare_exec_failed;
 enum { SPARE_NO_INIT = 1, SPARE_NO_EXEC = 2 };
-static char *init_buf; /* each prepared init receives its case into its copy */
+static char *init_buf; /* each prepared rubric receives its case into its copy */
+/* The init runs this far below the vfork child's frame on the server's own stack (the
+ * main thread's, which grows on demand), so that the rubric forked from it runs on the
+ * main stack as a cold start's Python does, with all of RLIMIT_STACK but this. */
+#define INIT_STACK_GAP (64 * 1024)
 
-/* What the vfork child needs, on the server's stack. */
+/* What the vfork child and the init need, on the server's stack. */
 typedef struct spare_exec_args {
     int sock;         /* the spare's end of the server's socket */
     int init_sock[2]; /* [0] the supervisor's end, [1] the init's */
     int init_rep[2];  /* the init's report pipe */
+    int rub_sock[2];  /* [0] the init's end, [1] the rubric's */
+    int sync_rd;      /* the jail's sync pipe, the init's end */
     int sync_wr;      /* the jail's sync pipe, the supervisor's end */
     pid_t server;
     const sigset_t *mask; /* the server's signal mask before the vfork */
@@ -239,38 +254,90 @@ static const char *spare_num(char *buf, unsigned long v)
     return buf;
 }
 
+/* Put src[0..n) at base + i (n <= 8, base + n <= 16), through copies above them;
+ * benchdesk-supervisor's descriptor dup'ed above too, into *exe_out. Returns 0 or an
+ * errno. */
+static int place_fds(const int *src, int n, int base, int *exe_out)
+{
+    int tmp[8];
+    if ((*exe_out = fcntl(supervisor_exe, F_DUPFD_CLOEXEC, 16)) < 0)
+        return errno;
+    for (int i = 0; i < n; i++)
+        if ((tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+            return errno;
+    for (int i = 0; i < n; i++)
+        if (dup2(tmp[i], base + i) != base + i)
+            return errno;
+    return 0;
+}
+
+/* The case's init, PID 1 of its fresh namespaces: it shares the server's memory (the
+ * server and the vfork child wait) and runs on the server's stack below the vfork
+ * child's frame, so it writes nothing of the server's but spare_exec_failed. It forks the
+ * rubric's process (which never returns here), then executes the init program with 3 its
+ * socket, 4 its report pipe, 5 the jail's sync pipe (read end), 6 the rubric's socket. */
+static int init_start(void *arg)
+{
+    const spare_exec_args *a = arg;
+    setpgid(0, 0); /* the case's group, which the rubric joins */
+    if (bd_jail_scope_self() != 0) {
+        spare_exec_failed = SPARE_NO_INIT;
+        _exit(127);
+    }
+    pid_t rubric = fork();
+    if (rubric == 0)
+        prepared_rubric(a->rub_sock[1], init_buf, sizeof(req_hdr) + REQ_STRINGS_MAX);
+    if (rubric < 0) {
+        spare_exec_failed = SPARE_NO_INIT;
+        _exit(127);
+    }
+    const int src[4] = {a->init_sock[1], a->init_rep[1], a->sync_rd, a->rub_sock[0]};
+    int exe = -1;
+    if (bd_jail_keep_caps_across_exec() == 0 && place_fds(src, 4, 3, &exe) == 0) {
+        char rub_s[16], uid_s[16];
+        const char *const *want = spare_prepared_argv();
+        const char *argv[7 + BD_JAIL_MAX_SHOWN + 1] = {
+            "benchdesk-supervisor",
+            "init1",
+            warm_as_root ? "1" : "0",
+            spare_num(uid_s, (unsigned long)next_case_uid),
+            shown_tmp,
+            spare_num(rub_s, (unsigned long)rubric),
+            "--"};
+        for (size_t i = 0; want[i] && i < BD_JAIL_MAX_SHOWN; i++)
+            argv[7 + i] = want[i];
+        char *const envp[] = {NULL};
+        syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
+    }
+    kill(rubric, SIGKILL);
+    spare_exec_failed = SPARE_NO_EXEC;
+    _exit(127);
+}
+
 /* The vfork child: it runs on the server's stack and shares its memory, so it writes
  * nothing of the server's but spare_exec_failed, and never returns. The supervisor's
  * signals and session (which the init inherits, as from a forked spare), the init cloned
- * into its namespaces (a copy of the server: the rubric's ancestor), the supervisor's
- * descriptors put where the program expects them (4 the init's socket, 5 its report pipe,
- * 6 the jail's sync pipe, 7 the server's socket), then the program. */
-static void __attribute__((noreturn, noinline)) spare_exec_child(const spare_exec_args *a)
+ * into its namespaces (init_start: it returns here once it executed its program), the
+ * supervisor's descriptors put where the program expects them (4 the init's socket, 5
+ * its report pipe, 6 the jail's sync pipe, 7 the server's socket), then the program. */
+static void __attribute__((noreturn, noinline)) spare_exec_child(spare_exec_args *a)
 {
     sigset_t block;
     supervisor_signals(&block); /* with every signal blocked: no handler of the server runs */
     sigprocmask(SIG_SETMASK, a->mask, NULL);
     sigprocmask(SIG_BLOCK, &block, NULL);
-    size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
-    pid_t init = (pid_t)syscall(SYS_clone, bd_jail_clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL);
-    if (init == 0) {
-        close(a->init_sock[0]);
-        close(a->init_rep[0]);
-        prepared_init(a->init_sock[1], a->init_rep[1], init_buf, cap);
-    }
-    int e = init < 0 ? errno : 0;
-    int exe = -1, tmp[4] = {-1, -1, -1, -1};
-    const int src[4] = {a->init_sock[0], a->init_rep[0], a->sync_wr, a->sock};
-    if (!e && (exe = fcntl(supervisor_exe, F_DUPFD_CLOEXEC, 16)) < 0)
-        e = errno;
-    for (int i = 0; i < 4 && !e; i++)
-        if ((tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
-            e = errno;
-    for (int i = 0; i < 4 && !e; i++)
-        if (dup2(tmp[i], 4 + i) != 4 + i)
-            e = errno;
+    char here;
+    uintptr_t top = ((uintptr_t)&here - INIT_STACK_GAP) & ~(uintptr_t)63;
+    pid_t init = clone(init_start, (void *)top,
+                       (int)bd_jail_clone_flags() | CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    int e = init < 0 ? errno : spare_exec_failed;
+    int exe = -1;
     if (!e) {
+        const int src[4] = {a->init_sock[0], a->init_rep[0], a->sync_wr, a->sock};
+        e = place_fds(src, 4, 4, &exe);
         close(3); /* the server's control socket: not the spare's */
+    }
+    if (!e) {
         char pid_s[16], init_s[16], uid_s[16];
         const char *const *want = spare_prepared_argv();
         const char *argv[8 + BD_JAIL_MAX_SHOWN + 1] = {
@@ -286,11 +353,11 @@ static void __attribute__((noreturn, noinline)) spare_exec_child(const spare_exe
             argv[8 + i] = want[i];
         char *const envp[] = {NULL};
         syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
-        e = errno;
     }
     if (init > 0)
         kill(init, SIGKILL); /* then the server's to reap */
-    spare_exec_failed = init < 0 ? SPARE_NO_INIT : SPARE_NO_EXEC;
+    if (!spare_exec_failed)
+        spare_exec_failed = init < 0 ? SPARE_NO_INIT : SPARE_NO_EXEC;
     _exit(127);
 }
 
@@ -300,18 +367,25 @@ static pid_t spare_exec(int sock, pid_t server)
 {
     size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
     unsigned k;
+    /* The init needs room below the vfork child on the main stack (INIT_STACK_GAP). */
+    struct rlimit stack;
+    if (getrlimit(RLIMIT_STACK, &stack) != 0 ||
+        (stack.rlim_cur != RLIM_INFINITY && stack.rlim_cur < 16 * INIT_STACK_GAP))
+        return -2;
     if (supervisor_exe < 0 || (!init_buf && !(init_buf = malloc(cap))) || !case_uid_pick(&k))
         return -2;
     bd_err jerr = BD_ERR_INIT;
-    spare_exec_args a = {sock, {-1, -1}, {-1, -1}, -1, server, NULL};
+    spare_exec_args a = {sock, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1, server, NULL};
     pid_t pid = -2;
     bd_jail_set_host_network(false);
     supervisor_identity();
     if (bd_jail_prepare_ahead(spare_prepared_argv(), &jerr) != 0 ||
         pipe2(a.init_rep, O_CLOEXEC | O_NONBLOCK) != 0 ||
-        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, a.init_sock) != 0)
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, a.init_sock) != 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, a.rub_sock) != 0)
         goto out;
     a.sync_wr = bd_jail_sync_write_fd();
+    a.sync_rd = bd_jail_sync_fd();
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
@@ -341,6 +415,8 @@ out:
             close(a.init_sock[i]);
         if (a.init_rep[i] >= 0)
             close(a.init_rep[i]);
+        if (a.rub_sock[i] >= 0)
+            close(a.rub_sock[i]);
     }
     bd_jail_forget(); /* the sync pipe and the shown files: the spare's and the init's now */
     return pid;

@@ -1016,8 +1016,9 @@ static int ll_rule(int ruleset, const char *path, uint64_t access, bd_err *err)
 }
 
 /* Inside the new root: read and execute everywhere; write only the cwd, /tmp and the
- * /dev nodes; no TCP; no abstract unix sockets or signals beyond the jail (ABI 6). */
-static int apply_landlock(bd_err *err)
+ * /dev nodes; no TCP; no abstract unix sockets or signals beyond the jail (ABI 6: with
+ * `scoped`, else the layer the warm init made for it and itself, bd_jail_scope_self). */
+static int apply_landlock(bool scoped, bd_err *err)
 {
     int abi = J.landlock_abi;
     if (abi <= 0)
@@ -1035,7 +1036,7 @@ static int apply_landlock(bd_err *err)
         attr.handled_access_net = J.host_network ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
         size = 2 * sizeof(uint64_t);
     }
-    if (abi >= 6) {
+    if (abi >= 6 && scoped) {
         attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
         size = sizeof(attr);
     }
@@ -1098,21 +1099,29 @@ static int open_shown(bd_err *err)
     return 0;
 }
 
-/* Program: become the jail's user, die with the supervisor, its mounts private. */
-static int child_identity(bd_err *err)
+/* Become the jail's user. As root this is the drop to the case's own host uid outside; the
+ * capabilities held inside this user namespace stay (until execve, or the warm rubric's
+ * own drop). A change of credentials clears the parent-death signal: set again. */
+static int become_jail_user(bd_err *err)
 {
-    /* Become the jail's user. As root this is the drop to the case's own host uid outside; the
-     * capabilities held inside this user namespace stay until execve. */
     if (J.as_root && setgroups(0, NULL) != 0)
         return fail(err, "drop supplementary groups");
     if (setresgid(BD_JAIL_UID, BD_JAIL_UID, BD_JAIL_UID) != 0)
         return fail(err, "setresgid %d", BD_JAIL_UID);
     if (setresuid(BD_JAIL_UID, BD_JAIL_UID, BD_JAIL_UID) != 0)
         return fail(err, "setresuid %d", BD_JAIL_UID);
-    /* A change of credentials clears the parent-death signal: set it again, then make
-     * sure the supervisor did not die in between (its end of the sync pipe closes). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
         return fail(err, "set the parent-death signal");
+    return 0;
+}
+
+/* Program: become the jail's user, die with the supervisor, its mounts private. */
+static int child_identity(bd_err *err)
+{
+    if (become_jail_user(err) != 0)
+        return -1;
+    /* Make sure the supervisor did not die before the parent-death signal was set again
+     * (its end of the sync pipe closes). */
     struct pollfd pfd = {J.sync_rd, POLLIN, 0};
     if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR))) {
         errno = ESRCH;
@@ -1124,14 +1133,29 @@ static int child_identity(bd_err *err)
     return 0;
 }
 
-/* Program: into the cwd, no_new_privs, Landlock. */
-static int child_lock(bd_err *err)
+/* Program: into the cwd, no_new_privs, Landlock (scoped: see apply_landlock). */
+static int child_lock(bool scoped, bd_err *err)
 {
     if (!J.probe && chdir(J.jail_cwd) != 0)
         return fail(err, "enter the working directory in the jail");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return fail(err, "set no_new_privs");
-    return apply_landlock(err);
+    return apply_landlock(scoped, err);
+}
+
+int bd_jail_scope_self(void)
+{
+    if (J.landlock_abi < 6)
+        return 0;
+    struct ll_ruleset_attr attr = {0, 0, LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL};
+    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+    if (rs < 0)
+        return -1;
+    long rc = syscall(SYS_landlock_restrict_self, rs, 0);
+    int e = errno;
+    close(rs);
+    errno = e;
+    return rc == 0 ? 0 : -1;
 }
 
 int bd_jail_child_ahead(bd_err *err)
@@ -1158,7 +1182,7 @@ static int child_finish_built(bd_err *err)
         close_fd(&J.tree_fd[i]);
     if (rc != 0)
         return -1;
-    return child_lock(err);
+    return child_lock(true, err);
 }
 
 int bd_jail_child_finish(bd_err *err)
@@ -1179,7 +1203,94 @@ int bd_jail_child_finish(bd_err *err)
         return -1;
     close_fd(&J.cwd_fd);
     close_shown();
-    return child_lock(err);
+    return child_lock(true, err);
+}
+
+int bd_jail_init_finish(bd_err *err)
+{
+    if (!J.built || !J.cwd_path[0]) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
+    }
+    int rc = root_cwd(J.tree_fd, err);
+    for (int i = 0; i < 2; i++)
+        close_fd(&J.tree_fd[i]);
+    return rc;
+}
+
+int bd_jail_rubric_enter(dev_t root_dev, ino_t root_ino, bd_err *err)
+{
+    if (!J.cwd_path[0] || !J.jail_cwd[0]) {
+        errno = EINVAL;
+        return fail(err, "the jail was not prepared");
+    }
+    if (become_jail_user(err) != 0)
+        return -1;
+    /* Its parent, the init, may have died before the parent-death signal was set again. */
+    if (getppid() != 1) {
+        errno = ESRCH;
+        return fail(err, "the init died during the jail's setup");
+    }
+    /* The init's pivot_root moved this process's root too (it was the old root): make
+     * sure it did, so that nothing below runs with the warm jail's root. */
+    struct stat st;
+    if (stat("/", &st) != 0)
+        return fail(err, "stat the jail's root");
+    if (st.st_dev != root_dev || st.st_ino != root_ino) {
+        errno = ESTALE;
+        return fail(err, "the rubric's root is not the jail's");
+    }
+    return child_lock(false, err);
+}
+
+/* capget/capset's header and data (version 3: two 32-bit words per set). */
+typedef struct cap_hdr {
+    uint32_t version;
+    int pid;
+} cap_hdr;
+typedef struct cap_data {
+    uint32_t effective, permitted, inheritable;
+} cap_data;
+#define CAP_V3 0x20080522u
+
+int bd_jail_drop_caps(void)
+{
+    cap_hdr hdr = {CAP_V3, 0};
+    cap_data data[2];
+    memset(data, 0, sizeof(data));
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
+int bd_jail_keep_caps_across_exec(void)
+{
+    cap_hdr hdr = {CAP_V3, 0};
+    cap_data data[2];
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++)
+        data[i].inheritable = data[i].permitted;
+    if (syscall(SYS_capset, &hdr, data) != 0)
+        return -1;
+    /* Every capability the kernel knows (it says EINVAL past its last one). */
+    for (unsigned long cap = 0; cap < 64; cap++) {
+        if (!(data[cap / 32].permitted & (1u << (cap % 32))))
+            continue;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
+            return errno == EINVAL && cap > 0 ? 0 : -1;
+    }
+    return 0;
+}
+
+int bd_jail_adopt_init(int sync_rd, const char *const *argv, bd_err *err)
+{
+    prepare_begin(false);
+    if (prepare_argv(argv, err) != 0) {
+        release_all();
+        return -1;
+    }
+    J.sync_rd = sync_rd;
+    J.ready = true;
+    return 0;
 }
 
 int bd_jail_child(bd_err *err)

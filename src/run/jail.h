@@ -164,6 +164,56 @@ void bd_jail_cwd_set(const bd_jail_cwd *in, const int trees[2]);
  * takes the jail over with bd_jail_set_case_identity (the same identity) and
  * bd_jail_adopt_ahead; the server forgets its copy with bd_jail_forget. */
 
+/* The warm server's prepared init is a small program too, and the rubric is forked before
+ * it (docs/runner.md#how-a-warm-case-runs): the init, cloned sharing the server's memory,
+ * forks the rubric's process (the one copy of the interpreter) and then executes
+ * `benchdesk-supervisor init1`. So the jail's mount namespace is built by one process and
+ * entered by another:
+ *
+ *   bd_jail_adopt_init(sync_rd, argv) init program: the jail as bd_jail_prepare_ahead
+ *                                     left it for the child (identity given first by
+ *                                     bd_jail_set_case_identity)
+ *   bd_jail_child_wait, _child_ahead  init: as above (the rubric's root moves with the pivot)
+ *   bd_jail_init_finish()            init, with its case: the cwd and its read-only trees
+ *   bd_jail_rubric_enter(root)       rubric: the jail's user, checked to be in the jail's
+ *                                     root, into the cwd, no_new_privs, Landlock */
+
+/* The init, before it executes the init program: its capabilities in the case's user
+ * namespace (all of them, from the clone) made inheritable and ambient, so that they
+ * survive the execve — its uid there is not 0 (nothing is mapped yet), and an execve
+ * would otherwise drop them all. Returns 0 or -1 (errno set). */
+int bd_jail_keep_caps_across_exec(void);
+
+/* Drop every capability: none effective, permitted, inheritable (nor ambient), as an
+ * execve as an unprivileged uid leaves a process. Returns 0 or -1 (errno set). */
+int bd_jail_drop_caps(void);
+
+/* The init, before it forks the rubric (Landlock ABI 6 and later; else nothing): a
+ * Landlock layer of its own that handles no access but scopes signals and abstract unix
+ * sockets, which the rubric inherits. Its own layer (bd_jail_rubric_enter) then leaves the
+ * scope out, so the two share the scoped domain as a cold start's init and rubric do: the
+ * rubric may signal its init (which relays what it gets), and nothing outside. Mounts stay
+ * allowed: the layer handles no file-system access. Returns 0 or -1 (errno set); the
+ * rubric must then not run (its own layer would not scope). */
+int bd_jail_scope_self(void);
+
+/* Init program: adopt the prepared jail, with the sync pipe's read end `sync_rd` (which it
+ * then owns) and the command line it was prepared for. Returns 0 or -1 (err set). */
+int bd_jail_adopt_init(int sync_rd, const char *const *argv, bd_err *err);
+
+/* Init built ahead (bd_jail_child_ahead), after bd_jail_cwd_set: make the cwd and move its
+ * trees in read-only, as bd_jail_child_finish does, without entering it or locking the
+ * init itself. Returns 0 or -1 (err set). */
+int bd_jail_init_finish(bd_err *err);
+
+/* The rubric's process, a child of the init forked before the jail was built, once the
+ * init finished it (after bd_jail_cwd_set with the case's cwd): become BD_JAIL_UID, check
+ * that the init is still its parent and that "/" is the jail's root (`root_dev`,
+ * `root_ino`, as the init stat()ed it), then as bd_jail_child_finish ends: into the cwd,
+ * PR_SET_NO_NEW_PRIVS, Landlock (without the scope, which bd_jail_scope_self gave). Returns
+ * 0 or -1 (err set). */
+int bd_jail_rubric_enter(dev_t root_dev, ino_t root_ino, bd_err *err);
+
 /* The sync pipe's write end of a prepared jail (what the adopting process gets), or -1. */
 int bd_jail_sync_write_fd(void);
 

@@ -8,8 +8,9 @@
  * embeds: BD_WARM_PYTHON) as `<python> -s rubric.py` would — the same sys.argv,
  * sys.orig_argv, sys.executable, sys.flags, hash seed and environment — imports the fixed
  * allowlist BD_WARM_PRELOAD, and compiles the verified rubric once. Each case's rubric
- * process is a fork of it, jailed before any of this runs (exec_server.c's program_child);
- * bd_warm_case_main then restores what a cold start gives and runs the rubric.
+ * process is a fork of it, jailed before any of this runs (exec_server.c's prepared_rubric,
+ * or program_child when the spares are forks); bd_warm_case_main then restores what a cold
+ * start gives and runs the rubric.
  *
  * Only the warm binary uses these functions; they are single-threaded.
  */

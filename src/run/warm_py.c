@@ -5,6 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "jail.h"
 #include "warm.h"
 
 #include <errno.h>
@@ -391,25 +392,12 @@ static void __attribute__((noreturn)) finish(PyObject *result)
     _exit(rc);
 }
 
-/* What a cold start's execve as an unprivileged uid does to the capabilities the clone
- * gave in the case's user namespace: none effective, permitted or inheritable. */
-static int drop_capabilities(void)
-{
-    struct {
-        uint32_t version;
-        int pid;
-    } hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
-    struct {
-        uint32_t effective, permitted, inheritable;
-    } data[2];
-    memset(data, 0, sizeof(data));
-    return (int)syscall(SYS_capset, &hdr, data);
-}
-
 void bd_warm_case_main(char **argv, int status_fd)
 {
     populate_learned();
-    if (drop_capabilities() != 0)
+    /* What a cold start's execve as an unprivileged uid does to the capabilities the
+     * clone gave in the case's user namespace. */
+    if (bd_jail_drop_caps() != 0)
         setup_failed(status_fd, "cannot drop the capabilities");
     /* The name a cold start's process has (its program's base name). */
     const char *base = strrchr(argv[0], '/');

@@ -30,7 +30,7 @@ for m in cold warm; do
     BENCHDESK_TEST_SECRET=hunter2 bd run probe --isolation namespaces --drafts --jobs 2 \
         --start "$m" --json >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
 done
-"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/probe.cold" "$BD_TMP/probe.warm" >"$BD_TMP/report2" <<'PY' || true
+"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/probe.cold" "$BD_TMP/probe.warm" >"$BD_TMP/report2" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report2"
 import json, os, sys
 sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_probe import probe_runs, same_as_cold  # noqa: E402
@@ -182,7 +182,7 @@ if command -v strace >/dev/null; then
         strace -f -qq -e trace=madvise -o "$BD_TMP/madvise" \
         "$BD_BIN" -C "$FX" run probe --isolation namespaces --drafts --start warm \
         >"$BD_TMP/madvise.out" 2>&1 || fail "the probe run under strace: $(tail -3 "$BD_TMP/madvise.out")"
-    "$PY" - "$BD_TMP/madvise" >"$BD_TMP/report_pop" <<'PY' || true
+    "$PY" - "$BD_TMP/madvise" >"$BD_TMP/report_pop" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report_pop"
 import re, sys
 pages = {}
 for l in open(sys.argv[1]):

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The prepared spare (docs/runner.md#how-a-warm-case-runs): a warm server's spare starts its
 # case's init ahead of the request, in fresh namespaces with its maps written.
-#   - while a case runs, the next case's init is already there (an init of this build's
-#     benchdesk-warm, PID 1 of a PID namespace three levels down, with no child yet), and
-#     it is the init the next case then runs under (the same pid, now with the rubric;
-#     the test runs a private copy of the binaries, so other tests' inits do not count);
+#   - while a case runs, the next case's init is already there (PID 1 of a PID namespace
+#     three levels down, its rubric's process not yet running the rubric), and it is the
+#     init the next case then runs under (the same pid, now with the rubric running; the
+#     test runs a private copy of the binaries, so other tests' inits do not count);
+#   - every init is this build's benchdesk-supervisor (the init program), no copy of the
+#     interpreter: only the rubric's process is one;
 #   - the inits a run prepares and does not use — the first spare's, dropped when the
 #     first case's rubric is compiled, and the last one's, dropped when the warm server
 #     exits — are killed and reaped: none of the pids seen is left in /proc (same pid and
@@ -28,19 +30,25 @@
 private_binaries
 require_warm
 WARM_EXE="$BD_BIN-warm"
+INIT_EXES="$BD_BIN-supervisor:$WARM_EXE" # the init program, or an init forked with its spare
 
-# The poller: every few ms, each process of this build's benchdesk-warm that is PID 1 of a
-# namespace three levels down (a case's init): pid, start time, whether it has a child, and
-# which of the descriptors 0-2 it holds.
+# The poller: every few ms, each process of this build's benchdesk-supervisor (the init
+# program) or benchdesk-warm (an init forked with its spare) that is PID 1 of a namespace
+# three levels down (a case's init): pid, start time, whether its rubric runs (a child no
+# longer named benchdesk-warm: the init program's child waits for its case under that name
+# from the start), which of the descriptors 0-2 it holds, its parent's and its own program.
 cat >"$BD_TMP/poll.py" <<'PY'
 import json, os, sys, time
-exe, stop, out = sys.argv[1], sys.argv[2], open(sys.argv[3], "w")
+exes, stop, out = sys.argv[1].split(":"), sys.argv[2], open(sys.argv[3], "w")
+def comm(p):
+    return open("/proc/%s/comm" % p).read().strip()
 def inits():
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
         try:
-            if os.readlink("/proc/%s/exe" % p) != exe:
+            exe = os.readlink("/proc/%s/exe" % p)
+            if exe not in exes:
                 continue
             st = open("/proc/%s/status" % p).read()
             ns = [l.split()[1:] for l in st.splitlines() if l.startswith("NSpid:")][0]
@@ -48,15 +56,17 @@ def inits():
                 continue
             start = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[19]
             kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
+            running = any(comm(k) != "benchdesk-warm" for k in kids)
             stdio = sorted(f for f in os.listdir("/proc/%s/fd" % p) if f in ("0", "1", "2"))
             ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
-            yield int(p), start, bool(kids), stdio, os.path.basename(os.readlink("/proc/%s/exe" % ppid))
+            parent = os.path.basename(os.readlink("/proc/%s/exe" % ppid))
+            yield int(p), start, running, stdio, parent, os.path.basename(exe)
         except (OSError, IndexError):
             continue
 while not os.path.exists(stop):
     now = round(time.monotonic(), 4)
-    for pid, start, kids, stdio, parent in inits():
-        out.write(json.dumps([pid, start, kids, stdio, now, parent]) + "\n")
+    for pid, start, running, stdio, parent, exe in inits():
+        out.write(json.dumps([pid, start, running, stdio, now, parent, exe]) + "\n")
     out.flush()
     time.sleep(0.003)
 PY
@@ -64,28 +74,30 @@ PY
 # ---- the adversarial cases on prepared inits, polled ----------------------------------
 # (each behaviour once; the slow ones leave the next case's spare time to prepare)
 rm -f "$BD_TMP/stop"
-"$PY" "$BD_TMP/poll.py" "$WARM_EXE" "$BD_TMP/stop" "$BD_TMP/seen" &
+"$PY" "$BD_TMP/poll.py" "$INIT_EXES" "$BD_TMP/stop" "$BD_TMP/seen" &
 poller=$!
 for m in warm cold; do
     run_adversarial "$m" 1
     [ "$m" = warm ] && { touch "$BD_TMP/stop"; wait "$poller"; }
 done
-"$PY" - "$BD_TMP/seen" "$WARM_EXE" <<'PY' >"$BD_TMP/report" || true
+"$PY" - "$BD_TMP/seen" "$WARM_EXE" <<'PY' >"$BD_TMP/report" || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report"
 import json, os, sys
 sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_procs import report_left  # noqa: E402
 seen = {}
 running = {}  # (pid, start) -> (when, the stdio) of each poll while the init had its rubric
 parents = set()  # the executables of the parents (supervisors) of inits running their rubric
+programs = set()  # the executables of the inits running their rubric
 for l in open(sys.argv[1]):
-    pid, start, kids, stdio, when, parent = json.loads(l)
-    if kids:  # (a new spare clones its init before it executes benchdesk-supervisor)
+    pid, start, kids, stdio, when, parent, exe = json.loads(l)
+    if kids:  # (a new spare's init runs in the server's memory until it executes its program)
         parents.add(parent)
+        programs.add(exe)
     s = seen.setdefault((pid, start), [False, False])
     s[0 if not kids else 1] = True
     if kids:
         running.setdefault((pid, start), []).append((when, stdio))
-# An init closes 0-2 right after forking its rubric (its exit then delays no EOF). Polls may
+# An init closes 0-2 right after handing its rubric its case (its exit then delays no EOF). Polls may
 # fall between the two, for as long as the init waits for a CPU on a loaded machine; an init
 # that keeps them is seen holding them across its rubric's life (the slow cases run 1 s).
 def held_for(polls):
@@ -104,6 +116,8 @@ print(("ok  " if unused else "FAIL") + " a prepared init was dropped unused (the
 print(("ok  " if parents == {"benchdesk-supervisor"} else "FAIL")
       + " every init's supervisor is benchdesk-supervisor, no copy of the interpreter: %s"
       % sorted(parents))
+print(("ok  " if programs == {"benchdesk-supervisor"} else "FAIL")
+      + " every init is the init program, no copy of the interpreter: %s" % sorted(programs))
 report_left(seen, sys.argv[2], "no init seen is left in /proc")
 PY
 report_lines "$BD_TMP/report"
@@ -116,20 +130,21 @@ report_lines "$BD_TMP/report1"
 # init; the spare finds it dead on the request, reaps it, and clones a fresh one.
 cat >"$BD_TMP/killer.py" <<'PY'
 import os, signal, sys, time
-exe, stop, out = sys.argv[1], sys.argv[2], open(sys.argv[3], "w")
+exes, stop, out = sys.argv[1].split(":"), sys.argv[2], open(sys.argv[3], "w")
 running = {}  # init pid -> when first seen running its rubric
 killed = set()
 def inits():
     for p in os.listdir("/proc"):
         try:
-            if not p.isdigit() or os.readlink("/proc/%s/exe" % p) != exe:
+            if not p.isdigit() or os.readlink("/proc/%s/exe" % p) not in exes:
                 continue
             ns = [l.split()[1:] for l in open("/proc/%s/status" % p).read().splitlines()
                   if l.startswith("NSpid:")][0]
             if len(ns) != 3 or ns[-1] != "1":
                 continue
             kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
-            yield int(p), bool(kids)
+            yield int(p), any(open("/proc/%s/comm" % k).read().strip() != "benchdesk-warm"
+                              for k in kids)
         except (OSError, IndexError):
             continue
 while not os.path.exists(stop):
@@ -149,7 +164,7 @@ while not os.path.exists(stop):
     time.sleep(0.005)
 PY
 rm -f "$BD_TMP/stop2"
-"$PY" "$BD_TMP/killer.py" "$WARM_EXE" "$BD_TMP/stop2" "$BD_TMP/killed" &
+"$PY" "$BD_TMP/killer.py" "$INIT_EXES" "$BD_TMP/stop2" "$BD_TMP/killed" &
 killer=$!
 rc=0
 bd run adversarial --isolation namespaces --drafts --jobs 1 --start warm --json \
@@ -158,7 +173,7 @@ bd run adversarial --isolation namespaces --drafts --jobs 1 --start warm --json 
 touch "$BD_TMP/stop2"
 wait "$killer"
 [ "$rc" = 0 ] && pass "the run with prepared inits killed completes" || fail "run -> $rc: $(cat "$BD_TMP/kill.err")"
-"$PY" - "$BD_TMP/kill.warm" "$BD_TMP/killed" "$WARM_EXE" >"$BD_TMP/report3" <<'PY' || true
+"$PY" - "$BD_TMP/kill.warm" "$BD_TMP/killed" "$WARM_EXE" >"$BD_TMP/report3" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report3"
 import json, os, sys
 sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_procs import report_left  # noqa: E402
@@ -182,7 +197,7 @@ for m in cold warm; do
     bd run probe --isolation namespaces --drafts --jobs 1 --start "$m" --json \
         >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
 done
-"$PY" - "$FX/.benchdesk/runs" >"$BD_TMP/report2" <<'PY' || true
+"$PY" - "$FX/.benchdesk/runs" >"$BD_TMP/report2" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report2"
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_probe import probe_runs, same_as_cold  # noqa: E402
@@ -203,7 +218,7 @@ bd run probe --isolation namespaces --drafts --jobs 1 --start cold --json >/dev/
     fail "probe run cold"
 mv "$BD_BIN-supervisor" "$BD_TMP/supervisor.away"
 rm -f "$BD_TMP/stop5" "$BD_TMP/seen5"
-"$PY" "$BD_TMP/poll.py" "$WARM_EXE" "$BD_TMP/stop5" "$BD_TMP/seen5" &
+"$PY" "$BD_TMP/poll.py" "$INIT_EXES" "$BD_TMP/stop5" "$BD_TMP/seen5" &
 poller=$!
 bd run probe --isolation namespaces --drafts --jobs 1 --start warm --json \
     >"$BD_TMP/probe.fork" 2>"$BD_TMP/probe.fork.err" || fail "probe run without benchdesk-supervisor: $(cat "$BD_TMP/probe.fork.err")"
@@ -231,14 +246,18 @@ wait "$slow" || true
 mv "$BD_TMP/supervisor.away" "$BD_BIN-supervisor"
 [ "$(started "$BD_TMP/probe.fork")" = "warm " ] && pass "without benchdesk-supervisor the run still starts warm" ||
     fail "without benchdesk-supervisor: started '$(started "$BD_TMP/probe.fork")'"
-"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/seen5" >"$BD_TMP/report5" <<'PY' || true
+"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/seen5" >"$BD_TMP/report5" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report5"
 import json, os, sys
 sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_probe import probe_runs, same_as_cold  # noqa: E402
-parents = {p[5] for p in map(json.loads, open(sys.argv[2])) if p[2]}
+seen = list(map(json.loads, open(sys.argv[2])))
+parents = {p[5] for p in seen if p[2]}
 print(("ok  " if parents == {"benchdesk-warm"} else "FAIL")
       + " without benchdesk-supervisor the inits' supervisors are forks of the warm server: %s"
       % sorted(parents))
+programs = {p[6] for p in seen if p[2]}
+print(("ok  " if programs == {"benchdesk-warm"} else "FAIL")
+      + " without benchdesk-supervisor the inits are forks of the warm server: %s" % sorted(programs))
 cold, warm = probe_runs(sys.argv[1])
 for case in sorted(cold):
     same_as_cold(cold, warm, case)
@@ -259,7 +278,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
         UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" "$BD_BIN" -C "$nb/fx" run probe --isolation namespaces \
         --drafts --jobs 1 --start warm --json >"$BD_TMP/nb.out" 2>"$BD_TMP/nb.err" || rc=$?
     [ "$rc" = 0 ] && pass "as uid 65534: the warm probe run completes" || fail "as uid 65534 -> $rc: $(cat "$BD_TMP/nb.err")"
-    "$PY" - "$BD_TMP/nb.out" "$nb/fx/.benchdesk/runs" >"$BD_TMP/report4" <<'PY' || true
+    "$PY" - "$BD_TMP/nb.out" "$nb/fx/.benchdesk/runs" >"$BD_TMP/report4" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report4"
 import glob, json, os, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 start = [e.get("start") for e in ev if e["event"] == "run.started"]

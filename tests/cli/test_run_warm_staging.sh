@@ -78,7 +78,7 @@ fi
 grep -q "^case dr-xr-xr-x$" "$BD_TMP/s1.ls" && grep -q "^rubric.py -r--------$" "$BD_TMP/s1.ls" &&
     pass "the case dir holds the verified case/ (read-only) and rubric.py" ||
     fail "the case dir's listing: $(cat "$BD_TMP/s1.ls")"
-"$PY" - "$BD_TMP/s1" <<'PY' >"$BD_TMP/r1" || true
+"$PY" - "$BD_TMP/s1" <<'PY' >"$BD_TMP/r1" || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/r1"
 import json, sys
 fin = [json.loads(l) for l in open(sys.argv[1]) if '"case.finished"' in l]
 mode = [m["code"] for m in fin[0]["score"]["failure_modes"]] if fin else None
@@ -96,7 +96,7 @@ fi
 # The probe, cold then warm: its cwd appears in TMPDIR either way.
 bd run probe --isolation namespaces --drafts --start cold >/dev/null 2>&1 || fail "the cold probe run failed"
 bd run probe --isolation namespaces --drafts --start warm >/dev/null 2>&1 || fail "the warm probe run failed"
-"$PY" - "$FX/.benchdesk/runs" "$RUNTMP" <<'PY' >"$BD_TMP/r2" || true
+"$PY" - "$FX/.benchdesk/runs" "$RUNTMP" <<'PY' >"$BD_TMP/r2" || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/r2"
 import sys
 sys.path.insert(0, __import__("os").environ["BD_SOURCE_DIR"] + "/tests/cli")
 from warm_probe import CASES, probe_runs

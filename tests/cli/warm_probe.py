@@ -12,9 +12,11 @@ CASES = ("probe-00", "probe-01", "probe-02", "probe-03")
 
 
 def probe_runs(runs_dir):
-    """(cold, warm) from the two newest run summaries in `runs_dir`; a FAIL line and the
-    end of the script when they are not one cold and one warm run."""
+    """(cold, warm) from the two newest run summaries of the probe task class in
+    `runs_dir`; a FAIL line and the end of the script when they are not one cold and one
+    warm run."""
     runs = sorted(glob.glob(os.path.join(runs_dir, "*.json")), key=os.path.getmtime)
+    runs = [p for p in runs if json.load(open(p)).get("task_class") == "probe"]
     by = {}
     for p in runs[-2:]:
         s = json.load(open(p))
