@@ -273,9 +273,11 @@ static int place_fds(const int *src, int n, int base, int *exe_out)
 
 /* The case's init, PID 1 of its fresh namespaces: it shares the server's memory (the
  * server and the vfork child wait) and runs on the server's stack below the vfork
- * child's frame, so it writes nothing of the server's but spare_exec_failed. It forks the
- * rubric's process (which never returns here), then executes the init program with 3 its
- * socket, 4 its report pipe, 5 the jail's sync pipe (read end), 6 the rubric's socket. */
+ * child's frame, so it writes nothing of the server's but spare_exec_failed and what the
+ * server's own fork would write there (libc's at-fork locks, taken and released). It
+ * forks the rubric's process (which never returns here), then executes the init program
+ * with 3 its socket, 4 its report pipe, 5 the jail's sync pipe (read end), 6 the rubric's
+ * socket. */
 static int init_start(void *arg)
 {
     const spare_exec_args *a = arg;

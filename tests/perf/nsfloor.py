@@ -18,13 +18,15 @@
 #       copy of the interpreter, the fewest a case can have (the rubric is a fork of it),
 #       no separate init, no jail, no limits, no restored state, no supervisor, nothing
 #       recorded. So no warm start of that rubric can be cheaper per case on this machine.
-#       --copies 2 gives the same rubric a warm case's copies of the interpreter instead
-#       (docs/runner.md#how-a-warm-case-runs): a clone into the fresh namespace set (the
-#       init, PID 1), which forks the rubric (PID 2) and waits for it; still nothing else.
-#       What a warm case costs above it is benchdesk's work, not its process tree's (its
-#       supervisor is a small program, no copy). --copies 3 adds a fork before the clone
-#       (a supervisor that is a copy too): the tree a warm case had when its supervisor
-#       was a fork of the warm interpreter, and still has without benchdesk-supervisor.
+#       A warm case's tree has that one copy too (docs/runner.md#how-a-warm-case-runs: its
+#       init and supervisor are a small program), so what it costs above this floor is
+#       benchdesk's work and the two small programs' starts. --copies 2 gives the same
+#       rubric two copies of the interpreter instead: a clone into the fresh namespace set
+#       (the init, PID 1), which forks the rubric (PID 2) and waits for it; still nothing
+#       else — the tree a warm case had while its init was a copy of the interpreter.
+#       --copies 3 adds a fork before the clone (a supervisor that is a copy too): the tree
+#       a warm case had when its supervisor was a fork of the warm interpreter, and still
+#       has without benchdesk-supervisor.
 import ctypes, gc, io, os, re, sys
 
 FLAGS = 0x10000000 | 0x20000000 | 0x00020000 | 0x40000000 | 0x08000000 | 0x04000000

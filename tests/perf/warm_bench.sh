@@ -23,12 +23,13 @@
 #                          whose child runs the compiled rubric on the case's document and
 #                          exits (no init, jail, limits, supervisor or history) — less than
 #                          any warm case must do, so no warm start is cheaper; one stream and
-#                          two
-#   warm tree floor        the same with a warm case's copies of the interpreter
-#                          (nsfloor.py --copies 2): an init cloned into the namespaces and
-#                          the rubric forked by it, each doing nothing else — what
-#                          benchdesk's own tree costs here, before its work (its supervisor
-#                          is benchdesk-supervisor, executed, no copy: docs/runner.md)
+#                          two. It is also the floor of a warm case's own tree, whose one
+#                          copy of the interpreter is the rubric (its init and supervisor
+#                          are benchdesk-supervisor, executed, no copy: docs/runner.md)
+#   warm tree floor        the same with two copies of the interpreter (nsfloor.py
+#                          --copies 2): an init cloned into the namespaces and the rubric
+#                          forked by it, each doing nothing else — the tree a warm case had
+#                          while its init was a copy too, for comparison
 # Aims (reported, not enforced): warm --jobs 1 <= 0.25x the wall time of bare python;
 # warm --jobs 2 >= 1.8x the throughput of warm --jobs 1; warm --jobs 2 >= 4x the
 # throughput of the peer at 2 jobs (5x the stretch). Where a floor (the namespace floor,
@@ -225,13 +226,13 @@ aim(w1 <= 0.25 * bare_w, "warm --jobs 1 <= 0.25x bare python: %.2fx (cold %.2fx)
     + ("" if tfs_why else "; temp dirs on tmpfs %.2fx" % (t1 / bare_w)),
     "floor: a fresh namespace set alone is %.2f ms/case = %.2fx bare python; the one-copy warm"
     " floor %.2f ms/case = %.2fx%s\n"
-    "       tree: a warm case's two copies of the interpreter (init, rubric), made one after the"
-    " other and doing nothing else, are %.2f ms/case = %.2fx; %s"
+    "       tree: a warm case copies the interpreter once (the rubric), as the one-copy floor"
+    " does, and benchdesk's own work adds %.2f ms/case to it; two copies (an init that is one"
+    " too, as before the init program), made one after the other and doing nothing else, are"
+    " %.2f ms/case = %.2fx"
     % (ns_best / n, ns_best / bare_w, wf_best / n, wf_best / bare_w,
-       " (the aim is out of reach here)" if wf_best > 0.25 * bare_w else "", wt / n, wt / bare_w,
-       "benchdesk's own work adds %.2f ms/case" % ((w1 - wt) / n) if w1 >= wt else
-       "benchdesk is %.2f ms/case under it (it makes a case's supervisor and init while the case"
-       " before runs)" % ((wt - w1) / n)))
+       " (the aim is out of reach here)" if wf_best > 0.25 * bare_w else "",
+       (w1 - wf_best) / n, wt / n, wt / bare_w))
 # The CPU bound of the scaling: --jobs 1's processes (benchdesk, the warm server, the
 # rubric) already overlap, and two CPUs cannot run --jobs 2 faster than its CPU per case / 2.
 # Counted as the machine's busy CPU: the warm servers' trees are not reaped into the
