@@ -1132,6 +1132,7 @@ static void __attribute__((noreturn)) prepared_rubric(int sock, char *buf, size_
         _exit(127);
     const int keep[1] = {sock};
     close_from_except(0, keep, 1); /* nothing of the server's */
+    warm_rubric_waits();
     rubric_hdr rh;
     prep_hdr ph;
     int trees[2];

@@ -193,6 +193,13 @@ static void cmdline_hide(int argc, char **argv)
     snprintf(cmdline_at, len, "benchdesk-warm");
 }
 
+/* The rubric's process of a prepared spare, before its case comes: what it can do for the
+ * case ahead, with no Python and nothing of the case (exec_server.c, prepared_rubric). */
+static void warm_rubric_waits(void)
+{
+    bd_warm_py_populate();
+}
+
 static void __attribute__((noreturn)) warm_program(char **argv, int status_fd)
 {
     if (cmdline_at)

@@ -66,8 +66,14 @@ void bd_warm_py_after_fork_parent(void);
 void bd_warm_py_learn_child(int fd) __attribute__((noreturn));
 size_t bd_warm_py_learn_read(int fd);
 
+/* In a case's rubric process, before its case comes (no Python runs): ask for the learned
+ * pages at once (bd_warm_py_learn_read), so that the copies are made while the case before
+ * runs, not on this case's path. Once per process; bd_warm_case_main asks when it was not
+ * called. */
+void bd_warm_py_populate(void);
+
 /* In a case's rubric process (PID 2 of its jail, limits and seccomp filter in place): ask
- * for the learned pages at once (bd_warm_py_learn_read), run Python's after-fork hooks
+ * for the learned pages at once unless bd_warm_py_populate did, run Python's after-fork hooks
  * (random is reseeded), restore what a cold start gives — sys.argv from `argv` (argv[2..]),
  * __main__, sys.path[0], fresh sys.std* on fds 0..2, Python's signal dispositions and an
  * empty mask, the process name — close every other descriptor (`status_fd` too, after

@@ -328,11 +328,16 @@ size_t bd_warm_py_learn_read(int fd)
     return pages;
 }
 
-/* In the rubric's process, before any Python runs: the learned pages, asked for at once.
- * A kernel without MADV_POPULATE_WRITE (before 5.14) says EINVAL: the pages then fault
- * as they would have. */
-static void populate_learned(void)
+/* In the rubric's process, before any Python runs: the learned pages, asked for at once
+ * (once: the process may have asked while it waited for its case). A kernel without
+ * MADV_POPULATE_WRITE (before 5.14) says EINVAL: the pages then fault as they would have. */
+static bool populated;
+
+void bd_warm_py_populate(void)
 {
+    if (populated)
+        return;
+    populated = true;
     for (size_t i = 0; i < n_learned; i++)
         if (madvise((void *)learned[i].start, learned[i].len, MADV_POPULATE_WRITE) != 0 &&
             errno == EINVAL)
@@ -394,7 +399,7 @@ static void __attribute__((noreturn)) finish(PyObject *result)
 
 void bd_warm_case_main(char **argv, int status_fd)
 {
-    populate_learned();
+    bd_warm_py_populate();
     /* What a cold start's execve as an unprivileged uid does to the capabilities the
      * clone gave in the case's user namespace. */
     if (bd_jail_drop_caps() != 0)
