@@ -8,6 +8,9 @@
 #     nothing of benchdesk's own), cwd listing, descriptors and processes — each case its
 #     own random state;
 #   - what the compiler warns (compiled once, warm) is on each case's stderr, warm as cold;
+#   - the C stack: a rubric recursing in C a third of RLIMIT_STACK deep passes warm as cold,
+#     and one recursing past it crashes (SIGSEGV) warm as cold;
+#   - each case's rubric process asks for the learned pages, before its case comes;
 #   - the warm interpreter itself is jailed: its own user namespace and an unprivileged
 #     host uid, and each case runs as a host uid of its own;
 #   - the run says which start it used (summary, --json, the table) and why not warm.
@@ -172,6 +175,60 @@ n=$(grep -c '^rubric.py:[0-9]*: SyntaxWarning: "is" with a literal' "$BD_TMP/sw.
 cmp -s "$BD_TMP/sw.cold.err" "$BD_TMP/sw.warm.err" &&
     pass "warm: the same stderr, case by case, paths masked" ||
     fail "warm stderr differs: $(diff "$BD_TMP/sw.cold.err" "$BD_TMP/sw.warm.err" | head -8)"
+
+# ---- the C stack: as deep as cold, and its overflow ends as it does cold --------------------
+# A warm rubric runs on the warm server's main stack, below the frames of the server and of
+# its case's init (docs/runner.md#how-a-warm-case-runs), which grows under RLIMIT_STACK as a
+# cold start's does. A repr of a nested list recurses in C, about 160 bytes a level here:
+# case-0000 nests a third of RLIMIT_STACK's worth and must pass (a small stack of its own
+# would crash), the other cases nest a million deep until the stack is gone (with a finite
+# RLIMIT_STACK, as here: SIGSEGV, rubric.crashed) — warm as cold.
+stack_kib=$(ulimit -s)
+depth=20000
+[ "$stack_kib" = unlimited ] || depth=$((stack_kib * 1024 / 160 / 3))
+cat >"$FX/bench/trivial/rubric.py" <<RUBRIC
+import json, sys
+doc = json.load(sys.stdin)
+sys.setrecursionlimit(10 ** 8)
+x = []
+for _ in range($depth if doc["case"]["case_id"] == "case-0000" else 1000000):
+    x = [x]
+repr(x)
+sys.stdout.write(json.dumps({"passed": True, "score": 1.0, "breakdown": {},
+                             "failure_modes": [], "cost_usd": 0.0, "wall_clock_ms": 0}))
+RUBRIC
+bd pin trivial >/dev/null 2>&1 || fail "pin trivial (the C stack)"
+for m in cold warm; do
+    bd run trivial --isolation namespaces --drafts --jobs 1 --start "$m" --json \
+        >"$BD_TMP/so.$m" 2>/dev/null || :
+done
+"$PY" - "$BD_TMP/so.cold" "$BD_TMP/so.warm" "$stack_kib" "$depth" >"$BD_TMP/report_so" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report_so"
+import json, re, sys
+def modes(path):
+    out = {}
+    for line in open(path):
+        e = json.loads(line)
+        if e.get("event") == "case.finished":
+            fm = e["score"]["failure_modes"]
+            detail = re.sub(r"\d+", "N", fm[0].get("detail", "")) if fm else ""
+            out[e["case_id"]] = (fm[0]["code"] if fm else None, detail, e["score"]["passed"])
+    return out
+cold, warm = modes(sys.argv[1]), modes(sys.argv[2])
+for run, got in (("cold", cold), ("warm", warm)):
+    print(("ok  " if got.get("case-0000", (0, 0, False))[2] else "FAIL")
+          + " %s: a list nested %s deep (a third of the stack) is printed: %s"
+          % (run, sys.argv[4], got.get("case-0000")))
+print(("ok  " if len(cold) == 3 and cold == warm else "FAIL")
+      + " a million deep: the same failure mode and detail warm as cold, case by case: cold %s, warm %s"
+      % (sorted(cold.items()), sorted(warm.items())))
+if sys.argv[3] != "unlimited":
+    deep = [v for k, v in cold.items() if k != "case-0000"]
+    crashed = all(c == "rubric.crashed" and "SIGSEGV" in d for c, d, _ in deep)
+    print(("ok  " if deep and crashed else "FAIL")
+          + " (with RLIMIT_STACK %s KiB the overflow is a crash by SIGSEGV: %s)"
+          % (sys.argv[3], sorted(set(deep))))
+PY
+report_lines "$BD_TMP/report_so"
 
 # ---- the pages a case writes, asked for at once (docs/runner.md) ---------------------------
 # Each case's rubric process (the one that names itself python3.11) asks for the pages the
