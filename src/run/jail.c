@@ -1271,13 +1271,11 @@ int bd_jail_keep_caps_across_exec(void)
         data[i].inheritable = data[i].permitted;
     if (syscall(SYS_capset, &hdr, data) != 0)
         return -1;
-    /* Every capability the kernel knows (it says EINVAL past its last one). */
-    for (unsigned long cap = 0; cap < 64; cap++) {
-        if (!(data[cap / 32].permitted & (1u << (cap % 32))))
-            continue;
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
-            return errno == EINVAL && cap > 0 ? 0 : -1;
-    }
+    /* Every capability it holds (only the kernel's own are ever permitted). */
+    for (unsigned long cap = 0; cap < 64; cap++)
+        if ((data[cap / 32].permitted & (1u << (cap % 32))) &&
+            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
+            return -1;
     return 0;
 }
 

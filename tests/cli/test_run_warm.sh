@@ -203,16 +203,9 @@ for m in cold warm; do
         >"$BD_TMP/so.$m" 2>/dev/null || :
 done
 "$PY" - "$BD_TMP/so.cold" "$BD_TMP/so.warm" "$stack_kib" "$depth" >"$BD_TMP/report_so" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report_so"
-import json, re, sys
-def modes(path):
-    out = {}
-    for line in open(path):
-        e = json.loads(line)
-        if e.get("event") == "case.finished":
-            fm = e["score"]["failure_modes"]
-            detail = re.sub(r"\d+", "N", fm[0].get("detail", "")) if fm else ""
-            out[e["case_id"]] = (fm[0]["code"] if fm else None, detail, e["score"]["passed"])
-    return out
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
+from warm_modes import modes  # noqa: E402
 cold, warm = modes(sys.argv[1]), modes(sys.argv[2])
 for run, got in (("cold", cold), ("warm", warm)):
     print(("ok  " if got.get("case-0000", (0, 0, False))[2] else "FAIL")
