@@ -55,6 +55,10 @@ struct bd_sigmemo {
     size_t n_recs, cap_recs;
     uint32_t *idx; /* open addressing by key: 1 + a record's number, 0 empty */
     size_t cap;
+    /* `entries`, opened for appending on the first put and kept open: a check that
+     * remembers 200,000 verdicts makes one write each, not a path lookup each. */
+    int append_fd; /* -1 until then, or when it could not be opened */
+    bool append_tried;
 };
 
 bd_sigmemo *bd_sigmemo_open_at(const char *dir)
@@ -67,6 +71,7 @@ bd_sigmemo *bd_sigmemo_open_at(const char *dir)
         return NULL;
     }
     strcpy(m->dir, dir);
+    m->append_fd = -1;
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
@@ -84,6 +89,8 @@ void bd_sigmemo_close(bd_sigmemo *m)
     if (!m)
         return;
     pthread_mutex_destroy(&m->mu);
+    if (m->append_fd >= 0)
+        close(m->append_fd);
     free(m->recs);
     free(m->idx);
     explicit_bzero(m->secret, sizeof(m->secret));
@@ -376,7 +383,11 @@ void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry
         uint8_t rec[REC_LEN];
         rec_encode(m, rec, key, e);
         keep_record(m, rec);
-        int fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
+        if (!m->append_tried) {
+            m->append_tried = true;
+            m->append_fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
+        }
+        int fd = m->append_fd;
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0) {
             /* Full: start over. A torn record at the end: cut it, or every later record
@@ -390,8 +401,6 @@ void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry
         if (fd >= 0 && write(fd, rec, REC_LEN) != REC_LEN) {
             /* best effort: the verdict is still kept in memory */
         }
-        if (fd >= 0)
-            close(fd);
     }
     pthread_mutex_unlock(&m->mu);
 }
