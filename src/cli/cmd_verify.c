@@ -21,7 +21,8 @@ static const char verify_help[] =
     "one line each, not just the first. Every history record is parsed and checked in\n"
     "full except those under an anchor whose signature holds (re-hashed: they were checked\n"
     "when it was published); --full parses those too (docs/history.md) and checks every\n"
-    "signature with GnuPG, not believing this user's signature memo (docs/provenance.md).\n"
+    "signature with GnuPG, believing neither this user's signature memo nor benchdesk's own\n"
+    "check of plain Ed25519 signatures (docs/provenance.md#verifying-many-signatures).\n"
     "Every verdict file under audit/verdicts/ is checked (docs/provenance.md#verdicts): a\n"
     "forged, misnamed or replayed one fails; one by a key without the reviewer role is\n"
     "shown, never a failure.\n\n"
@@ -334,7 +335,7 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
         return cli_fail(cli, &perr);
     }
     if (full)
-        bd_prov_ctx_ignore_user_memo(pctx);
+        bd_prov_ctx_full(pctx);
     if (cli->json)
         fputs("{\"task_classes\":[", stdout);
     verify_totals t = {0};

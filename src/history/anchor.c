@@ -249,7 +249,7 @@ static bd_prov_ctx *ctx_prov(anchor_ctx *c, bd_err *err)
     if (!c->prov && bd_prov_ctx_new(&c->prov, c->bench_dir, err) != 0)
         return NULL;
     if (c->full)
-        bd_prov_ctx_ignore_user_memo(c->prov);
+        bd_prov_ctx_full(c->prov);
     return c->prov;
 }
 

@@ -600,7 +600,7 @@ int bd_runsig_walk_judge(bd_runs_report *out, bd_runsig_walk *w, const char *ben
     if (n_sigs && bd_prov_ctx_new(&prov, bench_dir, err) != 0)
         goto out;
     if (prov && full)
-        bd_prov_ctx_ignore_user_memo(prov);
+        bd_prov_ctx_full(prov);
     judge_ctx jc = {out, w, prov};
     if (bd_parfor(w->n, RUNSIG_THREADS, n_sigs < 8 ? SIZE_MAX : 0, judge_one, &jc, err) != 0)
         goto out;

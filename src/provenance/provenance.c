@@ -27,6 +27,7 @@
 
 #include "fsutil.h"
 #include "gpg_util.h"
+#include "openpgp.h"
 #include "sigbatch.h"
 #include "sigclean.h"
 #include "sigmemo.h"
@@ -252,6 +253,11 @@ typedef struct key_info {
     bool key_revoked, key_expired, key_disabled, key_invalid;
     bool sub_revoked, sub_expired, sub_disabled, sub_invalid;
     int64_t expires; /* the earlier of the key's and the subkey's expiry, 0: never */
+    bool is_primary; /* the key's primary key itself, not a subkey */
+    bool can_sign;   /* GnuPG lists it as usable for signing */
+    int64_t created; /* its creation time, as GnuPG lists it */
+    bool ed25519;    /* its Ed25519 public key is in `point` (openpgp.h) */
+    uint8_t point[32];
 } key_info;
 
 /* A verdict already reached, compact: a large check keeps one per signature (200,000 for
@@ -296,10 +302,12 @@ struct bd_prov_ctx {
     /* This user's memo across processes (sigmemo.h), keyed also by `context`, a digest of
      * bench/keys/ and trusted-signers.yaml (made once, on first use). */
     bd_sigmemo *user_memo;
-    bool user_memo_off, context_done, context_ok;
+    bool context_done, context_ok;
     uint8_t context[32];
     size_t n_batched; /* signatures settled in batches (sigbatch.h), under mu */
     size_t n_alone;   /* signatures given to GnuPG one at a time, under mu */
+    size_t n_inproc;  /* signatures settled by the in-process check (openpgp.h), under mu */
+    bool full;        /* every signature to GnuPG: no user memo, no in-process check (under mu) */
 };
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
@@ -486,6 +494,41 @@ out:
 
 /* List every key of the home once into ctx->keys. A listing that fails leaves the cache
  * empty, and each signature then asks GnuPG for its key (gpgme_get_key) as before. */
+/* The Ed25519 public keys of the home's keys, for the in-process check: the home's own
+ * export (what GnuPG accepted, one gpg process), each key packet matched to GnuPG's
+ * listing by the fingerprint computed from its bytes and by its creation time. A key
+ * not matched keeps ed25519 false, and its signatures go to GnuPG. */
+static void home_ed25519_points(bd_prov_ctx *ctx, gpgme_ctx_t g)
+{
+    gpgme_data_t d = NULL;
+    bd_pgp_edkey *ks = NULL;
+    size_t nk = 0, len = 0;
+    if (!ctx->n_keys || gpgme_data_new(&d) != 0)
+        return;
+    if (gpgme_op_export(g, NULL, 0, d) != 0) {
+        gpgme_data_release(d);
+        return;
+    }
+    char *bytes = gpgme_data_release_and_get_mem(d, &len);
+    if (bytes && bd_pgp_edkeys(&ks, &nk, (const uint8_t *)bytes, len)) {
+        for (size_t i = 0; i < nk; i++) {
+            char hex[41];
+            for (size_t j = 0; j < 20; j++)
+                snprintf(hex + 2 * j, 3, "%02X", ks[i].fpr[j]);
+            for (size_t j = 0; j < ctx->n_keys; j++) {
+                key_info *ki = &ctx->keys[j];
+                if (strcasecmp(ki->fpr, hex) == 0 && ki->created == (int64_t)ks[i].created &&
+                    ki->is_primary == ks[i].primary) {
+                    ki->ed25519 = true;
+                    memcpy(ki->point, ks[i].point, sizeof(ki->point));
+                }
+            }
+        }
+    }
+    free(ks);
+    gpgme_free(bytes);
+}
+
 static void list_home_keys(bd_prov_ctx *ctx, gpgme_ctx_t g)
 {
     size_t cap = 0;
@@ -519,10 +562,14 @@ static void list_home_keys(bd_prov_ctx *ctx, gpgme_ctx_t g)
             ki->sub_invalid = sk->invalid;
             long pe = key->subkeys->expires, se = sk->expires;
             ki->expires = pe > 0 && (se <= 0 || pe < se) ? pe : se > 0 ? se : 0;
+            ki->is_primary = sk == key->subkeys;
+            ki->can_sign = sk->can_sign;
+            ki->created = sk->timestamp;
         }
         gpgme_key_unref(key);
     }
     gpgme_op_keylist_end(g);
+    home_ed25519_points(ctx, g);
 }
 
 /* The cached key whose subkey fingerprint (or, for an old signature that names only a
@@ -887,7 +934,7 @@ static bool context_digest(bd_prov_ctx *ctx)
     free(names);
     blake3_hasher_finalize(&h, ctx->context, 32);
     ctx->context_ok = ok;
-    if (ok && !ctx->user_memo_off)
+    if (ok && !ctx->full)
         ctx->user_memo = bd_sigmemo_open();
     return ok;
 }
@@ -897,7 +944,7 @@ static bool user_memo_key(bd_prov_ctx *ctx, uint8_t key[32], const char *msg, si
                           const char *sig)
 {
     pthread_mutex_lock(&ctx->mu);
-    bool ok = !ctx->user_memo_off && context_digest(ctx) && ctx->user_memo;
+    bool ok = !ctx->full && context_digest(ctx) && ctx->user_memo;
     pthread_mutex_unlock(&ctx->mu);
     if (ok)
         bd_sigmemo_key(key, ctx->context, msg, mlen, sig, strlen(sig));
@@ -930,10 +977,73 @@ static void user_memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov
     bd_sigmemo_put(ctx->user_memo, key, &e);
 }
 
-void bd_prov_ctx_ignore_user_memo(bd_prov_ctx *ctx)
+void bd_prov_ctx_full(bd_prov_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->mu);
-    ctx->user_memo_off = true;
+    ctx->full = true;
+    pthread_mutex_unlock(&ctx->mu);
+}
+
+/* ---- the in-process check (openpgp.h) ------------------------------------------------ */
+
+static bool is_full(bd_prov_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->mu);
+    bool full = ctx->full;
+    pthread_mutex_unlock(&ctx->mu);
+    return full;
+}
+
+/* Settle `sig` over `msg` without GnuPG when it is the plain Ed25519 shape
+ * (bd_pgp_eddsa_sig_parse) made by the primary key of a home key that GnuPG lists as
+ * usable for signing — not revoked, expired, disabled or invalid — created no later than
+ * the signature, with neither in the future, and it verifies. Then *out is the verdict
+ * GnuPG's own check gives such a signature (good) and true is returned; for anything
+ * else, false and *out untouched: GnuPG decides. Never under a full check. */
+static bool inproc_check(bd_prov_detached *out, bd_prov_ctx *ctx, const char *msg, size_t mlen,
+                         const char *sig)
+{
+    uint8_t *pkt = NULL;
+    size_t plen = 0;
+    bd_pgp_eddsa_sig s;
+    bool ok = false;
+    if (is_full(ctx) || !bd_pgp_dearmor(&pkt, &plen, sig))
+        return false;
+    if (bd_pgp_eddsa_sig_parse(&s, pkt, plen) && ensure_home(ctx, NULL) == 0) {
+        char hex[41];
+        for (size_t j = 0; j < 20; j++)
+            snprintf(hex + 2 * j, 3, "%02X", s.issuer_fpr[j]);
+        const key_info *ki = find_key(ctx, hex);
+        int64_t now = time(NULL), created = s.created;
+        if (ki && ki->ed25519 && ki->is_primary && ki->can_sign && !ki->key_revoked &&
+            !ki->key_expired && !ki->key_disabled && !ki->key_invalid && !ki->sub_revoked &&
+            !ki->sub_expired && !ki->sub_disabled && !ki->sub_invalid &&
+            (ki->expires == 0 || ki->expires > now) && ki->created <= created && created <= now &&
+            bd_pgp_eddsa_verify(&s, ki->point, msg, mlen)) {
+            bd_prov_detached d;
+            memset(&d, 0, sizeof(d));
+            d.crypto_good = true;
+            d.nsigs = 1;
+            snprintf(d.key_id, sizeof(d.key_id), "%s", ki->fpr);
+            verdict_from_key(&d, ki, GPG_ERR_NO_ERROR, 0);
+            if ((ok = d.verdict == BD_PROV_DET_GOOD))
+                *out = d;
+        }
+    }
+    free(pkt);
+    return ok;
+}
+
+/* Keep a verdict of the in-process check in the context's memo and, with `ukey`, in
+ * this user's, and count it. */
+static void inproc_keep(bd_prov_ctx *ctx, const uint8_t key[32], const uint8_t *ukey,
+                        const bd_prov_detached *d)
+{
+    memo_put(ctx, key, d);
+    if (ukey)
+        user_memo_put(ctx, ukey, d);
+    pthread_mutex_lock(&ctx->mu);
+    ctx->n_inproc++;
     pthread_mutex_unlock(&ctx->mu);
 }
 
@@ -986,6 +1096,10 @@ int bd_prov_verify_detached(bd_prov_detached *out, bd_prov_ctx *ctx, const char 
     if (use_user && bd_sigmemo_get(ctx->user_memo, ukey, time(NULL), &ue)) {
         detached_from_memo(out, &ue);
         memo_put(ctx, key, out);
+        return 0;
+    }
+    if (inproc_check(out, ctx, msg, len, armored_sig)) {
+        inproc_keep(ctx, key, use_user ? ukey : NULL, out);
         return 0;
     }
     if (home_gpg(&g, ctx, err) < 0)
@@ -1073,6 +1187,11 @@ size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx)
 size_t bd_prov_ctx_alone(const bd_prov_ctx *ctx)
 {
     return counter_read(ctx, &ctx->n_alone);
+}
+
+size_t bd_prov_ctx_inproc(const bd_prov_ctx *ctx)
+{
+    return counter_read(ctx, &ctx->n_inproc);
 }
 
 /* The gpg GPGME runs for OpenPGP, or NULL (none usable: the caller's fallback through
@@ -1182,7 +1301,7 @@ size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
     batch_item *it = calloc(reqs->n, sizeof(*it));
     if (!it)
         return reqs->n;
-    size_t n = 0;
+    size_t n = 0, unknown = 0; /* left for GnuPG; neither memo knew */
     /* What either memo already knows is not asked again (the user memo's verdicts go
      * into the context's, as bd_prov_verify_detached would put them). */
     for (size_t i = 0; i < reqs->n; i++) {
@@ -1199,6 +1318,11 @@ size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
             memo_put(ctx, b->key, &d);
             continue;
         }
+        unknown++;
+        if (inproc_check(&d, ctx, r->msg, r->len, r->sig)) {
+            inproc_keep(ctx, b->key, b->use_user ? b->ukey : NULL, &d);
+            continue;
+        }
         b->req = r;
         n++;
     }
@@ -1211,7 +1335,7 @@ size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
     for (size_t i = 0; i < n; i++)
         free(it[i].path);
     free(it);
-    return n;
+    return unknown;
 }
 
 static void set_identity(bd_prov_sig *out, const char *identity)

@@ -88,9 +88,10 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx);
 /* Borrowed trusted signers of the context (never NULL; may hold 0 signers). */
 const bd_signers *bd_prov_ctx_signers(const bd_prov_ctx *ctx);
 
-/* From now on this context neither reads nor writes this user's signature memo
- * (sigmemo.h): every signature goes to GnuPG (`verify --full`). */
-void bd_prov_ctx_ignore_user_memo(bd_prov_ctx *ctx);
+/* From now on this context checks fully (`verify --full`): it neither reads nor writes
+ * this user's signature memo (sigmemo.h) nor checks any signature in-process
+ * (openpgp.h): every signature goes to GnuPG. */
+void bd_prov_ctx_full(bd_prov_ctx *ctx);
 
 /* How one detached signature checked out against the context's bench/keys. */
 typedef enum {
@@ -204,8 +205,9 @@ void bd_provenance_collect(bd_prov_reqs *reqs, bd_prov_ctx *ctx, const bd_subjec
 
 /* Check the gathered signatures with as few GnuPG processes as possible, keeping what
  * is settled in the context (and this user's memo) for the bd_provenance_verify calls
- * that follow. Only a lone good signature by a key of the private home is settled in a
- * batch; everything else — another shape, another outcome, GnuPG failing, no memory —
+ * that follow. A plain Ed25519 signature is checked in-process first (openpgp.h; not
+ * under a full check); only a lone good signature by a key of the private home is
+ * settled in a batch; everything else — another shape, another outcome, GnuPG failing, no memory —
  * is left for bd_provenance_verify, which checks it alone. So it changes when a verdict
  * is reached, never which. Returns how many of the requests neither memo could answer
  * (0: gathering the next ones is not worth it). Thread-safe like the context; never
@@ -215,9 +217,10 @@ size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs);
 /* Free the requests' messages and the array; `reqs` is empty and reusable after. */
 void bd_prov_reqs_release(bd_prov_reqs *reqs);
 
-/* How many signatures this context settled in batches, and how many it gave GnuPG one
- * at a time. */
+/* How many signatures this context settled in batches, how many it gave GnuPG one at a
+ * time, and how many it settled in-process (openpgp.h) without GnuPG. */
 size_t bd_prov_ctx_batched(const bd_prov_ctx *ctx);
 size_t bd_prov_ctx_alone(const bd_prov_ctx *ctx);
+size_t bd_prov_ctx_inproc(const bd_prov_ctx *ctx);
 
 #endif

@@ -12,159 +12,7 @@
 
 #include <gpgme.h>
 
-/* ---- the armor, strictly (RFC 4880, 6.2: no header line, CRC-24 required) ------------ */
-
-static const char ARMOR_BEGIN[] = "-----BEGIN PGP SIGNATURE-----\n";
-static const char ARMOR_END[] = "-----END PGP SIGNATURE-----";
-#define ARMOR_LINE_MAX 76
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* Decode `n` base64 characters (a multiple of 4; '=' only as the last one or two) into
- * out (room for 3n/4 bytes). Returns the byte count, or -1. */
-static long b64_decode(uint8_t *out, const char *s, size_t n)
-{
-    if (n == 0 || n % 4)
-        return -1;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4], pad = 0;
-        for (int j = 0; j < 4; j++) {
-            if (s[i + j] == '=' && i + 4 == n && j >= 2) {
-                v[j] = 0;
-                pad++;
-                continue;
-            }
-            if (pad || (v[j] = b64_value((unsigned char)s[i + j])) < 0)
-                return -1;
-        }
-        uint32_t w =
-            (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        out[o++] = (uint8_t)(w >> 16);
-        if (pad < 2)
-            out[o++] = (uint8_t)(w >> 8);
-        if (pad < 1)
-            out[o++] = (uint8_t)w;
-    }
-    return (long)o;
-}
-
-static uint32_t crc24(const uint8_t *p, size_t n)
-{
-    uint32_t crc = 0xB704CEu;
-    for (size_t i = 0; i < n; i++) {
-        crc ^= (uint32_t)p[i] << 16;
-        for (int b = 0; b < 8; b++) {
-            crc <<= 1;
-            if (crc & 0x1000000u)
-                crc ^= 0x1864CFBu;
-        }
-    }
-    return crc & 0xFFFFFFu;
-}
-
-/* The bytes of `armored` (malloc'd into *out), or false for anything but the plain
- * shape: BEGIN line, empty line, base64 lines, "=" CRC line, END line, end of text. */
-static bool dearmor(uint8_t **out, size_t *out_len, const char *armored)
-{
-    size_t blen = sizeof(ARMOR_BEGIN) - 1, elen = sizeof(ARMOR_END) - 1;
-    if (strncmp(armored, ARMOR_BEGIN, blen) != 0 || armored[blen] != '\n')
-        return false;
-    const char *p = armored + blen + 1;
-    size_t total = strlen(p);
-    char *data = malloc(total + 1);
-    uint8_t *bin = malloc(total + 1);
-    size_t dn = 0;
-    bool ok = false;
-    uint8_t crc[3];
-    if (!data || !bin)
-        goto out;
-    for (;;) {
-        const char *nl = strchr(p, '\n');
-        if (!nl)
-            goto out;
-        size_t l = (size_t)(nl - p);
-        if (l == 0 || l > ARMOR_LINE_MAX)
-            goto out;
-        if (p[0] == '=') { /* the CRC line, then the end line */
-            if (l != 5 || b64_decode(crc, p + 1, 4) != 3)
-                goto out;
-            p = nl + 1;
-            if (strncmp(p, ARMOR_END, elen) != 0 || (p[elen] && strcmp(p + elen, "\n") != 0))
-                goto out;
-            break;
-        }
-        memcpy(data + dn, p, l);
-        dn += l;
-        p = nl + 1;
-    }
-    long bn = b64_decode(bin, data, dn);
-    if (bn <= 0)
-        goto out;
-    uint32_t want = (uint32_t)crc[0] << 16 | (uint32_t)crc[1] << 8 | crc[2];
-    if (crc24(bin, (size_t)bn) != want)
-        goto out;
-    *out = bin;
-    *out_len = (size_t)bn;
-    bin = NULL;
-    ok = true;
-out:
-    free(data);
-    free(bin);
-    return ok;
-}
-
-/* ---- packets ------------------------------------------------------------------------- */
-
-/* True when `p` (n bytes) is exactly one signature packet (tag 2, a definite length,
- * nothing after it) of version 4 and class 0x00. */
-static bool one_binary_v4_signature(const uint8_t *p, size_t n)
-{
-    size_t hdr, len;
-    if (n < 2 || !(p[0] & 0x80))
-        return false;
-    if (p[0] & 0x40) { /* new format */
-        if ((p[0] & 0x3f) != 2)
-            return false;
-        if (p[1] < 192) {
-            hdr = 2, len = p[1];
-        } else if (p[1] < 224) {
-            if (n < 3)
-                return false;
-            hdr = 3, len = ((size_t)(p[1] - 192) << 8) + p[2] + 192;
-        } else if (p[1] == 255) {
-            if (n < 6)
-                return false;
-            hdr = 6, len = (size_t)p[2] << 24 | (size_t)p[3] << 16 | (size_t)p[4] << 8 | p[5];
-        } else {
-            return false; /* a partial length: never a signature's */
-        }
-    } else { /* old format */
-        if (((p[0] >> 2) & 0x0f) != 2)
-            return false;
-        int lt = p[0] & 3;
-        if (lt == 3)
-            return false;
-        hdr = 1 + ((size_t)1 << lt);
-        if (n < hdr)
-            return false;
-        len = 0;
-        for (size_t i = 1; i < hdr; i++)
-            len = len << 8 | p[i];
-    }
-    if (hdr > n || len != n - hdr || len < 6)
-        return false;
-    return p[hdr] == 4 && p[hdr + 1] == 0x00;
-}
+#include "openpgp.h"
 
 bool bd_sigbatch_wrap(uint8_t **out, size_t *out_len, const char *armored_sig, const char *msg,
                       size_t mlen)
@@ -173,9 +21,9 @@ bool bd_sigbatch_wrap(uint8_t **out, size_t *out_len, const char *armored_sig, c
     size_t slen = 0;
     *out = NULL;
     *out_len = 0;
-    if (!armored_sig || !dearmor(&sig, &slen, armored_sig))
+    if (!armored_sig || !bd_pgp_dearmor(&sig, &slen, armored_sig))
         return false;
-    if (!one_binary_v4_signature(sig, slen) || mlen > UINT32_MAX - 6) {
+    if (!bd_pgp_one_binary_v4_signature(sig, slen) || mlen > UINT32_MAX - 6) {
         free(sig);
         return false;
     }

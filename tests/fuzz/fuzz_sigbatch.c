@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fixtures/gpg/armor.h"
 #include "sigbatch.h"
 #include "fuzz_util.h"
 
@@ -49,49 +50,6 @@ static void wrap(const char *text)
     free(out);
 }
 
-/* `bin` armored as gpg writes it (64 base64 characters a line, then the CRC-24). */
-static char *armor(const uint8_t *bin, size_t n)
-{
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = malloc(2 * n + 4 * n / 3 + 128);
-    if (!out)
-        return NULL;
-    size_t o = (size_t)sprintf(out, "-----BEGIN PGP SIGNATURE-----\n\n"), col = 0;
-    uint32_t crc = 0xB704CE;
-    for (size_t i = 0; i < n; i++) {
-        crc ^= (uint32_t)bin[i] << 16;
-        for (int b = 0; b < 8; b++) {
-            crc <<= 1;
-            if (crc & 0x1000000)
-                crc ^= 0x1864CFB;
-        }
-    }
-    uint8_t c3[3] = {(uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
-    for (int pass = 0; pass < 2; pass++) {
-        const uint8_t *p = pass ? c3 : bin;
-        size_t len = pass ? 3 : n;
-        if (pass) {
-            if (col)
-                out[o++] = '\n';
-            out[o++] = '=';
-        }
-        for (size_t i = 0; i < len; i += 3) {
-            uint32_t w = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0) |
-                         (i + 2 < len ? p[i + 2] : 0);
-            out[o++] = b64[w >> 18 & 63];
-            out[o++] = b64[w >> 12 & 63];
-            out[o++] = i + 1 < len ? b64[w >> 6 & 63] : '=';
-            out[o++] = i + 2 < len ? b64[w & 63] : '=';
-            if (!pass && (col += 4) == 64) {
-                out[o++] = '\n';
-                col = 0;
-            }
-        }
-    }
-    o += (size_t)sprintf(out + o, "\n-----END PGP SIGNATURE-----\n");
-    return out;
-}
-
 static void parse(const char *text, size_t len)
 {
     const char *paths[3] = {"/b/0.gpg", "/b/1.gpg", "/b/2.gpg"};
@@ -118,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] % 3 == 1) {
         parse(buf, size - 1);
     } else if (data[0] % 3 == 2) {
-        char *a = size > 1 ? armor(data + 1, size - 1) : NULL;
+        char *a = size > 1 ? fx_armor(data + 1, size - 1, 64, true) : NULL;
         if (a)
             wrap(a);
         free(a);

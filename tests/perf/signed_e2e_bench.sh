@@ -17,7 +17,8 @@
 # of the reaped process tree, which misses what jailed processes do), and beside it the
 # whole machine's busy CPU during the row (/proc/stat: the kernel's own threads working for
 # the row, tearing down the cases' namespaces, are in it; so is any other load):
-#   verify, memo empty     `benchdesk verify`: every signature goes to GnuPG (cold)
+#   verify, memo empty     `benchdesk verify` (cold): every signature checked, in-process
+#                          (the bench's signatures are plain Ed25519) or by GnuPG
 #   verify, memo filled    the same again: GnuPG's answers come from the memo (warm); after
 #                          the cold check it runs twice, the first row ("first") showing
 #                          what re-reading a bench that left the page cache costs
@@ -39,8 +40,13 @@
 #                          with the bench's keys (GnuPG's cost of a signature alone)
 #   gpg --multifile        the first cases' signatures (up to 2,000), wrapped as verify's
 #                          batches wrap them, in one `gpg --multifile --verify`: its CPU per
-#                          signature x 2N / the CPUs is what a cold verify cannot go below
-#                          while GnuPG checks the signatures (nothing but GnuPG counted)
+#                          signature x 2N / the CPUs is what a cold verify would cost if
+#                          GnuPG checked every signature (`verify --full`: nothing but
+#                          GnuPG counted)
+#   Ed25519                bd_perf_sigfloor (tests/perf/sigfloor.c): 2(N+1) Ed25519 checks
+#                          with libsodium, one thread a CPU, nothing else — the arithmetic
+#                          of the in-process check a cold verify makes of each signature;
+#                          beside the walk, what a cold verify cannot go below
 #   walk                   bd_perf_walkfloor (tests/perf/walkfloor.c) on the cases, one thread
 #                          a CPU, right after the warm verify (the same cache state): only
 #                          listing every directory, reading every file once and hashing its
@@ -74,6 +80,13 @@ if [ -z "$walkfloor" ]; then
     walkfloor="$src/build/release/tests/bd_perf_walkfloor"
 fi
 [ -x "$walkfloor" ] || die "no walk floor program at $walkfloor"
+# The in-process signature floor's program: BD_SIGFLOOR if set, else the release build's.
+sigfloor=${BD_SIGFLOOR:-}
+if [ -z "$sigfloor" ]; then
+    release_build bd_perf_sigfloor
+    sigfloor="$src/build/release/tests/bd_perf_sigfloor"
+fi
+[ -x "$sigfloor" ] || die "no signature floor program at $sigfloor"
 case "$dir" in /tmp/*) ;; *) die "BD_E2E_DIR must lie under /tmp (warm starts need their temp dirs there)" ;; esac
 
 root="$dir/n$n"
@@ -146,6 +159,8 @@ timed "verify, memo filled" "$state" "$BD_BIN" -C "$root" verify
 grep -qF "$signed_line" "$work/out" || die "verify did not find $n signed cases"
 timed "floor: walk every case" "$state" "$walkfloor" "$root/bench/bulk/cases" "$(nproc)"
 grep -q "^walkfloor: $n cases," "$work/out" || die "the walk floor did not read $n cases: $(cat "$work/out")"
+timed "floor: Ed25519 x$((2 * (n + 1)))" "$state" "$sigfloor" "$((2 * (n + 1)))" "$(nproc)"
+grep -q "^sigfloor: $((2 * (n + 1))) signatures," "$work/out" || die "the signature floor failed: $(cat "$work/out")"
 gate=(run bulk --cost-cap 0 --start cold --isolation namespaces --jobs 1)
 if [ "${BD_E2E_GATE_COLD:-0}" = 1 ]; then
     timed "run gate, memo empty" "$work/state-gate" "$BD_BIN" -C "$root" "${gate[@]}"
@@ -273,11 +288,18 @@ def aim(name, limit, floor=None, floor_text="", stretch=None):
         else:
             why = " (the aim is out of reach here)" if floor > limit else ""
         print("       floor: %s = %.1f s%s" % (floor_text, floor, why))
-aim("verify, memo empty", 30, gpg_floor, "GnuPG's CPU per signature in a batch x %d / %d CPUs" % (sigs, cpus))
 walk = rows["floor: walk every case"][0]
 walk_text = "listing, reading and hashing every case file on %d threads (bd_perf_walkfloor)" % cpus
+ed_name = [k for k in rows if k.startswith("floor: Ed25519 x")][0]
+ed_floor = rows[ed_name][0]
+print("floors: in-process, %.1f us CPU per Ed25519 signature: x %d signatures / %d CPUs = %.1f s, "
+      "beside the walk %.1f s = %.1f s" % (rows[ed_name][1] * 1e6 / sigs, sigs, cpus, ed_floor,
+                                           walk, ed_floor + walk))
+cold_floor = ed_floor + walk
+cold_text = "the Ed25519 checks (bd_perf_sigfloor) + the walk, each on %d threads" % cpus
+aim("verify, memo empty", 30, cold_floor, cold_text)
 aim("verify, memo filled", 2, walk, walk_text)
-aim("run gate, memo empty", 30, gpg_floor, "GnuPG's CPU per signature in a batch x %d / %d CPUs" % (sigs, cpus))
+aim("run gate, memo empty", 30, cold_floor, cold_text)
 aim("run gate, memo filled", 2, walk, walk_text)
 for name in ("run --jobs 2 (warm)", "run --jobs 1 (warm)"):
     aim(name, 420, ns_floor,

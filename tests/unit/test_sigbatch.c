@@ -4,7 +4,10 @@
  * only a lone good signature is settled from gpg's status lines, and — checked against
  * real GnuPG with keys made here — a context that prefetched reaches exactly the verdicts
  * of one that checked every signature alone, for good, forged, tampered, text-mode,
- * doubled, unknown-key, expired-key and revoked-key signatures.
+ * doubled, unknown-key, expired-key and revoked-key signatures; and so does the in-process
+ * check of plain Ed25519 signatures (src/provenance/openpgp.c), which settles only the
+ * good ones by usable keys (SHA-256 and SHA-512) and leaves to GnuPG a relabelled issuer,
+ * SHA-384, a notation, an expiring signature and one dated a month ahead.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../fixtures/gpg/armor.h"
 #include "../fixtures/gpg/fixture.h"
 #include "provenance.h"
 #include "sigbatch.h"
@@ -73,57 +78,13 @@ static char *sign_by(const char *fpr, const char *msg)
     return sign_cli(extra, msg);
 }
 
-/* ---- armor, written the test's own way ---------------------------------------------- */
+/* ---- armor, written the test's own way (../fixtures/gpg/armor.h) ------------------- */
 
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void b64_put(char *out, size_t *o, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t w = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        out[(*o)++] = B64[w >> 18 & 63];
-        out[(*o)++] = B64[w >> 12 & 63];
-        out[(*o)++] = i + 1 < n ? B64[w >> 6 & 63] : '=';
-        out[(*o)++] = i + 2 < n ? B64[w & 63] : '=';
-    }
-}
-
-/* RFC 4880's CRC-24, bit by bit as its section 6.1 gives it. */
-static uint32_t crc24_ref(const uint8_t *p, size_t n)
-{
-    uint32_t crc = 0xB704CE;
-    while (n--) {
-        crc ^= (uint32_t)(*p++) << 16;
-        for (int i = 0; i < 8; i++) {
-            crc <<= 1;
-            if (crc & 0x1000000)
-                crc ^= 0x1864CFB;
-        }
-    }
-    return crc & 0xFFFFFF;
-}
-
-/* `bin` armored as gpg does (64 base64 characters a line, then the CRC). */
 static char *armor(const uint8_t *bin, size_t n)
 {
-    char *out = malloc(4 * n + 256), b64[4 * 1024 + 8];
-    size_t o = 0, bo = 0;
-    assert_true(n <= 3 * 1024);
-    b64_put(b64, &bo, bin, n);
-    o += (size_t)sprintf(out, "-----BEGIN PGP SIGNATURE-----\n\n");
-    for (size_t i = 0; i < bo; i += 64) {
-        size_t l = bo - i < 64 ? bo - i : 64;
-        memcpy(out + o, b64 + i, l);
-        o += l;
-        out[o++] = '\n';
-    }
-    uint32_t c = crc24_ref(bin, n);
-    uint8_t cb[3] = {(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c};
-    out[o++] = '=';
-    b64_put(out, &o, cb, 3);
-    o += (size_t)sprintf(out + o, "\n-----END PGP SIGNATURE-----\n");
-    return out;
+    char *a = fx_armor(bin, n, 64, true);
+    assert_non_null(a);
+    return a;
 }
 
 /* The signature packet an armored signature carries (gpg --dearmor). */
@@ -158,13 +119,8 @@ static bool wraps(const char *armored)
 /* `s` with the first `what` replaced by `with` (a new string). */
 static char *replaced(const char *s, const char *what, const char *with)
 {
-    const char *at = strstr(s, what);
-    assert_non_null(at);
-    char *r = malloc(strlen(s) + strlen(with) + 1);
-    size_t pre = (size_t)(at - s);
-    memcpy(r, s, pre);
-    strcpy(r + pre, with);
-    strcat(r, at + strlen(what));
+    char *r = fx_replaced(s, what, with);
+    assert_non_null(r);
     return r;
 }
 
@@ -330,18 +286,43 @@ typedef struct variant {
     const char *what;
     char *msg, *sig;
     bool batched; /* settled by the batch (a lone good signature by a key of the home) */
+    bool inproc;  /* settled in-process (openpgp.h): plain Ed25519 by a usable primary key */
 } variant;
 
-static bd_prov_ctx *new_ctx(void)
+/* A context on the bench; `full`: every signature to GnuPG (no user memo, no in-process
+ * check), else this test's own user memo, emptied first. */
+static bd_prov_ctx *new_ctx_mode(bool full)
 {
     bd_bench *b = NULL;
     bd_prov_ctx *ctx = NULL;
     bd_err err = BD_ERR_INIT;
+    if (!full)
+        assert_int_equal(fx_sh("rm -rf '%s/state/benchdesk'", T), 0);
     assert_int_equal(bd_bench_open(&b, ROOT, &err), 0);
     assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
     bd_bench_free(b);
-    bd_prov_ctx_ignore_user_memo(ctx);
+    if (full)
+        bd_prov_ctx_full(ctx);
     return ctx;
+}
+
+static bd_prov_ctx *new_ctx(void)
+{
+    return new_ctx_mode(true);
+}
+
+/* `bin` with every occurrence of the `n` bytes `from` replaced by `to`. */
+static void swap_bytes(uint8_t *bin, size_t bn, const uint8_t *from, const uint8_t *to, size_t n)
+{
+    for (size_t i = 0; i + n <= bn; i++)
+        if (memcmp(bin + i, from, n) == 0)
+            memcpy(bin + i, to, n);
+}
+
+static void fpr_bytes(uint8_t out[20], const char *hex)
+{
+    for (size_t i = 0; i < 20; i++)
+        assert_int_equal(sscanf(hex + 2 * i, "%2hhx", &out[i]), 1);
 }
 
 static void check(bd_prov_detached *out, bd_prov_ctx *ctx, const variant *v)
@@ -350,52 +331,98 @@ static void check(bd_prov_detached *out, bd_prov_ctx *ctx, const variant *v)
     assert_int_equal(bd_prov_verify_detached(out, ctx, v->msg, strlen(v->msg), v->sig, &err), 0);
 }
 
+/* Fails the test when `b` (reached by `how`) is not `a`, GnuPG's verdict alone. */
+static void same_verdict(const bd_prov_detached *a, const bd_prov_detached *b, const char *what,
+                         const char *how)
+{
+    if (a->verdict != b->verdict || a->crypto_good != b->crypto_good || a->nsigs != b->nsigs ||
+        strcmp(a->fingerprint, b->fingerprint) != 0 || strcmp(a->key_id, b->key_id) != 0 ||
+        strcmp(a->detail, b->detail) != 0)
+        fail_msg("%s: alone %d %d %d %s %s '%s', %s %d %d %d %s %s '%s'", what, a->verdict,
+                 a->crypto_good, a->nsigs, a->fingerprint, a->key_id, a->detail, how, b->verdict,
+                 b->crypto_good, b->nsigs, b->fingerprint, b->key_id, b->detail);
+}
+
+/* GnuPG alone for each signature, a batch, and the in-process check (both through a
+ * prefetch and one signature at a time) reach the same verdicts, field for field. */
 static void batched_verdicts_equal_single_ones(void **state)
 {
     (void)state;
     char extra[256];
-    variant v[16];
+    variant v[24];
     size_t n = 0;
-    v[n++] = (variant){"alice", strdup(MSG), sign_by(K.alice, MSG), true};
-    v[n++] = (variant){"bob", strdup(MSG), sign_by(K.bob, MSG), true};
+    v[n++] = (variant){"alice", strdup(MSG), sign_by(K.alice, MSG), true, true};
+    v[n++] = (variant){"bob", strdup(MSG), sign_by(K.bob, MSG), true, true};
     v[n++] = (variant){"mallory (in keys, trusted by nobody)", strdup(MSG), sign_by(K.mallory, MSG),
-                       true};
-    v[n++] = (variant){"carol (not in bench/keys)", strdup(MSG), sign_by(K.carol, MSG), false};
+                       true, true};
+    /* Good by GnuPG; the in-process check leaves some of them to it. */
+    snprintf(extra, sizeof(extra), "--digest-algo SHA512 -u %s", K.alice);
+    v[n++] = (variant){"alice, SHA-512", strdup(MSG), sign_cli(extra, MSG), true, true};
+    snprintf(extra, sizeof(extra), "--digest-algo SHA384 -u %s", K.alice);
+    v[n++] = (variant){"alice, SHA-384", strdup(MSG), sign_cli(extra, MSG), true, false};
+    snprintf(extra, sizeof(extra), "--sig-notation test@bench.example=1 -u %s", K.alice);
+    v[n++] = (variant){"alice, with a notation", strdup(MSG), sign_cli(extra, MSG), false, false};
+    snprintf(extra, sizeof(extra), "--default-sig-expire 1y -u %s", K.alice);
+    v[n++] = (variant){"alice, a signature that expires", strdup(MSG), sign_cli(extra, MSG), true,
+                       false};
+    /* A month ahead: within her key's year, after now. */
+    char later[32];
+    time_t month = time(NULL) + 30 * 86400;
+    strftime(later, sizeof(later), "%Y%m%dT%H%M%S", gmtime(&month));
+    snprintf(extra, sizeof(extra), "--faked-system-time %s -u %s", later, K.alice);
+    v[n++] =
+        (variant){"alice, dated a month ahead", strdup(MSG), sign_cli(extra, MSG), true, false};
+
+    v[n++] =
+        (variant){"carol (not in bench/keys)", strdup(MSG), sign_by(K.carol, MSG), false, false};
     snprintf(extra, sizeof(extra), "--faked-system-time %s -u %s", K.dave_time, K.dave);
-    v[n++] = (variant){"dave (expired since)", strdup(MSG), sign_cli(extra, MSG), false};
-    v[n++] = (variant){"eve (revoked since)", strdup(MSG), sign_by(K.eve, MSG), false};
+    v[n++] = (variant){"dave (expired since)", strdup(MSG), sign_cli(extra, MSG), false, false};
+    v[n++] = (variant){"eve (revoked since)", strdup(MSG), sign_by(K.eve, MSG), false, false};
     char *other = strdup(MSG);
     other[strlen(other) - 2] = '0';
-    v[n++] = (variant){"alice, over another message", other, sign_by(K.alice, MSG), false};
+    v[n++] = (variant){"alice, over another message", other, sign_by(K.alice, MSG), false, false};
     snprintf(extra, sizeof(extra), "--textmode -u %s", K.alice);
-    v[n++] = (variant){"alice, text mode", strdup(MSG), sign_cli(extra, MSG), false};
+    v[n++] = (variant){"alice, text mode", strdup(MSG), sign_cli(extra, MSG), false, false};
     snprintf(extra, sizeof(extra), "-u %s -u %s", K.alice, K.bob);
-    v[n++] = (variant){"alice and bob in one", strdup(MSG), sign_cli(extra, MSG), false};
+    v[n++] = (variant){"alice and bob in one", strdup(MSG), sign_cli(extra, MSG), false, false};
     char *hdr = replaced(v[0].sig, "-----\n\n", "-----\nComment: hi\n\n");
-    v[n++] = (variant){"alice, an armor header", strdup(MSG), hdr, false};
+    v[n++] = (variant){"alice, an armor header", strdup(MSG), hdr, false, false};
     v[n++] = (variant){"garbage", strdup(MSG),
                        strdup("-----BEGIN PGP SIGNATURE-----\n\nAAAA\n"
                               "=AAAA\n-----END PGP SIGNATURE-----\n"),
-                       false};
+                       false, false};
     /* A byte of the signature value changed, armored again with a matching CRC. */
     size_t bn = 0;
     uint8_t *bin = dearmor_cli(v[0].sig, &bn);
     bin[bn - 3] ^= 0x01;
-    v[n++] =
-        (variant){"alice, one bit of the signature flipped", strdup(MSG), armor(bin, bn), false};
+    v[n++] = (variant){"alice, one bit of the signature flipped", strdup(MSG), armor(bin, bn),
+                       false, false};
     free(bin);
     assert_true(wraps(v[n - 1].sig)); /* the batch does see it, and must not settle it */
-
+    /* Bob's signature relabelled as alice's: her fingerprint and key id in its subpackets. */
+    uint8_t af[20], bf[20];
+    fpr_bytes(af, K.alice);
+    fpr_bytes(bf, K.bob);
+    bin = dearmor_cli(v[1].sig, &bn);
+    swap_bytes(bin, bn, bf, af, 20);
+    swap_bytes(bin, bn, bf + 12, af + 12, 8);
+    v[n++] = (variant){"bob's signature naming alice as its issuer", strdup(MSG), armor(bin, bn),
+                       false, false};
+    free(bin);
     bd_prov_ctx *single = new_ctx(), *batch = new_ctx();
     bd_prov_reqs reqs = BD_PROV_REQS_INIT;
     reqs.v = calloc(n, sizeof(*reqs.v));
     for (size_t i = 0; i < n; i++)
         reqs.v[reqs.n++] = (bd_prov_req){strdup(v[i].msg), strlen(v[i].msg), v[i].sig};
-    bd_prov_prefetch(batch, &reqs);
-    size_t want = 0;
-    for (size_t i = 0; i < n; i++)
+    assert_int_equal(bd_prov_prefetch(batch, &reqs), n);
+    size_t want = 0, want_inproc = 0, want_batched_after = 0;
+    for (size_t i = 0; i < n; i++) {
         want += v[i].batched;
+        want_inproc += v[i].inproc;
+        want_batched_after += v[i].batched && !v[i].inproc;
+    }
     assert_int_equal(bd_prov_ctx_batched(batch), want);
+    assert_int_equal(bd_prov_ctx_inproc(batch), 0); /* a full check never settles in-process */
     for (size_t i = 0; i < n; i++) {
         bd_prov_detached a, b, again;
         check(&a, single, &v[i]);
@@ -404,32 +431,53 @@ static void batched_verdicts_equal_single_ones(void **state)
         check(&again, single, &v[i]);
         if (memcmp(&a, &again, sizeof(a)) != 0)
             fail_msg("%s: the memo's answer differs from GnuPG's", v[i].what);
-        if (a.verdict != b.verdict || a.crypto_good != b.crypto_good || a.nsigs != b.nsigs ||
-            strcmp(a.fingerprint, b.fingerprint) != 0 || strcmp(a.key_id, b.key_id) != 0 ||
-            strcmp(a.detail, b.detail) != 0)
-            fail_msg("%s: alone %d %d %d %s %s '%s', batched %d %d %d %s %s '%s'", v[i].what,
-                     a.verdict, a.crypto_good, a.nsigs, a.fingerprint, a.key_id, a.detail,
-                     b.verdict, b.crypto_good, b.nsigs, b.fingerprint, b.key_id, b.detail);
+        same_verdict(&a, &b, v[i].what, "batched");
     }
     /* What the batch did not settle went to GnuPG alone, once each. */
     assert_int_equal(bd_prov_ctx_alone(batch), n - want);
     assert_int_equal(bd_prov_ctx_alone(single), n);
+
+    /* The in-process check first, then batches for what it leaves, then GnuPG alone. */
+    bd_prov_ctx *inproc = new_ctx_mode(false);
+    assert_int_equal(bd_prov_prefetch(inproc, &reqs), n);
+    assert_int_equal(bd_prov_ctx_inproc(inproc), want_inproc);
+    assert_int_equal(bd_prov_ctx_batched(inproc), want_batched_after);
+    for (size_t i = 0; i < n; i++) {
+        bd_prov_detached a, c;
+        check(&a, single, &v[i]);
+        check(&c, inproc, &v[i]);
+        same_verdict(&a, &c, v[i].what, "in-process after a prefetch");
+    }
+    assert_int_equal(bd_prov_ctx_alone(inproc), n - want_inproc - want_batched_after);
+    bd_prov_ctx_free(inproc);
+    /* One signature at a time, no prefetch (and a fresh user memo): the in-process
+     * check, else GnuPG alone. */
+    bd_prov_ctx *each = new_ctx_mode(false);
+    for (size_t i = 0; i < n; i++) {
+        bd_prov_detached a, e;
+        check(&a, single, &v[i]);
+        check(&e, each, &v[i]);
+        same_verdict(&a, &e, v[i].what, "in-process, one at a time");
+    }
+    assert_int_equal(bd_prov_ctx_inproc(each), want_inproc);
+    assert_int_equal(bd_prov_ctx_alone(each), n - want_inproc);
+    bd_prov_ctx_free(each);
     /* The verdicts themselves, so that equal is also right. */
     bd_prov_detached d;
     check(&d, batch, &v[0]);
     assert_int_equal(d.verdict, BD_PROV_DET_GOOD);
     assert_string_equal(d.fingerprint, K.alice);
-    check(&d, batch, &v[3]);
-    assert_int_equal(d.verdict, BD_PROV_DET_UNKNOWN_KEY);
-    check(&d, batch, &v[4]);
-    assert_int_equal(d.verdict, BD_PROV_DET_EXPIRED);
-    check(&d, batch, &v[5]);
-    assert_int_equal(d.verdict, BD_PROV_DET_REVOKED);
-    check(&d, batch, &v[6]);
-    assert_int_equal(d.verdict, BD_PROV_DET_BAD);
     check(&d, batch, &v[8]);
-    assert_int_equal(d.verdict, BD_PROV_DET_SEVERAL);
+    assert_int_equal(d.verdict, BD_PROV_DET_UNKNOWN_KEY);
+    check(&d, batch, &v[9]);
+    assert_int_equal(d.verdict, BD_PROV_DET_EXPIRED);
+    check(&d, batch, &v[10]);
+    assert_int_equal(d.verdict, BD_PROV_DET_REVOKED);
     check(&d, batch, &v[11]);
+    assert_int_equal(d.verdict, BD_PROV_DET_BAD);
+    check(&d, batch, &v[13]);
+    assert_int_equal(d.verdict, BD_PROV_DET_SEVERAL);
+    check(&d, batch, &v[16]);
     assert_int_equal(d.verdict, BD_PROV_DET_BAD);
     /* A second prefetch asks GnuPG for nothing the context knows. */
     bd_prov_prefetch(batch, &reqs);
@@ -474,7 +522,7 @@ static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
 
     /* Gathering: each case asks for its two signatures, then nothing once they are known. */
     assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
-    bd_prov_ctx_ignore_user_memo(ctx);
+    bd_prov_ctx_full(ctx);
     bd_verify_opts o = {.prov = ctx, .collect = true};
     bd_verify_report rep;
     assert_int_equal(bd_verify(&rep, tc, &o, NULL, &err), 0);
@@ -495,11 +543,11 @@ static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
 
     /* A fresh context gathers both of c1's signatures, and only them. */
     assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
-    bd_prov_ctx_ignore_user_memo(ctx);
+    bd_prov_ctx_full(ctx);
     bd_verify_opts one = {.prov = ctx, .collect = true, .case_ids = ids, .n_case_ids = 1};
     bd_prov_ctx *probe = NULL;
     assert_int_equal(bd_prov_ctx_new(&probe, b->bench_dir, &err), 0);
-    bd_prov_ctx_ignore_user_memo(probe);
+    bd_prov_ctx_full(probe);
     assert_int_equal(bd_verify(&rep, tc, &one, NULL, &err), 0);
     bd_subject s1 = {
         BD_SUBJECT_CASE,       tc->name, "c1", rep.cases[0].digest, rep.cases[0].pinned,
