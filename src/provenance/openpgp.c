@@ -7,6 +7,7 @@
  */
 #include "openpgp.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,13 +359,23 @@ bool bd_pgp_edkeys(bd_pgp_edkey **out, size_t *n_out, const uint8_t *p, size_t n
 
 /* ---- the check ------------------------------------------------------------------------ */
 
+static pthread_once_t sodium_once = PTHREAD_ONCE_INIT;
+static bool sodium_ready;
+
+/* libsodium picks its implementations once, before any other call (its contract). */
+static void sodium_start(void)
+{
+    sodium_ready = sodium_init() >= 0;
+}
+
 bool bd_pgp_eddsa_verify(const bd_pgp_eddsa_sig *s, const uint8_t point[32], const char *msg,
                          size_t mlen)
 {
     uint8_t trailer[6] = {0x04, 0xFF};
     uint8_t digest[64];
     size_t dlen;
-    if (s->hashed_len > UINT32_MAX)
+    pthread_once(&sodium_once, sodium_start);
+    if (!sodium_ready || s->hashed_len > UINT32_MAX)
         return false;
     trailer[2] = (uint8_t)(s->hashed_len >> 24);
     trailer[3] = (uint8_t)(s->hashed_len >> 16);

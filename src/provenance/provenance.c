@@ -492,8 +492,6 @@ out:
     return rc;
 }
 
-/* List every key of the home once into ctx->keys. A listing that fails leaves the cache
- * empty, and each signature then asks GnuPG for its key (gpgme_get_key) as before. */
 /* The Ed25519 public keys of the home's keys, for the in-process check: the home's own
  * export (what GnuPG accepted, one gpg process), each key packet matched to GnuPG's
  * listing by the fingerprint computed from its bytes and by its creation time. A key
@@ -529,6 +527,8 @@ static void home_ed25519_points(bd_prov_ctx *ctx, gpgme_ctx_t g)
     gpgme_free(bytes);
 }
 
+/* List every key of the home once into ctx->keys. A listing that fails leaves the cache
+ * empty, and each signature then asks GnuPG for its key (gpgme_get_key) as before. */
 static void list_home_keys(bd_prov_ctx *ctx, gpgme_ctx_t g)
 {
     size_t cap = 0;
@@ -1301,7 +1301,8 @@ size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs)
     batch_item *it = calloc(reqs->n, sizeof(*it));
     if (!it)
         return reqs->n;
-    size_t n = 0, unknown = 0; /* left for GnuPG; neither memo knew */
+    size_t n = 0;       /* left for GnuPG (a batch, else one at a time) */
+    size_t unknown = 0; /* what neither memo knew */
     /* What either memo already knows is not asked again (the user memo's verdicts go
      * into the context's, as bd_prov_verify_detached would put them). */
     for (size_t i = 0; i < reqs->n; i++) {
