@@ -263,9 +263,12 @@ static void orphan_err(bd_err *e, const bd_task_class *tc, const bd_pin *p)
 /* ---- many cases on a few threads ---------------------------------------------------- */
 
 /* A worker runs at most POOL_WINDOW cases ahead of the hand-over: memory stays bounded
- * by the window, not the task class. */
-#define POOL_THREADS 4
-#define POOL_WINDOW  128
+ * by the window, not the task class. Eight workers with signatures, more than the cores:
+ * a case read from a cold page cache waits on the disk, and the others keep the cores
+ * busy meanwhile (a cold check of 100,000 signed cases read from disk: 45.9 s with four,
+ * 41.4 s with eight, docs/runner.md#a-signed-bench-end-to-end). */
+#define POOL_THREADS 8
+#define POOL_WINDOW  256
 #define POOL_CHUNK   16
 
 typedef struct pool_slot {
@@ -386,9 +389,9 @@ static void *pool_worker(void *arg)
 }
 
 /* A few dozen cases are not worth starting threads: the run gate of one case. With
- * signatures each case waits on GnuPG processes (about 10 ms each, mostly spent starting
- * gpg), so two cases are already worth it, and more workers than cores keep the cores
- * busy while others wait. `scan`: threads for the scanning alone too; the TUI's chunks
+ * signatures a case may wait on GnuPG processes (about 10 ms each, mostly spent starting
+ * gpg) or on the disk, so two cases are already worth it, and more workers than cores
+ * keep the cores busy while others wait. `scan`: threads for the scanning alone too; the TUI's chunks
  * (opts.scan_here) pass false, its own pool already spreads them over the cores. */
 static size_t pool_threads(size_t n, bool signatures, bool scan)
 {
