@@ -372,8 +372,7 @@ bool bd_pgp_eddsa_verify(const bd_pgp_eddsa_sig *s, const uint8_t point[32], con
                          size_t mlen)
 {
     uint8_t trailer[6] = {0x04, 0xFF};
-    uint8_t digest[64];
-    size_t dlen;
+    uint8_t digest[EVP_MAX_MD_SIZE];
     pthread_once(&sodium_once, sodium_start);
     if (!sodium_ready || s->hashed_len > UINT32_MAX)
         return false;
@@ -381,25 +380,18 @@ bool bd_pgp_eddsa_verify(const bd_pgp_eddsa_sig *s, const uint8_t point[32], con
     trailer[3] = (uint8_t)(s->hashed_len >> 16);
     trailer[4] = (uint8_t)(s->hashed_len >> 8);
     trailer[5] = (uint8_t)s->hashed_len;
-    if (s->hash_algo == HASH_SHA256) {
-        crypto_hash_sha256_state h;
-        crypto_hash_sha256_init(&h);
-        crypto_hash_sha256_update(&h, (const uint8_t *)msg, mlen);
-        crypto_hash_sha256_update(&h, s->hashed, s->hashed_len);
-        crypto_hash_sha256_update(&h, trailer, sizeof(trailer));
-        crypto_hash_sha256_final(&h, digest);
-        dlen = 32;
-    } else if (s->hash_algo == HASH_SHA512) {
-        crypto_hash_sha512_state h;
-        crypto_hash_sha512_init(&h);
-        crypto_hash_sha512_update(&h, (const uint8_t *)msg, mlen);
-        crypto_hash_sha512_update(&h, s->hashed, s->hashed_len);
-        crypto_hash_sha512_update(&h, trailer, sizeof(trailer));
-        crypto_hash_sha512_final(&h, digest);
-        dlen = 64;
-    } else {
+    const EVP_MD *md = s->hash_algo == HASH_SHA256   ? EVP_sha256()
+                       : s->hash_algo == HASH_SHA512 ? EVP_sha512()
+                                                     : NULL;
+    EVP_MD_CTX *h = md ? EVP_MD_CTX_new() : NULL;
+    unsigned dlen = 0;
+    bool hashed = h && EVP_DigestInit_ex(h, md, NULL) == 1 && EVP_DigestUpdate(h, msg, mlen) == 1 &&
+                  EVP_DigestUpdate(h, s->hashed, s->hashed_len) == 1 &&
+                  EVP_DigestUpdate(h, trailer, sizeof(trailer)) == 1 &&
+                  EVP_DigestFinal_ex(h, digest, &dlen) == 1;
+    EVP_MD_CTX_free(h);
+    if (!hashed || dlen < 2)
         return false;
-    }
     if (digest[0] != s->left16[0] || digest[1] != s->left16[1])
         return false;
     /* OpenPGP's EdDSA signs the digest itself as the Ed25519 message. */

@@ -391,8 +391,8 @@ static void *pool_worker(void *arg)
 /* A few dozen cases are not worth starting threads: the run gate of one case. With
  * signatures a case may wait on GnuPG processes (about 10 ms each, mostly spent starting
  * gpg) or on the disk, so two cases are already worth it, and more workers than cores
- * keep the cores busy while others wait. `scan`: threads for the scanning alone too; the TUI's chunks
- * (opts.scan_here) pass false, its own pool already spreads them over the cores. */
+ * keep the cores busy while others wait. `scan`: threads for the scanning alone too; the TUI's
+ * chunks (opts.scan_here) pass false, its own pool already spreads them over the cores. */
 static size_t pool_threads(size_t n, bool signatures, bool scan)
 {
     if (signatures && n >= 2)
