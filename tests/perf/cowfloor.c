@@ -7,9 +7,11 @@
  * A warm case's rubric is a fork of the warm interpreter: every page of the interpreter it
  * writes to (a reference count, a slot in a half-used pool) is copied for it by the kernel.
  * This program measures that copy alone. A parent fills N private anonymous pages; each of
- * FORKS children (default 200) writes one byte to each page, either taking one page fault
- * per page (as a rubric does) or after asking for all of them at once with
- * madvise(MADV_POPULATE_WRITE) (the kernel copies them without the faults). The child
+ * FORKS children (default 200) writes one byte to each page: taking one page fault per
+ * page (as a rubric does), after asking for all of them at once with
+ * madvise(MADV_POPULATE_WRITE) (the kernel copies them without the faults), or after
+ * asking for them one call a page (what a warm rubric's learned pages cost when they lie
+ * in runs of one page: the difference from one call is the cost of a call). The child
  * times its own writes and sends the time to the parent.
  *
  * Prints a table: pages, how, microseconds per child, microseconds per page. Exit 0, or 1
@@ -39,9 +41,11 @@ static double now_us(void)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+enum { BY_FAULT, POPULATE_ONCE, POPULATE_EACH };
+
 /* The mean time a child takes to write one byte to each of `pages` pages of `mem` (after
- * the madvise when `populate`); -1 with a message on a failure. */
-static double child_writes(char *mem, size_t pages, int populate, int forks)
+ * the madvise `how` asks for); -1 with a message on a failure. */
+static double child_writes(char *mem, size_t pages, int how, int forks)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     double total = 0;
@@ -58,8 +62,11 @@ static double child_writes(char *mem, size_t pages, int populate, int forks)
         }
         if (c == 0) {
             double t = now_us();
-            if (populate && madvise(mem, pages * page, MADV_POPULATE_WRITE) != 0)
+            if (how == POPULATE_ONCE && madvise(mem, pages * page, MADV_POPULATE_WRITE) != 0)
                 _exit(3);
+            for (size_t i = 0; how == POPULATE_EACH && i < pages; i++)
+                if (madvise(mem + i * page, page, MADV_POPULATE_WRITE) != 0)
+                    _exit(3);
             for (size_t i = 0; i < pages; i++)
                 mem[i * page]++;
             double d = now_us() - t;
@@ -103,12 +110,13 @@ int main(int argc, char **argv)
             return 1;
         }
         memset(mem, 1, pages * page);
-        for (int populate = 0; populate <= 1; populate++) {
-            double us = child_writes(mem, pages, populate, forks);
+        static const char *const hows[] = {"a fault per page", "MADV_POPULATE_WRITE",
+                                           "POPULATE_WRITE a page"};
+        for (int how = BY_FAULT; how <= POPULATE_EACH; how++) {
+            double us = child_writes(mem, pages, how, forks);
             if (us < 0)
                 return 1;
-            printf("%-8zu %-22s %14.1f %12.2f\n", pages,
-                   populate ? "MADV_POPULATE_WRITE" : "a fault per page", us, us / (double)pages);
+            printf("%-8zu %-22s %14.1f %12.2f\n", pages, hows[how], us, us / (double)pages);
         }
         munmap(mem, pages * page);
     }
