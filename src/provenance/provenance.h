@@ -207,11 +207,11 @@ void bd_provenance_collect(bd_prov_reqs *reqs, bd_prov_ctx *ctx, const bd_subjec
  * is settled in the context (and this user's memo) for the bd_provenance_verify calls
  * that follow. A plain Ed25519 signature is checked in-process first (openpgp.h; not
  * under a full check); only a lone good signature by a key of the private home is
- * settled in a batch; everything else — another shape, another outcome, GnuPG failing, no memory —
- * is left for bd_provenance_verify, which checks it alone. So it changes when a verdict
- * is reached, never which. Returns how many of the requests neither memo could answer
- * (0: gathering the next ones is not worth it). Thread-safe like the context; never
- * fails. */
+ * settled in a batch; everything else — another shape, another outcome, GnuPG failing,
+ * no memory — is left for bd_provenance_verify, which checks it alone. So it changes
+ * when a verdict is reached, never which. Returns how many of the requests neither memo
+ * could answer (0: gathering the next ones is not worth it). Thread-safe like the
+ * context; never fails. */
 size_t bd_prov_prefetch(bd_prov_ctx *ctx, const bd_prov_reqs *reqs);
 
 /* Free the requests' messages and the array; `reqs` is empty and reusable after. */
