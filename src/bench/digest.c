@@ -381,6 +381,8 @@ typedef struct {
     const char *const *copy_tops; /* the top-level directories copied there */
     uint8_t *dents;               /* getdents64 buffer, DENTS_BUF bytes */
     bd_scanned_case *scan;        /* bd_scanned_case: top-level files whose bytes are kept */
+    bool scan_files_only;         /* bd_digest_case_copy: `scan` keeps case.yaml's bytes and the
+                                     cassette's digest; no provenance.yaml, no leftover check */
     dir_lists *lists;             /* per depth (BD_DIGEST_MAX_DEPTH + 1) */
     int depth;                    /* of the innermost open directory, -1 when none */
     frame frames[BD_DIGEST_MAX_DEPTH + 1];
@@ -601,14 +603,15 @@ static int list_entry(walk *w, dir_lists *lv, int dfd, int depth, const dirent64
         }
         /* A scan reads provenance.yaml here, so a case without one costs no failed open. */
         if (m == BD_CASE_OUTSIDE) {
-            if (w->scan)
+            if (w->scan && !w->scan_files_only)
                 scan_provenance(w->scan, dfd);
             return 0;
         }
-    } else if (depth == 0 && w->scan && strcmp(name, BD_PROVENANCE_FILE) == 0) {
+    } else if (depth == 0 && w->scan && !w->scan_files_only &&
+               strcmp(name, BD_PROVENANCE_FILE) == 0) {
         w->scan->unusual = true; /* left to the path-based loader */
     }
-    if (depth == 0 && w->scan && bd_tmp_is_leftover(name)) {
+    if (depth == 0 && w->scan && !w->scan_files_only && bd_tmp_is_leftover(name)) {
         /* Never hashed: the caller reports it (case.leftover_temp). */
         w->scan->leftover = true;
         return 1;
@@ -1112,7 +1115,7 @@ static int open_case_dir(const char *path, bd_err *err)
 
 static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                      bd_digest_progress_cb cb, void *payload, int copy_top,
-                     const char *const *copy_tops, bd_err *err)
+                     const char *const *copy_tops, bd_scanned_case *kept, bd_err *err)
 {
     int rc = -1;
     char *path = NULL;
@@ -1121,6 +1124,13 @@ static int case_walk(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_h
     walk_init(&w, err, dir ? dir : "");
     w.copy_top = copy_top;
     w.copy_tops = copy_tops;
+    if (kept) {
+        size_t yaml_max = kept->yaml_max;
+        memset(kept, 0, sizeof(*kept));
+        kept->yaml_max = yaml_max;
+        w.scan = kept;
+        w.scan_files_only = true;
+    }
 
     if (!dir || !dir[0]) {
         bd_err_set(err, BD_E_USAGE, NULL, 0, 0, "no case directory given");
@@ -1169,15 +1179,15 @@ out:
 int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                                 bd_digest_progress_cb cb, void *payload, bd_err *err)
 {
-    return case_walk(out, dir, bytes_hashed, cb, payload, -1, NULL, err);
+    return case_walk(out, dir, bytes_hashed, cb, payload, -1, NULL, NULL, err);
 }
 
 int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
-                        const char *const *tops, bd_err *err)
+                        const char *const *tops, bd_scanned_case *kept, bd_err *err)
 {
     if (dst_dirfd < 0)
         return bd_err_set(err, BD_E_INTERNAL, NULL, 0, 0, "no destination for the case copy");
-    return case_walk(out, dir, NULL, NULL, NULL, dst_dirfd, tops, err);
+    return case_walk(out, dir, NULL, NULL, NULL, dst_dirfd, tops, kept, err);
 }
 
 int bd_digest_case_dir(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,

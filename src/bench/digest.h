@@ -68,17 +68,6 @@ typedef int (*bd_digest_progress_cb)(const bd_digest_progress *p, void *payload)
 int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64_t *bytes_hashed,
                                 bd_digest_progress_cb cb, void *payload, bd_err *err);
 
-/* Use-time integrity (docs/runner.md#use-time-integrity-and-leftovers): digest the case directory
- * `dir` exactly as bd_digest_case_dir does and, in the same pass, copy the top-level directories
- * named in `tops` (NULL-terminated, e.g. {"input", "expected", NULL}; absent ones are skipped)
- * below the open directory `dst_dirfd`, every byte written being a byte hashed (read
- * once, never re-read). Copies are 0444 (0555 with an execute bit), directories 0555.
- * The caller compares `out` with the pin before anyone sees the copy, and removes the
- * copy on a mismatch or an error. Returns 0 or -1 (bd_digest_case_dir's errors; io.error
- * when the copy cannot be written). */
-int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
-                        const char *const *tops, bd_err *err);
-
 /* ---- one pass over a case (list, verify, pin, the run gate) ------------------------- */
 
 /* What bd_case_scan read from one case directory, each file opened and read once. */
@@ -123,6 +112,21 @@ void bd_case_scanner_free(bd_case_scanner *sc);
 int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const char *cases_dir,
                  const char *case_id, bd_err *err);
 void bd_case_scan_release(bd_scanned_case *r);
+
+/* Use-time integrity (docs/runner.md#use-time-integrity-and-leftovers): digest the case directory
+ * `dir` exactly as bd_digest_case_dir does and, in the same pass, copy the top-level directories
+ * named in `tops` (NULL-terminated, e.g. {"input", "expected", NULL}; absent ones are skipped)
+ * below the open directory `dst_dirfd`, every byte written being a byte hashed (read
+ * once, never re-read). Copies are 0444 (0555 with an execute bit), directories 0555.
+ * The caller compares `out` with the pin before anyone sees the copy, and removes the
+ * copy on a mismatch or an error. When `kept` is not NULL it also keeps, from the same
+ * read, the bytes of the top-level case.yaml (at most kept->yaml_max; case_yaml_present,
+ * case_yaml_too_big) and the cassette's digest, as bd_case_scan does — so what the run
+ * parses is what it hashed; provenance.yaml is not read. Release *kept with
+ * bd_case_scan_release whatever the result. Returns 0 or -1 (bd_digest_case_dir's errors;
+ * io.error when the copy cannot be written). */
+int bd_digest_case_copy(char out[BD_DIGEST_BUF], const char *dir, int dst_dirfd,
+                        const char *const *tops, bd_scanned_case *kept, bd_err *err);
 
 /* Digest of the bytes of the regular file `path` (O_NOFOLLOW; a symlink or special file
  * is case.unsupported_entry and is never opened; a missing file or one that changes size

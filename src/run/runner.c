@@ -93,10 +93,10 @@ typedef struct run_case {
     struct bd_runner *r;
     size_t index;
     char *id;
-    bd_case *c;          /* its case.yaml as checked by bd_runner_prepare; owned */
+    /* Its case.yaml is not kept between the gate and its start (a parsed case is a few KB:
+     * gigabytes at a million cases): the limits are taken from it when it is checked, and
+     * the stdin document is built from the bytes hashed when the case starts. */
     char *case_dir_path; /* <cases_dir>/<id> */
-    char case_digest[72];
-    char cassette_digest[72];
     int state;
     char *tmp;     /* the rubric's cwd */
     char *sut_tmp; /* the SUT's cwd */
@@ -387,7 +387,6 @@ int bd_runner_select(bd_runner *r, const char *const *keep, size_t n_keep, bd_er
         if (!kept) {
             free(r->cases[i].id);
             free(r->cases[i].case_dir_path);
-            bd_case_free(r->cases[i].c);
             r->n_checked -= r->cases[i].checked;
             continue;
         }
@@ -458,6 +457,14 @@ static int run_case_id_cmp(const void *key, const void *elem)
     return strcmp(key, ((const run_case *)elem)->id);
 }
 
+/* What the run keeps of a case's check: its digest and its cassette's, which its record
+ * carries and its start compares with. */
+static void keep_digests(run_case *c, const bd_case_check *chk)
+{
+    snprintf(c->res.case_digest, sizeof(c->res.case_digest), "%s", chk->digest);
+    snprintf(c->res.cassette_digest, sizeof(c->res.cassette_digest), "%s", chk->cassette);
+}
+
 void bd_runner_take_check(bd_runner *r, bd_case_check *chk)
 {
     if (r->prepared || r->started || chk->err.code != BD_OK || !chk->loaded)
@@ -468,11 +475,7 @@ void bd_runner_take_check(bd_runner *r, bd_case_check *chk)
     if (!c)
         return;
     r->take_next = (size_t)(c - r->cases) + 1;
-    bd_case_free(c->c);
-    c->c = chk->loaded;
-    chk->loaded = NULL;
-    snprintf(c->case_digest, sizeof(c->case_digest), "%s", chk->digest);
-    snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
+    keep_digests(c, chk);
     r->n_checked += !c->checked;
     c->checked = true;
 }
@@ -509,11 +512,7 @@ static void prep_on_case(bd_case_check *chk, void *payload)
         if (ps->first.code == BD_OK)
             bd_err_set(&ps->first, BD_E_INTERNAL, NULL, 0, 0, "case %s did not load", c->id);
     }
-    bd_case_free(c->c);
-    c->c = chk->loaded;
-    chk->loaded = NULL;
-    snprintf(c->case_digest, sizeof(c->case_digest), "%s", chk->digest);
-    snprintf(c->cassette_digest, sizeof(c->cassette_digest), "%s", chk->cassette);
+    keep_digests(c, chk);
 }
 
 int bd_runner_prepare(bd_runner *r, bd_err *err)
@@ -526,7 +525,7 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
     for (size_t i = 0; i < r->n; i++)
         ids[i] = r->cases[i].id;
     /* Streamed (one window of cases alive, whatever the size of the task class): each
-     * case's loaded case.yaml moves into its run_case, the rest of the check is dropped.
+     * case's digests go into its run_case, the rest of the check is dropped.
      * With no case (an empty shard) the stream walks every case; they are ignored. */
     prep_sink ps = {.r = r, .record = r->opts.record_sut, .first = BD_ERR_INIT};
     bd_verify_sink sink = {.on_case = prep_on_case, .payload = &ps};
@@ -551,8 +550,6 @@ int bd_runner_prepare(bd_runner *r, bd_err *err)
             *err = first;
         return -1;
     }
-    for (size_t i = 0; i < r->n; i++)
-        r->cases[i].lim = bd_runner_case_limits(r->tc->reg, r->cases[i].c);
     /* The rubric the run executes is exactly these bytes, read once with the registration
      * and checked, as the task-class digest, against the pin. */
     bd_tc_files tf;
@@ -756,8 +753,6 @@ static void case_complete(run_case *rc, bd_score *score, const bd_exec_result *r
     memset(score, 0, sizeof(*score));
     rc->res.wall_ms = (int64_t)((uv_hrtime() - rc->t0) / 1000000u);
     bd_utc_now(rc->res.finished_at);
-    snprintf(rc->res.case_digest, sizeof(rc->res.case_digest), "%s", rc->case_digest);
-    snprintf(rc->res.cassette_digest, sizeof(rc->res.cassette_digest), "%s", rc->cassette_digest);
     if (rubric && rubric->err_len) {
         rc->stderr_buf = malloc(rubric->err_len);
         if (rc->stderr_buf) {
@@ -1027,21 +1022,43 @@ static void sut_done(bd_exec_result *res, void *payload);
 /* Use-time integrity (docs/runner.md#use-time-integrity-and-leftovers): copy the case's `tops` into
  * `casefd` while hashing the whole case in the same pass, and compare with the pin now, before any
  * program sees the copy. A case changed since the run started is case.digest_mismatch: the run
- * aborts and nothing is recorded for it. */
-static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_err *err)
+ * aborts and nothing is recorded for it. *loaded is case.yaml parsed from the bytes that pass
+ * hashed (bd_case_free), so the stdin document says what the pin covers. */
+static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_case **loaded,
+                         bd_err *err)
 {
     char now[BD_DIGEST_BUF];
-    if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, err) != 0)
-        return -1;
-    if (!rc->r->opts.record_sut && strcmp(now, rc->case_digest) != 0) {
+    char path[PATH_MAX];
+    bd_scanned_case kept = {.yaml_max = BD_YAML_MAX_BYTES};
+    int rc_ = -1;
+    *loaded = NULL;
+    if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, &kept, err) != 0)
+        goto out;
+    if (!rc->r->opts.record_sut && strcmp(now, rc->res.case_digest) != 0) {
         bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
                    "case '%s' changed during the run (now %s, pinned %s): it was not run; "
                    "restore it, or re-pin with ",
-                   rc->id, now, rc->case_digest);
+                   rc->id, now, rc->res.case_digest);
         bd_err_advise(err, BD_ACT_PIN_ALL, NULL);
-        return bd_err_append(err, " and sign again");
+        bd_err_append(err, " and sign again");
+        goto out;
     }
-    return 0;
+    snprintf(path, sizeof(path), "%s/case.yaml", rc->case_dir_path);
+    if (kept.case_yaml) {
+        rc_ = bd_case_parse(loaded, kept.case_yaml, kept.case_yaml_len, path, rc->id, err);
+        goto out;
+    }
+    /* No case.yaml among the hashed bytes (only a record run gets here: a pinned case has
+     * one): the loader words why, and a file that appeared since is not taken. */
+    if (bd_case_load(loaded, path, rc->id, err) == 0) {
+        bd_case_free(*loaded);
+        *loaded = NULL;
+        bd_err_set(err, BD_E_DIGEST_MISMATCH, path, 0, 0,
+                   "case '%s' changed during the run: it was not run; run it again", rc->id);
+    }
+out:
+    bd_case_scan_release(&kept);
+    return rc_;
 }
 
 /* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
@@ -1054,6 +1071,7 @@ static int prepare_rubric(run_case *rc, bd_err *err)
     cJSON *doc = NULL;
     char *text = NULL;
     size_t len = 0;
+    bd_case *c = NULL;
     if (make_case_dir(rc, "", "cannot lay out the temp dir", &rc->tmp, &dfd, err) != 0)
         goto out;
     casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1062,18 +1080,19 @@ static int prepare_rubric(run_case *rc, bd_err *err)
         goto out;
     }
     static const char *const rubric_tops[] = {"input", "expected", NULL};
-    if (copy_verified(rc, casefd, rubric_tops, err) != 0)
+    if (copy_verified(rc, casefd, rubric_tops, &c, err) != 0)
         goto out;
     if (fchmod(casefd, 0555) != 0) {
         bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot make case/ read-only");
         goto out;
     }
+    rc->lim = bd_runner_case_limits(r->tc->reg, c);
     if (bd_write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
         goto out;
 
     doc = cJSON_CreateObject();
-    cJSON *cj = bd_case_to_json(rc->c);
-    cJSON *ex = rc->c->expected ? bd_ynode_to_json(rc->c->expected) : cJSON_CreateNull();
+    cJSON *cj = bd_case_to_json(c);
+    cJSON *ex = c->expected ? bd_ynode_to_json(c->expected) : cJSON_CreateNull();
     if (!doc || !cj || !ex) {
         cJSON_Delete(cj);
         cJSON_Delete(ex);
@@ -1098,6 +1117,7 @@ static int prepare_rubric(run_case *rc, bd_err *err)
 out:
     free(text);
     cJSON_Delete(doc);
+    bd_case_free(c);
     if (casefd >= 0)
         close(casefd);
     if (dfd >= 0)
@@ -1134,6 +1154,7 @@ static int start_sut(run_case *rc, bd_err *err)
     cJSON *doc = NULL;
     char *text = NULL;
     size_t len = 0;
+    bd_case *c = NULL;
     if (make_case_dir(rc, "-sut", "cannot lay out the SUT's temp dir", &rc->sut_tmp, &dfd, err) !=
         0)
         goto out;
@@ -1144,11 +1165,11 @@ static int start_sut(run_case *rc, bd_err *err)
         bd_err_errno(err, BD_E_IO, errno, rc->sut_tmp, "cannot open case/");
         goto out;
     }
-    if (copy_verified(rc, casefd, sut_tops, err) != 0)
+    if (copy_verified(rc, casefd, sut_tops, &c, err) != 0)
         goto out;
     fchmod(casefd, 0555);
     doc = cJSON_CreateObject();
-    cJSON *cj = bd_case_to_json(rc->c);
+    cJSON *cj = bd_case_to_json(c);
     if (!doc || !cj) {
         cJSON_Delete(cj);
         bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
@@ -1184,6 +1205,7 @@ static int start_sut(run_case *rc, bd_err *err)
 out:
     free(text);
     cJSON_Delete(doc);
+    bd_case_free(c);
     if (casefd >= 0)
         close(casefd);
     if (dfd >= 0)
@@ -1327,10 +1349,10 @@ static int load_cassette(run_case *rc, char detail[BD_SCORE_DETAIL_MAX], bd_err 
     }
     char dg[BD_DIGEST_BUF];
     bd_digest_bytes(dg, buf, len);
-    if (strcmp(dg, rc->cassette_digest) != 0) {
+    if (strcmp(dg, rc->res.cassette_digest) != 0) {
         bd_err_set(err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
                    "cassette.json changed during the run (now %s, pinned %s)", dg,
-                   rc->cassette_digest);
+                   rc->res.cassette_digest);
         goto out;
     }
     rc->harness = parse_one_json(buf, len, detail, "cassette.json");
@@ -1646,7 +1668,6 @@ void bd_runner_free(bd_runner *r)
         free(c->sut_out);
         free(c->case_dir_path);
         free(c->id);
-        bd_case_free(c->c);
     }
     bd_serial_close(r->recorder);
     free(r->cases);

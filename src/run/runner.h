@@ -104,9 +104,11 @@ struct bd_case_check;
 
 /* Hand the runner the check of one of its cases that the run gate made (bd_verify: the
  * case's files read once, its case.yaml parsed from the bytes that were hashed, its
- * signatures checked on them). A check that passed moves its loaded case.yaml into the
- * runner (chk->loaded becomes NULL) with its digests; when every case the runner keeps
- * was handed over, bd_runner_prepare checks the task class again but not the cases.
+ * signatures checked on them). The runner keeps a passed check's two digests (the case's
+ * and its cassette's), not its parsed case.yaml: a case's start parses it again from the
+ * bytes it hashes (docs/runner.md#use-time-integrity-and-leftovers). `chk` stays the
+ * caller's. When every case the runner keeps was handed over, bd_runner_prepare checks
+ * the task class again but not the cases.
  * Ignored after prepare, for a check that failed, and for an id the runner does not
  * have. */
 void bd_runner_take_check(bd_runner *r, struct bd_case_check *chk);

@@ -1139,22 +1139,34 @@ static void test_progress_totals(void **state)
 
 /* ---- bd_case_scan: one pass gives what the separate calls give -------------------- */
 
-static void test_case_scan(void **state)
+/* A case c1 under a fresh cases dir (*cases), with its digest and its cassette's. */
+static const char scan_yaml[] = "schema_version: 2\ncase_id: c1\n";
+
+static char *scan_case(const char *tag, char **cases, char want[BD_DIGEST_BUF],
+                       char cassette[BD_DIGEST_BUF])
 {
-    (void)state;
-    char *cases = fresh_dir("scan");
-    char *dir = join(cases, "c1");
-    static const char yaml[] = "schema_version: 2\ncase_id: c1\n";
-    put_str(dir, "case.yaml", yaml, 0644);
+    *cases = fresh_dir(tag);
+    char *dir = join(*cases, "c1");
+    put_str(dir, "case.yaml", scan_yaml, 0644);
     put_str(dir, "cassette.json", "{\"output\": 42}\n", 0644);
     put_str(dir, "input/q.txt", "question\n", 0644);
     put_str(dir, "expected/sub/a.txt", "answer\n", 0755);
     put_str(dir, "provenance.yaml", "schema_version: 2\n", 0644);
-    char want[BD_DIGEST_BUF], cassette[BD_DIGEST_BUF];
     digest_ok(dir, want, NULL);
     char *cpath = join(dir, "cassette.json");
     bd_err err = BD_ERR_INIT;
     assert_int_equal(bd_digest_file(cassette, cpath, &err), 0);
+    free(cpath);
+    return dir;
+}
+
+static void test_case_scan(void **state)
+{
+    (void)state;
+    char *cases;
+    char want[BD_DIGEST_BUF], cassette[BD_DIGEST_BUF];
+    char *dir = scan_case("scan", &cases, want, cassette);
+    bd_err err = BD_ERR_INIT;
 
     bd_case_scanner *sc = NULL;
     assert_int_equal(bd_case_scanner_new(&sc, &err), 0);
@@ -1165,8 +1177,8 @@ static void test_case_scan(void **state)
         assert_int_equal(bd_case_scan(sc, &r, cfd, cases, "c1", &err), 0);
         assert_string_equal(r.digest, want);
         assert_true(r.case_yaml_present && r.case_yaml);
-        assert_int_equal(r.case_yaml_len, sizeof(yaml) - 1);
-        assert_memory_equal(r.case_yaml, yaml, sizeof(yaml));
+        assert_int_equal(r.case_yaml_len, sizeof(scan_yaml) - 1);
+        assert_memory_equal(r.case_yaml, scan_yaml, sizeof(scan_yaml));
         assert_true(r.cassette_present);
         assert_string_equal(r.cassette, cassette);
         assert_true(r.prov_present);
@@ -1212,9 +1224,103 @@ static void test_case_scan(void **state)
     free(clink);
     free(lnk);
     free(tmpf);
-    free(cpath);
     free(dir);
     free(cases);
+}
+
+/* ---- bd_digest_case_copy: the use-time pass ---------------------------------------- */
+
+static void file_is(int dfd, const char *rel, const char *want, mode_t mode)
+{
+    int fd = openat(dfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    assert_int_equal(n, (ssize_t)strlen(want));
+    assert_memory_equal(buf, want, (size_t)n);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_mode & 07777, mode);
+    close(fd);
+}
+
+static void test_case_copy(void **state)
+{
+    (void)state;
+    char *cases;
+    char want[BD_DIGEST_BUF], cassette[BD_DIGEST_BUF], now[BD_DIGEST_BUF];
+    char *dir = scan_case("copy", &cases, want, cassette);
+    bd_err err = BD_ERR_INIT;
+    static const char *const tops[] = {"input", "expected", NULL};
+
+    /* Without `kept`: the digest, and the named tops copied read-only. */
+    char *dst1 = fresh_dir("copy-dst1");
+    int d1 = open(dst1, O_RDONLY | O_DIRECTORY);
+    assert_true(d1 >= 0);
+    assert_int_equal(bd_digest_case_copy(now, dir, d1, tops, NULL, &err), 0);
+    assert_string_equal(now, want);
+    file_is(d1, "input/q.txt", "question\n", 0444);
+    file_is(d1, "expected/sub/a.txt", "answer\n", 0555);
+    assert_int_equal(faccessat(d1, "case.yaml", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+    assert_int_equal(faccessat(d1, "cassette.json", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+    close(d1);
+
+    /* With `kept`: the same, plus case.yaml's hashed bytes and the cassette's digest;
+     * provenance.yaml is not read. */
+    char *dst2 = fresh_dir("copy-dst2");
+    int d2 = open(dst2, O_RDONLY | O_DIRECTORY);
+    assert_true(d2 >= 0);
+    bd_scanned_case kept = {.yaml_max = 1024};
+    assert_int_equal(bd_digest_case_copy(now, dir, d2, tops, &kept, &err), 0);
+    assert_string_equal(now, want);
+    file_is(d2, "input/q.txt", "question\n", 0444);
+    assert_true(kept.case_yaml_present && kept.case_yaml && !kept.case_yaml_too_big);
+    assert_int_equal(kept.case_yaml_len, sizeof(scan_yaml) - 1);
+    assert_memory_equal(kept.case_yaml, scan_yaml, sizeof(scan_yaml));
+    assert_true(kept.cassette_present);
+    assert_string_equal(kept.cassette, cassette);
+    assert_false(kept.prov_present);
+    assert_null(kept.prov_yaml);
+    bd_case_scan_release(&kept);
+    close(d2);
+
+    /* Over the limit: hashed, not kept. A leftover temp file is hashed like any file
+     * (the digest then differs from the pin: the caller's mismatch), not refused. */
+    put_str(dir, "case.yaml.4242.tmp", "half", 0644);
+    char *dst3 = fresh_dir("copy-dst3");
+    int d3 = open(dst3, O_RDONLY | O_DIRECTORY);
+    assert_true(d3 >= 0);
+    bd_scanned_case small = {.yaml_max = 8};
+    assert_int_equal(bd_digest_case_copy(now, dir, d3, tops, &small, &err), 0);
+    assert_string_not_equal(now, want);
+    assert_true(small.case_yaml_too_big && !small.case_yaml);
+    assert_false(small.leftover);
+    bd_case_scan_release(&small);
+    close(d3);
+
+    /* A link: refused; what was kept is released by the caller. */
+    char *tmpf = join(dir, "case.yaml.4242.tmp");
+    assert_int_equal(unlink(tmpf), 0);
+    char *lnk = join(dir, "input/l");
+    assert_int_equal(symlink("q.txt", lnk), 0);
+    char *dst4 = fresh_dir("copy-dst4");
+    int d4 = open(dst4, O_RDONLY | O_DIRECTORY);
+    assert_true(d4 >= 0);
+    bd_scanned_case bad = {.yaml_max = 1024};
+    assert_int_equal(bd_digest_case_copy(now, dir, d4, tops, &bad, &err), -1);
+    assert_int_equal(err.code, BD_E_UNSUPPORTED_ENTRY);
+    bd_case_scan_release(&bad);
+    close(d4);
+    assert_int_equal(bd_digest_case_copy(now, dir, -1, tops, NULL, &err), -1);
+    assert_int_equal(err.code, BD_E_INTERNAL);
+    free(cases);
+    free(dir);
+    free(dst1);
+    free(dst2);
+    free(dst3);
+    free(dst4);
+    free(tmpf);
+    free(lnk);
 }
 
 /* ---- reentrancy --------------------------------------------------------------------- */
@@ -1402,6 +1508,7 @@ int main(void)
         cmocka_unit_test(test_digest_file),
         cmocka_unit_test(test_str_valid),
         cmocka_unit_test(test_case_scan),
+        cmocka_unit_test(test_case_copy),
     };
     return cmocka_run_group_tests_name("digest", tests, group_setup, group_teardown);
 }
