@@ -25,8 +25,8 @@
  * own from the BD_JAIL_HOST_BASE range — then the case's temp dir is chowned to that uid
  * first so the rubric can write its own cwd.
  *
- * State lives in this module's statics: one jail per process (the supervisor of one case,
- * or the availability probe). Nothing here creates a process.
+ * State lives in one structure per process (jail_state.c): one jail per process (the
+ * supervisor of one case, or the availability probe). Nothing here creates a process.
  */
 #ifndef BD_JAIL_H
 #define BD_JAIL_H
@@ -37,24 +37,7 @@
 #include <sys/types.h>
 
 #include "err.h"
-
-/* The rubric's uid and gid inside the jail. */
-#define BD_JAIL_UID 1000
-/* When benchdesk runs as root, each case runs as a host uid and gid of its own:
- * BD_JAIL_HOST_BASE + the pid of the case's supervisor. Pids of live processes are
- * distinct and below 2^22 (the kernel's pid_max ceiling), so concurrent cases — of this
- * run or of another benchdesk — never share a uid, no host process runs as one (the
- * range 1879048192..1883242495 is outside every distribution's system and user ranges
- * and the usual /etc/subuid allocations), and RLIMIT_NPROC counts that case alone. */
-#define BD_JAIL_HOST_BASE  1879048192u
-#define BD_JAIL_HOST_RANGE 4194304u
-/* Size caps of the jail's private /tmp. */
-#define BD_JAIL_TMP_SIZE   "256m"
-#define BD_JAIL_TMP_INODES "16384"
-/* At most this many files of a command line are shown in the jail (see bd_jail_prepare). */
-#define BD_JAIL_MAX_SHOWN 8
-/* The host name inside the jail. */
-#define BD_JAIL_HOSTNAME "benchdesk-jail"
+#include "jail_defs.h"
 
 /* Exec server, once at its start: compile the seccomp filter so each case's
  * bd_jail_prepare only copies it (a failure here is retried, and reported, per case). */
