@@ -225,26 +225,37 @@ report_lines "$BD_TMP/report_so"
 
 # ---- the pages a case writes, asked for at once (docs/runner.md) ---------------------------
 # Each case's rubric process (the one that names itself python3.11) asks for the pages the
-# warm server learned from its stand-in (MADV_POPULATE_WRITE), at most 4,096 of them, and
-# asks for nothing else that way — once, while it waits for its case (so the process
-# prepared for a case that never comes asks too).
+# warm server learned from its stand-in (MADV_POPULATE_WRITE: in process_madvise calls on
+# itself where the kernel takes that advice there, else a madvise a run), at most 4,096 of
+# them, and asks for nothing else that way — once, while it waits for its case (so the
+# process prepared for a case that never comes asks too).
 # (LeakSanitizer cannot run under a tracer: off for this one run.)
 if command -v strace >/dev/null; then
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" TMPDIR="$RUNTMP" \
-        strace -f -qq -e trace=madvise,prctl,recvmsg -o "$BD_TMP/madvise" \
+        strace -f -qq -e trace=madvise,process_madvise,prctl,recvmsg -o "$BD_TMP/madvise" \
         "$BD_BIN" -C "$FX" run probe --isolation namespaces --drafts --start warm \
         >"$BD_TMP/madvise.out" 2>&1 || fail "the probe run under strace: $(tail -3 "$BD_TMP/madvise.out")"
     "$PY" - "$BD_TMP/madvise" >"$BD_TMP/report_pop" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report_pop"
 import re, sys
 pages, ran, before = {}, set(), set()
 received = set()  # processes that received something (a rubric's process: its case)
+vector = {}  # pid -> a process_madvise call of MADV_POPULATE_WRITE whose result is pending
+def asked(pid, n):
+    pages[pid] = pages.get(pid, 0) + n // 4096
+    if pid not in received:
+        before.add(pid)
 for l in open(sys.argv[1]):
     # (a call another process's line interrupts ends "<unfinished ...>": counted too)
     m = re.match(r"(\d+) +madvise\(0x[0-9a-f]+, (\d+), MADV_POPULATE_WRITE", l)
     if m:
-        pages[m.group(1)] = pages.get(m.group(1), 0) + int(m.group(2)) // 4096
-        if m.group(1) not in received:
-            before.add(m.group(1))
+        asked(m.group(1), int(m.group(2)))
+    # process_madvise: the pages it copied are its result (bytes), maybe on a resumed line.
+    m = re.match(r"(\d+) +process_madvise\(.*MADV_POPULATE_WRITE", l)
+    if m:
+        vector[m.group(1)] = True
+    m = re.match(r"(\d+) +(?:process_madvise\(|<\.\.\. process_madvise resumed>).*\) += (\d+)", l)
+    if m and vector.pop(m.group(1), False):
+        asked(m.group(1), int(m.group(2)))
     m = re.match(r"(\d+) +prctl\(PR_SET_NAME, \"python3", l)
     if m:
         ran.add(m.group(1))
