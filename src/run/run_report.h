@@ -78,7 +78,10 @@ typedef struct bd_case_result {
     char started_at[21], finished_at[21];
     char case_digest[72];
     char cassette_digest[72]; /* "" when none */
-    const char *stderr_tail;  /* the rubric's last 64 KiB of stderr (raw bytes) */
+    /* The rubric's last 64 KiB of stderr (raw bytes), during the case's case.finished or
+     * case.not_recorded event only: the runner frees it after (a subscriber that wants it
+     * copies it; with write_files it is also <runs>/<run>/<case>.stderr). NULL, 0 after. */
+    const char *stderr_tail;
     size_t stderr_len;
     char record_hash[65];     /* the case's record (once appended); "" when none */
     uint64_t record_seq;      /* the record's seq; 0 when none */

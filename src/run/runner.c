@@ -612,6 +612,17 @@ static void not_recorded(run_case *rc);
 static void not_recorded_queue(bd_runner *r);
 static void stop_run(bd_runner *r);
 
+/* The rubric's stderr went out with the case's event (and to its file in the run's
+ * directory): a run keeps no case's, or a run of many noisy rubrics would hold up to
+ * 64 KiB for each. */
+static void drop_stderr(run_case *rc)
+{
+    free(rc->stderr_buf);
+    rc->stderr_buf = NULL;
+    rc->res.stderr_tail = NULL;
+    rc->res.stderr_len = 0;
+}
+
 /* The case's slot is free for the next case (once). */
 static void free_slot(run_case *rc)
 {
@@ -811,6 +822,7 @@ static void not_recorded(run_case *rc)
         emit(r, BD_RUN_EV_CASE_STARTED, rc);
     }
     emit(r, BD_RUN_EV_CASE_NOT_RECORDED, rc);
+    drop_stderr(rc);
     announce_waiting(r, rc);
 }
 
@@ -956,6 +968,7 @@ static void publish(run_case *rc)
         emit(r, BD_RUN_EV_CASE_STARTED, rc);
     }
     emit(r, BD_RUN_EV_CASE_FINISHED, rc);
+    drop_stderr(rc);
     announce_waiting(r, rc);
 }
 

@@ -166,11 +166,31 @@ static char *slurp(const char *path, size_t *len)
 typedef struct evlog {
     char kinds[256];
     char ids[256][130];
+    char *err[256]; /* a case.finished event's stderr, copied (the runner frees its own) */
+    size_t err_len[256];
     size_t n;
     size_t max_running;
     bool cancel_on_start;
     bd_runner *runner;
 } evlog;
+
+static void evlog_release(evlog *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->err[i]);
+}
+
+/* The stderr a case.finished event of `id` carried (*len its length), or NULL. */
+static const char *evlog_stderr(const evlog *l, const char *id, size_t *len)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->kinds[i] == BD_RUN_EV_CASE_FINISHED && strcmp(l->ids[i], id) == 0) {
+            *len = l->err_len[i];
+            return l->err[i];
+        }
+    *len = 0;
+    return NULL;
+}
 
 static void on_event(const bd_run_event *ev, void *payload)
 {
@@ -178,6 +198,14 @@ static void on_event(const bd_run_event *ev, void *payload)
     if (l->n < 256) {
         l->kinds[l->n] = (char)ev->kind;
         snprintf(l->ids[l->n], sizeof(l->ids[0]), "%s", ev->case_id ? ev->case_id : "");
+        l->err[l->n] = NULL;
+        l->err_len[l->n] = 0;
+        if (ev->kind == BD_RUN_EV_CASE_FINISHED && ev->result->stderr_len) {
+            l->err[l->n] = malloc(ev->result->stderr_len);
+            assert_non_null(l->err[l->n]);
+            memcpy(l->err[l->n], ev->result->stderr_tail, ev->result->stderr_len);
+            l->err_len[l->n] = ev->result->stderr_len;
+        }
         l->n++;
     }
     if (ev->running > l->max_running)
@@ -533,10 +561,14 @@ static void test_adversarial_run(void **st)
                 assert_int_equal(res->score.failure_modes[0].severity, BD_SEV_BLOCK);
             }
         }
-        /* The secret appears nowhere. */
+        /* The secret appears nowhere. The run keeps no stderr once its event is out. */
         assert_null(strstr(first_detail(res), SECRET));
-        if (res->stderr_tail)
-            assert_null(memmem(res->stderr_tail, res->stderr_len, SECRET, strlen(SECRET)));
+        assert_null(res->stderr_tail);
+        assert_int_equal(res->stderr_len, 0);
+        size_t elen = 0;
+        const char *ebuf = evlog_stderr(&log, adversarial[i].id, &elen);
+        if (ebuf)
+            assert_null(memmem(ebuf, elen, SECRET, strlen(SECRET)));
         assert_true(res->score.wall_clock_ms >= 0);
     }
 
@@ -563,9 +595,11 @@ static void test_adversarial_run(void **st)
         assert_true(res->score.wall_clock_ms >= 1000);
         assert_true(res->score.wall_clock_ms < 1000 + BD_EXEC_BACKSTOP_MS);
     }
-    res = find_result(r, "flood-stderr");
-    assert_int_equal(res->stderr_len, BD_EXEC_STDERR_KEEP);
-    assert_memory_equal(res->stderr_tail + res->stderr_len - 13, "END-OF-STDERR", 13);
+    size_t flood_len = 0;
+    const char *flood = evlog_stderr(&log, "flood-stderr", &flood_len);
+    assert_non_null(flood);
+    assert_int_equal(flood_len, BD_EXEC_STDERR_KEEP);
+    assert_memory_equal(flood + flood_len - 13, "END-OF-STDERR", 13);
 
     /* Descendants that tried to outlive their case are gone. */
     for (const char *id = "fork-outlive"; id;
@@ -657,6 +691,7 @@ static void test_adversarial_run(void **st)
     free(text);
 
     bd_runner_free(r);
+    evlog_release(&log);
     bd_task_class_free(tc);
     unsetenv("BENCHDESK_TEST_SECRET");
     unsetenv("ANTHROPIC_API_KEY");
@@ -765,6 +800,7 @@ static void test_cancel_mid_run(void **st)
     assert_int_equal(procs_in_tmproot(), 0);
     assert_null(bd_runner_error(r));
     bd_runner_free(r);
+    evlog_release(&log);
     assert_int_equal(uv_loop_close(&loop), 0);
     bd_task_class_free(tc);
 }
@@ -994,6 +1030,7 @@ static void test_jobs_bound(void **st)
         assert_int_equal(log.max_running, (size_t)jobs);
         assert_int_equal(bd_runner_summary(r)->passed, 3);
         bd_runner_free(r);
+        evlog_release(&log);
     }
     bd_task_class_free(tc);
 }
