@@ -105,11 +105,8 @@ static void on_event(const bd_run_event *ev, void *payload)
             c->state = BD_UR_DONE;
             c->finished_ms = bd_app_now_ms(app);
             c->has_score = bd_score_copy(&c->score, &res->score) == 0;
-            if (res->stderr_len && (c->stderr_tail = malloc(res->stderr_len + 1))) {
-                memcpy(c->stderr_tail, res->stderr_tail, res->stderr_len);
-                c->stderr_tail[res->stderr_len] = '\0';
-                c->stderr_len = res->stderr_len;
-            }
+            /* The rubric's stderr is not kept: the result view reads the run's file of it
+             * (the runner wrote it before this event), so a long run holds none. */
             snprintf(c->record_hash, sizeof(c->record_hash), "%s", res->record_hash);
             c->seq = res->record_seq;
             snprintf(c->started_at, sizeof(c->started_at), "%s", res->started_at);
@@ -298,7 +295,6 @@ static void run_free_cases(bd_ui_run *run)
     for (size_t i = 0; i < run->n; i++) {
         free(run->cases[i].id);
         bd_score_free(&run->cases[i].score);
-        free(run->cases[i].stderr_tail);
     }
     free(run->cases);
     run->cases = NULL;

@@ -39,9 +39,7 @@ typedef struct bd_ur_case {
     bd_ur_state state;
     uint64_t started_ms, finished_ms; /* bd_app_now_ms */
     bool has_score;
-    bd_score score;
-    char *stderr_tail;
-    size_t stderr_len;
+    bd_score score; /* the rubric's stderr is read from the run's file when shown */
     char record_hash[65];
     uint64_t seq;
     char started_at[21], finished_at[21];

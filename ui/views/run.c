@@ -336,8 +336,7 @@ static bool prov_get(void *payload, size_t i, bd_result_src *out)
     out->task_class = run->task_class;
     out->case_id = c->id;
     out->score = &c->score;
-    out->stderr_tail = c->stderr_tail ? c->stderr_tail : "";
-    out->stderr_len = c->stderr_len;
+    out->stderr_tail = NULL; /* the result view reads <runs>/<run>/<case>.stderr */
     out->seq = c->seq;
     out->record_hash = c->record_hash;
     out->isolation = run->isolation;
