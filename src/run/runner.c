@@ -94,8 +94,8 @@ typedef struct run_case {
     size_t index;
     char *id;
     /* Its case.yaml is not kept between the gate and its start (a parsed case is a few KB:
-     * gigabytes at a million cases): the limits are taken from it when it is checked, and
-     * the stdin document is built from the bytes hashed when the case starts. */
+     * gigabytes at a million cases): its limits and its stdin document come from the
+     * case.yaml its start hashes (copy_verified). */
     char *case_dir_path; /* <cases_dir>/<id> */
     int state;
     char *tmp;     /* the rubric's cwd */

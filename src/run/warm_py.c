@@ -231,12 +231,15 @@ void bd_warm_py_after_fork_parent(void)
 /* The kernel's UIO_MAXIOV: iovecs one process_madvise call takes. */
 #define POPULATE_IOV_MAX 1024
 
+/* A run of learned pages as the learning fork sends it on its pipe. */
 typedef struct page_run {
     uintptr_t start;
     size_t len;
 } page_run;
 
-static page_run *learned;
+/* The learned runs, kept as the iovecs a case's process_madvise takes: built once in the
+ * warm server, only read by each case (a per-case array would be written, so copied). */
+static struct iovec *learned;
 static size_t n_learned;
 
 static const char stand_in_src[] =
@@ -326,12 +329,12 @@ size_t bd_warm_py_learn_read(int fd)
             break;
         if (n_learned == cap) {
             cap = cap ? cap * 2 : 64;
-            page_run *grown = realloc(learned, cap * sizeof(*learned));
+            struct iovec *grown = realloc(learned, cap * sizeof(*learned));
             if (!grown)
                 break;
             learned = grown;
         }
-        learned[n_learned++] = run;
+        learned[n_learned++] = (struct iovec){(void *)run.start, run.len};
         pages += run.len / (size_t)page;
     }
     return pages;
@@ -347,16 +350,14 @@ static int populate_vector(void)
     int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
     if (pidfd < 0)
         return -1;
-    struct iovec iov[POPULATE_IOV_MAX];
     int rc = 0;
     for (size_t done = 0; rc == 0 && done < n_learned;) {
         size_t n = n_learned - done < POPULATE_IOV_MAX ? n_learned - done : POPULATE_IOV_MAX;
         size_t bytes = 0;
-        for (size_t i = 0; i < n; i++) {
-            iov[i] = (struct iovec){(void *)learned[done + i].start, learned[done + i].len};
-            bytes += learned[done + i].len;
-        }
-        if (syscall(SYS_process_madvise, pidfd, iov, n, MADV_POPULATE_WRITE, 0) != (long)bytes)
+        for (size_t i = 0; i < n; i++)
+            bytes += learned[done + i].iov_len;
+        if (syscall(SYS_process_madvise, pidfd, learned + done, n, MADV_POPULATE_WRITE, 0) !=
+            (long)bytes)
             rc = -1;
         done += n;
     }
@@ -378,7 +379,7 @@ void bd_warm_py_populate(void)
         return;
     /* Run by run; a run the vector already copied costs only its walk. */
     for (size_t i = 0; i < n_learned; i++)
-        if (madvise((void *)learned[i].start, learned[i].len, MADV_POPULATE_WRITE) != 0 &&
+        if (madvise(learned[i].iov_base, learned[i].iov_len, MADV_POPULATE_WRITE) != 0 &&
             errno == EINVAL)
             return;
 }
