@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "case_layout.h"
 #include "config.h"
 #include "digest.h"
 #include "runsign.h"
@@ -28,62 +29,7 @@
 #include "verify.h"
 #include "strbuf.h"
 
-#define CASSETTE_MAX (64u * 1024 * 1024)
-
 /* ---- small helpers ----------------------------------------------------------------- */
-
-bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *c)
-{
-    bd_exec_limits l = BD_EXEC_LIMITS_INIT;
-    int wall = c && c->wall_clock_s > 0              ? c->wall_clock_s
-               : reg && reg->rubric_wall_clock_s > 0 ? reg->rubric_wall_clock_s
-                                                     : BD_RUBRIC_DEFAULT_WALL_S;
-    int mem = c && c->memory_mb > 0              ? c->memory_mb
-              : reg && reg->rubric_memory_mb > 0 ? reg->rubric_memory_mb
-                                                 : BD_RUBRIC_DEFAULT_MEMORY_MB;
-    if (wall > BD_RUBRIC_MAX_WALL_S)
-        wall = BD_RUBRIC_MAX_WALL_S;
-    if (mem > BD_RUBRIC_MAX_MEMORY_MB)
-        mem = BD_RUBRIC_MAX_MEMORY_MB;
-    l.wall_ms = (int64_t)wall * 1000;
-    l.cpu_s = (uint64_t)wall;
-    l.as_bytes = (uint64_t)mem * 1024 * 1024;
-    l.fsize_bytes = BD_EXEC_FSIZE_DEFAULT;
-    l.nofile = BD_EXEC_NOFILE_DEFAULT;
-    l.nproc = 0;
-    l.stdout_max = BD_EXEC_STDOUT_MAX;
-    l.stderr_keep = BD_EXEC_STDERR_KEEP;
-    return l;
-}
-
-/* Exactly one JSON value (any type) in strict UTF-8, nothing but whitespace after it. */
-static cJSON *parse_one_json(const char *buf, size_t len, char detail[BD_SCORE_DETAIL_MAX],
-                             const char *what)
-{
-    if (len == 0) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s is empty", what);
-        return NULL;
-    }
-    if (!bd_utf8_valid(buf, len)) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s is not valid UTF-8", what);
-        return NULL;
-    }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(buf, len, &end, false);
-    if (!j) {
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s is not valid JSON (near byte %zu)", what,
-                 end ? (size_t)(end - buf) : (size_t)0);
-        return NULL;
-    }
-    while (end && end < buf + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
-        end++;
-    if (end != buf + len) {
-        cJSON_Delete(j);
-        snprintf(detail, BD_SCORE_DETAIL_MAX, "%s holds more than one JSON value", what);
-        return NULL;
-    }
-    return j;
-}
 
 /* ---- the runner -------------------------------------------------------------------- */
 
@@ -95,7 +41,7 @@ typedef struct run_case {
     char *id;
     /* Its case.yaml is not kept between the gate and its start (a parsed case is a few KB:
      * gigabytes at a million cases): its limits and its stdin document come from the
-     * case.yaml its start hashes (copy_verified). */
+     * case.yaml its start hashes (bd_layout_rubric, case_layout.h). */
     char *case_dir_path; /* <cases_dir>/<id> */
     int state;
     char *tmp;     /* the rubric's cwd */
@@ -158,7 +104,8 @@ struct bd_runner {
     bd_exec_ctx *ctx;
     bd_start_mode start; /* bd_runner_set_start, else runner.start of the config */
     bool start_set;
-    char *staging; /* warm: the directory the case dirs are made in, else NULL */
+    char *staging;    /* warm: the directory the case dirs are made in, else NULL */
+    bd_layout layout; /* how its cases are laid out (case_layout.h), set at its start */
     uv_loop_t *loop;
     size_t next, running, done;
     size_t finishing; /* running cases whose program ended, completion pending */
@@ -985,157 +932,27 @@ static void case_fail(run_case *rc, bd_harness_mode mode, const char *detail, in
     case_complete(rc, &s, NULL);
 }
 
-static char *make_temp(bd_runner *r, const run_case *rc, const char *suffix, bd_err *err)
-{
-    char path[PATH_MAX];
-    /* The owner tag lets a later benchdesk sweep the dir if this one is SIGKILLed. */
-    int n = snprintf(path, sizeof(path), "%s/benchdesk-run-%s-%s%s-XXXXXX",
-                     r->staging ? r->staging : r->tmp_root, r->owner_tag, rc->id, suffix);
-    if (n < 0 || (size_t)n >= sizeof(path)) {
-        bd_err_set(err, BD_E_IO, r->tmp_root, 0, 0, "temp dir path too long");
-        return NULL;
-    }
-    if (!mkdtemp(path)) {
-        bd_err_errno(err, BD_E_IO, errno, r->staging ? r->staging : r->tmp_root,
-                     "cannot create a temp dir for case '%s'%s", rc->id,
-                     r->staging ? " in the warm run's staging directory (free space there, or "
-                                  "run with --start cold)"
-                                : " (set TMPDIR to a writable directory)");
-        return NULL;
-    }
-    char *p = strdup(path);
-    if (!p) {
-        rmdir(path);
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-    }
-    return p;
-}
-
 static void rubric_done(bd_exec_result *res, void *payload);
-
-/* Make a temp dir for the case (make_temp's `suffix`) into *path (caller frees) with an
- * empty case/ in it; *dfd gets the dir open (caller closes, also on failure). Returns 0,
- * or -1 (err set; `what` says what could not be done). */
-static int make_case_dir(run_case *rc, const char *suffix, const char *what, char **path, int *dfd,
-                         bd_err *err)
-{
-    *path = make_temp(rc->r, rc, suffix, err);
-    if (!*path)
-        return -1;
-    *dfd = open(*path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (*dfd < 0 || mkdirat(*dfd, "case", 0700) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, *path, "%s", what);
-        return -1;
-    }
-    return 0;
-}
 
 static void sut_done(bd_exec_result *res, void *payload);
 
-/* Use-time integrity (docs/runner.md#use-time-integrity-and-leftovers): copy the case's `tops` into
- * `casefd` while hashing the whole case in the same pass, and compare with the pin now, before any
- * program sees the copy. A case changed since the run started is case.digest_mismatch: the run
- * aborts and nothing is recorded for it. *loaded is case.yaml parsed from the bytes that pass
- * hashed (bd_case_free), so the stdin document says what the pin covers. */
-static int copy_verified(run_case *rc, int casefd, const char *const *tops, bd_case **loaded,
-                         bd_err *err)
+/* What the layout needs of a case. */
+static bd_layout_case layout_case(const run_case *rc)
 {
-    char now[BD_DIGEST_BUF];
-    char path[PATH_MAX];
-    bd_scanned_case kept = {.yaml_max = BD_YAML_MAX_BYTES};
-    int rc_ = -1;
-    *loaded = NULL;
-    if (bd_digest_case_copy(now, rc->case_dir_path, casefd, tops, &kept, err) != 0)
-        goto out;
-    if (!rc->r->opts.record_sut && strcmp(now, rc->res.case_digest) != 0) {
-        bd_err_set(err, BD_E_DIGEST_MISMATCH, rc->case_dir_path, 0, 0,
-                   "case '%s' changed during the run (now %s, pinned %s): it was not run; "
-                   "restore it, or re-pin with ",
-                   rc->id, now, rc->res.case_digest);
-        bd_err_advise(err, BD_ACT_PIN_ALL, NULL);
-        bd_err_append(err, " and sign again");
-        goto out;
-    }
-    snprintf(path, sizeof(path), "%s/case.yaml", rc->case_dir_path);
-    if (kept.case_yaml) {
-        rc_ = bd_case_parse(loaded, kept.case_yaml, kept.case_yaml_len, path, rc->id, err);
-        goto out;
-    }
-    /* No case.yaml among the hashed bytes (only a record run gets here: a pinned case has
-     * one): the loader words why, and a file that appeared since is not taken. */
-    if (bd_case_load(loaded, path, rc->id, err) == 0) {
-        bd_case_free(*loaded);
-        *loaded = NULL;
-        bd_err_set(err, BD_E_DIGEST_MISMATCH, path, 0, 0,
-                   "case '%s' changed during the run: it was not run; run it again", rc->id);
-    }
-out:
-    bd_case_scan_release(&kept);
-    return rc_;
+    bd_layout_case lc = {.id = rc->id,
+                         .dir = rc->case_dir_path,
+                         .digest = rc->res.case_digest,
+                         .cassette_digest = rc->res.cassette_digest};
+    return lc;
 }
 
-/* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc). Returns -1
- * (err set) on an environment failure. */
+/* Lay out the rubric's cwd and build its stdin document (rc->tmp, rc->doc, rc->lim).
+ * Returns -1 (err set) on an environment or integrity failure. */
 static int prepare_rubric(run_case *rc, bd_err *err)
 {
-    bd_runner *r = rc->r;
-    int rc_ = -1;
-    int dfd = -1, casefd = -1;
-    cJSON *doc = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    bd_case *c = NULL;
-    if (make_case_dir(rc, "", "cannot lay out the temp dir", &rc->tmp, &dfd, err) != 0)
-        goto out;
-    casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (casefd < 0) {
-        bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot open case/");
-        goto out;
-    }
-    static const char *const rubric_tops[] = {"input", "expected", NULL};
-    if (copy_verified(rc, casefd, rubric_tops, &c, err) != 0)
-        goto out;
-    if (fchmod(casefd, 0555) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, rc->tmp, "cannot make case/ read-only");
-        goto out;
-    }
-    rc->lim = bd_runner_case_limits(r->tc->reg, c);
-    if (bd_write_file_at(dfd, "rubric.py", r->rubric, r->rubric_len, 0400, err) != 0)
-        goto out;
-
-    doc = cJSON_CreateObject();
-    cJSON *cj = bd_case_to_json(c);
-    cJSON *ex = c->expected ? bd_ynode_to_json(c->expected) : cJSON_CreateNull();
-    if (!doc || !cj || !ex) {
-        cJSON_Delete(cj);
-        cJSON_Delete(ex);
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    cJSON_AddItemToObject(doc, "case", cj);
-    cJSON_AddItemToObject(doc, "expected", ex);
-    cJSON_AddItemToObject(doc, "harness_output", rc->harness ? rc->harness : cJSON_CreateNull());
-    cJSON_AddStringToObject(doc, "case_dir", "case");
-    text = bd_run_json_text(doc, &len);
-    if (rc->harness)
-        cJSON_DetachItemFromObject(doc, "harness_output");
-    if (!text) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    rc->doc = text;
-    rc->doc_len = len;
-    text = NULL;
-    rc_ = 0;
-out:
-    free(text);
-    cJSON_Delete(doc);
-    bd_case_free(c);
-    if (casefd >= 0)
-        close(casefd);
-    if (dfd >= 0)
-        close(dfd);
-    return rc_;
+    bd_layout_case lc = layout_case(rc);
+    return bd_layout_rubric(&rc->r->layout, &lc, rc->harness, &rc->tmp, &rc->doc, &rc->doc_len,
+                            &rc->lim, err);
 }
 
 /* Start the rubric of a prepared case. */
@@ -1163,39 +980,11 @@ static int start_sut(run_case *rc, bd_err *err)
     bd_runner *r = rc->r;
     const bd_registration *reg = r->tc->reg;
     int rc_ = -1;
-    int dfd = -1, casefd = -1;
-    cJSON *doc = NULL;
     char *text = NULL;
     size_t len = 0;
-    bd_case *c = NULL;
-    if (make_case_dir(rc, "-sut", "cannot lay out the SUT's temp dir", &rc->sut_tmp, &dfd, err) !=
-        0)
+    bd_layout_case lc = layout_case(rc);
+    if (bd_layout_sut(&r->layout, &lc, &rc->sut_tmp, &text, &len, err) != 0)
         goto out;
-    casefd = openat(dfd, "case", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    /* The system under test sees the input, never the ground truth. */
-    static const char *const sut_tops[] = {"input", NULL};
-    if (casefd < 0) {
-        bd_err_errno(err, BD_E_IO, errno, rc->sut_tmp, "cannot open case/");
-        goto out;
-    }
-    if (copy_verified(rc, casefd, sut_tops, &c, err) != 0)
-        goto out;
-    fchmod(casefd, 0555);
-    doc = cJSON_CreateObject();
-    cJSON *cj = bd_case_to_json(c);
-    if (!doc || !cj) {
-        cJSON_Delete(cj);
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(cj, "expected");
-    cJSON_AddItemToObject(doc, "case", cj);
-    cJSON_AddStringToObject(doc, "case_dir", "case");
-    text = bd_run_json_text(doc, &len);
-    if (!text) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
     bd_exec_limits lim = BD_EXEC_LIMITS_INIT;
     int wall = reg->sut_wall_clock_s > 0 ? reg->sut_wall_clock_s : 120;
     if (wall > BD_RUBRIC_MAX_WALL_S)
@@ -1217,12 +1006,6 @@ static int start_sut(run_case *rc, bd_err *err)
     rc_ = 0;
 out:
     free(text);
-    cJSON_Delete(doc);
-    bd_case_free(c);
-    if (casefd >= 0)
-        close(casefd);
-    if (dfd >= 0)
-        close(dfd);
     return rc_;
 }
 
@@ -1249,7 +1032,7 @@ static void sut_done(bd_exec_result *res, void *payload)
     char detail[BD_SCORE_DETAIL_MAX];
     bd_harness_mode mode = bd_runner_classify_sut(res, detail);
     if (mode == BD_HM_NONE) {
-        rc->harness = parse_one_json(res->out, res->out_len, detail, "the SUT's stdout");
+        rc->harness = bd_layout_parse_json(res->out, res->out_len, detail, "the SUT's stdout");
         if (!rc->harness)
             mode = BD_HM_SUT_MALFORMED;
     }
@@ -1346,34 +1129,8 @@ static int load_cassette(run_case *rc, char detail[BD_SCORE_DETAIL_MAX], bd_err 
 {
     if (rc->harness)
         return 1;
-    char *path = bd_path_join(rc->case_dir_path, "cassette.json");
-    char *buf = NULL;
-    size_t len = 0;
-    int rc_ = -1;
-    if (!path) {
-        bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
-        goto out;
-    }
-    if (bd_read_file(&buf, &len, path, CASSETTE_MAX, BD_E_IO, err) != 0) {
-        if (err && err->code == BD_E_IO && access(path, F_OK) != 0)
-            bd_err_set(err, BD_E_CASSETTE_MISSING, path, 0, 0,
-                       "cassette.json disappeared during the run");
-        goto out;
-    }
-    char dg[BD_DIGEST_BUF];
-    bd_digest_bytes(dg, buf, len);
-    if (strcmp(dg, rc->res.cassette_digest) != 0) {
-        bd_err_set(err, BD_E_CASSETTE_DIGEST_MISMATCH, path, 0, 0,
-                   "cassette.json changed during the run (now %s, pinned %s)", dg,
-                   rc->res.cassette_digest);
-        goto out;
-    }
-    rc->harness = parse_one_json(buf, len, detail, "cassette.json");
-    rc_ = rc->harness ? 1 : 0;
-out:
-    free(buf);
-    free(path);
-    return rc_;
+    bd_layout_case lc = layout_case(rc);
+    return bd_layout_cassette(&lc, &rc->harness, detail, err);
 }
 
 /* Prepare the next queued cases (temp dir, copies, document) while others run, so a
@@ -1590,6 +1347,13 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     r->loop = loop;
     start_mode(r);
+    r->layout = (bd_layout){.dir = r->staging ? r->staging : r->tmp_root,
+                            .staged = r->staging != NULL,
+                            .owner_tag = r->owner_tag,
+                            .rubric = r->rubric,
+                            .rubric_len = r->rubric_len,
+                            .reg = r->tc->reg,
+                            .unpinned = r->opts.record_sut};
     r->started = true;
     r->t0 = uv_hrtime();
     bd_utc_now(r->summary.started_at);

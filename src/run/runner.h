@@ -60,6 +60,7 @@
 #include "run_report.h"
 #include "score.h"
 #include "sign.h"
+#include "case_layout.h" /* bd_runner_case_limits */
 #include "warm_start.h"
 
 typedef struct bd_runner bd_runner;
@@ -193,10 +194,6 @@ const bd_case_result *const *bd_runner_results(const bd_runner *r, size_t *n);
 void bd_runner_free(bd_runner *r);
 
 /* ---- exposed for tests ------------------------------------------------------------- */
-
-/* The case's limits, per docs/runner.md#limits: wall clock = case override, else the registration's
- * default, capped at 300 s; memory likewise (cap 4096 MB); CPU seconds = wall clock. */
-bd_exec_limits bd_runner_case_limits(const bd_registration *reg, const bd_case *c);
 
 /* Map a finished rubric process to its harness failure mode, in the order of
  * docs/runner.md#failure-modes, with a one-line detail. BD_HM_NONE means: exited 0, parse stdout as
