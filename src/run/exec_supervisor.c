@@ -6,8 +6,13 @@
  * it is the exec server's supervisor (this file builds exec_server.c as benchdesk's own
  * exec server does) that takes the prepared init over and serves one request.
  *
- *   benchdesk-supervisor v1 <server pid> <init pid> <as root 0|1> <case uid> <temp root> --
- *       <the command line the init was prepared for>
+ *   benchdesk-supervisor v1 <server pid> <init pid> <as root 0|1> <case uid> <temp root>
+ *       <seccomp filter> -- <the command line the init was prepared for>
+ *
+ * where the filter is the one the server compiled, as bd_jail_filter_hex writes it ("-"
+ * for none): the program compiles none (jail_seccomp_handed.c), so it links no libseccomp
+ * and can be built against a small C library (docs/runner.md#the-supervisor-program-on-a-
+ * small-c-library). Only the ordinary way below loads it.
  *
  * with fd 4 the init's socket, 5 its report pipe, 6 the jail's sync pipe (write end) and 7
  * the server's socket, the signal mask and session of a spare. A request the prepared init
@@ -61,7 +66,9 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "init1") == 0)
         return init_main(argc, argv);
-    if (argc < 9 || strcmp(argv[1], "v1") != 0 || strcmp(argv[7], "--") != 0)
+    if (argc < 10 || strcmp(argv[1], "v1") != 0 || strcmp(argv[8], "--") != 0)
+        return 2;
+    if (strcmp(argv[7], "-") != 0 && bd_jail_filter_from_hex(argv[7]) != 0)
         return 2;
     pid_t server = (pid_t)arg_num(argv[2], INT_MAX);
     pid_t init = (pid_t)arg_num(argv[3], INT_MAX);
@@ -76,7 +83,7 @@ int main(int argc, char **argv)
     bd_jail_set_case_identity(as_root, uid, argv[6]);
     bd_jail_set_host_network(false);
     bd_jail_adopt_ahead(6);
-    the_prep = (prepared){init, 4, 5, (const char *const *)argv + 8, NULL, 0, {-1, -1}};
+    the_prep = (prepared){init, 4, 5, (const char *const *)argv + 9, NULL, 0, {-1, -1}};
     bd_err jerr = BD_ERR_INIT;
     if (bd_jail_parent(init, &jerr) == 0)
         setpgid(init, init);

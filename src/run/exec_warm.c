@@ -65,6 +65,10 @@ static unsigned uid_first = 1, uid_step = 1; /* this server's share of the run's
 static uid_t next_case_uid;                  /* what the next forked supervisor's case runs as */
 static bool spare_stale;                     /* the spare was forked before the code now compiled */
 static char shown_tmp[PATH_MAX];             /* the run's temp root: where a case's cwd appears */
+/* The seccomp filter this server compiled, as the supervisor program takes it ("-" when
+ * none: the program then serves only what its prepared init can). Written once, before the
+ * first spare; each spare only reads it. */
+static char filter_hex[BD_JAIL_FILTER_HEX_MAX] = "-";
 
 /* As root, a free case uid of this server's share of the warm jail's block into *k (0
  * when not root) and next_case_uid. Returns false (errno EAGAIN) when none is free. */
@@ -349,7 +353,7 @@ static void __attribute__((noreturn, noinline)) spare_exec_child(spare_exec_args
     if (!e) {
         char pid_s[16], init_s[16], uid_s[16];
         const char *const *want = spare_prepared_argv();
-        const char *argv[8 + BD_JAIL_MAX_SHOWN + 1] = {
+        const char *argv[9 + BD_JAIL_MAX_SHOWN + 1] = {
             "benchdesk-supervisor",
             "v1",
             spare_num(pid_s, (unsigned long)a->server),
@@ -357,9 +361,10 @@ static void __attribute__((noreturn, noinline)) spare_exec_child(spare_exec_args
             warm_as_root ? "1" : "0",
             spare_num(uid_s, (unsigned long)next_case_uid),
             shown_tmp,
+            filter_hex,
             "--"};
         for (size_t i = 0; want[i] && i < BD_JAIL_MAX_SHOWN; i++)
-            argv[8 + i] = want[i];
+            argv[9 + i] = want[i];
         char *const envp[] = {NULL};
         syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
     }
@@ -499,6 +504,8 @@ static void __attribute__((noreturn)) warm_server(int sock)
         _exit(0);
     learn_case_writes(); /* while benchdesk makes its first request */
     bd_jail_server_init();
+    if (bd_jail_filter_hex(filter_hex, sizeof(filter_hex)) < 0)
+        strcpy(filter_hex, "-");
     int rc = server_loop(3);
     /* The spare exits on EOF; reap everything (the CPU time of every case counts). */
     spare_drop();

@@ -43,6 +43,15 @@
  * bd_jail_prepare only copies it (a failure here is retried, and reported, per case). */
 void bd_jail_server_init(void);
 
+/* The compiled seccomp filter as text, for the supervisor program's command line: 16 hex
+ * digits an instruction into out (cap bytes, NUL included). Returns the digits written, or
+ * -1 when no filter was compiled or cap is too small (BD_JAIL_FILTER_HEX_MAX always fits). */
+int bd_jail_filter_hex(char *out, size_t cap);
+/* The supervisor program, at its start: take the filter bd_jail_filter_hex wrote as this
+ * process's compiled filter. Returns 0, or -1 for text that is no filter (not taken: no filter is
+ * loaded from it). */
+int bd_jail_filter_from_hex(const char *hex);
+
 /* Supervisor, before bd_jail_prepare: whether the program keeps the host network
  * (`record --unsafe-network`, docs/recording.md). When on: no new network namespace, the
  * seccomp filter and Landlock allow AF_INET/AF_INET6 sockets and TCP, and the resolver

@@ -21,6 +21,10 @@
 #define BD_JAIL_TMP_INODES "16384"
 /* At most this many files of a command line are shown in the jail (see bd_jail_prepare). */
 #define BD_JAIL_MAX_SHOWN 8
+/* Instructions the compiled seccomp filter may have, and the text of one handed to the
+ * supervisor program (bd_jail_filter_hex: 16 hex digits an instruction, NUL). */
+#define BD_JAIL_BPF_MAX        2048
+#define BD_JAIL_FILTER_HEX_MAX (BD_JAIL_BPF_MAX * 16 + 1)
 /* The host name inside the jail. */
 #define BD_JAIL_HOSTNAME "benchdesk-jail"
 

@@ -2,7 +2,8 @@
  * jail_filter.c — what the kernel enforces in the `namespaces` jail besides the
  * namespaces (jail_state.h): the Landlock layer (no writes outside the cwd, /tmp and the
  * /dev nodes; no TCP; abstract sockets and signals scoped to the jail) and the seccomp
- * filter, compiled once with libseccomp and loaded with one system call.
+ * filter: compiled once (jail_seccomp.c), handed to the supervisor program as hex, and
+ * loaded with one system call.
  */
 #include "jail.h"
 #include "jail_state.h"
@@ -10,18 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
-#include <sched.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-
-#include <seccomp.h>
 
 /* ---- Landlock, declared here so older kernel headers still build ------------------- */
 
@@ -152,150 +146,56 @@ int bd_jail_scope_self(void)
 
 /* ---- seccomp ------------------------------------------------------------------------ */
 
-/* Killed on sight: debugging other processes, kernel attack surface, and the mount and
- * namespace calls that could undo the jail. */
-static const char *const killed_syscalls[] = {
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "bpf",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-    "perf_event_open",
-    "kexec_load",
-    "kexec_file_load",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "setns",
-    "open_tree",
-    "move_mount",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "userfaultfd",
-    "open_by_handle_at",
-    "name_to_handle_at",
-    "reboot",
-    "swapon",
-    "swapoff",
-    "acct",
-    "quotactl",
-    "lookup_dcookie",
-    "uselib",
-    "vhangup",
-    "syslog",
-};
+/* The filter travels to the supervisor program as hex: 16 digits an instruction (code,
+ * jt, jf, k, each in that order, big-endian), so the program needs no libseccomp. */
+static const char hexdig[] = "0123456789abcdef";
 
-/* Refused with EPERM: kernel memory a program could fill without it counting in
- * RLIMIT_AS — anonymous memory files, System V shared memory and message queues, POSIX
- * message queues. (POSIX shared memory is files in /dev/shm, which is the jail's /tmp:
- * the size-capped tmpfs.) */
-static const char *const denied_syscalls[] = {
-    "memfd_create", "memfd_secret", "shmget", "shmat", "msgget", "mq_open",
-};
-
-/* Compile the filter into bd_jail.bpf (libseccomp allocates: this runs in the supervisor,
- * before the program's rlimits; loading it later is one system call). */
-int bd_jail_build_filter(bd_err *err)
+static void put_hex(char *out, uint64_t v, int digits)
 {
-    int rc = -1;
-    int mfd = -1;
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) {
-        errno = ENOMEM;
-        return bd_jail_fail(err, "create the seccomp filter");
-    }
-    const uint32_t kill = SCMP_ACT_KILL_PROCESS;
-    int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
-    for (size_t i = 0; r == 0 && i < sizeof(killed_syscalls) / sizeof(killed_syscalls[0]); i++) {
-        int nr = seccomp_syscall_resolve_name(killed_syscalls[i]);
-        if (nr == __NR_SCMP_ERROR)
-            continue; /* unknown to this libseccomp: the kernel lacks it, or no caps anyway */
-        r = seccomp_rule_add(ctx, kill, nr, 0);
-    }
-    if (r == 0)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(unshare), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(clone), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    /* Memory outside RLIMIT_AS and the tmpfs cap: refused with EPERM (a library falls
-     * back; nothing to kill for). */
-    for (size_t i = 0; r == 0 && i < sizeof(denied_syscalls) / sizeof(denied_syscalls[0]); i++) {
-        int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
-        if (nr != __NR_SCMP_ERROR)
-            r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-    }
-    /* Sockets: AF_UNIX only; with the host network also AF_INET and AF_INET6 (never
-     * netlink, packet or the rest). */
-    if (r == 0 && !bd_jail.host_network)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
-    /* (One comparison per argument and rule: the families between and beyond, one rule
-     * each.) */
-    if (r == 0 && bd_jail.host_network)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNSPEC, 0));
-    for (int fam = AF_INET + 1; r == 0 && bd_jail.host_network && fam < AF_INET6; fam++)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, fam, 0));
-    if (r == 0 && bd_jail.host_network)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_INET6, 0));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, kill, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
-    if (r != 0) {
-        errno = -r;
-        bd_jail_fail(err, "build the seccomp filter");
-        goto out;
-    }
-    mfd = memfd_create("bd-seccomp", MFD_CLOEXEC);
-    if (mfd < 0) {
-        bd_jail_fail(err, "create a memfd for the seccomp filter");
-        goto out;
-    }
-    r = seccomp_export_bpf(ctx, mfd);
-    if (r != 0) {
-        errno = -r;
-        bd_jail_fail(err, "export the seccomp filter");
-        goto out;
-    }
-    off_t size = lseek(mfd, 0, SEEK_END);
-    if (size <= 0 || (size_t)size > sizeof(bd_jail.bpf) ||
-        size % (off_t)sizeof(bd_jail.bpf[0]) != 0) {
-        errno = EFBIG;
-        bd_jail_fail(err, "the seccomp filter has an unexpected size (%lld bytes)",
-                     (long long)size);
-        goto out;
-    }
-    if (pread(mfd, bd_jail.bpf, (size_t)size, 0) != (ssize_t)size) {
-        bd_jail_fail(err, "read the seccomp filter back");
-        goto out;
-    }
-    bd_jail.bpf_len = (unsigned short)(size / (off_t)sizeof(bd_jail.bpf[0]));
-    rc = 0;
-out:
-    if (mfd >= 0)
-        close(mfd);
-    seccomp_release(ctx);
-    return rc;
+    for (int i = digits - 1; i >= 0; i--, v >>= 4)
+        out[i] = hexdig[v & 15];
 }
 
-void bd_jail_server_init(void)
+int bd_jail_filter_hex(char *out, size_t cap)
 {
-    bd_err e = BD_ERR_INIT;
-    bd_jail.bpf_cached = false;
-    if (bd_jail_build_filter(&e) == 0)
-        bd_jail.bpf_cached = true; /* else each prepare tries again and reports the failure */
+    size_t need = (size_t)bd_jail.bpf_len * 16 + 1;
+    if (!bd_jail.bpf_cached || bd_jail.bpf_len == 0 || cap < need)
+        return -1;
+    for (size_t i = 0; i < bd_jail.bpf_len; i++) {
+        const struct sock_filter *f = &bd_jail.bpf[i];
+        put_hex(out + i * 16, f->code, 4);
+        put_hex(out + i * 16 + 4, f->jt, 2);
+        put_hex(out + i * 16 + 6, f->jf, 2);
+        put_hex(out + i * 16 + 8, f->k, 8);
+    }
+    out[need - 1] = '\0';
+    return (int)(need - 1);
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int bd_jail_filter_from_hex(const char *hex)
+{
+    size_t len = strlen(hex);
+    size_t n = len / 16;
+    if (len == 0 || len % 16 != 0 || n > sizeof(bd_jail.bpf) / sizeof(bd_jail.bpf[0]))
+        return -1;
+    for (size_t i = 0; i < len; i++) /* all checked first: a refused text changes nothing */
+        if (hex_digit(hex[i]) < 0)
+            return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        for (size_t d = 0; d < 16; d++)
+            v = v << 4 | (uint64_t)hex_digit(hex[i * 16 + d]);
+        bd_jail.bpf[i] = (struct sock_filter){(uint16_t)(v >> 48), (uint8_t)(v >> 40),
+                                              (uint8_t)(v >> 32), (uint32_t)v};
+    }
+    bd_jail.bpf_len = (unsigned short)n;
+    bd_jail.bpf_cached = true;
+    return 0;
 }
 
 int bd_jail_lockdown(bd_err *err)

@@ -52,7 +52,7 @@ typedef struct bd_jail_state {
     char shown[BD_JAIL_MAX_SHOWN][PATH_MAX]; /* argv's files outside the system dirs */
     int n_shown;
     int landlock_abi;
-    struct sock_filter bpf[2048]; /* the compiled seccomp filter */
+    struct sock_filter bpf[BD_JAIL_BPF_MAX]; /* the compiled seccomp filter */
     unsigned short bpf_len;
     bool bpf_cached;   /* compiled once by bd_jail_server_init: kept across prepares */
     bool host_network; /* record --unsafe-network: see bd_jail_set_host_network */
@@ -105,14 +105,15 @@ int bd_jail_root_pivot(bd_err *err);
 /* The four above in order (the cwd when bd_jail.cwd_fd is open). 0 or -1. */
 int bd_jail_build_root(bd_err *err);
 
-/* ---- jail_filter.c: Landlock and the seccomp filter -------------------------------- */
+/* ---- jail_filter.c: Landlock and the seccomp filter (jail_seccomp.c compiles it) ---- */
 
 /* Inside the new root: read and execute everywhere; write only the cwd, /tmp and the
  * /dev nodes; no TCP; with `scoped` (ABI 6) no abstract unix socket or signal beyond the
  * jail. Sets no_new_privs. Nothing when the kernel has no Landlock. 0 or -1. */
 int bd_jail_apply_landlock(bool scoped, bd_err *err);
-/* Compile the seccomp filter into bd_jail.bpf (libseccomp allocates: called in the
- * supervisor, before the program's rlimits). 0 or -1. */
+/* jail_seccomp.c: compile the seccomp filter into bd_jail.bpf (libseccomp allocates:
+ * called in the supervisor, before the program's rlimits). 0 or -1. The supervisor
+ * program's jail_seccomp_handed.c compiles none: it fails. */
 int bd_jail_build_filter(bd_err *err);
 
 #endif

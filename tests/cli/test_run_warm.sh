@@ -34,7 +34,7 @@ for m in cold warm; do
         --start "$m" --json >"$BD_TMP/probe.$m" 2>/dev/null || fail "probe run $m"
 done
 "$PY" - "$FX/.benchdesk/runs" "$BD_TMP/probe.cold" "$BD_TMP/probe.warm" >"$BD_TMP/report2" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report2"
-import json, os, sys
+import json, os, signal, sys
 sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
 from warm_probe import probe_runs, same_as_cold  # noqa: E402
 cold, warm = probe_runs(sys.argv[1])
@@ -54,6 +54,10 @@ bad = [m for m in (cold, warm) for c in m.values() if "hunter2" in json.dumps(c)
 print(("ok  " if not bad else "FAIL") + " nothing of benchdesk's environment in os.environ or /proc/self/environ")
 print(("ok  " if w["sig_status"]["CapEff"] == "0000000000000000" and w["sig_status"]["Seccomp"] == "2" else "FAIL")
       + " no capabilities, the seccomp filter: %s" % w["sig_status"])
+calls = {(name, case): c["denied_call"] for name, m in (("cold", cold), ("warm", warm))
+         for case, c in m.items()}
+print(("ok  " if set(calls.values()) == {"signal %d" % signal.SIGSYS} else "FAIL")
+      + " a netlink socket kills its process with SIGSYS, cold and warm: %s" % sorted(set(calls.values())))
 for name, m in (("cold", cold), ("warm", warm)):
     r = [c["random"] for c in m.values()]
     print(("ok  " if len(set(r)) == len(r) else "FAIL") + " %s: each case its own random state" % name)

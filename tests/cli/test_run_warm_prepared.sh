@@ -19,8 +19,12 @@
 #   - the adversarial cases give the same failure modes on prepared inits as cold;
 #   - a prepared init killed before its case comes (SIGKILL from the host) is found dead
 #     and reaped, and the case runs on a freshly cloned init with the result it would have;
+#   - a probe case whose prepared init was killed runs on an init the supervisor program
+#     clones, under the seccomp filter its warm server handed it (the program compiles
+#     none): it sees what a cold start sees, and its netlink socket is killed by SIGSYS;
 #   - as an unprivileged user (setpriv, when the test runs as root) the probe runs warm on
 #     prepared inits too: pid 2 under 1, uid 1000, its own cwd;
+#   - benchdesk-supervisor is built against musl where musl-gcc is installed;
 #   - each prepared init's parent, its case's supervisor, is benchdesk-supervisor, not a
 #     copy of the interpreter; without benchdesk-supervisor beside benchdesk-warm the
 #     spares are forks of the warm server again, and the probe still sees a cold start's
@@ -31,6 +35,13 @@ private_binaries
 require_warm
 WARM_EXE="$BD_BIN-warm"
 INIT_EXES="$BD_BIN-supervisor:$WARM_EXE" # the init program, or an init forked with its spare
+
+# Where musl-gcc is (scripts/setup installs it), the program is built against musl: glibc's
+# start asks the CPU about itself some fifty times, each a trap where the machine is a guest.
+if command -v musl-gcc >/dev/null; then
+    grep -qa GLIBC_TUNABLES "$BD_BIN-supervisor" && fail "benchdesk-supervisor is built against glibc" ||
+        pass "benchdesk-supervisor is built against musl"
+fi
 
 # The poller: every few ms, each process of this build's benchdesk-supervisor (the init
 # program) or benchdesk-warm (an init forked with its spare) that is PID 1 of a namespace
@@ -211,6 +222,33 @@ for case in sorted(cold):
     same_as_cold(cold, warm, case)
 PY
 report_lines "$BD_TMP/report2"
+
+# ---- the ordinary path loads the filter its warm server handed over -----------------------
+# The supervisor program compiles no seccomp filter: it takes its server's on its command
+# line (jail_seccomp_handed.c). A case whose prepared init was killed (here probe-03, while
+# probe-02's thread sleeps 0.2 s) starts on an init the program clones, under that filter:
+# its probe must still see what a cold start sees, its netlink socket killed by SIGSYS.
+bd run probe --isolation namespaces --drafts --jobs 1 --start cold >/dev/null 2>&1 || fail "probe run cold"
+rm -f "$BD_TMP/stop3"
+"$PY" "$BD_TMP/killer.py" "$INIT_EXES" "$BD_TMP/stop3" "$BD_TMP/killed3" &
+killer=$!
+bd run probe --isolation namespaces --drafts --jobs 1 --start warm >/dev/null 2>"$BD_TMP/kill3.err" ||
+    fail "probe run with a prepared init killed: $(cat "$BD_TMP/kill3.err")"
+touch "$BD_TMP/stop3"
+wait "$killer"
+"$PY" - "$FX/.benchdesk/runs" "$BD_TMP/killed3" >"$BD_TMP/report4" <<'PY' || echo "FAIL the checker crashed (exit $?)" >>"$BD_TMP/report4"
+import os, signal, sys
+sys.path.insert(0, os.path.join(os.environ["BD_SOURCE_DIR"], "tests/cli"))
+from warm_probe import probe_runs, same_as_cold  # noqa: E402
+cold, warm = probe_runs(sys.argv[1])
+killed = open(sys.argv[2]).read().split("\n")
+print(("ok  " if killed[0] else "FAIL") + " a prepared init killed before its probe case: %d" % (len(killed) - 1))
+for case in sorted(cold):
+    same_as_cold(cold, warm, case)
+    print(("ok  " if warm[case]["denied_call"] == "signal %d" % signal.SIGSYS else "FAIL")
+          + " %s: a netlink socket is killed by the seccomp filter: %s" % (case, warm[case]["denied_call"]))
+PY
+report_lines "$BD_TMP/report4"
 [ "$(procs_left)" = 0 ] && pass "no process left in the run's TMPDIR" || fail "processes left: $(procs_left)"
 
 # ---- without benchdesk-supervisor: the spares are forks of the warm server -----------------

@@ -873,6 +873,41 @@ static void test_program_outside_system_dirs_is_shown(void **state)
     rmdir(pdir);
 }
 
+/* The compiled filter as the supervisor program's command line carries it
+ * (bd_jail_filter_hex / bd_jail_filter_from_hex): the text read back gives the same
+ * filter, and text that is no filter is refused and leaves the filter as it was. That the
+ * program's jail then kills a denied call is tests/cli/test_run_warm_prepared.sh's. */
+static void test_filter_as_text(void **state)
+{
+    (void)state;
+    static char hex[BD_JAIL_FILTER_HEX_MAX], again[BD_JAIL_FILTER_HEX_MAX];
+    static char bad[BD_JAIL_FILTER_HEX_MAX + 16];
+    bd_jail_server_init();
+    int n = bd_jail_filter_hex(hex, sizeof(hex));
+    assert_true(n > 16 && n % 16 == 0);
+    assert_int_equal((size_t)n, strlen(hex));
+    assert_int_equal(strspn(hex, "0123456789abcdef"), (size_t)n);
+    /* the first instruction loads the architecture (BPF_LD|BPF_W|BPF_ABS, offset 4) */
+    assert_memory_equal(hex, "0020000000000004", 16);
+    assert_int_equal(bd_jail_filter_hex(again, (size_t)n), -1); /* no room for the NUL */
+    assert_int_equal(bd_jail_filter_from_hex(hex), 0);
+    assert_int_equal(bd_jail_filter_hex(again, sizeof(again)), n);
+    assert_string_equal(again, hex);
+    /* refused, and the filter unchanged */
+    const char *refused[] = {"", "0", "002000000000000", "0020000000000004-"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        assert_int_equal(bd_jail_filter_from_hex(refused[i]), -1);
+    memcpy(bad, hex, (size_t)n + 1);
+    bad[n - 1] = bad[n - 1] == 'a' ? 'A' : 'G'; /* one digit off at the end */
+    assert_int_equal(bd_jail_filter_from_hex(bad), -1);
+    memset(bad, '0', sizeof(bad) - 1); /* one instruction more than a filter may have */
+    bad[sizeof(bad) - 1] = '\0';
+    assert_int_equal(strlen(bad) % 16, 0);
+    assert_int_equal(bd_jail_filter_from_hex(bad), -1);
+    assert_int_equal(bd_jail_filter_hex(again, sizeof(again)), n);
+    assert_string_equal(again, hex);
+}
+
 /* A jail prepared ahead in one process and taken over by another (docs/runner.md, "the
  * supervisor is no copy of the interpreter"): the warm server prepares and forgets, the
  * supervisor program adopts the sync pipe's write end and does the cwd's part. No process
@@ -935,6 +970,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_timeout_and_cpu_limit_under_init),
         cmocka_unit_test(test_setup_failure_is_reported),
         cmocka_unit_test(test_program_outside_system_dirs_is_shown),
+        cmocka_unit_test(test_filter_as_text),
         cmocka_unit_test(test_prepared_jail_hand_over),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
