@@ -113,73 +113,142 @@ int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
     return bd_write_file_atomic_in(path, NULL, data, len, mode, err);
 }
 
-int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
-                            unsigned mode, bd_err *err)
+/* ---- one atomic write, in pieces ------------------------------------------------------ */
+
+#define ATOMIC_BUF 65536
+
+struct bd_atomic_file {
+    char *path; /* the target */
+    char *tmp;  /* the temp file beside it (or in tmp_dir) */
+    int fd;
+    unsigned mode;
+    size_t used; /* bytes of buf not yet written */
+    char buf[ATOMIC_BUF];
+};
+
+int bd_atomic_file_open(bd_atomic_file **out, const char *path, const char *tmp_dir, unsigned mode,
+                        bd_err *err)
 {
+    *out = NULL;
+    bd_atomic_file *f = malloc(sizeof(*f));
     char *copy = strdup(path);
     char *dircopy = tmp_dir ? NULL : strdup(path);
-    if (!copy || (!tmp_dir && !dircopy)) {
+    char *target = strdup(path);
+    if (!f || !copy || (!tmp_dir && !dircopy) || !target) {
+        free(f);
         free(copy);
         free(dircopy);
+        free(target);
         return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
     }
     const char *base = basename(copy);
     const char *dir = tmp_dir ? tmp_dir : dirname(dircopy);
     size_t tlen = strlen(dir) + strlen(base) + sizeof(BD_TMP_PREFIX) + 48;
     char *tmp = malloc(tlen);
-    if (!tmp) {
-        free(copy);
-        free(dircopy);
-        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
-    }
-    /* A dot name with a fixed prefix: never a case or task-class directory, and
-     * recognizable as an interrupted write (bd_tmp_is_leftover). */
-    snprintf(tmp, tlen, "%s/" BD_TMP_PREFIX "%s.%ld.XXXXXX", dir, base, (long)getpid());
+    if (tmp)
+        /* A dot name with a fixed prefix: never a case or task-class directory, and
+         * recognizable as an interrupted write (bd_tmp_is_leftover). */
+        snprintf(tmp, tlen, "%s/" BD_TMP_PREFIX "%s.%ld.XXXXXX", dir, base, (long)getpid());
     free(copy);
     free(dircopy);
-    int rc = -1;
+    if (!tmp) {
+        free(f);
+        free(target);
+        return bd_err_set(err, BD_E_NOMEM, path, 0, 0, "out of memory");
+    }
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         bd_err_errno(err, BD_E_IO, errno, tmp, "cannot create the temporary file");
         free(tmp);
+        free(f);
+        free(target);
         return -1;
     }
-    const char *p = data;
-    size_t left = len;
+    *f = (bd_atomic_file){.path = target, .tmp = tmp, .fd = fd, .mode = mode};
+    *out = f;
+    return 0;
+}
+
+static int atomic_flush(bd_atomic_file *f, const char *p, size_t left, bd_err *err)
+{
     while (left) {
-        ssize_t n = write(fd, p, left);
+        ssize_t n = write(f->fd, p, left);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            bd_err_errno(err, BD_E_IO, errno, tmp, "cannot write; nothing was changed");
-            goto fail;
-        }
+        if (n < 0)
+            return bd_err_errno(err, BD_E_IO, errno, f->tmp, "cannot write; nothing was changed");
         p += n;
         left -= (size_t)n;
     }
-    if (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, tmp, "cannot sync; nothing was changed");
+    return 0;
+}
+
+int bd_atomic_file_write(bd_atomic_file *f, const void *data, size_t len, bd_err *err)
+{
+    if (f->used + len > ATOMIC_BUF) {
+        if (atomic_flush(f, f->buf, f->used, err) != 0)
+            return -1;
+        f->used = 0;
+    }
+    if (len >= ATOMIC_BUF)
+        return atomic_flush(f, data, len, err);
+    memcpy(f->buf + f->used, data, len);
+    f->used += len;
+    return 0;
+}
+
+void bd_atomic_file_abort(bd_atomic_file *f)
+{
+    if (!f)
+        return;
+    if (f->fd >= 0)
+        close(f->fd);
+    unlink(f->tmp);
+    free(f->tmp);
+    free(f->path);
+    free(f);
+}
+
+int bd_atomic_file_commit(bd_atomic_file *f, bd_err *err)
+{
+    if (atomic_flush(f, f->buf, f->used, err) != 0)
+        goto fail;
+    f->used = 0;
+    if (fchmod(f->fd, (mode_t)f->mode) != 0 || fsync(f->fd) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, f->tmp, "cannot sync; nothing was changed");
         goto fail;
     }
+    int fd = f->fd;
+    f->fd = -1;
     if (close(fd) != 0) {
-        fd = -1;
-        bd_err_errno(err, BD_E_IO, errno, tmp, "cannot close; nothing was changed");
+        bd_err_errno(err, BD_E_IO, errno, f->tmp, "cannot close; nothing was changed");
         goto fail;
     }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        bd_err_errno(err, BD_E_IO, errno, path, "cannot replace; nothing was changed");
+    if (rename(f->tmp, f->path) != 0) {
+        bd_err_errno(err, BD_E_IO, errno, f->path, "cannot replace; nothing was changed");
         goto fail;
     }
-    rc = fsync_dir_of(path, err);
-    free(tmp);
+    int rc = fsync_dir_of(f->path, err);
+    free(f->tmp);
+    free(f->path);
+    free(f);
     return rc;
 fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    free(tmp);
-    return rc;
+    bd_atomic_file_abort(f);
+    return -1;
+}
+
+int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
+                            unsigned mode, bd_err *err)
+{
+    bd_atomic_file *f;
+    if (bd_atomic_file_open(&f, path, tmp_dir, mode, err) != 0)
+        return -1;
+    if (atomic_flush(f, data, len, err) != 0) { /* one write: no copy through the buffer */
+        bd_atomic_file_abort(f);
+        return -1;
+    }
+    return bd_atomic_file_commit(f, err);
 }
 
 /* ---- many atomic writes, one sync ---------------------------------------------------- */

@@ -56,6 +56,18 @@ int bd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 int bd_write_file_atomic_in(const char *path, const char *tmp_dir, const void *data, size_t len,
                             unsigned mode, bd_err *err);
 
+/* One atomic write made in pieces (a file too large to hold whole first): open creates the
+ * temp file as bd_write_file_atomic_in does; write appends (buffered, 64 KiB); commit
+ * flushes, fsyncs, renames over `path` and fsyncs its directory; abort removes the temp
+ * file. Commit and abort free the handle, commit's failure included; `path` is untouched
+ * until commit's rename. open/write/commit return 0 or -1 (io.error, env.out_of_memory). */
+typedef struct bd_atomic_file bd_atomic_file;
+int bd_atomic_file_open(bd_atomic_file **out, const char *path, const char *tmp_dir, unsigned mode,
+                        bd_err *err);
+int bd_atomic_file_write(bd_atomic_file *f, const void *data, size_t len, bd_err *err);
+int bd_atomic_file_commit(bd_atomic_file *f, bd_err *err);
+void bd_atomic_file_abort(bd_atomic_file *f);
+
 /* Many atomic writes with one sync (`pin` rewriting thousands of case.yaml files):
  * bd_atomic_batch_add writes each file's temp file in `tmp_dir` (outside every hashed
  * scope, as bd_write_file_atomic_in) without syncing it; bd_atomic_batch_commit makes all

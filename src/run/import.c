@@ -540,7 +540,7 @@ static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, 
     bd_case_result *cr = calloc(n ? n : 1, sizeof(*cr));
     const bd_case_result **p = calloc(n ? n : 1, sizeof(*p));
     cJSON *o = NULL;
-    char *text = NULL, *dir = NULL;
+    char *dir = NULL;
     int rc = -1;
     if (!cr || !p) {
         nomem(err);
@@ -584,7 +584,7 @@ static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, 
         goto out;
     s->has_chain_head = true;
     snprintf(s->chain_head, sizeof(s->chain_head), "%s", res->chain_head);
-    o = bd_run_summary_file_json(s, p, u);
+    o = bd_run_summary_file_head(s, p, u);
     cJSON *org = o ? cJSON_AddObjectToObject(o, "origin") : NULL;
     cJSON *miss = org ? cJSON_AddArrayToObject(org, "missing_shards") : NULL;
     if (!miss || !cJSON_AddNumberToObject(org, "shards", m0->shards)) {
@@ -593,22 +593,25 @@ static int write_summary(imp *im, bd_import_result *res, const bd_bench *bench, 
     }
     for (size_t i = 0; i < res->n_missing; i++)
         cJSON_AddItemToArray(miss, cJSON_CreateNumber(res->missing[i]));
-    size_t len = 0;
-    text = bd_canon_json(o, &len);
     dir = bd_path_join(bench->root, BD_RUNS_DIR);
-    if (!text || !dir) {
+    if (!dir) {
         nomem(err);
         goto out;
     }
     snprintf(res->summary_path, sizeof(res->summary_path), "%s/%s.json", dir, m0->run_id);
-    if (bd_mkdir_p(dir, 0700, err) != 0 ||
-        bd_write_file_atomic(res->summary_path, text, len, 0600, err) != 0)
+    if (bd_mkdir_p(dir, 0700, err) != 0)
+        goto out;
+    int wrote = bd_run_summary_stream(res->summary_path, o, p, u, err);
+    if (wrote == 1)
+        bd_err_set(err, BD_E_BUNDLE_INVALID, res->summary_path, 0, 0,
+                   "the merged run summary has no canonical JSON text (a bundle's string that "
+                   "is not UTF-8); nothing was written");
+    if (wrote != 0)
         goto out;
     res->has_summary = true;
     rc = 0;
 out:
     cJSON_Delete(o);
-    free(text);
     free(dir);
     free(p);
     free(cr);

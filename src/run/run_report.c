@@ -126,7 +126,7 @@ static void add_start(cJSON *o, const bd_run_summary *s)
         cJSON_AddStringToObject(o, "start_reason", s->start_why);
 }
 
-cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
+cJSON *bd_run_summary_file_head(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
 {
     cJSON *o = bd_run_summary_json(s);
     if (!o)
@@ -162,31 +162,109 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
         cJSON_AddStringToObject(ci, "seed", seed);
         cJSON_AddStringToObject(ci, "order", "case_id");
     }
-    cJSON *results = cJSON_AddArrayToObject(o, "results");
-    for (size_t i = 0; results && i < n; i++) {
-        const bd_case_result *rs = res[i];
-        cJSON *e = cJSON_CreateObject();
-        if (!e || !cJSON_AddItemToArray(results, e)) {
-            cJSON_Delete(e);
-            break;
-        }
-        cJSON_AddStringToObject(e, "case_id", rs->case_id);
-        cJSON_AddBoolToObject(e, "provenance_verified", rs->provenance_verified);
-        cJSON *sc = bd_score_to_json(&rs->score);
-        if (sc)
-            cJSON_AddItemToObject(e, "score", sc);
-        cJSON_AddNumberToObject(e, "wall_ms", (double)rs->wall_ms);
-        cJSON_AddStringToObject(e, "started_at", rs->started_at);
-        cJSON_AddStringToObject(e, "finished_at", rs->finished_at);
-        cJSON_AddStringToObject(e, "case_digest", rs->case_digest);
-        if (rs->record_hash[0])
-            cJSON_AddStringToObject(e, "record_hash", rs->record_hash);
-        else
-            cJSON_AddNullToObject(e, "record_hash");
+    if (!cJSON_AddArrayToObject(o, "results")) {
+        cJSON_Delete(o);
+        return NULL;
     }
     return o;
 }
 
+/* One entry of the summary file's "results". New tree or NULL (out of memory). */
+static cJSON *result_entry(const bd_case_result *rs)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    cJSON_AddStringToObject(e, "case_id", rs->case_id);
+    cJSON_AddBoolToObject(e, "provenance_verified", rs->provenance_verified);
+    cJSON *sc = bd_score_to_json(&rs->score);
+    if (sc)
+        cJSON_AddItemToObject(e, "score", sc);
+    cJSON_AddNumberToObject(e, "wall_ms", (double)rs->wall_ms);
+    cJSON_AddStringToObject(e, "started_at", rs->started_at);
+    cJSON_AddStringToObject(e, "finished_at", rs->finished_at);
+    cJSON_AddStringToObject(e, "case_digest", rs->case_digest);
+    if (rs->record_hash[0])
+        cJSON_AddStringToObject(e, "record_hash", rs->record_hash);
+    else
+        cJSON_AddNullToObject(e, "record_hash");
+    return e;
+}
+
+cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *const *res, size_t n)
+{
+    cJSON *o = bd_run_summary_file_head(s, res, n);
+    cJSON *results = o ? cJSON_GetObjectItemCaseSensitive(o, "results") : NULL;
+    for (size_t i = 0; results && i < n; i++) {
+        cJSON *e = result_entry(res[i]);
+        if (!e || !cJSON_AddItemToArray(results, e)) {
+            cJSON_Delete(e);
+            break;
+        }
+    }
+    return o;
+}
+
+/* The canonical text of `head` split around its empty top-level "results" array: *pre ends
+ * with the array's '[', *post starts with its ']'. Canonical JSON sorts the keys and writes
+ * no space, so the text of the whole file is pre, the entries' own canonical texts joined
+ * by ',', then post. 0 (pre to be freed; post points into it), 1 when head has no canonical
+ * text or the split is not unique, -1 out of memory. */
+static int split_head(const cJSON *head, char **pre, size_t *pre_len, const char **post)
+{
+    size_t len = 0;
+    char *t = bd_canon_json(head, &len);
+    if (!t)
+        return 1;
+    static const char mark[] = "\"results\":[]";
+    char *at = strstr(t, mark);
+    if (!at || strstr(at + 1, mark)) {
+        free(t);
+        return 1;
+    }
+    *pre = t;
+    *pre_len = (size_t)(at - t) + sizeof(mark) - 2; /* through the '[' */
+    *post = at + sizeof(mark) - 2;
+    return 0;
+}
+
+int bd_run_summary_stream(const char *path, const cJSON *head, const bd_case_result *const *res,
+                          size_t n, bd_err *err)
+{
+    char *pre = NULL;
+    size_t pre_len = 0;
+    const char *post = NULL;
+    int split = split_head(head, &pre, &pre_len, &post);
+    if (split != 0)
+        return split;
+    bd_atomic_file *f = NULL;
+    int rc = bd_atomic_file_open(&f, path, NULL, 0600, err);
+    if (rc == 0)
+        rc = bd_atomic_file_write(f, pre, pre_len, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        cJSON *e = result_entry(res[i]);
+        bool made = e != NULL;
+        size_t len = 0;
+        char *t = made ? bd_canon_json(e, &len) : NULL;
+        cJSON_Delete(e);
+        if (!t)
+            rc = made ? 1
+                      : bd_err_set(err, BD_E_NOMEM, NULL, 0, 0,
+                                   "out of memory writing the run summary");
+        else if ((i > 0 && bd_atomic_file_write(f, ",", 1, err) != 0) ||
+                 bd_atomic_file_write(f, t, len, err) != 0)
+            rc = -1;
+        free(t);
+    }
+    if (rc == 0)
+        rc = bd_atomic_file_write(f, post, strlen(post), err);
+    if (rc == 0)
+        rc = bd_atomic_file_commit(f, err);
+    else
+        bd_atomic_file_abort(f);
+    free(pre);
+    return rc;
+}
 /* USD as "$0.53" (whole cents) or "$0.0976" into buf. */
 static void money(char *buf, size_t cap, double usd)
 {
@@ -384,22 +462,31 @@ cJSON *bd_run_event_json(const bd_run_event *ev)
 int bd_run_summary_write(bd_run_summary *s, const char *runs_dir, const bd_case_result *const *res,
                          size_t n, bd_err *err)
 {
-    cJSON *o = bd_run_summary_file_json(s, res, n);
-    size_t len = 0;
-    char *text = o ? bd_run_json_text(o, &len) : NULL;
-    cJSON_Delete(o);
     char path[PATH_MAX + 80];
     snprintf(path, sizeof(path), "%s/%s.json", runs_dir, s->run_id);
-    int rc = 0;
-    if (!text) {
-        rc = bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory writing the run summary");
-    } else if (bd_mkdir_p(runs_dir, 0700, err) != 0 ||
-               bd_write_file_atomic(path, text, len, 0600, err) != 0) {
-        rc = -1;
-    } else {
+    if (bd_mkdir_p(runs_dir, 0700, err) != 0)
+        return -1;
+    /* Streamed: a run of a million cases never holds its summary file's tree or text. */
+    cJSON *head = bd_run_summary_file_head(s, res, n);
+    int rc = head
+                 ? bd_run_summary_stream(path, head, res, n, err)
+                 : bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory writing the run summary");
+    cJSON_Delete(head);
+    if (rc == 1) {
+        /* No canonical text (a rubric's string that is not UTF-8): the whole file in
+         * cJSON's compact form, as bd_run_json_text gives it, built in memory. */
+        cJSON *o = bd_run_summary_file_json(s, res, n);
+        size_t len = 0;
+        char *text = o ? bd_run_json_text(o, &len) : NULL;
+        cJSON_Delete(o);
+        rc = !text
+                 ? bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory writing the run summary")
+                 : bd_write_file_atomic(path, text, len, 0600, err);
+        free(text);
+    }
+    if (rc == 0) {
         s->has_summary_path = true;
         snprintf(s->summary_path, sizeof(s->summary_path), "%s", path);
     }
-    free(text);
     return rc;
 }

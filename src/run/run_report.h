@@ -152,6 +152,21 @@ int bd_run_stop_parse(const char *detail, char run_id[BD_RUN_ID_MAX], double *ca
  * array. */
 void bd_run_summary_release(bd_run_summary *s);
 
+/* The summary file's tree without its entries: everything bd_run_summary_file_json gives
+ * (`res` counts for provenance_verified) but an empty "results" array. New tree or NULL
+ * (out of memory). */
+cJSON *bd_run_summary_file_head(const bd_run_summary *s, const bd_case_result *const *res,
+                                size_t n);
+
+/* Write the summary file `path` (0600, atomically) as the canonical text of `head` (from
+ * bd_run_summary_file_head, members may be added) with one entry per result in its
+ * "results", made and written one at a time: the bytes bd_canon_json gives for the whole
+ * tree, never holding it. Returns 0; -1 with err set (out of memory, I/O); or 1, nothing
+ * written, when the tree has no canonical text (bd_canon_json's NULL: a string that is
+ * not UTF-8, say). */
+int bd_run_summary_stream(const char *path, const cJSON *head, const bd_case_result *const *res,
+                          size_t n, bd_err *err);
+
 /* The summary file .benchdesk/runs/<run-id>.json: run.finished's summary plus the run's identity
  * (docs/runner.md#the-run-summary), the CI method and one entry per result. New tree or NULL (out
  * of memory). */
@@ -164,8 +179,9 @@ cJSON *bd_run_summary_file_json(const bd_run_summary *s, const bd_case_result *c
 cJSON *bd_run_event_json(const bd_run_event *ev);
 
 /* The run summary file <runs_dir>/<run-id>.json (bd_run_summary_file_json, canonical JSON,
- * mode 0600; `runs_dir` made 0700 when missing). On success sets s->summary_path and
- * s->has_summary_path and returns 0; -1 with err set (out of memory, or the I/O error). */
+ * mode 0600; `runs_dir` made 0700 when missing), streamed (bd_run_summary_stream); when it
+ * has no canonical text, cJSON's compact form (bd_run_json_text). On success sets s->summary_path
+ * and s->has_summary_path and returns 0; -1 with err set (out of memory, or the I/O error). */
 int bd_run_summary_write(bd_run_summary *s, const char *runs_dir, const bd_case_result *const *res,
                          size_t n, bd_err *err);
 
