@@ -11,8 +11,9 @@
  *
  * where the filter is the one the server compiled, as bd_jail_filter_hex writes it ("-"
  * for none): the program compiles none (jail_seccomp_handed.c), so it links no libseccomp
- * and can be built against a small C library (docs/runner.md#the-supervisor-program-on-a-
- * small-c-library). Only the ordinary way below loads it.
+ * and can be built against a small C library
+ * (docs/runner.md#the-supervisor-program-on-a-small-c-library). Only the ordinary way
+ * below loads it.
  *
  * with fd 4 the init's socket, 5 its report pipe, 6 the jail's sync pipe (write end) and 7
  * the server's socket, the signal mask and session of a spare. A request the prepared init
