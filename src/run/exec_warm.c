@@ -66,9 +66,22 @@ static uid_t next_case_uid;                  /* what the next forked supervisor'
 static bool spare_stale;                     /* the spare was forked before the code now compiled */
 static char shown_tmp[PATH_MAX];             /* the run's temp root: where a case's cwd appears */
 /* The seccomp filter this server compiled, as the supervisor program takes it ("-" when
- * none: the program then serves only what its prepared init can). Written once, before the
- * first spare; each spare only reads it. */
+ * none: the program then serves only what its prepared init can). Written by the server
+ * before a spare is made (filter_text); each spare only reads it. */
 static char filter_hex[BD_JAIL_FILTER_HEX_MAX] = "-";
+
+/* filter_hex from the compiled filter; while there is none, the compile is tried again (a
+ * failure at the server's start does not last the whole run). */
+static void filter_text(void)
+{
+    if (strcmp(filter_hex, "-") != 0)
+        return;
+    if (bd_jail_filter_hex(filter_hex, sizeof(filter_hex)) >= 0)
+        return;
+    bd_jail_server_init();
+    if (bd_jail_filter_hex(filter_hex, sizeof(filter_hex)) < 0)
+        strcpy(filter_hex, "-");
+}
 
 /* As root, a free case uid of this server's share of the warm jail's block into *k (0
  * when not root) and next_case_uid. Returns false (errno EAGAIN) when none is free. */
@@ -379,6 +392,7 @@ static void __attribute__((noreturn, noinline)) spare_exec_child(spare_exec_args
  * server forks the spare instead (no program, or it could not be executed). */
 static pid_t spare_exec(int sock, pid_t server)
 {
+    filter_text();
     size_t cap = sizeof(req_hdr) + REQ_STRINGS_MAX;
     unsigned k;
     /* The init needs room below the vfork child on the main stack (INIT_STACK_GAP). */
@@ -504,8 +518,7 @@ static void __attribute__((noreturn)) warm_server(int sock)
         _exit(0);
     learn_case_writes(); /* while benchdesk makes its first request */
     bd_jail_server_init();
-    if (bd_jail_filter_hex(filter_hex, sizeof(filter_hex)) < 0)
-        strcpy(filter_hex, "-");
+    filter_text();
     int rc = server_loop(3);
     /* The spare exits on EOF; reap everything (the CPU time of every case counts). */
     spare_drop();
