@@ -311,8 +311,8 @@ static int build_records(cJSON **recs, pending *pd, uint64_t first_seq, size_t n
     w.n = n;
     pthread_mutex_init(&w.mu, NULL);
     pthread_t tids[VERIFY_MAX_THREADS];
-    int started = 0, nthreads = verify_threads();
-    for (int t = 1; t < nthreads && n >= 32; t++)
+    int started = 0, nthreads = n >= 32 ? verify_threads() : 1; /* (a batch of a few: no lookup) */
+    for (int t = 1; t < nthreads; t++)
         if (pthread_create(&tids[started], NULL, build_worker, &w) == 0)
             started++;
     build_worker(&w);
