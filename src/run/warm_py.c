@@ -99,10 +99,21 @@ static PyObject *helper_case;      /* the helper's case() */
 static PyObject *helper_exit_code; /* exit_code(SystemExit) */
 static PyObject *helper_shutdown;  /* shutdown(): threads, atexit, flush */
 static PyObject *cached_code;      /* the compiled rubric, or NULL */
+static PyObject *stand_in_code;    /* the learning's stand-in rubric (below), compiled here */
 static PyObject *cached_warnings;  /* what compiling it warned: (message, category, line)... */
 static void freeze(void);
 static char *cached_src;
 static size_t cached_len;
+
+/* The learning's stand-in rubric (bd_warm_py_learn_child): our own code, run through a
+ * case's steps; no byte of a rubric. */
+static const char stand_in_src[] =
+    "import json, sys\n"
+    "doc = json.loads('{\"case\": {\"id\": \"c\", \"input\": {\"q\": [1, 2.5, \"s\"]}},'\n"
+    "                 ' \"expected\": {\"a\": true}, \"harness_output\": \"x\"}')\n"
+    "ok = doc['expected'] == {'a': True} and doc['harness_output'].strip() == 'x'\n"
+    "sys.stdout.write(json.dumps({'score': 1.0 if ok else 0.0, 'passed': ok, 'breakdown': {},\n"
+    "                             'failure_modes': [], 'cost_usd': 0.0, 'details': ''}) + '\\n')\n";
 
 int bd_warm_py_init(const char *interp, char *why, size_t whylen)
 {
@@ -150,6 +161,11 @@ int bd_warm_py_init(const char *interp, char *why, size_t whylen)
         snprintf(why, whylen, "cannot set up the warm interpreter's helper");
         return -1;
     }
+    /* Compiled before any fork, as a case's rubric is: the learning then copies only the
+     * pages a case writes, not the compiler's. */
+    stand_in_code = Py_CompileString(stand_in_src, "rubric.py", Py_file_input);
+    if (!stand_in_code)
+        PyErr_Clear(); /* no learning: each case faults its pages in */
     freeze();
     return 0;
 }
@@ -242,14 +258,6 @@ typedef struct page_run {
 static struct iovec *learned;
 static size_t n_learned;
 
-static const char stand_in_src[] =
-    "import json, sys\n"
-    "doc = json.loads('{\"case\": {\"id\": \"c\", \"input\": {\"q\": [1, 2.5, \"s\"]}},'\n"
-    "                 ' \"expected\": {\"a\": true}, \"harness_output\": \"x\"}')\n"
-    "ok = doc['expected'] == {'a': True} and doc['harness_output'].strip() == 'x'\n"
-    "sys.stdout.write(json.dumps({'score': 1.0 if ok else 0.0, 'passed': ok, 'breakdown': {},\n"
-    "                             'failure_modes': [], 'cost_usd': 0.0, 'details': ''}) + '\\n')\n";
-
 #define LEARN_MAPS 1024
 
 void bd_warm_py_learn_child(int fd)
@@ -271,10 +279,10 @@ void bd_warm_py_learn_child(int fd)
     }
     if (maps)
         fclose(maps);
-    PyObject *code = Py_CompileString(stand_in_src, "rubric.py", Py_file_input);
     PyObject *args = Py_BuildValue("[s]", "rubric.py");
-    PyObject *r =
-        code && args ? PyObject_CallFunction(helper_case, "OOO", code, args, Py_None) : NULL;
+    PyObject *r = stand_in_code && args
+                      ? PyObject_CallFunction(helper_case, "OOO", stand_in_code, args, Py_None)
+                      : NULL;
     PyObject *c = NULL, *path = NULL, *globals = NULL;
     PyObject *result = r && PyArg_ParseTuple(r, "OOO", &c, &path, &globals)
                            ? PyEval_EvalCode(c, globals, globals)
