@@ -518,7 +518,6 @@ static void __attribute__((noreturn)) warm_server(int sock)
         _exit(0);
     learn_case_writes(); /* while benchdesk makes its first request */
     bd_jail_server_init();
-    filter_text();
     int rc = server_loop(3);
     /* The spare exits on EOF; reap everything (the CPU time of every case counts). */
     spare_drop();
