@@ -7,10 +7,11 @@
  *   benchdesk ──control socket──> launcher ──socket──> warm server ──vfork──> supervisor
  *   ──clone(CLONE_VM)──> init ──fork──> rubric
  *
- * the launcher on the host side; the warm server jailed (Python initialised, the allowlist
- * imported, the rubric compiled once); the init forks the rubric, then executes
- * `benchdesk-supervisor init1`, and the supervisor `benchdesk-supervisor v1` ("the spare as
- * a small program" below): only the rubric is a copy of the interpreter.
+ * the launcher on the host side; the warm server jailed (Python initialised, json imported,
+ * the rubric compiled once, what it names of the allowlist imported); the init forks the
+ * rubric, then executes `benchdesk-supervisor init1`, and the supervisor
+ * `benchdesk-supervisor v1` ("the spare as a small program" below): only the rubric is a
+ * copy of the interpreter.
  *
  * The launcher is the privileged parent when benchdesk is root: it gives the warm jail a
  * block of host uids (warm.h), and hands each case's temp dir and pipes to the warm jail's

@@ -6,8 +6,9 @@
  *
  * The warm interpreter initialises the interpreter the run names (the one this binary
  * embeds: BD_WARM_PYTHON) as `<python> -s rubric.py` would — the same sys.argv,
- * sys.orig_argv, sys.executable, sys.flags, hash seed and environment — imports the fixed
- * allowlist BD_WARM_PRELOAD, and compiles the verified rubric once. Each case's rubric
+ * sys.orig_argv, sys.executable, sys.flags, hash seed and environment — imports json,
+ * compiles the verified rubric once and imports the modules of the fixed allowlist
+ * BD_WARM_ALLOWLIST its code names. Each case's rubric
  * process is a fork of it, jailed before any of this runs (exec_server.c's prepared_rubric,
  * or program_child when the spares are forks); bd_warm_case_main then restores what a cold
  * start gives and runs the rubric.
@@ -21,9 +22,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The standard-library modules a warm interpreter imports before its first case: a fixed
- * list, never a module a rubric names (some run code on import). */
-#define BD_WARM_PRELOAD                                                                            \
+/* The standard-library modules a warm interpreter may import before a case: a fixed list,
+ * never a module outside it, whatever a rubric names (some run code on import). The first,
+ * json (every rubric's document), at its start; each other one once the compiled rubric's
+ * code names it. A module no case uses would cost every case the copy of its pages, at
+ * fork and at exit (docs/runner.md#the-allowlist-a-rubric-names). */
+#define BD_WARM_ALLOWLIST                                                                          \
     "json", "re", "math", "statistics", "collections", "itertools", "functools", "difflib",        \
         "hashlib", "pathlib", "typing", "dataclasses", "datetime", "string", "textwrap",           \
         "unicodedata", "base64"

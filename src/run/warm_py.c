@@ -44,6 +44,13 @@ static const char helper_src[] =
     "        warnings.simplefilter('always')\n"
     "        code = compile(src, 'rubric.py', 'exec', 0, 1)\n"
     "    return code, tuple((w.message, w.category, w.lineno) for w in seen)\n"
+    "def names(code):\n"
+    "    seen, todo = set(), [code]\n"
+    "    while todo:\n"
+    "        c = todo.pop()\n"
+    "        seen.update(n.partition('.')[0] for n in c.co_names)\n"
+    "        todo.extend(x for x in c.co_consts if isinstance(x, _Code))\n"
+    "    return seen\n"
     "def case(code, argv, compiled_warnings):\n"
     "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "    sys.stdin = sys.__stdin__ = _stream(0, False, '<stdin>', 'strict', False)\n"
@@ -95,6 +102,7 @@ static const char helper_src[] =
     "    return rc\n";
 
 static PyObject *helper_compile;   /* compile_rubric(src): (code, the warnings it gave) */
+static PyObject *helper_names;     /* names(code): every name its code objects use */
 static PyObject *helper_case;      /* the helper's case() */
 static PyObject *helper_exit_code; /* exit_code(SystemExit) */
 static PyObject *helper_shutdown;  /* shutdown(): threads, atexit, flush */
@@ -115,6 +123,25 @@ static const char stand_in_src[] =
     "sys.stdout.write(json.dumps({'score': 1.0 if ok else 0.0, 'passed': ok, 'breakdown': {},\n"
     "                             'failure_modes': [], 'cost_usd': 0.0, 'details': ''}) + '\\n')\n";
 
+static const char *const allowlist[] = {BD_WARM_ALLOWLIST};
+
+/* The modules of the allowlist after its first that `code` names (an import, an attribute,
+ * a global: a name is enough), imported here; a module that fails to import is left to
+ * the case, which then fails as a cold start would. */
+static void import_named(PyObject *code)
+{
+    PyObject *names = PyObject_CallFunctionObjArgs(helper_names, code, NULL);
+    for (size_t i = 1; names && i < sizeof(allowlist) / sizeof(allowlist[0]); i++) {
+        PyObject *name = PyUnicode_FromString(allowlist[i]);
+        int named = name ? PySet_Contains(names, name) : -1;
+        PyObject *m = named == 1 ? PyImport_ImportModule(allowlist[i]) : NULL;
+        Py_XDECREF(m);
+        Py_XDECREF(name);
+    }
+    Py_XDECREF(names);
+    PyErr_Clear();
+}
+
 int bd_warm_py_init(const char *interp, char *why, size_t whylen)
 {
     PyConfig config;
@@ -128,16 +155,13 @@ int bd_warm_py_init(const char *interp, char *why, size_t whylen)
         snprintf(why, whylen, "cannot initialise Python: %s", st.err_msg ? st.err_msg : "?");
         return -1;
     }
-    static const char *const preload[] = {BD_WARM_PRELOAD};
-    for (size_t i = 0; i < sizeof(preload) / sizeof(preload[0]); i++) {
-        PyObject *m = PyImport_ImportModule(preload[i]);
-        if (!m) {
-            PyErr_Clear();
-            snprintf(why, whylen, "cannot import %s", preload[i]);
-            return -1;
-        }
-        Py_DECREF(m);
+    PyObject *m = PyImport_ImportModule(allowlist[0]);
+    if (!m) {
+        PyErr_Clear();
+        snprintf(why, whylen, "cannot import %s", allowlist[0]);
+        return -1;
     }
+    Py_DECREF(m);
     PyObject *ns = PyDict_New();
     PyObject *code = ns ? Py_CompileString(helper_src, "<benchdesk-warm>", Py_file_input) : NULL;
     PyObject *r = NULL;
@@ -146,17 +170,19 @@ int bd_warm_py_init(const char *interp, char *why, size_t whylen)
         r = PyEval_EvalCode(code, ns, ns);
     }
     helper_compile = r ? PyDict_GetItemString(ns, "compile_rubric") : NULL;
+    helper_names = r ? PyDict_GetItemString(ns, "names") : NULL;
     helper_case = r ? PyDict_GetItemString(ns, "case") : NULL;
     helper_exit_code = r ? PyDict_GetItemString(ns, "exit_code") : NULL;
     helper_shutdown = r ? PyDict_GetItemString(ns, "shutdown") : NULL;
     Py_XINCREF(helper_compile);
+    Py_XINCREF(helper_names);
     Py_XINCREF(helper_case);
     Py_XINCREF(helper_exit_code);
     Py_XINCREF(helper_shutdown);
     Py_XDECREF(r);
     Py_XDECREF(code);
     Py_XDECREF(ns);
-    if (!helper_compile || !helper_case || !helper_exit_code || !helper_shutdown) {
+    if (!helper_compile || !helper_names || !helper_case || !helper_exit_code || !helper_shutdown) {
         PyErr_Clear();
         snprintf(why, whylen, "cannot set up the warm interpreter's helper");
         return -1;
@@ -199,6 +225,7 @@ bool bd_warm_py_compile(const char *src, size_t len)
     if (cached_src) {
         memcpy(cached_src, src, len);
         cached_len = len;
+        import_named(cached_code);
     } else {
         Py_CLEAR(cached_code);
         Py_CLEAR(cached_warnings);

@@ -6,7 +6,8 @@
 #   - a probe rubric sees the same pid (2), parent, argv, __name__, flags, sys.path, stdio,
 #     signals, capabilities, limits, environment (os.environ and /proc/self/environ, with
 #     nothing of benchdesk's own), cwd listing, descriptors and processes — each case its
-#     own random state;
+#     own random state; of the modules imported before its first line, a warm rubric has
+#     json and what its code names of the allowlist, nothing else;
 #   - what the compiler warns (compiled once, warm) is on each case's stderr, warm as cold;
 #   - the C stack: a rubric recursing in C a third of RLIMIT_STACK deep passes warm as cold,
 #     and one recursing past it crashes (SIGSEGV) warm as cold;
@@ -58,6 +59,11 @@ calls = {(name, case): c["denied_call"] for name, m in (("cold", cold), ("warm",
          for case, c in m.items()}
 print(("ok  " if set(calls.values()) == {"signal %d" % signal.SIGSYS} else "FAIL")
       + " a netlink socket kills its process with SIGSYS, cold and warm: %s" % sorted(set(calls.values())))
+pre = {name: sorted(set(tuple(c["preloaded"]) for c in m.values()))
+       for name, m in (("cold", cold), ("warm", warm))}
+print(("ok  " if pre == {"cold": [()], "warm": [("json", "statistics")]} else "FAIL")
+      + " imported before the first line: cold nothing, warm json and the allowlisted module"
+      " the code names, never one it does not name nor one off the list: %s" % pre)
 for name, m in (("cold", cold), ("warm", warm)):
     r = [c["random"] for c in m.values()]
     print(("ok  " if len(set(r)) == len(r) else "FAIL") + " %s: each case its own random state" % name)

@@ -30,9 +30,10 @@ def probe_runs(runs_dir):
 
 def same_as_cold(cold, warm, case):
     """One line: whether the warm rubric of `case` saw everything the cold one saw (its
-    random state aside, which differs by design)."""
+    random state and the modules imported before its first line aside, which differ by
+    design)."""
     c, w = cold[case], warm[case]
-    diff = sorted(k for k in c if k != "random" and c[k] != w.get(k))
+    diff = sorted(k for k in c if k not in ("random", "preloaded") and c[k] != w.get(k))
     print("%s %s: warm sees what cold sees%s" % (
         "ok  " if not diff else "FAIL", case,
         "" if not diff else " except " + "; ".join("%s: cold %r warm %r" % (k, c[k], w.get(k)) for k in diff)))
