@@ -135,6 +135,8 @@ static void import_named(PyObject *code)
         PyObject *name = PyUnicode_FromString(allowlist[i]);
         int named = name ? PySet_Contains(names, name) : -1;
         PyObject *m = named == 1 ? PyImport_ImportModule(allowlist[i]) : NULL;
+        if (!m)
+            PyErr_Clear(); /* no exception may be pending at the next call */
         Py_XDECREF(m);
         Py_XDECREF(name);
     }
