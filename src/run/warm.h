@@ -46,14 +46,15 @@
 #define BD_WARM_SLOTS_MAX 8u
 #define BD_WARM_JOBS_ROOT ((BD_WARM_UIDS - 1u) / BD_WARM_SLOTS_MAX * BD_WARM_SLOTS_MAX)
 
-/* Initialise the embedded interpreter as `interp -s rubric.py` and preload. Returns 0, or
+/* Initialise the embedded interpreter as `interp -s rubric.py` and import json. Returns 0, or
  * -1 with a one-line reason in `why`. */
 int bd_warm_py_init(const char *interp, char *why, size_t whylen);
 
 /* Compile `src` (the rubric's verified bytes) unless the same bytes are compiled already;
  * a source that does not compile is left to each case (which prints the same error a
  * cold start prints). What the compiler warns is recorded, and each case shows it again
- * on its own stderr. Returns true when what a fork inherits changed. */
+ * on its own stderr. Once compiled, the modules of BD_WARM_ALLOWLIST its code names are
+ * imported. Returns true when what a fork inherits changed. */
 bool bd_warm_py_compile(const char *src, size_t len);
 
 /* Around every fork of the warm server (Python's own at-fork protocol). */
