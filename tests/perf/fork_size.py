@@ -14,14 +14,13 @@ cannot drift: what the warm interpreter imported at its start before it imported
 what a rubric names). The variants take turns, three rounds; the table has each
 variant's anonymous resident memory and the median over the rounds of, per fork: wall
 time, the parent's CPU (fork, wait) and the child's (its exit), and their sum."""
-import os
-import re
 import statistics
 import subprocess
 import sys
 
+from warm_allowlist import allowlist
+
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../src/run/warm.h")
 
 CHILD = r"""
 import gc, os, resource, sys, time
@@ -42,16 +41,8 @@ print(anon, (t1 - t0) / n * 1e6, us(r0, r1), us(c0, c1))
 """
 
 
-def allowlist():
-    text = open(HEADER).read()
-    m = re.search(r"#define BD_WARM_ALLOWLIST((?:[^\n]*\\\n)*[^\n]*)", text)
-    if not m:
-        sys.exit("fork_size: no BD_WARM_ALLOWLIST in %s" % HEADER)
-    return re.findall(r'"([A-Za-z_][A-Za-z0-9_.]*)"', m.group(1))
-
-
 def main():
-    allow = allowlist()
+    allow = allowlist()  # (warm_allowlist.py)
     variants = [("nothing imported", []), ("json (the start)", allow[:1]),
                 ("the whole allowlist", allow)]
     seen = {name: [] for name, _ in variants}

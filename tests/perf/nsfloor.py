@@ -10,7 +10,7 @@
 #   python3 nsfloor.py N [STREAMS] --warm RUBRIC DOC [--copies 1|2|3]
 #       the one-copy warm floor (docs/runner.md#a-machine-where-every-page-table-write-traps):
 #       this interpreter compiles RUBRIC, imports what the warm interpreter would of its
-#       allowlist (read from src/run/warm.h, so the two cannot drift: the first module, and
+#       allowlist (warm_allowlist.py reads it from src/run/warm.h: the first module, and
 #       the others RUBRIC's code names) and freezes its objects as the warm interpreter
 #       does; then, per case, ONE clone(2) straight into a fresh
 #       namespace set, whose child (PID 1 of its namespace) gets DOC on stdin and /dev/null
@@ -28,7 +28,9 @@
 #       --copies 3 adds a fork before the clone (a supervisor that is a copy too): the tree
 #       a warm case had when its supervisor was a fork of the warm interpreter, and still
 #       has without benchdesk-supervisor.
-import ctypes, gc, io, os, re, sys
+import ctypes, gc, io, os, sys
+
+from warm_allowlist import imported_for
 
 FLAGS = 0x10000000 | 0x20000000 | 0x00020000 | 0x40000000 | 0x08000000 | 0x04000000
 SIGCHLD = 17
@@ -118,23 +120,10 @@ def stream(n, warm, copies=1):
 def warm_setup(rubric, doc):
     if os.uname().machine not in CLONE_NR:
         sys.exit("nsfloor --warm: no clone number for %s" % os.uname().machine)
-    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../src/run/warm.h")
-    text = open(header).read()
-    m = re.search(r"#define BD_WARM_ALLOWLIST((?:[^\n]*\\\n)*[^\n]*)", text)
-    if not m:
-        sys.exit("nsfloor --warm: no BD_WARM_ALLOWLIST in %s" % header)
-    allowlist = re.findall(r'"([A-Za-z_][A-Za-z0-9_.]*)"', m.group(1))
     with open(rubric, "rb") as f:
         code = compile(f.read(), "rubric.py", "exec", dont_inherit=True)
-    # As the warm interpreter does: the first module always, the others its code names.
-    named, todo = set(), [code]
-    while todo:
-        c = todo.pop()
-        named.update(n.partition(".")[0] for n in c.co_names)
-        todo.extend(x for x in c.co_consts if isinstance(x, type(code)))
-    for i, name in enumerate(allowlist):
-        if i == 0 or name in named:
-            __import__(name)
+    for name in imported_for(code):
+        __import__(name)
     fds = (os.open(doc, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY))
     gc.freeze()
     return (code,) + fds

@@ -18,8 +18,8 @@
 #                          namespaces and exits (nothing else) — no jailed start is cheaper;
 #                          one at a time, and two streams at once (how far the kernel lets
 #                          namespace creation and teardown scale on 2 CPUs here)
-#   warm floor             tests/perf/nsfloor.py --warm: an interpreter preloaded as the warm
-#                          one is, ONE clone straight into a fresh namespace set per case,
+#   warm floor             tests/perf/nsfloor.py --warm: an interpreter that imported what the warm
+#                          one imports, ONE clone straight into a fresh namespace set per case,
 #                          whose child runs the compiled rubric on the case's document and
 #                          exits (no init, jail, limits, supervisor or history) — less than
 #                          any warm case must do, so no warm start is cheaper; one stream and
