@@ -39,18 +39,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[PATH_MAX];
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-            continue;
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    return rmdir(dir);
+    bd_err err = BD_ERR_INIT;
+    return bd_remove_tree(dir, &err);
 }
 
 static char *slurp(const char *path, size_t *len)
