@@ -272,6 +272,8 @@ typedef struct memo_entry {
     char key_id[41];
     char *long_key_id; /* the key id when it does not fit key_id, else NULL */
     char *detail;      /* the detail when not empty, else NULL */
+    bool expiry_known;
+    int64_t expires;
 } memo_entry;
 
 struct bd_prov_ctx {
@@ -721,6 +723,8 @@ static bool memo_get(bd_prov_ctx *ctx, const uint8_t key[32], bd_prov_detached *
         snprintf(out->key_id, sizeof(out->key_id), "%s",
                  e->long_key_id ? e->long_key_id : e->key_id);
         snprintf(out->detail, sizeof(out->detail), "%s", e->detail ? e->detail : "");
+        out->expiry_known = e->expiry_known;
+        out->expires = e->expires;
         found = true;
     }
     pthread_mutex_unlock(&ctx->mu);
@@ -733,6 +737,8 @@ static bool memo_pack(memo_entry *e, const bd_prov_detached *d)
     e->verdict = (uint8_t)d->verdict;
     e->crypto_good = d->crypto_good;
     e->nsigs = d->nsigs;
+    e->expiry_known = d->expiry_known;
+    e->expires = d->expires;
     memcpy(e->fingerprint, d->fingerprint, sizeof(e->fingerprint));
     size_t kl = strlen(d->key_id);
     e->long_key_id = kl < sizeof(e->key_id) ? NULL : strdup(d->key_id);
@@ -795,6 +801,8 @@ static void verdict_from_key(bd_prov_detached *out, const key_info *ki, gpgme_er
                              unsigned summary)
 {
     memcpy(out->fingerprint, ki->primary, sizeof(out->fingerprint));
+    out->expiry_known = true;
+    out->expires = ki->expires;
     if (sc == GPG_ERR_CERT_REVOKED || ki->key_revoked || ki->sub_revoked ||
         (summary & GPGME_SIGSUM_KEY_REVOKED))
         out->verdict = BD_PROV_DET_REVOKED;
@@ -960,6 +968,8 @@ static void detached_from_memo(bd_prov_detached *out, const bd_sigmemo_entry *m)
     out->nsigs = 1;
     memcpy(out->fingerprint, m->fingerprint, sizeof(out->fingerprint));
     snprintf(out->key_id, sizeof(out->key_id), "%s", m->key_id);
+    out->expiry_known = true;
+    out->expires = m->expires;
 }
 
 /* Only a good signature by a key GnuPG listed (so its expiry is known) goes to the user
@@ -975,6 +985,113 @@ static void user_memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov
     memcpy(e.fingerprint, d->fingerprint, sizeof(e.fingerprint));
     memcpy(e.key_id, d->key_id, strlen(d->key_id) + 1); /* at most 40: checked above */
     bd_sigmemo_put(ctx->user_memo, key, &e);
+}
+
+/* ---- the case memo (sigmemo.h, docs/provenance.md#the-case-memo) ------------------- */
+
+/* BLAKE3 of this program's own bytes (/proc/self/exe), once per process: a case verdict
+ * is believed only by the build whose rules reached it, so a benchdesk that judges
+ * differently (a new schema rule, a new provenance rule) never takes an older one's. */
+static bool has_digest(const char *d);
+
+static uint8_t build_digest[32];
+static bool build_ok;
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+
+static void hash_own_build(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    blake3_hasher h;
+    blake3_hasher_init(&h);
+    uint8_t *buf = malloc(1 << 16);
+    ssize_t n = -1;
+    while (buf && (n = read(fd, buf, 1 << 16)) > 0)
+        blake3_hasher_update(&h, buf, (size_t)n);
+    close(fd);
+    free(buf);
+    if (n == 0) {
+        blake3_hasher_finalize(&h, build_digest, 32);
+        build_ok = true;
+    }
+}
+
+bool bd_prov_case_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
+                      const char *prov, size_t prov_len)
+{
+    if (!ctx || sj->kind != BD_SUBJECT_CASE || !has_digest(sj->current) || !has_digest(sj->pinned))
+        return false;
+    pthread_mutex_lock(&ctx->mu);
+    bool ok = !ctx->full && context_digest(ctx) && ctx->user_memo;
+    pthread_mutex_unlock(&ctx->mu);
+    pthread_once(&build_once, hash_own_build);
+    if (!ok || !build_ok)
+        return false;
+    bd_casememo_subject cs = {ctx->context, build_digest, sj->task_class, sj->case_id, sj->current,
+                              sj->pinned,   sut_kind,     prov,           prov_len};
+    bd_casememo_key(key, &cs);
+    return true;
+}
+
+/* One block of a recalled verdict: as verify_block leaves a valid one. */
+static void recall_block(bd_prov_sig *out, bool present, const char *fpr, const char *digest,
+                         int64_t expires)
+{
+    memset(out, 0, sizeof(*out));
+    out->present = present;
+    if (!present)
+        return;
+    snprintf(out->digest, sizeof(out->digest), "%s", digest);
+    memcpy(out->fingerprint, fpr, sizeof(out->fingerprint));
+    out->expiry_known = true;
+    out->expires = expires;
+}
+
+bool bd_prov_case_recall(bd_prov_ctx *ctx, const uint8_t key[32], const bd_subject *sj,
+                         bd_prov_result *out)
+{
+    bd_casememo_entry e;
+    if (!ctx || !bd_casememo_get(ctx->user_memo, key, time(NULL), &e))
+        return false;
+    memset(out, 0, sizeof(*out));
+    out->status = out->pin_status = (bd_prov_status)e.status;
+    recall_block(&out->author, e.author, e.author_fpr, sj->current, e.expires);
+    recall_block(&out->reviewer, e.reviewer, e.reviewer_fpr, sj->current, e.expires);
+    return true;
+}
+
+/* A block of a clean verdict: absent, or valid for the pin with its key's expiry known.
+ * Lowers *expires to that key's expiry. */
+static bool clean_block(const bd_prov_sig *b, int64_t *expires)
+{
+    if (!b->present)
+        return true;
+    if (b->superseded || b->pin_ok || b->err.code != BD_OK || !b->expiry_known || b->expires < 0 ||
+        !bd_fpr_valid(b->fingerprint))
+        return false;
+    if (b->expires && (*expires == 0 || b->expires < *expires))
+        *expires = b->expires;
+    return true;
+}
+
+void bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res)
+{
+    int64_t expires = 0;
+    if (!ctx || res->err.code != BD_OK || res->status != res->pin_status ||
+        !(res->status == BD_PROV_ST_DRAFT || res->status == BD_PROV_ST_AWAITING ||
+          res->status == BD_PROV_ST_SIGNED) ||
+        !clean_block(&res->author, &expires) || !clean_block(&res->reviewer, &expires))
+        return;
+    bd_casememo_entry e = {.status = (int)res->status,
+                           .author = res->author.present,
+                           .reviewer = res->reviewer.present,
+                           .expires = expires};
+    if (e.author)
+        memcpy(e.author_fpr, res->author.fingerprint, sizeof(e.author_fpr));
+    if (e.reviewer)
+        memcpy(e.reviewer_fpr, res->reviewer.fingerprint, sizeof(e.reviewer_fpr));
+    bd_casememo_put(ctx->user_memo, key, &e);
 }
 
 void bd_prov_ctx_full(bd_prov_ctx *ctx)
@@ -1364,6 +1481,8 @@ static void judge_key(bd_prov_sig *out, const bd_prov_ctx *ctx, const bd_prov_de
     const char *rname = nm->rname, *path = nm->path, *kind = nm->kind, *name = nm->name;
     const bd_signer *s = NULL;
     memcpy(out->fingerprint, d->fingerprint, sizeof(out->fingerprint));
+    out->expiry_known = d->expiry_known;
+    out->expires = d->expires;
     switch (d->verdict) {
     case BD_PROV_DET_UNKNOWN_KEY:
         bd_err_set(&out->err, BD_E_PROVENANCE_UNTRUSTED, path, b->line, 0,

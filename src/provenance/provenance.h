@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bench.h"
 #include "digest.h"
@@ -112,6 +113,8 @@ typedef struct bd_prov_detached {
     char fingerprint[BD_FPR_LEN + 1]; /* signer's primary fingerprint, upper-case; "" if unknown */
     char key_id[128];                 /* the key (or subkey) id GnuPG reports, "" if none */
     char detail[256];                 /* why it is no signature (NOT_SIGNATURE), else "" */
+    bool expiry_known;                /* the key was listed: `expires` is its expiry */
+    int64_t expires;                  /* the earlier of the key's and the subkey's, 0: never */
 } bd_prov_detached;
 
 /* Check the detached ASCII-armored signature `armored_sig` over exactly `len` bytes at
@@ -144,7 +147,10 @@ typedef struct bd_prov_sig {
     char digest[BD_DIGEST_BUF];       /* the digest it signed (its block's, or the one it
                                        * was judged against), "" if unknown */
     char fingerprint[BD_FPR_LEN + 1]; /* the primary fingerprint that signed, "" if unknown */
-    char identity[256];               /* the block's identity (informational) */
+    char identity[256];               /* the block's identity (informational; "" when
+                                       * the verdict came from the case memo) */
+    bool expiry_known;                /* a good signature's key expiry is known: */
+    int64_t expires;                  /* that expiry (UTC seconds), 0: never */
 } bd_prov_sig;
 
 typedef struct bd_prov_result {
@@ -177,6 +183,28 @@ typedef struct bd_prov_result {
  * it is bad (out->err says why), -1 when verification could not run (GnuPG failure,
  * out of memory: `err`, and out->status is BD_PROV_ST_BAD with the same error). */
 int bd_provenance_verify(bd_prov_result *out, bd_prov_ctx *ctx, const bd_subject *s, bd_err *err);
+
+/* ---- the case memo (docs/provenance.md#the-case-memo) ------------------------------ */
+
+/* The memo key of case subject `sj` (its current digest computed from the bytes just
+ * read, equal to its pin) in this context, for a task class of SUT kind `sut_kind` and
+ * provenance.yaml's bytes `prov` (NULL: no such file), into key. False when this context
+ * keeps no memo: `verify --full`, no usable state directory, or the program's own bytes
+ * (whose rules judged the entry) cannot be read. */
+bool bd_prov_case_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
+                      const char *prov, size_t prov_len);
+
+/* True when this user's memo holds a passing verdict under `key` that still holds now;
+ * *out is then filled as bd_provenance_verify fills it for that case (both blocks' digest
+ * the subject's current one, their identity ""). */
+bool bd_prov_case_recall(bd_prov_ctx *ctx, const uint8_t key[32], const bd_subject *sj,
+                         bd_prov_result *out);
+
+/* Remember `res` under `key` when it is the verdict of a case whose whole check passed
+ * (the caller's to know: files, pins, case.yaml, cassette) and is clean: draft, awaiting
+ * review or signed, against the pin too, every block present valid for the pin (none
+ * superseded or stale) and its key's expiry known. Anything else is not remembered. */
+void bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res);
 
 /* ---- many subjects at once (docs/provenance.md#verifying-many-signatures) ---------- */
 

@@ -15,6 +15,20 @@
  *   [136,144) zero
  *   [144,176) BLAKE3 keyed with `key` over [0,144)
  *
+ * A case verdict (docs/provenance.md#the-case-memo) is a record of the same length and
+ * file, told apart by its magic:
+ *
+ *   [0,8)     "bdcm0001"
+ *   [8,40)    the memo key (bd_casememo_key)
+ *   [40]      status (a bd_prov_status: 0 draft, 1 awaiting review, 2 signed)
+ *   [41]      1: an author block, [42] 1: a reviewer block
+ *   [43,48)   zero
+ *   [48,56)   the earliest expiry of the keys that signed, little-endian (0: never)
+ *   [56,96)   the author's primary fingerprint (40 hex), zero when no author block
+ *   [96,136)  the reviewer's, zero when no reviewer block
+ *   [136,144) zero
+ *   [144,176) BLAKE3 keyed with `key` over [0,144)
+ *
  * A record whose tag does not hold (written by anyone without the key, torn, or from an
  * older layout) is ignored.
  */
@@ -39,9 +53,11 @@
 
 #define REC_LEN  176
 #define REC_BODY 144
-/* Past this many bytes the file starts over (about 380,000 signatures). */
-#define MEMO_MAX_BYTES (64u << 20)
+/* Past this many bytes the file starts over (about 760,000 records: the signatures and
+ * verdicts of about 250,000 signed cases). */
+#define MEMO_MAX_BYTES (128u << 20)
 static const char rec_magic[8] = {'b', 'd', 's', 'm', '0', '0', '0', '1'};
+static const char case_magic[8] = {'b', 'd', 'c', 'm', '0', '0', '0', '1'};
 
 /* The records are kept as read (and as appended since), each authenticated only when a
  * lookup lands on it: opening a memo of a few hundred thousand entries costs one read and
@@ -235,33 +251,33 @@ static void rec_tag(const struct bd_sigmemo *m, const uint8_t *rec, uint8_t out[
     blake3_hasher_finalize(&h, out, 32);
 }
 
-static void rec_encode(const struct bd_sigmemo *m, uint8_t rec[REC_LEN], const uint8_t key[32],
-                       const bd_sigmemo_entry *e)
-{
-    memset(rec, 0, REC_LEN);
-    memcpy(rec, rec_magic, 8);
-    memcpy(rec + 8, key, 32);
-    le_put(rec + 40, (uint32_t)e->verdict, 4);
-    le_put(rec + 48, (uint64_t)e->expires, 8);
-    memcpy(rec + 56, e->fingerprint, strnlen(e->fingerprint, 40));
-    memcpy(rec + 96, e->key_id, strnlen(e->key_id, 40));
-    rec_tag(m, rec, rec + REC_BODY);
-}
-
-/* A record whose tag holds and whose fields are well formed, into key/e. */
-static bool rec_decode(const struct bd_sigmemo *m, const uint8_t *rec, uint8_t key[32],
-                       bd_sigmemo_entry *e)
+/* Whether `rec` is a record of the layout `magic` whose tag holds. */
+static bool rec_authentic(const struct bd_sigmemo *m, const uint8_t *rec, const char magic[8])
 {
     uint8_t tag[32];
-    if (memcmp(rec, rec_magic, 8) != 0)
+    if (memcmp(rec, magic, 8) != 0)
         return false;
     rec_tag(m, rec, tag);
     uint8_t diff = 0;
     for (int i = 0; i < 32; i++)
         diff |= (uint8_t)(tag[i] ^ rec[REC_BODY + i]);
-    if (diff)
-        return false;
-    memcpy(key, rec + 8, 32);
+    return diff == 0;
+}
+
+/* A signature entry into a record's [40,144). */
+static void rec_fill(uint8_t rec[REC_LEN], const void *entry)
+{
+    const bd_sigmemo_entry *e = entry;
+    le_put(rec + 40, (uint32_t)e->verdict, 4);
+    le_put(rec + 48, (uint64_t)e->expires, 8);
+    memcpy(rec + 56, e->fingerprint, strnlen(e->fingerprint, 40));
+    memcpy(rec + 96, e->key_id, strnlen(e->key_id, 40));
+}
+
+/* The fields of an authentic signature record, when well formed. */
+static bool rec_decode(const uint8_t *rec, void *out)
+{
+    bd_sigmemo_entry *e = out;
     memset(e, 0, sizeof(*e));
     e->verdict = (int)le_get(rec + 40, 4);
     e->expires = (int64_t)le_get(rec + 48, 8);
@@ -269,6 +285,40 @@ static bool rec_decode(const struct bd_sigmemo *m, const uint8_t *rec, uint8_t k
     memcpy(e->key_id, rec + 96, 40);
     e->key_id[40] = '\0';
     return bd_fpr_valid(e->fingerprint);
+}
+
+/* A case entry into a record's [40,144). */
+static void case_fill(uint8_t rec[REC_LEN], const void *entry)
+{
+    const bd_casememo_entry *e = entry;
+    rec[40] = (uint8_t)e->status;
+    rec[41] = e->author;
+    rec[42] = e->reviewer;
+    le_put(rec + 48, (uint64_t)e->expires, 8);
+    if (e->author)
+        memcpy(rec + 56, e->author_fpr, 40);
+    if (e->reviewer)
+        memcpy(rec + 96, e->reviewer_fpr, 40);
+}
+
+/* The fields of an authentic case record, when well formed: a status a passing case can
+ * have, and a fingerprint for exactly the blocks present. */
+static bool case_decode(const uint8_t *rec, void *out)
+{
+    bd_casememo_entry *e = out;
+    memset(e, 0, sizeof(*e));
+    e->status = rec[40];
+    e->author = rec[41] == 1;
+    e->reviewer = rec[42] == 1;
+    e->expires = (int64_t)le_get(rec + 48, 8);
+    if (rec[40] > 2 || rec[41] > 1 || rec[42] > 1 || e->expires < 0)
+        return false;
+    if (e->author)
+        memcpy(e->author_fpr, rec + 56, 40);
+    if (e->reviewer)
+        memcpy(e->reviewer_fpr, rec + 96, 40);
+    return (!e->author || bd_fpr_valid(e->author_fpr)) &&
+           (!e->reviewer || bd_fpr_valid(e->reviewer_fpr));
 }
 
 /* Under m->mu: the secret and every record, once (indexed, not yet authenticated). */
@@ -302,7 +352,7 @@ static void ensure_loaded(struct bd_sigmemo *m)
             m->cap_recs = len / REC_LEN;
             /* A record of another layout is never a candidate. */
             for (size_t off = 0; off + REC_LEN <= got; off += REC_LEN) {
-                if (memcmp(buf + off, rec_magic, 8) != 0)
+                if (memcmp(buf + off, rec_magic, 8) != 0 && memcmp(buf + off, case_magic, 8) != 0)
                     continue;
                 if (off != m->n_recs * REC_LEN)
                     memmove(buf + m->n_recs * REC_LEN, buf + off, REC_LEN);
@@ -317,9 +367,17 @@ static void ensure_loaded(struct bd_sigmemo *m)
     close(fd);
 }
 
-/* Under m->mu: the newest record of `key` whose tag holds, decoded into *e. */
-static bool find_newest(struct bd_sigmemo *m, const uint8_t key[32], bd_sigmemo_entry *e)
+typedef bool (*rec_decoder)(const uint8_t *rec, void *out);
+
+/* Under m->mu: the newest record of `key` of layout `magic` that is authentic and that
+ * `decode` finds well formed, or NULL. */
+static const uint8_t *find_newest(struct bd_sigmemo *m, const uint8_t key[32], const char magic[8],
+                                  rec_decoder decode)
 {
+    union {
+        bd_sigmemo_entry sig;
+        bd_casememo_entry cas;
+    } scratch;
     size_t best = 0; /* 1 + the record's number of the newest tried so far, 0 none */
     for (;;) {
         /* The newest record of `key` older than `best` (the same key's records are few:
@@ -332,29 +390,43 @@ static bool find_newest(struct bd_sigmemo *m, const uint8_t key[32], bd_sigmemo_
                 cand = v;
         }
         if (!cand)
-            return false;
-        uint8_t k[32];
-        if (rec_decode(m, rec_at(m, (uint32_t)cand), k, e))
-            return true;
+            return NULL;
+        const uint8_t *rec = rec_at(m, (uint32_t)cand);
+        if (rec_authentic(m, rec, magic) && decode(rec, &scratch))
+            return rec;
         best = cand;
     }
 }
 
-bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo_entry *out)
+/* The newest believable record of `key` and layout `magic`, decoded into *out, when it
+ * still holds at `now` (its expiry, [48,56) in both layouts, not reached). */
+static bool memo_get(struct bd_sigmemo *m, const uint8_t key[32], time_t now, const char magic[8],
+                     rec_decoder decode, void *out)
 {
     bool found = false;
-    bd_sigmemo_entry e;
     if (!m)
         return false;
     pthread_mutex_lock(&m->mu);
     ensure_loaded(m);
-    if (m->usable && find_newest(m, key, &e)) {
-        found = e.expires == 0 || (int64_t)now < e.expires;
+    const uint8_t *rec = m->usable ? find_newest(m, key, magic, decode) : NULL;
+    if (rec) {
+        int64_t expires = (int64_t)le_get(rec + 48, 8);
+        found = expires == 0 || (int64_t)now < expires;
         if (found)
-            *out = e;
+            decode(rec, out);
     }
     pthread_mutex_unlock(&m->mu);
     return found;
+}
+
+bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo_entry *out)
+{
+    return memo_get(m, key, now, rec_magic, rec_decode, out);
+}
+
+bool bd_casememo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_casememo_entry *out)
+{
+    return memo_get(m, key, now, case_magic, case_decode, out);
 }
 
 /* Under m->mu: record `rec` kept in memory too (best effort, as the file). */
@@ -373,7 +445,33 @@ static void keep_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
         m->n_recs++;
 }
 
-void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
+/* Under m->mu, the memo loaded and usable: `rec` kept and appended to the file. */
+static void append_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
+{
+    keep_record(m, rec);
+    if (!m->append_tried) {
+        m->append_tried = true;
+        m->append_fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
+    }
+    int fd = m->append_fd;
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        /* Full: start over. A torn record at the end: cut it, or every later record
+         * would be read out of step. */
+        if ((uint64_t)st.st_size + REC_LEN > MEMO_MAX_BYTES)
+            (void)ftruncate(fd, 0);
+        else if (st.st_size % REC_LEN)
+            (void)ftruncate(fd, st.st_size - st.st_size % REC_LEN);
+    }
+    /* One write of a whole record: a torn one fails its tag and is ignored. */
+    if (fd >= 0 && write(fd, rec, REC_LEN) != REC_LEN) {
+        /* best effort: the verdict is still kept in memory */
+    }
+}
+
+/* Remember an entry under `key` as a record of layout `magic` whose fields `fill` writes. */
+static void memo_put(struct bd_sigmemo *m, const uint8_t key[32], const char magic[8],
+                     void (*fill)(uint8_t rec[REC_LEN], const void *entry), const void *entry)
 {
     if (!m)
         return;
@@ -381,26 +479,52 @@ void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry
     ensure_loaded(m);
     if (m->usable) {
         uint8_t rec[REC_LEN];
-        rec_encode(m, rec, key, e);
-        keep_record(m, rec);
-        if (!m->append_tried) {
-            m->append_tried = true;
-            m->append_fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
-        }
-        int fd = m->append_fd;
-        struct stat st;
-        if (fd >= 0 && fstat(fd, &st) == 0) {
-            /* Full: start over. A torn record at the end: cut it, or every later record
-             * would be read out of step. */
-            if ((uint64_t)st.st_size + REC_LEN > MEMO_MAX_BYTES)
-                (void)ftruncate(fd, 0);
-            else if (st.st_size % REC_LEN)
-                (void)ftruncate(fd, st.st_size - st.st_size % REC_LEN);
-        }
-        /* One write of a whole record: a torn one fails its tag and is ignored. */
-        if (fd >= 0 && write(fd, rec, REC_LEN) != REC_LEN) {
-            /* best effort: the verdict is still kept in memory */
-        }
+        memset(rec, 0, REC_LEN);
+        memcpy(rec, magic, 8);
+        memcpy(rec + 8, key, 32);
+        fill(rec, entry);
+        rec_tag(m, rec, rec + REC_BODY);
+        append_record(m, rec);
     }
     pthread_mutex_unlock(&m->mu);
+}
+
+void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
+{
+    memo_put(m, key, rec_magic, rec_fill, e);
+}
+
+void bd_casememo_put(bd_sigmemo *m, const uint8_t key[32], const bd_casememo_entry *e)
+{
+    memo_put(m, key, case_magic, case_fill, e);
+}
+
+/* Each part of the subject as len ‖ bytes (8-byte little-endian length). */
+static void key_part(blake3_hasher *h, const void *p, size_t len)
+{
+    uint8_t l[8];
+    le_put(l, len, 8);
+    blake3_hasher_update(h, l, sizeof(l));
+    blake3_hasher_update(h, p, len);
+}
+
+void bd_casememo_key(uint8_t out[32], const bd_casememo_subject *s)
+{
+    static const char tag[] = "benchdesk-casememo-1";
+    blake3_hasher h;
+    uint8_t b[8];
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, tag, sizeof(tag));
+    blake3_hasher_update(&h, s->context, 32);
+    blake3_hasher_update(&h, s->build, 32);
+    key_part(&h, s->task_class, strlen(s->task_class));
+    key_part(&h, s->case_id, strlen(s->case_id));
+    key_part(&h, s->digest, strlen(s->digest));
+    key_part(&h, s->pinned, strlen(s->pinned));
+    le_put(b, (uint64_t)s->sut_kind, 8);
+    blake3_hasher_update(&h, b, sizeof(b));
+    uint8_t present = s->prov != NULL;
+    blake3_hasher_update(&h, &present, 1);
+    key_part(&h, s->prov ? s->prov : "", s->prov ? s->prov_len : 0);
+    blake3_hasher_finalize(&h, out, 32);
 }

@@ -9,7 +9,9 @@
  * trusted-signers.yaml) and authenticated with a secret key of this user's kept beside it:
  * a bench, a contributor or another user cannot write an entry this user believes, and
  * the memo is never shared or committed. An entry only ever stands for a verdict GnuPG
- * gave on the same bytes; `verify --full` does not read it.
+ * gave on the same bytes; `verify --full` does not read it. Beside the signatures it keeps
+ * the verdicts of whole cases (the case memo), each for the exact bytes and build it was
+ * reached on.
  *
  * Thread-safe. No failure is an error: a memo that cannot be read or written is simply
  * not used (the signature is checked by GnuPG).
@@ -54,5 +56,44 @@ bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo
 
 /* Remember `e` under `key` (appended to the memo file; best effort). */
 void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e);
+
+/* ---- the case memo (docs/provenance.md#the-case-memo) ------------------------------- */
+
+/* What is remembered of one case whose whole check passed: its files matched their pins,
+ * its case.yaml and provenance.yaml were valid, and every signature present verified for
+ * the pin, by a trusted key, superseded by none. Kept in the same files as the signatures,
+ * tagged with the same secret. */
+typedef struct bd_casememo_entry {
+    int status;                          /* a bd_prov_status: draft, awaiting review or signed */
+    bool author, reviewer;               /* which signature blocks are present */
+    int64_t expires;                     /* the earliest expiry of the keys that signed, 0: none */
+    char author_fpr[BD_FPR_HEX_LEN + 1]; /* the author's primary fingerprint, "" if none */
+    char reviewer_fpr[BD_FPR_HEX_LEN + 1]; /* the reviewer's, "" if none */
+} bd_casememo_entry;
+
+/* What a case's verdict depends on, all of it in its memo key. */
+typedef struct bd_casememo_subject {
+    const uint8_t *context; /* 32 bytes: the public keys and the trusted signers */
+    const uint8_t *build;   /* 32 bytes: the program that judged (its rules) */
+    const char *task_class; /* its name */
+    const char *case_id;
+    const char *digest; /* the case digest computed from the bytes just read */
+    const char *pinned; /* its pin in digests.yaml */
+    int sut_kind;       /* the task class's SUT kind (whether a cassette must exist) */
+    const char *prov;   /* provenance.yaml's bytes as read, NULL when it is absent */
+    size_t prov_len;
+} bd_casememo_subject;
+
+/* BLAKE3("benchdesk-casememo-1\0" ‖ context ‖ build ‖ each of task_class, case_id,
+ * digest, pinned as len ‖ bytes ‖ sut_kind ‖ present ‖ len ‖ provenance.yaml), lengths and
+ * sut_kind as 8-byte little-endian, present one byte. */
+void bd_casememo_key(uint8_t out[32], const bd_casememo_subject *s);
+
+/* True with *out when a case verdict was remembered under `key` and still holds at `now`
+ * (not past the earliest expiry of its keys). */
+bool bd_casememo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_casememo_entry *out);
+
+/* Remember `e` under `key` (best effort, as bd_sigmemo_put). */
+void bd_casememo_put(bd_sigmemo *m, const uint8_t key[32], const bd_casememo_entry *e);
 
 #endif

@@ -24,8 +24,10 @@ typedef struct bd_case_check {
     char digest[BD_DIGEST_BUF];   /* computed case digest, "" if not computable */
     char pinned[BD_DIGEST_BUF];   /* pin in digests.yaml, "" if none */
     char cassette[BD_DIGEST_BUF]; /* computed digest of cassette.json, "" if absent */
-    bd_case *loaded;              /* the parsed case.yaml, or NULL when it failed */
-    bd_provfile *prov_file;       /* its provenance.yaml (empty when absent), or NULL */
+    bd_case *loaded;              /* the parsed case.yaml, or NULL when it failed or the
+                                   * case memo answered (BD_CASE_MEMO_VERDICT) */
+    bd_provfile *prov_file;       /* its provenance.yaml (empty when absent), or NULL when it
+                                   * failed or the case memo answered */
     bool prov_checked;            /* its signatures were checked (bd_verify with a context) */
     bd_prov_result prov;          /* its outcome when prov_checked */
 } bd_case_check;
@@ -67,6 +69,17 @@ typedef struct bd_verify_sink {
 
 /* What bd_verify checks and how ({0}: the task class, every case, orphaned pins, no
  * signatures, streamed, every failure, threads as they pay off). */
+/* What this user's case memo (docs/provenance.md#the-case-memo) may answer for a check
+ * with signatures. */
+typedef enum {
+    BD_CASE_MEMO_OFF,       /* nothing: every case is checked and comes back whole */
+    BD_CASE_MEMO_VERDICT,   /* a case it knows to pass comes back with its verdict alone:
+                             * digests, pin and signatures' outcome; loaded and prov_file
+                             * NULL (`verify`) */
+    BD_CASE_MEMO_WITH_CASE, /* the same with case.yaml parsed from the bytes just read
+                             * (loaded set, prov_file NULL: the run gate) */
+} bd_case_memo_mode;
+
 typedef struct bd_verify_opts {
     /* Which cases: the `n_case_ids` named, in that order (each must exist, else it fails
      * with bench.unknown_case), or every case in id order when n_case_ids is 0 — and then
@@ -85,9 +98,12 @@ typedef struct bd_verify_opts {
                       * sink and released, a window of cases alive whatever their number */
     bool stop_early; /* stop at the first failure (task class, then cases in order, then
                       * orphans): the counts then cover what was checked */
-    bool scan_here;  /* scan on the calling thread only (a caller that spreads chunks
-                      * over the cores itself); with `prov`, up to four threads still
-                      * check ahead (at most 128 cases) so GnuPG is waited on together */
+    /* With `prov`: what the case memo may answer; in either mode but OFF, every case whose
+     * whole check passes is remembered there. A case is still read and hashed in full. */
+    bd_case_memo_mode case_memo;
+    bool scan_here; /* scan on the calling thread only (a caller that spreads chunks
+                     * over the cores itself); with `prov`, up to four threads still
+                     * check ahead (at most 128 cases) so GnuPG is waited on together */
 } bd_verify_opts;
 
 /* The one check of a task class and its cases (docs/provenance.md): the task-class digest
@@ -96,7 +112,8 @@ typedef struct bd_verify_opts {
  * file of an interrupted write is in the case dir (case.leftover_temp, and the case is not
  * hashed), the pin exists (case.digest_missing), the computed digest equals the pin
  * (case.digest_mismatch), cassette.json exists for cassette SUTs (cassette.missing) and
- * matches cassette_digest (cassette.digest_mismatch), and with `prov` its signatures),
+ * matches cassette_digest (cassette.digest_mismatch), and with `prov` its signatures —
+ * or, with opts.case_memo, the verdict this user's memo holds for exactly these bytes),
  * checked ahead on up to four threads, one pass over each case's files, handed to
  * sink->on_case in order on the calling thread; then orphaned pins (sink->on_orphan).
  * `opts` NULL is {0}. Returns 0 when everything checked passed, 1 when something failed

@@ -108,6 +108,7 @@ typedef struct gate_sink {
     bd_run_plan *plan;
     bd_runner *runner; /* takes each kept case's check (bd_runner_take_check) */
     const bd_run_gate_opts *o;
+    const bd_task_class *tc;
     bool subset;
     bd_prov_status tc_prov;
     bool have_first; /* first failure: task class, then cases in order, then orphans */
@@ -175,8 +176,12 @@ static void gate_case(bd_case_check *k, void *payload)
     if (!is_signed && !g->o->drafts) {
         if (g->subset) {
             if (!g->have_refuse) {
+                /* A verdict from the case memo comes without its file: named here. */
+                char prov_path[4096];
+                snprintf(prov_path, sizeof(prov_path), "%s/%s/%s", g->tc->cases_dir, k->case_id,
+                         BD_PROVENANCE_FILE);
                 bd_err_set(&g->refuse, BD_E_PROVENANCE_MISSING,
-                           k->prov_file ? k->prov_file->path : NULL, 0, 0,
+                           k->prov_file ? k->prov_file->path : prov_path, 0, 0,
                            "case '%s' is %s, not signed by an author and a reviewer; sign it ",
                            k->case_id, bd_prov_status_str(k->prov.status));
                 bd_err_advise(&g->refuse, BD_ACT_SIGN_CASE, NULL);
@@ -320,6 +325,7 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     gs.plan = plan;
     gs.runner = runner;
     gs.o = o;
+    gs.tc = tc;
     gs.subset = n > 0;
     gs.hint = o->drafts_hint ? o->drafts_hint : "allow drafts";
     bd_verify_sink sink = {gate_task_class, gate_case, gate_orphan, &gs};
@@ -334,7 +340,13 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     bool refused_early = gs.have_first || (!plan->tc_signed && !o->drafts);
     /* The first failure of the task class or of a selected case refuses the run; the
      * others are noted (bd_verify's stop_early would stop at an unselected one). */
-    bd_verify_opts vopt = {.case_ids = ids, .n_case_ids = n, .prov = ctx, .no_cases = false};
+    /* A case the case memo knows to pass is not judged again, but its case.yaml is parsed
+     * from the bytes just read: the run takes it (docs/provenance.md#the-case-memo). */
+    bd_verify_opts vopt = {.case_ids = ids,
+                           .n_case_ids = n,
+                           .prov = ctx,
+                           .no_cases = false,
+                           .case_memo = BD_CASE_MEMO_WITH_CASE};
     if (!refused_early && bd_verify(&rep, tc, &vopt, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {

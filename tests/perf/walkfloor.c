@@ -5,8 +5,10 @@
  *   bd_perf_walkfloor CASES_DIR [THREADS] [--no-hash]
  *
  * Does the least any verify of CASES_DIR must do and nothing else: list every case
- * directory and its subdirectories (getdents64, types from the listing), open and read
- * every regular file once, and hash its bytes with BLAKE3 — on THREADS threads (default:
+ * directory and its subdirectories (getdents64, types from the listing), open every
+ * regular file once, fstat it (the digest covers each file's execute bits, which only a
+ * stat gives: docs/formats.md#digests), read it, and hash its bytes with BLAKE3 — on
+ * THREADS threads (default:
  * the online CPUs) taking cases from one shared counter. No parsing, no ordering, no
  * signature, no memo, no error text: a short read is taken as the end of a file, and
  * anything but a directory or a regular file is skipped. What benchdesk's verify does on
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +55,7 @@ static atomic_size_t next_case;
 static atomic_int failed;
 
 typedef struct {
-    uint64_t dirs, files, bytes;
+    uint64_t dirs, files, bytes, exec_bits;
     char *dents[MAX_DEPTH + 1];
     char *buf;
 } worker;
@@ -60,8 +63,14 @@ typedef struct {
 static int read_file(worker *w, int dfd, const char *name)
 {
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
     if (fd < 0)
         return -1;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return -1;
+    }
+    w->exec_bits += (st.st_mode & 0111) != 0;
     blake3_hasher h;
     if (hash_bytes)
         blake3_hasher_init(&h);
@@ -215,14 +224,17 @@ int main(int argc, char **argv)
     closedir(d);
     if (atomic_load(&failed))
         return 1;
-    uint64_t dirs = 0, files = 0, bytes = 0;
+    uint64_t dirs = 0, files = 0, bytes = 0, exec_bits = 0;
     for (long t = 0; t < threads; t++) {
         dirs += ws[t].dirs;
         files += ws[t].files;
         bytes += ws[t].bytes;
+        exec_bits += ws[t].exec_bits;
     }
-    printf("walkfloor: %zu cases, %llu dirs, %llu files, %llu bytes%s, %ld threads: %.3f s\n",
-           n_cases, (unsigned long long)dirs, (unsigned long long)files, (unsigned long long)bytes,
-           hash_bytes ? " hashed" : "", threads, wall);
+    printf("walkfloor: %zu cases, %llu dirs, %llu files (%llu executable), %llu bytes%s, %ld "
+           "threads: %.3f s\n",
+           n_cases, (unsigned long long)dirs, (unsigned long long)files,
+           (unsigned long long)exec_bits, (unsigned long long)bytes, hash_bytes ? " hashed" : "",
+           threads, wall);
     return 0;
 }
