@@ -226,7 +226,7 @@ static int verify_one(bd_cli *cli, const bd_bench *bench, bd_prov_ctx *pctx, con
         bd_verify_sink sink = {on_tc, on_case, on_orphan, &vo};
         /* Nothing but the verdicts is shown: a case the case memo knows to pass is not
          * judged again (docs/provenance.md#the-case-memo). */
-        bd_verify_opts vopt = {.prov = pctx, .case_memo = BD_CASE_MEMO_VERDICT};
+        bd_verify_opts vopt = {.prov = pctx, .case_memo = true};
         if (bd_verify(&rep, tc, &vopt, &sink, err) < 0) {
             if (cli->json)
                 fputs("]}]}\n", stdout); /* close what was open; the error follows */

@@ -171,45 +171,35 @@ static bool has_case(const bd_task_class *tc, const char *id)
 
 /* One case's dealings with the case memo (docs/provenance.md#the-case-memo). */
 typedef struct case_memo_io {
-    bd_prov_ctx *ctx;       /* NULL: no memo */
-    bd_case_memo_mode mode; /* BD_CASE_MEMO_OFF: no memo */
-    uint8_t key[32];        /* the case's memo key, when keyed */
-    bool keyed;             /* key is over the very bytes the fast path judged */
-    bool hit;               /* the memo answered: the verdict is in the check already */
+    bd_prov_ctx *ctx; /* NULL: no memo */
+    uint8_t key[32];  /* the case's memo key, when keyed */
+    bool keyed;       /* key is over the very bytes the fast path judged */
+    bool hit;         /* the memo answered: the verdict is in the check already */
 } case_memo_io;
 
-/* The case memo's answer for a case whose files were just scanned (`sc`) and that
- * matches its pin: 1 when it recalls a passing verdict (out filled as a passing check,
- * case.yaml parsed from sc in BD_CASE_MEMO_WITH_CASE), 0 when it does not (memo->key set
- * when keyed, to remember the verdict the check reaches), -1 when case.yaml would not
- * parse after all (the path-based check says why). */
-static int recall_case(bd_case_check *out, const bd_task_class *tc, const char *case_dir,
-                       const bd_scanned_case *sc, case_memo_io *memo)
+/* The case memo's answer for a case whose files were just scanned (`sc`): true when it
+ * recalls a passing verdict (out filled as a passing check, without loaded and
+ * prov_file), false when it does not (memo->key then set when keyed, to remember the
+ * verdict the check reaches). */
+static bool recall_case(bd_case_check *out, const bd_task_class *tc, const bd_scanned_case *sc,
+                        case_memo_io *memo)
 {
     const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, out->case_id) : NULL;
     if (!pin || strcmp(pin->digest, sc->digest) != 0)
-        return 0; /* it fails its pin: the check says how */
+        return false; /* it fails its pin: the check says how */
     bd_subject sj = {BD_SUBJECT_CASE, tc->name, out->case_id, sc->digest, pin->digest, NULL};
     memo->keyed = bd_prov_case_key(memo->ctx, memo->key, &sj, (int)tc->reg->sut_kind,
                                    sc->prov_present ? sc->prov_yaml : NULL,
                                    sc->prov_present ? sc->prov_len : 0);
     if (!memo->keyed || !bd_prov_case_recall(memo->ctx, memo->key, &sj, &out->prov))
-        return 0;
-    if (memo->mode == BD_CASE_MEMO_WITH_CASE) {
-        char path[BD_PATH_MAX + 32];
-        bd_err e = BD_ERR_INIT;
-        if (join_path(path, sizeof(path), case_dir, "case.yaml") < 0 ||
-            bd_case_parse(&out->loaded, sc->case_yaml, sc->case_yaml_len, path, out->case_id, &e) !=
-                0)
-            return -1;
-    }
+        return false;
     memcpy(out->digest, sc->digest, sizeof(out->digest));
     snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
     if (sc->cassette_present)
         memcpy(out->cassette, sc->cassette, sizeof(out->cassette));
     out->prov_checked = true;
     memo->hit = true;
-    return 1;
+    return true;
 }
 
 /* The check of one case in one pass (bd_case_scan: each file opened relative to the
@@ -235,14 +225,9 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
     if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || sc.unusual ||
         !sc.case_yaml)
         goto slow;
-    if (memo->ctx && memo->mode != BD_CASE_MEMO_OFF) {
-        int r = recall_case(out, tc, case_dir, &sc, memo);
-        if (r < 0)
-            goto slow;
-        if (r > 0) {
-            bd_case_scan_release(&sc);
-            return 0;
-        }
+    if (memo->ctx && recall_case(out, tc, &sc, memo)) {
+        bd_case_scan_release(&sc);
+        return 0;
     }
     join_path(path, sizeof(path), case_dir, BD_PROVENANCE_FILE); /* fits: path is 32 longer */
     if (sc.prov_present) {
@@ -349,7 +334,7 @@ typedef struct case_pool {
     bool stop;
     atomic_bool gather; /* gather each run's unknown signatures into a batch (check_run) */
     size_t window;      /* slots: POOL_WINDOW, or fewer for a few cases (a check is ~10 KB) */
-    bd_case_memo_mode case_memo; /* opts.case_memo (OFF without a context) */
+    bool case_memo;     /* opts.case_memo */
     pool_slot *slots;
 } case_pool;
 
@@ -357,8 +342,7 @@ typedef struct case_pool {
 static void scan_one(case_pool *p, bd_case_scanner *scanner, size_t i)
 {
     pool_slot *s = &p->slots[i % p->window];
-    s->memo.ctx = p->ctx;
-    s->memo.mode = p->case_memo;
+    s->memo.ctx = p->case_memo ? p->ctx : NULL;
     s->failed = verify_case_fast(&s->chk, p->tc, p->cases_fd, scanner, p->ids[i], &s->memo) != 0;
     s->prov_v = 0;
 }
@@ -483,7 +467,7 @@ static case_pool *pool_start(const bd_task_class *tc, const char *const *ids, si
     p->ids = ids;
     p->n = n;
     p->ctx = o->prov;
-    p->case_memo = o->prov ? o->case_memo : BD_CASE_MEMO_OFF;
+    p->case_memo = o->case_memo;
     atomic_init(&p->gather, true);
     p->cases_fd = open(tc->cases_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     pthread_mutex_init(&p->mu, NULL);

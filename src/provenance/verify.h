@@ -25,7 +25,7 @@ typedef struct bd_case_check {
     char pinned[BD_DIGEST_BUF];   /* pin in digests.yaml, "" if none */
     char cassette[BD_DIGEST_BUF]; /* computed digest of cassette.json, "" if absent */
     bd_case *loaded;              /* the parsed case.yaml, or NULL when it failed or the
-                                   * case memo answered (BD_CASE_MEMO_VERDICT) */
+                                   * case memo answered (opts.case_memo) */
     bd_provfile *prov_file;       /* its provenance.yaml (empty when absent), or NULL when it
                                    * failed or the case memo answered */
     bool prov_checked;            /* its signatures were checked (bd_verify with a context) */
@@ -69,17 +69,6 @@ typedef struct bd_verify_sink {
 
 /* What bd_verify checks and how ({0}: the task class, every case, orphaned pins, no
  * signatures, streamed, every failure, threads as they pay off). */
-/* What this user's case memo (docs/provenance.md#the-case-memo) may answer for a check
- * with signatures. */
-typedef enum {
-    BD_CASE_MEMO_OFF,       /* nothing: every case is checked and comes back whole */
-    BD_CASE_MEMO_VERDICT,   /* a case it knows to pass comes back with its verdict alone:
-                             * digests, pin and signatures' outcome; loaded and prov_file
-                             * NULL (`verify`) */
-    BD_CASE_MEMO_WITH_CASE, /* the same with case.yaml parsed from the bytes just read
-                             * (loaded set, prov_file NULL: the run gate) */
-} bd_case_memo_mode;
-
 typedef struct bd_verify_opts {
     /* Which cases: the `n_case_ids` named, in that order (each must exist, else it fails
      * with bench.unknown_case), or every case in id order when n_case_ids is 0 — and then
@@ -98,9 +87,11 @@ typedef struct bd_verify_opts {
                       * sink and released, a window of cases alive whatever their number */
     bool stop_early; /* stop at the first failure (task class, then cases in order, then
                       * orphans): the counts then cover what was checked */
-    /* With `prov`: what the case memo may answer; in either mode but OFF, every case whose
-     * whole check passes is remembered there. A case is still read and hashed in full. */
-    bd_case_memo_mode case_memo;
+    /* With `prov`: a case this user's case memo (docs/provenance.md#the-case-memo) knows to
+     * pass on exactly the bytes just read comes back with its verdict alone — digests, pin,
+     * the signatures' outcome; loaded and prov_file NULL — and every case whose whole check
+     * passes is remembered there. Every case is still read and hashed in full. */
+    bool case_memo;
     bool scan_here; /* scan on the calling thread only (a caller that spreads chunks
                      * over the cores itself); with `prov`, up to four threads still
                      * check ahead (at most 128 cases) so GnuPG is waited on together */

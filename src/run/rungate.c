@@ -340,13 +340,10 @@ int bd_run_gate(bd_run_plan *plan, bd_runner *runner, const bd_bench *bench,
     bool refused_early = gs.have_first || (!plan->tc_signed && !o->drafts);
     /* The first failure of the task class or of a selected case refuses the run; the
      * others are noted (bd_verify's stop_early would stop at an unselected one). */
-    /* A case the case memo knows to pass is not judged again, but its case.yaml is parsed
-     * from the bytes just read: the run takes it (docs/provenance.md#the-case-memo). */
-    bd_verify_opts vopt = {.case_ids = ids,
-                           .n_case_ids = n,
-                           .prov = ctx,
-                           .no_cases = false,
-                           .case_memo = BD_CASE_MEMO_WITH_CASE};
+    /* A case the case memo knows to pass is not parsed or judged again: the runner takes
+     * its digests alone (docs/provenance.md#the-case-memo). */
+    bd_verify_opts vopt = {
+        .case_ids = ids, .n_case_ids = n, .prov = ctx, .no_cases = false, .case_memo = true};
     if (!refused_early && bd_verify(&rep, tc, &vopt, &sink, err) < 0)
         goto out;
     if (stop_now(o)) {

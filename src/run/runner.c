@@ -414,7 +414,10 @@ static void keep_digests(run_case *c, const bd_case_check *chk)
 
 void bd_runner_take_check(bd_runner *r, bd_case_check *chk)
 {
-    if (r->prepared || r->started || chk->err.code != BD_OK || !chk->loaded)
+    /* A passing check: its case.yaml was valid on these bytes, parsed now or when the case
+     * memo's verdict was reached (loaded then NULL); the case is parsed again when it
+     * starts, from the bytes it hashes against the pin. */
+    if (r->prepared || r->started || chk->err.code != BD_OK)
         return;
     run_case *c = r->take_next < r->n && strcmp(r->cases[r->take_next].id, chk->case_id) == 0
                       ? &r->cases[r->take_next]

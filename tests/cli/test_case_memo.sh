@@ -116,8 +116,9 @@ before=$(stat -c %s "$entries")
 [ "$(bd verify --full --json | verdicts)" = "$full" ] && pass "verify --full agrees" || fail "verify --full differs"
 [ "$(stat -c %s "$entries")" = "$before" ] && pass "verify --full left the memo alone" || fail "verify --full changed the memo"
 
-# The run gate takes the memo's verdicts and parses each case it runs from the bytes it
-# read: the run records the signed cases with their digests, and judges nothing again.
+# The run gate takes the memo's verdicts (the runner keeps each case's digests, and parses
+# case.yaml when the case starts): the run records the signed cases with their digests,
+# and the gate judges nothing again.
 before=$(count case)
 RUN=(--isolation subprocess --jobs 2)
 expect 0 - -- bd run "$tc" "${RUN[@]}"
