@@ -106,10 +106,10 @@ struct bd_case_check;
 /* Hand the runner the check of one of its cases that the run gate made (bd_verify: the
  * case's files read once, its case.yaml parsed from the bytes that were hashed, its
  * signatures checked on them — or the case memo's verdict for those bytes, without
- * loaded: docs/provenance.md#the-case-memo). The runner keeps a passed check's two digests (the
- * case's and its cassette's), not its parsed case.yaml: a case's start parses it again from the
- * bytes it hashes (docs/runner.md#use-time-integrity-and-leftovers). `chk` stays the
- * caller's. When every case the runner keeps was handed over, bd_runner_prepare checks
+ * loaded: docs/provenance.md#the-case-memo). The runner keeps a passed check's two
+ * digests (the case's and its cassette's), not its parsed case.yaml: a case's start parses
+ * it again from the bytes it hashes (docs/runner.md#use-time-integrity-and-leftovers).
+ * `chk` stays the caller's. When every case the runner keeps was handed over, bd_runner_prepare checks
  * the task class again but not the cases.
  * Ignored after prepare, for a check that failed, and for an id the runner does not
  * have. */
