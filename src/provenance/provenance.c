@@ -989,11 +989,11 @@ static void user_memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov
 
 /* ---- the case memo (sigmemo.h, docs/provenance.md#the-case-memo) ------------------- */
 
+static bool has_digest(const char *d);
+
 /* BLAKE3 of this program's own bytes (/proc/self/exe), once per process: a case verdict
  * is believed only by the build whose rules reached it, so a benchdesk that judges
  * differently (a new schema rule, a new provenance rule) never takes an older one's. */
-static bool has_digest(const char *d);
-
 static uint8_t build_digest[32];
 static bool build_ok;
 static pthread_once_t build_once = PTHREAD_ONCE_INIT;
