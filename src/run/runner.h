@@ -109,8 +109,8 @@ struct bd_case_check;
  * loaded: docs/provenance.md#the-case-memo). The runner keeps a passed check's two
  * digests (the case's and its cassette's), not its parsed case.yaml: a case's start parses
  * it again from the bytes it hashes (docs/runner.md#use-time-integrity-and-leftovers).
- * `chk` stays the caller's. When every case the runner keeps was handed over, bd_runner_prepare checks
- * the task class again but not the cases.
+ * `chk` stays the caller's. When every case the runner keeps was handed over,
+ * bd_runner_prepare checks the task class again but not the cases.
  * Ignored after prepare, for a check that failed, and for an id the runner does not
  * have. */
 void bd_runner_take_check(bd_runner *r, struct bd_case_check *chk);
