@@ -113,24 +113,6 @@ void bd_sigmemo_close(bd_sigmemo *m)
     free(m);
 }
 
-void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg, size_t mlen,
-                    const char *sig, size_t slen)
-{
-    static const char tag[] = "benchdesk-sigmemo-1";
-    blake3_hasher h;
-    uint64_t l;
-    blake3_hasher_init(&h);
-    blake3_hasher_update(&h, tag, sizeof(tag));
-    blake3_hasher_update(&h, context, 32);
-    l = mlen;
-    blake3_hasher_update(&h, &l, sizeof(l));
-    blake3_hasher_update(&h, msg, mlen);
-    l = slen;
-    blake3_hasher_update(&h, &l, sizeof(l));
-    blake3_hasher_update(&h, sig, slen);
-    blake3_hasher_finalize(&h, out, 32);
-}
-
 /* A file of the memo directory, opened without following a link; only a regular file
  * of this user's that nobody else can write is used. */
 static int open_own(const struct bd_sigmemo *m, const char *name, int flags)
@@ -499,13 +481,26 @@ void bd_casememo_put(bd_sigmemo *m, const uint8_t key[32], const bd_casememo_ent
     memo_put(m, key, case_magic, case_fill, e);
 }
 
-/* Each part of the subject as len ‖ bytes (8-byte little-endian length). */
+/* A part of a memo key: len ‖ bytes (an 8-byte little-endian length). */
 static void key_part(blake3_hasher *h, const void *p, size_t len)
 {
     uint8_t l[8];
     le_put(l, len, 8);
     blake3_hasher_update(h, l, sizeof(l));
     blake3_hasher_update(h, p, len);
+}
+
+void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg, size_t mlen,
+                    const char *sig, size_t slen)
+{
+    static const char tag[] = "benchdesk-sigmemo-1";
+    blake3_hasher h;
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, tag, sizeof(tag));
+    blake3_hasher_update(&h, context, 32);
+    key_part(&h, msg, mlen);
+    key_part(&h, sig, slen);
+    blake3_hasher_finalize(&h, out, 32);
 }
 
 void bd_casememo_key(uint8_t out[32], const bd_casememo_subject *s)
