@@ -22,6 +22,7 @@
  */
 #include "digest.h"
 #include "case_source.h"
+#include "case_stamp.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blake3.h"
@@ -516,6 +518,8 @@ static void scan_provenance(bd_scanned_case *r, int fd)
         close(pfd);
         return;
     }
+    if (r->stamps)
+        bd_case_stamps_add(r->stamps, BD_PROVENANCE_FILE, strlen(BD_PROVENANCE_FILE), &st);
     size_t size = (size_t)st.st_size, got = 0;
     for (;;) {
         size_t want = size + 1 - got;
@@ -682,6 +686,15 @@ static int push_dir(walk *w, int dfd, int dst)
     f->dst = dst;
     f->rel_len = w->rel_len;
     f->next = 0;
+    bd_case_stamps *stamps = w->scan && !w->scan_files_only ? w->scan->stamps : NULL;
+    if (stamps) {
+        /* Stat'ed before it is listed: an entry made after the listing changes it. */
+        struct stat st;
+        if (fstat(dfd, &st) == 0)
+            bd_case_stamps_add(stamps, w->rel, w->rel_len, &st);
+        else
+            bd_case_stamps_fail(stamps);
+    }
     return list_dir(w);
 }
 
@@ -801,6 +814,8 @@ static int open_file(walk *w, const dent *d, bd_case_entry *e)
      * ones); its failure changes nothing. */
     if ((uint64_t)st.st_size > 4 * (uint64_t)w->hs.buf_size)
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (w->scan && !w->scan_files_only && w->scan->stamps)
+        bd_case_stamps_add(w->scan->stamps, w->rel, w->rel_len, &st); /* before its bytes */
     w->cur = d;
     w->cur_dst = f->dst;
     w->cur_mode = st.st_mode;
@@ -1254,8 +1269,12 @@ int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const ch
                  const char *case_id, bd_err *err)
 {
     size_t yaml_max = r->yaml_max;
+    bd_case_stamps *stamps = r->stamps;
     memset(r, 0, sizeof(*r));
     r->yaml_max = yaml_max;
+    r->stamps = stamps;
+    if (stamps)
+        bd_case_stamps_begin(stamps, time(NULL));
     char top[SHOW_MAX];
     snprintf(top, sizeof(top), "%s/%s", cases_dir, case_id);
     int fd = openat(cases_fd, case_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
@@ -1275,11 +1294,15 @@ int bd_case_scan(bd_case_scanner *sc, bd_scanned_case *r, int cases_fd, const ch
     w.scan = r;
     if (walk_top(&w, fd, r->digest) != 0) {
         r->digest[0] = '\0';
+        if (stamps)
+            bd_case_stamps_fail(stamps);
         if (r->leftover)
             return 1;
         r->unusual = true;
         return -1;
     }
+    if (stamps)
+        bd_case_stamps_end(stamps);
     return 0;
 }
 

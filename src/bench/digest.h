@@ -72,7 +72,9 @@ int bd_digest_case_dir_progress(char out[BD_DIGEST_BUF], const char *dir, uint64
 
 /* What bd_case_scan read from one case directory, each file opened and read once. */
 typedef struct bd_scanned_case {
-    size_t yaml_max;            /* in: largest case.yaml / provenance.yaml to keep (1 MiB) */
+    size_t yaml_max;               /* in: largest case.yaml / provenance.yaml to keep (1 MiB) */
+    struct bd_case_stamps *stamps; /* in: where to stamp each entry as it is stat'ed, or NULL
+                                      (case_stamp.h); ok only when the scan returned 0 */
     char digest[BD_DIGEST_BUF]; /* the case digest (docs/formats.md#digests), "" when it could not
                                    be made */
     bool leftover;              /* a temp file of an interrupted write is at the top: the

@@ -25,6 +25,7 @@
 #include <blake3.h>
 #include <gpgme.h>
 
+#include "case_stamp.h"
 #include "fsutil.h"
 #include "gpg_util.h"
 #include "openpgp.h"
@@ -1017,16 +1018,22 @@ static void hash_own_build(void)
     }
 }
 
-bool bd_prov_case_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
-                      const char *prov, size_t prov_len)
+/* Whether `ctx` keeps case verdicts: not a full check, its context digest made, a user
+ * memo, and this program's own bytes hashed. */
+static bool keeps_cases(bd_prov_ctx *ctx)
 {
-    if (!ctx || sj->kind != BD_SUBJECT_CASE || !has_digest(sj->current) || !has_digest(sj->pinned))
-        return false;
     pthread_mutex_lock(&ctx->mu);
     bool ok = !ctx->full && context_digest(ctx) && ctx->user_memo;
     pthread_mutex_unlock(&ctx->mu);
     pthread_once(&build_once, hash_own_build);
-    if (!ok || !build_ok)
+    return ok && build_ok;
+}
+
+bool bd_prov_case_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
+                      const char *prov, size_t prov_len)
+{
+    if (!ctx || sj->kind != BD_SUBJECT_CASE || !has_digest(sj->current) ||
+        !has_digest(sj->pinned) || !keeps_cases(ctx))
         return false;
     bd_casememo_subject cs = {ctx->context, build_digest, sj->task_class, sj->case_id, sj->current,
                               sj->pinned,   sut_kind,     prov,           prov_len};
@@ -1075,14 +1082,14 @@ static bool clean_block(const bd_prov_sig *b, int64_t *expires)
     return true;
 }
 
-void bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res)
+bool bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res)
 {
     int64_t expires = 0;
     if (!ctx || res->err.code != BD_OK || res->status != res->pin_status ||
         !(res->status == BD_PROV_ST_DRAFT || res->status == BD_PROV_ST_AWAITING ||
           res->status == BD_PROV_ST_SIGNED) ||
         !clean_block(&res->author, &expires) || !clean_block(&res->reviewer, &expires))
-        return;
+        return false;
     bd_casememo_entry e = {.status = (int)res->status,
                            .author = res->author.present,
                            .reviewer = res->reviewer.present,
@@ -1092,6 +1099,55 @@ void bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_pro
     if (e.reviewer)
         memcpy(e.reviewer_fpr, res->reviewer.fingerprint, sizeof(e.reviewer_fpr));
     bd_casememo_put(ctx->user_memo, key, &e);
+    return true;
+}
+
+bool bd_prov_stamp_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
+                       const uint8_t stamps[32])
+{
+    if (!ctx || sj->kind != BD_SUBJECT_CASE || !has_digest(sj->pinned) || !keeps_cases(ctx))
+        return false;
+    bd_stampmemo_subject ss = {ctx->context, build_digest, sj->task_class, sj->case_id,
+                               sj->pinned,   sut_kind,     stamps};
+    bd_stampmemo_key(key, &ss);
+    return true;
+}
+
+bool bd_prov_stamp_recall(bd_prov_ctx *ctx, const uint8_t key[32], const bd_subject *sj,
+                          bd_prov_result *out, char cassette[BD_DIGEST_BUF])
+{
+    bd_stampmemo_entry e;
+    if (!ctx || !bd_stampmemo_get(ctx->user_memo, key, &e) ||
+        !bd_prov_case_recall(ctx, e.case_key, sj, out))
+        return false;
+    cassette[0] = '\0';
+    if (e.cassette)
+        snprintf(cassette, BD_DIGEST_BUF, "%s%s", BD_DIGEST_PREFIX, e.cassette_hex);
+    return true;
+}
+
+void bd_prov_stamp_remember(bd_prov_ctx *ctx, const uint8_t key[32], const uint8_t case_key[32],
+                            const char *cassette, const bd_shapememo_subject *whose,
+                            const char *shape, size_t shape_len)
+{
+    if (!ctx || !ctx->user_memo || (cassette && !bd_digest_str_valid(cassette)))
+        return;
+    bd_stampmemo_entry e = {.cassette = cassette != NULL};
+    memcpy(e.case_key, case_key, sizeof(e.case_key));
+    if (cassette)
+        memcpy(e.cassette_hex, cassette + strlen(BD_DIGEST_PREFIX), 64);
+    char known[BD_STAMP_SHAPE_MAX];
+    size_t known_len = 0;
+    if (!bd_shapememo_get(ctx->user_memo, whose, known, sizeof(known), &known_len) ||
+        known_len != shape_len || memcmp(known, shape, shape_len) != 0)
+        bd_shapememo_put(ctx->user_memo, whose, shape, shape_len);
+    bd_stampmemo_put(ctx->user_memo, key, &e);
+}
+
+bool bd_prov_shape_recall(bd_prov_ctx *ctx, const bd_shapememo_subject *whose, char *out,
+                          size_t cap, size_t *len)
+{
+    return ctx && keeps_cases(ctx) && bd_shapememo_get(ctx->user_memo, whose, out, cap, len);
 }
 
 void bd_prov_ctx_full(bd_prov_ctx *ctx)

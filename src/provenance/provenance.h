@@ -203,8 +203,40 @@ bool bd_prov_case_recall(bd_prov_ctx *ctx, const uint8_t key[32], const bd_subje
 /* Remember `res` under `key` when it is the verdict of a case whose whole check passed
  * (the caller's to know: files, pins, case.yaml, cassette) and is clean: draft, awaiting
  * review or signed, against the pin too, every block present valid for the pin (none
- * superseded or stale) and its key's expiry known. Anything else is not remembered. */
-void bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res);
+ * superseded or stale) and its key's expiry known. Anything else is not remembered.
+ * Returns whether it was (as far as this process knows: the memo file is best effort). */
+bool bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res);
+
+/* ---- unchanged cases (docs/provenance.md#unchanged-cases) --------------------------- */
+
+/* Whose shape a case's stamps follow: its directory (device, inode), task class and id. */
+struct bd_shapememo_subject;
+
+/* The memo key of case subject `sj` (its pin) with stamp digest `stamps` (case_stamp.h)
+ * in this context, into key. False when this context keeps no case memo (as
+ * bd_prov_case_key). */
+bool bd_prov_stamp_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
+                       const uint8_t stamps[32]);
+
+/* True when this user's memo knows the stamps under `key` and the case verdict they stand
+ * for still holds now: *out as bd_prov_case_recall fills it (sj->current the pin, which
+ * the bytes matched when they were read) and `cassette` the cassette's digest ("" when
+ * none). */
+bool bd_prov_stamp_recall(bd_prov_ctx *ctx, const uint8_t key[32], const bd_subject *sj,
+                          bd_prov_result *out, char cassette[BD_DIGEST_BUF]);
+
+/* Remember that the stamps under `key` stand for the case memo key `case_key` and the
+ * cassette digest `cassette` (NULL: none), and that the case directory `whose` has
+ * `shape` (shape_len bytes). The caller's to know: the stamps were taken before the bytes
+ * that gave case_key were read, settled, and the case passed. */
+void bd_prov_stamp_remember(bd_prov_ctx *ctx, const uint8_t key[32], const uint8_t case_key[32],
+                            const char *cassette, const struct bd_shapememo_subject *whose,
+                            const char *shape, size_t shape_len);
+
+/* The shape remembered for the case directory `whose` into out[0..*len) (at most cap
+ * bytes); false when none is or this context keeps no case memo. */
+bool bd_prov_shape_recall(bd_prov_ctx *ctx, const struct bd_shapememo_subject *whose, char *out,
+                          size_t cap, size_t *len);
 
 /* ---- many subjects at once (docs/provenance.md#verifying-many-signatures) ---------- */
 

@@ -29,6 +29,28 @@
  *   [136,144) zero
  *   [144,176) BLAKE3 keyed with `key` over [0,144)
  *
+ * An unchanged case (docs/provenance.md#unchanged-cases): its stamps stand for the case key
+ * its bytes gave when they were read, and its cassette's digest:
+ *
+ *   [0,8)     "bdcu0001"
+ *   [8,40)    the memo key (bd_stampmemo_key)
+ *   [40,72)   the case memo key (bd_casememo_key) the read bytes gave
+ *   [72]      1: a cassette, [73,80) zero
+ *   [80,144)  the cassette's BLAKE3, 64 lower-case hex (zero when no cassette)
+ *   [144,176) BLAKE3 keyed with `key` over [0,144)
+ *
+ * A case's shape (case_stamp.h), in up to SHAPE_PARTS records of SHAPE_PART bytes:
+ *
+ *   [0,8)     "bdcs0001"
+ *   [8,40)    the memo key (bd_shapememo_key, of this part)
+ *   [40]      this part's number, [41] how many parts
+ *   [42,44)   bytes of the shape in this part, little-endian
+ *   [44,144)  those bytes, zero after them
+ *   [144,176) BLAKE3 keyed with `key` over [0,144)
+ *
+ * Only signature and case records expire ([48,56)); a stamp or a shape record stands as
+ * long as what its key covers.
+ *
  * A record whose tag does not hold (written by anyone without the key, torn, or from an
  * older layout) is ignored.
  */
@@ -53,11 +75,15 @@
 
 #define REC_LEN  176
 #define REC_BODY 144
-/* Past this many bytes the file starts over (about 760,000 records: the signatures and
- * verdicts of about 250,000 signed cases). */
-#define MEMO_MAX_BYTES (128u << 20)
+/* Past this many bytes the file starts over (about 1,500,000 records: the signatures,
+ * verdicts, stamps and shapes of about 300,000 signed cases). */
+#define MEMO_MAX_BYTES (256u << 20)
+#define SHAPE_PART     100
+#define SHAPE_PARTS    8
 static const char rec_magic[8] = {'b', 'd', 's', 'm', '0', '0', '0', '1'};
 static const char case_magic[8] = {'b', 'd', 'c', 'm', '0', '0', '0', '1'};
+static const char stamp_magic[8] = {'b', 'd', 'c', 'u', '0', '0', '0', '1'};
+static const char shape_magic[8] = {'b', 'd', 'c', 's', '0', '0', '0', '1'};
 
 /* The records are kept as read (and as appended since), each authenticated only when a
  * lookup lands on it: opening a memo of a few hundred thousand entries costs one read and
@@ -303,6 +329,63 @@ static bool case_decode(const uint8_t *rec, void *out)
            (!e->reviewer || bd_fpr_valid(e->reviewer_fpr));
 }
 
+/* An unchanged case's entry into a record's [40,144). */
+static void stamp_fill(uint8_t rec[REC_LEN], const void *entry)
+{
+    const bd_stampmemo_entry *e = entry;
+    memcpy(rec + 40, e->case_key, 32);
+    rec[72] = e->cassette;
+    if (e->cassette)
+        memcpy(rec + 80, e->cassette_hex, 64);
+}
+
+/* The fields of an authentic unchanged-case record, when well formed. */
+static bool stamp_decode(const uint8_t *rec, void *out)
+{
+    bd_stampmemo_entry *e = out;
+    memset(e, 0, sizeof(*e));
+    memcpy(e->case_key, rec + 40, 32);
+    e->cassette = rec[72] == 1;
+    if (rec[72] > 1)
+        return false;
+    if (e->cassette) {
+        memcpy(e->cassette_hex, rec + 80, 64);
+        return bd_hex_lower(e->cassette_hex, 64);
+    }
+    return true;
+}
+
+/* One part of a shape, as its record holds it. */
+typedef struct shape_part {
+    unsigned part, parts;
+    size_t len;
+    uint8_t bytes[SHAPE_PART];
+} shape_part;
+
+static void shape_fill(uint8_t rec[REC_LEN], const void *entry)
+{
+    const shape_part *p = entry;
+    rec[40] = (uint8_t)p->part;
+    rec[41] = (uint8_t)p->parts;
+    le_put(rec + 42, p->len, 2);
+    memcpy(rec + 44, p->bytes, p->len);
+}
+
+/* A shape part is well formed when it is one of at most SHAPE_PARTS parts, every part but
+ * the last full. */
+static bool shape_decode(const uint8_t *rec, void *out)
+{
+    shape_part *p = out;
+    p->part = rec[40];
+    p->parts = rec[41];
+    p->len = (size_t)le_get(rec + 42, 2);
+    if (p->parts == 0 || p->parts > SHAPE_PARTS || p->part >= p->parts || p->len == 0 ||
+        p->len > SHAPE_PART || (p->part + 1 < p->parts && p->len != SHAPE_PART))
+        return false;
+    memcpy(p->bytes, rec + 44, p->len);
+    return true;
+}
+
 /* Under m->mu: the secret and every record, once (indexed, not yet authenticated). */
 static void ensure_loaded(struct bd_sigmemo *m)
 {
@@ -334,7 +417,9 @@ static void ensure_loaded(struct bd_sigmemo *m)
             m->cap_recs = len / REC_LEN;
             /* A record of another layout is never a candidate. */
             for (size_t off = 0; off + REC_LEN <= got; off += REC_LEN) {
-                if (memcmp(buf + off, rec_magic, 8) != 0 && memcmp(buf + off, case_magic, 8) != 0)
+                if (memcmp(buf + off, rec_magic, 8) != 0 && memcmp(buf + off, case_magic, 8) != 0 &&
+                    memcmp(buf + off, stamp_magic, 8) != 0 &&
+                    memcmp(buf + off, shape_magic, 8) != 0)
                     continue;
                 if (off != m->n_recs * REC_LEN)
                     memmove(buf + m->n_recs * REC_LEN, buf + off, REC_LEN);
@@ -359,6 +444,8 @@ static const uint8_t *find_newest(struct bd_sigmemo *m, const uint8_t key[32], c
     union {
         bd_sigmemo_entry sig;
         bd_casememo_entry cas;
+        bd_stampmemo_entry stamp;
+        shape_part shape;
     } scratch;
     size_t best = 0; /* 1 + the record's number of the newest tried so far, 0 none */
     for (;;) {
@@ -381,10 +468,11 @@ static const uint8_t *find_newest(struct bd_sigmemo *m, const uint8_t key[32], c
 }
 
 /* The newest believable record of `key` and layout `magic`, decoded into *out, when it
- * still holds at `now` (its expiry, [48,56) in both layouts, not reached). */
+ * still holds at `now` (an expiring layout's expiry, [48,56), not reached). */
 static bool memo_get(struct bd_sigmemo *m, const uint8_t key[32], time_t now, const char magic[8],
                      rec_decoder decode, void *out)
 {
+    bool expiring = magic == rec_magic || magic == case_magic;
     bool found = false;
     if (!m)
         return false;
@@ -392,7 +480,7 @@ static bool memo_get(struct bd_sigmemo *m, const uint8_t key[32], time_t now, co
     ensure_loaded(m);
     const uint8_t *rec = m->usable ? find_newest(m, key, magic, decode) : NULL;
     if (rec) {
-        int64_t expires = (int64_t)le_get(rec + 48, 8);
+        int64_t expires = expiring ? (int64_t)le_get(rec + 48, 8) : 0;
         found = expires == 0 || (int64_t)now < expires;
         if (found)
             decode(rec, out);
@@ -481,6 +569,51 @@ void bd_casememo_put(bd_sigmemo *m, const uint8_t key[32], const bd_casememo_ent
     memo_put(m, key, case_magic, case_fill, e);
 }
 
+bool bd_stampmemo_get(bd_sigmemo *m, const uint8_t key[32], bd_stampmemo_entry *out)
+{
+    return memo_get(m, key, 0, stamp_magic, stamp_decode, out);
+}
+
+void bd_stampmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_stampmemo_entry *e)
+{
+    memo_put(m, key, stamp_magic, stamp_fill, e);
+}
+
+bool bd_shapememo_get(bd_sigmemo *m, const bd_shapememo_subject *s, char *out, size_t cap,
+                      size_t *len)
+{
+    size_t got = 0;
+    unsigned parts = 1;
+    for (unsigned i = 0; i < parts; i++) {
+        uint8_t key[32];
+        shape_part p;
+        bd_shapememo_key(key, s, i);
+        if (!memo_get(m, key, 0, shape_magic, shape_decode, &p) || p.part != i ||
+            (i > 0 && p.parts != parts) || got + p.len > cap)
+            return false;
+        parts = p.parts;
+        memcpy(out + got, p.bytes, p.len);
+        got += p.len;
+    }
+    *len = got;
+    return true;
+}
+
+void bd_shapememo_put(bd_sigmemo *m, const bd_shapememo_subject *s, const char *shape, size_t len)
+{
+    unsigned parts = (unsigned)((len + SHAPE_PART - 1) / SHAPE_PART);
+    if (len == 0 || parts > SHAPE_PARTS)
+        return;
+    for (unsigned i = 0; i < parts; i++) {
+        uint8_t key[32];
+        shape_part p = {.part = i, .parts = parts};
+        p.len = i + 1 < parts ? SHAPE_PART : len - (size_t)i * SHAPE_PART;
+        memcpy(p.bytes, shape + (size_t)i * SHAPE_PART, p.len);
+        bd_shapememo_key(key, s, i);
+        memo_put(m, key, shape_magic, shape_fill, &p);
+    }
+}
+
 /* A part of a memo key: len ‖ bytes (an 8-byte little-endian length). */
 static void key_part(blake3_hasher *h, const void *p, size_t len)
 {
@@ -521,5 +654,41 @@ void bd_casememo_key(uint8_t out[32], const bd_casememo_subject *s)
     uint8_t present = s->prov != NULL;
     blake3_hasher_update(&h, &present, 1);
     key_part(&h, s->prov ? s->prov : "", s->prov ? s->prov_len : 0);
+    blake3_hasher_finalize(&h, out, 32);
+}
+
+void bd_stampmemo_key(uint8_t out[32], const bd_stampmemo_subject *s)
+{
+    static const char tag[] = "benchdesk-stampmemo-1";
+    blake3_hasher h;
+    uint8_t b[8];
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, tag, sizeof(tag));
+    blake3_hasher_update(&h, s->context, 32);
+    blake3_hasher_update(&h, s->build, 32);
+    key_part(&h, s->task_class, strlen(s->task_class));
+    key_part(&h, s->case_id, strlen(s->case_id));
+    key_part(&h, s->pinned, strlen(s->pinned));
+    le_put(b, (uint64_t)s->sut_kind, 8);
+    blake3_hasher_update(&h, b, sizeof(b));
+    blake3_hasher_update(&h, s->stamps, 32);
+    blake3_hasher_finalize(&h, out, 32);
+}
+
+void bd_shapememo_key(uint8_t out[32], const bd_shapememo_subject *s, unsigned part)
+{
+    static const char tag[] = "benchdesk-shapememo-1";
+    blake3_hasher h;
+    uint8_t b[8];
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, tag, sizeof(tag));
+    le_put(b, s->dir_dev, 8);
+    blake3_hasher_update(&h, b, sizeof(b));
+    le_put(b, s->dir_ino, 8);
+    blake3_hasher_update(&h, b, sizeof(b));
+    key_part(&h, s->task_class, strlen(s->task_class));
+    key_part(&h, s->case_id, strlen(s->case_id));
+    uint8_t pb = (uint8_t)part;
+    blake3_hasher_update(&h, &pb, 1);
     blake3_hasher_finalize(&h, out, 32);
 }

@@ -96,4 +96,56 @@ bool bd_casememo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_caseme
 /* Remember `e` under `key` (best effort, as bd_sigmemo_put). */
 void bd_casememo_put(bd_sigmemo *m, const uint8_t key[32], const bd_casememo_entry *e);
 
+/* ---- unchanged cases (docs/provenance.md#unchanged-cases) ------------------------- */
+
+/* What a case's stamps (case_stamp.h) stand for: the case memo key its bytes gave when
+ * they were read and judged, and its cassette's digest. */
+typedef struct bd_stampmemo_entry {
+    uint8_t case_key[32];  /* bd_casememo_key of the bytes read */
+    bool cassette;         /* a top-level cassette.json was hashed */
+    char cassette_hex[65]; /* its BLAKE3, 64 lower-case hex, when `cassette` */
+} bd_stampmemo_entry;
+
+/* What an unchanged case's entry depends on, all of it in its memo key. */
+typedef struct bd_stampmemo_subject {
+    const uint8_t *context; /* 32 bytes, as bd_casememo_subject */
+    const uint8_t *build;   /* 32 bytes */
+    const char *task_class;
+    const char *case_id;
+    const char *pinned; /* its pin in digests.yaml */
+    int sut_kind;
+    const uint8_t *stamps; /* 32 bytes: the case's stamp digest (bd_case_stamps.digest) */
+} bd_stampmemo_subject;
+
+/* BLAKE3("benchdesk-stampmemo-1\0" ‖ context ‖ build ‖ each of task_class, case_id,
+ * pinned as len ‖ bytes ‖ sut_kind ‖ stamps), lengths and sut_kind 8-byte little-endian. */
+void bd_stampmemo_key(uint8_t out[32], const bd_stampmemo_subject *s);
+
+/* True with *out when an entry was remembered under `key` (it never expires: the case
+ * memo entry it names does). */
+bool bd_stampmemo_get(bd_sigmemo *m, const uint8_t key[32], bd_stampmemo_entry *out);
+
+/* Remember `e` under `key` (best effort, as bd_sigmemo_put). */
+void bd_stampmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_stampmemo_entry *e);
+
+/* Whose shape: a case directory (its device and inode) of a task class. */
+typedef struct bd_shapememo_subject {
+    uint64_t dir_dev;
+    uint64_t dir_ino;
+    const char *task_class;
+    const char *case_id;
+} bd_shapememo_subject;
+
+/* The key of part `part` of a shape: BLAKE3("benchdesk-shapememo-1\0" ‖ dir_dev(8) ‖
+ * dir_ino(8) ‖ len ‖ task_class ‖ len ‖ case_id ‖ part(1)), numbers little-endian. */
+void bd_shapememo_key(uint8_t out[32], const bd_shapememo_subject *s, unsigned part);
+
+/* The shape remembered for `s`, its parts joined into out[0..*len) (at most `cap`
+ * bytes). False when none is, or it does not fit. */
+bool bd_shapememo_get(bd_sigmemo *m, const bd_shapememo_subject *s, char *out, size_t cap,
+                      size_t *len);
+
+/* Remember `shape` (len bytes, 1 to 800) for `s`, in as many parts as it takes. */
+void bd_shapememo_put(bd_sigmemo *m, const bd_shapememo_subject *s, const char *shape, size_t len);
+
 #endif

@@ -1,4 +1,6 @@
 #include "verify.h"
+#include "case_stamp.h"
+#include "sigmemo.h"
 #include "strbuf.h"
 
 #define BD_PATH_MAX 4096
@@ -169,13 +171,83 @@ static bool has_case(const bd_task_class *tc, const char *id)
     return tc->n_cases && bsearch(&id, tc->case_ids, tc->n_cases, sizeof(char *), bd_str_ptr_cmp);
 }
 
-/* One case's dealings with the case memo (docs/provenance.md#the-case-memo). */
+/* One case's dealings with the case memo (docs/provenance.md#the-case-memo) and its
+ * stamps (#unchanged-cases). */
 typedef struct case_memo_io {
     bd_prov_ctx *ctx; /* NULL: no memo */
     uint8_t key[32];  /* the case's memo key, when keyed */
     bool keyed;       /* key is over the very bytes the fast path judged */
     bool hit;         /* the memo answered: the verdict is in the check already */
+    bool stamped;     /* the scan's stamps, settled, are below: remember them with a pass */
+    uint8_t stamp_key[32];
+    bd_shapememo_subject whose; /* task_class and case_id point into the check */
+    char shape[BD_STAMP_SHAPE_MAX];
+    size_t shape_len;
 } case_memo_io;
+
+/* A case check answered from the memo: its digest the pin, the cassette as given. */
+static void fill_recalled(bd_case_check *out, const char *digest, const char *cassette,
+                          case_memo_io *memo)
+{
+    snprintf(out->digest, sizeof(out->digest), "%s", digest);
+    snprintf(out->pinned, sizeof(out->pinned), "%s", digest);
+    snprintf(out->cassette, sizeof(out->cassette), "%s", cassette);
+    out->prov_checked = true;
+    memo->hit = true;
+}
+
+/* The memo's answer for a case none of whose entries changed since a passing check read
+ * it: its directory stat'ed, its shape recalled, every entry of the shape stat'ed again
+ * (no listing, no byte read), and the stamps' entry recalled. True with out filled as
+ * recall_case fills it; false when anything differs or is not known. */
+static bool recall_unchanged(bd_case_check *out, const bd_task_class *tc, int cases_fd,
+                             bd_case_stamps *st, case_memo_io *memo)
+{
+    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, out->case_id) : NULL;
+    struct stat dst;
+    if (!pin || bd_case_stamp_dir(cases_fd, out->case_id, &dst) != 0)
+        return false;
+    bd_shapememo_subject whose = {(uint64_t)dst.st_dev, (uint64_t)dst.st_ino, tc->name,
+                                  out->case_id};
+    char shape[BD_STAMP_SHAPE_MAX], cassette[BD_DIGEST_BUF];
+    size_t len;
+    uint8_t key[32];
+    bd_subject sj = {BD_SUBJECT_CASE, tc->name, out->case_id, pin->digest, pin->digest, NULL};
+    if (!bd_prov_shape_recall(memo->ctx, &whose, shape, sizeof(shape), &len) ||
+        bd_case_restamp(st, cases_fd, out->case_id, &dst, shape, len) != 0 ||
+        !bd_prov_stamp_key(memo->ctx, key, &sj, (int)tc->reg->sut_kind, st->digest) ||
+        !bd_prov_stamp_recall(memo->ctx, key, &sj, &out->prov, cassette))
+        return false;
+    fill_recalled(out, pin->digest, cassette, memo);
+    return true;
+}
+
+/* Keep the scan's stamps of a case to remember with its passing verdict, when they are
+ * whole and settled and it has a pin. */
+static void keep_stamps(const bd_case_check *out, const bd_task_class *tc, const bd_case_stamps *st,
+                        case_memo_io *memo)
+{
+    const bd_pin *pin = tc->digests ? bd_digests_find(tc->digests, out->case_id) : NULL;
+    memo->stamped = false;
+    if (!pin || !st->ok || !st->settled || st->shape_len == 0)
+        return;
+    bd_subject sj = {BD_SUBJECT_CASE, tc->name, out->case_id, pin->digest, pin->digest, NULL};
+    if (!bd_prov_stamp_key(memo->ctx, memo->stamp_key, &sj, (int)tc->reg->sut_kind, st->digest))
+        return;
+    memo->whose = (bd_shapememo_subject){st->dir_dev, st->dir_ino, tc->name, out->case_id};
+    memcpy(memo->shape, st->shape, st->shape_len);
+    memo->shape_len = st->shape_len;
+    memo->stamped = true;
+}
+
+/* Remember a passing case's kept stamps, for the case key its bytes gave. */
+static void remember_stamps(const bd_case_check *k, case_memo_io *memo)
+{
+    if (memo->stamped && memo->keyed)
+        bd_prov_stamp_remember(memo->ctx, memo->stamp_key, memo->key,
+                               k->cassette[0] ? k->cassette : NULL, &memo->whose, memo->shape,
+                               memo->shape_len);
+}
 
 /* The case memo's answer for a case whose files were just scanned (`sc`): true when it
  * recalls a passing verdict (out filled as a passing check, without loaded and
@@ -193,12 +265,7 @@ static bool recall_case(bd_case_check *out, const bd_task_class *tc, const bd_sc
                                    sc->prov_present ? sc->prov_len : 0);
     if (!memo->keyed || !bd_prov_case_recall(memo->ctx, memo->key, &sj, &out->prov))
         return false;
-    memcpy(out->digest, sc->digest, sizeof(out->digest));
-    snprintf(out->pinned, sizeof(out->pinned), "%s", pin->digest);
-    if (sc->cassette_present)
-        memcpy(out->cassette, sc->cassette, sizeof(out->cassette));
-    out->prov_checked = true;
-    memo->hit = true;
+    fill_recalled(out, sc->digest, sc->cassette_present ? sc->cassette : "", memo);
     return true;
 }
 
@@ -209,7 +276,7 @@ static bool recall_case(bd_case_check *out, const bd_task_class *tc, const bd_sc
 static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cases_fd,
                             bd_case_scanner *scanner, const char *case_id, case_memo_io *memo)
 {
-    memo->keyed = memo->hit = false;
+    memo->keyed = memo->hit = memo->stamped = false;
     if (cases_fd < 0 || !scanner || !bd_name_valid(case_id) || !has_case(tc, case_id))
         return verify_case_slow(out, tc, case_id);
     char case_dir[BD_PATH_MAX], path[BD_PATH_MAX + 32];
@@ -220,12 +287,18 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
     if (id_len >= sizeof(out->case_id))
         return verify_case_slow(out, tc, case_id);
     memcpy(out->case_id, case_id, id_len + 1);
-    bd_scanned_case sc = {.yaml_max = BD_YAML_MAX_BYTES};
+    bd_case_stamps stamps;
+    if (memo->ctx && recall_unchanged(out, tc, cases_fd, &stamps, memo))
+        return 0;
+    bd_scanned_case sc = {.yaml_max = BD_YAML_MAX_BYTES, .stamps = memo->ctx ? &stamps : NULL};
     bd_err e = BD_ERR_INIT;
     if (bd_case_scan(scanner, &sc, cases_fd, tc->cases_dir, case_id, &e) != 0 || sc.unusual ||
         !sc.case_yaml)
         goto slow;
+    if (memo->ctx)
+        keep_stamps(out, tc, &stamps, memo);
     if (memo->ctx && recall_case(out, tc, &sc, memo)) {
+        remember_stamps(out, memo);
         bd_case_scan_release(&sc);
         return 0;
     }
@@ -248,7 +321,7 @@ static int verify_case_fast(bd_case_check *out, const bd_task_class *tc, int cas
     bd_case_scan_release(&sc);
     return out->err.code == BD_OK ? 0 : -1;
 slow:
-    memo->keyed = memo->hit = false; /* the path-based check reads the files again */
+    memo->keyed = memo->hit = memo->stamped = false; /* the path-based check reads again */
     bd_case_scan_release(&sc);
     bd_case_check_release(out);
     return verify_case_slow(out, tc, case_id);
@@ -365,8 +438,9 @@ static void sign_one(case_pool *p, size_t i)
         k->prov_checked = s->prov_v >= 0;
         /* Only the verdict of a case whose whole check passed, reached on the bytes the
          * key covers (the fast path's). */
-        if (s->memo.keyed && !s->failed && s->prov_v == 0 && k->err.code == BD_OK)
-            bd_prov_case_remember(p->ctx, s->memo.key, &k->prov);
+        if (s->memo.keyed && !s->failed && s->prov_v == 0 && k->err.code == BD_OK &&
+            bd_prov_case_remember(p->ctx, s->memo.key, &k->prov))
+            remember_stamps(k, &s->memo);
     }
 }
 
