@@ -1141,7 +1141,10 @@ void bd_prov_stamp_remember(bd_prov_ctx *ctx, const uint8_t key[32], const uint8
     if (!bd_shapememo_get(ctx->user_memo, whose, known, sizeof(known), &known_len) ||
         known_len != shape_len || memcmp(known, shape, shape_len) != 0)
         bd_shapememo_put(ctx->user_memo, whose, shape, shape_len);
-    bd_stampmemo_put(ctx->user_memo, key, &e);
+    /* The same entry already believed (the shape alone was lost): nothing to add. */
+    bd_stampmemo_entry had;
+    if (!bd_stampmemo_get(ctx->user_memo, key, &had) || memcmp(&had, &e, sizeof(e)) != 0)
+        bd_stampmemo_put(ctx->user_memo, key, &e);
 }
 
 bool bd_prov_shape_recall(bd_prov_ctx *ctx, const bd_shapememo_subject *whose, char *out,
