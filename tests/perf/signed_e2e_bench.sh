@@ -51,9 +51,13 @@
 #                          a CPU, right after the warm verify (the same cache state): only
 #                          listing every directory, stat'ing (the digest covers execute
 #                          bits), reading every file once and hashing its bytes — what any
-#                          check of every case does before it parses or decides anything;
-#                          its CPU over the CPUs is what a verify with a filled memo cannot
-#                          go below
+#                          check that reads every case does before it parses or decides
+#                          anything (a cold verify, and a warm one whose cases changed)
+#   stat                   bd_perf_walkfloor --stat: one fstatat of each case directory and
+#                          each entry below it (their list made beforehand, not timed),
+#                          one thread a CPU — what a warm check of unchanged cases
+#                          (docs/provenance.md#unchanged-cases) cannot go below: its CPU
+#                          over the CPUs is the warm rows' floor
 #   namespace floor        tests/perf/nsfloor.py, 1000 fresh namespace sets, one and two
 #                          streams at once: the faster per case x N is what a run that
 #                          gives each case its own jail cannot go below
@@ -161,6 +165,10 @@ timed "verify, memo filled" "$state" "$BD_BIN" -C "$root" verify
 grep -qF "$signed_line" "$work/out" || die "verify did not find $n signed cases"
 timed "floor: walk every case" "$state" "$walkfloor" "$root/bench/bulk/cases" "$(nproc)"
 grep -q "^walkfloor: $n cases," "$work/out" || die "the walk floor did not read $n cases: $(cat "$work/out")"
+# Every case directory and entry below it (digests.yaml, beside the cases, is not one).
+(cd "$root/bench/bulk/cases" && find . -mindepth 1) | sed 's|^\./||' | grep -vx digests.yaml >"$work/paths"
+timed "floor: stat every case entry" "$state" "$walkfloor" "$root/bench/bulk/cases" "$(nproc)" --stat "$work/paths"
+grep -q "^walkfloor: [0-9]* paths stat'ed" "$work/out" || die "the stat floor failed: $(cat "$work/out")"
 timed "floor: Ed25519 x$((2 * (n + 1)))" "$state" "$sigfloor" "$((2 * (n + 1)))" "$(nproc)"
 grep -q "^sigfloor: $((2 * (n + 1))) signatures," "$work/out" || die "the signature floor failed: $(cat "$work/out")"
 gate=(run bulk --cost-cap 0 --start cold --isolation namespaces --jobs 1)
@@ -291,13 +299,15 @@ def aim(name, limit, floor=None, floor_text="", stretch=None):
             why = " (the aim is out of reach here)" if floor > limit else ""
         print("       floor: %s = %.1f s%s" % (floor_text, floor, why))
 walk, walk_cpu = rows["floor: walk every case"][0], rows["floor: walk every case"][1]
-# Warm, a check does at least the walk's work; on `cpus` CPUs that work alone needs its CPU
-# time over the CPUs, however well it is spread: a lower bound, where the walk's own wall
-# time is only one program's.
-warm_floor = walk_cpu / cpus
-warm_text = ("the CPU of listing, stat'ing, reading and hashing every case file "
-             "(bd_perf_walkfloor: %.2f s of CPU, %.2f s of wall on %d threads) / %d CPUs"
-             % (walk_cpu, walk, cpus, cpus))
+stat_wall, stat_cpu = rows["floor: stat every case entry"][0], rows["floor: stat every case entry"][1]
+# Warm, with every case unchanged, a check does at least a stat of each entry; on `cpus`
+# CPUs that work alone needs its CPU time over the CPUs, however well it is spread: a
+# lower bound, where the program's own wall time is only one program's.
+warm_floor = stat_cpu / cpus
+warm_text = ("the CPU of one stat of every case directory and entry "
+             "(bd_perf_walkfloor --stat: %.2f s of CPU, %.2f s of wall on %d threads) / %d CPUs; "
+             "reading every file too: %.2f s of CPU / %d CPUs = %.1f s"
+             % (stat_cpu, stat_wall, cpus, cpus, walk_cpu, cpus, walk_cpu / cpus))
 ed_name = [k for k in rows if k.startswith("floor: Ed25519 x")][0]
 ed_floor = rows[ed_name][0]
 print("floors: in-process, %.1f us CPU per Ed25519 signature: x %d signatures / %d CPUs = %.1f s, "

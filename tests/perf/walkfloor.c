@@ -3,6 +3,7 @@
  * (docs/provenance.md#verifying-many-signatures).
  *
  *   bd_perf_walkfloor CASES_DIR [THREADS] [--no-hash]
+ *   bd_perf_walkfloor CASES_DIR [THREADS] --stat PATHS_FILE
  *
  * Does the least any verify of CASES_DIR must do and nothing else: list every case
  * directory and its subdirectories (getdents64, types from the listing), open every
@@ -16,8 +17,15 @@
  * signature memo) only adds to this, so its wall time on the same bench cannot go below
  * this program's. --no-hash leaves out the hashing (the file system's part alone).
  *
- * Prints one line: cases, dirs, files, bytes, threads, wall seconds. Exit 0, or 1 with a
- * message when CASES_DIR cannot be listed or a case cannot be read.
+ * --stat is the floor of a check that reads nothing (docs/provenance.md#unchanged-cases):
+ * one fstatat, links not followed, of each path of PATHS_FILE (one per line, relative to
+ * CASES_DIR: each case directory and every entry below it, e.g. `find . -mindepth 1` run
+ * there, made beforehand and not timed), on THREADS threads taking runs of paths from one
+ * shared counter; nothing listed, opened or read.
+ *
+ * Prints one line: cases, dirs, files, bytes, threads, wall seconds (--stat: paths,
+ * threads, wall seconds). Exit 0, or 1 with a message when CASES_DIR cannot be listed, a
+ * case cannot be read or a path cannot be stat'ed.
  */
 #include <blake3.h>
 #include <dirent.h>
@@ -147,6 +155,103 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* ---- --stat: one fstatat per path ---- */
+
+static double now_s(void);
+
+static char **paths;
+static size_t n_paths;
+#define STAT_RUN 64
+
+static void *stat_work(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        size_t first = atomic_fetch_add(&next_case, STAT_RUN);
+        if (first >= n_paths || atomic_load(&failed))
+            break;
+        size_t last = first + STAT_RUN < n_paths ? first + STAT_RUN : n_paths;
+        for (size_t i = first; i < last; i++) {
+            struct stat st;
+            if (fstatat(cases_fd, paths[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                fprintf(stderr, "walkfloor: cannot stat '%s': %s\n", paths[i], strerror(errno));
+                atomic_store(&failed, 1);
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The paths of `file`, one per line, into `paths` (one buffer, split in place). */
+static int read_paths(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (len + 65536 + 1 > cap) {
+            cap = (len + 65536 + 1) * 2;
+            char *grown = realloc(buf, cap);
+            if (!grown)
+                return -1;
+            buf = grown;
+        }
+        size_t got = fread(buf + len, 1, 65536, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += buf[i] == '\n';
+    if (!(paths = malloc((lines + 1) * sizeof(*paths))))
+        return -1;
+    for (char *p = buf; p < buf + len;) {
+        char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+        if (!nl)
+            nl = buf + len;
+        *nl = '\0';
+        if (*p)
+            paths[n_paths++] = p;
+        p = nl + 1;
+    }
+    return 0;
+}
+
+static int stat_floor(const char *dir, const char *file, long threads)
+{
+    if (read_paths(file) != 0 || n_paths == 0) {
+        fprintf(stderr, "walkfloor: cannot read paths from '%s'\n", file);
+        return 1;
+    }
+    if ((cases_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "walkfloor: cannot open '%s': %s\n", dir, strerror(errno));
+        return 1;
+    }
+    pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
+    if (!tids)
+        return 1;
+    double t0 = now_s();
+    for (long t = 1; t < threads; t++)
+        if (pthread_create(&tids[t], NULL, stat_work, NULL) != 0) {
+            fprintf(stderr, "walkfloor: cannot start a thread\n");
+            return 1;
+        }
+    stat_work(NULL);
+    for (long t = 1; t < threads; t++)
+        pthread_join(tids[t], NULL);
+    double wall = now_s() - t0;
+    if (atomic_load(&failed))
+        return 1;
+    printf("walkfloor: %zu paths stat'ed, %ld threads: %.3f s\n", n_paths, threads, wall);
+    return 0;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -156,20 +261,25 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    const char *dir = NULL;
+    const char *dir = NULL, *stat_file = NULL;
     long threads = sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-hash") == 0)
             hash_bytes = false;
+        else if (strcmp(argv[i], "--stat") == 0 && i + 1 < argc)
+            stat_file = argv[++i];
         else if (!dir)
             dir = argv[i];
         else
             threads = strtol(argv[i], NULL, 10);
     }
     if (!dir || threads < 1 || threads > 64) {
-        fprintf(stderr, "usage: bd_perf_walkfloor CASES_DIR [THREADS 1-64] [--no-hash]\n");
+        fprintf(stderr, "usage: bd_perf_walkfloor CASES_DIR [THREADS 1-64] [--no-hash | --stat "
+                        "PATHS_FILE]\n");
         return 1;
     }
+    if (stat_file)
+        return stat_floor(dir, stat_file, threads);
     double t0 = now_s();
     /* The listing of the cases dir is part of the walk (verify lists it too). */
     DIR *d = opendir(dir);
