@@ -69,8 +69,10 @@ int bd_case_stamp_dir(int cases_fd, const char *case_id, struct stat *st);
 
 /* The stamps of the case `case_id` (its directory stat'ed as `dir_st` by
  * bd_case_stamp_dir) taken again for each path of `shape` (shape_len bytes), each with
- * fstatat relative to `cases_fd`, links not followed: no listing, no read. Returns 0 with
- * *s ended (s->ok); -1 when the shape is not well formed (each path relative, no empty,
+ * fstatat relative to `cases_fd`, links not followed: no listing, no read. Only the digest
+ * is meant to be compared (s->settled is false: settling is judged when stamps are
+ * remembered, from a scan). Returns 0 with *s ended (s->ok); -1 when the shape is not well formed
+ * (each path relative, no empty,
  * "." or ".." part, NUL-terminated) or an entry cannot be stat'ed — the case has changed,
  * or never had that shape. */
 int bd_case_restamp(bd_case_stamps *s, int cases_fd, const char *case_id, const struct stat *dir_st,

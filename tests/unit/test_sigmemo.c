@@ -2,7 +2,8 @@
  * secret key authenticated it, only for the exact (context, message, signature), and only
  * while the signing key has not expired; a memo nobody else may write is required. The
  * same holds for the case verdicts kept beside the signatures, each for the exact bytes
- * and build it was reached on. */
+ * and build it was reached on, and for an unchanged case's stamp entry and shape, which
+ * never expire and whose shape is returned only when all of its parts agree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -435,6 +436,457 @@ static void case_records_are_their_own_kind_and_authenticated(void **state)
     bd_sigmemo_close(m);
 }
 
+/* ---- unchanged cases: stamp entries and shapes (docs/provenance.md#unchanged-cases) -- */
+
+static const uint8_t stamps_a[32] = {0x51}, stamps_b[32] = {0x52};
+
+static bd_stampmemo_subject stamp_subject(void)
+{
+    return (bd_stampmemo_subject){ctx_a, build_a, "tc", "case-1", "blake3:aa", 1, stamps_a};
+}
+
+static bd_stampmemo_entry stamp_entry(bool cassette, uint8_t seed)
+{
+    bd_stampmemo_entry e = {.cassette = cassette};
+    for (int i = 0; i < 32; i++)
+        e.case_key[i] = (uint8_t)(seed + 3 * i);
+    if (cassette)
+        for (int i = 0; i < 64; i++)
+            e.cassette_hex[i] = "0123456789abcdef"[(seed + i) % 16];
+    return e;
+}
+
+static void assert_stamp_entry_equal(const bd_stampmemo_entry *got, const bd_stampmemo_entry *want)
+{
+    assert_memory_equal(got->case_key, want->case_key, 32);
+    assert_int_equal(got->cassette, want->cassette);
+    assert_string_equal(got->cassette_hex, want->cassette ? want->cassette_hex : "");
+}
+
+/* The memo's secret, as this user's records are tagged with it. */
+static void read_secret(const fixture *f, uint8_t secret[32])
+{
+    char kp[200];
+    snprintf(kp, sizeof(kp), "%s/key", f->path);
+    int fd = open(kp, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, secret, 32), 32);
+    close(fd);
+}
+
+/* `rec` tagged with `secret` and appended to the entries file, as the memo writes one. */
+static void append_tagged(const fixture *f, const uint8_t secret[32], uint8_t rec[REC_LEN])
+{
+    blake3_hasher h;
+    blake3_hasher_init_keyed(&h, secret);
+    blake3_hasher_update(&h, rec, 144);
+    blake3_hasher_finalize(&h, rec + 144, 32);
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, rec, REC_LEN), REC_LEN);
+    close(fd);
+}
+
+/* Record `i` of the entries file, with byte `at` xor-ed with `mask` (0: left as it is). */
+static void alter_record(const fixture *f, size_t i, size_t at, uint8_t mask, uint8_t rec[REC_LEN])
+{
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, rec, REC_LEN, (off_t)(i * REC_LEN)), REC_LEN);
+    uint8_t b = rec[at] ^ mask;
+    assert_int_equal(pwrite(fd, &b, 1, (off_t)(i * REC_LEN + at)), 1);
+    close(fd);
+}
+
+static off_t entries_size(const fixture *f)
+{
+    char ent[200];
+    struct stat st;
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    if (stat(ent, &st) != 0)
+        return 0;
+    return st.st_size;
+}
+
+static void a_stamp_entry_is_remembered_across_opens(void **state)
+{
+    fixture *f = *state;
+    bd_stampmemo_subject s = stamp_subject();
+    uint8_t kc[32], kn[32];
+    bd_stampmemo_key(kc, &s);
+    s.case_id = "case-2";
+    bd_stampmemo_key(kn, &s);
+    bd_stampmemo_entry with = stamp_entry(true, 9), without = stamp_entry(false, 77), got;
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_stampmemo_get(m, kc, &got));
+    bd_stampmemo_put(m, kc, &with);
+    bd_stampmemo_put(m, kn, &without);
+    for (int round = 0; round < 2; round++) { /* as put, then as read back from the file */
+        memset(&got, 0x7f, sizeof(got));
+        assert_true(bd_stampmemo_get(m, kc, &got));
+        assert_stamp_entry_equal(&got, &with);
+        memset(&got, 0x7f, sizeof(got));
+        assert_true(bd_stampmemo_get(m, kn, &got));
+        assert_stamp_entry_equal(&got, &without);
+        bd_sigmemo_close(m);
+        m = bd_sigmemo_open_at(f->path);
+    }
+    /* A stamp record stands for no signature and no case verdict, nor they for it. */
+    bd_sigmemo_entry sgot;
+    bd_casememo_entry cgot;
+    assert_false(bd_sigmemo_get(m, kc, time(NULL), &sgot));
+    assert_false(bd_casememo_get(m, kc, time(NULL), &cgot));
+    uint8_t kcase[32];
+    bd_casememo_subject cs = case_subject();
+    bd_casememo_key(kcase, &cs);
+    bd_casememo_entry ce = signed_case(0);
+    bd_casememo_put(m, kcase, &ce);
+    assert_false(bd_stampmemo_get(m, kcase, &got));
+    bd_sigmemo_close(m);
+    /* Two stamp records and a case record: one record each, nothing more. */
+    assert_int_equal(entries_size(f), 3 * REC_LEN);
+}
+
+/* Everything an unchanged case's entry depends on is in its key. */
+static void every_part_of_a_stamp_subject_is_in_its_key(void **state)
+{
+    (void)state;
+    bd_stampmemo_subject s = stamp_subject();
+    uint8_t base[32], k[32];
+    bd_stampmemo_key(base, &s);
+    bd_stampmemo_key(k, &s);
+    assert_memory_equal(base, k, 32);
+    uint8_t stamps_last[32] = {0x51};
+    stamps_last[31] = 1;
+    for (int part = 0; part < 9; part++) {
+        bd_stampmemo_subject t = stamp_subject();
+        switch (part) {
+        case 0:
+            t.context = ctx_b;
+            break;
+        case 1:
+            t.build = build_b;
+            break;
+        case 2:
+            t.task_class = "tc2";
+            break;
+        case 3:
+            t.case_id = "case-2";
+            break;
+        case 4:
+            t.pinned = "blake3:ab";
+            break;
+        case 5:
+            t.sut_kind = 2;
+            break;
+        case 6:
+            t.stamps = stamps_b;
+            break;
+        case 7:
+            t.stamps = stamps_last; /* the last byte of the stamps counts too */
+            break;
+        case 8:
+            t.task_class = "tccase-1";
+            t.case_id = "";
+            break; /* parts run together */
+        }
+        bd_stampmemo_key(k, &t);
+        if (memcmp(base, k, 32) == 0)
+            fail_msg("part %d of the stamp subject is not in its key", part);
+    }
+    /* Not the case memo's key of the same names either. */
+    bd_casememo_subject cs = case_subject();
+    bd_casememo_key(k, &cs);
+    assert_memory_not_equal(base, k, 32);
+}
+
+static bd_shapememo_subject shape_subject(void)
+{
+    return (bd_shapememo_subject){0x801, 123456789, "tc", "case-1"};
+}
+
+/* A shape of `len` bytes, NULs and all, different for each length. */
+static void shape_bytes(char *out, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = (char)(i % 13 == 12 ? 0 : 'a' + (i * 7 + len) % 26);
+}
+
+static void shapes_of_1_to_800_bytes_round_trip(void **state)
+{
+    fixture *f = *state;
+    static const size_t lens[] = {1, 100, 101, 250, 800};
+    enum { N = sizeof(lens) / sizeof(lens[0]) };
+    char want[801], got[1024];
+    char ids[N][16];
+    size_t len;
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    for (size_t i = 0; i < N; i++) {
+        bd_shapememo_subject s = shape_subject();
+        snprintf(ids[i], sizeof(ids[i]), "case-%zu", lens[i]);
+        s.case_id = ids[i];
+        shape_bytes(want, lens[i]);
+        bd_shapememo_put(m, &s, want, lens[i]);
+    }
+    /* 801 bytes (nine parts) and 0 bytes: nothing is written. */
+    off_t before = entries_size(f);
+    assert_int_equal(before, (1 + 1 + 2 + 3 + 8) * REC_LEN);
+    bd_shapememo_subject big = shape_subject(), none = shape_subject();
+    big.case_id = "case-801";
+    none.case_id = "case-0";
+    shape_bytes(want, 801);
+    bd_shapememo_put(m, &big, want, 801);
+    bd_shapememo_put(m, &none, want, 0);
+    assert_int_equal(entries_size(f), before);
+    for (int round = 0; round < 2; round++) { /* as put, then as read back from the file */
+        for (size_t i = 0; i < N; i++) {
+            bd_shapememo_subject s = shape_subject();
+            s.case_id = ids[i];
+            shape_bytes(want, lens[i]);
+            memset(got, 0x7f, sizeof(got));
+            len = 0;
+            if (!bd_shapememo_get(m, &s, got, 800, &len))
+                fail_msg("a shape of %zu bytes is not found (round %d)", lens[i], round);
+            assert_int_equal(len, lens[i]);
+            assert_memory_equal(got, want, lens[i]);
+            /* Exactly its length is room enough; a byte less is not. */
+            assert_true(bd_shapememo_get(m, &s, got, lens[i], &len));
+            assert_false(bd_shapememo_get(m, &s, got, lens[i] - 1, &len));
+        }
+        assert_false(bd_shapememo_get(m, &big, got, sizeof(got), &len));
+        assert_false(bd_shapememo_get(m, &none, got, sizeof(got), &len));
+        bd_sigmemo_close(m);
+        m = bd_sigmemo_open_at(f->path);
+    }
+    /* A newer, shorter shape for the same case replaces the longer one. */
+    bd_shapememo_subject s = shape_subject();
+    s.case_id = ids[3];
+    shape_bytes(want, 150);
+    bd_shapememo_put(m, &s, want, 150);
+    assert_true(bd_shapememo_get(m, &s, got, sizeof(got), &len));
+    assert_int_equal(len, 150);
+    assert_memory_equal(got, want, 150);
+    bd_sigmemo_close(m);
+}
+
+static void a_shape_is_found_for_its_own_case_directory_only(void **state)
+{
+    fixture *f = *state;
+    char want[250], got[800];
+    size_t len;
+    shape_bytes(want, sizeof(want));
+    bd_shapememo_subject s = shape_subject();
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_shapememo_put(m, &s, want, sizeof(want));
+    assert_true(bd_shapememo_get(m, &s, got, sizeof(got), &len));
+    for (int part = 0; part < 5; part++) {
+        bd_shapememo_subject t = shape_subject();
+        switch (part) {
+        case 0:
+            t.dir_dev++;
+            break;
+        case 1:
+            t.dir_ino++;
+            break;
+        case 2:
+            t.task_class = "tc2";
+            break;
+        case 3:
+            t.case_id = "case-2";
+            break;
+        case 4:
+            t.task_class = "tccase-1";
+            t.case_id = "";
+            break; /* parts run together */
+        }
+        if (bd_shapememo_get(m, &t, got, sizeof(got), &len))
+            fail_msg("a shape is found under another subject (part %d)", part);
+    }
+    /* Each part has its own key. */
+    uint8_t k0[32], k1[32];
+    bd_shapememo_key(k0, &s, 0);
+    bd_shapememo_key(k1, &s, 1);
+    assert_memory_not_equal(k0, k1, 32);
+    bd_sigmemo_close(m);
+}
+
+/* A stamp or shape record altered in the file (its tag no longer holds) is not believed;
+ * the records beside it still are. */
+static void altered_stamp_and_shape_records_are_not_believed(void **state)
+{
+    fixture *f = *state;
+    bd_stampmemo_subject ss = stamp_subject();
+    uint8_t k[32];
+    bd_stampmemo_key(k, &ss);
+    bd_stampmemo_entry e = stamp_entry(true, 1), got;
+    bd_shapememo_subject a = shape_subject(), b = shape_subject();
+    b.case_id = "case-b";
+    char want[150], out[800];
+    size_t len;
+    shape_bytes(want, sizeof(want));
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_stampmemo_put(m, k, &e);                  /* record 0 */
+    bd_shapememo_put(m, &a, want, sizeof(want)); /* records 1, 2 */
+    bd_shapememo_put(m, &b, want, sizeof(want)); /* records 3, 4 */
+    bd_sigmemo_close(m);
+    uint8_t rec[REC_LEN];
+    /* One bit of the stamp record's case key; one byte of a's second part. */
+    alter_record(f, 0, 50, 0x01, rec);
+    assert_memory_equal(rec, "bdcu0001", 8);
+    alter_record(f, 2, 60, 0x20, rec);
+    assert_memory_equal(rec, "bdcs0001", 8);
+    assert_int_equal(rec[40], 1); /* part 1 of 2 */
+    assert_int_equal(rec[41], 2);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_stampmemo_get(m, k, &got));
+    assert_false(bd_shapememo_get(m, &a, out, sizeof(out), &len));
+    assert_true(bd_shapememo_get(m, &b, out, sizeof(out), &len));
+    assert_int_equal(len, sizeof(want));
+    assert_memory_equal(out, want, sizeof(want));
+    bd_sigmemo_close(m);
+    /* Flipped back, both hold again: it was the altered byte that was not believed. */
+    alter_record(f, 0, 50, 0x01, rec);
+    alter_record(f, 2, 60, 0x20, rec);
+    m = bd_sigmemo_open_at(f->path);
+    assert_true(bd_stampmemo_get(m, k, &got));
+    assert_true(bd_shapememo_get(m, &a, out, sizeof(out), &len));
+    bd_sigmemo_close(m);
+}
+
+/* A shape part as this user's memo would write it: part `part` of `parts`, `len` bytes of
+ * `bytes`, under the key of part `key_part` of `s`. */
+static void shape_record(uint8_t rec[REC_LEN], const bd_shapememo_subject *s, unsigned key_part,
+                         unsigned part, unsigned parts, size_t len, const char *bytes)
+{
+    memset(rec, 0, REC_LEN);
+    memcpy(rec, "bdcs0001", 8);
+    bd_shapememo_key(rec + 8, s, key_part);
+    rec[40] = (uint8_t)part;
+    rec[41] = (uint8_t)parts;
+    rec[42] = (uint8_t)(len & 0xff);
+    rec[43] = (uint8_t)(len >> 8);
+    memcpy(rec + 44, bytes, len);
+}
+
+/* Parts, hand-made and tagged with the secret: part `p` of the spec (parts[p] parts, that
+ * part's bytes of `all`; 0: not written), for a case of its own. */
+static bool shape_from_parts(const fixture *f, const char *id, const unsigned *parts,
+                             const size_t *lens, size_t n, const char *all, char *out, size_t *len)
+{
+    uint8_t secret[32], rec[REC_LEN];
+    read_secret(f, secret);
+    bd_shapememo_subject s = shape_subject();
+    s.case_id = id;
+    for (size_t p = 0; p < n; p++) {
+        if (!parts[p])
+            continue;
+        shape_record(rec, &s, (unsigned)p, (unsigned)p, parts[p], lens[p], all + 100 * p);
+        append_tagged(f, secret, rec);
+    }
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bool found = bd_shapememo_get(m, &s, out, 800, len);
+    bd_sigmemo_close(m);
+    return found;
+}
+
+static void a_shape_missing_a_part_or_disagreeing_on_the_count_is_not_returned(void **state)
+{
+    fixture *f = *state;
+    char all[300], out[800];
+    size_t len;
+    shape_bytes(all, sizeof(all));
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_shapememo_subject s = shape_subject();
+    bd_shapememo_put(m, &s, all, 10); /* the memo made: its key and file */
+    bd_sigmemo_close(m);
+    static const size_t full[3] = {100, 100, 50};
+    /* Made by hand, the three parts agree: returned (the records are made right). */
+    static const unsigned agree[3] = {3, 3, 3};
+    assert_true(shape_from_parts(f, "agree", agree, full, 3, all, out, &len));
+    assert_int_equal(len, 250);
+    assert_memory_equal(out, all, 250);
+    static const struct {
+        const char *id;
+        unsigned parts[3];
+        const char *why;
+    } bad[] = {
+        {"no-first", {0, 3, 3}, "the first part missing"},
+        {"no-middle", {3, 0, 3}, "the middle part missing"},
+        {"no-last", {3, 3, 0}, "the last part missing"},
+        {"first-says-2", {2, 3, 3}, "the first part counting two"},
+        {"middle-says-2", {3, 2, 3}, "the middle part counting two"},
+        {"last-says-4", {3, 3, 4}, "the last part counting four"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (shape_from_parts(f, bad[i].id, bad[i].parts, full, 3, all, out, &len))
+            fail_msg("a shape with %s was returned", bad[i].why);
+    /* A part filed under another part's key. */
+    uint8_t secret[32], rec[REC_LEN];
+    read_secret(f, secret);
+    bd_shapememo_subject t = shape_subject();
+    t.case_id = "misfiled";
+    shape_record(rec, &t, 0, 0, 2, 100, all);
+    append_tagged(f, secret, rec);
+    shape_record(rec, &t, 1, 0, 2, 100, all + 100);
+    append_tagged(f, secret, rec);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_shapememo_get(m, &t, out, sizeof(out), &len));
+    /* A newer shape torn after its first part (two parts, over an older three): the parts
+     * disagree, so neither shape is returned. */
+    bd_shapememo_subject u = shape_subject();
+    u.case_id = "torn";
+    bd_shapememo_put(m, &u, all, 250);
+    assert_true(bd_shapememo_get(m, &u, out, sizeof(out), &len));
+    bd_sigmemo_close(m);
+    shape_record(rec, &u, 0, 0, 2, 100, all + 1);
+    append_tagged(f, secret, rec);
+    m = bd_sigmemo_open_at(f->path);
+    assert_false(bd_shapememo_get(m, &u, out, sizeof(out), &len));
+    bd_sigmemo_close(m);
+}
+
+/* Stamp and shape records carry no expiry: the bytes where a signature or case record
+ * keeps one ([48,56)) are a case key's or a shape's, and even read as a time long past
+ * they do not make the record stale. */
+static void stamp_and_shape_records_never_expire(void **state)
+{
+    fixture *f = *state;
+    bd_stampmemo_subject ss = stamp_subject();
+    uint8_t k[32];
+    bd_stampmemo_key(k, &ss);
+    bd_stampmemo_entry e = stamp_entry(false, 0), got;
+    memset(e.case_key + 8, 0xff, 8); /* record bytes [48,56): -1 */
+    char want[120], out[800];
+    size_t len;
+    shape_bytes(want, sizeof(want));
+    memset(want + 4, 0xff, 8); /* record bytes [48,56) of part 0 */
+    bd_shapememo_subject s = shape_subject();
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_stampmemo_put(m, k, &e);
+    bd_shapememo_put(m, &s, want, sizeof(want));
+    /* Beside them, a case verdict that expires: stale at a time far ahead, as the stamp
+     * and shape records are not. */
+    uint8_t kc[32];
+    bd_casememo_subject cs = case_subject();
+    bd_casememo_key(kc, &cs);
+    bd_casememo_entry ce = signed_case(1);
+    bd_casememo_put(m, kc, &ce);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_casememo_entry cgot;
+    assert_false(bd_casememo_get(m, kc, INT64_MAX, &cgot));
+    assert_true(bd_stampmemo_get(m, k, &got));
+    assert_stamp_entry_equal(&got, &e);
+    assert_true(bd_shapememo_get(m, &s, out, sizeof(out), &len));
+    assert_int_equal(len, sizeof(want));
+    assert_memory_equal(out, want, sizeof(want));
+    bd_sigmemo_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +903,16 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(case_records_are_their_own_kind_and_authenticated, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_stamp_entry_is_remembered_across_opens, setup, teardown),
+        cmocka_unit_test(every_part_of_a_stamp_subject_is_in_its_key),
+        cmocka_unit_test_setup_teardown(shapes_of_1_to_800_bytes_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_shape_is_found_for_its_own_case_directory_only, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(altered_stamp_and_shape_records_are_not_believed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            a_shape_missing_a_part_or_disagreeing_on_the_count_is_not_returned, setup, teardown),
+        cmocka_unit_test_setup_teardown(stamp_and_shape_records_never_expire, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
