@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,9 @@ struct bd_prov_ctx {
     bd_sigmemo *user_memo;
     bool context_done, context_ok;
     uint8_t context[32];
+    /* keeps_cases's answer once known (0 not yet, 1 yes, 2 no): asked three times a case
+     * by a warm check's workers, it would otherwise take `mu` each time. */
+    atomic_int keeps_cases;
     size_t n_batched; /* signatures settled in batches (sigbatch.h), under mu */
     size_t n_alone;   /* signatures given to GnuPG one at a time, under mu */
     size_t n_inproc;  /* signatures settled by the in-process check (openpgp.h), under mu */
@@ -1022,11 +1026,16 @@ static void hash_own_build(void)
  * memo, and this program's own bytes hashed. */
 static bool keeps_cases(bd_prov_ctx *ctx)
 {
+    int known = atomic_load(&ctx->keeps_cases);
+    if (known)
+        return known == 1;
     pthread_mutex_lock(&ctx->mu);
     bool ok = !ctx->full && context_digest(ctx) && ctx->user_memo;
     pthread_mutex_unlock(&ctx->mu);
     pthread_once(&build_once, hash_own_build);
-    return ok && build_ok;
+    ok = ok && build_ok;
+    atomic_store(&ctx->keeps_cases, ok ? 1 : 2);
+    return ok;
 }
 
 bool bd_prov_case_key(bd_prov_ctx *ctx, uint8_t key[32], const bd_subject *sj, int sut_kind,
@@ -1157,6 +1166,7 @@ void bd_prov_ctx_full(bd_prov_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->mu);
     ctx->full = true;
+    atomic_store(&ctx->keeps_cases, 2);
     pthread_mutex_unlock(&ctx->mu);
 }
 

@@ -89,7 +89,9 @@ static const char shape_magic[8] = {'b', 'd', 'c', 's', '0', '0', '0', '1'};
  * lookup lands on it: opening a memo of a few hundred thousand entries costs one read and
  * an index of 4 bytes a slot, not a tag check and a decoded entry per record. */
 struct bd_sigmemo {
-    pthread_mutex_t mu;
+    /* Lookups share it (a check's workers look up three records a case); a put or the
+     * first load holds it alone. */
+    pthread_rwlock_t mu;
     char dir[PATH_MAX];
     bool loaded, usable;
     uint8_t secret[32];
@@ -114,7 +116,7 @@ bd_sigmemo *bd_sigmemo_open_at(const char *dir)
     }
     strcpy(m->dir, dir);
     m->append_fd = -1;
-    pthread_mutex_init(&m->mu, NULL);
+    pthread_rwlock_init(&m->mu, NULL);
     return m;
 }
 
@@ -130,7 +132,7 @@ void bd_sigmemo_close(bd_sigmemo *m)
 {
     if (!m)
         return;
-    pthread_mutex_destroy(&m->mu);
+    pthread_rwlock_destroy(&m->mu);
     if (m->append_fd >= 0)
         close(m->append_fd);
     free(m->recs);
@@ -386,7 +388,7 @@ static bool shape_decode(const uint8_t *rec, void *out)
     return true;
 }
 
-/* Under m->mu: the secret and every record, once (indexed, not yet authenticated). */
+/* Under m->mu held alone: the secret and every record, once (indexed, not yet authenticated). */
 static void ensure_loaded(struct bd_sigmemo *m)
 {
     if (m->loaded)
@@ -476,8 +478,14 @@ static bool memo_get(struct bd_sigmemo *m, const uint8_t key[32], time_t now, co
     bool found = false;
     if (!m)
         return false;
-    pthread_mutex_lock(&m->mu);
-    ensure_loaded(m);
+    pthread_rwlock_rdlock(&m->mu);
+    if (!m->loaded) {
+        pthread_rwlock_unlock(&m->mu);
+        pthread_rwlock_wrlock(&m->mu);
+        ensure_loaded(m);
+        pthread_rwlock_unlock(&m->mu);
+        pthread_rwlock_rdlock(&m->mu);
+    }
     const uint8_t *rec = m->usable ? find_newest(m, key, magic, decode) : NULL;
     if (rec) {
         int64_t expires = expiring ? (int64_t)le_get(rec + 48, 8) : 0;
@@ -485,7 +493,7 @@ static bool memo_get(struct bd_sigmemo *m, const uint8_t key[32], time_t now, co
         if (found)
             decode(rec, out);
     }
-    pthread_mutex_unlock(&m->mu);
+    pthread_rwlock_unlock(&m->mu);
     return found;
 }
 
@@ -499,7 +507,7 @@ bool bd_casememo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_caseme
     return memo_get(m, key, now, case_magic, case_decode, out);
 }
 
-/* Under m->mu: record `rec` kept in memory too (best effort, as the file). */
+/* Under m->mu held alone: record `rec` kept in memory too (best effort, as the file). */
 static void keep_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
 {
     if (m->n_recs == m->cap_recs) {
@@ -515,7 +523,7 @@ static void keep_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
         m->n_recs++;
 }
 
-/* Under m->mu, the memo loaded and usable: `rec` kept and appended to the file. */
+/* Under m->mu held alone, the memo loaded and usable: `rec` kept and appended to the file. */
 static void append_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
 {
     keep_record(m, rec);
@@ -545,7 +553,7 @@ static void memo_put(struct bd_sigmemo *m, const uint8_t key[32], const char mag
 {
     if (!m)
         return;
-    pthread_mutex_lock(&m->mu);
+    pthread_rwlock_wrlock(&m->mu);
     ensure_loaded(m);
     if (m->usable) {
         uint8_t rec[REC_LEN];
@@ -556,7 +564,7 @@ static void memo_put(struct bd_sigmemo *m, const uint8_t key[32], const char mag
         rec_tag(m, rec, rec + REC_BODY);
         append_record(m, rec);
     }
-    pthread_mutex_unlock(&m->mu);
+    pthread_rwlock_unlock(&m->mu);
 }
 
 void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e)
