@@ -1162,6 +1162,12 @@ bool bd_prov_shape_recall(bd_prov_ctx *ctx, const bd_shapememo_subject *whose, c
     return ctx && keeps_cases(ctx) && bd_shapememo_get(ctx->user_memo, whose, out, cap, len);
 }
 
+void bd_prov_ctx_flush(bd_prov_ctx *ctx)
+{
+    if (ctx)
+        bd_sigmemo_flush(ctx->user_memo);
+}
+
 void bd_prov_ctx_full(bd_prov_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->mu);

@@ -207,6 +207,11 @@ bool bd_prov_case_recall(bd_prov_ctx *ctx, const uint8_t key[32], const bd_subje
  * Returns whether it was (as far as this process knows: the memo file is best effort). */
 bool bd_prov_case_remember(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov_result *res);
 
+/* Write what this user's memo was told to remember and has not written yet (it writes in
+ * batches; closing the context writes the rest). A check calls it when it ends, so a
+ * long-lived context (the TUI's) leaves nothing unwritten between checks. */
+void bd_prov_ctx_flush(bd_prov_ctx *ctx);
+
 /* ---- unchanged cases (docs/provenance.md#unchanged-cases) --------------------------- */
 
 /* Whose shape a case's stamps follow: its directory (device, inode), task class and id. */

@@ -78,6 +78,7 @@
 /* Past this many bytes the file starts over (about 1,500,000 records: the signatures,
  * verdicts, stamps and shapes of about 300,000 signed cases). */
 #define MEMO_MAX_BYTES (256u << 20)
+#define PENDING_MAX    256
 #define SHAPE_PART     100
 #define SHAPE_PARTS    8
 static const char rec_magic[8] = {'b', 'd', 's', 'm', '0', '0', '0', '1'};
@@ -99,10 +100,15 @@ struct bd_sigmemo {
     size_t n_recs, cap_recs;
     uint32_t *idx; /* open addressing by key: 1 + a record's number, 0 empty */
     size_t cap;
-    /* `entries`, opened for appending on the first put and kept open: a check that
-     * remembers 200,000 verdicts makes one write each, not a path lookup each. */
+    /* `entries`, opened for appending on the first flush and kept open: a check that
+     * remembers 500,000 records makes no path lookup each. */
     int append_fd; /* -1 until then, or when it could not be opened */
     bool append_tried;
+    /* Records put and not yet written: written PENDING_MAX at a time (bd_sigmemo_flush,
+     * and on close), one write each, not a write and an fstat under the lock per record
+     * while the check's other workers wait to look up. */
+    uint8_t *pending;
+    size_t n_pending;
 };
 
 bd_sigmemo *bd_sigmemo_open_at(const char *dir)
@@ -132,11 +138,13 @@ void bd_sigmemo_close(bd_sigmemo *m)
 {
     if (!m)
         return;
+    bd_sigmemo_flush(m);
     pthread_rwlock_destroy(&m->mu);
     if (m->append_fd >= 0)
         close(m->append_fd);
     free(m->recs);
     free(m->idx);
+    free(m->pending);
     explicit_bzero(m->secret, sizeof(m->secret));
     free(m);
 }
@@ -523,28 +531,53 @@ static void keep_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
         m->n_recs++;
 }
 
-/* Under m->mu held alone, the memo loaded and usable: `rec` kept and appended to the file. */
-static void append_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
+/* Under m->mu held alone: the pending records appended to the file (best effort: what is
+ * not written is still kept in memory for this process). */
+static void flush_pending(struct bd_sigmemo *m)
 {
-    keep_record(m, rec);
+    if (m->n_pending == 0)
+        return;
     if (!m->append_tried) {
         m->append_tried = true;
         m->append_fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
     }
     int fd = m->append_fd;
+    size_t len = m->n_pending * REC_LEN;
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0) {
-        /* Full: start over. A torn record at the end: cut it, or every later record
-         * would be read out of step. */
-        if ((uint64_t)st.st_size + REC_LEN > MEMO_MAX_BYTES)
-            (void)ftruncate(fd, 0);
-        else if (st.st_size % REC_LEN)
-            (void)ftruncate(fd, st.st_size - st.st_size % REC_LEN);
+    m->n_pending = 0;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return;
+    /* Full: start over. A torn record at the end: cut it, or every later record would be
+     * read out of step. */
+    if ((uint64_t)st.st_size + len > MEMO_MAX_BYTES)
+        (void)ftruncate(fd, 0);
+    else if (st.st_size % REC_LEN)
+        (void)ftruncate(fd, st.st_size - st.st_size % REC_LEN);
+    /* One write of whole records: one torn by a crash fails its tag and is ignored. */
+    if (write(fd, m->pending, len) != (ssize_t)len) {
+        /* best effort, as above */
     }
-    /* One write of a whole record: a torn one fails its tag and is ignored. */
-    if (fd >= 0 && write(fd, rec, REC_LEN) != REC_LEN) {
-        /* best effort: the verdict is still kept in memory */
-    }
+}
+
+/* Under m->mu held alone, the memo loaded and usable: `rec` kept, and appended to the file
+ * with the next flush. */
+static void append_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
+{
+    keep_record(m, rec);
+    if (!m->pending && !(m->pending = malloc(PENDING_MAX * REC_LEN)))
+        return;
+    memcpy(m->pending + m->n_pending * REC_LEN, rec, REC_LEN);
+    if (++m->n_pending == PENDING_MAX)
+        flush_pending(m);
+}
+
+void bd_sigmemo_flush(bd_sigmemo *m)
+{
+    if (!m)
+        return;
+    pthread_rwlock_wrlock(&m->mu);
+    flush_pending(m);
+    pthread_rwlock_unlock(&m->mu);
 }
 
 /* Remember an entry under `key` as a record of layout `magic` whose fields `fill` writes. */

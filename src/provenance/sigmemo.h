@@ -54,8 +54,13 @@ void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg,
  * has expired since is not believed: GnuPG is asked again). */
 bool bd_sigmemo_get(bd_sigmemo *m, const uint8_t key[32], time_t now, bd_sigmemo_entry *out);
 
-/* Remember `e` under `key` (appended to the memo file; best effort). */
+/* Remember `e` under `key`: believed by this process at once, appended to the memo file
+ * (best effort) with the next bd_sigmemo_flush, on bd_sigmemo_close, or when 256 records
+ * are waiting. */
 void bd_sigmemo_put(bd_sigmemo *m, const uint8_t key[32], const bd_sigmemo_entry *e);
+
+/* Write the records put and not yet written (best effort). */
+void bd_sigmemo_flush(bd_sigmemo *m);
 
 /* ---- the case memo (docs/provenance.md#the-case-memo) ------------------------------- */
 

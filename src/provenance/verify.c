@@ -647,6 +647,7 @@ static int run_cases(bd_verify_report *r, const bd_task_class *tc, const char *c
     }
     bd_case_scanner_free(own);
     pool_finish(p, th, nth);
+    bd_prov_ctx_flush(o->prov);
     return rc;
 }
 

@@ -512,6 +512,40 @@ static off_t entries_size(const fixture *f)
     return st.st_size;
 }
 
+/* Records are believed at once and written in batches: by bd_sigmemo_flush, by close, and
+ * whenever 256 are waiting, each batch whole records only. */
+static void puts_are_written_in_batches(void **state)
+{
+    fixture *f = *state;
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    uint8_t key[32] = {0};
+    bd_sigmemo_entry e = good_entry(0), got;
+    for (int i = 0; i < 10; i++) {
+        key[0] = (uint8_t)i;
+        bd_sigmemo_put(m, key, &e);
+        assert_true(bd_sigmemo_get(m, key, time(NULL), &got));
+    }
+    assert_int_equal(entries_size(f), 0);
+    bd_sigmemo_flush(m);
+    assert_int_equal(entries_size(f), 10 * REC_LEN);
+    bd_sigmemo_flush(m); /* nothing waiting: nothing written */
+    assert_int_equal(entries_size(f), 10 * REC_LEN);
+    for (int i = 0; i < 256; i++) {
+        key[0] = (uint8_t)i;
+        key[1] = 1;
+        bd_sigmemo_put(m, key, &e);
+    }
+    assert_int_equal(entries_size(f), (10 + 256) * REC_LEN);
+    key[1] = 2;
+    bd_sigmemo_put(m, key, &e);
+    assert_int_equal(entries_size(f), (10 + 256) * REC_LEN);
+    bd_sigmemo_close(m);
+    assert_int_equal(entries_size(f), (10 + 256 + 1) * REC_LEN);
+    m = bd_sigmemo_open_at(f->path);
+    assert_true(bd_sigmemo_get(m, key, time(NULL), &got));
+    bd_sigmemo_close(m);
+}
+
 static void a_stamp_entry_is_remembered_across_opens(void **state)
 {
     fixture *f = *state;
@@ -633,6 +667,7 @@ static void shapes_of_1_to_800_bytes_round_trip(void **state)
         bd_shapememo_put(m, &s, want, lens[i]);
     }
     /* 801 bytes (nine parts) and 0 bytes: nothing is written. */
+    bd_sigmemo_flush(m);
     off_t before = entries_size(f);
     assert_int_equal(before, (1 + 1 + 2 + 3 + 8) * REC_LEN);
     bd_shapememo_subject big = shape_subject(), none = shape_subject();
@@ -641,6 +676,7 @@ static void shapes_of_1_to_800_bytes_round_trip(void **state)
     shape_bytes(want, 801);
     bd_shapememo_put(m, &big, want, 801);
     bd_shapememo_put(m, &none, want, 0);
+    bd_sigmemo_flush(m);
     assert_int_equal(entries_size(f), before);
     for (int round = 0; round < 2; round++) { /* as put, then as read back from the file */
         for (size_t i = 0; i < N; i++) {
@@ -906,6 +942,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_stamp_entry_is_remembered_across_opens, setup, teardown),
         cmocka_unit_test(every_part_of_a_stamp_subject_is_in_its_key),
         cmocka_unit_test_setup_teardown(shapes_of_1_to_800_bytes_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(puts_are_written_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shape_is_found_for_its_own_case_directory_only, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(altered_stamp_and_shape_records_are_not_believed, setup,
