@@ -3,7 +3,7 @@
  * docs/provenance.md#verifying-many-signatures).
  *
  * Two files in the memo directory (mode 0700): `key`, 32 random bytes (0600), and
- * `entries`, fixed-size records appended one write each:
+ * `entries`, fixed-size records appended in batches of whole records:
  *
  *   [0,8)     "bdsm0001"
  *   [8,40)    the memo key (bd_sigmemo_key)
