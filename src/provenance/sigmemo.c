@@ -677,21 +677,42 @@ void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg,
     blake3_hasher_finalize(&h, out, 32);
 }
 
+/* A string part of a memo key (key_part of its bytes). */
+static void key_str(blake3_hasher *h, const char *s)
+{
+    key_part(h, s, strlen(s));
+}
+
+/* A number part of a memo key: 8 bytes, little-endian. */
+static void key_u64(blake3_hasher *h, uint64_t v)
+{
+    uint8_t b[8];
+    le_put(b, v, 8);
+    blake3_hasher_update(h, b, sizeof(b));
+}
+
+/* What the keys of a case's verdict and of its stamps start with: the tag (its NUL too),
+ * the context, the build, the task class and the case id. */
+static void case_key_start(blake3_hasher *h, const char *tag, size_t tag_size,
+                           const uint8_t *context, const uint8_t *build, const char *task_class,
+                           const char *case_id)
+{
+    blake3_hasher_init(h);
+    blake3_hasher_update(h, tag, tag_size);
+    blake3_hasher_update(h, context, 32);
+    blake3_hasher_update(h, build, 32);
+    key_str(h, task_class);
+    key_str(h, case_id);
+}
+
 void bd_casememo_key(uint8_t out[32], const bd_casememo_subject *s)
 {
     static const char tag[] = "benchdesk-casememo-1";
     blake3_hasher h;
-    uint8_t b[8];
-    blake3_hasher_init(&h);
-    blake3_hasher_update(&h, tag, sizeof(tag));
-    blake3_hasher_update(&h, s->context, 32);
-    blake3_hasher_update(&h, s->build, 32);
-    key_part(&h, s->task_class, strlen(s->task_class));
-    key_part(&h, s->case_id, strlen(s->case_id));
-    key_part(&h, s->digest, strlen(s->digest));
-    key_part(&h, s->pinned, strlen(s->pinned));
-    le_put(b, (uint64_t)s->sut_kind, 8);
-    blake3_hasher_update(&h, b, sizeof(b));
+    case_key_start(&h, tag, sizeof(tag), s->context, s->build, s->task_class, s->case_id);
+    key_str(&h, s->digest);
+    key_str(&h, s->pinned);
+    key_u64(&h, (uint64_t)s->sut_kind);
     uint8_t present = s->prov != NULL;
     blake3_hasher_update(&h, &present, 1);
     key_part(&h, s->prov ? s->prov : "", s->prov ? s->prov_len : 0);
@@ -702,16 +723,9 @@ void bd_stampmemo_key(uint8_t out[32], const bd_stampmemo_subject *s)
 {
     static const char tag[] = "benchdesk-stampmemo-1";
     blake3_hasher h;
-    uint8_t b[8];
-    blake3_hasher_init(&h);
-    blake3_hasher_update(&h, tag, sizeof(tag));
-    blake3_hasher_update(&h, s->context, 32);
-    blake3_hasher_update(&h, s->build, 32);
-    key_part(&h, s->task_class, strlen(s->task_class));
-    key_part(&h, s->case_id, strlen(s->case_id));
-    key_part(&h, s->pinned, strlen(s->pinned));
-    le_put(b, (uint64_t)s->sut_kind, 8);
-    blake3_hasher_update(&h, b, sizeof(b));
+    case_key_start(&h, tag, sizeof(tag), s->context, s->build, s->task_class, s->case_id);
+    key_str(&h, s->pinned);
+    key_u64(&h, (uint64_t)s->sut_kind);
     blake3_hasher_update(&h, s->stamps, 32);
     blake3_hasher_finalize(&h, out, 32);
 }
@@ -720,15 +734,12 @@ void bd_shapememo_key(uint8_t out[32], const bd_shapememo_subject *s, unsigned p
 {
     static const char tag[] = "benchdesk-shapememo-1";
     blake3_hasher h;
-    uint8_t b[8];
     blake3_hasher_init(&h);
     blake3_hasher_update(&h, tag, sizeof(tag));
-    le_put(b, s->dir_dev, 8);
-    blake3_hasher_update(&h, b, sizeof(b));
-    le_put(b, s->dir_ino, 8);
-    blake3_hasher_update(&h, b, sizeof(b));
-    key_part(&h, s->task_class, strlen(s->task_class));
-    key_part(&h, s->case_id, strlen(s->case_id));
+    key_u64(&h, s->dir_dev);
+    key_u64(&h, s->dir_ino);
+    key_str(&h, s->task_class);
+    key_str(&h, s->case_id);
     uint8_t pb = (uint8_t)part;
     blake3_hasher_update(&h, &pb, 1);
     blake3_hasher_finalize(&h, out, 32);

@@ -61,6 +61,22 @@ for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
 print()' "$@"
 }
 
+# records_at_pins TC DIGESTS_YAML: reads `history log --json` on stdin and prints the
+# task class's record count and how many of them are not at their case's pin in
+# DIGESTS_YAML or not provenance-verified, space-separated.
+records_at_pins() {
+    python3 -c '
+import json, sys
+recs = [r for r in json.load(sys.stdin)["records"] if r.get("task_class") == sys.argv[1]]
+pins = {}
+for line in open(sys.argv[2]):
+    parts = line.split()
+    if len(parts) == 2 and parts[1].startswith("blake3:"):
+        pins[parts[0].rstrip(":")] = parts[1]
+bad = [r["case_id"] for r in recs if pins.get(r["case_id"]) != r["case_digest"] or not r["provenance_verified"]]
+print(len(recs), len(bad))' "$@"
+}
+
 finish() {
     if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
     echo "all passed"

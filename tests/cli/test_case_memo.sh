@@ -124,16 +124,7 @@ RUN=(--isolation subprocess --jobs 2)
 expect 0 - -- bd run "$tc" "${RUN[@]}"
 [ "$(count case)" = "$before" ] && pass "the run gate judged no case again" || fail "the run gate added $(($(count case) - before)) case records"
 signed=$(bd verify "$tc" --json | pj 'd["task_classes"][0]["provenance"]["signed"]')
-bd history log --json --limit 500 | python3 -c '
-import json, sys
-recs = [r for r in json.load(sys.stdin)["records"] if r.get("task_class") == sys.argv[1]]
-pins = {}
-for line in open(sys.argv[2]):
-    parts = line.split()
-    if len(parts) == 2 and parts[1].startswith("blake3:"):
-        pins[parts[0].rstrip(":")] = parts[1]
-bad = [r["case_id"] for r in recs if pins.get(r["case_id"]) != r["case_digest"] or not r["provenance_verified"]]
-print(len(recs), len(bad))' "$tc" "$cdir/digests.yaml" >"$BD_TMP/recs"
+bd history log --json --limit 500 | records_at_pins "$tc" "$cdir/digests.yaml" >"$BD_TMP/recs"
 read -r nrecs nbad <"$BD_TMP/recs"
 [ "$nrecs" = "$signed" ] && [ "$nbad" = 0 ] && pass "the run recorded its $signed signed cases at their pins" ||
     fail "run records: $nrecs (wanted $signed), $nbad not at their pin or unverified"
