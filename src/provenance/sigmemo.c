@@ -98,7 +98,8 @@ struct bd_sigmemo {
     uint8_t secret[32];
     uint8_t *recs; /* n_recs records of REC_LEN bytes, in file order */
     size_t n_recs, cap_recs;
-    uint32_t *idx; /* open addressing by key: 1 + a record's number, 0 empty */
+    size_t n_loaded; /* of them, read from the file; the rest this process put */
+    uint32_t *idx;   /* open addressing by key: 1 + a record's number, 0 empty */
     size_t cap;
     /* `entries`, opened for appending on the first flush and kept open: a check that
      * remembers 500,000 records makes no path lookup each. */
@@ -441,6 +442,7 @@ static void ensure_loaded(struct bd_sigmemo *m)
             free(buf);
         }
     }
+    m->n_loaded = m->n_recs;
     close(fd);
 }
 
@@ -547,15 +549,29 @@ static void flush_pending(struct bd_sigmemo *m)
     m->n_pending = 0;
     if (fd < 0 || fstat(fd, &st) != 0)
         return;
-    /* Full: start over. A torn record at the end: cut it, or every later record would be
-     * read out of step. */
-    if ((uint64_t)st.st_size + len > MEMO_MAX_BYTES)
+    const uint8_t *from = m->pending;
+    if ((uint64_t)st.st_size + len > MEMO_MAX_BYTES) {
+        /* Full: start over, with what this process put (the newest that fit). Starting
+         * from nothing would drop what this very check learned, and the next check would
+         * be cold again. */
+        size_t own = m->n_recs - m->n_loaded, fit = MEMO_MAX_BYTES / REC_LEN;
+        from = m->recs + (m->n_loaded + (own > fit ? own - fit : 0)) * REC_LEN;
+        len = (own > fit ? fit : own) * REC_LEN;
         (void)ftruncate(fd, 0);
-    else if (st.st_size % REC_LEN)
+    } else if (st.st_size % REC_LEN) {
+        /* A torn record at the end: cut it, or every later record would be read out of
+         * step. */
         (void)ftruncate(fd, st.st_size - st.st_size % REC_LEN);
-    /* One write of whole records: one torn by a crash fails its tag and is ignored. */
-    if (write(fd, m->pending, len) != (ssize_t)len) {
-        /* best effort, as above */
+    }
+    /* Writes of whole records: one torn by a crash fails its tag and is ignored. */
+    while (len > 0) {
+        ssize_t w = write(fd, from, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* best effort, as above */
+        from += w;
+        len -= (size_t)w;
     }
 }
 

@@ -546,6 +546,41 @@ static void puts_are_written_in_batches(void **state)
     bd_sigmemo_close(m);
 }
 
+/* A memo file full (256 MB) starts over when the next batch does not fit: with the records
+ * this process put, not from nothing, so the check that filled it leaves a warm memo. */
+static void a_full_memo_starts_over_with_what_this_process_put(void **state)
+{
+    fixture *f = *state;
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    uint8_t key[32] = {0};
+    bd_sigmemo_entry e = good_entry(0), got;
+    bd_sigmemo_put(m, key, &e); /* makes the directory, the secret and the file */
+    bd_sigmemo_close(m);
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    /* Room for 300 more records: zeros, which no lookup believes (a sparse file). */
+    assert_int_equal(truncate(ent, (off_t)(256u << 20) - 300 * REC_LEN), 0);
+    m = bd_sigmemo_open_at(f->path);
+    for (int i = 0; i < 600; i++) {
+        key[0] = (uint8_t)i;
+        key[1] = (uint8_t)(i >> 8);
+        key[2] = 1;
+        bd_sigmemo_put(m, key, &e);
+    }
+    /* The first batch of 256 fitted; the second did not: the file starts over with both. */
+    assert_int_equal(entries_size(f), 512 * REC_LEN);
+    bd_sigmemo_close(m);
+    assert_int_equal(entries_size(f), 600 * REC_LEN);
+    m = bd_sigmemo_open_at(f->path);
+    for (int i = 0; i < 600; i++) {
+        key[0] = (uint8_t)i;
+        key[1] = (uint8_t)(i >> 8);
+        if (!bd_sigmemo_get(m, key, time(NULL), &got))
+            fail_msg("record %d of this process lost when the memo started over", i);
+    }
+    bd_sigmemo_close(m);
+}
+
 static void a_stamp_entry_is_remembered_across_opens(void **state)
 {
     fixture *f = *state;
@@ -943,6 +978,8 @@ int main(void)
         cmocka_unit_test(every_part_of_a_stamp_subject_is_in_its_key),
         cmocka_unit_test_setup_teardown(shapes_of_1_to_800_bytes_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(puts_are_written_in_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_full_memo_starts_over_with_what_this_process_put, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_shape_is_found_for_its_own_case_directory_only, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(altered_stamp_and_shape_records_are_not_believed, setup,
