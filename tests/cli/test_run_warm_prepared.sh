@@ -71,6 +71,12 @@ def inits():
             stdio = sorted(f for f in os.listdir("/proc/%s/fd" % p) if f in ("0", "1", "2"))
             ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
             parent = os.path.basename(os.readlink("/proc/%s/exe" % ppid))
+            # The reads above are not one snapshot: an init forked with its spare that
+            # executed the init program and started its rubric between the first read and
+            # now would look like a copy of the interpreter running a rubric. Such a sample
+            # is dropped (the next poll sees the init as it is).
+            if os.readlink("/proc/%s/exe" % p) != exe:
+                continue
             yield int(p), start, running, stdio, parent, os.path.basename(exe)
         except (OSError, IndexError):
             continue
