@@ -61,6 +61,20 @@ for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
 print()' "$@"
 }
 
+# memo_records ENTRIES KIND...: how many records of the given kinds this user's memo file
+# ENTRIES holds (docs/provenance.md#verifying-many-signatures): "sig" signatures, "case"
+# case verdicts, "stamp" unchanged cases' stamps, "shape" their shapes; 0 when no file.
+memo_records() {
+    python3 - "$@" <<'PY'
+import os, sys
+path, kinds = sys.argv[1], sys.argv[2:]
+magics = {"sig": b"bdsm0001", "case": b"bdcm0001", "stamp": b"bdcu0001", "shape": b"bdcs0001"}
+want = {magics[k] for k in kinds}
+b = open(path, "rb").read() if os.path.exists(path) else b""
+print(sum(1 for o in range(0, len(b) - 175, 176) if b[o:o + 8] in want))
+PY
+}
+
 # records_at_pins TC DIGESTS_YAML: reads `history log --json` on stdin and prints the
 # task class's record count and how many of them are not at their case's pin in
 # DIGESTS_YAML or not provenance-verified, space-separated.

@@ -12,15 +12,7 @@ root=$(demo_copy)
 bd() { TMPDIR="$BD_TMP" "$BD_BIN" -C "$root" "$@"; }
 entries="$XDG_STATE_HOME/benchdesk/sig-memo/entries"
 # count KIND: the memo's records of one kind, case verdicts ("case") or signatures ("sig").
-count() {
-    python3 - "$entries" "$1" <<'PY'
-import os, sys
-path, kind = sys.argv[1], sys.argv[2]
-b = open(path, "rb").read() if os.path.exists(path) else b""
-magic = b"bdcm0001" if kind == "case" else b"bdsm0001"
-print(sum(1 for o in range(0, len(b) - 175, 176) if b[o:o + 8] == magic))
-PY
-}
+count() { memo_records "$entries" "$1"; }
 # verdicts: the provenance counts and the outcome of each task class, as --json gives them.
 verdicts() {
     pj '[(t["name"], t["provenance"], t["ok"], t["failures"]) for t in d["task_classes"]]'

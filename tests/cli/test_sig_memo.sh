@@ -13,13 +13,7 @@ memo="$XDG_STATE_HOME/benchdesk/sig-memo"
 entries="$memo/entries"
 # size: the bytes of the signature and case-verdict records (a case's stamps and shape,
 # written once its files have settled for 2 s, are test_unchanged_cases.sh's to count).
-size() {
-    python3 - "$entries" <<'PY'
-import os, sys
-b = open(sys.argv[1], "rb").read() if os.path.exists(sys.argv[1]) else b""
-print(176 * sum(1 for o in range(0, len(b) - 175, 176) if b[o:o + 8] in (b"bdsm0001", b"bdcm0001")))
-PY
-}
+size() { echo $((176 * $(memo_records "$entries" sig case))); }
 
 # --full first: nothing is written.
 expect 0 - -- bd verify --full

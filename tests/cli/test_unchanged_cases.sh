@@ -14,15 +14,7 @@ root=$(demo_copy)
 bd() { TMPDIR="$BD_TMP" "$BD_BIN" -C "$root" "$@"; }
 entries="$XDG_STATE_HOME/benchdesk/sig-memo/entries"
 # count KIND: the memo's records of one kind.
-count() {
-    python3 - "$entries" "$1" <<'PY'
-import os, sys
-path, kind = sys.argv[1], sys.argv[2]
-b = open(path, "rb").read() if os.path.exists(path) else b""
-magic = {"case": b"bdcm0001", "sig": b"bdsm0001", "stamp": b"bdcu0001", "shape": b"bdcs0001"}[kind]
-print(sum(1 for o in range(0, len(b) - 175, 176) if b[o:o + 8] == magic))
-PY
-}
+count() { memo_records "$entries" "$1"; }
 # alter MAGIC OFFSET: flip a bit at OFFSET of every record of that magic.
 alter() {
     python3 - "$entries" "$1" "$2" <<'PY'
