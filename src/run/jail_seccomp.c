@@ -72,6 +72,11 @@ static const char *const denied_syscalls[] = {
  * before the program's rlimits; loading it later is one system call). */
 int bd_jail_build_filter(bd_err *err)
 {
+    return bd_jail_build_filter_laid_out(true, err);
+}
+
+int bd_jail_build_filter_laid_out(bool tree, bd_err *err)
+{
     int rc = -1;
     int mfd = -1;
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -81,6 +86,11 @@ int bd_jail_build_filter(bd_err *err)
     }
     const uint32_t kill = SCMP_ACT_KILL_PROCESS;
     int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
+    /* Laid out as a binary tree of system call numbers, not a list: the kernel walks the
+     * filter for every call number when it is loaded (to cache the calls it always
+     * allows), so a tree halves what loading costs each case (docs/isolation.md, step 5). */
+    if (r == 0 && tree)
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
     for (size_t i = 0; r == 0 && i < sizeof(killed_syscalls) / sizeof(killed_syscalls[0]); i++) {
         int nr = seccomp_syscall_resolve_name(killed_syscalls[i]);
         if (nr == __NR_SCMP_ERROR)

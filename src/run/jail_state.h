@@ -115,5 +115,9 @@ int bd_jail_apply_landlock(bool scoped, bd_err *err);
  * called in the supervisor, before the program's rlimits). 0 or -1. The supervisor
  * program's jail_seccomp_handed.c compiles none: it fails. */
 int bd_jail_build_filter(bd_err *err);
+/* The same filter, laid out as a binary tree of call numbers (`tree`, what
+ * bd_jail_build_filter compiles) or as libseccomp's plain list (the reference the unit
+ * test compares the tree with, decision by decision). jail_seccomp_handed.c: fails. */
+int bd_jail_build_filter_laid_out(bool tree, bd_err *err);
 
 #endif

@@ -127,7 +127,12 @@ typedef struct bd_runner_recording {
     const char *const *verified_ids; /* cases whose records say provenance_verified: true */
     size_t n_verified;
     bool scores_only; /* a shard bundle's chain: no run.stopped audit record (see cost cap) */
+    /* How long a finished case's record may wait for others to share its append and fsync
+     * (group commit, docs/runner.md#fan-out-events-cancel); 0 = BD_RUNNER_COMMIT_WINDOW_MS. */
+    unsigned commit_window_ms;
 } bd_runner_recording;
+
+#define BD_RUNNER_COMMIT_WINDOW_MS 20
 
 /* Record every finished case into rec->history before it is reported (see above). Before
  * bd_runner_start only (internal.bug after); the ids are copied. Returns 0 or -1. When

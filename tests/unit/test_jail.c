@@ -38,7 +38,12 @@
 
 #include "exec.h"
 #include "jail.h"
+#include "jail_state.h"
 #include "runner.h"
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 static char *python;
 static bd_exec_ctx *ctx;
@@ -908,6 +913,162 @@ static void test_filter_as_text(void **state)
     assert_string_equal(again, hex);
 }
 
+/* ---- the filter's layout: a tree decides as the list does ----------------------------- */
+
+/* A classic BPF interpreter for seccomp programs, enough for what libseccomp emits (loads
+ * of seccomp_data words, scratch memory, ALU, jumps, returns). Any other instruction, a
+ * jump or load out of bounds, or running off the end fails the test: the kernel's checker
+ * would have refused such a filter. */
+static uint32_t bpf_run(const struct sock_filter *f, unsigned len, const struct seccomp_data *d)
+{
+    uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
+    const unsigned char *data = (const unsigned char *)d;
+    for (unsigned pc = 0; pc < len; pc++) {
+        const struct sock_filter *i = &f[pc];
+        uint32_t k = i->k;
+        switch (i->code) {
+        case BPF_LD | BPF_W | BPF_ABS:
+            assert_true(k % 4 == 0 && k + 4 <= sizeof(*d));
+            memcpy(&a, data + k, 4);
+            break;
+        case BPF_LD | BPF_MEM:
+            assert_true(k < BPF_MEMWORDS);
+            a = mem[k];
+            break;
+        case BPF_LDX | BPF_MEM:
+            assert_true(k < BPF_MEMWORDS);
+            x = mem[k];
+            break;
+        case BPF_LD | BPF_IMM:
+            a = k;
+            break;
+        case BPF_LDX | BPF_IMM:
+            x = k;
+            break;
+        case BPF_ST:
+            assert_true(k < BPF_MEMWORDS);
+            mem[k] = a;
+            break;
+        case BPF_STX:
+            assert_true(k < BPF_MEMWORDS);
+            mem[k] = x;
+            break;
+        case BPF_ALU | BPF_AND | BPF_K:
+            a &= k;
+            break;
+        case BPF_ALU | BPF_OR | BPF_K:
+            a |= k;
+            break;
+        case BPF_ALU | BPF_AND | BPF_X:
+            a &= x;
+            break;
+        case BPF_MISC | BPF_TAX:
+            x = a;
+            break;
+        case BPF_MISC | BPF_TXA:
+            a = x;
+            break;
+        case BPF_JMP | BPF_JA:
+            pc += k;
+            break;
+        case BPF_JMP | BPF_JEQ | BPF_K:
+            pc += a == k ? i->jt : i->jf;
+            break;
+        case BPF_JMP | BPF_JGT | BPF_K:
+            pc += a > k ? i->jt : i->jf;
+            break;
+        case BPF_JMP | BPF_JGE | BPF_K:
+            pc += a >= k ? i->jt : i->jf;
+            break;
+        case BPF_JMP | BPF_JSET | BPF_K:
+            pc += (a & k) ? i->jt : i->jf;
+            break;
+        case BPF_RET | BPF_K:
+            return k;
+        case BPF_RET | BPF_A:
+            return a;
+        default:
+            fail_msg("the filter has an instruction this test does not know: %#x at %u", i->code,
+                     pc);
+        }
+    }
+    fail_msg("the filter ran off its end");
+    return 0;
+}
+
+/* The filter bd_jail_build_filter compiles is laid out as a binary tree of call numbers
+ * (cheaper for the kernel to load each case); it must decide every call exactly as
+ * libseccomp's plain list of the same rules does: every call number of both
+ * architectures and the x32 range, with argument words that reach each rule's comparison
+ * (socket families, clone flags, high halves set), with and without the host network. */
+static void test_filter_tree_decides_as_the_list(void **state)
+{
+    (void)state;
+    static const uint64_t args[] = {0,
+                                    1,
+                                    AF_UNIX,
+                                    AF_INET,
+                                    AF_INET6,
+                                    AF_NETLINK,
+                                    17 /* AF_PACKET */,
+                                    AF_INET6 + 1,
+                                    AF_UNSPEC,
+                                    0x10000000 /* CLONE_NEWUSER */,
+                                    0x10000011,
+                                    0x00000011,
+                                    0xffffffffu,
+                                    0x100000000ull | AF_UNIX,
+                                    0x100000000ull | AF_INET,
+                                    0xffffffff00000001ull,
+                                    UINT64_MAX};
+    static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64};
+    static struct sock_filter tree[BD_JAIL_BPF_MAX], list[BD_JAIL_BPF_MAX];
+    bool saved_network = bd_jail.host_network;
+    for (int host_network = 0; host_network <= 1; host_network++) {
+        bd_err err = BD_ERR_INIT;
+        bd_jail.host_network = host_network;
+        assert_int_equal(bd_jail_build_filter_laid_out(false, &err), 0);
+        unsigned list_len = bd_jail.bpf_len;
+        memcpy(list, bd_jail.bpf, list_len * sizeof(list[0]));
+        assert_int_equal(bd_jail_build_filter(&err), 0);
+        unsigned tree_len = bd_jail.bpf_len;
+        memcpy(tree, bd_jail.bpf, tree_len * sizeof(tree[0]));
+        /* Not the same program: the comparison below is between two layouts. */
+        assert_true(tree_len != list_len || memcmp(tree, list, tree_len * sizeof(tree[0])) != 0);
+        size_t decisions = 0, killed = 0;
+        for (size_t ai = 0; ai < sizeof(arches) / sizeof(arches[0]); ai++)
+            for (int nr = -1; nr < 0x40000000 + 600; nr++) {
+                if (nr == 1024) /* past every call number, then the x32 range */
+                    nr = 0x40000000 - 1;
+                for (size_t g = 0; g < sizeof(args) / sizeof(args[0]); g++) {
+                    struct seccomp_data d;
+                    memset(&d, 0, sizeof(d));
+                    d.nr = nr;
+                    d.arch = arches[ai];
+                    d.args[0] = args[g];
+                    d.args[1] = args[(g + 3) % (sizeof(args) / sizeof(args[0]))];
+                    uint32_t want = bpf_run(list, list_len, &d), got = bpf_run(tree, tree_len, &d);
+                    if (want != got)
+                        fail_msg("host_network=%d arch=%#x nr=%d a0=%#llx: the list says %#x, "
+                                 "the tree %#x",
+                                 host_network, arches[ai], nr, (unsigned long long)d.args[0], want,
+                                 got);
+                    decisions++;
+                    killed += (got & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_KILL_PROCESS;
+                }
+            }
+        /* Both decide something: calls of the list are killed, others allowed. */
+        assert_true(killed > 0 && killed < decisions);
+        fprintf(stderr,
+                "test_jail: host_network=%d: %zu decisions agree (%zu kill), list %u "
+                "instructions, tree %u\n",
+                host_network, decisions, killed, list_len, tree_len);
+    }
+    bd_jail.host_network = saved_network;
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_jail_build_filter(&err), 0);
+}
+
 /* A jail prepared ahead in one process and taken over by another (docs/runner.md, "the
  * supervisor is no copy of the interpreter"): the warm server prepares and forgets, the
  * supervisor program adopts the sync pipe's write end and does the cwd's part. No process
@@ -971,6 +1132,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_setup_failure_is_reported),
         cmocka_unit_test(test_program_outside_system_dirs_is_shown),
         cmocka_unit_test(test_filter_as_text),
+        cmocka_unit_test(test_filter_tree_decides_as_the_list),
         cmocka_unit_test(test_prepared_jail_hand_over),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -145,7 +145,7 @@ static void check_causal(const evlog *l, int jobs)
     }
 }
 
-static bd_runner *new_runner(int jobs, bd_history **h, bool write_files)
+static bd_runner *new_runner_window(int jobs, bd_history **h, bool write_files, unsigned window_ms)
 {
     bd_runner *r = NULL;
     bd_err err = BD_ERR_INIT;
@@ -158,9 +158,15 @@ static bd_runner *new_runner(int jobs, bd_history **h, bool write_files)
     o.write_files = write_files;
     assert_int_equal(bd_runner_new(&r, bench, tc, NULL, 0, &o, &err), 0);
     assert_int_equal(bd_history_open(h, root, BD_HISTORY_CREATE, &err), 0);
-    bd_runner_recording rec = {.history = *h, .run_full = true, .run_cases = N_CASES};
+    bd_runner_recording rec = {
+        .history = *h, .run_full = true, .run_cases = N_CASES, .commit_window_ms = window_ms};
     assert_int_equal(bd_runner_set_recording(r, &rec, &err), 0);
     return r;
+}
+
+static bd_runner *new_runner(int jobs, bd_history **h, bool write_files)
+{
+    return new_runner_window(jobs, h, write_files, 0);
 }
 
 static void verify_chain(uint64_t want_count)
@@ -281,6 +287,72 @@ static void test_event_order(void **st)
     verify_chain(before + N_CASES);
 }
 
+/* ---- the commit window ---------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A window longer than the run: every record waits for the others, and the last case's
+ * finish (no case is still to come) sends them all at once, without waiting the window
+ * out. One append; one at a time, at --jobs 1 too (a case ends before the next starts). */
+static void test_commit_window_holds_until_the_last_case(void **st)
+{
+    (void)st;
+    for (int jobs = 1; jobs <= 2; jobs++) {
+        uint64_t before = history_count();
+        bd_history *h = NULL;
+        bd_runner *r = new_runner_window(jobs, &h, false, 600 * 1000);
+        evlog log;
+        memset(&log, 0, sizeof(log));
+        bd_runner_subscribe(r, on_event, &log);
+        bd_err err = BD_ERR_INIT;
+        double t0 = now_s();
+        assert_int_equal(bd_runner_run(r, &err), 0);
+        assert_true(now_s() - t0 < 300); /* not the window's 600 s */
+        const bd_run_summary *s = bd_runner_summary(r);
+        assert_int_equal(s->records, N_CASES);
+        assert_int_equal(s->appends, 1);
+        /* Published together, each with its own seq, in finish order. */
+        uint64_t last = before;
+        for (size_t i = 0; i < log.n; i++)
+            if (log.kinds[i] == BD_RUN_EV_CASE_FINISHED) {
+                assert_int_equal(log.seqs[i], last + 1);
+                last = log.seqs[i];
+            }
+        assert_int_equal(last, before + N_CASES);
+        check_causal(&log, jobs);
+        bd_runner_free(r);
+        bd_history_free(h);
+        verify_chain(before + N_CASES);
+    }
+}
+
+/* A window of 1 ms at --jobs 1: it closes long before the next case ends, so each record
+ * goes in an append of its own, sent by the window's timer. */
+static void test_commit_window_closes(void **st)
+{
+    (void)st;
+    uint64_t before = history_count();
+    bd_history *h = NULL;
+    bd_runner *r = new_runner_window(1, &h, false, 1);
+    evlog log;
+    memset(&log, 0, sizeof(log));
+    bd_runner_subscribe(r, on_event, &log);
+    bd_err err = BD_ERR_INIT;
+    assert_int_equal(bd_runner_run(r, &err), 0);
+    const bd_run_summary *s = bd_runner_summary(r);
+    assert_int_equal(s->records, N_CASES);
+    assert_int_equal(s->appends, N_CASES);
+    check_causal(&log, 1);
+    bd_runner_free(r);
+    bd_history_free(h);
+    verify_chain(before + N_CASES);
+}
+
 /* ---- an append that fails mid-run ------------------------------------------------- */
 
 static char segment[PATH_MAX + 64];
@@ -352,6 +424,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_commit),
         cmocka_unit_test(test_event_order),
+        cmocka_unit_test(test_commit_window_holds_until_the_last_case),
+        cmocka_unit_test(test_commit_window_closes),
         cmocka_unit_test(test_append_fails_mid_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
