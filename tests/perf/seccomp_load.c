@@ -68,9 +68,9 @@ static double time_one_load(const layout *l)
         clock_gettime(CLOCK_MONOTONIC, &a);
         long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
         clock_gettime(CLOCK_MONOTONIC, &b);
-        double us = rc != 0 ? -1
-                            : (double)(b.tv_sec - a.tv_sec) * 1e6 +
-                                  (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+        double us =
+            rc != 0 ? -1
+                    : (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
         ssize_t w = write(p[1], &us, sizeof(us));
         _exit(w == (ssize_t)sizeof(us) ? 0 : 1);
     }
