@@ -783,10 +783,11 @@ static void not_recorded(run_case *rc)
     announce_waiting(r, rc);
 }
 
-/* The group commit's window (docs/runner.md#fan-out-events-cancel): a finished case's
- * record waits up to this long for others to share its append and its fsync, unless this
- * many are waiting or no other case is still to finish. An fsync a case cost about 5 % of
- * a warm run's CPU; the wait delays a case's report, never the next case. */
+/* Group commit (docs/runner.md#fan-out-events-cancel): a finished case's record waits up
+ * to the commit window (r->commit_window_ms) for others to share its append and its
+ * fsync, unless COMMIT_BATCH records are waiting or no other case is still to finish. An
+ * fsync a case cost about 5 % of a warm run's CPU; the wait delays a case's report, never
+ * the next case. */
 #define COMMIT_BATCH 64
 
 static void commit_due(uv_timer_t *t)

@@ -204,6 +204,33 @@ typedef struct locker {
     int finished_before_unlock;
 } locker;
 
+/* A recording run of the bench's cases at `jobs`, with a commit window of `window_ms` (0:
+ * the default), its events in *log. Returns the runner after its run (its history in *h:
+ * both the caller's to free). */
+static bd_runner *run_logged(int jobs, unsigned window_ms, evlog *log, bd_history **h)
+{
+    bd_runner *r = new_runner_window(jobs, h, false, window_ms);
+    memset(log, 0, sizeof(*log));
+    bd_runner_subscribe(r, on_event, log);
+    bd_err err = BD_ERR_INIT;
+    if (bd_runner_run(r, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    return r;
+}
+
+/* Reported in record order: each case.finished with the seq after the one before, from
+ * `before` + 1 to `before` + N_CASES. */
+static void check_seqs(const evlog *log, uint64_t before)
+{
+    uint64_t last = before;
+    for (size_t i = 0; i < log->n; i++)
+        if (log->kinds[i] == BD_RUN_EV_CASE_FINISHED) {
+            assert_int_equal(log->seqs[i], last + 1);
+            last = log->seqs[i];
+        }
+    assert_int_equal(last, before + N_CASES);
+}
+
 /* Hold the history's lock while every case's program runs and ends: the first append
  * waits on it, the other cases finish meanwhile and queue. */
 static void *unlock_later(void *arg)
@@ -251,13 +278,7 @@ static void test_group_commit(void **st)
     assert_true(s->appends < N_CASES);
     fprintf(stderr, "group commit: %zu records in %zu appends\n", s->records, s->appends);
     /* Reported in record order, each with the seq the history gave it. */
-    uint64_t last = before;
-    for (size_t i = 0; i < log.n; i++)
-        if (log.kinds[i] == BD_RUN_EV_CASE_FINISHED) {
-            assert_int_equal(log.seqs[i], last + 1);
-            last = log.seqs[i];
-        }
-    assert_int_equal(last, before + N_CASES);
+    check_seqs(&log, before);
     assert_true(s->has_chain_head);
     check_causal(&log, 4);
     bd_runner_free(r);
@@ -271,12 +292,8 @@ static void test_event_order(void **st)
     (void)st;
     uint64_t before = history_count();
     bd_history *h = NULL;
-    bd_runner *r = new_runner(2, &h, false);
     evlog log;
-    memset(&log, 0, sizeof(log));
-    bd_runner_subscribe(r, on_event, &log);
-    bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_runner_run(r, &err), 0);
+    bd_runner *r = run_logged(2, 0, &log, &h);
     check_causal(&log, 2);
     assert_int_equal(log.kinds[0], BD_RUN_EV_STARTED);
     assert_int_equal(log.kinds[log.n - 1], BD_RUN_EV_FINISHED);
@@ -305,25 +322,15 @@ static void test_commit_window_holds_until_the_last_case(void **st)
     for (int jobs = 1; jobs <= 2; jobs++) {
         uint64_t before = history_count();
         bd_history *h = NULL;
-        bd_runner *r = new_runner_window(jobs, &h, false, 600 * 1000);
         evlog log;
-        memset(&log, 0, sizeof(log));
-        bd_runner_subscribe(r, on_event, &log);
-        bd_err err = BD_ERR_INIT;
         double t0 = now_s();
-        assert_int_equal(bd_runner_run(r, &err), 0);
+        bd_runner *r = run_logged(jobs, 600 * 1000, &log, &h);
         assert_true(now_s() - t0 < 300); /* not the window's 600 s */
         const bd_run_summary *s = bd_runner_summary(r);
         assert_int_equal(s->records, N_CASES);
         assert_int_equal(s->appends, 1);
         /* Published together, each with its own seq, in finish order. */
-        uint64_t last = before;
-        for (size_t i = 0; i < log.n; i++)
-            if (log.kinds[i] == BD_RUN_EV_CASE_FINISHED) {
-                assert_int_equal(log.seqs[i], last + 1);
-                last = log.seqs[i];
-            }
-        assert_int_equal(last, before + N_CASES);
+        check_seqs(&log, before);
         check_causal(&log, jobs);
         bd_runner_free(r);
         bd_history_free(h);
@@ -338,12 +345,8 @@ static void test_commit_window_closes(void **st)
     (void)st;
     uint64_t before = history_count();
     bd_history *h = NULL;
-    bd_runner *r = new_runner_window(1, &h, false, 1);
     evlog log;
-    memset(&log, 0, sizeof(log));
-    bd_runner_subscribe(r, on_event, &log);
-    bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_runner_run(r, &err), 0);
+    bd_runner *r = run_logged(1, 1, &log, &h);
     const bd_run_summary *s = bd_runner_summary(r);
     assert_int_equal(s->records, N_CASES);
     assert_int_equal(s->appends, N_CASES);
