@@ -482,6 +482,50 @@ static int find_dir_entry(int dfd, dev_t dev, ino_t ino, char name[256])
     return found;
 }
 
+static void read_ahead_dir(int dfd, int depth_left)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+            continue;
+        unsigned char type = de->d_type;
+        struct stat st;
+        if (type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+        if (type != DT_DIR && type != DT_REG)
+            continue; /* symlinks, devices, pipes and sockets: never opened */
+        if (type == DT_DIR && depth_left <= 0)
+            continue;
+        int fd = openat(dirfd(d), de->d_name,
+                        (type == DT_DIR ? O_DIRECTORY : 0) | O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+                            O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &st) != 0) {
+            close(fd);
+        } else if (S_ISDIR(st.st_mode) && depth_left > 0) {
+            read_ahead_dir(fd, depth_left - 1); /* closes fd */
+        } else {
+            if (S_ISREG(st.st_mode))
+                (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+            close(fd);
+        }
+    }
+    closedir(d);
+}
+
+void bd_read_ahead_tree(const char *path, int max_depth)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        read_ahead_dir(fd, max_depth);
+}
+
 /* No recursion and O(1) descriptors: a rubric may leave a tree thousands of levels
  * deep, or with modes 000, behind. */
 int bd_remove_tree(const char *path, bd_err *err)

@@ -97,6 +97,13 @@ int bd_mkdir_p(const char *path, unsigned mode, bd_err *err);
  * parent component). */
 int bd_remove_tree(const char *path, bd_err *err);
 
+/* Ask the kernel to start reading every regular file under the directory `path` (down to
+ * `max_depth` levels of subdirectories) into the page cache: each is opened and given
+ * POSIX_FADV_WILLNEED, which queues the reads and returns. Follows no symlink. A hint
+ * only: it changes no file and reports no error (whoever reads the files later reports
+ * theirs); a missing or unreadable entry is passed over. Safe on any thread. */
+void bd_read_ahead_tree(const char *path, int max_depth);
+
 /* Create `name` in the directory `dfd` (O_EXCL, O_NOFOLLOW), write `len` bytes, then set
  * `mode`. Returns 0 or -1 (io.error). */
 int bd_write_file_at(int dfd, const char *name, const void *data, size_t len, unsigned mode,

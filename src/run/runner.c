@@ -108,9 +108,11 @@ struct bd_runner {
     bd_layout layout; /* how its cases are laid out (case_layout.h), set at its start */
     uv_loop_t *loop;
     size_t next, running, done;
-    size_t finishing; /* running cases whose program ended, completion pending */
-    size_t recording; /* finished cases waiting for their record (queued or in flight) */
-    size_t removing;  /* temp dirs being removed on the thread pool */
+    size_t finishing;     /* running cases whose program ended, completion pending */
+    size_t recording;     /* finished cases waiting for their record (queued or in flight) */
+    size_t removing;      /* temp dirs being removed on the thread pool */
+    bool reading_ahead;   /* a read_ahead request is on the thread pool */
+    size_t read_ahead_to; /* cases below this index were read ahead */
     bd_serial *recorder;
     size_t *rec_queue; /* finished cases waiting for the next append, in finish order */
     size_t rec_n;
@@ -1198,6 +1200,63 @@ static int load_cassette(run_case *rc, char detail[BD_SCORE_DETAIL_MAX], bd_err 
     return bd_layout_cassette(&lc, &rc->harness, detail, err);
 }
 
+/* Read ahead (docs/runner.md#cases-read-ahead): the files of the cases about to start are
+ * asked into the page cache on libuv's thread pool, READ_AHEAD_CASES at a time and up to
+ * READ_AHEAD_LEAD cases past the next to start, so that preparing a case on the loop does
+ * not wait for the disk when the machine has paged the bench out. Only a hint: each case
+ * is still read, hashed and checked when it is prepared. */
+#define READ_AHEAD_CASES 64
+#define READ_AHEAD_LEAD  256
+#define READ_AHEAD_DEPTH 8 /* subdirectories below a case's directory */
+
+typedef struct read_ahead_req {
+    uv_work_t req;
+    bd_runner *r;
+    size_t from, to;
+} read_ahead_req;
+
+/* Thread pool: reads only the cases' directory paths, set before the run and freed only
+ * with the runner (which waits for this request first). */
+static void read_ahead_work(uv_work_t *req)
+{
+    read_ahead_req *a = req->data;
+    for (size_t i = a->from; i < a->to; i++)
+        if (a->r->cases[i].case_dir_path)
+            bd_read_ahead_tree(a->r->cases[i].case_dir_path, READ_AHEAD_DEPTH);
+}
+
+static void read_ahead_done(uv_work_t *req, int status)
+{
+    read_ahead_req *a = req->data;
+    bd_runner *r = a->r;
+    (void)status;
+    free(a);
+    r->reading_ahead = false;
+    pump(r);
+}
+
+static void read_ahead(bd_runner *r)
+{
+    if (r->reading_ahead || r->cancelled || !r->loop)
+        return;
+    size_t from = r->read_ahead_to > r->next ? r->read_ahead_to : r->next;
+    if (from >= r->n || from >= r->next + READ_AHEAD_LEAD)
+        return;
+    read_ahead_req *a = calloc(1, sizeof(*a));
+    if (!a)
+        return; /* no hint: the cases are read when they are prepared, as always */
+    a->req.data = a;
+    a->r = r;
+    a->from = from;
+    a->to = from + READ_AHEAD_CASES < r->n ? from + READ_AHEAD_CASES : r->n;
+    if (uv_queue_work(r->loop, &a->req, read_ahead_work, read_ahead_done) != 0) {
+        free(a);
+        return;
+    }
+    r->reading_ahead = true;
+    r->read_ahead_to = a->to;
+}
+
 /* Prepare the next queued cases (temp dir, copies, document) while others run, so a
  * finished case's slot is refilled at once. Cassette cases only; errors are left for
  * the case's own start to report. */
@@ -1364,14 +1423,15 @@ static void pump(bd_runner *r)
         return;
     while (!r->cancelled && r->running - r->finishing < (size_t)r->jobs && r->next < r->n)
         start_case(&r->cases[r->next++]);
+    read_ahead(r);
     if (r->finishing)
         return; /* the finished case completes (and calls pump) next */
     if (r->running == 0 && r->recording == 0 && (r->cancelled || r->next >= r->n)) {
         /* Cases prepared ahead but never started leave nothing behind either. */
         for (size_t i = r->next; i < r->n; i++)
             case_cleanup(&r->cases[i]);
-        if (r->removing)
-            return; /* the last removal calls pump again */
+        if (r->removing || r->reading_ahead)
+            return; /* the last removal, or the read ahead, calls pump again */
         finish_run(r);
         return;
     }
@@ -1498,7 +1558,7 @@ void bd_runner_free(bd_runner *r)
      * loop first, so no process, temp dir or callback outlives the runner. */
     if (r->started && !r->finished && r->loop) {
         bd_runner_cancel(r);
-        while (r->running > 0 || r->recording > 0 || r->removing > 0)
+        while (r->running > 0 || r->recording > 0 || r->removing > 0 || r->reading_ahead)
             uv_run(r->loop, UV_RUN_ONCE);
     }
     for (size_t i = 0; i < r->n; i++) {
