@@ -491,7 +491,7 @@ static void read_ahead_dir(int dfd, int depth_left)
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         unsigned char type = de->d_type;
         struct stat st;

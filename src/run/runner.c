@@ -809,29 +809,30 @@ static void close_commit_timer(bd_runner *r)
     r->commit_armed = false;
 }
 
+/* At the run's start, when it records: the window's timer (none when it cannot be made:
+ * each record then goes at once, as before the window). */
+static void open_commit_timer(bd_runner *r)
+{
+    r->commit_timer = malloc(sizeof(*r->commit_timer));
+    if (r->commit_timer && uv_timer_init(r->loop, r->commit_timer) != 0) {
+        free(r->commit_timer);
+        r->commit_timer = NULL;
+    }
+    if (r->commit_timer)
+        r->commit_timer->data = r;
+}
+
 /* Loop thread: the queued records go to the worker now, or when the window closes. */
 static void record_soon(bd_runner *r)
 {
     if (r->rec_n == 0)
         return;
     bool more = r->running > 0 || (r->next < r->n && !r->cancelled);
-    if (r->rec_n < COMMIT_BATCH && more && !r->inflight) {
-        if (r->commit_armed)
-            return;
-        if (!r->commit_timer) {
-            r->commit_timer = malloc(sizeof(*r->commit_timer));
-            if (r->commit_timer && uv_timer_init(r->loop, r->commit_timer) != 0) {
-                free(r->commit_timer);
-                r->commit_timer = NULL;
-            }
-            if (r->commit_timer)
-                r->commit_timer->data = r;
-        }
-        if (r->commit_timer &&
-            uv_timer_start(r->commit_timer, commit_due, r->commit_window_ms, 0) == 0) {
-            r->commit_armed = true;
-            return;
-        }
+    if (r->rec_n < COMMIT_BATCH && more && !r->inflight && r->commit_timer &&
+        (r->commit_armed ||
+         uv_timer_start(r->commit_timer, commit_due, r->commit_window_ms, 0) == 0)) {
+        r->commit_armed = true;
+        return;
     }
     record_flush(r);
 }
@@ -1472,6 +1473,8 @@ int bd_runner_start(bd_runner *r, uv_loop_t *loop, bd_err *err)
     if (!r->results || !r->freed || !r->rec_queue)
         return bd_err_set(err, BD_E_NOMEM, NULL, 0, 0, "out of memory");
     r->loop = loop;
+    if (r->hist)
+        open_commit_timer(r);
     start_mode(r);
     r->layout = (bd_layout){.dir = r->staging ? r->staging : r->tmp_root,
                             .staged = r->staging != NULL,
