@@ -906,6 +906,32 @@ out:
     return rc;
 }
 
+/* BLAKE3 of this program's own bytes (/proc/self/exe), once per process: a case verdict
+ * is believed only by the build whose rules reached it, so a benchdesk that judges
+ * differently (a new schema rule, a new provenance rule) never takes an older one's. */
+static uint8_t build_digest[32];
+static bool build_ok;
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+
+static void hash_own_build(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    blake3_hasher h;
+    blake3_hasher_init(&h);
+    uint8_t *buf = malloc(1 << 16);
+    ssize_t n = -1;
+    while (buf && (n = read(fd, buf, 1 << 16)) > 0)
+        blake3_hasher_update(&h, buf, (size_t)n);
+    close(fd);
+    free(buf);
+    if (n == 0) {
+        blake3_hasher_finalize(&h, build_digest, 32);
+        build_ok = true;
+    }
+}
+
 /* The digest of what a verdict depends on besides the message and the signature: every
  * bench/keys/ file (name and bytes, in name order) and trusted-signers.yaml. Under
  * ctx->mu, once; false when a file could not be read (then no user memo is used). */
@@ -947,8 +973,12 @@ static bool context_digest(bd_prov_ctx *ctx)
     free(names);
     blake3_hasher_finalize(&h, ctx->context, 32);
     ctx->context_ok = ok;
-    if (ok && !ctx->full)
+    if (ok && !ctx->full) {
         ctx->user_memo = bd_sigmemo_open();
+        pthread_once(&build_once, hash_own_build);
+        if (build_ok)
+            bd_sigmemo_set_build(ctx->user_memo, build_digest);
+    }
     return ok;
 }
 
@@ -995,32 +1025,6 @@ static void user_memo_put(bd_prov_ctx *ctx, const uint8_t key[32], const bd_prov
 /* ---- the case memo (sigmemo.h, docs/provenance.md#the-case-memo) ------------------- */
 
 static bool has_digest(const char *d);
-
-/* BLAKE3 of this program's own bytes (/proc/self/exe), once per process: a case verdict
- * is believed only by the build whose rules reached it, so a benchdesk that judges
- * differently (a new schema rule, a new provenance rule) never takes an older one's. */
-static uint8_t build_digest[32];
-static bool build_ok;
-static pthread_once_t build_once = PTHREAD_ONCE_INIT;
-
-static void hash_own_build(void)
-{
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    blake3_hasher h;
-    blake3_hasher_init(&h);
-    uint8_t *buf = malloc(1 << 16);
-    ssize_t n = -1;
-    while (buf && (n = read(fd, buf, 1 << 16)) > 0)
-        blake3_hasher_update(&h, buf, (size_t)n);
-    close(fd);
-    free(buf);
-    if (n == 0) {
-        blake3_hasher_finalize(&h, build_digest, 32);
-        build_ok = true;
-    }
-}
 
 /* Whether `ctx` keeps case verdicts: not a full check, its context digest made, a user
  * memo, and this program's own bytes hashed. */

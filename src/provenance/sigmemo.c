@@ -18,7 +18,7 @@
  * A case verdict (docs/provenance.md#the-case-memo) is a record of the same length and
  * file, told apart by its magic:
  *
- *   [0,8)     "bdcm0001"
+ *   [0,8)     "bdcm0002"
  *   [8,40)    the memo key (bd_casememo_key)
  *   [40]      status (a bd_prov_status: 0 draft, 1 awaiting review, 2 signed)
  *   [41]      1: an author block, [42] 1: a reviewer block
@@ -26,18 +26,21 @@
  *   [48,56)   the earliest expiry of the keys that signed, little-endian (0: never)
  *   [56,96)   the author's primary fingerprint (40 hex), zero when no author block
  *   [96,136)  the reviewer's, zero when no reviewer block
- *   [136,144) zero
+ *   [136,144) the build tag: the first 8 bytes of the build in the key
  *   [144,176) BLAKE3 keyed with `key` over [0,144)
  *
  * An unchanged case (docs/provenance.md#unchanged-cases): its stamps stand for the case key
  * its bytes gave when they were read, and its cassette's digest:
  *
- *   [0,8)     "bdcu0001"
+ *   [0,8)     "bdcu0002"
  *   [8,40)    the memo key (bd_stampmemo_key)
  *   [40,72)   the case memo key (bd_casememo_key) the read bytes gave
- *   [72]      1: a cassette, [73,80) zero
- *   [80,144)  the cassette's BLAKE3, 64 lower-case hex (zero when no cassette)
+ *   [72,80)   the build tag, as above
+ *   [80,144)  the cassette's BLAKE3, 64 lower-case hex; all zero when there is no cassette
  *   [144,176) BLAKE3 keyed with `key` over [0,144)
+ *
+ * Their layouts before the build tag ("bdcm0001", "bdcu0001") are never read, and are
+ * dropped when the file is next rewritten (below).
  *
  * A case's shape (case_stamp.h), in up to SHAPE_PARTS records of SHAPE_PART bytes:
  *
@@ -51,6 +54,16 @@
  * Only signature and case records expire ([48,56)); a stamp or a shape record stands as
  * long as what its key covers.
  *
+ * Case and stamp records are believed only by the build that wrote them (the build is in
+ * their keys). A process that knows its build (bd_sigmemo_set_build) loads no other
+ * build's, and when it closes a file in which the records of older builds — every build
+ * but its own and the one that wrote last before it, and the layouts above — are at least
+ * a quarter of the records (and COMPACT_MIN or more), it rewrites the file without them,
+ * in place, under an exclusive flock that every append also takes: what another process
+ * appends meanwhile waits for the rewrite and lands after it. An append that would take
+ * the file past MEMO_MAX_BYTES makes the same rewrite first, and starts the file over
+ * only when that leaves no room (docs/provenance.md#the-memo-file).
+ *
  * A record whose tag does not hold (written by anyone without the key, torn, or from an
  * older layout) is ignored.
  */
@@ -63,6 +76,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,10 +95,57 @@
 #define PENDING_MAX    256
 #define SHAPE_PART     100
 #define SHAPE_PARTS    8
+/* Older builds' records fewer than this are never worth a rewrite of the file. */
+#define COMPACT_MIN 256
 static const char rec_magic[8] = {'b', 'd', 's', 'm', '0', '0', '0', '1'};
-static const char case_magic[8] = {'b', 'd', 'c', 'm', '0', '0', '0', '1'};
-static const char stamp_magic[8] = {'b', 'd', 'c', 'u', '0', '0', '0', '1'};
+static const char case_magic[8] = {'b', 'd', 'c', 'm', '0', '0', '0', '2'};
+static const char stamp_magic[8] = {'b', 'd', 'c', 'u', '0', '0', '0', '2'};
 static const char shape_magic[8] = {'b', 'd', 'c', 's', '0', '0', '0', '1'};
+/* The case and stamp layouts before the build tag. */
+static const char case_magic_v1[8] = {'b', 'd', 'c', 'm', '0', '0', '0', '1'};
+static const char stamp_magic_v1[8] = {'b', 'd', 'c', 'u', '0', '0', '0', '1'};
+#define BUILD_TAG_LEN 8
+
+/* Where a record of a build-scoped layout keeps its build tag, or 0 for any other. */
+static size_t build_tag_at(const uint8_t *rec)
+{
+    if (memcmp(rec, case_magic, 8) == 0)
+        return 136;
+    if (memcmp(rec, stamp_magic, 8) == 0)
+        return 72;
+    return 0;
+}
+
+/* A record of a layout this program still reads. */
+static bool layout_known(const uint8_t *rec)
+{
+    return memcmp(rec, rec_magic, 8) == 0 || memcmp(rec, case_magic, 8) == 0 ||
+           memcmp(rec, stamp_magic, 8) == 0 || memcmp(rec, shape_magic, 8) == 0;
+}
+
+/* A record with benchdesk's magic ("bd", two letters, four digits): of a layout this
+ * program knows, an older one, or a newer benchdesk's. */
+static bool layout_ours(const uint8_t *rec)
+{
+    if (rec[0] != 'b' || rec[1] != 'd')
+        return false;
+    for (int i = 4; i < 8; i++)
+        if (rec[i] < '0' || rec[i] > '9')
+            return false;
+    return true;
+}
+
+static bool layout_obsolete(const uint8_t *rec)
+{
+    return memcmp(rec, case_magic_v1, 8) == 0 || memcmp(rec, stamp_magic_v1, 8) == 0;
+}
+
+/* Another build's records as the load counted them: how many, and the last one's number
+ * in the file (which of the others wrote last). */
+typedef struct other_build {
+    uint8_t tag[BUILD_TAG_LEN];
+    size_t count, last;
+} other_build;
 
 /* The records are kept as read (and as appended since), each authenticated only when a
  * lookup lands on it: opening a memo of a few hundred thousand entries costs one read and
@@ -110,6 +171,14 @@ struct bd_sigmemo {
      * while the check's other workers wait to look up. */
     uint8_t *pending;
     size_t n_pending;
+    /* The build whose case and stamp records this process reads and writes. */
+    bool has_build;
+    uint8_t build[BUILD_TAG_LEN];
+    /* What the load passed over, for the rewrite on close: records of the old layouts,
+     * and each other build's. */
+    size_t n_file, n_obsolete;
+    other_build *others;
+    size_t n_others, cap_others;
 };
 
 bd_sigmemo *bd_sigmemo_open_at(const char *dir)
@@ -135,16 +204,35 @@ bd_sigmemo *bd_sigmemo_open(void)
     return bd_sigmemo_open_at(dir);
 }
 
+void bd_sigmemo_set_build(bd_sigmemo *m, const uint8_t build[32])
+{
+    if (!m)
+        return;
+    pthread_rwlock_wrlock(&m->mu);
+    if (!m->loaded) {
+        memcpy(m->build, build, BUILD_TAG_LEN);
+        m->has_build = true;
+    }
+    pthread_rwlock_unlock(&m->mu);
+}
+
+static void compact_if_worth(struct bd_sigmemo *m);
+
 void bd_sigmemo_close(bd_sigmemo *m)
 {
     if (!m)
         return;
     bd_sigmemo_flush(m);
+    /* The records in memory go before a rewrite reads the file again. */
+    free(m->recs);
+    free(m->idx);
+    m->recs = NULL;
+    m->idx = NULL;
+    compact_if_worth(m);
+    free(m->others);
     pthread_rwlock_destroy(&m->mu);
     if (m->append_fd >= 0)
         close(m->append_fd);
-    free(m->recs);
-    free(m->idx);
     free(m->pending);
     explicit_bzero(m->secret, sizeof(m->secret));
     free(m);
@@ -340,30 +428,30 @@ static bool case_decode(const uint8_t *rec, void *out)
            (!e->reviewer || bd_fpr_valid(e->reviewer_fpr));
 }
 
-/* An unchanged case's entry into a record's [40,144). */
+/* An unchanged case's entry into a record's [40,144) (its build tag aside). */
 static void stamp_fill(uint8_t rec[REC_LEN], const void *entry)
 {
     const bd_stampmemo_entry *e = entry;
     memcpy(rec + 40, e->case_key, 32);
-    rec[72] = e->cassette;
     if (e->cassette)
         memcpy(rec + 80, e->cassette_hex, 64);
 }
 
-/* The fields of an authentic unchanged-case record, when well formed. */
+/* The fields of an authentic unchanged-case record, when well formed: [80,144) all zero
+ * (no cassette) or 64 lower-case hex. */
 static bool stamp_decode(const uint8_t *rec, void *out)
 {
     bd_stampmemo_entry *e = out;
     memset(e, 0, sizeof(*e));
     memcpy(e->case_key, rec + 40, 32);
-    e->cassette = rec[72] == 1;
-    if (rec[72] > 1)
-        return false;
-    if (e->cassette) {
-        memcpy(e->cassette_hex, rec + 80, 64);
-        return bd_hex_lower(e->cassette_hex, 64);
-    }
-    return true;
+    uint8_t any = 0;
+    for (int i = 80; i < 144; i++)
+        any |= rec[i];
+    e->cassette = any != 0;
+    if (!e->cassette)
+        return true;
+    memcpy(e->cassette_hex, rec + 80, 64);
+    return bd_hex_lower(e->cassette_hex, 64);
 }
 
 /* One part of a shape, as its record holds it. */
@@ -397,7 +485,48 @@ static bool shape_decode(const uint8_t *rec, void *out)
     return true;
 }
 
-/* Under m->mu held alone: the secret and every record, once (indexed, not yet authenticated). */
+/* pread (or pwrite, when `writing`) of len bytes at `off`, again after a short count or a
+ * signal: the bytes done, fewer only on an error or at the end of the file. */
+static size_t io_at(int fd, uint8_t *buf, size_t len, off_t off, bool writing)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = writing ? pwrite(fd, buf + done, len - done, off + (off_t)done)
+                            : pread(fd, buf + done, len - done, off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        done += (size_t)r;
+    }
+    return done;
+}
+
+/* Under m->mu held alone: one more record of another build, the `nth` of the file. */
+static void count_other(struct bd_sigmemo *m, const uint8_t *tag, size_t nth)
+{
+    for (size_t i = 0; i < m->n_others; i++)
+        if (memcmp(m->others[i].tag, tag, BUILD_TAG_LEN) == 0) {
+            m->others[i].count++;
+            m->others[i].last = nth;
+            return;
+        }
+    if (m->n_others == m->cap_others) {
+        size_t nc = m->cap_others ? 2 * m->cap_others : 8;
+        other_build *grown = realloc(m->others, nc * sizeof(*grown));
+        if (!grown)
+            return; /* not counted: at worst the file is not rewritten */
+        m->others = grown;
+        m->cap_others = nc;
+    }
+    other_build *o = &m->others[m->n_others++];
+    memcpy(o->tag, tag, BUILD_TAG_LEN);
+    o->count = 1;
+    o->last = nth;
+}
+
+/* Under m->mu held alone: the secret and this build's records (and every other build's
+ * when it is not known), once (indexed, not yet authenticated). */
 static void ensure_loaded(struct bd_sigmemo *m)
 {
     if (m->loaded)
@@ -411,14 +540,9 @@ static void ensure_loaded(struct bd_sigmemo *m)
     if (fd < 0)
         return;
     if (fstat(fd, &st) == 0 && st.st_size >= REC_LEN && (uint64_t)st.st_size <= MEMO_MAX_BYTES) {
-        size_t len = (size_t)st.st_size - (size_t)st.st_size % REC_LEN, got = 0;
+        size_t len = (size_t)st.st_size - (size_t)st.st_size % REC_LEN;
         uint8_t *buf = malloc(len);
-        while (buf && got < len) {
-            ssize_t r = read(fd, buf + got, len - got);
-            if (r <= 0)
-                break;
-            got += (size_t)r;
-        }
+        size_t got = buf ? io_at(fd, buf, len, 0, false) : 0;
         size_t cap = 1024;
         while (cap < 2 * (len / REC_LEN + 1))
             cap *= 2;
@@ -426,17 +550,31 @@ static void ensure_loaded(struct bd_sigmemo *m)
             m->cap = cap;
             m->recs = buf;
             m->cap_recs = len / REC_LEN;
-            /* A record of another layout is never a candidate. */
+            /* A record of another layout, or another build's, is never a candidate. */
+            m->n_file = got / REC_LEN;
             for (size_t off = 0; off + REC_LEN <= got; off += REC_LEN) {
-                if (memcmp(buf + off, rec_magic, 8) != 0 && memcmp(buf + off, case_magic, 8) != 0 &&
-                    memcmp(buf + off, stamp_magic, 8) != 0 &&
-                    memcmp(buf + off, shape_magic, 8) != 0)
+                if (!layout_known(buf + off)) {
+                    m->n_obsolete += layout_obsolete(buf + off);
                     continue;
+                }
+                size_t at = build_tag_at(buf + off);
+                if (m->has_build && at && memcmp(buf + off + at, m->build, BUILD_TAG_LEN) != 0) {
+                    count_other(m, buf + off + at, off / REC_LEN);
+                    continue;
+                }
                 if (off != m->n_recs * REC_LEN)
                     memmove(buf + m->n_recs * REC_LEN, buf + off, REC_LEN);
                 if (!idx_add(m, m->n_recs))
                     break;
                 m->n_recs++;
+            }
+            /* Other builds' records passed over: their room goes back. */
+            if (m->n_recs < m->cap_recs / 2) {
+                uint8_t *fit = realloc(m->recs, (m->n_recs ? m->n_recs : 1) * REC_LEN);
+                if (fit) {
+                    m->recs = fit;
+                    m->cap_recs = m->n_recs ? m->n_recs : 1;
+                }
             }
         } else {
             free(buf);
@@ -533,6 +671,133 @@ static void keep_record(struct bd_sigmemo *m, const uint8_t rec[REC_LEN])
         m->n_recs++;
 }
 
+/* flock(fd, op), again when a signal interrupts it: true when held. */
+static bool lock_file(int fd, int op)
+{
+    int rc;
+    while ((rc = flock(fd, op)) != 0 && errno == EINTR)
+        ;
+    return rc == 0;
+}
+
+/* ---- rewriting the file (docs/provenance.md#the-memo-file) -------------------------- */
+
+/* The records of older builds the load passed over: the old layouts, and every other
+ * build's but the one that wrote last. */
+static size_t older_builds(const struct bd_sigmemo *m)
+{
+    size_t n = m->n_obsolete, keep = 0, last = 0;
+    for (size_t i = 0; i < m->n_others; i++) {
+        n += m->others[i].count;
+        if (keep == 0 || m->others[i].last > last) {
+            keep = m->others[i].count;
+            last = m->others[i].last;
+        }
+    }
+    return n - keep;
+}
+
+/* Whether `rec`, of a layout this program reads, is authentic. */
+static bool known_authentic(const struct bd_sigmemo *m, const uint8_t *rec)
+{
+    static const char *const magics[] = {rec_magic, case_magic, stamp_magic, shape_magic};
+    for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+        if (memcmp(rec, magics[i], 8) == 0)
+            return rec_authentic(m, rec, magics[i]);
+    return false;
+}
+
+/* The file's records (`n` of them, in buf) that stay: this build's, the other build's
+ * that wrote last (every build's when this one is not known), the signatures and shapes —
+ * each authentic — and any record of a layout this program does not know with
+ * benchdesk's magic (a newer benchdesk's), as it is. Moved to the front; returns how
+ * many. */
+static size_t keep_current(const struct bd_sigmemo *m, uint8_t *buf, size_t n)
+{
+    const uint8_t *latest = NULL; /* the other build that wrote last, in this very read */
+    for (size_t r = n; r-- > 0 && !latest;) {
+        size_t at = build_tag_at(buf + r * REC_LEN);
+        if (at && memcmp(buf + r * REC_LEN + at, m->build, BUILD_TAG_LEN) != 0)
+            latest = buf + r * REC_LEN + at;
+    }
+    uint8_t latest_tag[BUILD_TAG_LEN];
+    if (latest)
+        memcpy(latest_tag, latest, BUILD_TAG_LEN);
+    size_t kept = 0;
+    for (size_t r = 0; r < n; r++) {
+        uint8_t *rec = buf + r * REC_LEN;
+        size_t at = build_tag_at(rec);
+        bool stays;
+        if (layout_obsolete(rec) || !layout_ours(rec))
+            stays = false;
+        else if (!layout_known(rec))
+            stays = true;
+        else
+            stays = (!at || !m->has_build || memcmp(rec + at, m->build, BUILD_TAG_LEN) == 0 ||
+                     (latest && memcmp(rec + at, latest_tag, BUILD_TAG_LEN) == 0)) &&
+                    known_authentic(m, rec);
+        if (stays && kept != r)
+            memmove(buf + kept * REC_LEN, rec, REC_LEN);
+        kept += stays;
+    }
+    return kept;
+}
+
+/* Under the file's exclusive lock, `fd` open for reading and writing (not appending): the
+ * file read again (so nothing another process appended since this one loaded it is lost)
+ * and rewritten in place with keep_current's records — a crash part way leaves them
+ * followed by older ones, every record whole and in step, and a process appending to the
+ * file it opened keeps appending to it. Returns the file's new size, or -1 when it was
+ * left as it was. */
+static off_t rewrite_locked(const struct bd_sigmemo *m, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > 2 * (uint64_t)MEMO_MAX_BYTES)
+        return -1;
+    size_t n = (size_t)st.st_size / REC_LEN;
+    uint8_t *buf = malloc(n ? n * REC_LEN : 1);
+    if (!buf)
+        return -1;
+    if (io_at(fd, buf, n * REC_LEN, 0, false) < n * REC_LEN) {
+        free(buf);
+        return -1;
+    }
+    size_t len = keep_current(m, buf, n) * REC_LEN;
+    bool written = io_at(fd, buf, len, 0, true) == len;
+    free(buf);
+    return written && ftruncate(fd, (off_t)len) == 0 ? (off_t)len : -1;
+}
+
+/* The rewrite when a flush would take the file past MEMO_MAX_BYTES, on the descriptor
+ * the flush appends with and whose lock it holds: O_APPEND set aside meanwhile (it would
+ * send every pwrite to the end). */
+static off_t rewrite_appending(const struct bd_sigmemo *m, int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_APPEND) != 0)
+        return -1;
+    off_t now = rewrite_locked(m, fd);
+    (void)fcntl(fd, F_SETFL, flags);
+    return now;
+}
+
+/* On close: the file rewritten without the records of older builds, when the load found
+ * them at least a quarter of the file and COMPACT_MIN or more. The lock is taken without
+ * waiting: another process rewriting or appending, and the next close tries again. Best
+ * effort, as every write of the memo. */
+static void compact_if_worth(struct bd_sigmemo *m)
+{
+    size_t older = older_builds(m);
+    if (!m->has_build || !m->usable || older < COMPACT_MIN || 4 * older < m->n_file)
+        return;
+    int fd = open_own(m, "entries", O_RDWR);
+    if (fd < 0)
+        return;
+    if (lock_file(fd, LOCK_EX | LOCK_NB))
+        (void)rewrite_locked(m, fd);
+    close(fd); /* and the lock with it */
+}
+
 /* Under m->mu held alone: the pending records appended to the file (best effort: what is
  * not written is still kept in memory for this process). */
 static void flush_pending(struct bd_sigmemo *m)
@@ -541,19 +806,29 @@ static void flush_pending(struct bd_sigmemo *m)
         return;
     if (!m->append_tried) {
         m->append_tried = true;
-        m->append_fd = open_own(m, "entries", O_WRONLY | O_APPEND | O_CREAT);
+        m->append_fd = open_own(m, "entries", O_RDWR | O_APPEND | O_CREAT);
     }
     int fd = m->append_fd;
     size_t len = m->n_pending * REC_LEN;
     struct stat st;
     m->n_pending = 0;
-    if (fd < 0 || fstat(fd, &st) != 0)
+    if (fd < 0)
         return;
+    /* Held from the size read to the last byte written: a rewrite by another process
+     * (compact_if_worth) waits for this append, and this append for it. A file system
+     * that refuses the lock still gets the append. */
+    bool locked = lock_file(fd, LOCK_EX);
     const uint8_t *from = m->pending;
-    if ((uint64_t)st.st_size + len > MEMO_MAX_BYTES) {
-        /* Full: start over, with what this process put (the newest that fit). Starting
-         * from nothing would drop what this very check learned, and the next check would
-         * be cold again. */
+    if (fstat(fd, &st) != 0) {
+        len = 0;
+    } else if ((uint64_t)st.st_size + len > MEMO_MAX_BYTES &&
+               (st.st_size = rewrite_appending(m, fd)) >= 0 &&
+               (uint64_t)st.st_size + len <= MEMO_MAX_BYTES) {
+        /* Full, and room made by dropping older builds' records: append. */
+    } else if ((uint64_t)st.st_size + len > MEMO_MAX_BYTES) {
+        /* Still full (or the rewrite failed: st_size -1): start over, with what this
+         * process put (the newest that fit). Starting from nothing would drop what this
+         * very check learned, and the next check would be cold again. */
         size_t own = m->n_recs - m->n_loaded, fit = MEMO_MAX_BYTES / REC_LEN;
         from = m->recs + (m->n_loaded + (own > fit ? own - fit : 0)) * REC_LEN;
         len = (own > fit ? fit : own) * REC_LEN;
@@ -573,6 +848,8 @@ static void flush_pending(struct bd_sigmemo *m)
         from += w;
         len -= (size_t)w;
     }
+    if (locked)
+        (void)flock(fd, LOCK_UN);
 }
 
 /* Under m->mu held alone, the memo loaded and usable: `rec` kept, and appended to the file
@@ -610,6 +887,9 @@ static void memo_put(struct bd_sigmemo *m, const uint8_t key[32], const char mag
         memcpy(rec, magic, 8);
         memcpy(rec + 8, key, 32);
         fill(rec, entry);
+        size_t at = build_tag_at(rec);
+        if (at)
+            memcpy(rec + at, m->build, BUILD_TAG_LEN);
         rec_tag(m, rec, rec + REC_BODY);
         append_record(m, rec);
     }

@@ -43,7 +43,18 @@ bd_sigmemo *bd_sigmemo_open(void);
 /* Same, in directory `dir` (tests). */
 bd_sigmemo *bd_sigmemo_open_at(const char *dir);
 
+/* Write what is pending, rewrite the file when older builds' records are worth dropping
+ * (bd_sigmemo_set_build), and free `m` (NULL: nothing). */
 void bd_sigmemo_close(bd_sigmemo *m);
+
+/* The program whose case verdicts and stamps this process reads and writes: `build` is
+ * the 32 bytes its case and stamp keys take (bd_casememo_subject.build), and its records
+ * carry the first 8 as their build tag. Takes effect only before the memo is first read
+ * (the first lookup or put). With it, no other build's case or stamp record is read, and
+ * bd_sigmemo_close rewrites the file without older builds' records when they are a
+ * quarter of it or more (docs/provenance.md#the-memo-file); without it, every build's
+ * records are read and none is dropped. */
+void bd_sigmemo_set_build(bd_sigmemo *m, const uint8_t build[32]);
 
 /* The memo key of a verification: a digest of the message, the signature and the
  * verification's `context` (a digest of the public keys and the trusted signers). */

@@ -63,15 +63,37 @@ print()' "$@"
 
 # memo_records ENTRIES KIND...: how many records of the given kinds this user's memo file
 # ENTRIES holds (docs/provenance.md#verifying-many-signatures): "sig" signatures, "case"
-# case verdicts, "stamp" unchanged cases' stamps, "shape" their shapes; 0 when no file.
+# case verdicts, "stamp" unchanged cases' stamps, "shape" their shapes, "old" case verdicts
+# of the layout before build tags; 0 when no file.
 memo_records() {
     python3 - "$@" <<'PY'
 import os, sys
 path, kinds = sys.argv[1], sys.argv[2:]
-magics = {"sig": b"bdsm0001", "case": b"bdcm0001", "stamp": b"bdcu0001", "shape": b"bdcs0001"}
+magics = {"sig": b"bdsm0001", "case": b"bdcm0002", "stamp": b"bdcu0002", "shape": b"bdcs0001",
+          "old": b"bdcm0001"}
 want = {magics[k] for k in kinds}
 b = open(path, "rb").read() if os.path.exists(path) else b""
 print(sum(1 for o in range(0, len(b) - 175, 176) if b[o:o + 8] in want))
+PY
+}
+
+# memo_builds ENTRIES: the case verdicts and stamps of each build in this user's memo file
+# ENTRIES (docs/provenance.md#the-memo-file), one line per build in the order each last
+# wrote: its build tag in hex and its record count; then "total N", every record.
+memo_builds() {
+    python3 - "$@" <<'PY'
+import os, sys
+b = open(sys.argv[1], "rb").read() if os.path.exists(sys.argv[1]) else b""
+at = {b"bdcm0002": 136, b"bdcu0002": 72}
+count, last = {}, {}
+for i, o in enumerate(range(0, len(b) - 175, 176)):
+    if b[o:o + 8] in at:
+        tag = b[o + at[b[o:o + 8]]:o + at[b[o:o + 8]] + 8].hex()
+        count[tag] = count.get(tag, 0) + 1
+        last[tag] = i
+for tag in sorted(count, key=last.get):
+    print(tag, count[tag])
+print("total", len(b) // 176)
 PY
 }
 

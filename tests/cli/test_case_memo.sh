@@ -75,7 +75,7 @@ import sys
 p = sys.argv[1]
 b = bytearray(open(p, "rb").read())
 for o in range(0, len(b) - 175, 176):
-    if b[o:o + 8] == b"bdcm0001":
+    if b[o:o + 8] == b"bdcm0002":
         b[o + 41] ^= 1
 open(p, "wb").write(b)
 PY
@@ -94,6 +94,40 @@ TMPDIR="$BD_TMP" "$BD_TMP/benchdesk-other" -C "$root" verify >/dev/null 2>&1 && 
     pass "another build judges every case itself" || fail "another build: exit $rc, $(count case) case records (had $before)"
 expect 0 - -- bd verify
 [ "$(count case)" = $((before + total)) ] && pass "and this build still takes its own" || fail "this build added $(($(count case) - before - total)) records"
+
+# A third program: for it, the other build wrote last, and this build's records are older
+# (docs/provenance.md#the-memo-file), as are 100 case records of the layout before build
+# tags (an older benchdesk's, appended here). Together 256 or more and a quarter of the
+# file or more, the third build's close rewrites the file without them; this build then
+# judges every case again. The other build's records stay.
+python3 - "$entries" <<'PY'
+import os, sys
+with open(sys.argv[1], "ab") as f:
+    for i in range(100):
+        f.write(b"bdcm0001" + os.urandom(168))
+PY
+memo_builds "$entries" >"$BD_TMP/builds.before"
+read -r ours_tag ours_n <"$BD_TMP/builds.before"
+read -r other_tag other_n < <(sed -n 2p "$BD_TMP/builds.before")
+file_n=$(awk '$1=="total"{print $2}' "$BD_TMP/builds.before")
+older=$((ours_n + 100))
+[ "$(wc -l <"$BD_TMP/builds.before")" = 3 ] && [ "$older" -ge 256 ] && [ $((4 * older)) -ge "$file_n" ] &&
+    pass "this build's $ours_n records and 100 of the old layout are older, of $file_n records" ||
+    fail "the builds before the third: $(tr '\n' ' ' <"$BD_TMP/builds.before")"
+cp "$BD_BIN" "$BD_TMP/benchdesk-third"
+printf 'y' >>"$BD_TMP/benchdesk-third"
+TMPDIR="$BD_TMP" "$BD_TMP/benchdesk-third" -C "$root" verify >/dev/null 2>&1 && rc=0 || rc=$?
+memo_builds "$entries" >"$BD_TMP/builds.after"
+[ "$rc" = 0 ] && ! grep -q "^$ours_tag " "$BD_TMP/builds.after" &&
+    grep -qx "$other_tag $other_n" "$BD_TMP/builds.after" && [ "$(memo_records "$entries" old)" = 0 ] &&
+    pass "a third build's close dropped this build's records and kept the other's" ||
+    fail "third build: exit $rc; before: $(tr '\n' ' ' <"$BD_TMP/builds.before"); after: $(tr '\n' ' ' <"$BD_TMP/builds.after")"
+before=$(count case)
+expect 0 - -- bd verify
+[ "$(count case)" = $((before + total)) ] && pass "this build then judged every case again" ||
+    fail "after the third build: this build added $(($(count case) - before)) case records, wanted $total"
+[ "$(bd verify --json | verdicts)" = "$full" ] && pass "and its verdicts are still those of verify --full" ||
+    fail "verdicts after the rewrite differ"
 
 # Another user's memo file under this user's secret: nothing in it is believed.
 other="$BD_TMP/other-state"

@@ -132,7 +132,7 @@ expect 0 - -- bd verify
 
 # Records altered: not believed; every case is read again and stamped anew.
 before=$(count stamp)
-alter bdcu0001 50
+alter bdcu0002 50
 expect 0 - -- bd verify
 [ "$(count stamp)" = $((before + total)) ] && pass "altered stamp records are not believed" ||
     fail "after altering stamps: $(($(count stamp) - before)) new, wanted $total"

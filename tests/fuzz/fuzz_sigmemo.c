@@ -10,15 +10,17 @@
  * record's, else bit 2 an unchanged case's stamp record's, else bit 3 a shape record's;
  * a shape record whose byte 142 also has bit 4 set is filed under the key of part
  * (byte 141 % 8) of one of four fixed case directories (byte 140 % 4), so that lookups by
- * case directory land on it; one whose byte 143 is odd gets the tag that makes it
- * authentic.
+ * case directory land on it; a case or stamp record whose byte 141 has bit 5 set gets the
+ * build tag of the build the memo is opened for (BUILD), which alone reads them; one whose
+ * byte 143 is odd gets the tag that makes it authentic.
  * Invariants:
  *   - reading, indexing and looking up neither crash, leak nor read out of bounds;
  *   - a key no record carries is never found;
  *   - a signature entry found has a 40-hex fingerprint; a case entry found has a status of
  *     0 to 2 and a fingerprint for exactly the blocks it says are present;
- *   - a stamp entry found has a cassette flag of 0 or 1 and, when set, 64 lower-case hex;
- *     it is the newest authentic well-formed stamp record of its key, exactly;
+ *   - a case or stamp entry found is of the build the memo was opened for;
+ *   - a stamp entry found has, when it has a cassette, 64 lower-case hex; it is the newest
+ *     authentic well-formed stamp record of its key and build, exactly;
  *   - a shape found has at most 800 bytes, and is exactly the parts the newest authentic
  *     well-formed record of each part's key holds, when they agree on their count;
  *   - a key whose records are all unauthentic is never found;
@@ -49,6 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
 static const uint8_t secret[32] = {0x5e, 0xc7, 0x01};
+/* The build the memo is opened for: its records carry BUILD's first 8 bytes. */
+static const uint8_t BUILD[32] = {0xb1, 0x1d, 0x07, 0x42, 0x99, 0x10, 0x20, 0x30};
 
 /* The case directories whose shapes the input can hold (byte 140 of a shape record),
  * and the keys of their parts. */
@@ -109,10 +113,18 @@ static bool lower_hex(const uint8_t *p, size_t n)
     return true;
 }
 
-/* What the layouts (sigmemo.c) call a well-formed stamp record and shape part. */
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* What the layouts (sigmemo.c) call a well-formed stamp record of BUILD, and shape part. */
 static bool stamp_rec_ok(const uint8_t *rec)
 {
-    return rec[72] == 0 || (rec[72] == 1 && lower_hex(rec + 80, 64));
+    return memcmp(rec + 72, BUILD, 8) == 0 && (all_zero(rec + 80, 64) || lower_hex(rec + 80, 64));
 }
 
 static bool shape_rec_ok(const uint8_t *rec)
@@ -170,9 +182,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rec[142] & 1)
             memcpy(rec, "bdsm0001", 8);
         else if (rec[142] & 2)
-            memcpy(rec, "bdcm0001", 8);
+            memcpy(rec, "bdcm0002", 8);
         else if (rec[142] & 4)
-            memcpy(rec, "bdcu0001", 8);
+            memcpy(rec, "bdcu0002", 8);
+        if ((rec[142] & 6) && (rec[141] & 32))
+            memcpy(rec + ((rec[142] & 2) ? 136 : 72), BUILD, 8);
         else if (rec[142] & 8) {
             memcpy(rec, "bdcs0001", 8);
             if (rec[142] & 16)
@@ -194,6 +208,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     bd_sigmemo *m = bd_sigmemo_open_at(dir);
     check(m != NULL, "a memo");
+    bd_sigmemo_set_build(m, BUILD);
+    bool had_sig[MAX_RECS] = {0}, had_case[MAX_RECS] = {0}, had_stamp[MAX_RECS] = {0};
     for (size_t i = 0; i < n; i++) {
         const uint8_t *key = buf + i * REC_LEN + 8;
         bool any_authentic = false;
@@ -202,12 +218,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 any_authentic = true;
         bd_sigmemo_entry se;
         bd_casememo_entry ce;
-        if (bd_sigmemo_get(m, key, 1000, &se)) {
+        if ((had_sig[i] = bd_sigmemo_get(m, key, 1000, &se))) {
             check(any_authentic, "only an authentic record is believed");
             check(fpr_ok(se.fingerprint), "a signature entry's fingerprint is 40 hex");
         }
-        if (bd_casememo_get(m, key, 1000, &ce)) {
-            check(any_authentic, "only an authentic record is believed");
+        if ((had_case[i] = bd_casememo_get(m, key, 1000, &ce))) {
+            bool of_build = false;
+            for (size_t j = 0; j < n_all; j++) {
+                const uint8_t *r = buf + j * REC_LEN;
+                of_build |= memcmp(r, "bdcm0002", 8) == 0 && memcmp(r + 8, key, 32) == 0 &&
+                            authentic(r) && memcmp(r + 136, BUILD, 8) == 0;
+            }
+            check(of_build, "only an authentic case record of the build is believed");
             check(ce.status >= 0 && ce.status <= 2, "a case entry's status is one a pass has");
             check(ce.author ? fpr_ok(ce.author_fpr) : ce.author_fpr[0] == '\0',
                   "an author fingerprint exactly when an author block is present");
@@ -216,8 +238,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check(ce.expires == 0 || ce.expires > 1000, "an expired entry is not believed");
         }
         bd_stampmemo_entry te;
-        const uint8_t *want = newest(buf, n_all, key, "bdcu0001", stamp_rec_ok);
-        bool found = bd_stampmemo_get(m, key, &te);
+        const uint8_t *want = newest(buf, n_all, key, "bdcu0002", stamp_rec_ok);
+        bool found = had_stamp[i] = bd_stampmemo_get(m, key, &te);
         check(found == (want != NULL), "a stamp entry is found when a believable record is");
         if (found) {
             unsigned char flag;
@@ -228,7 +250,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                     lower_hex((const uint8_t *)te.cassette_hex, 64)
                               : te.cassette_hex[0] == '\0',
                   "a cassette digest, 64 lower-case hex, exactly when a cassette is said");
-            check(memcmp(te.case_key, want + 40, 32) == 0 && te.cassette == (want[72] == 1) &&
+            check(memcmp(te.case_key, want + 40, 32) == 0 &&
+                      te.cassette == !all_zero(want + 80, 64) &&
                       (!te.cassette || memcmp(te.cassette_hex, want + 80, 64) == 0),
                   "the stamp entry is the newest believable record's");
         }
@@ -311,9 +334,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(bd_shapememo_get(m, pw, got, sizeof(got), &got_len), "a put shape is found");
     check(got_len == shape_len && memcmp(got, shape, shape_len) == 0, "and is what was put");
     bd_sigmemo_close(m);
-    /* Read back from the file: the same. */
+    /* Read back from the file (rewritten on close when older builds' records were worth
+     * dropping): the same. */
     m = bd_sigmemo_open_at(dir);
     check(m != NULL, "a memo");
+    bd_sigmemo_set_build(m, BUILD);
     check(bd_casememo_get(m, absent, 1000, &ce) && ce.status == 1, "the put survives a reopen");
     check(bd_stampmemo_get(m, stamp_key, &te) && memcmp(te.case_key, tw.case_key, 32) == 0 &&
               strcmp(te.cassette_hex, tw.cassette_hex) == 0,
@@ -321,6 +346,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(bd_shapememo_get(m, pw, got, sizeof(got), &got_len) && got_len == shape_len &&
               memcmp(got, shape, shape_len) == 0,
           "the put shape survives a reopen");
+    /* Whatever was believed before is still (a rewrite drops only older builds'). */
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *key = buf + i * REC_LEN + 8;
+        check(!had_sig[i] || bd_sigmemo_get(m, key, 1000, &se), "a signature survives a reopen");
+        check(!had_case[i] || bd_casememo_get(m, key, 1000, &ce),
+              "a case verdict survives a reopen");
+        check(!had_stamp[i] || bd_stampmemo_get(m, key, &te), "a stamp entry survives a reopen");
+    }
     bd_sigmemo_close(m);
     free(buf);
     return 0;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -378,7 +379,7 @@ static void case_records_are_their_own_kind_and_authenticated(void **state)
     assert_true(fd >= 0);
     uint8_t rec[REC_LEN];
     assert_int_equal(pread(fd, rec, REC_LEN, REC_LEN), REC_LEN);
-    assert_memory_equal(rec, "bdcm0001", 8);
+    assert_memory_equal(rec, "bdcm0002", 8);
     uint8_t status = 1;
     assert_int_equal(pwrite(fd, &status, 1, REC_LEN + 40), 1);
     close(fd);
@@ -399,7 +400,7 @@ static void case_records_are_their_own_kind_and_authenticated(void **state)
         uint8_t kb[32];
         bd_sigmemo_key(kb, ctx_a, bad ? "b1" : "b0", 2, "s", 1);
         memset(rec, 0, sizeof(rec));
-        memcpy(rec, "bdcm0001", 8);
+        memcpy(rec, "bdcm0002", 8);
         memcpy(rec + 8, kb, 32);
         rec[40] = bad ? 2 : 3;
         rec[41] = 1;
@@ -548,18 +549,42 @@ static void puts_are_written_in_batches(void **state)
 
 /* A memo file full (256 MB) starts over when the next batch does not fit: with the records
  * this process put, not from nothing, so the check that filled it leaves a warm memo. */
+static void build_of(uint8_t out[32], uint8_t which);
+static void put_cases(bd_sigmemo *m, int first, int n);
+static int found_cases(bd_sigmemo *m, int first, int n);
+
+/* The entries file filled up to `room` records short of 256 MB with copies of `rec`,
+ * after what it holds. */
+static void fill_up(const fixture *f, const uint8_t rec[REC_LEN], size_t room)
+{
+    enum { CHUNK = 4096 };
+    static uint8_t buf[CHUNK * REC_LEN];
+    for (size_t i = 0; i < CHUNK; i++)
+        memcpy(buf + i * REC_LEN, rec, REC_LEN);
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    size_t want = (256u << 20) / REC_LEN - room, have = (size_t)entries_size(f) / REC_LEN;
+    while (have < want) {
+        size_t n = want - have < CHUNK ? want - have : CHUNK;
+        assert_int_equal(write(fd, buf, n * REC_LEN), (ssize_t)(n * REC_LEN));
+        have += n;
+    }
+    close(fd);
+}
+
+/* A full memo whose records all stay when it is rewritten (here a newer layout's, kept as
+ * they are) starts over, with what this process put. */
 static void a_full_memo_starts_over_with_what_this_process_put(void **state)
 {
     fixture *f = *state;
     bd_sigmemo *m = bd_sigmemo_open_at(f->path);
-    uint8_t key[32] = {0};
+    uint8_t key[32] = {0}, newer[REC_LEN] = "bdzz0009";
     bd_sigmemo_entry e = good_entry(0), got;
     bd_sigmemo_put(m, key, &e); /* makes the directory, the secret and the file */
     bd_sigmemo_close(m);
-    char ent[200];
-    snprintf(ent, sizeof(ent), "%s/entries", f->path);
-    /* Room for 300 more records: zeros, which no lookup believes (a sparse file). */
-    assert_int_equal(truncate(ent, (off_t)(256u << 20) - 300 * REC_LEN), 0);
+    fill_up(f, newer, 300); /* room for 300 more records */
     m = bd_sigmemo_open_at(f->path);
     for (int i = 0; i < 600; i++) {
         key[0] = (uint8_t)i;
@@ -578,6 +603,53 @@ static void a_full_memo_starts_over_with_what_this_process_put(void **state)
         if (!bd_sigmemo_get(m, key, time(NULL), &got))
             fail_msg("record %d of this process lost when the memo started over", i);
     }
+    bd_sigmemo_close(m);
+}
+
+/* A full memo is first rewritten without older builds' records and whatever is not
+ * benchdesk's: when that makes room, nothing of the current builds is lost. */
+static void a_full_memo_drops_older_builds_before_starting_over(void **state)
+{
+    fixture *f = *state;
+    uint8_t a[32], b[32], c[32], key[32] = {0}, older[REC_LEN] = "bdcm0002", junk[REC_LEN];
+    build_of(a, 'A');
+    build_of(b, 'B');
+    build_of(c, 'C');
+    memcpy(older + 136, a, 8); /* A's: not authentic, and dropped whatever it holds */
+    memset(junk, 0x11, sizeof(junk));
+    bd_sigmemo_entry e = good_entry(0), got;
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_put(m, key, &e);
+    bd_sigmemo_close(m);
+    fill_up(f, older, 2000);
+    fill_up(f, junk, 1000);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    put_cases(m, 1000, 100); /* B's 200: the build that wrote last, for C */
+    bd_sigmemo_close(m);
+    assert_true(entries_size(f) > (off_t)(256u << 20) - 1000 * REC_LEN);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    for (int i = 1; i <= 1200; i++) {
+        key[0] = (uint8_t)i;
+        key[1] = (uint8_t)(i >> 8);
+        bd_sigmemo_put(m, key, &e);
+    }
+    bd_sigmemo_close(m);
+    /* The first signature, B's 200 and C's 1,200: nothing else. */
+    assert_int_equal(entries_size(f), (off_t)(1 + 200 + 1200) * REC_LEN);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    for (int i = 0; i <= 1200; i++) {
+        key[0] = (uint8_t)i;
+        key[1] = (uint8_t)(i >> 8);
+        if (!bd_sigmemo_get(m, key, time(NULL), &got))
+            fail_msg("signature %d lost when the full memo was rewritten", i);
+    }
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    assert_int_equal(found_cases(m, 1000, 100), 200);
     bd_sigmemo_close(m);
 }
 
@@ -807,7 +879,7 @@ static void altered_stamp_and_shape_records_are_not_believed(void **state)
     uint8_t rec[REC_LEN];
     /* One bit of the stamp record's case key; one byte of a's second part. */
     alter_record(f, 0, 50, 0x01, rec);
-    assert_memory_equal(rec, "bdcu0001", 8);
+    assert_memory_equal(rec, "bdcu0002", 8);
     alter_record(f, 2, 60, 0x20, rec);
     assert_memory_equal(rec, "bdcs0001", 8);
     assert_int_equal(rec[40], 1); /* part 1 of 2 */
@@ -958,6 +1030,275 @@ static void stamp_and_shape_records_never_expire(void **state)
     bd_sigmemo_close(m);
 }
 
+/* ---- builds (docs/provenance.md#the-memo-file) ----------------------------------------- */
+
+/* A build of the program, told apart by its first byte. */
+static void build_of(uint8_t out[32], uint8_t which)
+{
+    memset(out, 0x5a, 32);
+    out[0] = which;
+}
+
+/* The key of the i-th case or stamp record of a test: told apart by `kind`, `i`. */
+static void nth_key(uint8_t out[32], char kind, int i)
+{
+    char msg[32];
+    int n = snprintf(msg, sizeof(msg), "%c-%d", kind, i);
+    bd_sigmemo_key(out, ctx_a, msg, (size_t)n, "s", 1);
+}
+
+/* Put `n` case verdicts and `n` stamp entries from `first`, keys nth_key('c'/'t', i). */
+static void put_cases(bd_sigmemo *m, int first, int n)
+{
+    bd_casememo_entry ce = signed_case(0);
+    for (int i = first; i < first + n; i++) {
+        uint8_t k[32];
+        nth_key(k, 'c', i);
+        bd_casememo_put(m, k, &ce);
+        bd_stampmemo_entry te = stamp_entry(i % 2 == 0, (uint8_t)i);
+        nth_key(k, 't', i);
+        bd_stampmemo_put(m, k, &te);
+    }
+}
+
+/* How many of `first`..`first`+n-1's case verdicts and stamp entries `m` finds. */
+static int found_cases(bd_sigmemo *m, int first, int n)
+{
+    int found = 0;
+    for (int i = first; i < first + n; i++) {
+        uint8_t k[32];
+        bd_casememo_entry ce;
+        bd_stampmemo_entry te;
+        nth_key(k, 'c', i);
+        found += bd_casememo_get(m, k, time(NULL), &ce);
+        nth_key(k, 't', i);
+        found += bd_stampmemo_get(m, k, &te);
+    }
+    return found;
+}
+
+/* The records of the entries file with `magic` (and, when tag_at, build tag `build`'s). */
+static size_t count_records(const fixture *f, const char *magic, size_t tag_at,
+                            const uint8_t *build)
+{
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    FILE *fp = fopen(ent, "rb");
+    assert_non_null(fp);
+    uint8_t rec[REC_LEN];
+    size_t n = 0;
+    while (fread(rec, 1, REC_LEN, fp) == REC_LEN)
+        n += memcmp(rec, magic, 8) == 0 && (!tag_at || memcmp(rec + tag_at, build, 8) == 0);
+    fclose(fp);
+    return n;
+}
+
+/* Records appended by hand, tagged with this memo's secret: `n` case records of the layout
+ * before build tags, and one of a layout no build of this program knows (a newer one's). */
+static void append_old_and_newer_layouts(const fixture *f, int n)
+{
+    char kp[200], ent[200];
+    snprintf(kp, sizeof(kp), "%s/key", f->path);
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    uint8_t secret[32], rec[REC_LEN];
+    int fd = open(kp, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, secret, 32), 32);
+    close(fd);
+    fd = open(ent, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    for (int i = 0; i <= n; i++) {
+        memset(rec, 0, sizeof(rec));
+        memcpy(rec, i < n ? "bdcm0001" : "bdzz0009", 8);
+        nth_key(rec + 8, 'o', i);
+        rec[40] = 2;
+        blake3_hasher h;
+        blake3_hasher_init_keyed(&h, secret);
+        blake3_hasher_update(&h, rec, 144);
+        blake3_hasher_finalize(&h, rec + 144, 32);
+        assert_int_equal(write(fd, rec, REC_LEN), REC_LEN);
+    }
+    close(fd);
+}
+
+/* Each build reads its own case and stamp records only; signatures and shapes are every
+ * build's. A file whose older builds' records are a quarter or more is rewritten on close
+ * without them: this build's, the build that wrote last before it, signatures, shapes and
+ * a newer layout's record stay; older builds', the old layouts and forged records go. */
+static void older_builds_records_are_dropped_on_close(void **state)
+{
+    fixture *f = *state;
+    uint8_t a[32], b[32], c[32], sk[32];
+    build_of(a, 'A');
+    build_of(b, 'B');
+    build_of(c, 'C');
+    bd_sigmemo_entry se = good_entry(0), sgot;
+    bd_shapememo_subject sh = shape_subject();
+    char shape[150], out[800];
+    size_t len;
+    shape_bytes(shape, sizeof(shape));
+
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, a);
+    put_cases(m, 0, 300);
+    bd_sigmemo_key(sk, ctx_a, "msg", 3, "sig", 3);
+    bd_sigmemo_put(m, sk, &se);
+    bd_shapememo_put(m, &sh, shape, sizeof(shape));
+    bd_sigmemo_close(m);
+
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    assert_int_equal(found_cases(m, 0, 300), 0); /* A's: another build's */
+    assert_true(bd_sigmemo_get(m, sk, time(NULL), &sgot));
+    assert_true(bd_shapememo_get(m, &sh, out, sizeof(out), &len));
+    put_cases(m, 1000, 100);
+    bd_sigmemo_close(m);
+    /* For B, A is the build that wrote last before it: nothing is dropped. */
+    assert_int_equal(count_records(f, "bdcm0002", 136, a), 300);
+    assert_int_equal(count_records(f, "bdcu0002", 72, a), 300);
+
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, a);
+    assert_int_equal(found_cases(m, 0, 300), 600);
+    assert_int_equal(found_cases(m, 1000, 100), 0);
+    bd_sigmemo_close(m);
+
+    /* The layout before build tags, and a newer layout's record. */
+    append_old_and_newer_layouts(f, 300);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    put_cases(m, 2000, 10);
+    bd_sigmemo_close(m);
+    /* For C, B wrote last: A's 600 records and the 300 of the old layout (900 of the
+     * 1,104 it read) go. */
+    assert_int_equal(count_records(f, "bdcm0002", 136, a), 0);
+    assert_int_equal(count_records(f, "bdcu0002", 72, a), 0);
+    assert_int_equal(count_records(f, "bdcm0001", 0, NULL), 0);
+    assert_int_equal(count_records(f, "bdcm0002", 136, b), 100);
+    assert_int_equal(count_records(f, "bdcm0002", 136, c), 10);
+    assert_int_equal(count_records(f, "bdzz0009", 0, NULL), 1);
+    assert_int_equal(count_records(f, "bdsm0001", 0, NULL), 1);
+    assert_int_equal(count_records(f, "bdcs0001", 0, NULL), 2);
+    assert_int_equal(entries_size(f), (off_t)(100 * 2 + 10 * 2 + 1 + 1 + 2) * REC_LEN);
+
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    assert_int_equal(found_cases(m, 1000, 100), 200);
+    assert_true(bd_sigmemo_get(m, sk, time(NULL), &sgot));
+    assert_true(bd_shapememo_get(m, &sh, out, sizeof(out), &len));
+    assert_int_equal(len, sizeof(shape));
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    assert_int_equal(found_cases(m, 2000, 10), 20);
+    bd_sigmemo_close(m);
+}
+
+/* Fewer than COMPACT_MIN (256) older records, or fewer than a quarter of the file, and
+ * the file is left as it is; a memo opened without a build reads every build's records
+ * and never rewrites. */
+static void a_small_or_unknown_share_is_not_rewritten(void **state)
+{
+    fixture *f = *state;
+    uint8_t a[32], b[32], c[32];
+    build_of(a, 'A');
+    build_of(b, 'B');
+    build_of(c, 'C');
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, a);
+    put_cases(m, 0, 100); /* 200 records */
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    put_cases(m, 1000, 10);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    put_cases(m, 2000, 10);
+    bd_sigmemo_close(m);
+    /* A's 200 of 240 are older for C, but fewer than 256: kept. */
+    assert_int_equal(count_records(f, "bdcm0002", 136, a), 100);
+    /* Without a build: every build's records are read, none dropped. */
+    m = bd_sigmemo_open_at(f->path);
+    assert_int_equal(found_cases(m, 0, 100), 200);
+    assert_int_equal(found_cases(m, 1000, 10), 20);
+    bd_sigmemo_close(m);
+    assert_int_equal(entries_size(f), (off_t)240 * REC_LEN);
+
+    /* From an empty file: A's 300 records are older for B, but under a quarter of 2,300. */
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    assert_int_equal(unlink(ent), 0);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, a);
+    put_cases(m, 0, 150);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    put_cases(m, 3000, 1000);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    put_cases(m, 5000, 5);
+    bd_sigmemo_close(m);
+    assert_int_equal(count_records(f, "bdcm0002", 136, a), 150);
+    assert_int_equal(entries_size(f), (off_t)2310 * REC_LEN);
+}
+
+/* The rewrite takes the file's lock without waiting: held by another, the file is left as
+ * it is (the next close tries again). And records another process appended after this one
+ * read the file survive the rewrite: it reads the file again under the lock. */
+static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
+{
+    fixture *f = *state;
+    uint8_t a[32], b[32], c[32], d[32];
+    build_of(a, 'A');
+    build_of(b, 'B');
+    build_of(c, 'C');
+    build_of(d, 'D');
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, a);
+    put_cases(m, 0, 300);
+    bd_sigmemo_close(m);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, b);
+    put_cases(m, 1000, 10);
+    bd_sigmemo_close(m);
+
+    /* C only reads (nothing to append) and closes while another holds the lock. */
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int held = open(ent, O_RDONLY);
+    assert_true(held >= 0);
+    assert_int_equal(flock(held, LOCK_EX), 0);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, c);
+    assert_int_equal(found_cases(m, 1000, 10), 0);
+    bd_sigmemo_close(m);
+    assert_int_equal(count_records(f, "bdcm0002", 136, a), 300);
+    close(held);
+
+    /* C reads the file; then D appends (and its own close drops A's); then C's close
+     * rewrites from the file as it is now: for C, D wrote last, so D's records — appended
+     * after C read the file — stay, and B's go. */
+    bd_sigmemo *mc = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(mc, c);
+    assert_int_equal(found_cases(mc, 0, 300), 0); /* loaded now */
+    bd_sigmemo *md = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(md, d);
+    put_cases(md, 4000, 5);
+    bd_sigmemo_close(md);
+    bd_sigmemo_close(mc);
+    assert_int_equal(count_records(f, "bdcm0002", 136, a), 0);
+    assert_int_equal(count_records(f, "bdcm0002", 136, b), 0);
+    assert_int_equal(count_records(f, "bdcm0002", 136, d), 5);
+    assert_int_equal(count_records(f, "bdcu0002", 72, d), 5);
+    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, d);
+    assert_int_equal(found_cases(m, 4000, 5), 10);
+    bd_sigmemo_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -980,6 +1321,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(puts_are_written_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(a_full_memo_starts_over_with_what_this_process_put, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_full_memo_drops_older_builds_before_starting_over, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_shape_is_found_for_its_own_case_directory_only, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(altered_stamp_and_shape_records_are_not_believed, setup,
@@ -987,6 +1330,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             a_shape_missing_a_part_or_disagreeing_on_the_count_is_not_returned, setup, teardown),
         cmocka_unit_test_setup_teardown(stamp_and_shape_records_never_expire, setup, teardown),
+        cmocka_unit_test_setup_teardown(older_builds_records_are_dropped_on_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_small_or_unknown_share_is_not_rewritten, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_rewrite_waits_for_no_lock_and_keeps_later_appends,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
