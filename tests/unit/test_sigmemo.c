@@ -553,6 +553,14 @@ static void build_of(uint8_t out[32], uint8_t which);
 static void put_cases(bd_sigmemo *m, int first, int n);
 static int found_cases(bd_sigmemo *m, int first, int n);
 
+/* This fixture's memo, opened for `build`. */
+static bd_sigmemo *open_as(const fixture *f, const uint8_t build[32])
+{
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo_set_build(m, build);
+    return m;
+}
+
 /* The entries file filled up to `room` records short of 256 MB with copies of `rec`,
  * after what it holds. */
 static void fill_up(const fixture *f, const uint8_t rec[REC_LEN], size_t room)
@@ -623,13 +631,11 @@ static void a_full_memo_drops_older_builds_before_starting_over(void **state)
     bd_sigmemo_close(m);
     fill_up(f, older, 2000);
     fill_up(f, junk, 1000);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     put_cases(m, 1000, 100); /* B's 200: the build that wrote last, for C */
     bd_sigmemo_close(m);
     assert_true(entries_size(f) > (off_t)(256u << 20) - 1000 * REC_LEN);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     for (int i = 1; i <= 1200; i++) {
         key[0] = (uint8_t)i;
         key[1] = (uint8_t)(i >> 8);
@@ -638,8 +644,7 @@ static void a_full_memo_drops_older_builds_before_starting_over(void **state)
     bd_sigmemo_close(m);
     /* The first signature, B's 200 and C's 1,200: nothing else. */
     assert_int_equal(entries_size(f), (off_t)(1 + 200 + 1200) * REC_LEN);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     for (int i = 0; i <= 1200; i++) {
         key[0] = (uint8_t)i;
         key[1] = (uint8_t)(i >> 8);
@@ -647,8 +652,7 @@ static void a_full_memo_drops_older_builds_before_starting_over(void **state)
             fail_msg("signature %d lost when the full memo was rewritten", i);
     }
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     assert_int_equal(found_cases(m, 1000, 100), 200);
     bd_sigmemo_close(m);
 }
@@ -1138,16 +1142,14 @@ static void older_builds_records_are_dropped_on_close(void **state)
     size_t len;
     shape_bytes(shape, sizeof(shape));
 
-    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, a);
+    bd_sigmemo *m = open_as(f, a);
     put_cases(m, 0, 300);
     bd_sigmemo_key(sk, ctx_a, "msg", 3, "sig", 3);
     bd_sigmemo_put(m, sk, &se);
     bd_shapememo_put(m, &sh, shape, sizeof(shape));
     bd_sigmemo_close(m);
 
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     assert_int_equal(found_cases(m, 0, 300), 0); /* A's: another build's */
     assert_true(bd_sigmemo_get(m, sk, time(NULL), &sgot));
     assert_true(bd_shapememo_get(m, &sh, out, sizeof(out), &len));
@@ -1157,16 +1159,14 @@ static void older_builds_records_are_dropped_on_close(void **state)
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 300);
     assert_int_equal(count_records(f, "bdcu0002", 72, a), 300);
 
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, a);
+    m = open_as(f, a);
     assert_int_equal(found_cases(m, 0, 300), 600);
     assert_int_equal(found_cases(m, 1000, 100), 0);
     bd_sigmemo_close(m);
 
     /* The layout before build tags, and a newer layout's record. */
     append_old_and_newer_layouts(f, 300);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     put_cases(m, 2000, 10);
     bd_sigmemo_close(m);
     /* For C, B wrote last: A's 600 records and the 300 of the old layout (900 of the
@@ -1181,15 +1181,13 @@ static void older_builds_records_are_dropped_on_close(void **state)
     assert_int_equal(count_records(f, "bdcs0001", 0, NULL), 2);
     assert_int_equal(entries_size(f), (off_t)(100 * 2 + 10 * 2 + 1 + 1 + 2) * REC_LEN);
 
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     assert_int_equal(found_cases(m, 1000, 100), 200);
     assert_true(bd_sigmemo_get(m, sk, time(NULL), &sgot));
     assert_true(bd_shapememo_get(m, &sh, out, sizeof(out), &len));
     assert_int_equal(len, sizeof(shape));
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     assert_int_equal(found_cases(m, 2000, 10), 20);
     bd_sigmemo_close(m);
 }
@@ -1204,16 +1202,13 @@ static void a_small_or_unknown_share_is_not_rewritten(void **state)
     build_of(a, 'A');
     build_of(b, 'B');
     build_of(c, 'C');
-    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, a);
+    bd_sigmemo *m = open_as(f, a);
     put_cases(m, 0, 100); /* 200 records */
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     put_cases(m, 1000, 10);
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     put_cases(m, 2000, 10);
     bd_sigmemo_close(m);
     /* A's 200 of 240 are older for C, but fewer than 256: kept. */
@@ -1229,16 +1224,13 @@ static void a_small_or_unknown_share_is_not_rewritten(void **state)
     char ent[200];
     snprintf(ent, sizeof(ent), "%s/entries", f->path);
     assert_int_equal(unlink(ent), 0);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, a);
+    m = open_as(f, a);
     put_cases(m, 0, 150);
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     put_cases(m, 3000, 1000);
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     put_cases(m, 5000, 5);
     bd_sigmemo_close(m);
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 150);
@@ -1256,12 +1248,10 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     build_of(b, 'B');
     build_of(c, 'C');
     build_of(d, 'D');
-    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, a);
+    bd_sigmemo *m = open_as(f, a);
     put_cases(m, 0, 300);
     bd_sigmemo_close(m);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, b);
+    m = open_as(f, b);
     put_cases(m, 1000, 10);
     bd_sigmemo_close(m);
 
@@ -1271,8 +1261,7 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     int held = open(ent, O_RDONLY);
     assert_true(held >= 0);
     assert_int_equal(flock(held, LOCK_EX), 0);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, c);
+    m = open_as(f, c);
     assert_int_equal(found_cases(m, 1000, 10), 0);
     bd_sigmemo_close(m);
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 300);
@@ -1281,11 +1270,9 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     /* C reads the file; then D appends (and its own close drops A's); then C's close
      * rewrites from the file as it is now: for C, D wrote last, so D's records — appended
      * after C read the file — stay, and B's go. */
-    bd_sigmemo *mc = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(mc, c);
+    bd_sigmemo *mc = open_as(f, c);
     assert_int_equal(found_cases(mc, 0, 300), 0); /* loaded now */
-    bd_sigmemo *md = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(md, d);
+    bd_sigmemo *md = open_as(f, d);
     put_cases(md, 4000, 5);
     bd_sigmemo_close(md);
     bd_sigmemo_close(mc);
@@ -1293,8 +1280,7 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     assert_int_equal(count_records(f, "bdcm0002", 136, b), 0);
     assert_int_equal(count_records(f, "bdcm0002", 136, d), 5);
     assert_int_equal(count_records(f, "bdcu0002", 72, d), 5);
-    m = bd_sigmemo_open_at(f->path);
-    bd_sigmemo_set_build(m, d);
+    m = open_as(f, d);
     assert_int_equal(found_cases(m, 4000, 5), 10);
     bd_sigmemo_close(m);
 }
