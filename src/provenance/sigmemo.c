@@ -714,11 +714,14 @@ static bool known_authentic(const struct bd_sigmemo *m, const uint8_t *rec)
  * many. */
 static size_t keep_current(const struct bd_sigmemo *m, uint8_t *buf, size_t n)
 {
-    const uint8_t *latest = NULL; /* the other build that wrote last, in this very read */
+    /* The other build that wrote last, in this very read (by an authentic record: a torn
+     * one at the end names no build). */
+    const uint8_t *latest = NULL;
     for (size_t r = n; r-- > 0 && !latest;) {
-        size_t at = build_tag_at(buf + r * REC_LEN);
-        if (at && memcmp(buf + r * REC_LEN + at, m->build, BUILD_TAG_LEN) != 0)
-            latest = buf + r * REC_LEN + at;
+        const uint8_t *rec = buf + r * REC_LEN;
+        size_t at = build_tag_at(rec);
+        if (at && memcmp(rec + at, m->build, BUILD_TAG_LEN) != 0 && known_authentic(m, rec))
+            latest = rec + at;
     }
     uint8_t latest_tag[BUILD_TAG_LEN];
     if (latest)

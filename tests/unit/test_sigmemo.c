@@ -1164,13 +1164,23 @@ static void older_builds_records_are_dropped_on_close(void **state)
     assert_int_equal(found_cases(m, 1000, 100), 0);
     bd_sigmemo_close(m);
 
-    /* The layout before build tags, and a newer layout's record. */
+    /* The layout before build tags, and a newer layout's record; last, a case record of
+     * A's whose tag does not hold (torn or forged): it does not make A the build that
+     * wrote last. */
     append_old_and_newer_layouts(f, 300);
+    uint8_t forged[REC_LEN] = "bdcm0002";
+    memcpy(forged + 136, a, 8);
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, forged, REC_LEN), REC_LEN);
+    close(fd);
     m = open_as(f, c);
     put_cases(m, 2000, 10);
     bd_sigmemo_close(m);
-    /* For C, B wrote last: A's 600 records and the 300 of the old layout (900 of the
-     * 1,104 it read) go. */
+    /* For C, B wrote last: A's 601 records and the 300 of the old layout (901 of the
+     * 1,105 it read) go. */
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 0);
     assert_int_equal(count_records(f, "bdcu0002", 72, a), 0);
     assert_int_equal(count_records(f, "bdcm0001", 0, NULL), 0);
