@@ -475,6 +475,17 @@ static void read_secret(const fixture *f, uint8_t secret[32])
     close(fd);
 }
 
+/* `rec` appended to the entries file as it is. */
+static void append_raw(const fixture *f, const uint8_t rec[REC_LEN])
+{
+    char ent[200];
+    snprintf(ent, sizeof(ent), "%s/entries", f->path);
+    int fd = open(ent, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, rec, REC_LEN), REC_LEN);
+    close(fd);
+}
+
 /* `rec` tagged with `secret` and appended to the entries file, as the memo writes one. */
 static void append_tagged(const fixture *f, const uint8_t secret[32], uint8_t rec[REC_LEN])
 {
@@ -482,12 +493,7 @@ static void append_tagged(const fixture *f, const uint8_t secret[32], uint8_t re
     blake3_hasher_init_keyed(&h, secret);
     blake3_hasher_update(&h, rec, 144);
     blake3_hasher_finalize(&h, rec + 144, 32);
-    char ent[200];
-    snprintf(ent, sizeof(ent), "%s/entries", f->path);
-    int fd = open(ent, O_WRONLY | O_APPEND);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, rec, REC_LEN), REC_LEN);
-    close(fd);
+    append_raw(f, rec);
 }
 
 /* Record `i` of the entries file, with byte `at` xor-ed with `mask` (0: left as it is). */
@@ -1101,28 +1107,15 @@ static size_t count_records(const fixture *f, const char *magic, size_t tag_at,
  * before build tags, and one of a layout no build of this program knows (a newer one's). */
 static void append_old_and_newer_layouts(const fixture *f, int n)
 {
-    char kp[200], ent[200];
-    snprintf(kp, sizeof(kp), "%s/key", f->path);
-    snprintf(ent, sizeof(ent), "%s/entries", f->path);
     uint8_t secret[32], rec[REC_LEN];
-    int fd = open(kp, O_RDONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(read(fd, secret, 32), 32);
-    close(fd);
-    fd = open(ent, O_WRONLY | O_APPEND);
-    assert_true(fd >= 0);
+    read_secret(f, secret);
     for (int i = 0; i <= n; i++) {
         memset(rec, 0, sizeof(rec));
         memcpy(rec, i < n ? "bdcm0001" : "bdzz0009", 8);
         nth_key(rec + 8, 'o', i);
         rec[40] = 2;
-        blake3_hasher h;
-        blake3_hasher_init_keyed(&h, secret);
-        blake3_hasher_update(&h, rec, 144);
-        blake3_hasher_finalize(&h, rec + 144, 32);
-        assert_int_equal(write(fd, rec, REC_LEN), REC_LEN);
+        append_tagged(f, secret, rec);
     }
-    close(fd);
 }
 
 /* Each build reads its own case and stamp records only; signatures and shapes are every
@@ -1170,12 +1163,7 @@ static void older_builds_records_are_dropped_on_close(void **state)
     append_old_and_newer_layouts(f, 300);
     uint8_t forged[REC_LEN] = "bdcm0002";
     memcpy(forged + 136, a, 8);
-    char ent[200];
-    snprintf(ent, sizeof(ent), "%s/entries", f->path);
-    int fd = open(ent, O_WRONLY | O_APPEND);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, forged, REC_LEN), REC_LEN);
-    close(fd);
+    append_raw(f, forged);
     m = open_as(f, c);
     put_cases(m, 2000, 10);
     bd_sigmemo_close(m);
