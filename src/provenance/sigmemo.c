@@ -542,42 +542,35 @@ static void ensure_loaded(struct bd_sigmemo *m)
     if (fstat(fd, &st) == 0 && st.st_size >= REC_LEN && (uint64_t)st.st_size <= MEMO_MAX_BYTES) {
         size_t len = (size_t)st.st_size - (size_t)st.st_size % REC_LEN;
         uint8_t *buf = malloc(len);
-        size_t got = buf ? io_at(fd, buf, len, 0, false) : 0;
+        size_t got = buf ? io_at(fd, buf, len, 0, false) : 0, kept = 0;
+        /* A record of another layout, or another build's, is never a candidate. */
+        m->n_file = got / REC_LEN;
+        for (size_t off = 0; off + REC_LEN <= got; off += REC_LEN) {
+            if (!layout_known(buf + off)) {
+                m->n_obsolete += layout_obsolete(buf + off);
+                continue;
+            }
+            size_t at = build_tag_at(buf + off);
+            if (m->has_build && at && memcmp(buf + off + at, m->build, BUILD_TAG_LEN) != 0) {
+                count_other(m, buf + off + at, off / REC_LEN);
+                continue;
+            }
+            if (off != kept * REC_LEN)
+                memmove(buf + kept * REC_LEN, buf + off, REC_LEN);
+            kept++;
+        }
+        /* Indexed for what was kept: other builds' records give their room back. */
+        uint8_t *fit =
+            buf && kept < len / REC_LEN / 2 ? realloc(buf, (kept ? kept : 1) * REC_LEN) : NULL;
+        m->recs = fit ? fit : buf;
+        m->cap_recs = !m->recs ? 0 : fit ? (kept ? kept : 1) : len / REC_LEN;
         size_t cap = 1024;
-        while (cap < 2 * (len / REC_LEN + 1))
+        while (cap < 2 * (kept + 1))
             cap *= 2;
-        if (buf && (m->idx = calloc(cap, sizeof(*m->idx)))) {
+        if (m->recs && (m->idx = calloc(cap, sizeof(*m->idx)))) {
             m->cap = cap;
-            m->recs = buf;
-            m->cap_recs = len / REC_LEN;
-            /* A record of another layout, or another build's, is never a candidate. */
-            m->n_file = got / REC_LEN;
-            for (size_t off = 0; off + REC_LEN <= got; off += REC_LEN) {
-                if (!layout_known(buf + off)) {
-                    m->n_obsolete += layout_obsolete(buf + off);
-                    continue;
-                }
-                size_t at = build_tag_at(buf + off);
-                if (m->has_build && at && memcmp(buf + off + at, m->build, BUILD_TAG_LEN) != 0) {
-                    count_other(m, buf + off + at, off / REC_LEN);
-                    continue;
-                }
-                if (off != m->n_recs * REC_LEN)
-                    memmove(buf + m->n_recs * REC_LEN, buf + off, REC_LEN);
-                if (!idx_add(m, m->n_recs))
-                    break;
+            while (m->n_recs < kept && idx_add(m, m->n_recs))
                 m->n_recs++;
-            }
-            /* Other builds' records passed over: their room goes back. */
-            if (m->n_recs < m->cap_recs / 2) {
-                uint8_t *fit = realloc(m->recs, (m->n_recs ? m->n_recs : 1) * REC_LEN);
-                if (fit) {
-                    m->recs = fit;
-                    m->cap_recs = m->n_recs ? m->n_recs : 1;
-                }
-            }
-        } else {
-            free(buf);
         }
     }
     m->n_loaded = m->n_recs;

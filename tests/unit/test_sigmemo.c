@@ -567,6 +567,16 @@ static bd_sigmemo *open_as(const fixture *f, const uint8_t build[32])
     return m;
 }
 
+/* How many of `first`..`first`+n-1's case verdicts and stamp entries the fixture's memo,
+ * opened for `build`, finds (found_cases). */
+static int found_as(const fixture *f, const uint8_t build[32], int first, int n)
+{
+    bd_sigmemo *m = open_as(f, build);
+    int found = found_cases(m, first, n);
+    bd_sigmemo_close(m);
+    return found;
+}
+
 /* The entries file filled up to `room` records short of 256 MB with copies of `rec`,
  * after what it holds. */
 static void fill_up(const fixture *f, const uint8_t rec[REC_LEN], size_t room)
@@ -658,9 +668,7 @@ static void a_full_memo_drops_older_builds_before_starting_over(void **state)
             fail_msg("signature %d lost when the full memo was rewritten", i);
     }
     bd_sigmemo_close(m);
-    m = open_as(f, b);
-    assert_int_equal(found_cases(m, 1000, 100), 200);
-    bd_sigmemo_close(m);
+    assert_int_equal(found_as(f, b, 1000, 100), 200);
 }
 
 static void a_stamp_entry_is_remembered_across_opens(void **state)
@@ -1185,9 +1193,7 @@ static void older_builds_records_are_dropped_on_close(void **state)
     assert_true(bd_shapememo_get(m, &sh, out, sizeof(out), &len));
     assert_int_equal(len, sizeof(shape));
     bd_sigmemo_close(m);
-    m = open_as(f, c);
-    assert_int_equal(found_cases(m, 2000, 10), 20);
-    bd_sigmemo_close(m);
+    assert_int_equal(found_as(f, c, 2000, 10), 20);
 }
 
 /* Fewer than COMPACT_MIN (256) older records, or fewer than a quarter of the file, and
@@ -1259,9 +1265,7 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     int held = open(ent, O_RDONLY);
     assert_true(held >= 0);
     assert_int_equal(flock(held, LOCK_EX), 0);
-    m = open_as(f, c);
-    assert_int_equal(found_cases(m, 1000, 10), 0);
-    bd_sigmemo_close(m);
+    assert_int_equal(found_as(f, c, 1000, 10), 0);
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 300);
     close(held);
 
@@ -1278,9 +1282,7 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     assert_int_equal(count_records(f, "bdcm0002", 136, b), 0);
     assert_int_equal(count_records(f, "bdcm0002", 136, d), 5);
     assert_int_equal(count_records(f, "bdcu0002", 72, d), 5);
-    m = open_as(f, d);
-    assert_int_equal(found_cases(m, 4000, 5), 10);
-    bd_sigmemo_close(m);
+    assert_int_equal(found_as(f, d, 4000, 5), 10);
 }
 
 int main(void)
