@@ -567,6 +567,14 @@ static bd_sigmemo *open_as(const fixture *f, const uint8_t build[32])
     return m;
 }
 
+/* put_cases(first, n) into the fixture's memo opened for `build`, then closed. */
+static void put_as(const fixture *f, const uint8_t build[32], int first, int n)
+{
+    bd_sigmemo *m = open_as(f, build);
+    put_cases(m, first, n);
+    bd_sigmemo_close(m);
+}
+
 /* How many of `first`..`first`+n-1's case verdicts and stamp entries the fixture's memo,
  * opened for `build`, finds (found_cases). */
 static int found_as(const fixture *f, const uint8_t build[32], int first, int n)
@@ -647,9 +655,7 @@ static void a_full_memo_drops_older_builds_before_starting_over(void **state)
     bd_sigmemo_close(m);
     fill_up(f, older, 2000);
     fill_up(f, junk, 1000);
-    m = open_as(f, b);
-    put_cases(m, 1000, 100); /* B's 200: the build that wrote last, for C */
-    bd_sigmemo_close(m);
+    put_as(f, b, 1000, 100); /* B's 200: the build that wrote last, for C */
     assert_true(entries_size(f) > (off_t)(256u << 20) - 1000 * REC_LEN);
     m = open_as(f, c);
     for (int i = 1; i <= 1200; i++) {
@@ -1172,9 +1178,7 @@ static void older_builds_records_are_dropped_on_close(void **state)
     uint8_t forged[REC_LEN] = "bdcm0002";
     memcpy(forged + 136, a, 8);
     append_raw(f, forged);
-    m = open_as(f, c);
-    put_cases(m, 2000, 10);
-    bd_sigmemo_close(m);
+    put_as(f, c, 2000, 10);
     /* For C, B wrote last: A's 601 records and the 300 of the old layout (901 of the
      * 1,105 it read) go. */
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 0);
@@ -1206,19 +1210,13 @@ static void a_small_or_unknown_share_is_not_rewritten(void **state)
     build_of(a, 'A');
     build_of(b, 'B');
     build_of(c, 'C');
-    bd_sigmemo *m = open_as(f, a);
-    put_cases(m, 0, 100); /* 200 records */
-    bd_sigmemo_close(m);
-    m = open_as(f, b);
-    put_cases(m, 1000, 10);
-    bd_sigmemo_close(m);
-    m = open_as(f, c);
-    put_cases(m, 2000, 10);
-    bd_sigmemo_close(m);
+    put_as(f, a, 0, 100); /* 200 records */
+    put_as(f, b, 1000, 10);
+    put_as(f, c, 2000, 10);
     /* A's 200 of 240 are older for C, but fewer than 256: kept. */
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 100);
     /* Without a build: every build's records are read, none dropped. */
-    m = bd_sigmemo_open_at(f->path);
+    bd_sigmemo *m = bd_sigmemo_open_at(f->path);
     assert_int_equal(found_cases(m, 0, 100), 200);
     assert_int_equal(found_cases(m, 1000, 10), 20);
     bd_sigmemo_close(m);
@@ -1228,15 +1226,9 @@ static void a_small_or_unknown_share_is_not_rewritten(void **state)
     char ent[200];
     snprintf(ent, sizeof(ent), "%s/entries", f->path);
     assert_int_equal(unlink(ent), 0);
-    m = open_as(f, a);
-    put_cases(m, 0, 150);
-    bd_sigmemo_close(m);
-    m = open_as(f, c);
-    put_cases(m, 3000, 1000);
-    bd_sigmemo_close(m);
-    m = open_as(f, b);
-    put_cases(m, 5000, 5);
-    bd_sigmemo_close(m);
+    put_as(f, a, 0, 150);
+    put_as(f, c, 3000, 1000);
+    put_as(f, b, 5000, 5);
     assert_int_equal(count_records(f, "bdcm0002", 136, a), 150);
     assert_int_equal(entries_size(f), (off_t)2310 * REC_LEN);
 }
@@ -1252,12 +1244,8 @@ static void the_rewrite_waits_for_no_lock_and_keeps_later_appends(void **state)
     build_of(b, 'B');
     build_of(c, 'C');
     build_of(d, 'D');
-    bd_sigmemo *m = open_as(f, a);
-    put_cases(m, 0, 300);
-    bd_sigmemo_close(m);
-    m = open_as(f, b);
-    put_cases(m, 1000, 10);
-    bd_sigmemo_close(m);
+    put_as(f, a, 0, 300);
+    put_as(f, b, 1000, 10);
 
     /* C only reads (nothing to append) and closes while another holds the lock. */
     char ent[200];
