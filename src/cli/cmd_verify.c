@@ -338,6 +338,8 @@ int cmd_verify(bd_cli *cli, int argc, char **argv)
     }
     if (full)
         bd_prov_ctx_full(pctx);
+    else
+        bd_prov_ctx_preload(pctx);
     if (cli->json)
         fputs("{\"task_classes\":[", stdout);
     verify_totals t = {0};

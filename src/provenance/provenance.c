@@ -306,6 +306,11 @@ struct bd_prov_ctx {
     /* This user's memo across processes (sigmemo.h), keyed also by `context`, a digest of
      * bench/keys/ and trusted-signers.yaml (made once, on first use). */
     bd_sigmemo *user_memo;
+    /* The same memo read ahead on a thread of its own (bd_prov_ctx_preload) while the
+     * caller lists the bench; taken as user_memo on first use, under mu. */
+    pthread_t preload_thread;
+    bool preloading;
+    bd_sigmemo *preloaded; /* the thread's result, read only after the join */
     bool context_done, context_ok;
     uint8_t context[32];
     /* keeps_cases's answer once known (0 not yet, 1 yes, 2 no): asked three times a case
@@ -316,6 +321,8 @@ struct bd_prov_ctx {
     size_t n_inproc;  /* signatures settled by the in-process check (openpgp.h), under mu */
     bool full;        /* every signature to GnuPG: no user memo, no in-process check (under mu) */
 };
+
+static bd_sigmemo *take_preloaded(bd_prov_ctx *ctx);
 
 int bd_prov_ctx_new(bd_prov_ctx **out, const char *bench_dir, bd_err *err)
 {
@@ -368,6 +375,7 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx)
     free(ctx->memo);
     free(ctx->memo_slots);
     bd_sigmemo_close(ctx->user_memo);
+    bd_sigmemo_close(take_preloaded(ctx));
     if (ctx->home) {
         bd_sigclean_remove(ctx->sig_slot);
         (void)bd_remove_tree(ctx->home, NULL); /* what is left, the next sweep takes */
@@ -932,6 +940,55 @@ static void hash_own_build(void)
     }
 }
 
+/* This user's memo for this build (sigmemo.h), not yet read. */
+static bd_sigmemo *open_user_memo(void)
+{
+    bd_sigmemo *m = bd_sigmemo_open();
+    pthread_once(&build_once, hash_own_build);
+    if (build_ok)
+        bd_sigmemo_set_build(m, build_digest);
+    return m;
+}
+
+static void *preload_user_memo(void *arg)
+{
+    bd_prov_ctx *ctx = arg;
+    bd_sigmemo *m = open_user_memo();
+    bd_sigmemo_load(m);
+    ctx->preloaded = m;
+    return NULL;
+}
+
+void bd_prov_ctx_preload(bd_prov_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    pthread_mutex_lock(&ctx->mu);
+    if (!ctx->full && !ctx->preloading && !ctx->context_done)
+        ctx->preloading = pthread_create(&ctx->preload_thread, NULL, preload_user_memo, ctx) == 0;
+    pthread_mutex_unlock(&ctx->mu);
+}
+
+/* The memo read ahead, once its thread is done (NULL when none was started). Under
+ * ctx->mu, or where no other thread uses ctx. */
+static bd_sigmemo *take_preloaded(bd_prov_ctx *ctx)
+{
+    if (!ctx->preloading)
+        return NULL;
+    pthread_join(ctx->preload_thread, NULL);
+    ctx->preloading = false;
+    bd_sigmemo *m = ctx->preloaded;
+    ctx->preloaded = NULL;
+    return m;
+}
+
+/* Under ctx->mu: the memo read ahead when one was, else one opened now. */
+static bd_sigmemo *preloading_or_open(bd_prov_ctx *ctx)
+{
+    bd_sigmemo *m = take_preloaded(ctx);
+    return m ? m : open_user_memo();
+}
+
 /* The digest of what a verdict depends on besides the message and the signature: every
  * bench/keys/ file (name and bytes, in name order) and trusted-signers.yaml. Under
  * ctx->mu, once; false when a file could not be read (then no user memo is used). */
@@ -973,12 +1030,8 @@ static bool context_digest(bd_prov_ctx *ctx)
     free(names);
     blake3_hasher_finalize(&h, ctx->context, 32);
     ctx->context_ok = ok;
-    if (ok && !ctx->full) {
-        ctx->user_memo = bd_sigmemo_open();
-        pthread_once(&build_once, hash_own_build);
-        if (build_ok)
-            bd_sigmemo_set_build(ctx->user_memo, build_digest);
-    }
+    if (ok && !ctx->full)
+        ctx->user_memo = preloading_or_open(ctx);
     return ok;
 }
 
@@ -1177,7 +1230,9 @@ void bd_prov_ctx_full(bd_prov_ctx *ctx)
     pthread_mutex_lock(&ctx->mu);
     ctx->full = true;
     atomic_store(&ctx->keeps_cases, 2);
+    bd_sigmemo *unused = take_preloaded(ctx);
     pthread_mutex_unlock(&ctx->mu);
+    bd_sigmemo_close(unused);
 }
 
 /* ---- the in-process check (openpgp.h) ------------------------------------------------ */

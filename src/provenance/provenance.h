@@ -89,6 +89,12 @@ void bd_prov_ctx_free(bd_prov_ctx *ctx);
 /* Borrowed trusted signers of the context (never NULL; may hold 0 signers). */
 const bd_signers *bd_prov_ctx_signers(const bd_prov_ctx *ctx);
 
+/* Start reading this user's signature memo (sigmemo.h) on a thread of its own, so the
+ * first signature looked up does not wait for it: for a check about to list and read a
+ * large bench first. Nothing when the context checks fully, or has begun checking. The
+ * thread is joined by the first lookup, bd_prov_ctx_full or bd_prov_ctx_free. NULL: nothing. */
+void bd_prov_ctx_preload(bd_prov_ctx *ctx);
+
 /* From now on this context checks fully (`verify --full`): it neither reads nor writes
  * this user's signature memo (sigmemo.h) nor checks any signature in-process
  * (openpgp.h): every signature goes to GnuPG. */

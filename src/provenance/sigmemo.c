@@ -577,6 +577,15 @@ static void ensure_loaded(struct bd_sigmemo *m)
     close(fd);
 }
 
+void bd_sigmemo_load(bd_sigmemo *m)
+{
+    if (!m)
+        return;
+    pthread_rwlock_wrlock(&m->mu);
+    ensure_loaded(m);
+    pthread_rwlock_unlock(&m->mu);
+}
+
 typedef bool (*rec_decoder)(const uint8_t *rec, void *out);
 
 /* Under m->mu: the newest record of `key` of layout `magic` that is authentic and that

@@ -56,6 +56,11 @@ void bd_sigmemo_close(bd_sigmemo *m);
  * records are read and none is dropped. */
 void bd_sigmemo_set_build(bd_sigmemo *m, const uint8_t build[32]);
 
+/* Read the memo now rather than on the first lookup or put: a thread may do this while
+ * its caller does other work (bd_prov_ctx_preload). bd_sigmemo_set_build must come first;
+ * after it, the build no longer changes. NULL: nothing. */
+void bd_sigmemo_load(bd_sigmemo *m);
+
 /* The memo key of a verification: a digest of the message, the signature and the
  * verification's `context` (a digest of the public keys and the trusted signers). */
 void bd_sigmemo_key(uint8_t out[32], const uint8_t context[32], const char *msg, size_t mlen,

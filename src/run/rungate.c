@@ -416,6 +416,7 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     bd_config own = {0};
     bd_run_env env = {0};
     bd_runner *r = NULL;
+    bd_prov_ctx *prov = NULL;
     int rc = -1;
     const bd_config *cfg = req->config;
     const bd_shard_spec *shard = req->gate.shard;
@@ -431,6 +432,19 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
     }
     if (bd_run_env_resolve(&env, cfg, req->isolation, req->allow_weaker, req->jobs, err) != 0)
         goto out;
+    /* The gate's signature memo is read on a thread of its own while the runner takes its
+     * cases (docs/provenance.md#the-memo-file) — only now: the isolation probe above clones
+     * this process, which it refuses to do once a thread runs. A context that cannot be
+     * made here is left to the gate, which reports why in its own order. */
+    bd_run_gate_opts gate = req->gate;
+    if (!gate.prov) {
+        bd_err ignored = BD_ERR_INIT;
+        if (bd_provenance_init(&ignored) == 0 &&
+            bd_prov_ctx_new(&prov, req->bench->bench_dir, &ignored) == 0) {
+            bd_prov_ctx_preload(prov);
+            gate.prov = prov;
+        }
+    }
     /* The operator's key, checked before anything runs, so a run never ends unsigned for
      * want of a passphrase. A shard's records go to its bundle unsigned: the operator who
      * imports it signs them (`run --out` here: the same key). */
@@ -456,8 +470,7 @@ int bd_run_prepare(bd_runner **out, bd_run_plan *plan, const bd_run_request *req
         goto out;
     bd_runner_set_cost_cap(r, bd_run_cost_cap(req, cfg));
     /* A shard's bundle exists only once its gate passed; its records go there. */
-    if (bd_run_gate(plan, r, req->bench, req->tc, req->case_ids, req->n_case_ids, &req->gate,
-                    err) != 0)
+    if (bd_run_gate(plan, r, req->bench, req->tc, req->case_ids, req->n_case_ids, &gate, err) != 0)
         goto out;
     if (op_signs && !shard)
         bd_runner_set_operator(r, &op_key);
@@ -480,6 +493,7 @@ out:
     if (rc != 0)
         bd_run_plan_release(plan);
     bd_runner_free(r);
+    bd_prov_ctx_free(prov);
     bd_run_env_release(&env);
     bd_config_release(&own);
     return rc;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -494,16 +495,22 @@ static void batched_verdicts_equal_single_ones(void **state)
 
 /* ---- a task class through bd_verify --------------------------------------------------- */
 
-static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
+/* The bench, opened into *bench, and its task class with c1, c2 and c3 signed by alice
+ * (author) and bob (reviewer): signed by the first test that asks, once. */
+static bd_task_class *signed_cases(bd_bench **bench)
 {
-    (void)state;
-    bd_bench *b = NULL;
+    static bool signed_once;
     bd_task_class *tc = NULL;
     bd_err err = BD_ERR_INIT;
-    assert_int_equal(bd_bench_open(&b, ROOT, &err), 0);
+    assert_int_equal(bd_bench_open(bench, ROOT, &err), 0);
+    bd_bench *b = *bench;
     assert_int_equal(bd_task_class_load(&tc, b, "tc", &err), 0);
+    if (signed_once)
+        return tc;
+    signed_once = true;
     bd_prov_ctx *ctx = NULL;
     assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_prov_ctx_full(ctx);
     const char *ids[] = {"c1", "c2", "c3"};
     for (size_t i = 0; i < 3; i++) {
         for (int role = BD_ROLE_AUTHOR; role <= BD_ROLE_REVIEWER; role <<= 1) {
@@ -518,17 +525,36 @@ static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
     }
     bd_prov_ctx_free(ctx);
     bd_task_class_free(tc);
+    tc = NULL;
     assert_int_equal(bd_task_class_load(&tc, b, "tc", &err), 0);
+    return tc;
+}
+
+/* *rep: the task class and its three cases checked with `ctx`, every case signed. */
+static void verify_signed(bd_verify_report *rep, bd_task_class *tc, bd_prov_ctx *ctx)
+{
+    bd_err err = BD_ERR_INIT;
+    bd_verify_opts o = {.prov = ctx, .collect = true};
+    assert_int_equal(bd_verify(rep, tc, &o, NULL, &err), 0);
+    assert_int_equal(rep->n_cases, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(rep->cases[i].prov.status, BD_PROV_ST_SIGNED);
+}
+
+static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
+{
+    (void)state;
+    bd_bench *b = NULL;
+    bd_err err = BD_ERR_INIT;
+    bd_task_class *tc = signed_cases(&b);
+    bd_prov_ctx *ctx = NULL;
+    const char *ids[] = {"c1", "c2", "c3"};
 
     /* Gathering: each case asks for its two signatures, then nothing once they are known. */
     assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
     bd_prov_ctx_full(ctx);
-    bd_verify_opts o = {.prov = ctx, .collect = true};
     bd_verify_report rep;
-    assert_int_equal(bd_verify(&rep, tc, &o, NULL, &err), 0);
-    assert_int_equal(rep.n_cases, 3);
-    for (size_t i = 0; i < 3; i++)
-        assert_int_equal(rep.cases[i].prov.status, BD_PROV_ST_SIGNED);
+    verify_signed(&rep, tc, ctx);
     /* Three cases are one run of a worker: their six signatures went to GnuPG together. */
     assert_int_equal(bd_prov_ctx_batched(ctx), 6);
     assert_int_equal(bd_prov_ctx_alone(ctx), 0);
@@ -564,6 +590,73 @@ static void verify_gathers_a_run_of_cases_into_one_batch(void **state)
     bd_bench_free(b);
 }
 
+/* Size of this test's memo file, -1 when there is none. */
+static long memo_size(void)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/state/benchdesk/sig-memo/entries", T);
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A check of the task class and its three cases with `ctx`; how many
+ * signatures were settled by anything but the user memo. */
+static size_t checked_anew(bd_task_class *tc, bd_prov_ctx *ctx)
+{
+    bd_verify_report rep;
+    verify_signed(&rep, tc, ctx);
+    bd_verify_report_release(&rep);
+    return bd_prov_ctx_batched(ctx) + bd_prov_ctx_alone(ctx) + bd_prov_ctx_inproc(ctx);
+}
+
+/* bd_prov_ctx_preload reads the user memo ahead, and only for a context that uses it: its
+ * answers are the memo's, a full check neither uses nor writes it, and a context freed
+ * unused leaves it as it was (docs/provenance.md#the-memo-file). */
+static void the_memo_read_ahead_is_the_one_a_check_uses(void **state)
+{
+    (void)state;
+    bd_bench *b = NULL;
+    bd_err err = BD_ERR_INIT;
+    bd_task_class *tc = signed_cases(&b);
+
+    /* A first check fills the memo with the cases' six signatures. */
+    bd_prov_ctx *ctx = new_ctx_mode(false);
+    bd_prov_ctx_preload(ctx);
+    assert_int_equal(checked_anew(tc, ctx), 6);
+    bd_prov_ctx_free(ctx);
+    long filled = memo_size();
+    assert_true(filled > 0);
+
+    /* Read ahead, twice asked: every signature comes from the memo, nothing is added. */
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_prov_ctx_preload(ctx);
+    bd_prov_ctx_preload(ctx);
+    assert_int_equal(checked_anew(tc, ctx), 0);
+    bd_prov_ctx_preload(ctx); /* after the first lookup: nothing */
+    bd_prov_ctx_free(ctx);
+    assert_int_equal(memo_size(), filled);
+
+    /* Read ahead, then made full: GnuPG settles all six, the memo is not written. */
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_prov_ctx_preload(ctx);
+    bd_prov_ctx_full(ctx);
+    bd_prov_ctx_preload(ctx); /* a full context reads no memo */
+    assert_int_equal(checked_anew(tc, ctx), 6);
+    assert_int_equal(bd_prov_ctx_inproc(ctx), 0);
+    bd_prov_ctx_free(ctx);
+    assert_int_equal(memo_size(), filled);
+
+    /* Read ahead and never used. */
+    assert_int_equal(bd_prov_ctx_new(&ctx, b->bench_dir, &err), 0);
+    bd_prov_ctx_preload(ctx);
+    bd_prov_ctx_free(ctx);
+    assert_int_equal(memo_size(), filled);
+    bd_prov_ctx_preload(NULL);
+
+    bd_task_class_free(tc);
+    bd_bench_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -571,6 +664,7 @@ int main(void)
         cmocka_unit_test(only_a_lone_good_signature_is_settled),
         cmocka_unit_test(batched_verdicts_equal_single_ones),
         cmocka_unit_test(verify_gathers_a_run_of_cases_into_one_batch),
+        cmocka_unit_test(the_memo_read_ahead_is_the_one_a_check_uses),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1136,6 +1136,39 @@ static void append_old_and_newer_layouts(const fixture *f, int n)
  * build's. A file whose older builds' records are a quarter or more is rewritten on close
  * without them: this build's, the build that wrote last before it, signatures, shapes and
  * a newer layout's record stay; older builds', the old layouts and forged records go. */
+/* bd_sigmemo_load reads the file then and there: what it read is believed after the file
+ * is gone, and a build set after it changes nothing (docs/provenance.md#the-memo-file). */
+static void a_memo_read_ahead_keeps_what_it_read(void **state)
+{
+    fixture *f = *state;
+    uint8_t a[32], b[32];
+    build_of(a, 'A');
+    build_of(b, 'B');
+    put_as(f, a, 0, 20);
+    put_as(f, b, 100, 20);
+
+    bd_sigmemo *m = open_as(f, a);
+    bd_sigmemo_load(m);
+    bd_sigmemo_load(m); /* a second read is nothing */
+    char moved[sizeof(f->path) + 16];
+    snprintf(moved, sizeof(moved), "%s.moved", f->path);
+    assert_int_equal(rename(f->path, moved), 0);
+    bd_sigmemo_set_build(m, b); /* too late: the records are A's */
+    assert_int_equal(found_cases(m, 0, 20), 40);
+    assert_int_equal(found_cases(m, 100, 20), 0);
+    bd_sigmemo_close(m);
+    assert_int_equal(rename(moved, f->path), 0);
+
+    /* Read ahead or on the first lookup, a build finds the same records. */
+    m = open_as(f, b);
+    bd_sigmemo_load(m);
+    assert_int_equal(found_cases(m, 100, 20), 40);
+    assert_int_equal(found_cases(m, 0, 20), 0);
+    bd_sigmemo_close(m);
+    assert_int_equal(found_as(f, b, 100, 20), 40);
+    bd_sigmemo_load(NULL);
+}
+
 static void older_builds_records_are_dropped_on_close(void **state)
 {
     fixture *f = *state;
@@ -1304,6 +1337,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             a_shape_missing_a_part_or_disagreeing_on_the_count_is_not_returned, setup, teardown),
         cmocka_unit_test_setup_teardown(stamp_and_shape_records_never_expire, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_memo_read_ahead_keeps_what_it_read, setup, teardown),
         cmocka_unit_test_setup_teardown(older_builds_records_are_dropped_on_close, setup, teardown),
         cmocka_unit_test_setup_teardown(a_small_or_unknown_share_is_not_rewritten, setup, teardown),
         cmocka_unit_test_setup_teardown(the_rewrite_waits_for_no_lock_and_keeps_later_appends,
