@@ -114,6 +114,10 @@ trap 'rm -rf "$work"; [ -z "$cg" ] || rmdir "$cg"' EXIT
 mkdir -m 700 "$work/tmp" "$work/state-cold" "$work/state-gate"
 # The memo the warm rows use: a fresh one, or BD_E2E_STATE's (kept; see BD_E2E_COLD).
 state=${BD_E2E_STATE:-$work/state-cold}
+# The history just removed had its index sealed in that state directory: without the seal
+# the new history's index is made quietly, with it benchdesk would rightly warn that the
+# index "was changed outside benchdesk" (docs/history.md).
+rm -rf "$state/benchdesk/index-seals"
 export TMPDIR="$work/tmp"
 first=$(awk '$1=="cases:"{c=1;next} c&&NF==2{sub(/:$/,"",$1);print $1;exit}' "$root/bench/bulk/cases/digests.yaml")
 load() { cut -d' ' -f1-3 /proc/loadavg | tr ' ' /; }
