@@ -982,13 +982,6 @@ static bd_sigmemo *take_preloaded(bd_prov_ctx *ctx)
     return m;
 }
 
-/* Under ctx->mu: the memo read ahead when one was, else one opened now. */
-static bd_sigmemo *preloading_or_open(bd_prov_ctx *ctx)
-{
-    bd_sigmemo *m = take_preloaded(ctx);
-    return m ? m : open_user_memo();
-}
-
 /* The digest of what a verdict depends on besides the message and the signature: every
  * bench/keys/ file (name and bytes, in name order) and trusted-signers.yaml. Under
  * ctx->mu, once; false when a file could not be read (then no user memo is used). */
@@ -1030,8 +1023,8 @@ static bool context_digest(bd_prov_ctx *ctx)
     free(names);
     blake3_hasher_finalize(&h, ctx->context, 32);
     ctx->context_ok = ok;
-    if (ok && !ctx->full)
-        ctx->user_memo = preloading_or_open(ctx);
+    if (ok && !ctx->full && !(ctx->user_memo = take_preloaded(ctx)))
+        ctx->user_memo = open_user_memo();
     return ok;
 }
 
